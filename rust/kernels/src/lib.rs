@@ -1,0 +1,7 @@
+//! scorekit-kernels: the pure-Rust scoring kernels of scorekit.
+//!
+//! One module per algorithm family. Inputs are plain slices (`&[u32]` code points or token ids,
+//! cost tables as `&[f64]`), outputs are plain values and structs. Nothing here knows Python;
+//! the `scorekit-bindings` crate wraps these functions for `scorekit._core`.
+
+pub mod levenshtein;
