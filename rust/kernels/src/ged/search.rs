@@ -1,0 +1,523 @@
+//! Depth-first branch and bound for [`super::graph_edit_distance`]: bounds, completions and the
+//! iterative search loop. Every buffer is sized in [`Search::new`]; the search itself allocates
+//! nothing.
+
+use super::lsap::Lsap;
+use super::{GedError, GedProblem, GedResult};
+
+/// `map1[u]` of a graph-1 node that is not decided yet.
+const UNDECIDED: i64 = -2;
+/// `map1[u]` of a deleted graph-1 node; also "no node" in candidate lists and inverse maps.
+const EPS: i64 = -1;
+/// "No edge" in the adjacency matrices.
+const NO_EDGE: i32 = -1;
+
+/// Exact graph edit distance of `problem` within `budget` expanded states (see the module docs).
+pub fn graph_edit_distance(problem: &GedProblem<'_>, budget: u64) -> Result<GedResult, GedError> {
+    problem.validate()?;
+    Ok(Search::new(problem).run(budget))
+}
+
+struct Search<'a> {
+    n1: usize,
+    n2: usize,
+    directed: bool,
+    node_sub: &'a [f64],
+    node_del: &'a [f64],
+    node_ins: &'a [f64],
+    n_class2: usize,
+    edge_del: &'a [f64],
+    edge_ins: &'a [f64],
+    /// `min(edge_sub, edge_del + edge_ins)` per class pair.
+    edge_pair: Vec<f64>,
+    /// Edge class of `(u, w)`, or `NO_EDGE`; symmetric when undirected.
+    adj1: Vec<i32>,
+    adj2: Vec<i32>,
+    /// Order in which graph-1 nodes are decided (highest degree first).
+    order: Vec<usize>,
+    map1: Vec<i64>,
+    /// Graph-1 preimage of each graph-2 node, or `EPS` while it is free.
+    inv2: Vec<i64>,
+    // Bound workspace.
+    decided: Vec<usize>,
+    rows: Vec<usize>,
+    cols: Vec<usize>,
+    col_ins: Vec<f64>,
+    matrix: Vec<f64>,
+    lsap: Lsap,
+    inner1: Vec<i32>,
+    inner2: Vec<i32>,
+    excess: Vec<f64>,
+    // Completion workspace.
+    comp_map: Vec<i64>,
+    comp_inv: Vec<i64>,
+    best_map: Vec<i64>,
+    ub: f64,
+    // Candidate stack: level d holds the children of the state with order[..d] decided.
+    stride: usize,
+    cand_v: Vec<i64>,
+    cand_step: Vec<f64>,
+    cand_f: Vec<f64>,
+    cand_count: Vec<usize>,
+    cursor: Vec<usize>,
+    g: Vec<f64>,
+}
+
+impl<'a> Search<'a> {
+    fn new(p: &GedProblem<'a>) -> Self {
+        let (n1, n2) = (p.n1, p.n2);
+        let mut adj1 = vec![NO_EDGE; n1 * n1];
+        let mut adj2 = vec![NO_EDGE; n2 * n2];
+        let mut degree = vec![0usize; n1];
+        for &(s, d, c) in p.edges1 {
+            let (s, d) = (s as usize, d as usize);
+            adj1[s * n1 + d] = c as i32;
+            if !p.directed {
+                adj1[d * n1 + s] = c as i32;
+            }
+            degree[s] += 1;
+            if d != s {
+                degree[d] += 1;
+            }
+        }
+        for &(s, d, c) in p.edges2 {
+            let (s, d) = (s as usize, d as usize);
+            adj2[s * n2 + d] = c as i32;
+            if !p.directed {
+                adj2[d * n2 + s] = c as i32;
+            }
+        }
+        let mut edge_pair = vec![0.0; p.n_class1 * p.n_class2];
+        for a in 0..p.n_class1 {
+            for b in 0..p.n_class2 {
+                let k = a * p.n_class2 + b;
+                edge_pair[k] = p.edge_sub[k].min(p.edge_del[a] + p.edge_ins[b]);
+            }
+        }
+        let mut order: Vec<usize> = (0..n1).collect();
+        order.sort_by(|&a, &b| degree[b].cmp(&degree[a]).then(a.cmp(&b)));
+        let stride = n2 + 1;
+        let inner = 2 * (n1.max(n2) + 1);
+        Search {
+            n1,
+            n2,
+            directed: p.directed,
+            node_sub: p.node_sub,
+            node_del: p.node_del,
+            node_ins: p.node_ins,
+            n_class2: p.n_class2,
+            edge_del: p.edge_del,
+            edge_ins: p.edge_ins,
+            edge_pair,
+            adj1,
+            adj2,
+            order,
+            map1: vec![UNDECIDED; n1],
+            inv2: vec![EPS; n2],
+            decided: Vec::with_capacity(n1),
+            rows: Vec::with_capacity(n1),
+            cols: Vec::with_capacity(n2),
+            col_ins: vec![0.0; n2],
+            matrix: vec![0.0; n1 * (n1 + n2)],
+            lsap: Lsap::new(n1, n1 + n2),
+            inner1: Vec::with_capacity(inner),
+            inner2: Vec::with_capacity(inner),
+            excess: vec![0.0; inner],
+            comp_map: vec![EPS; n1],
+            comp_inv: vec![EPS; n2],
+            best_map: vec![EPS; n1],
+            ub: f64::INFINITY,
+            stride,
+            cand_v: vec![EPS; n1 * stride],
+            cand_step: vec![0.0; n1 * stride],
+            cand_f: vec![0.0; n1 * stride],
+            cand_count: vec![0; n1],
+            cursor: vec![0; n1],
+            g: vec![0.0; n1 + 1],
+        }
+    }
+
+    /// Cost of the edge pair `(a, b)` (class ids or `NO_EDGE`) under the model.
+    #[inline]
+    fn pair_cost(&self, a: i32, b: i32) -> f64 {
+        match (a >= 0, b >= 0) {
+            (false, false) => 0.0,
+            (true, false) => self.edge_del[a as usize],
+            (false, true) => self.edge_ins[b as usize],
+            (true, true) => self.edge_pair[a as usize * self.n_class2 + b as usize],
+        }
+    }
+
+    /// Exact cost of deciding graph-1 node `u` as `v` (`EPS` = delete) given the decided nodes:
+    /// its node cost, its self-loop, and its edges towards decided nodes on both sides.
+    fn step_cost(&self, u: usize, v: i64) -> f64 {
+        let (n1, n2) = (self.n1, self.n2);
+        if v == EPS {
+            let mut cost = self.node_del[u] + self.pair_cost(self.adj1[u * n1 + u], NO_EDGE);
+            for &p in &self.decided {
+                cost += self.pair_cost(self.adj1[u * n1 + p], NO_EDGE);
+                if self.directed {
+                    cost += self.pair_cost(self.adj1[p * n1 + u], NO_EDGE);
+                }
+            }
+            return cost;
+        }
+        let v = v as usize;
+        let mut cost = self.node_sub[u * n2 + v]
+            + self.pair_cost(self.adj1[u * n1 + u], self.adj2[v * n2 + v]);
+        for &p in &self.decided {
+            let q = self.map1[p];
+            let out2 = if q >= 0 { self.adj2[v * n2 + q as usize] } else { NO_EDGE };
+            cost += self.pair_cost(self.adj1[u * n1 + p], out2);
+            if self.directed {
+                let in2 = if q >= 0 { self.adj2[q as usize * n2 + v] } else { NO_EDGE };
+                cost += self.pair_cost(self.adj1[p * n1 + u], in2);
+            }
+        }
+        cost
+    }
+
+    /// Exact cost of inserting free graph-2 node `v`: node, self-loop, edges to used nodes.
+    fn insert_cost(&self, v: usize) -> f64 {
+        let n2 = self.n2;
+        let mut cost = self.node_ins[v] + self.pair_cost(NO_EDGE, self.adj2[v * n2 + v]);
+        for &p in &self.decided {
+            let q = self.map1[p];
+            if q >= 0 {
+                let q = q as usize;
+                cost += self.pair_cost(NO_EDGE, self.adj2[v * n2 + q]);
+                if self.directed {
+                    cost += self.pair_cost(NO_EDGE, self.adj2[q * n2 + v]);
+                }
+            }
+        }
+        cost
+    }
+
+    /// Lower bound on the cost of matching edge classes `inner1[lo1..hi1]` against
+    /// `inner2[lo2..hi2]`: each edge pays at least its cheapest option, and the surplus edges of
+    /// the larger side are deleted (inserted), paying their cheapest extra.
+    fn match_bound(&mut self, lo1: usize, hi1: usize, lo2: usize, hi2: usize) -> f64 {
+        let c2 = self.n_class2;
+        let (na, nb) = (hi1 - lo1, hi2 - lo2);
+        let mut side1 = 0.0;
+        for i in 0..na {
+            let a = self.inner1[lo1 + i] as usize;
+            let mut best = self.edge_del[a];
+            for j in lo2..hi2 {
+                best = best.min(self.edge_pair[a * c2 + self.inner2[j] as usize]);
+            }
+            side1 += best;
+            self.excess[i] = self.edge_del[a] - best;
+        }
+        if na > nb {
+            side1 += smallest_sum(&mut self.excess[..na], na - nb);
+        }
+        let mut side2 = 0.0;
+        for j in 0..nb {
+            let b = self.inner2[lo2 + j] as usize;
+            let mut best = self.edge_ins[b];
+            for i in lo1..hi1 {
+                best = best.min(self.edge_pair[self.inner1[i] as usize * c2 + b]);
+            }
+            side2 += best;
+            self.excess[j] = self.edge_ins[b] - best;
+        }
+        if nb > na {
+            side2 += smallest_sum(&mut self.excess[..nb], nb - na);
+        }
+        side1.max(side2)
+    }
+
+    /// Half the bound on the edges between `u` (graph 1, or none) and other undecided nodes,
+    /// against those between `v` (graph 2, or none) and other free nodes. Each such edge touches
+    /// two undecided nodes, so halving keeps the sum over an assignment admissible.
+    fn inner_bound(&mut self, u: Option<usize>, v: Option<usize>) -> f64 {
+        let (n1, n2) = (self.n1, self.n2);
+        let mut total = 0.0;
+        let passes = if self.directed { 2 } else { 1 };
+        for pass in 0..passes {
+            self.inner1.clear();
+            self.inner2.clear();
+            if let Some(u) = u {
+                for &w in &self.rows {
+                    if w != u {
+                        let e = if pass == 0 { self.adj1[u * n1 + w] } else { self.adj1[w * n1 + u] };
+                        if e >= 0 {
+                            self.inner1.push(e);
+                        }
+                    }
+                }
+            }
+            if let Some(v) = v {
+                for &x in &self.cols {
+                    if x != v {
+                        let e = if pass == 0 { self.adj2[v * n2 + x] } else { self.adj2[x * n2 + v] };
+                        if e >= 0 {
+                            self.inner2.push(e);
+                        }
+                    }
+                }
+            }
+            let (h1, h2) = (self.inner1.len(), self.inner2.len());
+            total += self.match_bound(0, h1, 0, h2);
+        }
+        0.5 * total
+    }
+
+    /// Lower bound on the cost still to pay from the current partial map: an assignment of the
+    /// undecided graph-1 nodes to free graph-2 nodes or deletion, free graph-2 nodes left over
+    /// being inserted. Leaves the assignment in `self.lsap.row_col` over `self.rows`/`self.cols`.
+    fn bound(&mut self) -> f64 {
+        let (n1, n2) = (self.n1, self.n2);
+        self.decided.clear();
+        self.rows.clear();
+        for u in 0..n1 {
+            if self.map1[u] == UNDECIDED {
+                self.rows.push(u);
+            } else {
+                self.decided.push(u);
+            }
+        }
+        self.cols.clear();
+        for v in 0..n2 {
+            if self.inv2[v] == EPS {
+                self.cols.push(v);
+            }
+        }
+        let (r1, r2) = (self.rows.len(), self.cols.len());
+        let ld = n1 + n2;
+        let mut h = 0.0;
+        for j in 0..r2 {
+            let v = self.cols[j];
+            let c = self.insert_cost(v) + self.inner_bound(None, Some(v));
+            self.col_ins[j] = c;
+            h += c;
+        }
+        if r1 == 0 {
+            return h;
+        }
+        for i in 0..r1 {
+            let u = self.rows[i];
+            let del = self.step_cost(u, EPS) + self.inner_bound(Some(u), None);
+            for j in 0..r2 {
+                let v = self.cols[j];
+                let c = self.step_cost(u, v as i64) + self.inner_bound(Some(u), Some(v));
+                self.matrix[i * ld + j] = c - self.col_ins[j];
+            }
+            for j in r2..r2 + r1 {
+                self.matrix[i * ld + j] = del;
+            }
+        }
+        h + self.lsap.solve(&self.matrix, r1, r2 + r1)
+    }
+
+    /// Complete the current partial map with the assignment of the last [`Search::bound`] call,
+    /// cost it exactly and keep it if it beats the incumbent.
+    fn try_completion(&mut self) {
+        self.comp_map.copy_from_slice(&self.map1);
+        let r2 = self.cols.len();
+        for (i, &u) in self.rows.iter().enumerate() {
+            let j = self.lsap.row_col[i];
+            self.comp_map[u] = if j < r2 { self.cols[j] as i64 } else { EPS };
+        }
+        let cost = self.full_cost();
+        if cost < self.ub {
+            self.ub = cost;
+            self.best_map.copy_from_slice(&self.comp_map);
+        }
+    }
+
+    /// Exact cost of the complete edit path in `self.comp_map`, summed in a fixed order.
+    fn full_cost(&mut self) -> f64 {
+        let (n1, n2) = (self.n1, self.n2);
+        self.comp_inv.fill(EPS);
+        let mut cost = 0.0;
+        for u in 0..n1 {
+            let v = self.comp_map[u];
+            if v >= 0 {
+                self.comp_inv[v as usize] = u as i64;
+                cost += self.node_sub[u * n2 + v as usize];
+            } else {
+                cost += self.node_del[u];
+            }
+        }
+        for v in 0..n2 {
+            if self.comp_inv[v] == EPS {
+                cost += self.node_ins[v];
+            }
+        }
+        for u in 0..n1 {
+            let start = if self.directed { 0 } else { u };
+            for w in start..n1 {
+                let e1 = self.adj1[u * n1 + w];
+                if e1 < 0 {
+                    continue;
+                }
+                let (fu, fw) = (self.comp_map[u], self.comp_map[w]);
+                let e2 = if fu >= 0 && fw >= 0 { self.adj2[fu as usize * n2 + fw as usize] } else { NO_EDGE };
+                cost += self.pair_cost(e1, e2);
+            }
+        }
+        for v in 0..n2 {
+            let start = if self.directed { 0 } else { v };
+            for x in start..n2 {
+                let e2 = self.adj2[v * n2 + x];
+                if e2 < 0 {
+                    continue;
+                }
+                let (gv, gx) = (self.comp_inv[v], self.comp_inv[x]);
+                let matched = gv >= 0 && gx >= 0 && self.adj1[gv as usize * n1 + gx as usize] >= 0;
+                if !matched {
+                    cost += self.edge_ins[e2 as usize];
+                }
+            }
+        }
+        cost
+    }
+
+    fn assign(&mut self, u: usize, v: i64) {
+        self.map1[u] = v;
+        if v >= 0 {
+            self.inv2[v as usize] = u as i64;
+        }
+    }
+
+    fn unassign(&mut self, u: usize) {
+        let v = self.map1[u];
+        if v >= 0 {
+            self.inv2[v as usize] = EPS;
+        }
+        self.map1[u] = UNDECIDED;
+    }
+
+    /// Generate, bound and sort the children of the state at `level` (deciding `order[level]`).
+    fn expand(&mut self, level: usize) {
+        let u = self.order[level];
+        let base = level * self.stride;
+        let mut count = 0;
+        for c in 0..=self.n2 {
+            let v = if c < self.n2 { c as i64 } else { EPS };
+            if v >= 0 && self.inv2[c] != EPS {
+                continue;
+            }
+            // `decided` must describe the parent state for the step cost.
+            self.refresh_decided();
+            let step = self.step_cost(u, v);
+            self.assign(u, v);
+            let h = self.bound();
+            self.try_completion();
+            self.unassign(u);
+            self.cand_v[base + count] = v;
+            self.cand_step[base + count] = step;
+            self.cand_f[base + count] = self.g[level] + step + h;
+            count += 1;
+        }
+        // Stable insertion sort by bound: ties keep graph-2 index order, deletion last.
+        for i in 1..count {
+            let mut k = base + i;
+            while k > base && self.cand_f[k - 1] > self.cand_f[k] {
+                self.cand_f.swap(k - 1, k);
+                self.cand_v.swap(k - 1, k);
+                self.cand_step.swap(k - 1, k);
+                k -= 1;
+            }
+        }
+        self.cand_count[level] = count;
+        self.cursor[level] = 0;
+    }
+
+    fn refresh_decided(&mut self) {
+        self.decided.clear();
+        for u in 0..self.n1 {
+            if self.map1[u] != UNDECIDED {
+                self.decided.push(u);
+            }
+        }
+    }
+
+    fn result(&self, exact: bool, lower_bound: f64, expanded: u64) -> GedResult {
+        GedResult {
+            distance: self.ub,
+            lower_bound: if exact { self.ub } else { lower_bound.min(self.ub) },
+            exact,
+            expanded,
+            mapping: self.best_map.clone(),
+        }
+    }
+
+    fn run(mut self, budget: u64) -> GedResult {
+        let root_bound = self.bound();
+        self.try_completion();
+        if self.n1 == 0 || root_bound >= self.ub {
+            return self.result(true, self.ub, 0);
+        }
+        if budget == 0 {
+            return self.result(false, root_bound, 0);
+        }
+        let mut expanded = 1u64;
+        self.g[0] = 0.0;
+        self.expand(0);
+        let mut depth = 0usize;
+        loop {
+            let k = self.cursor[depth];
+            let slot = depth * self.stride + k;
+            if k < self.cand_count[depth] && self.cand_f[slot] < self.ub {
+                let u = self.order[depth];
+                let v = self.cand_v[slot];
+                if depth + 1 == self.n1 {
+                    self.cursor[depth] += 1;
+                    self.assign(u, v);
+                    self.comp_map.copy_from_slice(&self.map1);
+                    let cost = self.full_cost();
+                    if cost < self.ub {
+                        self.ub = cost;
+                        self.best_map.copy_from_slice(&self.map1);
+                    }
+                    self.unassign(u);
+                    continue;
+                }
+                if expanded >= budget {
+                    let mut frontier = f64::INFINITY;
+                    for level in 0..=depth {
+                        let k = self.cursor[level];
+                        if k < self.cand_count[level] {
+                            frontier = frontier.min(self.cand_f[level * self.stride + k]);
+                        }
+                    }
+                    return self.result(false, frontier.max(root_bound), expanded);
+                }
+                self.cursor[depth] += 1;
+                self.assign(u, v);
+                self.g[depth + 1] = self.g[depth] + self.cand_step[slot];
+                expanded += 1;
+                self.expand(depth + 1);
+                depth += 1;
+            } else {
+                if depth == 0 {
+                    break;
+                }
+                depth -= 1;
+                let u = self.order[depth];
+                self.unassign(u);
+            }
+        }
+        self.result(true, self.ub, expanded)
+    }
+}
+
+/// Sum of the `k` smallest values of `values` (reorders `values`).
+fn smallest_sum(values: &mut [f64], k: usize) -> f64 {
+    let mut total = 0.0;
+    for t in 0..k {
+        let mut best = t;
+        for i in t + 1..values.len() {
+            if values[i] < values[best] {
+                best = i;
+            }
+        }
+        values.swap(t, best);
+        total += values[t];
+    }
+    total
+}
