@@ -6,8 +6,12 @@
 
 use pyo3::prelude::*;
 
+mod levenshtein;
+mod parallel;
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    levenshtein::register(m)?;
     Ok(())
 }
