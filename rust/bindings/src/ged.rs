@@ -3,10 +3,12 @@
 //! become `ValueError`, never panics.
 
 use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1, PyReadonlyArray2};
-use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use rayon::prelude::*;
 use scorekit_kernels::ged::{graph_edit_distance, Edge, GedProblem, GedResult};
+
+use crate::parallel::run_detached;
 
 /// One problem's arrays, copied out of Python so the kernel can run without the GIL.
 struct OwnedProblem {
@@ -154,26 +156,12 @@ fn graph_edit_distance_batch<'py>(
         .map(|(k, p)| owned(p).map_err(|e| PyValueError::new_err(format!("problem {k}: {}", e.value(py)))))
         .collect::<PyResult<Vec<_>>>()?;
     let budget = budget_of(budget);
-    let pool = if threads == 0 {
-        None
-    } else {
-        Some(
-            rayon::ThreadPoolBuilder::new()
-                .num_threads(threads)
-                .build()
-                .map_err(|e| PyRuntimeError::new_err(format!("cannot start {threads} threads: {e}")))?,
-        )
-    };
-    let solve_all = || -> Vec<Result<GedResult, String>> {
+    let results: Vec<Result<GedResult, String>> = run_detached(py, threads, || {
         owned_problems
             .par_iter()
             .map(|p| graph_edit_distance(&p.view(), budget).map_err(|e| e.0))
             .collect()
-    };
-    let results = py.detach(|| match &pool {
-        Some(pool) => pool.install(solve_all),
-        None => solve_all(),
-    });
+    })?;
     let n = results.len();
     let (mut distance, mut lower_bound) = (Vec::with_capacity(n), Vec::with_capacity(n));
     let (mut exact, mut expanded) = (Vec::with_capacity(n), Vec::with_capacity(n));

@@ -7,10 +7,13 @@
 use pyo3::prelude::*;
 
 mod ged;
+mod levenshtein;
+mod parallel;
 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     ged::register(m)?;
+    levenshtein::register(m)?;
     Ok(())
 }
