@@ -11,6 +11,10 @@ Differences from networkx, all deliberate:
   search states, so the result never depends on the machine or its load. When the budget runs out
   the best edit path found is returned, as networkx does when its timeout fires
   (:func:`graph_edit_distance_batch` also reports ``exact`` and a proven lower bound).
+* The result is always the true minimum. networkx 3.6 can return more in two corner cases:
+  when a node substitution costs exactly its deletion plus insertion it may miss the edit path
+  that substitutes (networkx issue #8099), and it lets a self-loop substitute an ordinary edge
+  (issues #5400, #8188), which the edit-distance model does not allow.
 * Multigraphs, and a directed graph against an undirected one, raise ``ValueError``.
 * Costs must be finite and non-negative (``ValueError`` otherwise).
 

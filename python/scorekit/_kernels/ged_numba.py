@@ -419,6 +419,9 @@ def _solve(n1, n2, directed, node_sub, node_del, node_ins, edges1, edges2,
     map1 = st[0]
     comp_map, comp_inv, best_map, ub = inc
 
+    # The trivial edit path (delete everything, insert everything) caps every answer.
+    comp_map[:] = _EPS
+    ub[0] = _full_cost(comp_map, comp_inv, pb)
     root_bound = _bound(pb, st, ws)
     _try_completion(pb, st, ws, inc)
     if n1 == 0 or root_bound >= ub[0]:

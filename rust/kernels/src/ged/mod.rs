@@ -27,7 +27,8 @@
 //! ([`lsap`]) on the undecided nodes: each pair's cost is its node cost, the exact cost of its
 //! edges towards decided nodes, and half of a bound on matching its edges among undecided nodes.
 //! The assignment found by every bound is completed into a full edit path and costed exactly,
-//! which gives the upper bound (Riesen–Bunke at the root). The explicit per-level candidate stack
+//! which gives the upper bound (Riesen–Bunke at the root, after the trivial delete-all /
+//! insert-all path, so the answer never exceeds that path's cost). The explicit per-level candidate stack
 //! means no recursion and no allocation after setup.
 //!
 //! # Budget

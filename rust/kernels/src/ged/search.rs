@@ -447,6 +447,10 @@ impl<'a> Search<'a> {
     }
 
     fn run(mut self, budget: u64) -> GedResult {
+        // The trivial edit path (delete everything, insert everything) caps every answer.
+        self.comp_map.fill(EPS);
+        self.ub = self.full_cost();
+        self.best_map.fill(EPS);
         let root_bound = self.bound();
         self.try_completion();
         if self.n1 == 0 || root_bound >= self.ub {
