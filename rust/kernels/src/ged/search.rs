@@ -45,8 +45,14 @@ struct Search<'a> {
     col_ins: Vec<f64>,
     matrix: Vec<f64>,
     lsap: Lsap,
+    /// Edge classes between each undecided graph-1 node (by row) and the other undecided nodes:
+    /// row `i` holds its outgoing edges at `[2i·n1, 2i·n1 + len)` and incoming ones (directed only)
+    /// at `[(2i+1)·n1, …)`; lengths in `inner1_len[2i]`, `inner1_len[2i+1]`.
     inner1: Vec<i32>,
+    inner1_len: Vec<usize>,
+    /// The same for free graph-2 nodes (by column), with stride `n2`.
     inner2: Vec<i32>,
+    inner2_len: Vec<usize>,
     excess: Vec<f64>,
     // Completion workspace.
     comp_map: Vec<i64>,
@@ -97,7 +103,6 @@ impl<'a> Search<'a> {
         let mut order: Vec<usize> = (0..n1).collect();
         order.sort_by(|&a, &b| degree[b].cmp(&degree[a]).then(a.cmp(&b)));
         let stride = n2 + 1;
-        let inner = 2 * (n1.max(n2) + 1);
         Search {
             n1,
             n2,
@@ -120,9 +125,11 @@ impl<'a> Search<'a> {
             col_ins: vec![0.0; n2],
             matrix: vec![0.0; n1 * (n1 + n2)],
             lsap: Lsap::new(n1, n1 + n2),
-            inner1: Vec::with_capacity(inner),
-            inner2: Vec::with_capacity(inner),
-            excess: vec![0.0; inner],
+            inner1: vec![NO_EDGE; 2 * n1 * n1],
+            inner1_len: vec![0; 2 * n1],
+            inner2: vec![NO_EDGE; 2 * n2 * n2],
+            inner2_len: vec![0; 2 * n2],
+            excess: vec![0.0; n1.max(n2)],
             comp_map: vec![EPS; n1],
             comp_inv: vec![EPS; n2],
             best_map: vec![EPS; n1],
@@ -194,73 +201,78 @@ impl<'a> Search<'a> {
         cost
     }
 
-    /// Lower bound on the cost of matching edge classes `inner1[lo1..hi1]` against
-    /// `inner2[lo2..hi2]`: each edge pays at least its cheapest option, and the surplus edges of
-    /// the larger side are deleted (inserted), paying their cheapest extra.
-    fn match_bound(&mut self, lo1: usize, hi1: usize, lo2: usize, hi2: usize) -> f64 {
-        let c2 = self.n_class2;
-        let (na, nb) = (hi1 - lo1, hi2 - lo2);
-        let mut side1 = 0.0;
-        for i in 0..na {
-            let a = self.inner1[lo1 + i] as usize;
-            let mut best = self.edge_del[a];
-            for j in lo2..hi2 {
-                best = best.min(self.edge_pair[a * c2 + self.inner2[j] as usize]);
+    /// Fill `inner1`/`inner2` with the edge classes among undecided (free) nodes.
+    fn collect_inner_edges(&mut self) {
+        let (n1, n2) = (self.n1, self.n2);
+        for (i, &u) in self.rows.iter().enumerate() {
+            let (mut out, mut inc) = (0, 0);
+            for &w in &self.rows {
+                if w == u {
+                    continue;
+                }
+                let e = self.adj1[u * n1 + w];
+                if e >= 0 {
+                    self.inner1[2 * i * n1 + out] = e;
+                    out += 1;
+                }
+                if self.directed {
+                    let e = self.adj1[w * n1 + u];
+                    if e >= 0 {
+                        self.inner1[(2 * i + 1) * n1 + inc] = e;
+                        inc += 1;
+                    }
+                }
             }
-            side1 += best;
-            self.excess[i] = self.edge_del[a] - best;
+            self.inner1_len[2 * i] = out;
+            self.inner1_len[2 * i + 1] = inc;
         }
-        if na > nb {
-            side1 += smallest_sum(&mut self.excess[..na], na - nb);
-        }
-        let mut side2 = 0.0;
-        for j in 0..nb {
-            let b = self.inner2[lo2 + j] as usize;
-            let mut best = self.edge_ins[b];
-            for i in lo1..hi1 {
-                best = best.min(self.edge_pair[self.inner1[i] as usize * c2 + b]);
+        for (j, &v) in self.cols.iter().enumerate() {
+            let (mut out, mut inc) = (0, 0);
+            for &x in &self.cols {
+                if x == v {
+                    continue;
+                }
+                let e = self.adj2[v * n2 + x];
+                if e >= 0 {
+                    self.inner2[2 * j * n2 + out] = e;
+                    out += 1;
+                }
+                if self.directed {
+                    let e = self.adj2[x * n2 + v];
+                    if e >= 0 {
+                        self.inner2[(2 * j + 1) * n2 + inc] = e;
+                        inc += 1;
+                    }
+                }
             }
-            side2 += best;
-            self.excess[j] = self.edge_ins[b] - best;
+            self.inner2_len[2 * j] = out;
+            self.inner2_len[2 * j + 1] = inc;
         }
-        if nb > na {
-            side2 += smallest_sum(&mut self.excess[..nb], nb - na);
-        }
-        side1.max(side2)
     }
 
-    /// Half the bound on the edges between `u` (graph 1, or none) and other undecided nodes,
-    /// against those between `v` (graph 2, or none) and other free nodes. Each such edge touches
-    /// two undecided nodes, so halving keeps the sum over an assignment admissible.
-    fn inner_bound(&mut self, u: Option<usize>, v: Option<usize>) -> f64 {
+    /// Half the bound on matching the inner edges of row `i` (or none) against those of column
+    /// `j` (or none). Each inner edge touches two undecided nodes, so halving keeps the sum over
+    /// an assignment admissible.
+    fn inner_bound(&mut self, i: Option<usize>, j: Option<usize>) -> f64 {
         let (n1, n2) = (self.n1, self.n2);
         let mut total = 0.0;
         let passes = if self.directed { 2 } else { 1 };
         for pass in 0..passes {
-            self.inner1.clear();
-            self.inner2.clear();
-            if let Some(u) = u {
-                for &w in &self.rows {
-                    if w != u {
-                        let e = if pass == 0 { self.adj1[u * n1 + w] } else { self.adj1[w * n1 + u] };
-                        if e >= 0 {
-                            self.inner1.push(e);
-                        }
-                    }
+            let a = match i {
+                Some(i) => {
+                    let start = (2 * i + pass) * n1;
+                    &self.inner1[start..start + self.inner1_len[2 * i + pass]]
                 }
-            }
-            if let Some(v) = v {
-                for &x in &self.cols {
-                    if x != v {
-                        let e = if pass == 0 { self.adj2[v * n2 + x] } else { self.adj2[x * n2 + v] };
-                        if e >= 0 {
-                            self.inner2.push(e);
-                        }
-                    }
+                None => &[][..],
+            };
+            let b = match j {
+                Some(j) => {
+                    let start = (2 * j + pass) * n2;
+                    &self.inner2[start..start + self.inner2_len[2 * j + pass]]
                 }
-            }
-            let (h1, h2) = (self.inner1.len(), self.inner2.len());
-            total += self.match_bound(0, h1, 0, h2);
+                None => &[][..],
+            };
+            total += match_bound(a, b, &self.edge_pair, self.edge_del, self.edge_ins, self.n_class2, &mut self.excess);
         }
         0.5 * total
     }
@@ -286,11 +298,12 @@ impl<'a> Search<'a> {
             }
         }
         let (r1, r2) = (self.rows.len(), self.cols.len());
+        self.collect_inner_edges();
         let ld = n1 + n2;
         let mut h = 0.0;
         for j in 0..r2 {
             let v = self.cols[j];
-            let c = self.insert_cost(v) + self.inner_bound(None, Some(v));
+            let c = self.insert_cost(v) + self.inner_bound(None, Some(j));
             self.col_ins[j] = c;
             h += c;
         }
@@ -299,10 +312,10 @@ impl<'a> Search<'a> {
         }
         for i in 0..r1 {
             let u = self.rows[i];
-            let del = self.step_cost(u, EPS) + self.inner_bound(Some(u), None);
+            let del = self.step_cost(u, EPS) + self.inner_bound(Some(i), None);
             for j in 0..r2 {
                 let v = self.cols[j];
-                let c = self.step_cost(u, v as i64) + self.inner_bound(Some(u), Some(v));
+                let c = self.step_cost(u, v as i64) + self.inner_bound(Some(i), Some(j));
                 self.matrix[i * ld + j] = c - self.col_ins[j];
             }
             for j in r2..r2 + r1 {
@@ -508,6 +521,40 @@ impl<'a> Search<'a> {
         }
         self.result(true, self.ub, expanded)
     }
+}
+
+/// Lower bound on the cost of matching the edge classes `a` (graph 1) against `b` (graph 2):
+/// each edge pays at least its cheapest option, and the surplus edges of the larger side are
+/// deleted (inserted), paying their cheapest extra.
+fn match_bound(a: &[i32], b: &[i32], edge_pair: &[f64], edge_del: &[f64], edge_ins: &[f64], c2: usize, excess: &mut [f64]) -> f64 {
+    let (na, nb) = (a.len(), b.len());
+    let mut side1 = 0.0;
+    for (i, &x) in a.iter().enumerate() {
+        let x = x as usize;
+        let mut best = edge_del[x];
+        for &y in b {
+            best = best.min(edge_pair[x * c2 + y as usize]);
+        }
+        side1 += best;
+        excess[i] = edge_del[x] - best;
+    }
+    if na > nb {
+        side1 += smallest_sum(&mut excess[..na], na - nb);
+    }
+    let mut side2 = 0.0;
+    for (j, &y) in b.iter().enumerate() {
+        let y = y as usize;
+        let mut best = edge_ins[y];
+        for &x in a {
+            best = best.min(edge_pair[x as usize * c2 + y]);
+        }
+        side2 += best;
+        excess[j] = edge_ins[y] - best;
+    }
+    if nb > na {
+        side2 += smallest_sum(&mut excess[..nb], nb - na);
+    }
+    side1.max(side2)
 }
 
 /// Sum of the `k` smallest values of `values` (reorders `values`).
