@@ -1,8 +1,9 @@
 """Numba twin of the graph edit distance kernel (``rust/kernels/src/ged``).
 
 Owns the same search as the Rust kernel, step for step: depth-first branch and bound over the
-graph-1 nodes (highest degree first), children ordered by an assignment lower bound, every bound's
-assignment completed into an upper bound, and a budget on expanded states. The floating-point
+graph-1 nodes (highest degree first), an assignment lower bound per visited state whose duals bound
+its children, every bound's assignment completed into an upper bound, and a budget on expanded
+states. The floating-point
 operations happen in the same order, so both backends return identical distances, bounds, flags
 and expansion counts. Inputs are validated here with the same messages as the Rust kernel.
 
@@ -144,71 +145,91 @@ def _insert_cost(v, pb, st):
 
 
 @nb.njit(cache=True)
-def _match_bound(na, nb_, pb, st):
+def _match_bound(a, a_start, na, b, b_start, nb_, pb, excess):
+    """Bound on matching edge classes ``a[a_start:a_start+na]`` against ``b[b_start:b_start+nb_]``."""
     edge_pair, edge_del, edge_ins, c2 = pb[8], pb[9], pb[10], pb[11]
-    inner1, inner2, excess = st[6], st[7], st[8]
     side1 = 0.0
     for i in range(na):
-        a = inner1[i]
-        best = edge_del[a]
+        x = a[a_start + i]
+        best = edge_del[x]
         for j in range(nb_):
-            best = min(best, edge_pair[a * c2 + inner2[j]])
+            best = min(best, edge_pair[x * c2 + b[b_start + j]])
         side1 += best
-        excess[i] = edge_del[a] - best
+        excess[i] = edge_del[x] - best
     if na > nb_:
         side1 += _smallest_sum(excess, na, na - nb_)
     side2 = 0.0
     for j in range(nb_):
-        b = inner2[j]
-        best = edge_ins[b]
+        y = b[b_start + j]
+        best = edge_ins[y]
         for i in range(na):
-            best = min(best, edge_pair[inner1[i] * c2 + b])
+            best = min(best, edge_pair[a[a_start + i] * c2 + y])
         side2 += best
-        excess[j] = edge_ins[b] - best
+        excess[j] = edge_ins[y] - best
     if nb_ > na:
         side2 += _smallest_sum(excess, nb_, nb_ - na)
     return max(side1, side2)
 
 
 @nb.njit(cache=True)
-def _inner_bound(u, v, pb, st):
-    """Half the bound on edges among undecided nodes at ``u`` (-1: none) against free ``v``."""
+def _collect_inner_edges(pb, st):
+    """Edge classes among undecided graph-1 nodes (per row) and free graph-2 nodes (per column)."""
     n1, n2, directed, adj1, adj2 = pb[0], pb[1], pb[2], pb[6], pb[7]
-    rows, cols, counts, inner1, inner2 = st[3], st[4], st[5], st[6], st[7]
-    total = 0.0
-    passes = 2 if directed else 1
-    for pss in range(passes):
-        h1 = 0
-        h2 = 0
-        if u >= 0:
-            for t in range(counts[1]):
-                w = rows[t]
-                if w != u:
-                    e = adj1[u * n1 + w] if pss == 0 else adj1[w * n1 + u]
-                    if e >= 0:
-                        inner1[h1] = e
-                        h1 += 1
-        if v >= 0:
-            for t in range(counts[2]):
-                x = cols[t]
-                if x != v:
-                    e = adj2[v * n2 + x] if pss == 0 else adj2[x * n2 + v]
-                    if e >= 0:
-                        inner2[h2] = e
-                        h2 += 1
-        total += _match_bound(h1, h2, pb, st)
-    return 0.5 * total
+    rows, cols, counts, inner1, inner2, len1, len2 = st[3], st[4], st[5], st[6], st[7], st[9], st[10]
+    for i in range(counts[1]):
+        u = rows[i]
+        out = 0
+        inc = 0
+        for t in range(counts[1]):
+            w = rows[t]
+            if w == u:
+                continue
+            e = adj1[u * n1 + w]
+            if e >= 0:
+                inner1[2 * i * n1 + out] = e
+                out += 1
+            if directed:
+                e = adj1[w * n1 + u]
+                if e >= 0:
+                    inner1[(2 * i + 1) * n1 + inc] = e
+                    inc += 1
+        len1[2 * i] = out
+        len1[2 * i + 1] = inc
+    for j in range(counts[2]):
+        v = cols[j]
+        out = 0
+        inc = 0
+        for t in range(counts[2]):
+            x = cols[t]
+            if x == v:
+                continue
+            e = adj2[v * n2 + x]
+            if e >= 0:
+                inner2[2 * j * n2 + out] = e
+                out += 1
+            if directed:
+                e = adj2[x * n2 + v]
+                if e >= 0:
+                    inner2[(2 * j + 1) * n2 + inc] = e
+                    inc += 1
+        len2[2 * j] = out
+        len2[2 * j + 1] = inc
 
 
 @nb.njit(cache=True)
-def _refresh_decided(pb, st):
-    map1, decided, counts = st[0], st[2], st[5]
-    nd = 0
-    for u in range(pb[0]):
-        if map1[u] != _UNDECIDED:
-            decided[nd] = u
-            nd += 1
-    counts[0] = nd
+def _inner_bound(i, j, pb, st):
+    """Half the bound on the inner edges of row ``i`` (-1: none) against column ``j`` (-1: none)."""
+    n1, n2, directed = pb[0], pb[1], pb[2]
+    inner1, inner2, excess, len1, len2 = st[6], st[7], st[8], st[9], st[10]
+    total = 0.0
+    passes = 2 if directed else 1
+    for pss in range(passes):
+        na = len1[2 * i + pss] if i >= 0 else 0
+        nb_ = len2[2 * j + pss] if j >= 0 else 0
+        a_start = (2 * i + pss) * n1 if i >= 0 else 0
+        b_start = (2 * j + pss) * n2 if j >= 0 else 0
+        total += _match_bound(inner1, a_start, na, inner2, b_start, nb_, pb, excess)
+    return 0.5 * total
 
 
 @nb.njit(cache=True)
@@ -233,21 +254,22 @@ def _bound(pb, st, ws):
     counts[0] = nd
     counts[1] = r1
     counts[2] = r2
+    _collect_inner_edges(pb, st)
     ld = n1 + n2
     h = 0.0
     for j in range(r2):
         v = cols[j]
-        c = _insert_cost(v, pb, st) + _inner_bound(-1, v, pb, st)
+        c = _insert_cost(v, pb, st) + _inner_bound(-1, j, pb, st)
         col_ins[j] = c
         h += c
     if r1 == 0:
         return h
     for i in range(r1):
         u = rows[i]
-        dele = _step_cost(u, _EPS, pb, st) + _inner_bound(u, -1, pb, st)
+        dele = _step_cost(u, _EPS, pb, st) + _inner_bound(i, -1, pb, st)
         for j in range(r2):
             v = cols[j]
-            c = _step_cost(u, v, pb, st) + _inner_bound(u, v, pb, st)
+            c = _step_cost(u, v, pb, st) + _inner_bound(i, j, pb, st)
             matrix[i * ld + j] = c - col_ins[j]
         for j in range(r2, r2 + r1):
             matrix[i * ld + j] = dele
@@ -325,27 +347,37 @@ def _unassign(u, st):
 
 
 @nb.njit(cache=True)
-def _expand(level, order, g, lv, pb, st, ws, inc):
-    n2 = pb[1]
-    inv2 = st[1]
+def _expand(level, f, order, lv, pb, st, ws):
+    """Children of the state just bounded at ``f``: ``f`` plus each pair's reduced cost."""
+    n1, n2 = pb[0], pb[1]
+    inv2, rows, counts = st[1], st[3], st[5]
+    matrix, row_pot, col_pot = ws[1], ws[2], ws[3]
     cand_v, cand_step, cand_f, cand_count, cursor = lv
+    ld = n1 + n2
     stride = n2 + 1
     u = order[level]
     base = level * stride
+    r1, r2 = counts[1], counts[2]
+    row = 0
+    while rows[row] != u:
+        row += 1
+    deleted = math.inf
+    for j in range(r2, r2 + r1):
+        deleted = min(deleted, matrix[row * ld + j] - row_pot[row + 1] - col_pot[j + 1])
     count = 0
+    col = 0
     for c in range(n2 + 1):
         v = c if c < n2 else _EPS
         if v >= 0 and inv2[c] != _EPS:
             continue
-        _refresh_decided(pb, st)
-        step = _step_cost(u, v, pb, st)
-        _assign(u, v, st)
-        h = _bound(pb, st, ws)
-        _try_completion(pb, st, ws, inc)
-        _unassign(u, st)
+        if v >= 0:
+            rc = matrix[row * ld + col] - row_pot[row + 1] - col_pot[col + 1]
+        else:
+            rc = deleted
+        col += 1
         cand_v[base + count] = v
-        cand_step[base + count] = step
-        cand_f[base + count] = g[level] + step + h
+        cand_step[base + count] = _step_cost(u, v, pb, st)
+        cand_f[base + count] = f + max(rc, 0.0)
         count += 1
     for i in range(1, count):
         k = base + i
@@ -386,7 +418,6 @@ def _solve(n1, n2, directed, node_sub, node_del, node_ins, edges1, edges2,
     # Highest degree first, ties by index (a stable sort on -degree).
     order = np.argsort(-degree, kind="mergesort")
     pb = (n1, n2, directed, node_sub.ravel(), node_del, node_ins, adj1, adj2, edge_pair, edge_del, edge_ins, c2)
-    inner = 2 * (max(n1, n2) + 1)
     st = (
         np.full(n1, _UNDECIDED, np.int64),  # map1
         np.full(n2, _EPS, np.int64),  # inv2
@@ -394,9 +425,11 @@ def _solve(n1, n2, directed, node_sub, node_del, node_ins, edges1, edges2,
         np.zeros(n1, np.int64),  # rows
         np.zeros(n2, np.int64),  # cols
         np.zeros(3, np.int64),  # counts: decided, rows, cols
-        np.zeros(inner, np.int64),  # inner1
-        np.zeros(inner, np.int64),  # inner2
-        np.zeros(inner, np.float64),  # excess
+        np.zeros(2 * n1 * n1, np.int64),  # inner1: per row, outgoing then incoming inner edge classes
+        np.zeros(2 * n2 * n2, np.int64),  # inner2: the same per column
+        np.zeros(max(n1, n2), np.float64),  # excess
+        np.zeros(2 * n1, np.int64),  # inner1 lengths
+        np.zeros(2 * n2, np.int64),  # inner2 lengths
     )
     ws = (
         np.zeros(n2, np.float64),  # col_ins
@@ -429,7 +462,7 @@ def _solve(n1, n2, directed, node_sub, node_del, node_ins, edges1, edges2,
     if budget == 0:
         return ub[0], min(root_bound, ub[0]), False, 0, best_map
     expanded = 1
-    _expand(0, order, g, lv, pb, st, ws, inc)
+    _expand(0, root_bound, order, lv, pb, st, ws)
     depth = 0
     while True:
         k = cursor[depth]
@@ -458,7 +491,12 @@ def _solve(n1, n2, directed, node_sub, node_del, node_ins, edges1, edges2,
             _assign(u, v, st)
             g[depth + 1] = g[depth] + cand_step[slot]
             expanded += 1
-            _expand(depth + 1, order, g, lv, pb, st, ws, inc)
+            f = g[depth + 1] + _bound(pb, st, ws)
+            _try_completion(pb, st, ws, inc)
+            if f >= ub[0]:
+                _unassign(u, st)
+                continue
+            _expand(depth + 1, f, order, lv, pb, st, ws)
             depth += 1
         else:
             if depth == 0:

@@ -108,6 +108,14 @@ impl Lsap {
     }
 }
 
+impl Lsap {
+    /// Reduced cost `cost[i][j] - u_i - v_j` under the optimal duals of the last [`Lsap::solve`]
+    /// (same `cost` matrix): forcing row `i` onto column `j` costs at least this much more.
+    pub fn reduced_cost(&self, cost: &[f64], i: usize, j: usize) -> f64 {
+        cost[i * self.max_cols + j] - self.row_pot[i + 1] - self.col_pot[j + 1]
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::Lsap;
@@ -161,6 +169,10 @@ mod tests {
                     for i in 0..rows {
                         assert!(!seen[lsap.row_col[i]]);
                         seen[lsap.row_col[i]] = true;
+                        assert_eq!(lsap.reduced_cost(&cost, i, lsap.row_col[i]), 0.0);
+                        for j in 0..cols {
+                            assert!(lsap.reduced_cost(&cost, i, j) >= 0.0, "duals must be feasible");
+                        }
                     }
                 }
             }

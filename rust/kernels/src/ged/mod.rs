@@ -17,24 +17,28 @@
 //!   graph 2 (same direction when directed): `min(edge_sub, edge_del + edge_ins)`; every other
 //!   graph-1 edge is deleted and every graph-2 edge that is not such an image is inserted.
 //!
-//! The distance is the minimum cost over all edit paths; this is the value of
-//! `networkx.graph_edit_distance` for simple graphs with the same cost functions.
+//! The distance is the minimum cost over all edit paths: the value `networkx.graph_edit_distance`
+//! computes for simple graphs with the same cost functions, outside networkx's known corner-case
+//! bugs (see `scorekit.graphs`).
 //!
 //! # Search
 //! Depth-first branch and bound over the graph-1 nodes (highest degree first), each assigned to a
-//! free graph-2 node or deleted, children visited in order of their lower bound. The lower bound
-//! of a partial map is exact for everything already decided plus an assignment bound
-//! ([`lsap`]) on the undecided nodes: each pair's cost is its node cost, the exact cost of its
-//! edges towards decided nodes, and half of a bound on matching its edges among undecided nodes.
-//! The assignment found by every bound is completed into a full edit path and costed exactly,
-//! which gives the upper bound (Riesen–Bunke at the root, after the trivial delete-all /
-//! insert-all path, so the answer never exceeds that path's cost). The explicit per-level candidate stack
-//! means no recursion and no allocation after setup.
+//! free graph-2 node or deleted. The lower bound of a partial map is exact for everything already
+//! decided plus an assignment bound ([`lsap`]) on the undecided nodes: each pair's cost is its node
+//! cost, the exact cost of its edges towards decided nodes, and half of a bound on matching its
+//! edges among undecided nodes. A visited state solves that assignment once; its children are
+//! bounded by the state's bound plus their reduced costs under the optimal duals (valid by LP
+//! duality, and free), visited cheapest first, and re-bounded with their own assignment when
+//! visited. The assignment found by every bound is completed into a full edit path and costed
+//! exactly, which gives the upper bound (Riesen–Bunke at the root, after the trivial delete-all /
+//! insert-all path, so the answer never exceeds that path's cost). The explicit per-level
+//! candidate stack means no recursion and no allocation after setup.
 //!
 //! # Budget
-//! `budget` caps the number of expanded states (a state is expanded when its children are
-//! generated). When the cap is hit the result has `exact = false`, `distance` = the best edit path
-//! found and `lower_bound` = the minimum bound over the unexplored frontier. Nothing depends on time
+//! `budget` caps the number of expanded states (a state is expanded when it is visited: its
+//! assignment bound is solved and, unless pruned, its children generated). When the cap is hit the
+//! result has `exact = false`, `distance` = the best edit path found and `lower_bound` = the
+//! minimum bound over the unexplored frontier. Nothing depends on time
 //! or threads.
 
 mod lsap;

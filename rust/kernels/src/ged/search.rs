@@ -404,26 +404,31 @@ impl<'a> Search<'a> {
         self.map1[u] = UNDECIDED;
     }
 
-    /// Generate, bound and sort the children of the state at `level` (deciding `order[level]`).
-    fn expand(&mut self, level: usize) {
+    /// Generate and sort the children of the state at `level` (deciding `order[level]`) right
+    /// after [`Search::bound`] bounded that state at `f` (= g + h). A child's bound is `f` plus the
+    /// reduced cost of its pair under the assignment's optimal duals: every completion that makes
+    /// this choice costs at least that (LP duality), so no child needs its own assignment yet.
+    fn expand(&mut self, level: usize, f: f64) {
         let u = self.order[level];
         let base = level * self.stride;
+        let (r1, r2) = (self.rows.len(), self.cols.len());
+        let row = self.rows.iter().position(|&w| w == u).expect("the next node is undecided");
+        let mut deleted = f64::INFINITY;
+        for j in r2..r2 + r1 {
+            deleted = deleted.min(self.reduced_cost(row, j));
+        }
         let mut count = 0;
+        let mut col = 0;
         for c in 0..=self.n2 {
             let v = if c < self.n2 { c as i64 } else { EPS };
             if v >= 0 && self.inv2[c] != EPS {
                 continue;
             }
-            // `decided` must describe the parent state for the step cost.
-            self.refresh_decided();
-            let step = self.step_cost(u, v);
-            self.assign(u, v);
-            let h = self.bound();
-            self.try_completion();
-            self.unassign(u);
+            let rc = if v >= 0 { self.reduced_cost(row, col) } else { deleted };
+            col += 1;
             self.cand_v[base + count] = v;
-            self.cand_step[base + count] = step;
-            self.cand_f[base + count] = self.g[level] + step + h;
+            self.cand_step[base + count] = self.step_cost(u, v);
+            self.cand_f[base + count] = f + rc.max(0.0);
             count += 1;
         }
         // Stable insertion sort by bound: ties keep graph-2 index order, deletion last.
@@ -440,13 +445,9 @@ impl<'a> Search<'a> {
         self.cursor[level] = 0;
     }
 
-    fn refresh_decided(&mut self) {
-        self.decided.clear();
-        for u in 0..self.n1 {
-            if self.map1[u] != UNDECIDED {
-                self.decided.push(u);
-            }
-        }
+    /// Reduced cost of row `i`, column `j` of the last assignment solved by [`Search::bound`].
+    fn reduced_cost(&self, i: usize, j: usize) -> f64 {
+        self.lsap.reduced_cost(&self.matrix, i, j)
     }
 
     fn result(&self, exact: bool, lower_bound: f64, expanded: u64) -> GedResult {
@@ -474,7 +475,7 @@ impl<'a> Search<'a> {
         }
         let mut expanded = 1u64;
         self.g[0] = 0.0;
-        self.expand(0);
+        self.expand(0, root_bound);
         let mut depth = 0usize;
         loop {
             let k = self.cursor[depth];
@@ -508,7 +509,13 @@ impl<'a> Search<'a> {
                 self.assign(u, v);
                 self.g[depth + 1] = self.g[depth] + self.cand_step[slot];
                 expanded += 1;
-                self.expand(depth + 1);
+                let f = self.g[depth + 1] + self.bound();
+                self.try_completion();
+                if f >= self.ub {
+                    self.unassign(u);
+                    continue;
+                }
+                self.expand(depth + 1, f);
                 depth += 1;
             } else {
                 if depth == 0 {
