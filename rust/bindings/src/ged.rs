@@ -112,7 +112,7 @@ fn budget_of(budget: Option<u64>) -> u64 {
 /// Exact GED of one problem. Returns `(distance, lower_bound, exact, expanded, mapping)`.
 #[pyfunction]
 #[pyo3(signature = (node_sub, node_del, node_ins, edges1, edges2, edge_sub, edge_del, edge_ins, directed, budget))]
-#[allow(clippy::too_many_arguments)]
+#[allow(clippy::too_many_arguments, clippy::type_complexity)]
 fn graph_edit_distance_pair<'py>(
     py: Python<'py>,
     node_sub: PyReadonlyArray2<'py, f64>,
