@@ -209,6 +209,29 @@ def _compact(counts: np.ndarray) -> np.ndarray:
     return counts.astype(np.int32) if counts.size == 0 or counts.max() < 2**31 else counts
 
 
+def _split_block(block: list, offset: int) -> tuple[list, list, Optional[list]]:
+    """Predictions, golds and slice labels (``None`` when no case of the block has one)."""
+    try:
+        shortest, longest = min(map(len, block)), max(map(len, block))
+        preds = [case[0] for case in block]
+        golds = [case[1] for case in block]
+    except (TypeError, KeyError, IndexError):
+        shortest = 0
+    if shortest < 2 or not all(isinstance(case, (tuple, list)) for case in block):
+        for k, case in enumerate(block):
+            _unpack(case, offset + k)  # raises for the first malformed case
+    if longest == 2:
+        return preds, golds, None
+    labels = [case[2] if len(case) > 2 else None for case in block]
+    return preds, golds, labels
+
+
+def _prepare_all(m: StringMetric, texts: list) -> list:
+    if m.canonicalizer is None and all(type(t) is str for t in texts):
+        return texts
+    return [m.prepare(t) for t in texts]
+
+
 def _evaluate_text(m: StringMetric, cases: Iterable[Any], threads: int) -> Report:
     chunks: list[np.ndarray] = []
     slice_totals: dict[Any, list[int]] = {}
@@ -219,16 +242,11 @@ def _evaluate_text(m: StringMetric, cases: Iterable[Any], threads: int) -> Repor
         block = list(itertools.islice(iterator, CHUNK_SIZE))
         if not block:
             break
-        preds, golds, labels = [], [], []
-        for case in block:
-            pred, gold, label = _unpack(case, k)
-            preds.append(m.prepare(pred))
-            golds.append(m.prepare(gold))
-            labels.append(label)
-            k += 1
-        counts = _count(m, preds, golds, threads, k - len(block))
+        preds, golds, labels = _split_block(block, k)
+        counts = _count(m, _prepare_all(m, preds), _prepare_all(m, golds), threads, k)
+        k += len(block)
         totals += counts.sum(axis=0)
-        if any(label is not None for label in labels):
+        if labels is not None:
             edits = counts[:, 1:].sum(axis=1)
             for label, e, n in zip(labels, edits.tolist(), counts[:, 0].tolist()):
                 if label is not None:

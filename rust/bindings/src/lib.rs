@@ -7,11 +7,13 @@
 use pyo3::prelude::*;
 
 mod levenshtein;
+mod packing;
 mod parallel;
 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     levenshtein::register(m)?;
+    m.add_function(wrap_pyfunction!(packing::pack_texts, m)?)?;
     Ok(())
 }
