@@ -211,25 +211,14 @@ def _compact(counts: np.ndarray) -> np.ndarray:
 
 def _split_block(block: list, offset: int) -> tuple[list, list, Optional[list]]:
     """Predictions, golds and slice labels (``None`` when no case of the block has one)."""
-    try:
-        shortest, longest = min(map(len, block)), max(map(len, block))
-        preds = [case[0] for case in block]
-        golds = [case[1] for case in block]
-    except (TypeError, KeyError, IndexError):
-        shortest = 0
-    if shortest < 2 or not all(isinstance(case, (tuple, list)) for case in block):
+    if not set(map(type, block)) <= {tuple, list} or min(map(len, block)) < 2:
         for k, case in enumerate(block):
             _unpack(case, offset + k)  # raises for the first malformed case
-    if longest == 2:
+    preds = [case[0] for case in block]
+    golds = [case[1] for case in block]
+    if max(map(len, block)) == 2:
         return preds, golds, None
-    labels = [case[2] if len(case) > 2 else None for case in block]
-    return preds, golds, labels
-
-
-def _prepare_all(m: StringMetric, texts: list) -> list:
-    if m.canonicalizer is None and all(type(t) is str for t in texts):
-        return texts
-    return [m.prepare(t) for t in texts]
+    return preds, golds, [case[2] if len(case) > 2 else None for case in block]
 
 
 def _evaluate_text(m: StringMetric, cases: Iterable[Any], threads: int) -> Report:
@@ -243,7 +232,7 @@ def _evaluate_text(m: StringMetric, cases: Iterable[Any], threads: int) -> Repor
         if not block:
             break
         preds, golds, labels = _split_block(block, k)
-        counts = _count(m, _prepare_all(m, preds), _prepare_all(m, golds), threads, k)
+        counts = _count(m, preds, golds, threads, k)
         k += len(block)
         totals += counts.sum(axis=0)
         if labels is not None:
@@ -266,12 +255,20 @@ def _evaluate_text(m: StringMetric, cases: Iterable[Any], threads: int) -> Repor
     )
 
 
-def _count(m: StringMetric, preds: list[str], golds: list[str], threads: int, offset: int) -> np.ndarray:
+def _count(m: StringMetric, preds: list, golds: list, threads: int, offset: int) -> np.ndarray:
+    """Counts of one chunk. Plain ``str`` inputs without a canonicaliser go to the kernels as
+    they are; anything else (``None``, OCR results, numbers) is coerced first."""
+    if m.canonicalizer is not None:
+        preds, golds = [m.prepare(x) for x in preds], [m.prepare(x) for x in golds]
     try:
         return count_errors(preds, golds, m.mode, threads=threads, pred_name="pred", ref_name="gold")
-    except (TypeError, ValueError) as exc:
+    except TypeError:
+        if m.canonicalizer is None:
+            return _count(m, [m.prepare(x) for x in preds], [m.prepare(x) for x in golds], threads, offset)
+        raise
+    except ValueError as exc:
         # Re-number the item in the message from chunk-local to corpus-wide.
-        raise type(exc)(_renumber(str(exc), offset)) from None
+        raise ValueError(_renumber(str(exc), offset)) from None
 
 
 def _renumber(message: str, offset: int) -> str:
