@@ -182,8 +182,8 @@ fn prefix_distances(ws: &mut AlignWorkspace, pattern: &[u32], text: &[u32], out:
     }
 }
 
-/// Split at the middle row of `s2` and the first column of `s1` minimising the sum of the
-/// forward and backward distances; returns `(mid1, mid2, left distance, right distance)`.
+/// Split at the middle row of `s2` and the first column of `s1` (0 included) minimising the sum of
+/// the forward and backward distances; returns `(mid1, mid2, left distance, right distance)`.
 fn hirschberg_split(ws: &mut AlignWorkspace, s1: &[u32], s2: &[u32]) -> (usize, usize, usize, usize) {
     let mid2 = s2.len() / 2;
     let mut forward = Vec::with_capacity(s1.len() + 1);
@@ -193,8 +193,8 @@ fn hirschberg_split(ws: &mut AlignWorkspace, s1: &[u32], s2: &[u32]) -> (usize, 
     let mut backward = Vec::with_capacity(s1.len() + 1);
     prefix_distances(ws, &rev1, &rev2, &mut backward);
     let n = s1.len();
-    let (mut best, mut mid1) = (usize::MAX, 1);
-    for i in 1..=n {
+    let (mut best, mut mid1) = (usize::MAX, 0);
+    for i in 0..=n {
         let total = forward[i] + backward[n - i];
         if total < best {
             best = total;
