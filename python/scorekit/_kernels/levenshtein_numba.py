@@ -23,6 +23,7 @@ positions. For a column, bit ``r`` of a block ``VP``/``VN`` word says that
 from __future__ import annotations
 
 import os
+import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import numba
@@ -509,18 +510,17 @@ def _is_space(c):
 
 
 @_jit
-def _split_words(text, bounds):
-    """Write the ``[start, end)`` of each ``str.split()`` word of ``text`` to ``bounds``; returns the count."""
-    count = 0
-    i = 0
-    n = text.shape[0]
-    while i < n:
-        while i < n and _is_space(np.int64(text[i])):
+def _split_words(text, lo, hi, bounds, count):
+    """Append the ``[start, end)`` of each ``str.split()`` word of ``text[lo:hi]`` to ``bounds``
+    from row ``count`` on; returns the new number of rows."""
+    i = lo
+    while i < hi:
+        while i < hi and _is_space(np.int64(text[i])):
             i += 1
-        if i == n:
+        if i == hi:
             break
         start = i
-        while i < n and not _is_space(np.int64(text[i])):
+        while i < hi and not _is_space(np.int64(text[i])):
             i += 1
         bounds[count, 0] = start
         bounds[count, 1] = i
@@ -529,46 +529,42 @@ def _split_words(text, bounds):
 
 
 @_jit
-def _word_ids(ref, hyp, ref_bounds, n_ref, hyp_bounds, n_hyp):
-    """Dense ids for the words of both sides: equal ids iff equal code-point sequences."""
-    total = n_ref + n_hyp
+def _word_ids(text, bounds, count):
+    """Dense ids of the words ``bounds[:count]`` of ``text``: equal ids iff equal code points."""
     size = 16
-    while size < 2 * total:
+    while size < 2 * count:
         size *= 2
     mask = size - 1
-    table = np.full(size, -1, dtype=np.int64)  # slot -> index of the word's first occurrence
+    first = np.full(size, -1, dtype=np.int64)  # slot -> the first word with this content
     hashes = np.empty(size, dtype=np.int64)
-    ids = np.empty(total, dtype=np.uint32)
+    ids = np.empty(count, dtype=np.uint32)
     next_id = 0
-    for w in range(total):
-        text = ref if w < n_ref else hyp
-        start, end = (ref_bounds[w, 0], ref_bounds[w, 1]) if w < n_ref else (hyp_bounds[w - n_ref, 0], hyp_bounds[w - n_ref, 1])
+    for w in range(count):
+        start, end = bounds[w, 0], bounds[w, 1]
         h = np.int64(end - start)
         for k in range(start, end):
-            h = (h ^ np.int64(text[k])) * np.int64(1099511628211)
+            h = (h ^ np.int64(text[k])) * np.int64(1099511628211)  # FNV-1 style
         slot = ((h * _HASH_MUL) >> 32) & mask
-        while True:
-            other = table[slot]
-            if other < 0:
-                table[slot] = w
-                hashes[slot] = h
-                ids[w] = next_id
-                next_id += 1
-                break
-            if hashes[slot] == h:
-                o_text = ref if other < n_ref else hyp
-                o_start, o_end = (ref_bounds[other, 0], ref_bounds[other, 1]) if other < n_ref else (hyp_bounds[other - n_ref, 0], hyp_bounds[other - n_ref, 1])
-                if o_end - o_start == end - start:
-                    same = True
-                    for k in range(end - start):
-                        if o_text[o_start + k] != text[start + k]:
-                            same = False
-                            break
-                    if same:
-                        ids[w] = ids[other]
+        while first[slot] >= 0:
+            other = first[slot]
+            o_start = bounds[other, 0]
+            if hashes[slot] == h and bounds[other, 1] - o_start == end - start:
+                same = True
+                for k in range(end - start):
+                    if text[o_start + k] != text[start + k]:
+                        same = False
                         break
+                if same:
+                    break
             slot = (slot + 1) & mask
-    return ids[:n_ref], ids[n_ref:]
+        if first[slot] < 0:
+            first[slot] = w
+            hashes[slot] = h
+            ids[w] = next_id
+            next_id += 1
+        else:
+            ids[w] = ids[first[slot]]
+    return ids
 
 
 # --------------------------------------------------------------------------------------------------
@@ -652,7 +648,8 @@ def _max_len(offsets, lo, hi):
 def _distance_chunk(a_values, a_offsets, b_values, b_offsets, lo, hi, out):
     scratch = _scratch_new(max(_max_len(a_offsets, lo, hi), _max_len(b_offsets, lo, hi)))
     for k in range(lo, hi):
-        out[k] = _distance(a_values[a_offsets[k]:a_offsets[k + 1]], b_values[b_offsets[k]:b_offsets[k + 1]], scratch)
+        out[k] = _distance(a_values[a_offsets[k]:a_offsets[k + 1]], b_values[b_offsets[k]:b_offsets[k + 1]],
+                           scratch)
 
 
 @_jit
@@ -669,23 +666,29 @@ def _alignment_chunk(ref_values, ref_offsets, hyp_values, hyp_offsets, lo, hi, o
 
 @_jit
 def _word_alignment_chunk(ref_values, ref_offsets, hyp_values, hyp_offsets, lo, hi, out):
+    longest_ref = _max_len(ref_offsets, lo, hi)
+    longest_hyp = _max_len(hyp_offsets, lo, hi)
     # A text of L code points holds at most (L + 1) // 2 words.
-    most_ref = (_max_len(ref_offsets, lo, hi) + 1) // 2
-    most_hyp = (_max_len(hyp_offsets, lo, hi) + 1) // 2
+    most_ref = (longest_ref + 1) // 2
+    most_hyp = (longest_hyp + 1) // 2
     scratch = _scratch_new(max(most_ref, most_hyp))
-    ref_bounds = np.empty((most_ref, 2), dtype=np.int64)
-    hyp_bounds = np.empty((most_hyp, 2), dtype=np.int64)
+    both = np.empty(longest_ref + longest_hyp, dtype=np.uint32)  # ref then hyp, one pair at a time
+    bounds = np.empty((most_ref + most_hyp, 2), dtype=np.int64)
     ops = np.empty((most_ref + most_hyp, 3), dtype=np.int64)
     for k in range(lo, hi):
-        ref = ref_values[ref_offsets[k]:ref_offsets[k + 1]]
-        hyp = hyp_values[hyp_offsets[k]:hyp_offsets[k + 1]]
-        n_ref = _split_words(ref, ref_bounds)
-        n_hyp = _split_words(hyp, hyp_bounds)
-        ref_ids, hyp_ids = _word_ids(ref, hyp, ref_bounds, n_ref, hyp_bounds, n_hyp)
-        n_ops = _align(ref_ids, hyp_ids, ops, scratch)
+        n_ref_cp = ref_offsets[k + 1] - ref_offsets[k]
+        n_hyp_cp = hyp_offsets[k + 1] - hyp_offsets[k]
+        for i in range(n_ref_cp):
+            both[i] = ref_values[ref_offsets[k] + i]
+        for i in range(n_hyp_cp):
+            both[n_ref_cp + i] = hyp_values[hyp_offsets[k] + i]
+        n_ref = _split_words(both, 0, n_ref_cp, bounds, 0)
+        n_words = _split_words(both, n_ref_cp, n_ref_cp + n_hyp_cp, bounds, n_ref)
+        ids = _word_ids(both, bounds, n_words)
+        n_ops = _align(ids[:n_ref], ids[n_ref:], ops, scratch)
         out[k, 0], out[k, 1], out[k, 2], out[k, 3] = _count_ops(ops, n_ops, n_ref)
         out[k, 4] = n_ref
-        out[k, 5] = n_hyp
+        out[k, 5] = n_words - n_ref
 
 
 @_jit
@@ -743,24 +746,37 @@ def _same_count(*named: tuple[str, np.ndarray]) -> None:
         raise ValueError(f"every side must hold the same number of items, got {counts}")
 
 
-def _run(chunk_kernel, threads, out: np.ndarray, *args) -> np.ndarray:
+_POOLS: dict[int, ThreadPoolExecutor] = {}
+_POOLS_LOCK = threading.Lock()
+# Batches with fewer code points than this per chunk are not worth a thread hand-off.
+_MIN_CHUNK_ELEMENTS = 4096
+
+
+def _pool(threads: int) -> ThreadPoolExecutor:
+    with _POOLS_LOCK:
+        if threads not in _POOLS:
+            _POOLS[threads] = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="scorekit-levenshtein")
+        return _POOLS[threads]
+
+
+def _run(chunk_kernel, threads, out: np.ndarray, elements: int, *args) -> np.ndarray:
     """Fill ``out`` (one row per pair) with ``chunk_kernel`` on ``threads`` threads (0 = all cores).
 
-    The pairs are cut into up to eight chunks per thread, handed out dynamically to a thread pool;
-    the kernels release the GIL. Chunks write disjoint rows, so results never depend on the
-    thread count. (A thread pool rather than ``prange``: Numba's parallel lowering would add about
-    20 s of CPU to the first, uncached compilation, for the same speed.)
+    The pairs are cut into up to eight chunks per thread (fewer for small batches: ``elements`` is
+    the batch's total length), handed out dynamically to a thread pool; the kernels release the
+    GIL. Chunks write disjoint rows, so results never depend on the thread count. (A thread pool
+    rather than ``prange``: Numba's parallel lowering would add about 20 s of CPU to the first,
+    uncached compilation, for the same speed.)
     """
     threads = resolve_threads(threads) or (os.cpu_count() or 1)
     n = out.shape[0]
-    nchunks = min(n, 8 * threads)
+    nchunks = min(n, 8 * threads, elements // _MIN_CHUNK_ELEMENTS)
     if threads == 1 or nchunks <= 1:
         chunk_kernel(*args, 0, n, out)
         return out
     bounds = [(k * n // nchunks, (k + 1) * n // nchunks) for k in range(nchunks)]
-    with ThreadPoolExecutor(max_workers=min(threads, nchunks)) as pool:
-        for _ in pool.map(lambda lo_hi: chunk_kernel(*args, lo_hi[0], lo_hi[1], out), bounds):
-            pass
+    for _ in _pool(threads).map(lambda lo_hi: chunk_kernel(*args, lo_hi[0], lo_hi[1], out), bounds):
+        pass
     return out
 
 
@@ -770,7 +786,8 @@ def levenshtein_distance_batch(a_values, a_offsets, b_values, b_offsets, threads
     b_values, b_offsets = _packed(b_values, b_offsets, "b")
     _same_count(("a", a_offsets), ("b", b_offsets))
     out = np.empty(a_offsets.shape[0] - 1, dtype=np.int64)
-    return _run(_distance_chunk, threads, out, a_values, a_offsets, b_values, b_offsets)
+    return _run(_distance_chunk, threads, out, a_values.shape[0] + b_values.shape[0],
+                a_values, a_offsets, b_values, b_offsets)
 
 
 def levenshtein_alignment_batch(ref_values, ref_offsets, hyp_values, hyp_offsets, threads=0) -> np.ndarray:
@@ -779,7 +796,8 @@ def levenshtein_alignment_batch(ref_values, ref_offsets, hyp_values, hyp_offsets
     hyp_values, hyp_offsets = _packed(hyp_values, hyp_offsets, "hyp")
     _same_count(("ref", ref_offsets), ("hyp", hyp_offsets))
     out = np.empty((ref_offsets.shape[0] - 1, 4), dtype=np.int64)
-    return _run(_alignment_chunk, threads, out, ref_values, ref_offsets, hyp_values, hyp_offsets)
+    return _run(_alignment_chunk, threads, out, ref_values.shape[0] + hyp_values.shape[0],
+                ref_values, ref_offsets, hyp_values, hyp_offsets)
 
 
 def word_alignment_batch(ref_values, ref_offsets, hyp_values, hyp_offsets, threads=0) -> np.ndarray:
@@ -789,7 +807,8 @@ def word_alignment_batch(ref_values, ref_offsets, hyp_values, hyp_offsets, threa
     hyp_values, hyp_offsets = _packed(hyp_values, hyp_offsets, "hyp")
     _same_count(("ref", ref_offsets), ("hyp", hyp_offsets))
     out = np.empty((ref_offsets.shape[0] - 1, 6), dtype=np.int64)
-    return _run(_word_alignment_chunk, threads, out, ref_values, ref_offsets, hyp_values, hyp_offsets)
+    return _run(_word_alignment_chunk, threads, out, ref_values.shape[0] + hyp_values.shape[0],
+                ref_values, ref_offsets, hyp_values, hyp_offsets)
 
 
 def schwa_distance_batch(gt_values, gt_offsets, pred_values, pred_offsets,
@@ -801,23 +820,23 @@ def schwa_distance_batch(gt_values, gt_offsets, pred_values, pred_offsets,
     gt_join_values, gt_join_offsets = _packed(gt_join_values, gt_join_offsets, "gt_join", np.int64)
     pred_join_values, pred_join_offsets = _packed(pred_join_values, pred_join_offsets, "pred_join", np.int64)
     schwa_chars = _array(schwa_chars, np.uint32, "schwa_chars")
-    _same_count(("gt", gt_offsets), ("pred", pred_offsets), ("gt_join", gt_join_offsets), ("pred_join", pred_join_offsets))
+    _same_count(("gt", gt_offsets), ("pred", pred_offsets),
+                ("gt_join", gt_join_offsets), ("pred_join", pred_join_offsets))
     for side, joins, join_offsets, offsets in (
         ("gt", gt_join_values, gt_join_offsets, gt_offsets),
         ("pred", pred_join_values, pred_join_offsets, pred_offsets),
     ):
-        counts = np.diff(join_offsets)
-        lengths = np.repeat(np.diff(offsets), counts)
-        used = joins[join_offsets[0]:join_offsets[-1]]
-        bad = np.flatnonzero((used < 0) | (used > lengths))
+        lengths = np.repeat(np.diff(offsets), np.diff(join_offsets))  # the item length of each join
+        bad = np.flatnonzero((joins < 0) | (joins > lengths))
         if bad.size:
             k = int(bad[0])
             raise ValueError(
                 f"{side}_join_values must lie in [0, len(text)] of their item; "
-                f"got {int(used[k])} for an item of length {int(lengths[k])}"
+                f"got {int(joins[k])} for an item of length {int(lengths[k])}"
             )
     out = np.empty(gt_offsets.shape[0] - 1, dtype=np.int64)
-    return _run(_schwa_chunk, threads, out, gt_values, gt_offsets, pred_values, pred_offsets,
+    return _run(_schwa_chunk, threads, out, gt_values.shape[0] + pred_values.shape[0],
+                gt_values, gt_offsets, pred_values, pred_offsets,
                 gt_join_values, gt_join_offsets, pred_join_values, pred_join_offsets, schwa_chars)
 
 
