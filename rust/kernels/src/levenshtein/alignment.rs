@@ -15,7 +15,7 @@
 //! cell `(i, j)` on an optimal path has `|i − j| ≤ D[i][j] ≤ distance`.
 
 use super::common_affix;
-use super::distance::{block_step, hyyro_step, myers_blocks, DistanceWorkspace};
+use super::distance::{hyyro_step, myers_banded, myers_blocks, DistanceWorkspace};
 
 /// Kind of one edit operation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -72,7 +72,11 @@ impl OpSink for AlignmentCounts {
 
 impl OpSink for Vec<EditOp> {
     fn op(&mut self, kind: EditOpKind, ref_pos: usize, hyp_pos: usize) {
-        self.push(EditOp { kind, ref_pos, hyp_pos });
+        self.push(EditOp {
+            kind,
+            ref_pos,
+            hyp_pos,
+        });
     }
     fn segment_start(&mut self) -> usize {
         self.len()
@@ -96,6 +100,7 @@ pub struct AlignWorkspace {
     single_word: bool,
     block_vp: Vec<u64>,
     block_vn: Vec<u64>,
+    bottom: Vec<usize>,
 }
 
 impl AlignWorkspace {
@@ -164,13 +169,27 @@ fn align_part<S: OpSink>(
     }
     let (mid1, mid2, left, right) = hirschberg_split(ws, s1, s2);
     align_part(ws, &s1[..mid1], &s2[..mid2], src_pos, dest_pos, left, sink);
-    align_part(ws, &s1[mid1..], &s2[mid2..], src_pos + mid1, dest_pos + mid2, right, sink);
+    align_part(
+        ws,
+        &s1[mid1..],
+        &s2[mid2..],
+        src_pos + mid1,
+        dest_pos + mid2,
+        right,
+        sink,
+    );
 }
 
 /// Distances from the pattern's prefixes to `text`: `out[i]` = D(pattern[..i], text), `i ∈ 0..=m`.
 fn prefix_distances(ws: &mut AlignWorkspace, pattern: &[u32], text: &[u32], out: &mut Vec<usize>) {
     ws.dist.masks.build(pattern);
-    myers_blocks(&ws.dist.masks, pattern.len(), text, &mut ws.block_vp, &mut ws.block_vn);
+    myers_blocks(
+        &ws.dist.masks,
+        pattern.len(),
+        text,
+        &mut ws.block_vp,
+        &mut ws.block_vn,
+    );
     out.clear();
     let mut d = text.len();
     out.push(d);
@@ -184,7 +203,11 @@ fn prefix_distances(ws: &mut AlignWorkspace, pattern: &[u32], text: &[u32], out:
 
 /// Split at the middle row of `s2` and the first column of `s1` (0 included) minimising the sum of
 /// the forward and backward distances; returns `(mid1, mid2, left distance, right distance)`.
-fn hirschberg_split(ws: &mut AlignWorkspace, s1: &[u32], s2: &[u32]) -> (usize, usize, usize, usize) {
+fn hirschberg_split(
+    ws: &mut AlignWorkspace,
+    s1: &[u32],
+    s2: &[u32],
+) -> (usize, usize, usize, usize) {
     let mid2 = s2.len() / 2;
     let mut forward = Vec::with_capacity(s1.len() + 1);
     prefix_distances(ws, s1, &s2[..mid2], &mut forward);
@@ -225,26 +248,30 @@ fn fill_rows(ws: &mut AlignWorkspace, s1: &[u32], s2: &[u32]) {
     }
     let d = super::distance(&mut ws.dist, s1, s2);
     ws.dist.masks.build(s1);
-    let words = m.div_ceil(64);
-    let last_bit_final = 1u64 << ((m - 1) % 64);
-    let mut vp = vec![!0u64; words];
-    let mut vn = vec![0u64; words];
+    // Exact vertical deltas wherever D ≤ d + 3: everything the traceback reads (path cells have
+    // D ≤ d and the rule only compares them with neighbours).
     let margin = d + 3;
-    for (r, &c) in s2.iter().enumerate() {
-        let eqs = ws.dist.masks.masks(c);
-        let mut h = 1i32;
-        for w in 0..words {
-            let eq = eqs.map_or(0, |e| e[w]);
-            let last_bit = if w + 1 == words { last_bit_final } else { 1u64 << 63 };
-            h = block_step(eq, &mut vp[w], &mut vn[w], h, last_bit);
-        }
-        let first = r.saturating_sub(margin) / 64;
-        let last = ((r + margin) / 64).min(words - 1);
-        ws.first_word.push(first);
-        ws.row_start.push(ws.vp.len());
-        ws.vp.extend_from_slice(&vp[first..=last]);
-        ws.vn.extend_from_slice(&vn[first..=last]);
-    }
+    let (vp, vn, first_word, row_start) = (
+        &mut ws.vp,
+        &mut ws.vn,
+        &mut ws.first_word,
+        &mut ws.row_start,
+    );
+    myers_banded(
+        &ws.dist.masks,
+        m,
+        s2,
+        margin,
+        &mut ws.block_vp,
+        &mut ws.block_vn,
+        &mut ws.bottom,
+        |_, first, band_vp, band_vn| {
+            first_word.push(first);
+            row_start.push(vp.len());
+            vp.extend_from_slice(band_vp);
+            vn.extend_from_slice(band_vn);
+        },
+    );
     ws.row_start.push(ws.vp.len());
 }
 
@@ -295,7 +322,11 @@ mod tests {
 
     /// Apply the script to `reference` and check it yields `hypothesis` with `distance` ops.
     fn check_script(a: &[u32], b: &[u32], ops: &[EditOp]) {
-        assert_eq!(ops.len(), reference::distance(a, b), "not optimal: {a:?} → {b:?}");
+        assert_eq!(
+            ops.len(),
+            reference::distance(a, b),
+            "not optimal: {a:?} → {b:?}"
+        );
         let mut out = Vec::new();
         let mut i = 0;
         for op in ops {
@@ -353,26 +384,54 @@ mod tests {
         let mut ws = AlignWorkspace::new();
         let ops = editops(&mut ws, &s("qabxcd"), &s("abycdf"));
         let expected = vec![
-            EditOp { kind: EditOpKind::Delete, ref_pos: 0, hyp_pos: 0 },
-            EditOp { kind: EditOpKind::Substitute, ref_pos: 3, hyp_pos: 2 },
-            EditOp { kind: EditOpKind::Insert, ref_pos: 6, hyp_pos: 5 },
+            EditOp {
+                kind: EditOpKind::Delete,
+                ref_pos: 0,
+                hyp_pos: 0,
+            },
+            EditOp {
+                kind: EditOpKind::Substitute,
+                ref_pos: 3,
+                hyp_pos: 2,
+            },
+            EditOp {
+                kind: EditOpKind::Insert,
+                ref_pos: 6,
+                hyp_pos: 5,
+            },
         ];
         assert_eq!(ops, expected);
         let counts = align(&mut ws, &s("hello world"), &s("hello wrld"));
-        assert_eq!(counts, AlignmentCounts { hits: 10, substitutions: 0, deletions: 1, insertions: 0 });
+        assert_eq!(
+            counts,
+            AlignmentCounts {
+                hits: 10,
+                substitutions: 0,
+                deletions: 1,
+                insertions: 0
+            }
+        );
     }
 
     #[test]
     fn direct_traceback_follows_the_rule_on_random_pairs() {
         let mut rng = Rng(99);
         let mut ws = AlignWorkspace::new();
-        for (alphabet, max_len) in [(vec![1u32, 2], 12), (vec![1, 2, 3, 0x568], 90), (vec![5, 6, 7], 200)] {
+        for (alphabet, max_len) in [
+            (vec![1u32, 2], 12),
+            (vec![1, 2, 3, 0x568], 90),
+            (vec![5, 6, 7], 200),
+        ] {
             for _ in 0..1500 {
                 let a = rng.seq(max_len, &alphabet);
                 let b = rng.seq(max_len, &alphabet);
                 let ops = editops(&mut ws, &a, &b);
                 check_script(&a, &b, &ops);
-                assert_eq!(align(&mut ws, &a, &b), rule_counts(&a, &b), "{a:?} vs {b:?}");
+                assert_eq!(
+                    align(&mut ws, &a, &b),
+                    rule_counts(&a, &b),
+                    "{a:?} vs {b:?}"
+                );
             }
         }
     }

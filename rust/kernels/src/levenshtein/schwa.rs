@@ -46,7 +46,13 @@ const AT_OWN_JOIN: u8 = 2;
 
 /// Flags of `text[k-1]` at index `k` (index 0 unused); returns how many of its schwas can ever be
 /// free (those at their own join, or all of them when the other side has a join).
-fn mark_schwas(text: &[u32], joins: &[bool], schwa_chars: &[u32], other_has_joins: bool, out: &mut Vec<u8>) -> usize {
+fn mark_schwas(
+    text: &[u32],
+    joins: &[bool],
+    schwa_chars: &[u32],
+    other_has_joins: bool,
+    out: &mut Vec<u8>,
+) -> usize {
     out.clear();
     out.push(0);
     let mut free = 0;
@@ -82,8 +88,19 @@ pub fn schwa_distance(
     if strict == 0 || (gt_joins.is_empty() && pred_joins.is_empty()) {
         return Ok(strict);
     }
-    let free = mark_schwas(gt, &ws.gt_join, schwa_chars, !pred_joins.is_empty(), &mut ws.gt_flags)
-        + mark_schwas(pred, &ws.pred_join, schwa_chars, !gt_joins.is_empty(), &mut ws.pred_flags);
+    let free = mark_schwas(
+        gt,
+        &ws.gt_join,
+        schwa_chars,
+        !pred_joins.is_empty(),
+        &mut ws.gt_flags,
+    ) + mark_schwas(
+        pred,
+        &ws.pred_join,
+        schwa_chars,
+        !gt_joins.is_empty(),
+        &mut ws.pred_flags,
+    );
     if free == 0 {
         return Ok(strict);
     }
@@ -92,8 +109,12 @@ pub fn schwa_distance(
     let (gj, pj, gf, pf) = (&ws.gt_join, &ws.pred_join, &ws.gt_flags, &ws.pred_flags);
     // Deleting gt[i-1] / inserting pred[j-1] is free for a schwa at its own join, or across from a
     // join of the other string.
-    let del_cost = |i: usize, j: usize| usize::from(!(gf[i] & SCHWA != 0 && (gf[i] & AT_OWN_JOIN != 0 || pj[j])));
-    let ins_cost = |i: usize, j: usize| usize::from(!(pf[j] & SCHWA != 0 && (pf[j] & AT_OWN_JOIN != 0 || gj[i])));
+    let del_cost = |i: usize, j: usize| {
+        usize::from(!(gf[i] & SCHWA != 0 && (gf[i] & AT_OWN_JOIN != 0 || pj[j])))
+    };
+    let ins_cost = |i: usize, j: usize| {
+        usize::from(!(pf[j] & SCHWA != 0 && (pf[j] & AT_OWN_JOIN != 0 || gj[i])))
+    };
     let (prev, cur) = (&mut ws.prev, &mut ws.cur);
     prev.clear();
     prev.resize(m + 2, INF);
@@ -142,11 +163,13 @@ mod tests {
         for i in 0..=n {
             for j in 0..=m {
                 if i > 0 {
-                    let free = schwa.contains(&g[i - 1]) && (inj(jg, i - 1) || inj(jg, i) || inj(jp, j));
+                    let free =
+                        schwa.contains(&g[i - 1]) && (inj(jg, i - 1) || inj(jg, i) || inj(jp, j));
                     d[i][j] = d[i][j].min(d[i - 1][j] + usize::from(!free));
                 }
                 if j > 0 {
-                    let free = schwa.contains(&p[j - 1]) && (inj(jp, j - 1) || inj(jp, j) || inj(jg, i));
+                    let free =
+                        schwa.contains(&p[j - 1]) && (inj(jp, j - 1) || inj(jp, j) || inj(jg, i));
                     d[i][j] = d[i][j].min(d[i][j - 1] + usize::from(!free));
                 }
                 if i > 0 && j > 0 {
@@ -163,10 +186,19 @@ mod tests {
         let schwa = s("ըԸ");
         let mut ws = SchwaWorkspace::new();
         // gt "աբ" joined at 1; pred has a schwa inserted there.
-        assert_eq!(schwa_distance(&mut ws, &s("աբ"), &s("աըբ"), &[1], &[], &schwa), Ok(0));
-        assert_eq!(schwa_distance(&mut ws, &s("աբ"), &s("աըբ"), &[], &[], &schwa), Ok(1));
+        assert_eq!(
+            schwa_distance(&mut ws, &s("աբ"), &s("աըբ"), &[1], &[], &schwa),
+            Ok(0)
+        );
+        assert_eq!(
+            schwa_distance(&mut ws, &s("աբ"), &s("աըբ"), &[], &[], &schwa),
+            Ok(1)
+        );
         // A schwa away from any join still costs one.
-        assert_eq!(schwa_distance(&mut ws, &s("աբգ"), &s("աբգը"), &[1], &[], &schwa), Ok(1));
+        assert_eq!(
+            schwa_distance(&mut ws, &s("աբգ"), &s("աբգը"), &[1], &[], &schwa),
+            Ok(1)
+        );
         assert!(schwa_distance(&mut ws, &s("ա"), &s("ա"), &[5], &[], &schwa).is_err());
     }
 
@@ -179,10 +211,18 @@ mod tests {
         for _ in 0..4000 {
             let g = rng.seq(40, &alphabet);
             let p = rng.seq(40, &alphabet);
-            let jg: Vec<i64> = (0..rng.below(4)).map(|_| rng.below(g.len() + 1) as i64).collect();
-            let jp: Vec<i64> = (0..rng.below(4)).map(|_| rng.below(p.len() + 1) as i64).collect();
+            let jg: Vec<i64> = (0..rng.below(4))
+                .map(|_| rng.below(g.len() + 1) as i64)
+                .collect();
+            let jp: Vec<i64> = (0..rng.below(4))
+                .map(|_| rng.below(p.len() + 1) as i64)
+                .collect();
             let got = schwa_distance(&mut ws, &g, &p, &jg, &jp, &schwa).unwrap();
-            assert_eq!(got, full_dp(&g, &p, &jg, &jp, &schwa), "{g:?} {p:?} {jg:?} {jp:?}");
+            assert_eq!(
+                got,
+                full_dp(&g, &p, &jg, &jp, &schwa),
+                "{g:?} {p:?} {jg:?} {jp:?}"
+            );
         }
     }
 }
