@@ -15,7 +15,7 @@
 //! cell `(i, j)` on an optimal path has `|i − j| ≤ D[i][j] ≤ distance`.
 
 use super::common_affix;
-use super::distance::{hyyro_step, myers_banded, myers_blocks, DistanceWorkspace};
+use super::distance::{band_blocks, hyyro_step, myers_banded, DistanceWorkspace};
 
 /// Kind of one edit operation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -142,11 +142,14 @@ pub fn editops(ws: &mut AlignWorkspace, reference: &[u32], hypothesis: &[u32]) -
 fn run<S: OpSink>(ws: &mut AlignWorkspace, s1: &[u32], s2: &[u32], sink: &mut S) {
     // rapidfuzz's Python `editops` starts from the trivial bound max(len1, len2) (no exact
     // distance first); that bound decides where the Hirschberg splits happen. Verified against
-    // rapidfuzz 3.14 on random strings of up to 3,000 symbols (tests/test_levenshtein_kernels.py).
+    // rapidfuzz 3.14 on random strings of up to 5,000 symbols (tests/test_levenshtein_kernels.py).
     let bound = s1.len().max(s2.len());
-    align_part(ws, s1, s2, 0, 0, bound, sink);
+    align_part(ws, s1, s2, 0, 0, bound, false, sink);
 }
 
+/// Align one part; `bound` is the bound rapidfuzz would use here, and the exact distance of the
+/// part when `exact` (every part produced by a split).
+#[allow(clippy::too_many_arguments)]
 fn align_part<S: OpSink>(
     ws: &mut AlignWorkspace,
     s1: &[u32],
@@ -154,21 +157,36 @@ fn align_part<S: OpSink>(
     src_pos: usize,
     dest_pos: usize,
     bound: usize,
+    exact: bool,
     sink: &mut S,
 ) {
     let (prefix, suffix) = common_affix(s1, s2);
     let s1 = &s1[prefix..s1.len() - suffix];
     let s2 = &s2[prefix..s2.len() - suffix];
     let (src_pos, dest_pos) = (src_pos + prefix, dest_pos + prefix);
-    let bound = bound.min(s1.len().max(s2.len()));
-    let full_band = s1.len().min(2 * bound + 1);
+    let clipped = bound.min(s1.len().max(s2.len()));
+    let full_band = s1.len().min(2 * clipped + 1);
     let matrix_bytes = 2 * full_band * s2.len() / 8;
     if matrix_bytes < 1 << 20 || s1.len() < 65 || s2.len() < 10 {
         direct_traceback(ws, s1, s2, src_pos, dest_pos, sink);
         return;
     }
-    let (mid1, mid2, left, right) = hirschberg_split(ws, s1, s2);
-    align_part(ws, &s1[..mid1], &s2[..mid2], src_pos, dest_pos, left, sink);
+    let d = if exact {
+        bound
+    } else {
+        super::distance(&mut ws.dist, s1, s2)
+    };
+    let (mid1, mid2, left, right) = hirschberg_split(ws, s1, s2, d);
+    align_part(
+        ws,
+        &s1[..mid1],
+        &s2[..mid2],
+        src_pos,
+        dest_pos,
+        left,
+        true,
+        sink,
+    );
     align_part(
         ws,
         &s1[mid1..],
@@ -176,49 +194,68 @@ fn align_part<S: OpSink>(
         src_pos + mid1,
         dest_pos + mid2,
         right,
+        true,
         sink,
     );
 }
 
-/// Distances from the pattern's prefixes to `text`: `out[i]` = D(pattern[..i], text), `i ∈ 0..=m`.
-fn prefix_distances(ws: &mut AlignWorkspace, pattern: &[u32], text: &[u32], out: &mut Vec<usize>) {
+/// Upper bounds of the distances from the pattern's prefixes to `text`, exact wherever they are at
+/// most `w`: `out[i]` ≥ D(pattern[..i], text) for `i ∈ 0..=m` (`usize::MAX` outside the band).
+fn prefix_distances(
+    ws: &mut AlignWorkspace,
+    pattern: &[u32],
+    text: &[u32],
+    w: usize,
+    out: &mut Vec<usize>,
+) {
+    let m = pattern.len();
     ws.dist.masks.build(pattern);
-    myers_blocks(
+    myers_banded(
         &ws.dist.masks,
-        pattern.len(),
+        m,
         text,
+        w,
         &mut ws.block_vp,
         &mut ws.block_vn,
+        &mut ws.bottom,
+        |_, _, _, _| {},
     );
     out.clear();
-    let mut d = text.len();
-    out.push(d);
-    for i in 0..pattern.len() {
-        let (w, b) = (i / 64, i % 64);
-        d += (ws.block_vp[w] >> b & 1) as usize;
-        d -= (ws.block_vn[w] >> b & 1) as usize;
-        out.push(d);
+    out.resize(m + 1, usize::MAX);
+    out[0] = text.len();
+    let (first, last) = band_blocks(text.len(), w, m);
+    for b in first..=last {
+        let end = (64 * (b + 1)).min(m);
+        let mut v = ws.bottom[b];
+        out[end] = v;
+        for i in (64 * b + 1..=end).rev() {
+            let bit = (i - 1) % 64;
+            v = v + (ws.block_vn[b] >> bit & 1) as usize - (ws.block_vp[b] >> bit & 1) as usize;
+            out[i - 1] = out[i - 1].min(v);
+        }
     }
 }
 
 /// Split at the middle row of `s2` and the first column of `s1` (0 included) minimising the sum of
-/// the forward and backward distances; returns `(mid1, mid2, left distance, right distance)`.
+/// the forward and backward distances; `d` is the exact distance of `s1`, `s2`, so a band of
+/// half-width `d` holds every optimal split. Returns `(mid1, mid2, left distance, right distance)`.
 fn hirschberg_split(
     ws: &mut AlignWorkspace,
     s1: &[u32],
     s2: &[u32],
+    d: usize,
 ) -> (usize, usize, usize, usize) {
     let mid2 = s2.len() / 2;
     let mut forward = Vec::with_capacity(s1.len() + 1);
-    prefix_distances(ws, s1, &s2[..mid2], &mut forward);
+    prefix_distances(ws, s1, &s2[..mid2], d + 1, &mut forward);
     let rev1: Vec<u32> = s1.iter().rev().copied().collect();
     let rev2: Vec<u32> = s2[mid2..].iter().rev().copied().collect();
     let mut backward = Vec::with_capacity(s1.len() + 1);
-    prefix_distances(ws, &rev1, &rev2, &mut backward);
+    prefix_distances(ws, &rev1, &rev2, d + 1, &mut backward);
     let n = s1.len();
     let (mut best, mut mid1) = (usize::MAX, 0);
     for i in 0..=n {
-        let total = forward[i] + backward[n - i];
+        let total = forward[i].saturating_add(backward[n - i]);
         if total < best {
             best = total;
             mid1 = i;

@@ -86,39 +86,6 @@ pub(crate) fn hyyro_single(masks: &PatternMasks, m: usize, text: &[u32]) -> usiz
     score
 }
 
-/// Run the blocked algorithm of `pattern` (masks built, `m` symbols) over `text`, leaving the final
-/// vertical vectors in `vp`/`vn`; returns the distance.
-pub(crate) fn myers_blocks(
-    masks: &PatternMasks,
-    m: usize,
-    text: &[u32],
-    vp: &mut Vec<u64>,
-    vn: &mut Vec<u64>,
-) -> usize {
-    let words = m.div_ceil(64);
-    vp.clear();
-    vp.resize(words, !0);
-    vn.clear();
-    vn.resize(words, 0);
-    let last_bit_final = 1u64 << ((m - 1) % 64);
-    let mut score = m;
-    for &c in text {
-        let eqs = masks.masks(c);
-        let mut h = 1i32;
-        for w in 0..words {
-            let eq = eqs.map_or(0, |e| e[w]);
-            let last_bit = if w + 1 == words {
-                last_bit_final
-            } else {
-                1u64 << 63
-            };
-            h = block_step(eq, &mut vp[w], &mut vn[w], h, last_bit);
-        }
-        score = (score as isize + h as isize) as usize;
-    }
-    score
-}
-
 /// First and last 64-row block of the pattern (`m` rows) meeting the diagonal band `|i − j| ≤ w`
 /// in text column `j` (rows `i` are 1-based).
 #[inline]
