@@ -24,12 +24,6 @@ from scorekit.graphs import graph_edit_distance, graph_edit_distance_batch
 from ged_cases import COSTS, label_match, perturb, random_graph
 
 
-@pytest.fixture(params=["rust", "numba"])
-def backend(request):
-    with use_backend(request.param):
-        yield request.param
-
-
 def random_problem(rng: random.Random, max_n: int, directed: bool):
     n1, n2 = rng.randint(0, max_n), rng.randint(0, max_n)
     c1, c2 = rng.randint(1, 3), rng.randint(1, 3)

@@ -18,15 +18,8 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from scorekit._kernels import use_backend
 from scorekit.graphs import graph_edit_distance, graph_edit_distance_batch
 from ged_cases import COSTS, perturb, random_graph
-
-
-@pytest.fixture(params=["rust", "numba"])
-def backend(request):
-    with use_backend(request.param):
-        yield request.param
 
 
 #: (max nodes, number of pairs): networkx takes milliseconds below 6 nodes, up to a second at 7.

@@ -16,17 +16,10 @@ import networkx as nx
 import pytest
 
 from scorekit import evaluate, score
-from scorekit._kernels import use_backend
 from scorekit.base import EdgeType, FieldSpec, GraphGrammar, NodeType
 from scorekit.canonicalize import resolve_canonicalizer
 from scorekit.metrics.graphs import DEFAULT_MAX_NODES, TypedEdge, TypedGraph, TypedGraphMetric, TypedNode
 from ged_cases import ORACLE_GRAMMAR, model_costs, mutate, random_typed_graph
-
-
-@pytest.fixture(params=["rust", "numba"])
-def backend(request):
-    with use_backend(request.param):
-        yield request.param
 
 
 G = GraphGrammar(

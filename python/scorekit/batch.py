@@ -118,5 +118,5 @@ def schwa_cer(gts: Iterable[str | JoinedText], preds: Iterable[str | JoinedText]
     (``JoinedText`` inputs carry their join positions); the corpus CER is ``d.sum() / n.sum()``."""
     gts, preds = as_sequence(gts, "gts"), as_sequence(preds, "preds")
     distances = schwa_distance_batch(gts, preds, schwa=schwa, threads=threads)
-    lengths = np.fromiter((len(g.text if isinstance(g, JoinedText) else g) for g in gts), dtype=np.int64, count=len(gts))
-    return distances, lengths
+    texts = [g.text if type(g) is JoinedText else g for g in gts]
+    return distances, np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))

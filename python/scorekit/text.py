@@ -94,12 +94,15 @@ def _schwa_codes(schwa: str) -> np.ndarray:
     return pack_texts([schwa], "schwa")[0]
 
 
-def _split_joined(x: Union[str, JoinedText], joins: Optional[Sequence[int]], name: str) -> tuple[str, Sequence[int]]:
-    if isinstance(x, JoinedText):
-        return x.text, (x.joins if joins is None else joins)
-    if not isinstance(x, str):
-        raise TypeError(f"{name} must be str or JoinedText, got {type(x).__name__}")
-    return x, (() if joins is None else joins)
+def _texts_and_joins(items: Sequence, joins: Optional[Sequence], name: str) -> tuple[list, list]:
+    """Texts and join lists of ``items`` (``str`` or :class:`JoinedText`); explicit ``joins`` win."""
+    texts = [x.text if type(x) is JoinedText else x for x in items]
+    if joins is None:
+        joins = [x.joins if type(x) is JoinedText else () for x in items]
+    for k, x in enumerate(texts):
+        if type(x) is not str and not isinstance(x, str):
+            raise TypeError(f"{name}[{k}] must be str or JoinedText, got {type(items[k]).__name__}")
+    return texts, list(joins)
 
 
 def schwa_distance(
@@ -121,17 +124,16 @@ def schwa_distance_batch(
 ) -> np.ndarray:
     """:func:`schwa_distance` of every pair, through one kernel call; ``int64[n]``."""
     gts, preds = as_sequence(gts, "gts"), as_sequence(preds, "preds")
-    n = check_same_length(gts, preds, "gts", "preds")
-    gt_j = [None] * n if gt_joins is None else as_sequence(gt_joins, "gt_joins")
-    pred_j = [None] * n if pred_joins is None else as_sequence(pred_joins, "pred_joins")
-    check_same_length(gts, gt_j, "gts", "gt_joins")
-    check_same_length(preds, pred_j, "preds", "pred_joins")
-    gt_pairs = [_split_joined(x, j, f"gts[{k}]") for k, (x, j) in enumerate(zip(gts, gt_j))]
-    pred_pairs = [_split_joined(x, j, f"preds[{k}]") for k, (x, j) in enumerate(zip(preds, pred_j))]
-    gt_values, gt_offsets = pack_texts([t for t, _ in gt_pairs], "gts")
-    pred_values, pred_offsets = pack_texts([t for t, _ in pred_pairs], "preds")
-    gj_values, gj_offsets = pack_positions([j for _, j in gt_pairs], np.diff(gt_offsets), "gt_joins")
-    pj_values, pj_offsets = pack_positions([j for _, j in pred_pairs], np.diff(pred_offsets), "pred_joins")
+    check_same_length(gts, preds, "gts", "preds")
+    for items, joins, names in ((gts, gt_joins, ("gts", "gt_joins")), (preds, pred_joins, ("preds", "pred_joins"))):
+        if joins is not None:
+            check_same_length(items, as_sequence(joins, names[1]), *names)
+    gt_texts, gt_j = _texts_and_joins(gts, None if gt_joins is None else as_sequence(gt_joins, "gt_joins"), "gts")
+    pred_texts, pred_j = _texts_and_joins(preds, None if pred_joins is None else as_sequence(pred_joins, "pred_joins"), "preds")
+    gt_values, gt_offsets = pack_texts(gt_texts, "gts")
+    pred_values, pred_offsets = pack_texts(pred_texts, "preds")
+    gj_values, gj_offsets = pack_positions(gt_j, np.diff(gt_offsets), "gt_joins")
+    pj_values, pj_offsets = pack_positions(pred_j, np.diff(pred_offsets), "pred_joins")
     return lev.schwa_distance_batch(
         gt_values, gt_offsets, pred_values, pred_offsets,
         gj_values, gj_offsets, pj_values, pj_offsets,

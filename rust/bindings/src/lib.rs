@@ -6,8 +6,14 @@
 
 use pyo3::prelude::*;
 
+/// mimalloc keeps freed pages for reuse: batch buffers (several MB per call) are then not
+/// page-faulted in afresh on every call, which otherwise dominates short-string batches.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 mod ged;
 mod levenshtein;
+mod packing;
 mod parallel;
 
 #[pymodule]
@@ -15,5 +21,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     ged::register(m)?;
     levenshtein::register(m)?;
+    m.add_function(wrap_pyfunction!(packing::pack_texts, m)?)?;
     Ok(())
 }
