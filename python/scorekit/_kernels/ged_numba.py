@@ -1,8 +1,8 @@
 """Numba twin of the graph edit distance kernel (``rust/kernels/src/ged``).
 
 Owns the same search as the Rust kernel, step for step: depth-first branch and bound over the
-graph-1 nodes (highest degree first), an assignment lower bound per visited state whose duals bound
-its children, every bound's assignment completed into an upper bound, and a budget on expanded
+graph-1 nodes (fail-first node choice), an assignment lower bound per visited state whose duals
+bound its children, every bound's assignment completed into an upper bound, and a budget on expanded
 states. The floating-point
 operations happen in the same order, so both backends return identical distances, bounds, flags
 and expansion counts. Inputs are validated here with the same messages as the Rust kernel.
@@ -347,20 +347,43 @@ def _unassign(u, st):
 
 
 @nb.njit(cache=True)
-def _expand(level, f, order, lv, pb, st, ws):
-    """Children of the state just bounded at ``f``: ``f`` plus each pair's reduced cost."""
+def _expand(level, f, order, level_node, lv, pb, st, ws):
+    """Choose the node to decide at ``level`` (largest second-cheapest reduced cost, ties to
+    higher degree) and bound its children by ``f`` plus each pair's reduced cost."""
     n1, n2 = pb[0], pb[1]
-    inv2, rows, counts = st[1], st[3], st[5]
+    map1, inv2, rows, counts = st[0], st[1], st[3], st[5]
     matrix, row_pot, col_pot = ws[1], ws[2], ws[3]
     cand_v, cand_step, cand_f, cand_count, cursor = lv
     ld = n1 + n2
     stride = n2 + 1
-    u = order[level]
     base = level * stride
     r1, r2 = counts[1], counts[2]
-    row = 0
-    while rows[row] != u:
-        row += 1
+    row = -1
+    best_regret = -math.inf
+    for k in range(n1):
+        w = order[k]
+        if map1[w] != _UNDECIDED:
+            continue
+        i = 0
+        while rows[i] != w:
+            i += 1
+        first = math.inf
+        second = math.inf
+        deleted = math.inf
+        for j in range(r2, r2 + r1):
+            deleted = min(deleted, matrix[i * ld + j] - row_pot[i + 1] - col_pot[j + 1])
+        for j in range(r2 + 1):
+            rc = matrix[i * ld + j] - row_pot[i + 1] - col_pot[j + 1] if j < r2 else deleted
+            if rc < first:
+                second = first
+                first = rc
+            elif rc < second:
+                second = rc
+        if second > best_regret:
+            best_regret = second
+            row = i
+    u = rows[row]
+    level_node[level] = u
     deleted = math.inf
     for j in range(r2, r2 + r1):
         deleted = min(deleted, matrix[row * ld + j] - row_pot[row + 1] - col_pot[j + 1])
@@ -462,13 +485,14 @@ def _solve(n1, n2, directed, node_sub, node_del, node_ins, edges1, edges2,
     if budget == 0:
         return ub[0], min(root_bound, ub[0]), False, 0, best_map
     expanded = 1
-    _expand(0, root_bound, order, lv, pb, st, ws)
+    level_node = np.zeros(n1, np.int64)
+    _expand(0, root_bound, order, level_node, lv, pb, st, ws)
     depth = 0
     while True:
         k = cursor[depth]
         slot = depth * stride + k
         if k < cand_count[depth] and cand_f[slot] < ub[0]:
-            u = order[depth]
+            u = level_node[depth]
             v = cand_v[slot]
             if depth + 1 == n1:
                 cursor[depth] += 1
@@ -496,13 +520,13 @@ def _solve(n1, n2, directed, node_sub, node_del, node_ins, edges1, edges2,
             if f >= ub[0]:
                 _unassign(u, st)
                 continue
-            _expand(depth + 1, f, order, lv, pb, st, ws)
+            _expand(depth + 1, f, order, level_node, lv, pb, st, ws)
             depth += 1
         else:
             if depth == 0:
                 break
             depth -= 1
-            _unassign(order[depth], st)
+            _unassign(level_node[depth], st)
     return ub[0], ub[0], True, expanded, best_map
 
 

@@ -22,8 +22,9 @@
 //! bugs (see `scorekit.graphs`).
 //!
 //! # Search
-//! Depth-first branch and bound over the graph-1 nodes (highest degree first), each assigned to a
-//! free graph-2 node or deleted. The lower bound of a partial map is exact for everything already
+//! Depth-first branch and bound over the graph-1 nodes, each assigned to a free graph-2 node or
+//! deleted; the node decided next is the one whose second-cheapest choice costs most under the
+//! current bound (fail first), ties going to higher degree. The lower bound of a partial map is exact for everything already
 //! decided plus an assignment bound ([`lsap`]) on the undecided nodes: each pair's cost is its node
 //! cost, the exact cost of its edges towards decided nodes, and half of a bound on matching its
 //! edges among undecided nodes. A visited state solves that assignment once; its children are

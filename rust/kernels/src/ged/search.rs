@@ -33,8 +33,10 @@ struct Search<'a> {
     /// Edge class of `(u, w)`, or `NO_EDGE`; symmetric when undirected.
     adj1: Vec<i32>,
     adj2: Vec<i32>,
-    /// Order in which graph-1 nodes are decided (highest degree first).
+    /// Graph-1 nodes by decreasing degree: the tie-break when choosing the next node to decide.
     order: Vec<usize>,
+    /// `level_node[d]`: the graph-1 node decided at level `d` of the current path.
+    level_node: Vec<usize>,
     map1: Vec<i64>,
     /// Graph-1 preimage of each graph-2 node, or `EPS` while it is free.
     inv2: Vec<i64>,
@@ -59,7 +61,7 @@ struct Search<'a> {
     comp_inv: Vec<i64>,
     best_map: Vec<i64>,
     ub: f64,
-    // Candidate stack: level d holds the children of the state with order[..d] decided.
+    // Candidate stack: level d holds the children of the state with level_node[..d] decided.
     stride: usize,
     cand_v: Vec<i64>,
     cand_step: Vec<f64>,
@@ -117,6 +119,7 @@ impl<'a> Search<'a> {
             adj1,
             adj2,
             order,
+            level_node: vec![0; n1],
             map1: vec![UNDECIDED; n1],
             inv2: vec![EPS; n2],
             decided: Vec::with_capacity(n1),
@@ -404,15 +407,43 @@ impl<'a> Search<'a> {
         self.map1[u] = UNDECIDED;
     }
 
-    /// Generate and sort the children of the state at `level` (deciding `order[level]`) right
-    /// after [`Search::bound`] bounded that state at `f` (= g + h). A child's bound is `f` plus the
+    /// Choose the node to decide at `level` and generate and sort its children, right after
+    /// [`Search::bound`] bounded the state at `f` (= g + h). A child's bound is `f` plus the
     /// reduced cost of its pair under the assignment's optimal duals: every completion that makes
     /// this choice costs at least that (LP duality), so no child needs its own assignment yet.
+    /// The node chosen is the one whose second-cheapest choice costs most (fail first: its
+    /// alternatives are the likeliest to be pruned), ties going to higher degree.
     fn expand(&mut self, level: usize, f: f64) {
-        let u = self.order[level];
         let base = level * self.stride;
         let (r1, r2) = (self.rows.len(), self.cols.len());
-        let row = self.rows.iter().position(|&w| w == u).expect("the next node is undecided");
+        let (mut row, mut best_regret) = (usize::MAX, f64::NEG_INFINITY);
+        for k in 0..self.n1 {
+            let w = self.order[k];
+            if self.map1[w] != UNDECIDED {
+                continue;
+            }
+            let i = self.rows.iter().position(|&x| x == w).expect("undecided nodes are rows");
+            let (mut first, mut second) = (f64::INFINITY, f64::INFINITY);
+            let mut deleted = f64::INFINITY;
+            for j in r2..r2 + r1 {
+                deleted = deleted.min(self.reduced_cost(i, j));
+            }
+            for j in 0..=r2 {
+                let rc = if j < r2 { self.reduced_cost(i, j) } else { deleted };
+                if rc < first {
+                    second = first;
+                    first = rc;
+                } else if rc < second {
+                    second = rc;
+                }
+            }
+            if second > best_regret {
+                best_regret = second;
+                row = i;
+            }
+        }
+        let u = self.rows[row];
+        self.level_node[level] = u;
         let mut deleted = f64::INFINITY;
         for j in r2..r2 + r1 {
             deleted = deleted.min(self.reduced_cost(row, j));
@@ -481,7 +512,7 @@ impl<'a> Search<'a> {
             let k = self.cursor[depth];
             let slot = depth * self.stride + k;
             if k < self.cand_count[depth] && self.cand_f[slot] < self.ub {
-                let u = self.order[depth];
+                let u = self.level_node[depth];
                 let v = self.cand_v[slot];
                 if depth + 1 == self.n1 {
                     self.cursor[depth] += 1;
@@ -522,7 +553,7 @@ impl<'a> Search<'a> {
                     break;
                 }
                 depth -= 1;
-                let u = self.order[depth];
+                let u = self.level_node[depth];
                 self.unassign(u);
             }
         }
