@@ -224,3 +224,15 @@ def test_budget_is_deterministic_and_bracketing(backend):
     assert d["exact"] is False and d["expanded"] == 3
     assert d["lower_bound"] <= exact.detail["raw_distance"] <= d["raw_distance"] <= d["denom"]
     assert exact.detail["exact"] is True
+
+
+def test_score_batch_equals_single_calls_for_any_thread_count(backend, typed_oracle_cases):
+    pairs = [(pred, gold) for pred, gold, weights, *_ in typed_oracle_cases if weights is None][:120]
+    pairs.append((TypedGraph(), TypedGraph()))  # denom 0: answered without the kernel
+    m = TypedGraphMetric(grammar=ORACLE_GRAMMAR)
+    singles = [m(p, g) for p, g in pairs]
+    for threads in (1, 2):
+        batch = m.score_batch(pairs, threads=threads)
+        assert [(s.value, s.detail) for s in batch] == [(s.value, s.detail) for s in singles]
+    with pytest.raises(ValueError, match="pairs"):
+        m.score_batch([GOLD0])

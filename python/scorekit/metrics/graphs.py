@@ -246,6 +246,38 @@ class TypedGraphMetric:
                 f"max_nodes={self.max_nodes!r}, budget={self.budget!r})")
 
     def __call__(self, pred: TypedGraph, gold: TypedGraph, *, grammar: Optional[GraphGrammar] = None) -> Score:
+        prepared = self._prepare(pred, gold, grammar)
+        if isinstance(prepared, Score):
+            return prepared
+        problem, denom = prepared
+        result = _ged.graph_edit_distance_pair(*problem, budget=self.budget)
+        return self._score(result.distance, result.lower_bound, result.exact, result.expanded, denom)
+
+    def score_batch(self, pairs: Sequence[tuple[TypedGraph, TypedGraph]], *,
+                    grammar: Optional[GraphGrammar] = None, threads: int = 0) -> list[Score]:
+        """``[self(pred, gold, grammar=grammar) for pred, gold in pairs]``, with the searches run in
+        parallel on ``threads`` threads (0 = all cores; results do not depend on it)."""
+        prepared = []
+        for k, pair in enumerate(pairs):
+            try:
+                pred, gold = pair
+            except (TypeError, ValueError):
+                raise ValueError(f"pairs[{k}] must be a (pred, gold) pair of TypedGraph") from None
+            prepared.append(self._prepare(pred, gold, grammar))
+        todo = [p for p in prepared if not isinstance(p, Score)]
+        distance, lower, exact, expanded = _ged.graph_edit_distance_batch(
+            [problem for problem, _ in todo], budget=self.budget, threads=threads)
+        scores, k = [], 0
+        for p in prepared:
+            if isinstance(p, Score):
+                scores.append(p)
+            else:
+                scores.append(self._score(float(distance[k]), float(lower[k]), bool(exact[k]), int(expanded[k]), p[1]))
+                k += 1
+        return scores
+
+    def _prepare(self, pred: Any, gold: Any, grammar: Optional[GraphGrammar]) -> Any:
+        """The kernel problem and ``denom`` of one pair, or its final Score when ``denom == 0``."""
         if grammar is not None and not isinstance(grammar, GraphGrammar):
             raise TypeError(f"grammar must be a GraphGrammar or None, got {type(grammar).__name__}")
         active = grammar if grammar is not None else self.grammar
@@ -277,17 +309,18 @@ class TypedGraphMetric:
         np.fill_diagonal(edge_sub, 0.0)
         if not edge_types:  # no edges at all: one unused class keeps the tables well-formed
             edge_cost, edge_sub = np.ones(1), np.zeros((1, 1))
-        result = _ged.graph_edit_distance_pair(
-            node_sub, pred_mass, gold_mass,
-            [(s, d, cls[t]) for (s, d), t in pred_edges.items()],
-            [(s, d, cls[t]) for (s, d), t in gold_edges.items()],
-            edge_sub, edge_cost, edge_cost, True, budget=self.budget)
-        raw = min(result.distance, denom)
+        problem = (node_sub, pred_mass, gold_mass,
+                   [(s, d, cls[t]) for (s, d), t in pred_edges.items()],
+                   [(s, d, cls[t]) for (s, d), t in gold_edges.items()],
+                   edge_sub, edge_cost, edge_cost, True)
+        return problem, denom
+
+    def _score(self, distance: float, lower_bound: float, exact: bool, expanded: int, denom: float) -> Score:
+        raw = min(distance, denom)
         normalized = min(1.0, raw / denom)
         return Score(value=normalized, metric="graph", detail={
             "raw_distance": raw, "denom": denom, "similarity": 1.0 - normalized, "higher_is_better": False,
-            "exact": result.exact, "timeout_s": self.timeout,
-            "lower_bound": min(result.lower_bound, raw), "expanded": result.expanded})
+            "exact": exact, "timeout_s": self.timeout, "lower_bound": min(lower_bound, raw), "expanded": expanded})
 
     def aggregate(self, scores: Sequence[Score]) -> float:
         """Corpus distance: Σ raw_distance / Σ denom (missing keys count 0; 0.0 when Σ denom = 0)."""
