@@ -22,7 +22,7 @@ from scorekit import _kernels
 from scorekit.base import GraphGrammar, Report, Score
 from scorekit.canonicalize import resolve_canonicalizer
 from scorekit.metrics.fields import FieldMetric
-from scorekit.metrics.strings import StringMetric, count_errors, error_rate, text_score
+from scorekit.metrics.strings import StringMetric, count_errors, count_packed, error_rate, text_score
 from scorekit.registry import get
 
 #: Pairs per kernel call on the streaming text path.
@@ -231,8 +231,7 @@ def _evaluate_text(m: StringMetric, cases: Iterable[Any], threads: int) -> Repor
         block = list(itertools.islice(iterator, CHUNK_SIZE))
         if not block:
             break
-        preds, golds, labels = _split_block(block, k)
-        counts = _count(m, preds, golds, threads, k)
+        counts, labels = _count_block(m, block, threads, k)
         k += len(block)
         totals += counts.sum(axis=0)
         if labels is not None:
@@ -253,6 +252,25 @@ def _evaluate_text(m: StringMetric, cases: Iterable[Any], threads: int) -> Repor
         detail={"edits": s + d + i, "ref_len": ref_len, "substitutions": s, "deletions": d,
                 "insertions": i, "hits": ref_len - s - d},
     )
+
+
+def _count_block(m: StringMetric, block: list, threads: int, offset: int) -> tuple[np.ndarray, Optional[list]]:
+    """Counts and slice labels of one chunk of cases. Plain ``(str, str[, slice])`` cases without a
+    canonicaliser are packed straight from the tuples by the compiled core."""
+    if m.canonicalizer is None and _kernels._core is not None:
+        try:
+            hyp, ref = _kernels._core.pack_pairs(block)
+        except TypeError:
+            pass  # something to coerce or reject: the general path below says what
+        except ValueError as exc:
+            raise ValueError(_renumber(str(exc), offset)) from None
+        else:
+            labels = None
+            if max(map(len, block)) > 2:
+                labels = [case[2] if len(case) > 2 else None for case in block]
+            return count_packed(hyp, ref, m.mode, threads=threads), labels
+    preds, golds, labels = _split_block(block, offset)
+    return _count(m, preds, golds, threads, offset), labels
 
 
 def _count(m: StringMetric, preds: list, golds: list, threads: int, offset: int) -> np.ndarray:

@@ -20,5 +20,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     levenshtein::register(m)?;
     m.add_function(wrap_pyfunction!(packing::pack_texts, m)?)?;
+    m.add_function(wrap_pyfunction!(packing::pack_pairs, m)?)?;
     Ok(())
 }
