@@ -6,8 +6,11 @@
 
 use pyo3::prelude::*;
 
+mod tree;
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    tree::register(m)?;
     Ok(())
 }

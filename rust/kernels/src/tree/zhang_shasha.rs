@@ -1,0 +1,235 @@
+//! Zhang–Shasha (1989) ordered tree edit distance over post-order arrays, and its edit mapping.
+//!
+//! For every pair of keyroots (`i`, `j`) — nodes that are the highest node with their leftmost leaf —
+//! a forest-distance table over the post-order ranges `lld(i)..=i` × `lld(j)..=j` is filled; entries
+//! where both nodes lie on their keyroot's leftmost path are tree distances and are stored in `td`.
+//! Time O(n1·n2·min(depth, leaves)²), memory O(n1·n2).
+
+use super::levenshtein::normalized_levenshtein;
+use super::{CostModel, PostorderTree, Rename};
+
+/// Reusable buffers; one per thread in batch runs, so the kernel does not allocate per pair.
+#[derive(Debug, Default)]
+pub struct Workspace {
+    td: Vec<f64>,
+    fd: Vec<f64>,
+    delete: Vec<f64>,
+    insert: Vec<f64>,
+    keyroots1: Vec<usize>,
+    keyroots2: Vec<usize>,
+    row: Vec<usize>,
+}
+
+impl Workspace {
+    pub fn new() -> Self {
+        Self::default()
+    }
+}
+
+/// `min` with the tie and operand order the Numba twin uses (`b` wins only when strictly smaller).
+#[inline(always)]
+fn fmin(a: f64, b: f64) -> f64 {
+    if b < a {
+        b
+    } else {
+        a
+    }
+}
+
+fn keyroots(lld: &[u32], out: &mut Vec<usize>) {
+    out.clear();
+    let n = lld.len();
+    let mut seen = vec![false; n];
+    for k in (0..n).rev() {
+        let l = lld[k] as usize;
+        if !seen[l] {
+            seen[l] = true;
+            out.push(k);
+        }
+    }
+    out.reverse();
+}
+
+struct Pricing<'a, 'c> {
+    t1: PostorderTree<'a>,
+    t2: PostorderTree<'a>,
+    rename: &'c Rename<'a>,
+}
+
+impl Pricing<'_, '_> {
+    #[inline(always)]
+    fn rename(&self, a: usize, b: usize, row: &mut Vec<usize>) -> f64 {
+        let (la, lb) = (self.t1.labels[a], self.t2.labels[b]);
+        match *self.rename {
+            Rename::Unit => {
+                if la == lb {
+                    0.0
+                } else {
+                    1.0
+                }
+            }
+            Rename::Table { costs, n_labels } => costs[la as usize * n_labels + lb as usize],
+            Rename::Text { texts1, texts2, label_mismatch } => {
+                if la != lb {
+                    label_mismatch
+                } else {
+                    normalized_levenshtein(texts1.get(a), texts2.get(b), row)
+                }
+            }
+        }
+    }
+}
+
+fn fill_costs(costs: Option<&[f64]>, n: usize, out: &mut Vec<f64>) {
+    out.clear();
+    match costs {
+        Some(c) => out.extend_from_slice(c),
+        None => out.resize(n, 1.0),
+    }
+}
+
+/// Fill the forest-distance table of the subtrees rooted at `i` and `j` (row-major, width
+/// `j - lld2[j] + 2`). With `store`, tree distances on the leftmost paths are written to `td`.
+///
+/// Cell order of operations, identical in the Numba twin: `del = fd[x-1][y] + delete[a]`,
+/// `ins = fd[x][y-1] + insert[b]`, `best = fmin(del, ins)`, then `fmin(best, third)` where `third` is
+/// `fd[x-1][y-1] + rename(a, b)` on the leftmost paths and `fd[lld(a)][lld(b)] + td[a][b]` elsewhere.
+#[allow(clippy::too_many_arguments)]
+fn forest_distance(
+    pricing: &Pricing<'_, '_>,
+    delete: &[f64],
+    insert: &[f64],
+    i: usize,
+    j: usize,
+    td: &mut [f64],
+    fd: &mut [f64],
+    row: &mut Vec<usize>,
+    store: bool,
+) {
+    let (lld1, lld2) = (pricing.t1.lld, pricing.t2.lld);
+    let n2 = lld2.len();
+    let l1 = lld1[i] as usize;
+    let l2 = lld2[j] as usize;
+    let rows = i - l1 + 2;
+    let width = j - l2 + 2;
+    fd[0] = 0.0;
+    for x in 1..rows {
+        fd[x * width] = fd[(x - 1) * width] + delete[l1 + x - 1];
+    }
+    for y in 1..width {
+        fd[y] = fd[y - 1] + insert[l2 + y - 1];
+    }
+    for x in 1..rows {
+        let a = l1 + x - 1;
+        let la = lld1[a] as usize;
+        let cost_delete = delete[a];
+        for y in 1..width {
+            let b = l2 + y - 1;
+            let lb = lld2[b] as usize;
+            let del = fd[(x - 1) * width + y] + cost_delete;
+            let ins = fd[x * width + y - 1] + insert[b];
+            let best = fmin(del, ins);
+            if la == l1 && lb == l2 {
+                let ren = fd[(x - 1) * width + y - 1] + pricing.rename(a, b, row);
+                let value = fmin(best, ren);
+                fd[x * width + y] = value;
+                if store {
+                    td[a * n2 + b] = value;
+                }
+            } else {
+                let sub = fd[(la - l1) * width + (lb - l2)] + td[a * n2 + b];
+                fd[x * width + y] = fmin(best, sub);
+            }
+        }
+    }
+}
+
+/// Fill `ws.td` with the tree distance of every node pair; returns the distance of the two roots.
+fn run(t1: &PostorderTree<'_>, t2: &PostorderTree<'_>, costs: &CostModel<'_>, ws: &mut Workspace) -> f64 {
+    let (n1, n2) = (t1.len(), t2.len());
+    fill_costs(costs.delete, n1, &mut ws.delete);
+    fill_costs(costs.insert, n2, &mut ws.insert);
+    if n1 == 0 || n2 == 0 {
+        // Only deletions or only insertions; summed in post-order like the DP's border row.
+        return ws.delete.iter().fold(0.0, |s, &c| s + c) + ws.insert.iter().fold(0.0, |s, &c| s + c);
+    }
+    keyroots(t1.lld, &mut ws.keyroots1);
+    keyroots(t2.lld, &mut ws.keyroots2);
+    ws.td.clear();
+    ws.td.resize(n1 * n2, 0.0);
+    ws.fd.clear();
+    ws.fd.resize((n1 + 1) * (n2 + 1), 0.0);
+    let pricing = Pricing { t1: *t1, t2: *t2, rename: &costs.rename };
+    for &i in &ws.keyroots1 {
+        for &j in &ws.keyroots2 {
+            forest_distance(&pricing, &ws.delete, &ws.insert, i, j, &mut ws.td, &mut ws.fd, &mut ws.row, true);
+        }
+    }
+    ws.td[n1 * n2 - 1]
+}
+
+/// Tree edit distance between `t1` and `t2` under `costs`.
+///
+/// Both trees and the cost model must have passed [`super::validate_tree`] and
+/// [`super::validate_costs`]; indices are trusted here. With an empty side the distance is the sum of
+/// the other side's deletion or insertion costs (added in post-order, starting from 0).
+pub fn zhang_shasha(t1: &PostorderTree<'_>, t2: &PostorderTree<'_>, costs: &CostModel<'_>, ws: &mut Workspace) -> f64 {
+    run(t1, t2, costs, ws)
+}
+
+/// Tree edit distance and one optimal edit mapping.
+///
+/// The mapping lists `(a, b)` post-order index pairs: `(a, -1)` deletes node `a` of `t1`, `(-1, b)`
+/// inserts node `b` of `t2`, and `(a, b)` maps `a` onto `b` (a rename when their costs differ from 0).
+/// Every node of both trees appears exactly once; the costs of the pairs add up to the distance.
+/// Order: subtree pairs are resolved last-in first-out starting from the roots; inside one forest
+/// table the walk goes from the bottom-right corner, preferring a deletion, then an insertion, then
+/// the diagonal or a subtree jump.
+pub fn zhang_shasha_mapping(
+    t1: &PostorderTree<'_>,
+    t2: &PostorderTree<'_>,
+    costs: &CostModel<'_>,
+    ws: &mut Workspace,
+) -> (f64, Vec<(i64, i64)>) {
+    let distance = run(t1, t2, costs, ws);
+    let (n1, n2) = (t1.len(), t2.len());
+    let mut mapping: Vec<(i64, i64)> = Vec::with_capacity(n1 + n2);
+    if n1 == 0 || n2 == 0 {
+        mapping.extend((0..n1 as i64).map(|a| (a, -1)));
+        mapping.extend((0..n2 as i64).map(|b| (-1, b)));
+        return (distance, mapping);
+    }
+    let pricing = Pricing { t1: *t1, t2: *t2, rename: &costs.rename };
+    let mut pending: Vec<(usize, usize)> = vec![(n1 - 1, n2 - 1)];
+    while let Some((i, j)) = pending.pop() {
+        forest_distance(&pricing, &ws.delete, &ws.insert, i, j, &mut ws.td, &mut ws.fd, &mut ws.row, false);
+        let l1 = t1.lld[i] as usize;
+        let l2 = t2.lld[j] as usize;
+        let width = j - l2 + 2;
+        let fd = &ws.fd;
+        let (mut x, mut y) = (i - l1 + 1, j - l2 + 1);
+        while x > 0 || y > 0 {
+            let here = fd[x * width + y];
+            if x > 0 && here == fd[(x - 1) * width + y] + ws.delete[l1 + x - 1] {
+                mapping.push(((l1 + x - 1) as i64, -1));
+                x -= 1;
+            } else if y > 0 && here == fd[x * width + y - 1] + ws.insert[l2 + y - 1] {
+                mapping.push((-1, (l2 + y - 1) as i64));
+                y -= 1;
+            } else {
+                let (a, b) = (l1 + x - 1, l2 + y - 1);
+                let (la, lb) = (t1.lld[a] as usize, t2.lld[b] as usize);
+                if la == l1 && lb == l2 {
+                    mapping.push((a as i64, b as i64));
+                    x -= 1;
+                    y -= 1;
+                } else {
+                    pending.push((a, b));
+                    x = la - l1;
+                    y = lb - l2;
+                }
+            }
+        }
+    }
+    (distance, mapping)
+}
