@@ -6,11 +6,14 @@
 
 use pyo3::prelude::*;
 
+mod levenshtein;
+mod parallel;
 mod tree;
 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    levenshtein::register(m)?;
     tree::register(m)?;
     Ok(())
 }

@@ -12,6 +12,7 @@ use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use rayon::prelude::*;
+use crate::parallel::{check_offsets, run_detached, same_count};
 use scorekit_kernels::tree::{
     validate_costs, validate_tree, zhang_shasha, zhang_shasha_mapping, CostModel, NodeTexts, PostorderTree, Rename,
     Workspace,
@@ -19,15 +20,6 @@ use scorekit_kernels::tree::{
 
 fn slice<'a, T: numpy::Element>(a: &'a PyReadonlyArray1<'_, T>, name: &str) -> PyResult<&'a [T]> {
     a.as_slice().map_err(|_| PyValueError::new_err(format!("{name} must be a contiguous 1-D array")))
-}
-
-fn check_offsets(offsets: &[i64], total: usize, name: &str) -> PyResult<()> {
-    if offsets.is_empty() || offsets[0] != 0 || *offsets.last().unwrap() as usize != total || offsets.windows(2).any(|w| w[1] < w[0]) {
-        return Err(PyValueError::new_err(format!(
-            "{name} must start at 0, never decrease and end at {total} (the number of nodes)"
-        )));
-    }
-    Ok(())
 }
 
 /// The cost arrays of one call, before they are cut into per-pair views.
@@ -96,13 +88,6 @@ fn check_pair(t1: &PostorderTree<'_>, t2: &PostorderTree<'_>, costs: &CostModel<
     validate_costs(t1, t2, costs).map_err(|e| err("costs", e))
 }
 
-fn thread_pool(threads: usize) -> PyResult<rayon::ThreadPool> {
-    rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .build()
-        .map_err(|e| PyValueError::new_err(format!("cannot start {threads} threads: {e}")))
-}
-
 /// Zhang–Shasha distance of every packed pair; `float64[n_pairs]`.
 #[pyfunction]
 #[pyo3(signature = (labels1, lld1, offsets1, labels2, lld2, offsets2, delete_costs, insert_costs,
@@ -134,15 +119,12 @@ fn tree_distance_batch<'py>(
     if l1.len() != d1.len() || l2.len() != d2.len() {
         return Err(PyValueError::new_err("labels and lld must have the same length on each side"));
     }
-    check_offsets(o1, l1.len(), "offsets1")?;
-    check_offsets(o2, l2.len(), "offsets2")?;
-    if o1.len() != o2.len() {
-        return Err(PyValueError::new_err(format!(
-            "both sides must hold the same number of trees, got {} and {}",
-            o1.len() - 1,
-            o2.len() - 1
-        )));
-    }
+    let n = same_count(
+        check_offsets(o1, l1.len(), "offsets1")?,
+        check_offsets(o2, l2.len(), "offsets2")?,
+        "offsets1",
+        "offsets2",
+    )?;
     let costs = PackedCosts {
         delete: slice(&delete_costs, "delete_costs")?,
         insert: slice(&insert_costs, "insert_costs")?,
@@ -154,7 +136,6 @@ fn tree_distance_batch<'py>(
         label_mismatch,
     };
     costs.check(l1.len(), l2.len())?;
-    let n = o1.len() - 1;
     let range = |o: &[i64], p: usize| o[p] as usize..o[p + 1] as usize;
     for p in 0..n {
         let (r1, r2) = (range(o1, p), range(o2, p));
@@ -170,13 +151,8 @@ fn tree_distance_batch<'py>(
             })
             .collect()
     };
-    // 0 = rayon's global pool (all cores); a result never depends on the thread count.
-    let out = if threads == 0 || n < 2 {
-        py.detach(compute)
-    } else {
-        let pool = thread_pool(threads)?;
-        py.detach(|| pool.install(compute))
-    };
+    // The result never depends on the thread count.
+    let out = run_detached(py, threads, compute)?;
     Ok(out.into_pyarray(py))
 }
 
