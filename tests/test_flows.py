@@ -205,3 +205,56 @@ def test_directories_and_command(tmp_path, capsys, backend) -> None:
     assert flows_command(pred, ref, False) == 2
     assert "d.json" in capsys.readouterr().err
     assert flows_command(tmp_path / "nope", ref, True) == 2
+
+
+def mutate(rng: random.Random, flow: dict):
+    """Random damage and unusual-but-valid variants, to compare the compiled fast path with the
+    Python decomposition on every branch of the format rules."""
+    flow = json.loads(json.dumps(flow))
+    comps = flow["components"]
+    choice = rng.randrange(14)
+    if choice == 0 and comps:
+        comps[0]["block"] = comps[0].get("order", 99)  # a self-cycle
+    elif choice == 1 and len(comps) > 1:
+        comps[1]["order"] = comps[0].get("order")  # duplicate (or null) order
+    elif choice == 2:
+        flow["trigger"] = rng.choice([5, {"type": None}, {"kind": "x"}, ["a"], "", {"type": "email", "x": 1}])
+    elif choice == 3 and comps:
+        comps[-1] = rng.choice([5, None, ["x"], {"category": "action"}, {"definition": 3}, {"type": "t"},
+                                {"definition": None, "type": "u"}, {"definition": "d", "category": None}])
+    elif choice == 4 and comps:
+        comps[0]["block"] = rng.choice([1.0, "1", True, [1], {"a": 1}, 12345])
+    elif choice == 5 and comps:
+        comps[0]["order"] = rng.choice([1.5, "one", True, [1], 2.0])
+    elif choice == 6:
+        flow = rng.choice([[flow], "x", 3, None, {"name": "no keys"}, {"trigger": "daily"}, {"components": None}])
+    elif choice == 7 and comps:
+        comps[0]["children"] = rng.choice([["a", {"definition": "b", "order": 1}, {"definition": "c", "block": 1}],
+                                           "not a list", [], None, [[1]]])
+    elif choice == 8:
+        flow["components"] = {"a": 1}
+    elif choice == 9 and comps:
+        comps.append({"definition": "z", "order": 1000, "block": 1001})
+        comps.append({"definition": "y", "order": 1001, "block": 1000})  # a two-cycle
+    return flow
+
+
+def test_compiled_fast_path_matches_python_path() -> None:
+    rng = random.Random(21)
+    flows = [random_flow(rng) for _ in range(80)]
+    pairs = []
+    for _ in range(600):
+        pred = mutate(rng, rng.choice(flows)) if rng.random() < 0.6 else rng.choice(flows)
+        pairs.append((pred, rng.choice(flows)))
+    pairs.append(('```json\n{"trigger": "daily", "components": ["a"]}\n```', flows[0]))
+    reports = {}
+    for name in ("rust", "numba"):
+        with use_backend(name):
+            reports[name] = evaluate_flows(pairs).to_dict()
+    assert reports["rust"] == reports["numba"]
+    assert sum(item["error"] is not None for item in reports["rust"]["items"]) > 50
+    # A reference the fast path rejects is still an error naming the item, on both backends.
+    for name in ("rust", "numba"):
+        with use_backend(name):
+            with pytest.raises(ValueError, match="reference of item 1"):
+                evaluate_flows([(flows[0], flows[1]), (flows[0], {"components": [{"definition": "a", "block": 3}]})])

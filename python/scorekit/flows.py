@@ -32,11 +32,13 @@ import re
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import chain
 from pathlib import Path
 from typing import Any, NamedTuple, Optional, Union
 
 import numpy as np
 
+from scorekit import _kernels
 from scorekit._kernels import tree as _tree_kernels
 from scorekit.trees import Tree
 
@@ -88,10 +90,14 @@ def parse_flow(text: Union[str, bytes]) -> Any:
         raise FlowFormatError(f"not valid JSON: {exc}") from None
 
 
+def _is_object(value: Any) -> bool:
+    return type(value) is dict or isinstance(value, Mapping)
+
+
 def _trigger_type(trigger: Any) -> Optional[str]:
-    if trigger is None or isinstance(trigger, str):
+    if trigger is None or type(trigger) is str or isinstance(trigger, str):
         return trigger
-    if isinstance(trigger, Mapping):
+    if _is_object(trigger):
         kind = trigger.get("type")
         if isinstance(kind, str):
             return kind
@@ -99,72 +105,76 @@ def _trigger_type(trigger: Any) -> Optional[str]:
     raise FlowFormatError(f"trigger must be null, a string or an object with 'type', got {type(trigger).__name__}")
 
 
-def _component_label(component: Any, where: str) -> str:
-    if isinstance(component, str):
+def _component_label(component: Any, where: str, k: int) -> str:
+    if type(component) is str:
         return "action:" + component
-    if not (isinstance(component, dict) or isinstance(component, Mapping)):
-        raise FlowFormatError(f"{where} must be a string or an object, got {type(component).__name__}")
-    definition = component.get("definition", component.get("type"))
-    if not isinstance(definition, str):
-        raise FlowFormatError(f"{where} needs a string 'definition' (or 'type'), got {definition!r:.60}")
+    if not _is_object(component):
+        if isinstance(component, str):
+            return "action:" + component
+        raise FlowFormatError(f"{where}[{k}] must be a string or an object, got {type(component).__name__}")
+    definition = component.get("definition")
+    if definition is None:
+        definition = component.get("type")
+    if type(definition) is not str and not isinstance(definition, str):
+        raise FlowFormatError(f"{where}[{k}] needs a string 'definition' (or 'type'), got {definition!r:.60}")
     category = component.get("category", "action")
-    if not isinstance(category, str):
-        raise FlowFormatError(f"{where}: 'category' must be a string, got {category!r:.60}")
-    return f"{category}:{definition}"
+    if type(category) is not str and not isinstance(category, str):
+        raise FlowFormatError(f"{where}[{k}]: 'category' must be a string, got {category!r:.60}")
+    return category + ":" + definition
 
 
 def _component_forest(components: Any, where: str, depth: int = 0) -> list[_Node]:
     """The ordered forest of one component list: ``block`` references resolved inside the list,
     inline ``children`` lists decomposed as their own scope."""
-    if not isinstance(components, list):
+    if type(components) is not list:
         raise FlowFormatError(f"{where} must be a list, got {type(components).__name__}")
     if depth > 200:
         raise FlowFormatError(f"{where}: components nested more than 200 levels deep")
     nodes: list[_Node] = []
     by_order: dict[Any, int] = {}
-    blocks: list[Any] = []
+    blocks: list[tuple[int, Any]] = []
     for k, component in enumerate(components):
-        here = f"{where}[{k}]"
         children: list[_Node] = []
-        block = None
-        if isinstance(component, dict) or isinstance(component, Mapping):
-            order, block = component.get("order"), component.get("block")
+        if type(component) is dict or (type(component) is not str and isinstance(component, Mapping)):
+            order = component.get("order")
             if order is not None:
                 if isinstance(order, bool) or not isinstance(order, (int, float, str)):
-                    raise FlowFormatError(f"{here}: 'order' must be a number or a string, got {order!r:.60}")
+                    raise FlowFormatError(f"{where}[{k}]: 'order' must be a number or a string, got {order!r:.60}")
                 if order in by_order:
-                    raise FlowFormatError(f"{here}: order {order!r} is used twice")
+                    raise FlowFormatError(f"{where}[{k}]: order {order!r} is used twice")
                 by_order[order] = k
-            if "children" in component and component["children"] is not None:
-                children = _component_forest(component["children"], f"{here}.children", depth + 1)
-        nodes.append((_component_label(component, here), children))
-        blocks.append(block)
-    roots: list[_Node] = []
-    parent_of: list[Optional[int]] = [None] * len(nodes)
-    for k, block in enumerate(blocks):
-        if block is None:
-            roots.append(nodes[k])
-            continue
+            block = component.get("block")
+            if block is not None:
+                blocks.append((k, block))
+            nested = component.get("children")
+            if nested is not None:
+                children = _component_forest(nested, f"{where}[{k}].children", depth + 1)
+        nodes.append((_component_label(component, where, k), children))
+    if not blocks:
+        return nodes
+    parent_of: dict[int, int] = {}
+    for k, block in blocks:
         parent = by_order.get(block) if not isinstance(block, (list, dict, bool)) else None
         if parent is None:
             raise FlowFormatError(f"{where}[{k}]: 'block' {block!r:.60} names no component's 'order'")
         parent_of[k] = parent
-        nodes[parent][1].append(nodes[k])
-    for k in range(len(nodes) if len(roots) < len(nodes) else 0):  # block chains must reach the top level
-        seen, at = set(), k
-        while parent_of[at] is not None:
+    for k, _ in blocks:  # every block chain must reach a top-level component
+        seen, at = {k}, parent_of[k]
+        while at in parent_of:
             if at in seen:
                 raise FlowFormatError(f"{where}[{k}]: 'block' references form a cycle")
             seen.add(at)
-            at = parent_of[at]  # type: ignore[assignment]
-    return roots
+            at = parent_of[at]
+    for k, _ in blocks:
+        nodes[parent_of[k]][1].append(nodes[k])
+    return [node for k, node in enumerate(nodes) if k not in parent_of]
 
 
 def _flow_root(flow: Any) -> tuple[Optional[str], _Node]:
     """The trigger type and the decomposed tree of a parsed flow (raises :class:`FlowFormatError`)."""
     if isinstance(flow, (str, bytes)):
         flow = parse_flow(flow)
-    if not isinstance(flow, Mapping):
+    if not _is_object(flow):
         raise FlowFormatError(f"a workflow must be a JSON object, got {type(flow).__name__}")
     if TRIGGER not in flow and COMPONENTS not in flow:
         raise FlowFormatError("a workflow needs a 'trigger' or a 'components' key")
@@ -199,33 +209,42 @@ def decompose_to_tree(flow: Any) -> Tree:
 
 
 class _Analysed(NamedTuple):
-    """Everything the four metrics need from one flow."""
+    """Everything the four metrics need from one flow: the tree in post-order (labels and
+    leftmost-leaf indices), S(F) and the component label set."""
 
     trigger: Optional[str]
-    root: _Node
-    size: int
+    labels: list
+    lld: list
     subtrees: frozenset
     components: frozenset
 
 
 def _analyse_root(trigger: Optional[str], root: _Node) -> _Analysed:
-    size = 0
+    labels: list[str] = []
+    lld: list[int] = []
     subtrees = set()
-    stack: list[tuple[_Node, bool]] = [(root, True)]
+    # Frames: [node, next child index, leftmost leaf of the first child or -1]
+    stack: list[list[Any]] = [[root, 0, -1]]
     while stack:
-        (label, children), is_root = stack.pop()
-        size += 1
-        if children:
-            if not is_root:
+        frame = stack[-1]
+        label, children = frame[0]
+        if frame[1] < len(children):
+            frame[1] += 1
+            stack.append([children[frame[1] - 1], 0, -1])
+            continue
+        stack.pop()
+        k = len(labels)
+        left = frame[2] if frame[2] >= 0 else k
+        labels.append(label)
+        lld.append(left)
+        if stack:
+            if stack[-1][2] < 0:
+                stack[-1][2] = left
+            if children:  # every subtree but the root's
                 subtrees.add((label, tuple(c[0] for c in children)))
-            stack.extend((c, False) for c in children)
-    components = set()
-    pending = list(root[1][1][1])  # below the "components" node
-    while pending:
-        label, children = pending.pop()
-        components.add(label)
-        pending.extend(children)
-    return _Analysed(trigger, root, size, frozenset(subtrees), frozenset(components))
+    # Post-order ends with the components subtree, then the root: its nodes are components.
+    components = frozenset(labels[lld[-2]:-2])
+    return _Analysed(trigger, labels, lld, frozenset(subtrees), components)
 
 
 def _analyse(flow: Any) -> _Analysed:
@@ -272,34 +291,16 @@ def component_match(pred: Any, ref: Any) -> float:
 
 
 def _pack(flows: Sequence[_Analysed], intern: dict[str, int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Post-order label ids, leftmost-leaf indices and node offsets of many decomposed flows."""
-    labels: list[int] = []
-    lld: list[int] = []
-    offsets = [0]
-    for flow in flows:
-        base = len(labels)
-        # Frames: [node, next child, leftmost leaf of the first child or -1]
-        stack: list[list[Any]] = [[flow.root, 0, -1]]
-        while stack:
-            frame = stack[-1]
-            children = frame[0][1]
-            if frame[1] < len(children):
-                frame[1] += 1
-                stack.append([children[frame[1] - 1], 0, -1])
-                continue
-            stack.pop()
-            k = len(labels) - base
-            left = frame[2] if frame[2] >= 0 else k
-            label = frame[0][0]
-            label_id = intern.get(label)
-            if label_id is None:
-                label_id = intern[label] = len(intern)
-            labels.append(label_id)
-            lld.append(left)
-            if stack and stack[-1][2] < 0:
-                stack[-1][2] = left
-        offsets.append(len(labels))
-    return np.asarray(labels, np.uint32), np.asarray(lld, np.uint32), np.asarray(offsets, np.int64)
+    """Post-order label ids, leftmost-leaf indices and node offsets of many analysed flows."""
+    sizes = np.fromiter((len(f.labels) for f in flows), dtype=np.int64, count=len(flows))
+    offsets = np.zeros(len(flows) + 1, np.int64)
+    np.cumsum(sizes, out=offsets[1:])
+    total = int(offsets[-1])
+    setdefault = intern.setdefault
+    labels = np.fromiter((setdefault(label, len(intern)) for f in flows for label in f.labels),
+                         dtype=np.uint32, count=total)
+    lld = np.fromiter(chain.from_iterable(f.lld for f in flows), dtype=np.uint32, count=total)
+    return labels, lld, offsets
 
 
 def _flowsims(preds: Sequence[_Analysed], refs: Sequence[_Analysed], threads: Optional[int]) -> np.ndarray:
@@ -374,27 +375,57 @@ class FlowReport:
 #: Stands for a reference file's prediction that does not exist.
 _MISSING = object()
 
+#: The empty flow, as a document (what a malformed prediction is scored as).
+_EMPTY_DOCUMENT = {TRIGGER: None, COMPONENTS: []}
 
-def _lenient(pred: Any) -> tuple[_Analysed, Optional[str]]:
+
+def _parsed_prediction(pred: Any) -> tuple[Any, Optional[str]]:
+    """A prediction as a parsed document, or the empty flow and the reason it could not be read."""
     if pred is _MISSING:
-        return _EMPTY, "no prediction file"
-    try:
-        return _analyse(pred), None
-    except FlowFormatError as exc:
-        return _EMPTY, str(exc)
+        return _EMPTY_DOCUMENT, "no prediction file"
+    if isinstance(pred, (str, bytes)):
+        try:
+            return parse_flow(pred), None
+        except FlowFormatError as exc:
+            return _EMPTY_DOCUMENT, str(exc)
+    return pred, None
 
 
-def _score(ids: list[str], preds: list[Any], refs: list[_Analysed], threads: Optional[int]) -> FlowReport:
-    analysed = [_lenient(p) for p in preds]
-    flows = [a for a, _ in analysed]
-    sims = _flowsims(flows, refs, threads).tolist() if flows else []
-    items = [
-        FlowItem(i, s, _treebleu(p, r), _trigger_match(p, r), _component_match(p, r), error)
-        for i, s, (p, error), r in zip(ids, sims, analysed, refs)
-    ]
+def _score(ids: list[str], preds: list[Any], refs: list[Any], ref_names: list[str],
+           threads: Optional[int]) -> FlowReport:
+    """Score parsed references against raw predictions. With the Rust backend the compiled fast path
+    decomposes and scores every plain-JSON pair; the pairs it flags (unusual or invalid documents)
+    and every pair on the Numba backend go through the Python decomposition here."""
+    parsed = [_parsed_prediction(p) for p in preds]
+    documents = [doc for doc, _ in parsed]
+    errors = [error for _, error in parsed]
+    n = len(ids)
+    if n and _kernels.current_backend() == "rust":
+        rows, status = _kernels._core.flow_metrics_batch(documents, refs, _kernels.resolve_threads(threads))
+        rows = np.array(rows)
+    else:
+        rows, status = np.full((n, 4), math.nan), np.full(n, 3, np.uint8)
+    slow = np.flatnonzero(status).tolist()
+    if slow:
+        ref_flows, pred_flows = [], []
+        for k in slow:
+            try:
+                ref_flows.append(_analyse(refs[k]))
+            except FlowFormatError as exc:
+                raise ValueError(f"{ref_names[k]} is not a workflow: {exc}") from None
+            try:
+                pred_flows.append(_analyse(documents[k]))
+            except FlowFormatError as exc:
+                pred_flows.append(_EMPTY)
+                errors[k] = str(exc)
+        sims = _flowsims(pred_flows, ref_flows, threads)
+        for k, s, p, r in zip(slow, sims.tolist(), pred_flows, ref_flows):
+            rows[k] = (s, _treebleu(p, r), _trigger_match(p, r), _component_match(p, r))
+    values = rows.tolist()
+    items = [FlowItem(i, *row, error=error) for i, row, error in zip(ids, values, errors)]
     means = {
-        name: (math.fsum(getattr(item, name) for item in items) / len(items) if items else math.nan)
-        for name in METRIC_NAMES
+        name: (math.fsum(row[c] for row in values) / n if n else math.nan)
+        for c, name in enumerate(METRIC_NAMES)
     }
     return FlowReport(items, means)
 
@@ -429,30 +460,35 @@ def evaluate_flows(
         raise ValueError("pass either pairs or both pred_dir and ref_dir")
     if pairs is not None:
         entries = list(pairs.items()) if isinstance(pairs, Mapping) else list(enumerate(pairs))
-        ids, preds, refs = [], [], []
+        ids, preds, refs, names = [], [], [], []
         for key, pair in entries:
             if not (isinstance(pair, (tuple, list)) and len(pair) == 2):
                 raise ValueError(f"pair {key!r} must be a (pred, ref) pair")
-            try:
-                refs.append(_analyse(pair[1]))
-            except FlowFormatError as exc:
-                raise ValueError(f"reference of item {key!r} is not a workflow: {exc}") from None
+            ref = pair[1]
+            if isinstance(ref, (str, bytes)):
+                try:
+                    ref = parse_flow(ref)
+                except FlowFormatError as exc:
+                    raise ValueError(f"reference of item {key!r} is not a workflow: {exc}") from None
             ids.append(str(key))
             preds.append(pair[0])
-        return _score(ids, preds, refs, threads)
+            refs.append(ref)
+            names.append(f"reference of item {key!r}")
+        return _score(ids, preds, refs, names, threads)
     if pred_dir is None or ref_dir is None:
         raise ValueError("pass both pred_dir and ref_dir")
     pred_files, ref_files = _read_dir(pred_dir, "pred_dir"), _read_dir(ref_dir, "ref_dir")
-    ids, preds, refs = [], [], []
+    ids, preds, refs, names = [], [], [], []
     for stem, file in ref_files.items():
         try:
-            refs.append(_analyse(parse_flow(file.read_bytes())))
+            refs.append(parse_flow(file.read_bytes()))
         except FlowFormatError as exc:
             raise ValueError(f"reference file {str(file)!r} is not a workflow: {exc}") from None
         ids.append(stem)
+        names.append(f"reference file {str(file)!r}")
         pred_file = pred_files.get(stem)
         preds.append(pred_file.read_bytes() if pred_file is not None else _MISSING)
-    report = _score(ids, preds, refs, threads)
+    report = _score(ids, preds, refs, names, threads)
     report.unmatched_predictions = sorted(set(pred_files) - set(ref_files))
     return report
 

@@ -6,6 +6,7 @@
 
 use pyo3::prelude::*;
 
+mod flows;
 mod levenshtein;
 mod parallel;
 mod tree;
@@ -15,5 +16,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     levenshtein::register(m)?;
     tree::register(m)?;
+    flows::register(m)?;
     Ok(())
 }

@@ -17,6 +17,7 @@ pub struct Workspace {
     insert: Vec<f64>,
     keyroots1: Vec<usize>,
     keyroots2: Vec<usize>,
+    lb_rel: Vec<usize>,
     row: Vec<usize>,
 }
 
@@ -103,6 +104,7 @@ fn forest_distance(
     j: usize,
     td: &mut [f64],
     fd: &mut [f64],
+    lb_rel: &mut Vec<usize>,
     row: &mut Vec<usize>,
     store: bool,
 ) {
@@ -112,33 +114,51 @@ fn forest_distance(
     let l2 = lld2[j] as usize;
     let rows = i - l1 + 2;
     let width = j - l2 + 2;
+    let insert = &insert[l2..=j];
+    // Column y (1-based) holds node b = l2 + y - 1; lb_rel[y - 1] is its leftmost leaf's column - 1.
+    lb_rel.clear();
+    lb_rel.extend(lld2[l2..=j].iter().map(|&lb| lb as usize - l2));
     fd[0] = 0.0;
     for x in 1..rows {
         fd[x * width] = fd[(x - 1) * width] + delete[l1 + x - 1];
     }
     for y in 1..width {
-        fd[y] = fd[y - 1] + insert[l2 + y - 1];
+        fd[y] = fd[y - 1] + insert[y - 1];
     }
     for x in 1..rows {
         let a = l1 + x - 1;
         let la = lld1[a] as usize;
         let cost_delete = delete[a];
-        for y in 1..width {
-            let b = l2 + y - 1;
-            let lb = lld2[b] as usize;
-            let del = fd[(x - 1) * width + y] + cost_delete;
-            let ins = fd[x * width + y - 1] + insert[b];
-            let best = fmin(del, ins);
-            if la == l1 && lb == l2 {
-                let ren = fd[(x - 1) * width + y - 1] + pricing.rename(a, b, row);
-                let value = fmin(best, ren);
-                fd[x * width + y] = value;
-                if store {
-                    td[a * n2 + b] = value;
-                }
-            } else {
-                let sub = fd[(la - l1) * width + (lb - l2)] + td[a * n2 + b];
-                fd[x * width + y] = fmin(best, sub);
+        let (before, rest) = fd.split_at_mut(x * width);
+        let prev = &before[(x - 1) * width..];
+        let sub_row = &before[(la - l1) * width..(la - l1 + 1) * width];
+        let cur = &mut rest[..width];
+        let td_row = &mut td[a * n2 + l2..=a * n2 + j];
+        let mut left = cur[0];
+        if la == l1 {
+            for y in 1..width {
+                let del = prev[y] + cost_delete;
+                let ins = left + insert[y - 1];
+                let best = fmin(del, ins);
+                let value = if lb_rel[y - 1] == 0 {
+                    let value = fmin(best, prev[y - 1] + pricing.rename(a, l2 + y - 1, row));
+                    if store {
+                        td_row[y - 1] = value;
+                    }
+                    value
+                } else {
+                    fmin(best, sub_row[lb_rel[y - 1]] + td_row[y - 1])
+                };
+                cur[y] = value;
+                left = value;
+            }
+        } else {
+            for y in 1..width {
+                let del = prev[y] + cost_delete;
+                let ins = left + insert[y - 1];
+                let value = fmin(fmin(del, ins), sub_row[lb_rel[y - 1]] + td_row[y - 1]);
+                cur[y] = value;
+                left = value;
             }
         }
     }
@@ -162,7 +182,7 @@ fn run(t1: &PostorderTree<'_>, t2: &PostorderTree<'_>, costs: &CostModel<'_>, ws
     let pricing = Pricing { t1: *t1, t2: *t2, rename: &costs.rename };
     for &i in &ws.keyroots1 {
         for &j in &ws.keyroots2 {
-            forest_distance(&pricing, &ws.delete, &ws.insert, i, j, &mut ws.td, &mut ws.fd, &mut ws.row, true);
+            forest_distance(&pricing, &ws.delete, &ws.insert, i, j, &mut ws.td, &mut ws.fd, &mut ws.lb_rel, &mut ws.row, true);
         }
     }
     ws.td[n1 * n2 - 1]
@@ -202,7 +222,7 @@ pub fn zhang_shasha_mapping(
     let pricing = Pricing { t1: *t1, t2: *t2, rename: &costs.rename };
     let mut pending: Vec<(usize, usize)> = vec![(n1 - 1, n2 - 1)];
     while let Some((i, j)) = pending.pop() {
-        forest_distance(&pricing, &ws.delete, &ws.insert, i, j, &mut ws.td, &mut ws.fd, &mut ws.row, false);
+        forest_distance(&pricing, &ws.delete, &ws.insert, i, j, &mut ws.td, &mut ws.fd, &mut ws.lb_rel, &mut ws.row, false);
         let l1 = t1.lld[i] as usize;
         let l2 = t2.lld[j] as usize;
         let width = j - l2 + 2;
