@@ -13,15 +13,14 @@
 //! inserting node `k` of the second tree costs `insert[k]` (1 when absent), and renaming `a` into `b`
 //! costs, per [`Rename`], 0/1 on label equality, a label-by-label table entry, or, when the labels are
 //! equal, the normalised Levenshtein distance between the two nodes' texts (`lev / max(len)`, 0 for two
-//! empty texts) and `label_mismatch` when they differ. Costs must be finite and non-negative.
+//! empty texts; computed with the bit-parallel `crate::levenshtein::distance`) and `label_mismatch`
+//! when they differ. Costs must be finite and non-negative.
 //!
 //! Floating-point operation order is fixed (documented on [`zhang_shasha`]) so that the Numba twin
 //! returns bit-identical distances.
 
-mod levenshtein;
 mod zhang_shasha;
 
-pub use levenshtein::{levenshtein_distance, normalized_levenshtein};
 pub use zhang_shasha::{zhang_shasha, zhang_shasha_mapping, Workspace};
 
 use std::fmt;

@@ -152,12 +152,7 @@ fn general_costs_and_validation() {
 
 #[test]
 fn text_rename_is_normalised_levenshtein() {
-    let mut row = Vec::new();
     let s = |x: &str| x.chars().map(|c| c as u32).collect::<Vec<_>>();
-    assert_eq!(levenshtein_distance(&s("kitten"), &s("sitting"), &mut row), 3);
-    assert_eq!(levenshtein_distance(&s(""), &s("abc"), &mut row), 3);
-    assert_eq!(normalized_levenshtein(&s("tahle"), &s("table"), &mut row), 0.2);
-    assert_eq!(normalized_levenshtein(&s(""), &s(""), &mut row), 0.0);
     // table{tr{td:tahle}} vs table{tr{td:table}}: labels equal, texts differ by one of five.
     let labels = [2u32, 1, 0];
     let lld = [0u32, 0, 0];

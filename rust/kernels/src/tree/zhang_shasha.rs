@@ -5,11 +5,11 @@
 //! where both nodes lie on their keyroot's leftmost path are tree distances and are stored in `td`.
 //! Time O(n1·n2·min(depth, leaves)²), memory O(n1·n2).
 
-use super::levenshtein::normalized_levenshtein;
+use crate::levenshtein::{distance as levenshtein, DistanceWorkspace};
 use super::{CostModel, PostorderTree, Rename};
 
 /// Reusable buffers; one per thread in batch runs, so the kernel does not allocate per pair.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub struct Workspace {
     td: Vec<f64>,
     fd: Vec<f64>,
@@ -18,7 +18,8 @@ pub struct Workspace {
     keyroots1: Vec<usize>,
     keyroots2: Vec<usize>,
     lb_rel: Vec<usize>,
-    row: Vec<usize>,
+    border: Vec<f64>,
+    lev: DistanceWorkspace,
 }
 
 impl Workspace {
@@ -59,7 +60,7 @@ struct Pricing<'a, 'c> {
 
 impl Pricing<'_, '_> {
     #[inline(always)]
-    fn rename(&self, a: usize, b: usize, row: &mut Vec<usize>) -> f64 {
+    fn rename(&self, a: usize, b: usize, lev: &mut DistanceWorkspace) -> f64 {
         let (la, lb) = (self.t1.labels[a], self.t2.labels[b]);
         match *self.rename {
             Rename::Unit => {
@@ -74,11 +75,19 @@ impl Pricing<'_, '_> {
                 if la != lb {
                     label_mismatch
                 } else {
-                    normalized_levenshtein(texts1.get(a), texts2.get(b), row)
+                    normalized_levenshtein(texts1.get(a), texts2.get(b), lev)
                 }
             }
         }
     }
+}
+
+/// `lev(a, b) / max(|a|, |b|)` (bit-parallel distance), and 0 for equal texts.
+fn normalized_levenshtein(a: &[u32], b: &[u32], lev: &mut DistanceWorkspace) -> f64 {
+    if a == b {
+        return 0.0;
+    }
+    levenshtein(lev, a, b) as f64 / a.len().max(b.len()) as f64
 }
 
 fn fill_costs(costs: Option<&[f64]>, n: usize, out: &mut Vec<f64>) {
@@ -86,6 +95,21 @@ fn fill_costs(costs: Option<&[f64]>, n: usize, out: &mut Vec<f64>) {
     match costs {
         Some(c) => out.extend_from_slice(c),
         None => out.resize(n, 1.0),
+    }
+}
+
+/// Column data of keyroot `j` shared by every `i`: `lb_rel[y - 1]` is the column of node
+/// `b = lld2[j] + y - 1`'s leftmost leaf, minus one, and `border` the forest table's first row
+/// (prefix sums of the insertion costs, added in column order).
+fn column_data(lld2: &[u32], insert: &[f64], j: usize, lb_rel: &mut Vec<usize>, border: &mut Vec<f64>) {
+    let l2 = lld2[j] as usize;
+    lb_rel.clear();
+    lb_rel.extend(lld2[l2..=j].iter().map(|&lb| lb as usize - l2));
+    border.clear();
+    border.push(0.0);
+    for &c in &insert[l2..=j] {
+        let last = *border.last().unwrap();
+        border.push(last + c);
     }
 }
 
@@ -102,10 +126,11 @@ fn forest_distance(
     insert: &[f64],
     i: usize,
     j: usize,
+    lb_rel: &[usize],
+    border: &[f64],
     td: &mut [f64],
     fd: &mut [f64],
-    lb_rel: &mut Vec<usize>,
-    row: &mut Vec<usize>,
+    lev: &mut DistanceWorkspace,
     store: bool,
 ) {
     let (lld1, lld2) = (pricing.t1.lld, pricing.t2.lld);
@@ -115,15 +140,9 @@ fn forest_distance(
     let rows = i - l1 + 2;
     let width = j - l2 + 2;
     let insert = &insert[l2..=j];
-    // Column y (1-based) holds node b = l2 + y - 1; lb_rel[y - 1] is its leftmost leaf's column - 1.
-    lb_rel.clear();
-    lb_rel.extend(lld2[l2..=j].iter().map(|&lb| lb as usize - l2));
-    fd[0] = 0.0;
+    fd[..width].copy_from_slice(border);
     for x in 1..rows {
         fd[x * width] = fd[(x - 1) * width] + delete[l1 + x - 1];
-    }
-    for y in 1..width {
-        fd[y] = fd[y - 1] + insert[y - 1];
     }
     for x in 1..rows {
         let a = l1 + x - 1;
@@ -141,7 +160,7 @@ fn forest_distance(
                 let ins = left + insert[y - 1];
                 let best = fmin(del, ins);
                 let value = if lb_rel[y - 1] == 0 {
-                    let value = fmin(best, prev[y - 1] + pricing.rename(a, l2 + y - 1, row));
+                    let value = fmin(best, prev[y - 1] + pricing.rename(a, l2 + y - 1, lev));
                     if store {
                         td_row[y - 1] = value;
                     }
@@ -180,9 +199,27 @@ fn run(t1: &PostorderTree<'_>, t2: &PostorderTree<'_>, costs: &CostModel<'_>, ws
     ws.fd.clear();
     ws.fd.resize((n1 + 1) * (n2 + 1), 0.0);
     let pricing = Pricing { t1: *t1, t2: *t2, rename: &costs.rename };
-    for &i in &ws.keyroots1 {
-        for &j in &ws.keyroots2 {
-            forest_distance(&pricing, &ws.delete, &ws.insert, i, j, &mut ws.td, &mut ws.fd, &mut ws.lb_rel, &mut ws.row, true);
+    // Two leaf keyroots depend on nothing: their 1×1 forest tables are filled first, in closed
+    // form with the same operations as `forest_distance` (wide trees have many leaf keyroots).
+    for &j in ws.keyroots2.iter().filter(|&&j| t2.lld[j] as usize == j) {
+        for &i in ws.keyroots1.iter().filter(|&&i| t1.lld[i] as usize == i) {
+            let (del, ins) = ((0.0 + ws.insert[j]) + ws.delete[i], (0.0 + ws.delete[i]) + ws.insert[j]);
+            ws.td[i * n2 + j] = fmin(fmin(del, ins), 0.0 + pricing.rename(i, j, &mut ws.lev));
+        }
+    }
+    // Keyroot pairs in any order with both sequences ascending are valid; `j` outer lets the column
+    // data be built once per keyroot of the second tree.
+    for &j in &ws.keyroots2 {
+        column_data(t2.lld, &ws.insert, j, &mut ws.lb_rel, &mut ws.border);
+        let j_leaf = t2.lld[j] as usize == j;
+        for &i in &ws.keyroots1 {
+            if j_leaf && t1.lld[i] as usize == i {
+                continue;
+            }
+            forest_distance(
+                &pricing, &ws.delete, &ws.insert, i, j, &ws.lb_rel, &ws.border, &mut ws.td, &mut ws.fd, &mut ws.lev,
+                true,
+            );
         }
     }
     ws.td[n1 * n2 - 1]
@@ -222,7 +259,10 @@ pub fn zhang_shasha_mapping(
     let pricing = Pricing { t1: *t1, t2: *t2, rename: &costs.rename };
     let mut pending: Vec<(usize, usize)> = vec![(n1 - 1, n2 - 1)];
     while let Some((i, j)) = pending.pop() {
-        forest_distance(&pricing, &ws.delete, &ws.insert, i, j, &mut ws.td, &mut ws.fd, &mut ws.lb_rel, &mut ws.row, false);
+        column_data(t2.lld, &ws.insert, j, &mut ws.lb_rel, &mut ws.border);
+        forest_distance(
+            &pricing, &ws.delete, &ws.insert, i, j, &ws.lb_rel, &ws.border, &mut ws.td, &mut ws.fd, &mut ws.lev, false,
+        );
         let l1 = t1.lld[i] as usize;
         let l2 = t2.lld[j] as usize;
         let width = j - l2 + 2;
