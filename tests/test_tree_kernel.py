@@ -306,3 +306,22 @@ def test_api_rejects_bad_costs_and_big_trees(backend) -> None:
     assert tree_edit_distance(big, a, max_nodes=31) == 31.0  # 29 deletions, r -> a, x -> b
     with pytest.raises(TypeError):
         tree_edit_distance("{a}", a)  # type: ignore[arg-type]
+
+
+def test_text_rename_long_and_unicode_texts(backend) -> None:
+    # Texts past one 64-bit word, non-ASCII code points and empty texts, against the direct DP.
+    rng = random.Random(8)
+    alphabet = "ab€😀 "
+    for _ in range(20):
+        def text() -> str:
+            return "".join(rng.choice(alphabet) for _ in range(rng.choice([0, 3, 63, 64, 65, 130])))
+
+        a = Tree("r", [Tree("c", text=text()) for _ in range(3)], text=text())
+        b = Tree("r", [Tree("c", text=text()) for _ in range(2)], text=text())
+
+        def rename(x: Tree, y: Tree) -> float:
+            tx, ty = x.text or "", y.text or ""
+            return 1.0 if x.label != y.label else 0.0 if tx == ty else lev(tx, ty) / max(len(tx), len(ty))
+
+        expected = direct_ted(a, b, lambda x: 1.0, lambda y: 1.0, rename)
+        assert tree_edit_distance(a, b, rename_cost="text") == pytest.approx(expected, abs=1e-12)

@@ -20,6 +20,7 @@ pub struct Workspace {
     lb_rel: Vec<usize>,
     border: Vec<f64>,
     lev: DistanceWorkspace,
+    masks: TextMasks,
 }
 
 impl Workspace {
@@ -56,6 +57,66 @@ struct Pricing<'a, 'c> {
     t1: PostorderTree<'a>,
     t2: PostorderTree<'a>,
     rename: &'c Rename<'a>,
+    masks: &'c TextMasks,
+}
+
+/// Bit masks of the first tree's node texts (≤ 64 code points) for Hyyrö's single-word Levenshtein,
+/// built once per tree pair: node `k`'s `(code point, positions)` entries are
+/// `entries[start[k]..start[k + 1]]`; a node whose text is longer has no entries and `long[k]`.
+#[derive(Default)]
+struct TextMasks {
+    start: Vec<usize>,
+    entries: Vec<(u32, u64)>,
+    long: Vec<bool>,
+}
+
+impl TextMasks {
+    fn build(&mut self, rename: &Rename<'_>, n1: usize) {
+        self.start.clear();
+        self.entries.clear();
+        self.long.clear();
+        let Rename::Text { texts1, .. } = rename else { return };
+        for k in 0..n1 {
+            self.start.push(self.entries.len());
+            let text = texts1.get(k);
+            self.long.push(text.len() > 64);
+            if text.len() > 64 {
+                continue;
+            }
+            let first = self.entries.len();
+            for (bit, &c) in text.iter().enumerate() {
+                match self.entries[first..].iter_mut().find(|(x, _)| *x == c) {
+                    Some(entry) => entry.1 |= 1 << bit,
+                    None => self.entries.push((c, 1 << bit)),
+                }
+            }
+        }
+        self.start.push(self.entries.len());
+    }
+
+    /// `lev(text1[a], b)` when node `a`'s text has masks (Hyyrö 2001, one machine word).
+    #[inline]
+    fn distance(&self, a: usize, len_a: usize, b: &[u32]) -> usize {
+        let entries = &self.entries[self.start[a]..self.start[a + 1]];
+        let last = 1u64 << (len_a - 1);
+        let (mut vp, mut vn, mut score) = (!0u64, 0u64, len_a);
+        for &c in b {
+            let eq = entries.iter().find(|(x, _)| *x == c).map_or(0, |e| e.1);
+            let x = eq | vn;
+            let d0 = ((x & vp).wrapping_add(vp) ^ vp) | x;
+            let hp = vn | !(d0 | vp);
+            let hn = vp & d0;
+            if hp & last != 0 {
+                score += 1;
+            } else if hn & last != 0 {
+                score -= 1;
+            }
+            let hp = (hp << 1) | 1;
+            vp = (hn << 1) | !(d0 | hp);
+            vn = hp & d0;
+        }
+        score
+    }
 }
 
 impl Pricing<'_, '_> {
@@ -73,21 +134,23 @@ impl Pricing<'_, '_> {
             Rename::Table { costs, n_labels } => costs[la as usize * n_labels + lb as usize],
             Rename::Text { texts1, texts2, label_mismatch } => {
                 if la != lb {
-                    label_mismatch
-                } else {
-                    normalized_levenshtein(texts1.get(a), texts2.get(b), lev)
+                    return label_mismatch;
                 }
+                let (x, y) = (texts1.get(a), texts2.get(b));
+                if x == y {
+                    return 0.0;
+                }
+                let edits = if x.is_empty() || y.is_empty() {
+                    x.len().max(y.len())
+                } else if self.masks.long[a] {
+                    levenshtein(lev, x, y)
+                } else {
+                    self.masks.distance(a, x.len(), y)
+                };
+                edits as f64 / x.len().max(y.len()) as f64
             }
         }
     }
-}
-
-/// `lev(a, b) / max(|a|, |b|)` (bit-parallel distance), and 0 for equal texts.
-fn normalized_levenshtein(a: &[u32], b: &[u32], lev: &mut DistanceWorkspace) -> f64 {
-    if a == b {
-        return 0.0;
-    }
-    levenshtein(lev, a, b) as f64 / a.len().max(b.len()) as f64
 }
 
 fn fill_costs(costs: Option<&[f64]>, n: usize, out: &mut Vec<f64>) {
@@ -198,7 +261,8 @@ fn run(t1: &PostorderTree<'_>, t2: &PostorderTree<'_>, costs: &CostModel<'_>, ws
     ws.td.resize(n1 * n2, 0.0);
     ws.fd.clear();
     ws.fd.resize((n1 + 1) * (n2 + 1), 0.0);
-    let pricing = Pricing { t1: *t1, t2: *t2, rename: &costs.rename };
+    ws.masks.build(&costs.rename, n1);
+    let pricing = Pricing { t1: *t1, t2: *t2, rename: &costs.rename, masks: &ws.masks };
     // Two leaf keyroots depend on nothing: their 1×1 forest tables are filled first, in closed
     // form with the same operations as `forest_distance` (wide trees have many leaf keyroots).
     for &j in ws.keyroots2.iter().filter(|&&j| t2.lld[j] as usize == j) {
@@ -256,7 +320,7 @@ pub fn zhang_shasha_mapping(
         mapping.extend((0..n2 as i64).map(|b| (-1, b)));
         return (distance, mapping);
     }
-    let pricing = Pricing { t1: *t1, t2: *t2, rename: &costs.rename };
+    let pricing = Pricing { t1: *t1, t2: *t2, rename: &costs.rename, masks: &ws.masks };
     let mut pending: Vec<(usize, usize)> = vec![(n1 - 1, n2 - 1)];
     while let Some((i, j)) = pending.pop() {
         column_data(t2.lld, &ws.insert, j, &mut ws.lb_rel, &mut ws.border);
