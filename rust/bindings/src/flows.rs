@@ -13,7 +13,7 @@ use numpy::ndarray::Array2;
 use numpy::{IntoPyArray, PyArray1, PyArray2};
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString};
+use pyo3::types::{PyBool, PyDict, PyFloat, PyFloatMethods, PyInt, PyList, PyString};
 use rayon::prelude::*;
 use scorekit_kernels::tree::{zhang_shasha, CostModel, PostorderTree, Workspace};
 
@@ -99,10 +99,35 @@ fn component_label(component: &Bound<'_, PyAny>, labels: &mut Labels, buffer: &m
     Ok(labels.id(buffer))
 }
 
+/// An `order` value under Python's equality: ints and integral floats compare as integers, other
+/// floats by value, strings by content (NaN, huge ints and other types are left to Python).
+#[derive(PartialEq, Eq, Hash)]
+enum OrderKey {
+    Int(i64),
+    Float(u64),
+    Str(String),
+}
+
+fn order_key(value: &Bound<'_, PyAny>) -> Step<OrderKey> {
+    if value.is_exact_instance_of::<PyInt>() {
+        return value.extract::<i64>().map(OrderKey::Int).map_err(|_| Fallback);
+    }
+    if let Ok(float) = value.cast_exact::<PyFloat>() {
+        let f = float.value();
+        if f.is_nan() {
+            return Err(Fallback);
+        }
+        if f.fract() == 0.0 && f.abs() < 9.2e18 {
+            return Ok(OrderKey::Int(f as i64));
+        }
+        return Ok(OrderKey::Float(f.to_bits()));
+    }
+    Ok(OrderKey::Str(exact_str(value)?.to_owned()))
+}
+
 /// The forest of one component list (block references resolved in the list, inline children as
 /// their own scope); returns the arena indices of its top-level nodes.
 fn component_forest(
-    py: Python<'_>,
     components: &Bound<'_, PyAny>,
     depth: usize,
     arena: &mut Arena,
@@ -113,26 +138,23 @@ fn component_forest(
     if depth > MAX_DEPTH {
         return Err(Fallback);
     }
-    let by_order = PyDict::new(py);
+    let py = list.py();
+    let mut by_order: HashMap<OrderKey, usize> = HashMap::new();
     let mut nodes: Vec<usize> = Vec::with_capacity(list.len());
     let mut blocks: Vec<(usize, Bound<'_, PyAny>)> = Vec::new();
     for (k, component) in list.iter().enumerate() {
         let mut children = Vec::new();
         if let Ok(dict) = component.cast_exact::<PyDict>() {
-            if let Some(order) = get_some(dict, intern!(dict.py(), "order"))? {
-                let plain = order.is_exact_instance_of::<PyInt>()
-                    || order.is_exact_instance_of::<PyFloat>()
-                    || order.is_exact_instance_of::<PyString>();
-                if !plain || by_order.contains(&order).map_err(|_| Fallback)? {
-                    return Err(Fallback);
+            if let Some(order) = get_some(dict, intern!(py, "order"))? {
+                if by_order.insert(order_key(&order)?, k).is_some() {
+                    return Err(Fallback); // an order used twice
                 }
-                by_order.set_item(&order, k).map_err(|_| Fallback)?;
             }
-            if let Some(block) = get_some(dict, intern!(dict.py(), "block"))? {
+            if let Some(block) = get_some(dict, intern!(py, "block"))? {
                 blocks.push((k, block));
             }
-            if let Some(nested) = get_some(dict, intern!(dict.py(), "children"))? {
-                children = component_forest(py, &nested, depth + 1, arena, labels, buffer)?;
+            if let Some(nested) = get_some(dict, intern!(py, "children"))? {
+                children = component_forest(&nested, depth + 1, arena, labels, buffer)?;
             }
         } else if !component.is_exact_instance_of::<PyString>() {
             return Err(Fallback);
@@ -144,32 +166,32 @@ fn component_forest(
     if blocks.is_empty() {
         return Ok(nodes);
     }
-    let mut parent_of: HashMap<usize, usize> = HashMap::with_capacity(blocks.len());
+    let mut parent_of: Vec<Option<usize>> = vec![None; nodes.len()];
     for (k, block) in &blocks {
-        if block.is_instance_of::<PyList>() || block.is_instance_of::<PyDict>() || block.is_instance_of::<PyBool>() {
+        if block.is_instance_of::<PyBool>() {
             return Err(Fallback);
         }
-        let parent = by_order.get_item(block).map_err(|_| Fallback)?.ok_or(Fallback)?;
-        parent_of.insert(*k, parent.extract::<usize>().map_err(|_| Fallback)?);
+        parent_of[*k] = Some(*by_order.get(&order_key(block)?).ok_or(Fallback)?);
     }
     for (k, _) in &blocks {
-        let mut seen: HashSet<usize> = HashSet::from([*k]);
-        let mut at = parent_of[k];
-        while let Some(&up) = parent_of.get(&at) {
-            if !seen.insert(at) {
-                return Err(Fallback); // a cycle
+        // A chain longer than the number of nested components goes round a cycle.
+        let (mut at, mut steps) = (*k, 0);
+        while let Some(up) = parent_of[at] {
+            steps += 1;
+            if steps > blocks.len() {
+                return Err(Fallback);
             }
             at = up;
         }
     }
     for (k, _) in &blocks {
         let child = nodes[*k];
-        arena.nodes[nodes[parent_of[k]]].1.push(child);
+        arena.nodes[nodes[parent_of[*k].unwrap()]].1.push(child);
     }
-    Ok(nodes.iter().enumerate().filter(|(k, _)| !parent_of.contains_key(k)).map(|(_, &n)| n).collect())
+    Ok(nodes.iter().zip(&parent_of).filter(|(_, p)| p.is_none()).map(|(&n, _)| n).collect())
 }
 
-fn decompose(py: Python<'_>, flow: &Bound<'_, PyAny>, labels: &mut Labels) -> Step<Flow> {
+fn decompose(flow: &Bound<'_, PyAny>, labels: &mut Labels) -> Step<Flow> {
     let dict = flow.cast_exact::<PyDict>().map_err(|_| Fallback)?;
     let trigger_value = get(dict, intern!(dict.py(), "trigger"))?;
     let components_value = get(dict, intern!(dict.py(), "components"))?;
@@ -192,7 +214,7 @@ fn decompose(py: Python<'_>, flow: &Bound<'_, PyAny>, labels: &mut Labels) -> St
     let mut buffer = String::new();
     let forest = match components_value.filter(|v| !v.is_none()) {
         None => Vec::new(),
-        Some(list) => component_forest(py, &list, 0, &mut arena, labels, &mut buffer)?,
+        Some(list) => component_forest(&list, 0, &mut arena, labels, &mut buffer)?,
     };
     let trigger_node = arena.add(labels.id("trigger"));
     if let Some(t) = trigger {
@@ -287,7 +309,7 @@ fn flow_metrics_batch<'py>(
     let mut labels = Labels::default();
     let mut flows: Vec<(Option<Flow>, Option<Flow>)> = Vec::with_capacity(preds.len());
     for (p, r) in preds.iter().zip(refs.iter()) {
-        flows.push((decompose(py, &p, &mut labels).ok(), decompose(py, &r, &mut labels).ok()));
+        flows.push((decompose(&p, &mut labels).ok(), decompose(&r, &mut labels).ok()));
     }
     let status: Vec<u8> =
         flows.iter().map(|(p, r)| u8::from(p.is_none()) | (u8::from(r.is_none()) << 1)).collect();
