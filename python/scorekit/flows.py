@@ -3,8 +3,11 @@
 This module owns the workflow JSON format (documented with examples in ``docs/flows.md``), its
 decomposition into an ordered tree, the four metrics, and their evaluation over pairs or over two
 directories of JSON files (plus the ``scorekit flows`` command's logic, :func:`flows_command`).
-Tree edit distances run on the compiled Zhang–Shasha kernel through ``scorekit._kernels.tree``,
-all pairs of an evaluation in one parallel batch.
+Tree edit distances run on the Zhang–Shasha kernel (``scorekit._kernels.tree``), all pairs of an
+evaluation in one parallel batch. With the Rust backend, :func:`evaluate_flows` decomposes and scores
+plain-JSON pairs in compiled code (``_core.flow_metrics_batch``, ``rust/bindings/src/flows.rs``);
+this module stays the reference for the format rules and scores every pair that path flags
+(invalid or unusual documents), so both backends return identical reports.
 
 The tree of a flow (unit costs; ``|F|`` counts every node)::
 
@@ -339,7 +342,7 @@ def compute_metrics(pred: Any, ref: Any) -> FlowMetrics:
 # -- evaluation over many pairs ---------------------------------------------------------------------
 
 
-@dataclass
+@dataclass(slots=True)
 class FlowItem:
     """One scored pair; ``error`` records why the prediction was scored as an empty flow."""
 
@@ -349,6 +352,9 @@ class FlowItem:
     trigger_match: float
     component_match: float
     error: Optional[str] = None
+
+
+_ITEM_FIELDS = ("id", *METRIC_NAMES, "error")
 
 
 @dataclass
@@ -367,7 +373,7 @@ class FlowReport:
         return {
             "n": self.n,
             "means": dict(self.means),
-            "items": [vars(item).copy() for item in self.items],
+            "items": [{name: getattr(item, name) for name in _ITEM_FIELDS} for item in self.items],
             "unmatched_predictions": list(self.unmatched_predictions),
         }
 
@@ -381,6 +387,8 @@ _EMPTY_DOCUMENT = {TRIGGER: None, COMPONENTS: []}
 
 def _parsed_prediction(pred: Any) -> tuple[Any, Optional[str]]:
     """A prediction as a parsed document, or the empty flow and the reason it could not be read."""
+    if type(pred) is dict:
+        return pred, None
     if pred is _MISSING:
         return _EMPTY_DOCUMENT, "no prediction file"
     if isinstance(pred, (str, bytes)):
