@@ -109,11 +109,32 @@ def register(namespace: str, name: str, obj: Any = None) -> Any:
     return obj
 
 
+#: Built-in modules that register their strategies when imported, by namespace. They are
+#: imported on the first lookup, so that ``import scorekit.registry`` stays cheap.
+BUILTIN_MODULES: dict[str, tuple[str, ...]] = {
+    "normalizers": ("scorekit.canonicalize",),
+    "metrics": ("scorekit.canonicalize", "scorekit.metrics"),
+}
+
+
+class UnknownStrategyError(KeyError, ValueError):
+    """No strategy is registered under that name. A ``KeyError`` as the reference kit raises, and
+    a ``ValueError`` (an unknown name is a bad argument value) for callers that catch that."""
+
+    def __str__(self) -> str:  # the plain message, not KeyError's quoted repr
+        return str(self.args[0]) if self.args else ""
+
+
 def _discover(namespace: str) -> None:
-    """Load the entry-point plugins of ``namespace`` once per process; never raises."""
+    """Load the built-ins, then the entry-point plugins, of ``namespace`` once per process.
+
+    Plugin failures never raise (a broken plugin must not break scorekit).
+    """
     if namespace in _discovered:
         return
     _discovered.add(namespace)  # first, so a plugin that looks names up cannot recurse here
+    for module in BUILTIN_MODULES.get(namespace, ()):
+        importlib.import_module(module)
     for template in ENTRY_POINT_GROUPS:
         try:
             found = entry_points(group=template.format(namespace=namespace))
@@ -138,7 +159,7 @@ def get(namespace: str, name: str) -> Any:
     try:
         return entries[name]
     except KeyError:
-        raise KeyError(
+        raise UnknownStrategyError(
             f"No {namespace!r} strategy named {name!r}. Available: {sorted(entries)}"
         ) from None
 

@@ -9,8 +9,11 @@ own module; nothing here computes a score.
 from __future__ import annotations
 
 from scorekit.metrics.fields import FieldMetric
+from scorekit.metrics.strings import StringMetric
 from scorekit.registry import register
 
-__all__ = ["FieldMetric"]
+__all__ = ["FieldMetric", "StringMetric"]
 
+register("metrics", "cer", StringMetric("cer"))
+register("metrics", "wer", StringMetric("wer"))
 register("metrics", "fields", FieldMetric())

@@ -6,8 +6,14 @@
 
 use pyo3::prelude::*;
 
+/// mimalloc keeps freed pages for reuse: batch buffers (several MB per call) are then not
+/// page-faulted in afresh on every call, which otherwise dominates short-string batches.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 mod flows;
 mod levenshtein;
+mod packing;
 mod parallel;
 mod tree;
 
@@ -15,6 +21,7 @@ mod tree;
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     levenshtein::register(m)?;
+    m.add_function(wrap_pyfunction!(packing::pack_texts, m)?)?;
     tree::register(m)?;
     flows::register(m)?;
     Ok(())
