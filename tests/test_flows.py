@@ -258,3 +258,18 @@ def test_compiled_fast_path_matches_python_path() -> None:
         with use_backend(name):
             with pytest.raises(ValueError, match="reference of item 1"):
                 evaluate_flows([(flows[0], flows[1]), (flows[0], {"components": [{"definition": "a", "block": 3}]})])
+
+
+def test_size_guard(backend) -> None:
+    big = {"trigger": "daily", "components": [f"step{k}" for k in range(40)]}  # 44 tree nodes
+    assert evaluate_flows([(big, REF)], max_nodes=44).n == 1
+    with pytest.raises(ValueError, match="prediction of item '0' has 44 tree nodes, above max_nodes=43"):
+        evaluate_flows([(big, REF)], max_nodes=43)
+    with pytest.raises(ValueError, match="reference of item 'r' has 44 tree nodes"):
+        evaluate_flows({"r": (REF, big)}, max_nodes=43)
+    with pytest.raises(ValueError, match="max_nodes=10"):
+        compute_metrics(big, REF, max_nodes=10)
+    with pytest.raises(ValueError, match="max_nodes=10"):
+        flowsim(REF, big, max_nodes=10)
+    with pytest.raises(ValueError, match="max_nodes must be"):
+        evaluate_flows([(REF, REF)], max_nodes=2)

@@ -222,3 +222,14 @@ def test_teds_html(backend) -> None:
         teds_html("<p>no table</p>", one)
     with pytest.raises(ValueError, match="true_html"):
         teds_html(one, "plain text")
+
+
+def test_size_guard(monkeypatch) -> None:
+    import scorekit.metrics.tables as tables
+
+    monkeypatch.setattr(tables, "MAX_NODES", 6)
+    assert TedsMetric()([["a"]], [["b", "c"]]).value == 0.5  # 3 and 4 nodes
+    with pytest.raises(ValueError, match="7 nodes, above the 6-node guard"):
+        TedsMetric()(G2, [["a"]])  # 1 table + 2 rows + 4 cells
+    with pytest.raises(ValueError, match="teds_html"):
+        teds_html(H(G2), H(G2))

@@ -43,7 +43,7 @@ import numpy as np
 
 from scorekit import _kernels
 from scorekit._kernels import tree as _tree_kernels
-from scorekit.trees import Tree
+from scorekit.trees import MAX_NODES, Tree
 
 __all__ = [
     "FlowFormatError",
@@ -315,9 +315,19 @@ def _flowsims(preds: Sequence[_Analysed], refs: Sequence[_Analysed], threads: Op
     return 1.0 - ted / sizes
 
 
-def flowsim(pred: Any, ref: Any) -> float:
-    """1 − TED(F, Fr) / (|F| + |Fr|) with unit costs (Zhang–Shasha), in [0, 1]."""
-    return float(_flowsims([_analyse(pred)], [_analyse(ref)], 1)[0])
+def _check_size(flow: _Analysed, what: str, max_nodes: int) -> _Analysed:
+    if len(flow.labels) > max_nodes:
+        raise ValueError(f"{what} has {len(flow.labels)} tree nodes, above max_nodes={max_nodes}: the tree edit "
+                         "distance needs O(n1*n2) memory and time; pass a larger max_nodes to allow it")
+    return flow
+
+
+def flowsim(pred: Any, ref: Any, *, max_nodes: int = MAX_NODES) -> float:
+    """1 − TED(F, Fr) / (|F| + |Fr|) with unit costs (Zhang–Shasha), in [0, 1]. Flows of more than
+    ``max_nodes`` tree nodes are a ``ValueError`` (the size guard)."""
+    p = _check_size(_analyse(pred), "the prediction", max_nodes)
+    r = _check_size(_analyse(ref), "the reference", max_nodes)
+    return float(_flowsims([p], [r], 1)[0])
 
 
 class FlowMetrics(NamedTuple):
@@ -329,13 +339,15 @@ class FlowMetrics(NamedTuple):
     component_match: float
 
 
-def compute_metrics(pred: Any, ref: Any) -> FlowMetrics:
+def compute_metrics(pred: Any, ref: Any, *, max_nodes: int = MAX_NODES) -> FlowMetrics:
     """FlowSim, TreeBLEU, Trigger Match and Component Match of one pair (parsed JSON or JSON text).
 
     Both sides must be workflows (else :class:`FlowFormatError`); :func:`evaluate_flows` is the lenient
-    entry point that scores a malformed prediction as an empty flow.
+    entry point that scores a malformed prediction as an empty flow. Flows of more than ``max_nodes``
+    tree nodes are a ``ValueError`` (the size guard).
     """
-    p, r = _analyse(pred), _analyse(ref)
+    p = _check_size(_analyse(pred), "the prediction", max_nodes)
+    r = _check_size(_analyse(ref), "the reference", max_nodes)
     return FlowMetrics(float(_flowsims([p], [r], 1)[0]), _treebleu(p, r), _trigger_match(p, r), _component_match(p, r))
 
 
@@ -400,7 +412,7 @@ def _parsed_prediction(pred: Any) -> tuple[Any, Optional[str]]:
 
 
 def _score(ids: list[str], preds: list[Any], refs: list[Any], ref_names: list[str],
-           threads: Optional[int]) -> FlowReport:
+           threads: Optional[int], max_nodes: int) -> FlowReport:
     """Score parsed references against raw predictions. With the Rust backend the compiled fast path
     decomposes and scores every plain-JSON pair; the pairs it flags (unusual or invalid documents)
     and every pair on the Numba backend go through the Python decomposition here."""
@@ -409,7 +421,8 @@ def _score(ids: list[str], preds: list[Any], refs: list[Any], ref_names: list[st
     errors = [error for _, error in parsed]
     n = len(ids)
     if n and _kernels.current_backend() == "rust":
-        rows, status = _kernels._core.flow_metrics_batch(documents, refs, _kernels.resolve_threads(threads))
+        rows, status = _kernels._core.flow_metrics_batch(documents, refs, max_nodes,
+                                                         _kernels.resolve_threads(threads))
         rows = np.array(rows)
     else:
         rows, status = np.full((n, 4), math.nan), np.full(n, 3, np.uint8)
@@ -418,11 +431,12 @@ def _score(ids: list[str], preds: list[Any], refs: list[Any], ref_names: list[st
         ref_flows, pred_flows = [], []
         for k in slow:
             try:
-                ref_flows.append(_analyse(refs[k]))
+                ref_flows.append(_check_size(_analyse(refs[k]), ref_names[k], max_nodes))
             except FlowFormatError as exc:
                 raise ValueError(f"{ref_names[k]} is not a workflow: {exc}") from None
             try:
-                pred_flows.append(_analyse(documents[k]))
+                pred_flows.append(_check_size(_analyse(documents[k]), f"the prediction of item {ids[k]!r}",
+                                              max_nodes))
             except FlowFormatError as exc:
                 pred_flows.append(_EMPTY)
                 errors[k] = str(exc)
@@ -454,6 +468,7 @@ def evaluate_flows(
     pred_dir: Union[None, str, Path] = None,
     ref_dir: Union[None, str, Path] = None,
     threads: Optional[int] = None,
+    max_nodes: int = MAX_NODES,
 ) -> FlowReport:
     """Score many workflow pairs: ``pairs`` (a mapping ``id -> (pred, ref)`` or a sequence of
     ``(pred, ref)``, ids ``"0"``, ``"1"``...), or two directories of ``*.json`` files matched by
@@ -462,8 +477,11 @@ def evaluate_flows(
 
     A prediction that is not valid JSON or not a workflow (or a missing prediction file) is scored as
     an empty flow, with the reason in the item's ``error``. A reference that is not a workflow is a
-    ``ValueError`` naming the item or the file.
+    ``ValueError`` naming the item or the file, and so is a flow (either side) of more than
+    ``max_nodes`` tree nodes (the size guard).
     """
+    if isinstance(max_nodes, bool) or not isinstance(max_nodes, int) or max_nodes < 3:
+        raise ValueError(f"max_nodes must be an int >= 3 (the empty flow has 3 nodes), got {max_nodes!r}")
     if (pairs is None) == (pred_dir is None and ref_dir is None):
         raise ValueError("pass either pairs or both pred_dir and ref_dir")
     if pairs is not None:
@@ -482,7 +500,7 @@ def evaluate_flows(
             preds.append(pair[0])
             refs.append(ref)
             names.append(f"reference of item {key!r}")
-        return _score(ids, preds, refs, names, threads)
+        return _score(ids, preds, refs, names, threads, max_nodes)
     if pred_dir is None or ref_dir is None:
         raise ValueError("pass both pred_dir and ref_dir")
     pred_files, ref_files = _read_dir(pred_dir, "pred_dir"), _read_dir(ref_dir, "ref_dir")
@@ -496,7 +514,7 @@ def evaluate_flows(
         names.append(f"reference file {str(file)!r}")
         pred_file = pred_files.get(stem)
         preds.append(pred_file.read_bytes() if pred_file is not None else _MISSING)
-    report = _score(ids, preds, refs, names, threads)
+    report = _score(ids, preds, refs, names, threads, max_nodes)
     report.unmatched_predictions = sorted(set(pred_files) - set(ref_files))
     return report
 

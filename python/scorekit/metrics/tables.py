@@ -25,7 +25,7 @@ from scorekit.base import GraphGrammar, Score
 __all__ = ["Cell", "GritsMetric", "Table", "TedsMetric", "teds_html"]
 
 #: Largest tree (nodes) a TEDS computation accepts: O(n1·n2) memory and time beyond it.
-MAX_NODES = 20000
+MAX_NODES = 10000
 
 
 @dataclass(frozen=True)

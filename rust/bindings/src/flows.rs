@@ -191,7 +191,7 @@ fn component_forest(
     Ok(nodes.iter().zip(&parent_of).filter(|(_, p)| p.is_none()).map(|(&n, _)| n).collect())
 }
 
-fn decompose(flow: &Bound<'_, PyAny>, labels: &mut Labels) -> Step<Flow> {
+fn decompose(flow: &Bound<'_, PyAny>, labels: &mut Labels, max_nodes: usize) -> Step<Flow> {
     let dict = flow.cast_exact::<PyDict>().map_err(|_| Fallback)?;
     let trigger_value = get(dict, intern!(dict.py(), "trigger"))?;
     let components_value = get(dict, intern!(dict.py(), "components"))?;
@@ -225,6 +225,9 @@ fn decompose(flow: &Bound<'_, PyAny>, labels: &mut Labels) -> Step<Flow> {
     arena.nodes[components_node].1 = forest;
     let root = arena.add(labels.id("flow"));
     arena.nodes[root].1 = vec![trigger_node, components_node];
+    if arena.nodes.len() > max_nodes {
+        return Err(Fallback); // the size guard: Python reports it
+    }
     Ok(walk(&arena, root, trigger))
 }
 
@@ -289,14 +292,15 @@ fn metrics(p: &Flow, r: &Flow, ws: &mut Workspace) -> [f64; 4] {
 /// FlowSim, TreeBLEU, Trigger Match and Component Match of every (pred, ref) pair of parsed flows.
 ///
 /// Returns `(float64[n, 4], uint8[n])`: the metrics in that column order, and a status per pair:
-/// bit 1 = the prediction, bit 2 = the reference was not handled here (its row is NaN and the
-/// caller scores the pair with the Python reference path).
+/// bit 1 = the prediction, bit 2 = the reference was not handled here, or has more than `max_nodes`
+/// tree nodes (its row is NaN and the caller scores the pair with the Python reference path).
 #[pyfunction]
-#[pyo3(signature = (preds, refs, threads=0))]
+#[pyo3(signature = (preds, refs, max_nodes, threads=0))]
 fn flow_metrics_batch<'py>(
     py: Python<'py>,
     preds: &Bound<'py, PyList>,
     refs: &Bound<'py, PyList>,
+    max_nodes: usize,
     threads: usize,
 ) -> PyResult<(Bound<'py, PyArray2<f64>>, Bound<'py, PyArray1<u8>>)> {
     if preds.len() != refs.len() {
@@ -309,7 +313,7 @@ fn flow_metrics_batch<'py>(
     let mut labels = Labels::default();
     let mut flows: Vec<(Option<Flow>, Option<Flow>)> = Vec::with_capacity(preds.len());
     for (p, r) in preds.iter().zip(refs.iter()) {
-        flows.push((decompose(&p, &mut labels).ok(), decompose(&r, &mut labels).ok()));
+        flows.push((decompose(&p, &mut labels, max_nodes).ok(), decompose(&r, &mut labels, max_nodes).ok()));
     }
     let status: Vec<u8> =
         flows.iter().map(|(p, r)| u8::from(p.is_none()) | (u8::from(r.is_none()) << 1)).collect();
