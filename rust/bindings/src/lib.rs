@@ -11,9 +11,11 @@ use pyo3::prelude::*;
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+mod flows;
 mod levenshtein;
 mod packing;
 mod parallel;
+mod tree;
 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -21,5 +23,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     levenshtein::register(m)?;
     m.add_function(wrap_pyfunction!(packing::pack_texts, m)?)?;
     m.add_function(wrap_pyfunction!(packing::pack_pairs, m)?)?;
+    tree::register(m)?;
+    flows::register(m)?;
     Ok(())
 }

@@ -5,3 +5,4 @@
 //! the `scorekit-bindings` crate wraps these functions for `scorekit._core`.
 
 pub mod levenshtein;
+pub mod tree;
