@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import bisect
 import itertools
+import operator
 import re
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
 from typing import Any, Iterable, Iterator, Optional, Sequence
 
 import numpy as np
@@ -27,6 +28,8 @@ from scorekit.registry import get
 
 #: Pairs per kernel call on the streaming text path.
 CHUNK_SIZE = 1 << 16
+
+_third = operator.itemgetter(2)
 
 
 def _typed_graph_class() -> Optional[type]:
@@ -218,7 +221,32 @@ def _split_block(block: list, offset: int) -> tuple[list, list, Optional[list]]:
     golds = [case[1] for case in block]
     if max(map(len, block)) == 2:
         return preds, golds, None
-    return preds, golds, [case[2] if len(case) > 2 else None for case in block]
+    return preds, golds, _labels(block)
+
+
+def _labels(block: list) -> list:
+    """The slice label of every case (``None`` for a two-item case)."""
+    if min(map(len, block)) > 2:
+        return list(map(_third, block))
+    return [case[2] if len(case) > 2 else None for case in block]
+
+
+def _add_slice_totals(slice_totals: dict[Any, list[int]], labels: list, counts: np.ndarray) -> None:
+    """Add each labelled case's (edits, ref_len) to its slice, slices in first-appearance order."""
+    try:
+        order = dict.fromkeys(labels)  # unique labels, first appearance first
+    except TypeError:
+        bad = next(label for label in labels if not isinstance(label, Hashable))
+        raise TypeError(f"slice labels must be hashable, got {type(bad).__name__}") from None
+    code_of = {label: code for code, label in enumerate(order)}
+    codes = np.fromiter(map(code_of.__getitem__, labels), dtype=np.int64, count=len(labels))
+    edits = np.bincount(codes, weights=counts[:, 1:].sum(axis=1), minlength=len(order))
+    ref_len = np.bincount(codes, weights=counts[:, 0], minlength=len(order))
+    for label, e, n in zip(order, edits.tolist(), ref_len.tolist()):
+        if label is not None:
+            acc = slice_totals.setdefault(label, [0, 0])
+            acc[0] += round(e)
+            acc[1] += round(n)
 
 
 def _evaluate_text(m: StringMetric, cases: Iterable[Any], threads: int) -> Report:
@@ -235,12 +263,7 @@ def _evaluate_text(m: StringMetric, cases: Iterable[Any], threads: int) -> Repor
         k += len(block)
         totals += counts.sum(axis=0)
         if labels is not None:
-            edits = counts[:, 1:].sum(axis=1)
-            for label, e, n in zip(labels, edits.tolist(), counts[:, 0].tolist()):
-                if label is not None:
-                    acc = slice_totals.setdefault(label, [0, 0])
-                    acc[0] += e
-                    acc[1] += n
+            _add_slice_totals(slice_totals, labels, counts)
         chunks.append(_compact(counts))
     ref_len, s, d, i = (int(v) for v in totals)
     return Report(
@@ -267,7 +290,7 @@ def _count_block(m: StringMetric, block: list, threads: int, offset: int) -> tup
         else:
             labels = None
             if max(map(len, block)) > 2:
-                labels = [case[2] if len(case) > 2 else None for case in block]
+                labels = _labels(block)
             return count_packed(hyp, ref, m.mode, threads=threads), labels
     preds, golds, labels = _split_block(block, offset)
     return _count(m, preds, golds, threads, offset), labels
