@@ -119,3 +119,15 @@ def test_console_script_installed():
     bindir = os.path.dirname(sys.executable)
     out = subprocess.run([os.path.join(bindir, "scorekit"), "cer", "ab", "abc"], capture_output=True, text=True)
     assert out.stdout.strip() == str(1 / 3)
+
+
+def test_flows_command_is_wired(tmp_path, capsys):
+    flow = {"trigger": {"type": "webhook"}, "components": [{"type": "http"}]}
+    for folder in ("pred", "ref"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "a.json").write_text(json.dumps(flow), encoding="utf-8")
+    code, out, _ = run(capsys, "flows", str(tmp_path / "pred"), str(tmp_path / "ref"), "--json")
+    report = json.loads(out)
+    assert code == 0 and report["n"] == 1 and report["items"][0]["flowsim"] == 1.0
+    code, _, err = run(capsys, "flows", str(tmp_path / "missing"), str(tmp_path / "ref"))
+    assert code == 2 and err

@@ -141,3 +141,14 @@ def test_unknown_names_are_key_and_value_errors():
             call()
         with pytest.raises(ValueError, match="No '(metrics|normalizers)' strategy named 'nope'"):
             call()
+
+
+def test_slice_labels_must_be_hashable():
+    with pytest.raises(TypeError, match="slice labels must be hashable, got list"):
+        evaluate([("a", "a", ["x"])], metric="cer")
+
+
+def test_mixed_two_and_three_item_cases(backend):
+    r = evaluate([("a", "ab"), ("a", "abc", 7), ("x", "x", None), ("ab", "ab", 7)], metric="cer")
+    assert r.per_slice == {7: pytest.approx(2 / 5)}
+    assert r.aggregate == pytest.approx(3 / 8)

@@ -58,9 +58,17 @@ except PackageNotFoundError:  # running from a source tree that was never instal
 _LAZY = {
     "score": "scorekit.facade",
     "evaluate": "scorekit.facade",
+    "Cell": "scorekit.metrics.tables",
+    "Table": "scorekit.metrics.tables",
+    "TedsMetric": "scorekit.metrics.tables",
+    "GritsMetric": "scorekit.metrics.tables",
+    "Tree": "scorekit.trees",
+    "tree_edit_distance": "scorekit.trees",
+    "tree_edit_distance_batch": "scorekit.trees",
+    "tree_edit_mapping": "scorekit.trees",
 }
 #: Subpackages importable as attributes (``ek.metrics``, ``ek.batch`` …).
-_SUBMODULES = ("metrics", "batch", "text", "facade")
+_SUBMODULES = ("metrics", "batch", "text", "facade", "trees", "flows")
 
 
 def __getattr__(name: str) -> Any:
@@ -86,4 +94,6 @@ __all__ = [
     "ConfidenceSource", "CostWeight", "OcrBackend", "default_cost_weight", "Canonicalizer",
     "default_canonicalizer", "register", "get", "resolve", "names", "requires_extra",
     "check_requirements", "canonicalize", "registry", "metrics", "__version__",
+    "Cell", "Table", "TedsMetric", "GritsMetric", "Tree", "tree_edit_distance", "tree_edit_distance_batch",
+    "tree_edit_mapping", "trees", "flows",
 ]

@@ -36,6 +36,29 @@ def levenshtein_editops(reference: U32, hypothesis: U32) -> I64:
     """Rows (op, ref_pos, hyp_pos) with op 1 substitute, 2 delete, 3 insert; shape (k, 3)."""
 
 F64 = npt.NDArray[np.float64]
+
+def tree_distance_batch(
+    labels1: U32, lld1: U32, offsets1: I64, labels2: U32, lld2: U32, offsets2: I64,
+    delete_costs: F64, insert_costs: F64, rename_mode: int, rename_table: F64, n_labels: int,
+    text1_values: U32, text1_offsets: I64, text2_values: U32, text2_offsets: I64,
+    label_mismatch: float, threads: int = 0,
+) -> F64:
+    """Zhang–Shasha tree edit distance of every packed pair of post-order trees; shape (n,).
+    Empty cost arrays mean unit cost; rename_mode 0 unit, 1 label table, 2 node texts
+    (see ``scorekit._kernels.tree``)."""
+
+def tree_mapping(
+    labels1: U32, lld1: U32, labels2: U32, lld2: U32,
+    delete_costs: F64, insert_costs: F64, rename_mode: int, rename_table: F64, n_labels: int,
+    text1_values: U32, text1_offsets: I64, text2_values: U32, text2_offsets: I64, label_mismatch: float,
+) -> tuple[float, I64]:
+    """Distance and one optimal edit mapping of one pair: rows (a, b), -1 = no partner; shape (k, 2)."""
+
+def flow_metrics_batch(preds: list[object], refs: list[object], max_nodes: int, threads: int = 0) -> tuple[F64, npt.NDArray[np.uint8]]:
+    """FlowSim, TreeBLEU, Trigger Match, Component Match of parsed workflow pairs; shape (n, 4), plus a
+    status per pair (bit 1 prediction, bit 2 reference not handled or above max_nodes: row is NaN,
+    score it in Python)."""
+
 GedProblem = tuple[F64, F64, F64, I64, I64, F64, F64, F64, bool]
 
 def graph_edit_distance_pair(

@@ -1,5 +1,6 @@
 """The ``scorekit`` command line: quick CER/WER of two strings, corpus scoring of text files,
-the demo over the packaged sample corpus, and the version.
+workflow-tree metrics over two folders (``flows``), the demo over the packaged sample corpus, and
+the version.
 
 Owns argument parsing, reading line-aligned text and JSONL files (streamed, never modified),
 progress display on long inputs, and human or JSON output. Scoring itself is ``scorekit.evaluate``.
@@ -57,6 +58,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--threads", type=int, default=None, help="kernel threads (default: all cores)")
     p.add_argument("--progress", choices=("auto", "always", "never"), default="auto",
                    help="progress line on stderr (auto: long inputs on a terminal)")
+    p = sub.add_parser("flows", help="FlowSim/TreeBLEU/Trigger/Component match of two folders of workflow JSON files")
+    p.add_argument("pred_dir", help="predicted workflows, one JSON file per item")
+    p.add_argument("ref_dir", help="reference workflows, matched to predictions by file name stem")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
     p = sub.add_parser("demo", help="score the sample corpus shipped with scorekit")
     p.add_argument("--repeat", type=int, default=50, help="score the corpus this many times over (throughput)")
     return parser
@@ -249,6 +254,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             return 0
         if args.command == "eval-text":
             return _cmd_eval_text(args)
+        if args.command == "flows":
+            from scorekit.flows import flows_command
+
+            return flows_command(args.pred_dir, args.ref_dir, args.json)
         return _cmd_demo(args)
     except CliError as exc:
         print(f"scorekit: error: {exc}", file=sys.stderr)

@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import bisect
 import itertools
+import operator
 import re
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Iterable, Iterator, Optional, Sequence
 
 import numpy as np
@@ -22,11 +24,14 @@ from scorekit import _kernels
 from scorekit.base import GraphGrammar, Report, Score
 from scorekit.canonicalize import resolve_canonicalizer
 from scorekit.metrics.fields import FieldMetric
-from scorekit.metrics.strings import StringMetric, count_errors, error_rate, text_score
+from scorekit._packing import Packed, pack_texts
+from scorekit.metrics.strings import StringMetric, count_packed, error_rate, text_score
 from scorekit.registry import get
 
-#: Pairs per kernel call on the streaming text path.
-CHUNK_SIZE = 1 << 16
+#: Pairs per kernel call on the streaming text path (small enough to pipeline packing and counting).
+CHUNK_SIZE = 1 << 14
+
+_third = operator.itemgetter(2)
 
 
 def _typed_graph_class() -> Optional[type]:
@@ -218,31 +223,63 @@ def _split_block(block: list, offset: int) -> tuple[list, list, Optional[list]]:
     golds = [case[1] for case in block]
     if max(map(len, block)) == 2:
         return preds, golds, None
-    return preds, golds, [case[2] if len(case) > 2 else None for case in block]
+    return preds, golds, _labels(block)
+
+
+def _labels(block: list) -> list:
+    """The slice label of every case (``None`` for a two-item case)."""
+    if min(map(len, block)) > 2:
+        return list(map(_third, block))
+    return [case[2] if len(case) > 2 else None for case in block]
+
+
+def _add_slice_totals(slice_totals: dict[Any, list[int]], labels: list, counts: np.ndarray) -> None:
+    """Add each labelled case's (edits, ref_len) to its slice, slices in first-appearance order."""
+    try:
+        order = dict.fromkeys(labels)  # unique labels, first appearance first
+    except TypeError:
+        bad = next(label for label in labels if not isinstance(label, Hashable))
+        raise TypeError(f"slice labels must be hashable, got {type(bad).__name__}") from None
+    code_of = {label: code for code, label in enumerate(order)}
+    codes = np.fromiter(map(code_of.__getitem__, labels), dtype=np.int64, count=len(labels))
+    edits = np.bincount(codes, weights=counts[:, 1:].sum(axis=1), minlength=len(order))
+    ref_len = np.bincount(codes, weights=counts[:, 0], minlength=len(order))
+    for label, e, n in zip(order, edits.tolist(), ref_len.tolist()):
+        if label is not None:
+            acc = slice_totals.setdefault(label, [0, 0])
+            acc[0] += round(e)
+            acc[1] += round(n)
 
 
 def _evaluate_text(m: StringMetric, cases: Iterable[Any], threads: int) -> Report:
+    """The streaming text path. Chunks are pipelined: while the kernels count chunk k on a worker
+    thread (they release the GIL), the calling thread reads and packs chunk k + 1."""
     chunks: list[np.ndarray] = []
     slice_totals: dict[Any, list[int]] = {}
     totals = np.zeros(4, dtype=np.int64)
     k = 0
     iterator = iter(cases)
-    while True:
-        block = list(itertools.islice(iterator, CHUNK_SIZE))
-        if not block:
-            break
-        preds, golds, labels = _split_block(block, k)
-        counts = _count(m, preds, golds, threads, k)
-        k += len(block)
+
+    def collect(job: tuple[Future, Optional[list]]) -> None:
+        nonlocal totals
+        future, labels = job
+        counts = future.result()
         totals += counts.sum(axis=0)
         if labels is not None:
-            edits = counts[:, 1:].sum(axis=1)
-            for label, e, n in zip(labels, edits.tolist(), counts[:, 0].tolist()):
-                if label is not None:
-                    acc = slice_totals.setdefault(label, [0, 0])
-                    acc[0] += e
-                    acc[1] += n
+            _add_slice_totals(slice_totals, labels, counts)
         chunks.append(_compact(counts))
+
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="scorekit-evaluate") as worker:
+        pending = None
+        while block := list(itertools.islice(iterator, CHUNK_SIZE)):
+            hyp, ref, labels = _pack_block(m, block, k)
+            k += len(block)
+            job = (worker.submit(count_packed, hyp, ref, m.mode, threads=threads), labels)
+            if pending is not None:
+                collect(pending)
+            pending = job
+        if pending is not None:
+            collect(pending)
     ref_len, s, d, i = (int(v) for v in totals)
     return Report(
         metric=m.name,
@@ -255,17 +292,25 @@ def _evaluate_text(m: StringMetric, cases: Iterable[Any], threads: int) -> Repor
     )
 
 
-def _count(m: StringMetric, preds: list, golds: list, threads: int, offset: int) -> np.ndarray:
-    """Counts of one chunk. Plain ``str`` inputs without a canonicaliser go to the kernels as
-    they are; anything else (``None``, OCR results, numbers) is coerced first."""
-    if m.canonicalizer is not None:
-        preds, golds = [m.prepare(x) for x in preds], [m.prepare(x) for x in golds]
+def _pack_block(m: StringMetric, block: list, offset: int) -> tuple[Packed, Packed, Optional[list]]:
+    """Packed predictions, packed golds and slice labels of one chunk of cases. Plain
+    ``(str, str[, slice])`` cases without a canonicaliser are packed straight from the tuples by the
+    compiled core; anything else (``None``, OCR results, numbers) is coerced first."""
     try:
-        return count_errors(preds, golds, m.mode, threads=threads, pred_name="pred", ref_name="gold")
-    except TypeError:
+        if m.canonicalizer is None and _kernels._core is not None:
+            try:
+                hyp, ref = _kernels._core.pack_pairs(block)
+            except TypeError:
+                pass  # something to coerce or reject: the general path below says what
+            else:
+                return hyp, ref, (_labels(block) if max(map(len, block)) > 2 else None)
+        preds, golds, labels = _split_block(block, offset)
         if m.canonicalizer is None:
-            return _count(m, [m.prepare(x) for x in preds], [m.prepare(x) for x in golds], threads, offset)
-        raise
+            try:
+                return pack_texts(preds, "pred"), pack_texts(golds, "gold"), labels
+            except TypeError:
+                pass
+        return pack_texts([m.prepare(x) for x in preds], "pred"), pack_texts([m.prepare(x) for x in golds], "gold"), labels
     except ValueError as exc:
         # Re-number the item in the message from chunk-local to corpus-wide.
         raise ValueError(_renumber(str(exc), offset)) from None

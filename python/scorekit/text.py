@@ -31,7 +31,7 @@ SCHWA_CHARS = "\u0568\u0538"
 _YE, _VEW, _VO, _YIWN = "\u0565", "\u0587", "\u057e", "\u0582"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class JoinedText:
     """Text reassembled from lines, with the boundary positions of its hyphen joins (position
     ``k`` lies between ``text[k-1]`` and ``text[k]``)."""
@@ -94,15 +94,17 @@ def _schwa_codes(schwa: str) -> np.ndarray:
     return pack_texts([schwa], "schwa")[0]
 
 
-def _texts_and_joins(items: Sequence, joins: Optional[Sequence], name: str) -> tuple[list, list]:
-    """Texts and join lists of ``items`` (``str`` or :class:`JoinedText`); explicit ``joins`` win."""
+def _pack_side(items: Sequence, joins: Optional[Sequence], name: str, joins_name: str) -> tuple:
+    """Packed texts, offsets and packed joins of one side (``str`` or :class:`JoinedText` items;
+    explicit ``joins`` win over the items' own)."""
     texts = [x.text if type(x) is JoinedText else x for x in items]
     if joins is None:
         joins = [x.joins if type(x) is JoinedText else () for x in items]
-    for k, x in enumerate(texts):
-        if type(x) is not str and not isinstance(x, str):
-            raise TypeError(f"{name}[{k}] must be str or JoinedText, got {type(items[k]).__name__}")
-    return texts, list(joins)
+    try:
+        values, offsets = pack_texts(texts, name)
+    except TypeError as exc:
+        raise TypeError(str(exc).replace("must be str,", "must be str or JoinedText,")) from None
+    return (values, offsets, *pack_positions(joins, np.diff(offsets), joins_name))
 
 
 def schwa_distance(
@@ -123,19 +125,28 @@ def schwa_distance_batch(
     *, schwa: str = SCHWA_CHARS, threads: Optional[int] = None,
 ) -> np.ndarray:
     """:func:`schwa_distance` of every pair, through one kernel call; ``int64[n]``."""
+    return schwa_distances_and_lengths(gts, preds, gt_joins, pred_joins, schwa=schwa, threads=threads)[0]
+
+
+def schwa_distances_and_lengths(
+    gts: Iterable[Union[str, JoinedText]], preds: Iterable[Union[str, JoinedText]],
+    gt_joins: Optional[Iterable[Sequence[int]]] = None, pred_joins: Optional[Iterable[Sequence[int]]] = None,
+    *, schwa: str = SCHWA_CHARS, threads: Optional[int] = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Schwa-forgiving distances and the gt lengths (code points) of every pair."""
     gts, preds = as_sequence(gts, "gts"), as_sequence(preds, "preds")
     check_same_length(gts, preds, "gts", "preds")
-    for items, joins, names in ((gts, gt_joins, ("gts", "gt_joins")), (preds, pred_joins, ("preds", "pred_joins"))):
-        if joins is not None:
-            check_same_length(items, as_sequence(joins, names[1]), *names)
-    gt_texts, gt_j = _texts_and_joins(gts, None if gt_joins is None else as_sequence(gt_joins, "gt_joins"), "gts")
-    pred_texts, pred_j = _texts_and_joins(preds, None if pred_joins is None else as_sequence(pred_joins, "pred_joins"), "preds")
-    gt_values, gt_offsets = pack_texts(gt_texts, "gts")
-    pred_values, pred_offsets = pack_texts(pred_texts, "preds")
-    gj_values, gj_offsets = pack_positions(gt_j, np.diff(gt_offsets), "gt_joins")
-    pj_values, pj_offsets = pack_positions(pred_j, np.diff(pred_offsets), "pred_joins")
-    return lev.schwa_distance_batch(
+    if gt_joins is not None:
+        gt_joins = as_sequence(gt_joins, "gt_joins")
+        check_same_length(gts, gt_joins, "gts", "gt_joins")
+    if pred_joins is not None:
+        pred_joins = as_sequence(pred_joins, "pred_joins")
+        check_same_length(preds, pred_joins, "preds", "pred_joins")
+    gt_values, gt_offsets, gj_values, gj_offsets = _pack_side(gts, gt_joins, "gts", "gt_joins")
+    pred_values, pred_offsets, pj_values, pj_offsets = _pack_side(preds, pred_joins, "preds", "pred_joins")
+    distances = lev.schwa_distance_batch(
         gt_values, gt_offsets, pred_values, pred_offsets,
         gj_values, gj_offsets, pj_values, pj_offsets,
         _schwa_codes(schwa), _kernels.resolve_threads(threads),
     )
+    return distances, np.diff(gt_offsets)

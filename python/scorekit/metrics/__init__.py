@@ -10,10 +10,16 @@ from __future__ import annotations
 
 from scorekit.metrics.fields import FieldMetric
 from scorekit.metrics.strings import StringMetric
+from scorekit.metrics.tables import Cell, GritsMetric, Table, TedsMetric
 from scorekit.registry import register
 
-__all__ = ["FieldMetric", "StringMetric"]
+__all__ = ["FieldMetric", "StringMetric", "Cell", "Table", "TedsMetric", "GritsMetric"]
 
 register("metrics", "cer", StringMetric("cer"))
 register("metrics", "wer", StringMetric("wer"))
 register("metrics", "fields", FieldMetric())
+register("metrics", "teds", TedsMetric())
+register("metrics", "teds_struct", TedsMetric(structure_only=True))
+register("metrics", "grits", GritsMetric())
+register("metrics", "grits_con", GritsMetric())
+register("metrics", "grits_top", GritsMetric(structure_only=True))

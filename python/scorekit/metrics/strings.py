@@ -61,10 +61,17 @@ def count_errors(
 ) -> np.ndarray:
     """Error counts of every (pred, ref) pair of strings: ``int64[n, 4]`` in :data:`COUNT_COLUMNS`
     order (reference length in characters or words, substitutions, deletions, insertions)."""
-    hyp_values, hyp_offsets = pack_texts(preds, pred_name)
-    ref_values, ref_offsets = pack_texts(refs, ref_name)
-    if len(hyp_offsets) != len(ref_offsets):
-        raise ValueError(f"{pred_name} has {len(hyp_offsets) - 1} items but {ref_name} has {len(ref_offsets) - 1}")
+    hyp = pack_texts(preds, pred_name)
+    ref = pack_texts(refs, ref_name)
+    if len(hyp[1]) != len(ref[1]):
+        raise ValueError(f"{pred_name} has {len(hyp[1]) - 1} items but {ref_name} has {len(ref[1]) - 1}")
+    return count_packed(hyp, ref, mode, threads=threads)
+
+
+def count_packed(hyp: tuple[np.ndarray, np.ndarray], ref: tuple[np.ndarray, np.ndarray], mode: str, *,
+                 threads: int = 0) -> np.ndarray:
+    """:func:`count_errors` on sides already packed as (values, offsets)."""
+    (hyp_values, hyp_offsets), (ref_values, ref_offsets) = hyp, ref
     out = np.empty((len(ref_offsets) - 1, 4), dtype=np.int64)
     if mode == "cer":
         raw = lev.alignment_batch(ref_values, ref_offsets, hyp_values, hyp_offsets, threads)

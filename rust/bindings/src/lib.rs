@@ -11,10 +11,12 @@ use pyo3::prelude::*;
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+mod flows;
 mod ged;
 mod levenshtein;
 mod packing;
 mod parallel;
+mod tree;
 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -22,5 +24,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     ged::register(m)?;
     levenshtein::register(m)?;
     m.add_function(wrap_pyfunction!(packing::pack_texts, m)?)?;
+    m.add_function(wrap_pyfunction!(packing::pack_pairs, m)?)?;
+    tree::register(m)?;
+    flows::register(m)?;
     Ok(())
 }

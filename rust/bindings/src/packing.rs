@@ -9,13 +9,72 @@ use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PySequence, PyString, PyTuple};
 
+/// Code points of `s` appended to `values`; a lone surrogate is a `ValueError` naming `name[k]`.
+fn append_code_points(py: Python<'_>, s: &Bound<'_, PyString>, values: &mut Vec<u32>, name: &str, k: usize) -> PyResult<()> {
+    // SAFETY: `s` is a live `str`; PyUnicode_GetLength only reads it.
+    let len = unsafe { ffi::PyUnicode_GetLength(s.as_ptr()) };
+    if len < 0 {
+        return Err(PyErr::fetch(py));
+    }
+    let start = values.len();
+    values.resize(start + len as usize, 0);
+    let buf = &mut values[start..];
+    if buf.is_empty() {
+        return Ok(());
+    }
+    // SAFETY: `buf` holds exactly `len` code points; copy_null = 0 writes no terminator.
+    let ok = unsafe { ffi::PyUnicode_AsUCS4(s.as_ptr(), buf.as_mut_ptr() as *mut ffi::Py_UCS4, buf.len() as ffi::Py_ssize_t, 0) };
+    if ok.is_null() {
+        return Err(PyErr::fetch(py));
+    }
+    if let Some(pos) = buf.iter().position(|&c| (0xD800..=0xDFFF).contains(&c)) {
+        return Err(PyValueError::new_err(format!(
+            "{name}[{k}] contains a lone surrogate U+{:04X} at position {pos}; only Unicode scalar values can be scored",
+            buf[pos]
+        )));
+    }
+    Ok(())
+}
+
+type Packed<'py> = (Bound<'py, PyArray1<u32>>, Bound<'py, PyArray1<i64>>);
+
+/// Pack the predictions and golds of `cases`, a list of `(pred, gold, ...)` tuples or lists whose
+/// first two items are `str`, into two packed sides. Anything else is a `TypeError` (callers fall
+/// back to coercing the items); a lone surrogate is a `ValueError` naming `pred[k]`/`gold[k]`.
+#[pyfunction]
+pub fn pack_pairs<'py>(py: Python<'py>, cases: &Bound<'py, PyList>) -> PyResult<(Packed<'py>, Packed<'py>)> {
+    let n = cases.len();
+    let mut sides = [(Vec::new(), Vec::with_capacity(n + 1)), (Vec::new(), Vec::with_capacity(n + 1))];
+    for (values, offsets) in sides.iter_mut() {
+        values.reserve(n * 32);
+        offsets.push(0i64);
+    }
+    for (k, case) in cases.iter().enumerate() {
+        let case = if case.is_instance_of::<PyTuple>() || case.is_instance_of::<PyList>() {
+            case.cast_into::<PySequence>()?
+        } else {
+            return Err(PyTypeError::new_err(format!("cases[{k}] is not a tuple or list")));
+        };
+        if case.len()? < 2 {
+            return Err(PyTypeError::new_err(format!("cases[{k}] has fewer than two items")));
+        }
+        for (side, name) in [(0usize, "pred"), (1, "gold")] {
+            let item = case.get_item(side)?;
+            let Ok(s) = item.cast_into::<PyString>() else {
+                return Err(PyTypeError::new_err(format!("{name}[{k}] is not str")));
+            };
+            let (values, offsets) = &mut sides[side];
+            append_code_points(py, &s, values, name, k)?;
+            offsets.push(values.len() as i64);
+        }
+    }
+    let [(pv, po), (gv, go)] = sides;
+    Ok(((pv.into_pyarray(py), po.into_pyarray(py)), (gv.into_pyarray(py), go.into_pyarray(py))))
+}
+
 /// Pack `texts` (a list or tuple of `str`); `name` is used in error messages.
 #[pyfunction]
-pub fn pack_texts<'py>(
-    py: Python<'py>,
-    texts: &Bound<'py, PyAny>,
-    name: &str,
-) -> PyResult<(Bound<'py, PyArray1<u32>>, Bound<'py, PyArray1<i64>>)> {
+pub fn pack_texts<'py>(py: Python<'py>, texts: &Bound<'py, PyAny>, name: &str) -> PyResult<Packed<'py>> {
     if !(texts.is_instance_of::<PyList>() || texts.is_instance_of::<PyTuple>()) {
         return Err(PyTypeError::new_err(format!(
             "{name} must be a list or tuple of str"
@@ -23,53 +82,17 @@ pub fn pack_texts<'py>(
     }
     let seq = texts.cast::<PySequence>()?;
     let n = seq.len()?;
-    let mut items = Vec::with_capacity(n);
+    let mut values = Vec::new();
     let mut offsets = Vec::with_capacity(n + 1);
     offsets.push(0i64);
-    let mut total: i64 = 0;
     for k in 0..n {
         let item = seq.get_item(k)?;
         let Ok(s) = item.cast_into::<PyString>() else {
-            let item = seq.get_item(k)?;
-            let type_name = item.get_type().name()?;
-            return Err(PyTypeError::new_err(format!(
-                "{name}[{k}] must be str, got {type_name}"
-            )));
+            let type_name = seq.get_item(k)?.get_type().name()?;
+            return Err(PyTypeError::new_err(format!("{name}[{k}] must be str, got {type_name}")));
         };
-        // SAFETY: `s` is a live `str` object; PyUnicode_GetLength only reads it.
-        let len = unsafe { ffi::PyUnicode_GetLength(s.as_ptr()) };
-        if len < 0 {
-            return Err(PyErr::fetch(py));
-        }
-        total += len as i64;
-        offsets.push(total);
-        items.push(s);
-    }
-    let mut values = vec![0u32; total as usize];
-    for (k, s) in items.iter().enumerate() {
-        let (start, end) = (offsets[k] as usize, offsets[k + 1] as usize);
-        if start == end {
-            continue;
-        }
-        let buf = &mut values[start..end];
-        // SAFETY: `buf` holds exactly `len` code points; copy_null = 0 writes no terminator.
-        let ok = unsafe {
-            ffi::PyUnicode_AsUCS4(
-                s.as_ptr(),
-                buf.as_mut_ptr() as *mut ffi::Py_UCS4,
-                buf.len() as ffi::Py_ssize_t,
-                0,
-            )
-        };
-        if ok.is_null() {
-            return Err(PyErr::fetch(py));
-        }
-        if let Some(pos) = buf.iter().position(|&c| (0xD800..=0xDFFF).contains(&c)) {
-            return Err(PyValueError::new_err(format!(
-                "{name}[{k}] contains a lone surrogate U+{:04X} at position {pos}; only Unicode scalar values can be scored",
-                buf[pos]
-            )));
-        }
+        append_code_points(py, &s, &mut values, name, k)?;
+        offsets.push(values.len() as i64);
     }
     Ok((values.into_pyarray(py), offsets.into_pyarray(py)))
 }

@@ -6,3 +6,4 @@
 
 pub mod levenshtein;
 pub mod ged;
+pub mod tree;

@@ -107,13 +107,11 @@ pub fn schwa_distance(
     let (n, m) = (gt.len(), pred.len());
     let width = strict + free;
     let (gj, pj, gf, pf) = (&ws.gt_join, &ws.pred_join, &ws.gt_flags, &ws.pred_flags);
-    // Deleting gt[i-1] / inserting pred[j-1] is free for a schwa at its own join, or across from a
-    // join of the other string.
-    let del_cost = |i: usize, j: usize| {
-        usize::from(!(gf[i] & SCHWA != 0 && (gf[i] & AT_OWN_JOIN != 0 || pj[j])))
-    };
-    let ins_cost = |i: usize, j: usize| {
-        usize::from(!(pf[j] & SCHWA != 0 && (pf[j] & AT_OWN_JOIN != 0 || gj[i])))
+    // Inserting pred[j-1] is free for a schwa at its own join, or across from a gt join; deleting
+    // gt[i-1] is free for a schwa at its own join, or across from a pred join.
+    let ins_cost = |gt_join_here: bool, j: usize| {
+        let f = pf[j];
+        usize::from(!(f & SCHWA != 0 && (f & AT_OWN_JOIN != 0 || gt_join_here)))
     };
     let (prev, cur) = (&mut ws.prev, &mut ws.cur);
     prev.clear();
@@ -124,24 +122,29 @@ pub fn schwa_distance(
     let hi0 = width.min(m);
     prev[0] = 0;
     for j in 1..=hi0 {
-        prev[j] = prev[j - 1] + ins_cost(0, j);
+        prev[j] = prev[j - 1] + ins_cost(gj[0], j);
     }
     prev[hi0 + 1] = INF;
     for i in 1..=n {
         let lo = i.saturating_sub(width);
         let hi = (i + width).min(m);
-        if lo > 0 {
-            cur[lo - 1] = INF;
-        }
-        let g = gt[i - 1];
-        for j in lo..=hi {
-            let mut best = prev[j] + del_cost(i, j);
-            if j > 0 {
-                let sub = prev[j - 1] + usize::from(g != pred[j - 1]);
-                let ins = cur[j - 1] + ins_cost(i, j);
-                best = best.min(sub).min(ins);
-            }
-            cur[j] = best;
+        let (g, g_flag, gt_join_here) = (gt[i - 1], gf[i], gj[i]);
+        let g_schwa = g_flag & SCHWA != 0;
+        let g_own = g_flag & AT_OWN_JOIN != 0;
+        let del_cost = |j: usize| usize::from(!(g_schwa && (g_own || pj[j])));
+        // Column `lo` has no left neighbour inside the band.
+        let mut left = if lo == 0 {
+            prev[0] + del_cost(0)
+        } else {
+            (prev[lo] + del_cost(lo)).min(prev[lo - 1] + usize::from(g != pred[lo - 1]))
+        };
+        cur[lo] = left;
+        for j in lo + 1..=hi {
+            let sub = prev[j - 1] + usize::from(g != pred[j - 1]);
+            let del = prev[j] + del_cost(j);
+            let ins = left + ins_cost(gt_join_here, j);
+            left = sub.min(del).min(ins);
+            cur[j] = left;
         }
         cur[hi + 1] = INF;
         std::mem::swap(prev, cur);

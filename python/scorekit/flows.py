@@ -1,0 +1,560 @@
+"""Workflow-tree metrics (seed 004, StarFlow): FlowSim, TreeBLEU, Trigger Match and Component Match.
+
+This module owns the workflow JSON format (documented with examples in ``docs/flows.md``), its
+decomposition into an ordered tree, the four metrics, and their evaluation over pairs or over two
+directories of JSON files (plus the ``scorekit flows`` command's logic, :func:`flows_command`).
+Tree edit distances run on the Zhang–Shasha kernel (``scorekit._kernels.tree``), all pairs of an
+evaluation in one parallel batch. With the Rust backend, :func:`evaluate_flows` decomposes and scores
+plain-JSON pairs in compiled code (``_core.flow_metrics_batch``, ``rust/bindings/src/flows.rs``);
+this module stays the reference for the format rules and scores every pair that path flags
+(invalid or unusual documents), so both backends return identical reports.
+
+The tree of a flow (unit costs; ``|F|`` counts every node)::
+
+    flow
+    ├── trigger
+    │   └── <trigger type>                 (absent when the trigger is null)
+    └── components
+        └── <category>:<definition>        (one per top-level component, in order)
+            └── <category>:<definition>    (nested components: block / children)
+
+* FlowSim = 1 − TED(F, Fr) / (|F| + |Fr|).
+* TreeBLEU = |S(F) ∩ S(Fr)| / |S(F)|, S = the set of 1-height subtrees (a node's label with the
+  tuple of its children's labels) of every node that has children, **except the root**: the
+  flow→trigger and flow→components edges are excluded, so an empty flow has S = ∅ and scores 0.
+* Trigger Match = 1 if the trigger types are equal (two null triggers match), else 0.
+* Component Match = |C ∩ Cr| / |C ∪ Cr| over the sets of component labels at every depth (order and
+  repetition ignored); 0 when both sets are empty, as in the seed's recipe.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import sys
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from itertools import chain
+from pathlib import Path
+from typing import Any, NamedTuple, Optional, Union
+
+import numpy as np
+
+from scorekit import _kernels
+from scorekit._kernels import tree as _tree_kernels
+from scorekit.trees import MAX_NODES, Tree
+
+__all__ = [
+    "FlowFormatError",
+    "FlowItem",
+    "FlowMetrics",
+    "FlowReport",
+    "component_match",
+    "compute_metrics",
+    "decompose_to_tree",
+    "evaluate_flows",
+    "flows_command",
+    "flowsim",
+    "one_height_subtrees",
+    "parse_flow",
+    "treebleu",
+    "trigger_match",
+]
+
+FLOW, TRIGGER, COMPONENTS = "flow", "trigger", "components"
+METRIC_NAMES = ("flowsim", "treebleu", "trigger_match", "component_match")
+
+_FENCE = re.compile(r"```(?:json)?\s*\n?(.*?)```", re.DOTALL | re.IGNORECASE)
+
+# A node of a decomposed flow: (label, children).
+_Node = tuple[str, list]
+
+
+class FlowFormatError(ValueError):
+    """A document is not valid JSON or not a workflow in the documented format."""
+
+
+# -- parsing and decomposition ----------------------------------------------------------------------
+
+
+def parse_flow(text: Union[str, bytes]) -> Any:
+    """Parse a workflow from JSON text. A Markdown code fence (```` ```json ... ``` ````) around the
+    document, as language models often emit, is removed first. Raises :class:`FlowFormatError`."""
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", errors="replace")
+    if not isinstance(text, str):
+        raise TypeError(f"parse_flow needs str or bytes, got {type(text).__name__}")
+    fenced = _FENCE.search(text)
+    body = fenced.group(1) if fenced else text
+    try:
+        return json.loads(body)
+    except json.JSONDecodeError as exc:
+        raise FlowFormatError(f"not valid JSON: {exc}") from None
+
+
+def _is_object(value: Any) -> bool:
+    return type(value) is dict or isinstance(value, Mapping)
+
+
+def _trigger_type(trigger: Any) -> Optional[str]:
+    if trigger is None or type(trigger) is str or isinstance(trigger, str):
+        return trigger
+    if _is_object(trigger):
+        kind = trigger.get("type")
+        if isinstance(kind, str):
+            return kind
+        raise FlowFormatError(f"the trigger object needs a string 'type', got {kind!r:.60}")
+    raise FlowFormatError(f"trigger must be null, a string or an object with 'type', got {type(trigger).__name__}")
+
+
+def _component_label(component: Any, where: str, k: int) -> str:
+    if type(component) is str:
+        return "action:" + component
+    if not _is_object(component):
+        if isinstance(component, str):
+            return "action:" + component
+        raise FlowFormatError(f"{where}[{k}] must be a string or an object, got {type(component).__name__}")
+    definition = component.get("definition")
+    if definition is None:
+        definition = component.get("type")
+    if type(definition) is not str and not isinstance(definition, str):
+        raise FlowFormatError(f"{where}[{k}] needs a string 'definition' (or 'type'), got {definition!r:.60}")
+    category = component.get("category", "action")
+    if type(category) is not str and not isinstance(category, str):
+        raise FlowFormatError(f"{where}[{k}]: 'category' must be a string, got {category!r:.60}")
+    return category + ":" + definition
+
+
+def _component_forest(components: Any, where: str, depth: int = 0) -> list[_Node]:
+    """The ordered forest of one component list: ``block`` references resolved inside the list,
+    inline ``children`` lists decomposed as their own scope."""
+    if type(components) is not list:
+        raise FlowFormatError(f"{where} must be a list, got {type(components).__name__}")
+    if depth > 200:
+        raise FlowFormatError(f"{where}: components nested more than 200 levels deep")
+    nodes: list[_Node] = []
+    by_order: dict[Any, int] = {}
+    blocks: list[tuple[int, Any]] = []
+    for k, component in enumerate(components):
+        children: list[_Node] = []
+        if type(component) is dict or (type(component) is not str and isinstance(component, Mapping)):
+            order = component.get("order")
+            if order is not None:
+                if isinstance(order, bool) or not isinstance(order, (int, float, str)):
+                    raise FlowFormatError(f"{where}[{k}]: 'order' must be a number or a string, got {order!r:.60}")
+                if order in by_order:
+                    raise FlowFormatError(f"{where}[{k}]: order {order!r} is used twice")
+                by_order[order] = k
+            block = component.get("block")
+            if block is not None:
+                blocks.append((k, block))
+            nested = component.get("children")
+            if nested is not None:
+                children = _component_forest(nested, f"{where}[{k}].children", depth + 1)
+        nodes.append((_component_label(component, where, k), children))
+    if not blocks:
+        return nodes
+    parent_of: dict[int, int] = {}
+    for k, block in blocks:
+        parent = by_order.get(block) if not isinstance(block, (list, dict, bool)) else None
+        if parent is None:
+            raise FlowFormatError(f"{where}[{k}]: 'block' {block!r:.60} names no component's 'order'")
+        parent_of[k] = parent
+    for k, _ in blocks:  # every block chain must reach a top-level component
+        seen, at = {k}, parent_of[k]
+        while at in parent_of:
+            if at in seen:
+                raise FlowFormatError(f"{where}[{k}]: 'block' references form a cycle")
+            seen.add(at)
+            at = parent_of[at]
+    for k, _ in blocks:
+        nodes[parent_of[k]][1].append(nodes[k])
+    return [node for k, node in enumerate(nodes) if k not in parent_of]
+
+
+def _flow_root(flow: Any) -> tuple[Optional[str], _Node]:
+    """The trigger type and the decomposed tree of a parsed flow (raises :class:`FlowFormatError`)."""
+    if isinstance(flow, (str, bytes)):
+        flow = parse_flow(flow)
+    if not _is_object(flow):
+        raise FlowFormatError(f"a workflow must be a JSON object, got {type(flow).__name__}")
+    if TRIGGER not in flow and COMPONENTS not in flow:
+        raise FlowFormatError("a workflow needs a 'trigger' or a 'components' key")
+    trigger = _trigger_type(flow.get(TRIGGER))
+    components = flow.get(COMPONENTS)
+    forest = _component_forest([] if components is None else components, COMPONENTS)
+    trigger_node: _Node = (TRIGGER, [] if trigger is None else [(trigger, [])])
+    return trigger, (FLOW, [trigger_node, (COMPONENTS, forest)])
+
+
+def _empty_root() -> _Node:
+    return (FLOW, [(TRIGGER, []), (COMPONENTS, [])])
+
+
+def _to_tree(node: _Node) -> Tree:
+    built: dict[int, Tree] = {}
+    stack: list[tuple[_Node, bool]] = [(node, False)]
+    while stack:
+        current, expanded = stack.pop()
+        if expanded:
+            built[id(current)] = Tree(current[0], [built.pop(id(c)) for c in current[1]])
+        else:
+            stack.append((current, True))
+            stack.extend((c, False) for c in current[1])
+    return built[id(node)]
+
+
+def decompose_to_tree(flow: Any) -> Tree:
+    """The ordered tree of a workflow (a parsed JSON object, or JSON text), as drawn in the module
+    documentation. Raises :class:`FlowFormatError` for anything that is not a workflow."""
+    return _to_tree(_flow_root(flow)[1])
+
+
+class _Analysed(NamedTuple):
+    """Everything the four metrics need from one flow: the tree in post-order (labels and
+    leftmost-leaf indices), S(F) and the component label set."""
+
+    trigger: Optional[str]
+    labels: list
+    lld: list
+    subtrees: frozenset
+    components: frozenset
+
+
+def _analyse_root(trigger: Optional[str], root: _Node) -> _Analysed:
+    labels: list[str] = []
+    lld: list[int] = []
+    subtrees = set()
+    # Frames: [node, next child index, leftmost leaf of the first child or -1]
+    stack: list[list[Any]] = [[root, 0, -1]]
+    while stack:
+        frame = stack[-1]
+        label, children = frame[0]
+        if frame[1] < len(children):
+            frame[1] += 1
+            stack.append([children[frame[1] - 1], 0, -1])
+            continue
+        stack.pop()
+        k = len(labels)
+        left = frame[2] if frame[2] >= 0 else k
+        labels.append(label)
+        lld.append(left)
+        if stack:
+            if stack[-1][2] < 0:
+                stack[-1][2] = left
+            if children:  # every subtree but the root's
+                subtrees.add((label, tuple(c[0] for c in children)))
+    # Post-order ends with the components subtree, then the root: its nodes are components.
+    components = frozenset(labels[lld[-2]:-2])
+    return _Analysed(trigger, labels, lld, frozenset(subtrees), components)
+
+
+def _analyse(flow: Any) -> _Analysed:
+    if isinstance(flow, _Analysed):
+        return flow
+    return _analyse_root(*_flow_root(flow))
+
+
+_EMPTY = _analyse_root(None, _empty_root())
+
+
+def one_height_subtrees(flow: Any) -> frozenset:
+    """S(F): the ``(label, (child labels...))`` of every node with children, except the root flow
+    node, so the flow→trigger and flow→components edges never count."""
+    return _analyse(flow).subtrees
+
+
+def _treebleu(p: _Analysed, r: _Analysed) -> float:
+    return len(p.subtrees & r.subtrees) / len(p.subtrees) if p.subtrees else 0.0
+
+
+def _trigger_match(p: _Analysed, r: _Analysed) -> float:
+    return 1.0 if p.trigger == r.trigger else 0.0
+
+
+def _component_match(p: _Analysed, r: _Analysed) -> float:
+    union = p.components | r.components
+    return len(p.components & r.components) / len(union) if union else 0.0
+
+
+def treebleu(pred: Any, ref: Any) -> float:
+    """|S(pred) ∩ S(ref)| / |S(pred)|, and 0 when the prediction has no 1-height subtree."""
+    return _treebleu(_analyse(pred), _analyse(ref))
+
+
+def trigger_match(pred: Any, ref: Any) -> float:
+    """1.0 when the trigger types are equal (two null triggers match), else 0.0."""
+    return _trigger_match(_analyse(pred), _analyse(ref))
+
+
+def component_match(pred: Any, ref: Any) -> float:
+    """Intersection over union of the component label sets (every depth; order ignored)."""
+    return _component_match(_analyse(pred), _analyse(ref))
+
+
+def _pack(flows: Sequence[_Analysed], intern: dict[str, int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Post-order label ids, leftmost-leaf indices and node offsets of many analysed flows."""
+    sizes = np.fromiter((len(f.labels) for f in flows), dtype=np.int64, count=len(flows))
+    offsets = np.zeros(len(flows) + 1, np.int64)
+    np.cumsum(sizes, out=offsets[1:])
+    total = int(offsets[-1])
+    setdefault = intern.setdefault
+    labels = np.fromiter((setdefault(label, len(intern)) for f in flows for label in f.labels),
+                         dtype=np.uint32, count=total)
+    lld = np.fromiter(chain.from_iterable(f.lld for f in flows), dtype=np.uint32, count=total)
+    return labels, lld, offsets
+
+
+def _flowsims(preds: Sequence[_Analysed], refs: Sequence[_Analysed], threads: Optional[int]) -> np.ndarray:
+    intern: dict[str, int] = {}
+    l1, d1, o1 = _pack(preds, intern)
+    l2, d2, o2 = _pack(refs, intern)
+    ted = _tree_kernels.distance_batch(l1, d1, o1, l2, d2, o2, threads=threads or 0)
+    sizes = np.diff(o1) + np.diff(o2)
+    return 1.0 - ted / sizes
+
+
+def _check_size(flow: _Analysed, what: str, max_nodes: int) -> _Analysed:
+    if len(flow.labels) > max_nodes:
+        raise ValueError(f"{what} has {len(flow.labels)} tree nodes, above max_nodes={max_nodes}: the tree edit "
+                         "distance needs O(n1*n2) memory and time; pass a larger max_nodes to allow it")
+    return flow
+
+
+def flowsim(pred: Any, ref: Any, *, max_nodes: int = MAX_NODES) -> float:
+    """1 − TED(F, Fr) / (|F| + |Fr|) with unit costs (Zhang–Shasha), in [0, 1]. Flows of more than
+    ``max_nodes`` tree nodes are a ``ValueError`` (the size guard)."""
+    p = _check_size(_analyse(pred), "the prediction", max_nodes)
+    r = _check_size(_analyse(ref), "the reference", max_nodes)
+    return float(_flowsims([p], [r], 1)[0])
+
+
+class FlowMetrics(NamedTuple):
+    """The four metrics of one (prediction, reference) pair; unpacks like the seed's 4-tuple."""
+
+    flowsim: float
+    treebleu: float
+    trigger_match: float
+    component_match: float
+
+
+def compute_metrics(pred: Any, ref: Any, *, max_nodes: int = MAX_NODES) -> FlowMetrics:
+    """FlowSim, TreeBLEU, Trigger Match and Component Match of one pair (parsed JSON or JSON text).
+
+    Both sides must be workflows (else :class:`FlowFormatError`); :func:`evaluate_flows` is the lenient
+    entry point that scores a malformed prediction as an empty flow. Flows of more than ``max_nodes``
+    tree nodes are a ``ValueError`` (the size guard).
+    """
+    p = _check_size(_analyse(pred), "the prediction", max_nodes)
+    r = _check_size(_analyse(ref), "the reference", max_nodes)
+    return FlowMetrics(float(_flowsims([p], [r], 1)[0]), _treebleu(p, r), _trigger_match(p, r), _component_match(p, r))
+
+
+# -- evaluation over many pairs ---------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class FlowItem:
+    """One scored pair; ``error`` records why the prediction was scored as an empty flow."""
+
+    id: str
+    flowsim: float
+    treebleu: float
+    trigger_match: float
+    component_match: float
+    error: Optional[str] = None
+
+
+_ITEM_FIELDS = ("id", *METRIC_NAMES, "error")
+
+
+@dataclass
+class FlowReport:
+    """Per-item records and the mean of each metric over the items (NaN for an empty corpus)."""
+
+    items: list[FlowItem]
+    means: dict[str, float]
+    unmatched_predictions: list[str] = field(default_factory=list)
+
+    @property
+    def n(self) -> int:
+        return len(self.items)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "n": self.n,
+            "means": dict(self.means),
+            "items": [{name: getattr(item, name) for name in _ITEM_FIELDS} for item in self.items],
+            "unmatched_predictions": list(self.unmatched_predictions),
+        }
+
+
+#: Stands for a reference file's prediction that does not exist.
+_MISSING = object()
+
+#: The empty flow, as a document (what a malformed prediction is scored as).
+_EMPTY_DOCUMENT = {TRIGGER: None, COMPONENTS: []}
+
+
+def _parsed_prediction(pred: Any) -> tuple[Any, Optional[str]]:
+    """A prediction as a parsed document, or the empty flow and the reason it could not be read."""
+    if type(pred) is dict:
+        return pred, None
+    if pred is _MISSING:
+        return _EMPTY_DOCUMENT, "no prediction file"
+    if isinstance(pred, (str, bytes)):
+        try:
+            return parse_flow(pred), None
+        except FlowFormatError as exc:
+            return _EMPTY_DOCUMENT, str(exc)
+    return pred, None
+
+
+def _score(ids: list[str], preds: list[Any], refs: list[Any], ref_names: list[str],
+           threads: Optional[int], max_nodes: int) -> FlowReport:
+    """Score parsed references against raw predictions. With the Rust backend the compiled fast path
+    decomposes and scores every plain-JSON pair; the pairs it flags (unusual or invalid documents)
+    and every pair on the Numba backend go through the Python decomposition here."""
+    parsed = [_parsed_prediction(p) for p in preds]
+    documents = [doc for doc, _ in parsed]
+    errors = [error for _, error in parsed]
+    n = len(ids)
+    if n and _kernels.current_backend() == "rust":
+        rows, status = _kernels._core.flow_metrics_batch(documents, refs, max_nodes,
+                                                         _kernels.resolve_threads(threads))
+        rows = np.array(rows)
+    else:
+        rows, status = np.full((n, 4), math.nan), np.full(n, 3, np.uint8)
+    slow = np.flatnonzero(status).tolist()
+    if slow:
+        ref_flows, pred_flows = [], []
+        for k in slow:
+            try:
+                ref_flows.append(_check_size(_analyse(refs[k]), ref_names[k], max_nodes))
+            except FlowFormatError as exc:
+                raise ValueError(f"{ref_names[k]} is not a workflow: {exc}") from None
+            try:
+                pred_flows.append(_check_size(_analyse(documents[k]), f"the prediction of item {ids[k]!r}",
+                                              max_nodes))
+            except FlowFormatError as exc:
+                pred_flows.append(_EMPTY)
+                errors[k] = str(exc)
+        sims = _flowsims(pred_flows, ref_flows, threads)
+        for k, s, p, r in zip(slow, sims.tolist(), pred_flows, ref_flows):
+            rows[k] = (s, _treebleu(p, r), _trigger_match(p, r), _component_match(p, r))
+    values = rows.tolist()
+    items = [FlowItem(i, *row, error=error) for i, row, error in zip(ids, values, errors)]
+    means = {
+        name: (math.fsum(row[c] for row in values) / n if n else math.nan)
+        for c, name in enumerate(METRIC_NAMES)
+    }
+    return FlowReport(items, means)
+
+
+def _read_dir(path: Union[str, Path], argument: str) -> dict[str, Path]:
+    folder = Path(path)
+    if not folder.is_dir():
+        raise ValueError(f"{argument} is not a directory: {str(path)!r}")
+    files: dict[str, Path] = {}
+    for file in sorted(folder.glob("*.json")):
+        files[file.stem] = file
+    return files
+
+
+def evaluate_flows(
+    pairs: Union[None, Mapping[str, tuple[Any, Any]], Iterable[tuple[Any, Any]]] = None,
+    *,
+    pred_dir: Union[None, str, Path] = None,
+    ref_dir: Union[None, str, Path] = None,
+    threads: Optional[int] = None,
+    max_nodes: int = MAX_NODES,
+) -> FlowReport:
+    """Score many workflow pairs: ``pairs`` (a mapping ``id -> (pred, ref)`` or a sequence of
+    ``(pred, ref)``, ids ``"0"``, ``"1"``...), or two directories of ``*.json`` files matched by
+    filename stem (every reference is an item; predictions without a reference are listed in
+    ``unmatched_predictions``).
+
+    A prediction that is not valid JSON or not a workflow (or a missing prediction file) is scored as
+    an empty flow, with the reason in the item's ``error``. A reference that is not a workflow is a
+    ``ValueError`` naming the item or the file, and so is a flow (either side) of more than
+    ``max_nodes`` tree nodes (the size guard).
+    """
+    if isinstance(max_nodes, bool) or not isinstance(max_nodes, int) or max_nodes < 3:
+        raise ValueError(f"max_nodes must be an int >= 3 (the empty flow has 3 nodes), got {max_nodes!r}")
+    if (pairs is None) == (pred_dir is None and ref_dir is None):
+        raise ValueError("pass either pairs or both pred_dir and ref_dir")
+    if pairs is not None:
+        entries = list(pairs.items()) if isinstance(pairs, Mapping) else list(enumerate(pairs))
+        ids, preds, refs, names = [], [], [], []
+        for key, pair in entries:
+            if not (isinstance(pair, (tuple, list)) and len(pair) == 2):
+                raise ValueError(f"pair {key!r} must be a (pred, ref) pair")
+            ref = pair[1]
+            if isinstance(ref, (str, bytes)):
+                try:
+                    ref = parse_flow(ref)
+                except FlowFormatError as exc:
+                    raise ValueError(f"reference of item {key!r} is not a workflow: {exc}") from None
+            ids.append(str(key))
+            preds.append(pair[0])
+            refs.append(ref)
+            names.append(f"reference of item {key!r}")
+        return _score(ids, preds, refs, names, threads, max_nodes)
+    if pred_dir is None or ref_dir is None:
+        raise ValueError("pass both pred_dir and ref_dir")
+    pred_files, ref_files = _read_dir(pred_dir, "pred_dir"), _read_dir(ref_dir, "ref_dir")
+    ids, preds, refs, names = [], [], [], []
+    for stem, file in ref_files.items():
+        try:
+            refs.append(parse_flow(file.read_bytes()))
+        except FlowFormatError as exc:
+            raise ValueError(f"reference file {str(file)!r} is not a workflow: {exc}") from None
+        ids.append(stem)
+        names.append(f"reference file {str(file)!r}")
+        pred_file = pred_files.get(stem)
+        preds.append(pred_file.read_bytes() if pred_file is not None else _MISSING)
+    report = _score(ids, preds, refs, names, threads, max_nodes)
+    report.unmatched_predictions = sorted(set(pred_files) - set(ref_files))
+    return report
+
+
+
+def _json_safe(value: Any) -> Any:
+    """NaN (an empty corpus's means) becomes null so the output stays valid JSON."""
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _json_safe(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_json_safe(v) for v in value]
+    return value
+
+
+def flows_command(pred_dir: Union[str, Path], ref_dir: Union[str, Path], as_json: bool) -> int:
+    """``scorekit flows PRED_DIR REF_DIR [--json]``: score two directories of workflow JSON files.
+
+    Prints one line per reference file and the means (or, with ``as_json``, the report as JSON) on
+    stdout; returns the exit status: 0 on success, 2 when a directory or a reference is unusable
+    (the message goes to stderr).
+    """
+    try:
+        report = evaluate_flows(pred_dir=pred_dir, ref_dir=ref_dir)
+    except ValueError as exc:
+        print(f"scorekit flows: {exc}", file=sys.stderr)
+        return 2
+    if as_json:
+        print(json.dumps(_json_safe(report.to_dict()), indent=2, ensure_ascii=False))
+        return 0
+    width = max([len("item")] + [len(item.id) for item in report.items])
+    header = f"{'item':<{width}}  flowsim  treebleu  trigger  components  error"
+    print(header)
+    for item in report.items:
+        print(f"{item.id:<{width}}  {item.flowsim:7.4f}  {item.treebleu:8.4f}  {item.trigger_match:7.4f}  "
+              f"{item.component_match:10.4f}  {item.error or ''}".rstrip())
+    means = report.means
+    print(f"{'mean':<{width}}  {means['flowsim']:7.4f}  {means['treebleu']:8.4f}  {means['trigger_match']:7.4f}  "
+          f"{means['component_match']:10.4f}  (n={report.n})")
+    if report.unmatched_predictions:
+        print(f"predictions without a reference: {', '.join(report.unmatched_predictions)}")
+    return 0
