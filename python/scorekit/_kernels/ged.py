@@ -54,7 +54,7 @@ def check_budget(budget: int | None) -> int | None:
         raise TypeError(f"budget must be an int or None, got {type(budget).__name__}")
     if budget < 0:
         raise ValueError(f"budget must be >= 0 expanded states (or None), got {budget}")
-    return int(budget)
+    return min(int(budget), ged_numba.UNLIMITED)
 
 
 def _arrays(problem: Sequence) -> tuple:

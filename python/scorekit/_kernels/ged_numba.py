@@ -21,7 +21,7 @@ _UNDECIDED = -2
 _EPS = -1
 _NO_EDGE = -1
 #: Budget standing for "no limit" (more expansions than any search can make).
-_UNLIMITED = 2**62
+UNLIMITED = 2**62
 
 
 @nb.njit(cache=True)
@@ -581,7 +581,7 @@ def graph_edit_distance_pair(node_sub, node_del, node_ins, edges1, edges2, edge_
     directed = bool(directed)
     _check_edges("edges1", edges1, n1, len(edge_del), directed)
     _check_edges("edges2", edges2, n2, len(edge_ins), directed)
-    limit = _UNLIMITED if budget is None else min(int(budget), _UNLIMITED)
+    limit = UNLIMITED if budget is None else min(int(budget), UNLIMITED)
     distance, lower, exact, expanded, mapping = _solve(
         n1, n2, directed, node_sub, node_del, node_ins, edges1, edges2, edge_sub, edge_del, edge_ins,
         np.int64(limit))
