@@ -236,3 +236,14 @@ def test_score_batch_equals_single_calls_for_any_thread_count(backend, typed_ora
         assert [(s.value, s.detail) for s in batch] == [(s.value, s.detail) for s in singles]
     with pytest.raises(ValueError, match="pairs"):
         m.score_batch([GOLD0])
+
+
+def test_module_doctests_pass(backend):
+    import doctest
+
+    import scorekit.graphs
+    import scorekit.metrics.graphs
+
+    for module in (scorekit.graphs, scorekit.metrics.graphs):
+        result = doctest.testmod(module)
+        assert result.attempted > 0 and result.failed == 0
