@@ -5,3 +5,5 @@
 //! the `scorekit-bindings` crate wraps these functions for `scorekit._core`.
 
 pub mod levenshtein;
+pub mod align;
+pub mod rover;
