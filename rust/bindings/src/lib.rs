@@ -6,8 +6,13 @@
 
 use pyo3::prelude::*;
 
+mod align;
+mod rover;
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    align::register(m)?;
+    rover::register(m)?;
     Ok(())
 }
