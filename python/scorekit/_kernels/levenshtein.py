@@ -22,7 +22,6 @@ from __future__ import annotations
 import numpy as np
 
 from scorekit import _kernels
-from scorekit._kernels import levenshtein_numba
 
 #: Column order of :func:`alignment_batch` results.
 ALIGNMENT_COLUMNS = ("hits", "substitutions", "deletions", "insertions")
@@ -33,7 +32,11 @@ OP_SUBSTITUTE, OP_DELETE, OP_INSERT = 1, 2, 3
 
 
 def _impl():
-    return _kernels._core if _kernels.current_backend() == "rust" else levenshtein_numba
+    if _kernels.current_backend() == "rust":
+        return _kernels._core
+    from scorekit._kernels import levenshtein_numba  # imported on first use: numba is slow to load
+
+    return levenshtein_numba
 
 
 def distance_batch(a_values, a_offsets, b_values, b_offsets, threads: int = 0) -> np.ndarray:

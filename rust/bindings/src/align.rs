@@ -7,6 +7,8 @@ use pyo3::prelude::*;
 use rayon::prelude::*;
 use scorekit_kernels::align::{self, AlignOp, CallCost, Steps, TableCost};
 
+use crate::parallel;
+
 fn slice<'a, T: numpy::Element>(a: &'a PyReadonlyArray1<'_, T>, name: &str) -> PyResult<&'a [T]> {
     a.as_slice().map_err(|_| PyValueError::new_err(format!("{name} must be a contiguous 1-D array")))
 }
@@ -15,18 +17,6 @@ fn ops_array<'py>(py: Python<'py>, ops: Vec<AlignOp>) -> Bound<'py, PyArray2<i64
     let k = ops.len();
     let flat: Vec<i64> = ops.into_iter().flatten().collect();
     flat.into_pyarray(py).reshape([k, 3]).expect("k * 3 elements")
-}
-
-/// Run `f` on a rayon pool of `threads` threads (0 = the global pool, all cores).
-pub(crate) fn with_threads<T: Send>(threads: usize, f: impl FnOnce() -> T + Send) -> PyResult<T> {
-    if threads == 0 {
-        return Ok(f());
-    }
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .build()
-        .map_err(|e| PyValueError::new_err(format!("cannot start {threads} threads: {e}")))?;
-    Ok(pool.install(f))
 }
 
 /// Distance and alignment of symbol sequences `a`, `b` under a dense substitution `table`
@@ -172,20 +162,18 @@ fn nw_calls_distance_batch<'py>(
             ob.len() - 1
         )));
     }
-    let out: Vec<f64> = py.detach(|| {
-        with_threads(threads, || {
-            (0..oa.len() - 1)
-                .into_par_iter()
-                .with_min_len(256)
-                .map_init(Vec::new, |row, k| {
-                    let costs = CallCost {
-                        a: sa.slice(oa[k] as usize, oa[k + 1] as usize),
-                        b: sb.slice(ob[k] as usize, ob[k + 1] as usize),
-                    };
-                    align::distance(&costs, row)
-                })
-                .collect()
-        })
+    let out: Vec<f64> = parallel::run_detached(py, threads, || {
+        (0..oa.len() - 1)
+            .into_par_iter()
+            .with_min_len(parallel::MIN_ITEMS_PER_TASK)
+            .map_init(Vec::new, |row, k| {
+                let costs = CallCost {
+                    a: sa.slice(oa[k] as usize, oa[k + 1] as usize),
+                    b: sb.slice(ob[k] as usize, ob[k + 1] as usize),
+                };
+                align::distance(&costs, row)
+            })
+            .collect()
     })?;
     Ok(out.into_pyarray(py))
 }

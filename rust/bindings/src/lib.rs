@@ -7,11 +7,14 @@
 use pyo3::prelude::*;
 
 mod align;
+mod levenshtein;
+mod parallel;
 mod rover;
 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    levenshtein::register(m)?;
     align::register(m)?;
     rover::register(m)?;
     Ok(())

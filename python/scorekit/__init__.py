@@ -1,0 +1,89 @@
+"""scorekit: exact, fast evaluation of extraction systems against gold.
+
+The top level mirrors the reference kit ``ek`` (``import scorekit as ek`` runs its documented
+examples). This module owns only the public names: the cheap, stdlib-only data model, registry
+and canonicalisation are imported eagerly; everything that loads NumPy or the kernels (the facade,
+metrics, batch API) is imported on first access.
+
+>>> import scorekit as ek
+>>> round(ek.score("hello wrld", "hello world").value, 3)   # CER by default
+0.091
+>>> ek.evaluate([("ct", "cat"), ("dg", "dog")], metric="cer").n
+2
+"""
+
+from __future__ import annotations
+
+import importlib
+from importlib.metadata import PackageNotFoundError, version as _dist_version
+from typing import Any
+
+from scorekit import canonicalize, registry
+from scorekit.base import (
+    AnnotatedExtraction,
+    Calibrator,
+    ConfidenceSource,
+    CostWeight,
+    Decision,
+    DecisionPolicy,
+    EdgeType,
+    FieldEstimate,
+    FieldSpec,
+    Finding,
+    GraphGrammar,
+    Metric,
+    NodePath,
+    NodeType,
+    Normalizer,
+    OcrBackend,
+    Provenance,
+    QualityReport,
+    Report,
+    Score,
+    Severity,
+    Signal,
+    TypeRef,
+    Validator,
+    default_cost_weight,
+)
+from scorekit.canonicalize import Canonicalizer, default_canonicalizer
+from scorekit.registry import check_requirements, get, names, register, requires_extra, resolve
+
+try:
+    __version__ = _dist_version("scorekit")
+except PackageNotFoundError:  # running from a source tree that was never installed
+    __version__ = "0.0.0+source"
+
+#: Names imported on first access: public name -> module that defines it.
+_LAZY = {
+    "score": "scorekit.facade",
+    "evaluate": "scorekit.facade",
+}
+#: Subpackages importable as attributes (``ek.metrics``, ``ek.batch`` …).
+_SUBMODULES = ("metrics", "batch", "text", "facade")
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+    elif name in _SUBMODULES:
+        value = importlib.import_module(f"scorekit.{name}")
+    else:
+        raise AttributeError(f"module 'scorekit' has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY) | set(_SUBMODULES))
+
+
+__all__ = [
+    "score", "evaluate",
+    "GraphGrammar", "FieldSpec", "NodeType", "EdgeType", "TypeRef", "AnnotatedExtraction",
+    "FieldEstimate", "NodePath", "Provenance", "Finding", "Decision", "Severity", "Score", "Report",
+    "QualityReport", "Metric", "Validator", "Calibrator", "DecisionPolicy", "Signal", "Normalizer",
+    "ConfidenceSource", "CostWeight", "OcrBackend", "default_cost_weight", "Canonicalizer",
+    "default_canonicalizer", "register", "get", "resolve", "names", "requires_extra",
+    "check_requirements", "canonicalize", "registry", "metrics", "__version__",
+]

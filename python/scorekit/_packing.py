@@ -1,0 +1,88 @@
+"""Packing of Python sequences into the flat batch layout shared by every kernel backend.
+
+Owns the conversion of many strings into one ``uint32`` code-point array plus ``int64`` offsets
+(Arrow-style: item ``k`` is ``values[offsets[k]:offsets[k+1]]``) and of join-position lists into the
+same layout, with input validation whose errors name the argument and the item.
+"""
+
+from __future__ import annotations
+
+import bisect
+from typing import Iterable, Sequence
+
+import numpy as np
+
+Packed = tuple[np.ndarray, np.ndarray]
+
+
+def as_sequence(items: Iterable, name: str) -> Sequence:
+    """Materialise ``items`` once (lists, tuples and arrays are used as they are)."""
+    if isinstance(items, (str, bytes)):
+        raise TypeError(f"{name} must be a sequence of strings, not a single {type(items).__name__}")
+    if isinstance(items, (list, tuple, np.ndarray)):
+        return items
+    try:
+        return list(items)
+    except TypeError:
+        raise TypeError(f"{name} must be an iterable of strings, got {type(items).__name__}") from None
+
+
+def offsets_of(lengths: Iterable[int], count: int) -> np.ndarray:
+    offsets = np.zeros(count + 1, dtype=np.int64)
+    np.cumsum(np.fromiter(lengths, dtype=np.int64, count=count), out=offsets[1:])
+    return offsets
+
+
+def pack_texts(texts: Sequence[str], name: str) -> Packed:
+    """Pack strings into (``uint32`` code points, ``int64`` offsets).
+
+    Raises ``TypeError`` naming ``name[k]`` for a non-``str`` item and ``ValueError`` for a lone
+    surrogate (which is not a Unicode scalar value and cannot be scored consistently).
+    """
+    if isinstance(texts, np.ndarray):
+        texts = texts.tolist()
+    try:
+        joined = "".join(texts)
+    except TypeError:
+        for k, t in enumerate(texts):
+            if not isinstance(t, str):
+                raise TypeError(f"{name}[{k}] must be str, got {type(t).__name__}") from None
+        raise
+    offsets = offsets_of(map(len, texts), len(texts))
+    try:
+        encoded = joined.encode("utf-32-le")
+    except UnicodeEncodeError as exc:
+        k = bisect.bisect_right(offsets, exc.start) - 1
+        position = exc.start - int(offsets[k])
+        raise ValueError(
+            f"{name}[{k}] contains a lone surrogate U+{ord(joined[exc.start]):04X} at position {position}; "
+            "only Unicode scalar values can be scored"
+        ) from None
+    return np.frombuffer(encoded, dtype=np.uint32), offsets
+
+
+def pack_codes(text: str, name: str) -> np.ndarray:
+    """One string as a ``uint32`` code-point array."""
+    return pack_texts([text], name)[0]
+
+
+def pack_positions(positions: Sequence[Sequence[int]], lengths: Sequence[int], name: str) -> Packed:
+    """Pack per-item boundary positions (each within ``0..=lengths[k]``) into (int64 values, offsets)."""
+    flat: list[int] = []
+    counts = []
+    for k, (items, length) in enumerate(zip(positions, lengths)):
+        items = list(items)
+        for p in items:
+            if isinstance(p, bool) or not isinstance(p, (int, np.integer)):
+                raise TypeError(f"{name}[{k}] must hold integer positions, got {type(p).__name__}")
+            if not 0 <= p <= length:
+                raise ValueError(f"{name}[{k}] position {p} is outside 0..{length}")
+        flat.extend(int(p) for p in items)
+        counts.append(len(items))
+    return np.asarray(flat, dtype=np.int64), offsets_of(counts, len(counts))
+
+
+def check_same_length(a: Sequence, b: Sequence, a_name: str, b_name: str) -> int:
+    if len(a) != len(b):
+        raise ValueError(f"{a_name} has {len(a)} items but {b_name} has {len(b)}; they must pair up one to one")
+    return len(a)

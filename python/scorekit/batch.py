@@ -1,0 +1,122 @@
+"""Bulk scoring API: many pairs in, NumPy arrays and exact corpus totals out.
+
+Owns the array-first entry points a nightly job uses — ``cer``, ``wer`` (per-item counts and rates
+plus the exact corpus rate), ``levenshtein`` (raw distances) and ``schwa_cer`` — on top of the
+batch kernels. Inputs are sequences (or any iterable) of ``str``; anything else is an error naming
+the argument and the item. Nothing is canonicalised unless ``normalize`` says so.
+
+>>> r = cer(["hello wrld", "ct"], ["hello world", "cat"])
+>>> r.edits.tolist(), r.ref_len.tolist(), round(r.corpus_rate, 4)
+([1, 1], [11, 3], 0.1429)
+>>> levenshtein(["kitten"], ["sitting"]).tolist()
+[3]
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterable, Optional, Sequence
+
+import numpy as np
+
+from scorekit import _kernels
+from scorekit._kernels import levenshtein as lev
+from scorekit._packing import as_sequence, check_same_length, pack_texts
+from scorekit.canonicalize import resolve_canonicalizer
+from scorekit.metrics.strings import count_errors, error_rate
+from scorekit.text import JoinedText, SCHWA_CHARS, schwa_distance_batch
+
+
+@dataclass(frozen=True)
+class BatchResult:
+    """Per-item error counts of a batch (``int64`` arrays of length n) and their exact totals."""
+
+    metric: str
+    ref_len: np.ndarray
+    substitutions: np.ndarray
+    deletions: np.ndarray
+    insertions: np.ndarray
+
+    @property
+    def hits(self) -> np.ndarray:
+        return self.ref_len - self.substitutions - self.deletions
+
+    @property
+    def edits(self) -> np.ndarray:
+        return self.substitutions + self.deletions + self.insertions
+
+    @property
+    def rates(self) -> np.ndarray:
+        """Per-item rate edits/ref_len; for an empty reference the edit count itself (as the
+        reference kit's ``StringMetric`` reports it)."""
+        edits = self.edits.astype(np.float64)
+        safe = np.where(self.ref_len > 0, self.ref_len, 1)
+        return np.where(self.ref_len > 0, edits / safe, edits)
+
+    @property
+    def totals(self) -> dict[str, int]:
+        s, d, i, n = (int(a.sum()) for a in (self.substitutions, self.deletions, self.insertions, self.ref_len))
+        return {"edits": s + d + i, "ref_len": n, "substitutions": s, "deletions": d,
+                "insertions": i, "hits": n - s - d}
+
+    @property
+    def corpus_rate(self) -> float:
+        """Σedits / Σref_len (NaN when the corpus has no reference unit)."""
+        t = self.totals
+        return error_rate(t["edits"], t["ref_len"])
+
+    def __len__(self) -> int:
+        return len(self.ref_len)
+
+
+def _prepare(items: Iterable[Any], name: str, normalize: Any) -> Sequence[str]:
+    seq = as_sequence(items, name)
+    canon = resolve_canonicalizer(normalize)
+    if canon is None:
+        return seq
+    out = []
+    for k, t in enumerate(seq):
+        if not isinstance(t, str):
+            raise TypeError(f"{name}[{k}] must be str, got {type(t).__name__}")
+        out.append(canon(t))
+    return out
+
+
+def _error_rates(mode: str, preds, refs, normalize, threads) -> BatchResult:
+    preds = _prepare(preds, "preds", normalize)
+    refs = _prepare(refs, "refs", normalize)
+    check_same_length(preds, refs, "preds", "refs")
+    counts = count_errors(preds, refs, mode, threads=_kernels.resolve_threads(threads))
+    return BatchResult(mode, *(np.ascontiguousarray(counts[:, c]) for c in range(4)))
+
+
+def cer(preds: Iterable[str], refs: Iterable[str], *, normalize: Any = None,
+        threads: Optional[int] = None) -> BatchResult:
+    """Character error counts of every (pred, ref) pair; ``normalize`` is anything
+    ``scorekit.canonicalize.resolve_canonicalizer`` accepts; ``threads=None`` uses all cores."""
+    return _error_rates("cer", preds, refs, normalize, threads)
+
+
+def wer(preds: Iterable[str], refs: Iterable[str], *, normalize: Any = None,
+        threads: Optional[int] = None) -> BatchResult:
+    """Word error counts of every (pred, ref) pair (words split like ``str.split()``)."""
+    return _error_rates("wer", preds, refs, normalize, threads)
+
+
+def levenshtein(a: Iterable[str], b: Iterable[str], *, threads: Optional[int] = None) -> np.ndarray:
+    """Unit-cost Levenshtein distance of every pair; ``int64[n]``."""
+    a, b = as_sequence(a, "a"), as_sequence(b, "b")
+    check_same_length(a, b, "a", "b")
+    a_values, a_offsets = pack_texts(a, "a")
+    b_values, b_offsets = pack_texts(b, "b")
+    return lev.distance_batch(a_values, a_offsets, b_values, b_offsets, _kernels.resolve_threads(threads))
+
+
+def schwa_cer(gts: Iterable[str | JoinedText], preds: Iterable[str | JoinedText], *,
+              schwa: str = SCHWA_CHARS, threads: Optional[int] = None) -> tuple[np.ndarray, np.ndarray]:
+    """Schwa-forgiving character distances and reference lengths of every (gt, pred) pair
+    (``JoinedText`` inputs carry their join positions); the corpus CER is ``d.sum() / n.sum()``."""
+    gts, preds = as_sequence(gts, "gts"), as_sequence(preds, "preds")
+    distances = schwa_distance_batch(gts, preds, schwa=schwa, threads=threads)
+    lengths = np.fromiter((len(g.text if isinstance(g, JoinedText) else g) for g in gts), dtype=np.int64, count=len(gts))
+    return distances, lengths

@@ -1,0 +1,262 @@
+"""``score`` and ``evaluate``: one pair, or a whole corpus, against gold (ek-core.md §4).
+
+Owns metric resolution (a name, a callable, or dispatch on the input types), the application of
+the ``normalize`` canonicaliser, corpus aggregation by the metric's own aggregator, and slices.
+Text metrics (CER/WER) take a streaming path: cases are consumed in chunks from any iterable and
+each chunk goes through one batch kernel call; per-item counts are kept in compact arrays and
+``Report.scores`` is a lazy sequence that builds each ``Score`` on access, so memory stays bounded
+for tens of millions of pairs. Other metrics are called once per case.
+"""
+
+from __future__ import annotations
+
+import bisect
+import itertools
+import re
+from collections.abc import Mapping
+from typing import Any, Iterable, Iterator, Optional, Sequence
+
+import numpy as np
+
+from scorekit import _kernels
+from scorekit.base import GraphGrammar, Report, Score
+from scorekit.canonicalize import resolve_canonicalizer
+from scorekit.metrics.fields import FieldMetric
+from scorekit.metrics.strings import StringMetric, count_errors, error_rate, text_score
+from scorekit.registry import get
+
+#: Pairs per kernel call on the streaming text path.
+CHUNK_SIZE = 1 << 16
+
+
+def _typed_graph_class() -> Optional[type]:
+    try:
+        from scorekit.metrics.graphs import TypedGraph
+    except ImportError:
+        return None
+    return TypedGraph
+
+
+def _is_text_like(x: Any) -> bool:
+    return isinstance(x, str) or hasattr(x, "text")
+
+
+def default_metric_name(pred: Any, gold: Any) -> str:
+    """The metric name ``score``/``evaluate`` pick when none is given."""
+    typed_graph = _typed_graph_class()
+    if typed_graph is not None and isinstance(pred, typed_graph) and isinstance(gold, typed_graph):
+        return "graph"
+    if _is_text_like(pred) and _is_text_like(gold):
+        return "cer"
+    if isinstance(pred, Mapping) and isinstance(gold, Mapping):
+        return "fields"
+    raise TypeError(
+        f"No default metric for {type(pred).__name__} vs {type(gold).__name__}; "
+        "pass metric=<name|callable> explicitly (e.g. metric='wer')."
+    )
+
+
+def resolve_metric(metric: Any, pred: Any, gold: Any, canonicalizer: Any = None, weights: Any = None) -> Any:
+    """A callable metric for ``metric`` (name, callable or ``None``) given one example pair."""
+    if metric is not None and not isinstance(metric, str):
+        if not callable(metric):
+            raise TypeError(f"metric must be a name, a callable or None, got {type(metric).__name__}")
+        return metric
+    name = metric or default_metric_name(pred, gold)
+    if name in ("cer", "wer"):
+        return StringMetric(name, canonicalizer=canonicalizer)
+    if name == "fields":
+        return FieldMetric(canonicalizer=canonicalizer)
+    if name in ("graph", "typed_graph"):
+        try:
+            from scorekit.metrics.graphs import TypedGraphMetric
+        except ImportError:
+            raise KeyError(f"metric {name!r} (typed-graph distance) is not available in this build") from None
+        return TypedGraphMetric(weights=weights, canonicalizer=canonicalizer)
+    return get("metrics", name)
+
+
+def metric_label(m: Any) -> str:
+    for attr in ("name", "mode", "__name__"):
+        value = getattr(m, attr, None)
+        if isinstance(value, str):
+            return value
+    return ""
+
+
+def aggregate_scores(m: Any, scores: Sequence[Any]) -> Optional[float]:
+    """The metric's own aggregate of ``scores``; the mean of ``float(s)`` for metrics without one."""
+    if not scores:
+        return None
+    aggregate = getattr(m, "aggregate", None)
+    if callable(aggregate):
+        return aggregate(scores)
+    return sum(float(s) for s in scores) / len(scores)
+
+
+def score(pred: Any, gold: Any, *, grammar: Optional[GraphGrammar] = None, metric: Any = None,
+          normalize: Any = None, weights: Any = None) -> Any:
+    """Score one prediction against its gold (a ``Score`` for built-in metrics).
+
+    >>> round(score("hello wrld", "hello world").value, 3)
+    0.091
+    >>> score("hello wrld", "hello world", metric="wer").value
+    0.5
+    """
+    m = resolve_metric(metric, pred, gold, resolve_canonicalizer(normalize), weights)
+    return m(pred, gold, grammar=grammar)
+
+
+def _unpack(case: Any, k: int) -> tuple[Any, Any, Any]:
+    if not isinstance(case, (tuple, list)) or len(case) < 2:
+        raise ValueError(f"cases[{k}] must be a (pred, gold) or (pred, gold, slice) tuple, got {case!r:.80}")
+    return case[0], case[1], (case[2] if len(case) > 2 else None)
+
+
+def evaluate(cases: Iterable[Any], *, metric: Any = None, grammar: Optional[GraphGrammar] = None,
+             normalize: Any = None, weights: Any = None, threads: Optional[int] = None) -> Report:
+    """Score a corpus of ``(pred, gold)`` or ``(pred, gold, slice)`` cases.
+
+    The metric is resolved once, from the first case. ``aggregate`` is the metric's own corpus
+    aggregate (global Σedits/Σref_len for CER/WER, micro-F1 for fields); ``per_slice`` maps each
+    slice label (first-appearance order; ``None`` is not grouped) to its aggregate. ``threads``
+    (CER/WER only) bounds the kernel threads; ``None`` uses all cores.
+
+    >>> r = evaluate([("ct", "cat"), ("dg", "dog")], metric="cer")
+    >>> r.n, round(r.aggregate, 3)
+    (2, 0.333)
+    """
+    try:
+        iterator = iter(cases)
+    except TypeError:
+        raise TypeError(f"cases must be an iterable of (pred, gold[, slice]) tuples, got {type(cases).__name__}") from None
+    first = next(iterator, _END)
+    if first is _END:
+        return Report(metric=metric if isinstance(metric, str) else "", n=0)
+    pred0, gold0, _ = _unpack(first, 0)
+    m = resolve_metric(metric, pred0, gold0, resolve_canonicalizer(normalize), weights)
+    all_cases = itertools.chain([first], iterator)
+    if type(m) is StringMetric:
+        return _evaluate_text(m, all_cases, _kernels.resolve_threads(threads))
+    return _evaluate_generic(m, all_cases, grammar)
+
+
+_END = object()
+
+
+def _evaluate_generic(m: Any, cases: Iterable[Any], grammar: Optional[GraphGrammar]) -> Report:
+    scores: list[Any] = []
+    buckets: dict[Any, list[Any]] = {}
+    for k, case in enumerate(cases):
+        pred, gold, label = _unpack(case, k)
+        s = m(pred, gold, grammar=grammar)
+        scores.append(s)
+        if label is not None:
+            buckets.setdefault(label, []).append(s)
+    return Report(
+        metric=metric_label(m),
+        aggregate=aggregate_scores(m, scores),
+        n=len(scores),
+        scores=scores,
+        per_slice={label: aggregate_scores(m, bucket) for label, bucket in buckets.items()},
+        detail={},
+    )
+
+
+class TextScores(Sequence[Score]):
+    """Read-only sequence of per-item CER/WER ``Score`` objects, built on access from compact
+    per-chunk count arrays (reference length, substitutions, deletions, insertions)."""
+
+    def __init__(self, mode: str, chunks: list[np.ndarray]) -> None:
+        self._mode = mode
+        self._chunks = chunks
+        self._starts = list(itertools.accumulate((len(c) for c in chunks), initial=0))
+
+    def __len__(self) -> int:
+        return self._starts[-1]
+
+    def _item(self, k: int) -> Score:
+        c = bisect.bisect_right(self._starts, k) - 1
+        row = self._chunks[c][k - self._starts[c]]
+        return text_score(self._mode, *(int(v) for v in row))
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return [self._item(k) for k in range(*index.indices(len(self)))]
+        k = index.__index__()
+        if k < 0:
+            k += len(self)
+        if not 0 <= k < len(self):
+            raise IndexError(f"score index {index} out of range for {len(self)} scores")
+        return self._item(k)
+
+    def __iter__(self) -> Iterator[Score]:
+        for chunk in self._chunks:
+            for row in chunk:
+                yield text_score(self._mode, *(int(v) for v in row))
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Sequence) and not isinstance(other, str):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other))
+        return NotImplemented
+
+    def __repr__(self) -> str:
+        return f"<TextScores: {len(self)} {self._mode} scores>"
+
+
+def _compact(counts: np.ndarray) -> np.ndarray:
+    """int32 storage when it fits (it always does for realistic text), int64 otherwise."""
+    return counts.astype(np.int32) if counts.size == 0 or counts.max() < 2**31 else counts
+
+
+def _evaluate_text(m: StringMetric, cases: Iterable[Any], threads: int) -> Report:
+    chunks: list[np.ndarray] = []
+    slice_totals: dict[Any, list[int]] = {}
+    totals = np.zeros(4, dtype=np.int64)
+    k = 0
+    iterator = iter(cases)
+    while True:
+        block = list(itertools.islice(iterator, CHUNK_SIZE))
+        if not block:
+            break
+        preds, golds, labels = [], [], []
+        for case in block:
+            pred, gold, label = _unpack(case, k)
+            preds.append(m.prepare(pred))
+            golds.append(m.prepare(gold))
+            labels.append(label)
+            k += 1
+        counts = _count(m, preds, golds, threads, k - len(block))
+        totals += counts.sum(axis=0)
+        if any(label is not None for label in labels):
+            edits = counts[:, 1:].sum(axis=1)
+            for label, e, n in zip(labels, edits.tolist(), counts[:, 0].tolist()):
+                if label is not None:
+                    acc = slice_totals.setdefault(label, [0, 0])
+                    acc[0] += e
+                    acc[1] += n
+        chunks.append(_compact(counts))
+    ref_len, s, d, i = (int(v) for v in totals)
+    return Report(
+        metric=m.name,
+        aggregate=error_rate(s + d + i, ref_len),
+        n=k,
+        scores=TextScores(m.mode, chunks),
+        per_slice={label: error_rate(e, n) for label, (e, n) in slice_totals.items()},
+        detail={"edits": s + d + i, "ref_len": ref_len, "substitutions": s, "deletions": d,
+                "insertions": i, "hits": ref_len - s - d},
+    )
+
+
+def _count(m: StringMetric, preds: list[str], golds: list[str], threads: int, offset: int) -> np.ndarray:
+    try:
+        return count_errors(preds, golds, m.mode, threads=threads, pred_name="pred", ref_name="gold")
+    except (TypeError, ValueError) as exc:
+        # Re-number the item in the message from chunk-local to corpus-wide.
+        raise type(exc)(_renumber(str(exc), offset)) from None
+
+
+def _renumber(message: str, offset: int) -> str:
+    return re.sub(r"^(pred|gold)\[(\d+)\]", lambda mt: f"cases[{int(mt.group(2)) + offset}] {mt.group(1)}", message)
+
+

@@ -1,0 +1,139 @@
+"""Line joining with hyphenation and the schwa-forgiving edit distance (seed 002 §5).
+
+Owns the reassembly of multi-line transcriptions into one string with the positions where a
+line-end hyphen was removed (``join_lines_with_hyphenation``), and the distance in which the
+Armenian schwa present in one string and absent from the other is free at such a join position
+(ocr-pages.md §5.3–5.4). The distance itself runs in the Levenshtein kernels.
+
+>>> j = join_lines_with_hyphenation("բա-\\nրև ձեզ")
+>>> j.text, j.joins
+('բարև ձեզ', (2,))
+>>> schwa_distance("բարև", "բըարև", gt_joins=(1,))
+0
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, Optional, Sequence, Union
+
+import numpy as np
+
+from scorekit import _kernels
+from scorekit._kernels import levenshtein as lev
+from scorekit._packing import as_sequence, check_same_length, pack_positions, pack_texts
+
+#: Line-end characters that mark a hyphenated word break.
+HYPHEN_CHARS = frozenset("-\u058a\u2010\u2011\u2012\u2013\u2014")
+#: Code points whose insertion or deletion is free at a join (Armenian schwa, both cases).
+SCHWA_CHARS = "\u0568\u0538"
+
+_YE, _VEW, _VO, _YIWN = "\u0565", "\u0587", "\u057e", "\u0582"
+
+
+@dataclass(frozen=True)
+class JoinedText:
+    """Text reassembled from lines, with the boundary positions of its hyphen joins (position
+    ``k`` lies between ``text[k-1]`` and ``text[k]``)."""
+
+    text: str
+    joins: tuple[int, ...] = ()
+
+
+def join_lines_with_hyphenation(text_or_lines: Union[str, Sequence[str]]) -> JoinedText:
+    """Join lines into one string: a line ending in a hyphen attached to a word (``- ֊ ‐ ‑ ‒ – —``)
+    loses the hyphen and is glued to the next line without a space (a join position is recorded);
+    other lines are joined with one space. ``ե`` + hyphen + ``վ``/``ւ`` becomes the ligature ``և``.
+    Lines are stripped and empty ones dropped; a trailing hyphen on the last line is kept.
+
+    >>> join_lines_with_hyphenation(["Երե-", "վան"]).text
+    'Երևան'
+    >>> join_lines_with_hyphenation(["word -", "next"]).joins
+    ()
+    """
+    if isinstance(text_or_lines, str):
+        lines = text_or_lines.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    else:
+        lines = list(text_or_lines)
+        for k, line in enumerate(lines):
+            if not isinstance(line, str):
+                raise TypeError(f"text_or_lines[{k}] must be str, got {type(line).__name__}")
+    kept = [line.strip() for line in lines if line.strip()]
+    if not kept:
+        return JoinedText("", ())
+    out, joins = kept[0], []
+    for nxt in kept[1:]:
+        if len(out) >= 2 and out[-1] in HYPHEN_CHARS and not out[-2].isspace():
+            stem = out[:-1]
+            if stem.endswith(_YE) and nxt[0] in (_VO, _YIWN):
+                out = stem[:-1] + _VEW
+                joins.append(len(out))
+                out += nxt[1:]
+            else:
+                joins.append(len(stem))
+                out = stem + nxt
+        else:
+            out = out + " " + nxt
+    return JoinedText(out, tuple(joins))
+
+
+def concat_joined(parts: Iterable[JoinedText], sep: str = "\n") -> JoinedText:
+    """Concatenate joined texts with ``sep``, shifting each part's join positions (never joins across parts)."""
+    text, joins = "", []
+    for k, part in enumerate(parts):
+        if k:
+            text += sep
+        joins.extend(len(text) + j for j in part.joins)
+        text += part.text
+    return JoinedText(text, tuple(joins))
+
+
+def _schwa_codes(schwa: str) -> np.ndarray:
+    if not isinstance(schwa, str) or not schwa:
+        raise ValueError(f"schwa must be a non-empty string of code points, got {schwa!r}")
+    return pack_texts([schwa], "schwa")[0]
+
+
+def _split_joined(x: Union[str, JoinedText], joins: Optional[Sequence[int]], name: str) -> tuple[str, Sequence[int]]:
+    if isinstance(x, JoinedText):
+        return x.text, (x.joins if joins is None else joins)
+    if not isinstance(x, str):
+        raise TypeError(f"{name} must be str or JoinedText, got {type(x).__name__}")
+    return x, (() if joins is None else joins)
+
+
+def schwa_distance(
+    gt: Union[str, JoinedText], pred: Union[str, JoinedText],
+    gt_joins: Optional[Sequence[int]] = None, pred_joins: Optional[Sequence[int]] = None,
+    *, schwa: str = SCHWA_CHARS,
+) -> int:
+    """Levenshtein distance in which a ``schwa`` character present in one string and absent from the
+    other costs 0 when it sits at a join position of either string (ocr-pages.md §5.4).
+    ``gt``/``pred`` may be :class:`JoinedText` (their joins are used unless given explicitly)."""
+    return int(schwa_distance_batch([gt], [pred], None if gt_joins is None else [gt_joins],
+                                    None if pred_joins is None else [pred_joins], schwa=schwa, threads=1)[0])
+
+
+def schwa_distance_batch(
+    gts: Iterable[Union[str, JoinedText]], preds: Iterable[Union[str, JoinedText]],
+    gt_joins: Optional[Iterable[Sequence[int]]] = None, pred_joins: Optional[Iterable[Sequence[int]]] = None,
+    *, schwa: str = SCHWA_CHARS, threads: Optional[int] = None,
+) -> np.ndarray:
+    """:func:`schwa_distance` of every pair, through one kernel call; ``int64[n]``."""
+    gts, preds = as_sequence(gts, "gts"), as_sequence(preds, "preds")
+    n = check_same_length(gts, preds, "gts", "preds")
+    gt_j = [None] * n if gt_joins is None else as_sequence(gt_joins, "gt_joins")
+    pred_j = [None] * n if pred_joins is None else as_sequence(pred_joins, "pred_joins")
+    check_same_length(gts, gt_j, "gts", "gt_joins")
+    check_same_length(preds, pred_j, "preds", "pred_joins")
+    gt_pairs = [_split_joined(x, j, f"gts[{k}]") for k, (x, j) in enumerate(zip(gts, gt_j))]
+    pred_pairs = [_split_joined(x, j, f"preds[{k}]") for k, (x, j) in enumerate(zip(preds, pred_j))]
+    gt_values, gt_offsets = pack_texts([t for t, _ in gt_pairs], "gts")
+    pred_values, pred_offsets = pack_texts([t for t, _ in pred_pairs], "preds")
+    gj_values, gj_offsets = pack_positions([j for _, j in gt_pairs], np.diff(gt_offsets), "gt_joins")
+    pj_values, pj_offsets = pack_positions([j for _, j in pred_pairs], np.diff(pred_offsets), "pred_joins")
+    return lev.schwa_distance_batch(
+        gt_values, gt_offsets, pred_values, pred_offsets,
+        gj_values, gj_offsets, pj_values, pj_offsets,
+        _schwa_codes(schwa), _kernels.resolve_threads(threads),
+    )

@@ -1,0 +1,185 @@
+//! Bindings of the Levenshtein family: batch distance, alignment breakdown, word alignment,
+//! schwa-forgiving distance and single-pair edit operations (see `scorekit._kernels.levenshtein`).
+
+use numpy::ndarray::Array2;
+use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use rayon::prelude::*;
+use scorekit_kernels::levenshtein::{
+    align, distance, editops, schwa_distance, word_alignment, AlignWorkspace, DistanceWorkspace,
+    SchwaWorkspace, WordWorkspace,
+};
+
+use crate::parallel::{check_offsets, item, run_detached, same_count, MIN_ITEMS_PER_TASK, SERIAL_BELOW};
+
+/// Fill `out` (`width` columns per item) with `f(workspace, k, row)` for every item `k`,
+/// in parallel for large batches. Results never depend on the thread count.
+fn fill_rows<W, F>(out: &mut [i64], width: usize, init: fn() -> W, f: F)
+where
+    F: Fn(&mut W, usize, &mut [i64]) + Sync + Send,
+{
+    let n = out.len() / width.max(1);
+    if n < SERIAL_BELOW {
+        let mut ws = init();
+        for (k, row) in out.chunks_mut(width).enumerate() {
+            f(&mut ws, k, row);
+        }
+    } else {
+        out.par_chunks_mut(width)
+            .enumerate()
+            .with_min_len(MIN_ITEMS_PER_TASK)
+            .for_each_init(init, |ws, (k, row)| f(ws, k, row));
+    }
+}
+
+#[pyfunction]
+fn levenshtein_distance_batch<'py>(
+    py: Python<'py>,
+    a_values: PyReadonlyArray1<'py, u32>,
+    a_offsets: PyReadonlyArray1<'py, i64>,
+    b_values: PyReadonlyArray1<'py, u32>,
+    b_offsets: PyReadonlyArray1<'py, i64>,
+    threads: usize,
+) -> PyResult<Bound<'py, PyArray1<i64>>> {
+    let (av, ao, bv, bo) = (a_values.as_slice()?, a_offsets.as_slice()?, b_values.as_slice()?, b_offsets.as_slice()?);
+    let n = same_count(check_offsets(ao, av.len(), "a_offsets")?, check_offsets(bo, bv.len(), "b_offsets")?, "a", "b")?;
+    let out = run_detached(py, threads, || {
+        let mut out = vec![0i64; n];
+        fill_rows(&mut out, 1, DistanceWorkspace::new, |ws, k, row| {
+            row[0] = distance(ws, item(av, ao, k), item(bv, bo, k)) as i64;
+        });
+        out
+    })?;
+    Ok(out.into_pyarray(py))
+}
+
+#[pyfunction]
+fn levenshtein_alignment_batch<'py>(
+    py: Python<'py>,
+    ref_values: PyReadonlyArray1<'py, u32>,
+    ref_offsets: PyReadonlyArray1<'py, i64>,
+    hyp_values: PyReadonlyArray1<'py, u32>,
+    hyp_offsets: PyReadonlyArray1<'py, i64>,
+    threads: usize,
+) -> PyResult<Bound<'py, PyArray2<i64>>> {
+    let (rv, ro, hv, ho) = (ref_values.as_slice()?, ref_offsets.as_slice()?, hyp_values.as_slice()?, hyp_offsets.as_slice()?);
+    let n = same_count(check_offsets(ro, rv.len(), "ref_offsets")?, check_offsets(ho, hv.len(), "hyp_offsets")?, "ref", "hyp")?;
+    let out = run_detached(py, threads, || {
+        let mut out = vec![0i64; n * 4];
+        fill_rows(&mut out, 4, AlignWorkspace::new, |ws, k, row| {
+            let c = align(ws, item(rv, ro, k), item(hv, ho, k));
+            row.copy_from_slice(&[c.hits as i64, c.substitutions as i64, c.deletions as i64, c.insertions as i64]);
+        });
+        out
+    })?;
+    to_matrix(py, out, n, 4)
+}
+
+#[pyfunction]
+fn word_alignment_batch<'py>(
+    py: Python<'py>,
+    ref_values: PyReadonlyArray1<'py, u32>,
+    ref_offsets: PyReadonlyArray1<'py, i64>,
+    hyp_values: PyReadonlyArray1<'py, u32>,
+    hyp_offsets: PyReadonlyArray1<'py, i64>,
+    threads: usize,
+) -> PyResult<Bound<'py, PyArray2<i64>>> {
+    let (rv, ro, hv, ho) = (ref_values.as_slice()?, ref_offsets.as_slice()?, hyp_values.as_slice()?, hyp_offsets.as_slice()?);
+    let n = same_count(check_offsets(ro, rv.len(), "ref_offsets")?, check_offsets(ho, hv.len(), "hyp_offsets")?, "ref", "hyp")?;
+    let out = run_detached(py, threads, || {
+        let mut out = vec![0i64; n * 6];
+        fill_rows(&mut out, 6, WordWorkspace::new, |ws, k, row| {
+            let w = word_alignment(ws, item(rv, ro, k), item(hv, ho, k));
+            let c = w.counts;
+            row.copy_from_slice(&[
+                c.hits as i64,
+                c.substitutions as i64,
+                c.deletions as i64,
+                c.insertions as i64,
+                w.ref_words as i64,
+                w.hyp_words as i64,
+            ]);
+        });
+        out
+    })?;
+    to_matrix(py, out, n, 6)
+}
+
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+fn schwa_distance_batch<'py>(
+    py: Python<'py>,
+    gt_values: PyReadonlyArray1<'py, u32>,
+    gt_offsets: PyReadonlyArray1<'py, i64>,
+    pred_values: PyReadonlyArray1<'py, u32>,
+    pred_offsets: PyReadonlyArray1<'py, i64>,
+    gt_join_values: PyReadonlyArray1<'py, i64>,
+    gt_join_offsets: PyReadonlyArray1<'py, i64>,
+    pred_join_values: PyReadonlyArray1<'py, i64>,
+    pred_join_offsets: PyReadonlyArray1<'py, i64>,
+    schwa_chars: PyReadonlyArray1<'py, u32>,
+    threads: usize,
+) -> PyResult<Bound<'py, PyArray1<i64>>> {
+    let (gv, go, pv, po) = (gt_values.as_slice()?, gt_offsets.as_slice()?, pred_values.as_slice()?, pred_offsets.as_slice()?);
+    let (gjv, gjo, pjv, pjo) = (
+        gt_join_values.as_slice()?,
+        gt_join_offsets.as_slice()?,
+        pred_join_values.as_slice()?,
+        pred_join_offsets.as_slice()?,
+    );
+    let schwa = schwa_chars.as_slice()?;
+    let n = same_count(check_offsets(go, gv.len(), "gt_offsets")?, check_offsets(po, pv.len(), "pred_offsets")?, "gt", "pred")?;
+    same_count(n, check_offsets(gjo, gjv.len(), "gt_join_offsets")?, "gt", "gt_joins")?;
+    same_count(n, check_offsets(pjo, pjv.len(), "pred_join_offsets")?, "pred", "pred_joins")?;
+    let result: Result<Vec<i64>, String> = run_detached(py, threads, || {
+        let mut out = vec![0i64; n];
+        let errors = std::sync::Mutex::new(None::<(usize, String)>);
+        fill_rows(&mut out, 1, SchwaWorkspace::new, |ws, k, row| {
+            match schwa_distance(ws, item(gv, go, k), item(pv, po, k), item(gjv, gjo, k), item(pjv, pjo, k), schwa) {
+                Ok(d) => row[0] = d as i64,
+                Err(e) => {
+                    let mut first = errors.lock().unwrap_or_else(|p| p.into_inner());
+                    if first.as_ref().is_none_or(|(j, _)| k < *j) {
+                        *first = Some((k, e));
+                    }
+                }
+            }
+        });
+        match errors.into_inner().unwrap_or_else(|p| p.into_inner()) {
+            Some((k, e)) => Err(format!("item {k}: {e}")),
+            None => Ok(out),
+        }
+    })?;
+    result.map(|v| v.into_pyarray(py)).map_err(PyValueError::new_err)
+}
+
+#[pyfunction]
+fn levenshtein_editops<'py>(
+    py: Python<'py>,
+    reference: PyReadonlyArray1<'py, u32>,
+    hypothesis: PyReadonlyArray1<'py, u32>,
+) -> PyResult<Bound<'py, PyArray2<i64>>> {
+    let (r, h) = (reference.as_slice()?, hypothesis.as_slice()?);
+    let ops = py.detach(|| editops(&mut AlignWorkspace::new(), r, h));
+    let flat: Vec<i64> = ops
+        .iter()
+        .flat_map(|op| [op.kind as i64, op.ref_pos as i64, op.hyp_pos as i64])
+        .collect();
+    to_matrix(py, flat, ops.len(), 3)
+}
+
+fn to_matrix(py: Python<'_>, flat: Vec<i64>, rows: usize, cols: usize) -> PyResult<Bound<'_, PyArray2<i64>>> {
+    Array2::from_shape_vec((rows, cols), flat)
+        .map(|a| a.into_pyarray(py))
+        .map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(levenshtein_distance_batch, m)?)?;
+    m.add_function(wrap_pyfunction!(levenshtein_alignment_batch, m)?)?;
+    m.add_function(wrap_pyfunction!(word_alignment_batch, m)?)?;
+    m.add_function(wrap_pyfunction!(schwa_distance_batch, m)?)?;
+    m.add_function(wrap_pyfunction!(levenshtein_editops, m)?)?;
+    Ok(())
+}

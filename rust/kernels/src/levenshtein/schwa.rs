@@ -1,0 +1,160 @@
+//! Schwa-forgiving edit distance (ocr-pages.md §5.4): a designated code point (the Armenian schwa
+//! `ը`/`Ը` by default) present in one string and absent from the other costs nothing when it sits
+//! at a join position (a reassembled line break) of either string. Substitutions are never free.
+//!
+//! The cost of every path of cost `c` stays within `c + (#schwas in both strings)` diagonals of the
+//! main one (only a free operation moves off a diagonal without paying), so the DP runs in a band of
+//! that half-width around the strict distance, which bounds the forgiving one from above.
+
+use super::distance::{distance, DistanceWorkspace};
+
+/// Reusable buffers for [`schwa_distance`].
+#[derive(Default)]
+pub struct SchwaWorkspace {
+    dist: DistanceWorkspace,
+    gt_join: Vec<bool>,
+    pred_join: Vec<bool>,
+    prev: Vec<usize>,
+    cur: Vec<usize>,
+}
+
+impl SchwaWorkspace {
+    pub fn new() -> Self {
+        Self::default()
+    }
+}
+
+fn mark_joins(joins: &[i64], len: usize, out: &mut Vec<bool>, side: &str) -> Result<(), String> {
+    out.clear();
+    out.resize(len + 1, false);
+    for &k in joins {
+        if k < 0 || k as usize > len {
+            return Err(format!("{side} join position {k} is outside 0..={len}"));
+        }
+        out[k as usize] = true;
+    }
+    Ok(())
+}
+
+const INF: usize = usize::MAX / 4;
+
+/// Schwa-forgiving distance between `gt` and `pred` with join boundary positions `gt_joins`,
+/// `pred_joins` (each in `0..=len`); an out-of-range join is an error.
+pub fn schwa_distance(
+    ws: &mut SchwaWorkspace,
+    gt: &[u32],
+    pred: &[u32],
+    gt_joins: &[i64],
+    pred_joins: &[i64],
+    schwa_chars: &[u32],
+) -> Result<usize, String> {
+    mark_joins(gt_joins, gt.len(), &mut ws.gt_join, "gt")?;
+    mark_joins(pred_joins, pred.len(), &mut ws.pred_join, "pred")?;
+    let strict = distance(&mut ws.dist, gt, pred);
+    let is_schwa = |c: &u32| schwa_chars.contains(c);
+    let schwas = gt.iter().filter(|c| is_schwa(c)).count() + pred.iter().filter(|c| is_schwa(c)).count();
+    if strict == 0 || schwas == 0 || (gt_joins.is_empty() && pred_joins.is_empty()) {
+        return Ok(strict);
+    }
+    let (n, m) = (gt.len(), pred.len());
+    let width = strict + schwas;
+    let (gj, pj) = (&ws.gt_join, &ws.pred_join);
+    let del_cost = |i: usize, j: usize| -> usize {
+        let c = &gt[i - 1];
+        usize::from(!(is_schwa(c) && (gj[i - 1] || gj[i] || pj[j])))
+    };
+    let ins_cost = |i: usize, j: usize| -> usize {
+        let c = &pred[j - 1];
+        usize::from(!(is_schwa(c) && (pj[j - 1] || pj[j] || gj[i])))
+    };
+    let (prev, cur) = (&mut ws.prev, &mut ws.cur);
+    prev.clear();
+    prev.resize(m + 2, INF);
+    cur.clear();
+    cur.resize(m + 2, INF);
+    // Row 0 over its band.
+    let hi0 = width.min(m);
+    prev[0] = 0;
+    for j in 1..=hi0 {
+        prev[j] = prev[j - 1] + ins_cost(0, j);
+    }
+    prev[hi0 + 1] = INF;
+    for i in 1..=n {
+        let lo = i.saturating_sub(width);
+        let hi = (i + width).min(m);
+        if lo > 0 {
+            cur[lo - 1] = INF;
+        }
+        for j in lo..=hi {
+            let mut best = prev[j].saturating_add(del_cost(i, j));
+            if j > 0 {
+                let sub = prev[j - 1].saturating_add(usize::from(gt[i - 1] != pred[j - 1]));
+                let ins = cur[j - 1].saturating_add(ins_cost(i, j));
+                best = best.min(sub).min(ins);
+            }
+            cur[j] = best;
+        }
+        cur[hi + 1] = INF;
+        std::mem::swap(prev, cur);
+    }
+    Ok(prev[m])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::reference::Rng;
+    use super::*;
+
+    /// §5.4 verbatim: the full O(n·m) table.
+    fn full_dp(g: &[u32], p: &[u32], jg: &[i64], jp: &[i64], schwa: &[u32]) -> usize {
+        let inj = |set: &[i64], k: usize| set.contains(&(k as i64));
+        let (n, m) = (g.len(), p.len());
+        let mut d = vec![vec![INF; m + 1]; n + 1];
+        d[0][0] = 0;
+        for i in 0..=n {
+            for j in 0..=m {
+                if i > 0 {
+                    let free = schwa.contains(&g[i - 1]) && (inj(jg, i - 1) || inj(jg, i) || inj(jp, j));
+                    d[i][j] = d[i][j].min(d[i - 1][j] + usize::from(!free));
+                }
+                if j > 0 {
+                    let free = schwa.contains(&p[j - 1]) && (inj(jp, j - 1) || inj(jp, j) || inj(jg, i));
+                    d[i][j] = d[i][j].min(d[i][j - 1] + usize::from(!free));
+                }
+                if i > 0 && j > 0 {
+                    d[i][j] = d[i][j].min(d[i - 1][j - 1] + usize::from(g[i - 1] != p[j - 1]));
+                }
+            }
+        }
+        d[n][m]
+    }
+
+    #[test]
+    fn schwa_at_a_join_is_free() {
+        let s = |t: &str| t.chars().map(|c| c as u32).collect::<Vec<_>>();
+        let schwa = s("ըԸ");
+        let mut ws = SchwaWorkspace::new();
+        // gt "աբ" joined at 1; pred has a schwa inserted there.
+        assert_eq!(schwa_distance(&mut ws, &s("աբ"), &s("աըբ"), &[1], &[], &schwa), Ok(0));
+        assert_eq!(schwa_distance(&mut ws, &s("աբ"), &s("աըբ"), &[], &[], &schwa), Ok(1));
+        // A schwa away from any join still costs one.
+        assert_eq!(schwa_distance(&mut ws, &s("աբգ"), &s("աբգը"), &[1], &[], &schwa), Ok(1));
+        assert!(schwa_distance(&mut ws, &s("ա"), &s("ա"), &[5], &[], &schwa).is_err());
+    }
+
+    #[test]
+    fn banded_dp_equals_the_full_table() {
+        let alphabet: Vec<u32> = "աըԸ- b".chars().map(|c| c as u32).collect();
+        let schwa: Vec<u32> = "ըԸ".chars().map(|c| c as u32).collect();
+        let mut rng = Rng(1234);
+        let mut ws = SchwaWorkspace::new();
+        for _ in 0..4000 {
+            let g = rng.seq(40, &alphabet);
+            let p = rng.seq(40, &alphabet);
+            let jg: Vec<i64> = (0..rng.below(4)).map(|_| rng.below(g.len() + 1) as i64).collect();
+            let jp: Vec<i64> = (0..rng.below(4)).map(|_| rng.below(p.len() + 1) as i64).collect();
+            let got = schwa_distance(&mut ws, &g, &p, &jg, &jp, &schwa).unwrap();
+            assert_eq!(got, full_dp(&g, &p, &jg, &jp, &schwa), "{g:?} {p:?} {jg:?} {jp:?}");
+        }
+    }
+}
