@@ -32,27 +32,46 @@ def random_calls(rng, n, n_tools=3, n_names=4, n_values=3):
     ]
 
 
-def pack(trajectories, tool_w, arg_w):
-    """Pack trajectories into the kernel's step arrays plus sequence offsets."""
-    tools, mass, arg_offsets, names, values, weights, seq = [], [], [0], [], [], [], [0]
-    for calls in trajectories:
-        for tool, args in calls:
-            t = int(tool[1:])
-            tools.append(t)
-            m = tool_w[t]
-            for name in sorted(args, key=lambda a: int(a[1:])):
-                k = int(name[1:])
-                names.append(k)
-                values.append(args[name])
-                weights.append(arg_w[t][k])
-            for name in args:
-                m += arg_w[t][int(name[1:])]
-            mass.append(m)
-            arg_offsets.append(len(names))
-        seq.append(len(tools))
-    steps = (np.array(tools, np.uint32), np.array(mass, np.float64), np.array(arg_offsets, np.int64),
-             np.array(names, np.uint32), np.array(values, np.uint32), np.array(weights, np.float64))
-    return steps, np.array(seq, np.int64)
+def pack_table(calls, tool_w, arg_w):
+    """A call table with one row per call (names and values are the digits after the prefix)."""
+    tools, mass, arg_offsets, names, values, weights = [], [], [0], [], [], []
+    for tool, args in calls:
+        t = int(tool[1:])
+        tools.append(t)
+        m = tool_w[t]
+        for name in sorted(args, key=lambda a: int(a[1:])):
+            k = int(name[1:])
+            names.append(k)
+            values.append(args[name])
+            weights.append(arg_w[t][k])
+        for name in args:
+            m += arg_w[t][int(name[1:])]
+        mass.append(m)
+        arg_offsets.append(len(names))
+    return (np.array(tools, np.uint32), np.array(mass, np.float64), np.array(arg_offsets, np.int64),
+            np.array(names, np.uint32), np.array(values, np.uint32), np.array(weights, np.float64))
+
+
+def pack(preds, golds, tool_w, arg_w, share=False):
+    """One call table for both sides; ``share`` makes equal calls share one row (as the API does)."""
+    rows, ids = [], {}
+
+    def call_id(call):
+        key = (call[0], tuple(sorted(call[1].items())))
+        if share and key in ids:
+            return ids[key]
+        rows.append(call)
+        ids[key] = len(rows) - 1
+        return len(rows) - 1
+
+    sides = []
+    for trajectories in (preds, golds):
+        calls, offsets = [], [0]
+        for traj in trajectories:
+            calls += [call_id(c) for c in traj]
+            offsets.append(len(calls))
+        sides += [np.array(calls, np.uint32), np.array(offsets, np.int64)]
+    return (pack_table(rows, tool_w, arg_w), *sides)
 
 
 def random_model(rng):
@@ -67,9 +86,7 @@ def test_batch_matches_plain_dp_on_random_trajectories(backend):
         tool_w, arg_w = random_model(rng)
         preds = [random_calls(rng, rng.randrange(9)) for _ in range(750)]
         golds = [random_calls(rng, rng.randrange(9)) for _ in range(750)]
-        a, a_seq = pack(preds, tool_w, arg_w)
-        b, b_seq = pack(golds, tool_w, arg_w)
-        got = align.calls_distance_batch(a, a_seq, b, b_seq)
+        got = align.calls_distance_batch(*pack(preds, golds, tool_w, arg_w, share=rng.random() < 0.5))
         expected = [
             nw_distance(p, g, lambda t: tool_w[int(t[1:])], lambda t, n: arg_w[int(t[1:])][int(n[1:])])
             for p, g in zip(preds, golds)
@@ -82,9 +99,9 @@ def test_alignment_is_optimal_and_covers_both_sides(backend):
     tool_w, arg_w = random_model(rng)
     for _ in range(300):
         p, g = random_calls(rng, rng.randrange(7)), random_calls(rng, rng.randrange(7))
-        (a, _), (b, _) = pack([p], tool_w, arg_w), pack([g], tool_w, arg_w)
+        table, a, _, b, _ = pack([p], [g], tool_w, arg_w)
         w_tool, w_arg = lambda t: tool_w[int(t[1:])], lambda t, n: arg_w[int(t[1:])][int(n[1:])]
-        distance, ops = align.calls_align(a, b)
+        distance, ops = align.calls_align(table, a, b)
         assert distance == nw_distance(p, g, w_tool, w_arg)
         i = j = 0
         cost = 0.0
@@ -95,11 +112,11 @@ def test_alignment_is_optimal_and_covers_both_sides(backend):
                 i, j = i + 1, j + 1
             elif op == align.OP_DELETE:
                 assert (oi, oj) == (i, -1)
-                cost += a[1][i]
+                cost += table[1][a[i]]
                 i += 1
             else:
                 assert (oi, oj) == (-1, j)
-                cost += b[1][j]
+                cost += table[1][b[j]]
                 j += 1
         assert (i, j) == (len(p), len(g))
         assert cost == pytest.approx(distance, abs=1e-9)
@@ -130,20 +147,20 @@ def test_call_model_without_arguments_is_indel_distance_like_biopython(backend):
     for _ in range(300):
         x = "".join(rng.choice("012") for _ in range(rng.randrange(1, 20)))
         y = "".join(rng.choice("012") for _ in range(rng.randrange(1, 20)))
-        (a, _), (b, _) = pack([[(f"t{c}", {}) for c in x]], tool_w, arg_w), pack([[(f"t{c}", {}) for c in y]], tool_w, arg_w)
-        assert align.calls_align(a, b)[0] == -aligner.score(x, y)
+        table, a, _, b, _ = pack([[(f"t{c}", {}) for c in x]], [[(f"t{c}", {}) for c in y]], tool_w, arg_w, share=True)
+        assert align.calls_align(table, a, b)[0] == -aligner.score(x, y)
 
 
 def test_backends_and_thread_counts_agree():
     rng = random.Random(13)
     tool_w, arg_w = random_model(rng)
-    a, a_seq = pack([random_calls(rng, rng.randrange(12)) for _ in range(2000)], tool_w, arg_w)
-    b, b_seq = pack([random_calls(rng, rng.randrange(12)) for _ in range(2000)], tool_w, arg_w)
+    packed = pack([random_calls(rng, rng.randrange(12)) for _ in range(2000)],
+                  [random_calls(rng, rng.randrange(12)) for _ in range(2000)], tool_w, arg_w, share=True)
     results = []
     for name in _kernels.BACKENDS:
         with _kernels.use_backend(name):
             for threads in (0, 1, 2):
-                results.append(align.calls_distance_batch(a, a_seq, b, b_seq, threads))
+                results.append(align.calls_distance_batch(*packed, threads))
     for r in results[1:]:
         assert np.array_equal(r, results[0])
 
@@ -166,10 +183,11 @@ def test_bad_input_names_the_argument(backend):
         align.table_align(np.array([5], np.uint32), np.array([0], np.uint32), table, np.ones(1), np.ones(1))
     with pytest.raises(ValueError, match="^del"):
         align.table_align(np.array([0], np.uint32), np.array([0], np.uint32), table, np.ones(2), np.ones(1))
-    (a, a_seq), (b, b_seq) = pack([[("t0", {})]], [1.0] * 3, [[1.0] * 4] * 3), pack([[], []], [1.0] * 3, [[1.0] * 4] * 3)
+    table, a, a_off, b, b_off = pack([[("t0", {})]], [[], []], [1.0] * 3, [[1.0] * 4] * 3)
     with pytest.raises(ValueError, match="same number of pairs"):
-        align.calls_distance_batch(a, a_seq, b, b_seq)
-    bad = (a[0], a[1], a[2], np.array([1, 0], np.uint32), np.array([0, 0], np.uint32), np.ones(2))
-    bad = (a[0], a[1], np.array([0, 2], np.int64), *bad[3:])
-    with pytest.raises(ValueError, match="a_arg_names must be strictly increasing"):
-        align.calls_align(bad, a)
+        align.calls_distance_batch(table, a, a_off, b, b_off)
+    with pytest.raises(ValueError, match="b_calls holds call id 7"):
+        align.calls_align(table, a, np.array([7], np.uint32))
+    bad = (*table[:2], np.array([0, 2], np.int64), np.array([1, 0], np.uint32), np.array([0, 0], np.uint32), np.ones(2))
+    with pytest.raises(ValueError, match="arg_names must be strictly increasing"):
+        align.calls_align(bad, a, a)

@@ -13,14 +13,16 @@ Two cost models:
 
 * **table** — ``a``/``b`` are ``uint32`` symbols, ``table`` a ``float64[K_a, K_b]`` substitution
   table, ``del_``/``ins`` the gap cost of every element.
-* **calls** (trajectories) — each side is packed steps: ``tools`` (``uint32`` tool id per step),
-  ``mass`` (``float64`` gap cost per step), ``arg_offsets`` (``int64``, ``n_steps + 1``; step ``k``
-  owns arguments ``arg_offsets[k]:arg_offsets[k+1]``), ``arg_names`` (``uint32``, strictly
-  increasing within a step), ``arg_values`` (``uint32``; equal ids ⇔ equal values) and
-  ``arg_weights`` (``float64``). Different tools cost ``mass_a + mass_b``; the same tool costs the
-  sum, in name-id order, of the weights of the argument names (union of both sides) whose values
-  differ or are missing on one side. Batches add ``seq_offsets`` (``int64``, ``n_pairs + 1``) per
-  side: pair ``k`` is steps ``seq_offsets[k]:seq_offsets[k+1]``.
+* **calls** (trajectories) — one *call table* of the distinct calls of a batch: ``tools``
+  (``uint32`` tool id per call), ``mass`` (``float64`` gap cost per call), ``arg_offsets``
+  (``int64``, ``n_calls + 1``; call ``k`` owns arguments ``arg_offsets[k]:arg_offsets[k+1]``),
+  ``arg_names`` (``uint32``, strictly increasing within a call), ``arg_values`` (``uint32``; equal
+  ids ⇔ equal values) and ``arg_weights`` (``float64``). Trajectories are sequences of call ids
+  into that table. Equal ids cost 0; different tools cost ``mass_a + mass_b``; the same tool costs
+  the sum, in name-id order, of the weights of the argument names (union of both sides) whose
+  values differ or are missing on one side. Batches pack each side's call ids with ``int64``
+  offsets (``n_pairs + 1``): pair ``k`` is ``a_calls[a_offsets[k]:a_offsets[k+1]]`` against
+  ``b_calls[b_offsets[k]:b_offsets[k+1]]``.
 """
 
 from __future__ import annotations
@@ -43,12 +45,12 @@ def table_align(a, b, table, del_, ins) -> tuple[float, np.ndarray]:
     return _impl().nw_table_align(a, b, table, del_, ins)
 
 
-def calls_align(a_steps, b_steps) -> tuple[float, np.ndarray]:
-    """Distance and alignment of two packed trajectories (each a 6-tuple of step arrays)."""
-    return _impl().nw_calls_align(*a_steps, *b_steps)
+def calls_align(table, a_calls, b_calls) -> tuple[float, np.ndarray]:
+    """Distance and alignment of two trajectories (call ids into ``table``, a 6-tuple of arrays)."""
+    return _impl().nw_calls_align(*table, a_calls, b_calls)
 
 
-def calls_distance_batch(a_steps, a_seq_offsets, b_steps, b_seq_offsets, threads: int = 0) -> np.ndarray:
+def calls_distance_batch(table, a_calls, a_offsets, b_calls, b_offsets, threads: int = 0) -> np.ndarray:
     """Trajectory distance of every pair of a packed batch; ``float64[n_pairs]``.
     ``threads``: 0 = all cores; the result does not depend on it."""
-    return _impl().nw_calls_distance_batch(*a_steps, a_seq_offsets, *b_steps, b_seq_offsets, threads)
+    return _impl().nw_calls_distance_batch(*table, a_calls, a_offsets, b_calls, b_offsets, threads)

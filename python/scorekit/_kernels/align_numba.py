@@ -14,6 +14,8 @@ import numpy as np
 from numba import njit, prange
 
 OP_MATCH, OP_DELETE, OP_INSERT = 0, 1, 2
+#: Batches smaller than this run serially (a parallel launch costs more than it saves).
+SERIAL_BELOW = 32
 
 
 # --------------------------------------------------------------------------- validation
@@ -27,31 +29,38 @@ def _array(x, dtype, name):
     return np.ascontiguousarray(arr)
 
 
-def _steps(side, tools, mass, arg_offsets, arg_names, arg_values, arg_weights):
-    tools = _array(tools, np.uint32, f"{side}_tools")
-    mass = _array(mass, np.float64, f"{side}_mass")
-    arg_offsets = _array(arg_offsets, np.int64, f"{side}_arg_offsets")
-    arg_names = _array(arg_names, np.uint32, f"{side}_arg_names")
-    arg_values = _array(arg_values, np.uint32, f"{side}_arg_values")
-    arg_weights = _array(arg_weights, np.float64, f"{side}_arg_weights")
+def _table(tools, mass, arg_offsets, arg_names, arg_values, arg_weights):
+    tools = _array(tools, np.uint32, "tools")
+    mass = _array(mass, np.float64, "mass")
+    arg_offsets = _array(arg_offsets, np.int64, "arg_offsets")
+    arg_names = _array(arg_names, np.uint32, "arg_names")
+    arg_values = _array(arg_values, np.uint32, "arg_values")
+    arg_weights = _array(arg_weights, np.float64, "arg_weights")
     n = len(tools)
     if len(mass) != n:
-        raise ValueError(f"{side}_mass must have one value per step ({n}), got {len(mass)}")
+        raise ValueError(f"mass must have one value per call ({n}), got {len(mass)}")
     if len(arg_offsets) != n + 1:
-        raise ValueError(f"{side}_arg_offsets must have n_steps + 1 = {n + 1} entries, got {len(arg_offsets)}")
+        raise ValueError(f"arg_offsets must have n_calls + 1 = {n + 1} entries, got {len(arg_offsets)}")
     n_args = len(arg_names)
     if len(arg_values) != n_args or len(arg_weights) != n_args:
-        raise ValueError(f"{side}_arg_names, {side}_arg_values and {side}_arg_weights must have equal lengths")
+        raise ValueError("arg_names, arg_values and arg_weights must have equal lengths")
     if arg_offsets[0] != 0 or arg_offsets[n] != n_args:
-        raise ValueError(f"{side}_arg_offsets must start at 0 and end at the number of arguments ({n_args})")
+        raise ValueError(f"arg_offsets must start at 0 and end at the number of arguments ({n_args})")
     if np.any(np.diff(arg_offsets) < 0):
-        raise ValueError(f"{side}_arg_offsets must be non-decreasing")
+        raise ValueError("arg_offsets must be non-decreasing")
     if n_args > 1:
-        step_of_arg = np.repeat(np.arange(n), np.diff(arg_offsets))
-        same_step = step_of_arg[1:] == step_of_arg[:-1]
-        if np.any(same_step & (arg_names[1:] <= arg_names[:-1])):
-            raise ValueError(f"{side}_arg_names must be strictly increasing within a step")
+        call_of_arg = np.repeat(np.arange(n), np.diff(arg_offsets))
+        same_call = call_of_arg[1:] == call_of_arg[:-1]
+        if np.any(same_call & (arg_names[1:] <= arg_names[:-1])):
+            raise ValueError("arg_names must be strictly increasing within a call")
     return tools, mass, arg_offsets, arg_names, arg_values, arg_weights
+
+
+def _ids(calls, n_calls, name):
+    calls = _array(calls, np.uint32, name)
+    if len(calls) and calls.max() >= n_calls:
+        raise ValueError(f"{name} holds call id {calls.max()}, but the call table has {n_calls} calls")
+    return calls
 
 
 def _seq_offsets(offsets, n_steps, name):
@@ -68,44 +77,46 @@ def _seq_offsets(offsets, n_steps, name):
 # --------------------------------------------------------------------------- compiled loops
 
 @njit(cache=True, inline="always")
-def _call_sub(i, j, at, am, ao, an, av, aw, bt, bm, bo, bn, bv, bw):
-    if at[i] != bt[j]:
-        return am[i] + bm[j]
-    p, p_end = ao[i], ao[i + 1]
-    g, g_end = bo[j], bo[j + 1]
+def _call_sub(p, g, tools, mass, ao, an, av, aw):
+    if p == g:
+        return 0.0
+    if tools[p] != tools[g]:
+        return mass[p] + mass[g]
+    i, i_end = ao[p], ao[p + 1]
+    j, j_end = ao[g], ao[g + 1]
     cost = 0.0
-    while p < p_end or g < g_end:
-        if g == g_end or (p < p_end and an[p] < bn[g]):
-            cost += aw[p]
-            p += 1
-        elif p == p_end or bn[g] < an[p]:
-            cost += bw[g]
-            g += 1
+    while i < i_end or j < j_end:
+        if j == j_end or (i < i_end and an[i] < an[j]):
+            cost += aw[i]
+            i += 1
+        elif i == i_end or an[j] < an[i]:
+            cost += aw[j]
+            j += 1
         else:
-            if av[p] != bv[g]:
-                cost += bw[g]
-            p += 1
-            g += 1
+            if av[i] != av[j]:
+                cost += aw[j]
+            i += 1
+            j += 1
     return cost
 
 
 @njit(cache=True)
-def _calls_distance(a_lo, a_hi, b_lo, b_hi, at, am, ao, an, av, aw, bt, bm, bo, bn, bv, bw, row):
-    m = b_hi - b_lo
+def _calls_distance(a, b, tools, mass, ao, an, av, aw, row):
+    m = len(b)
     row[0] = 0.0
     for j in range(m):
-        row[j + 1] = row[j] + bm[b_lo + j]
-    for i in range(a_lo, a_hi):
-        d = am[i]
+        row[j + 1] = row[j] + mass[b[j]]
+    for i in range(len(a)):
+        d = mass[a[i]]
         diag = row[0]
         row[0] = diag + d
         for j in range(m):
             up = row[j + 1]
-            best = diag + _call_sub(i, b_lo + j, at, am, ao, an, av, aw, bt, bm, bo, bn, bv, bw)
+            best = diag + _call_sub(a[i], b[j], tools, mass, ao, an, av, aw)
             via_up = up + d
             if via_up < best:
                 best = via_up
-            via_left = row[j] + bm[b_lo + j]
+            via_left = row[j] + mass[b[j]]
             if via_left < best:
                 best = via_left
             diag = up
@@ -114,13 +125,27 @@ def _calls_distance(a_lo, a_hi, b_lo, b_hi, at, am, ao, an, av, aw, bt, bm, bo, 
 
 
 @njit(cache=True, parallel=True)
-def _calls_distance_batch(at, am, ao, an, av, aw, a_seq, bt, bm, bo, bn, bv, bw, b_seq):
-    n_pairs = len(a_seq) - 1
+def _calls_distance_batch(tools, mass, ao, an, av, aw, a_calls, a_off, b_calls, b_off):
+    n_pairs = len(a_off) - 1
     out = np.empty(n_pairs, dtype=np.float64)
     for k in prange(n_pairs):
-        row = np.empty(b_seq[k + 1] - b_seq[k] + 1, dtype=np.float64)
-        out[k] = _calls_distance(a_seq[k], a_seq[k + 1], b_seq[k], b_seq[k + 1],
-                                 at, am, ao, an, av, aw, bt, bm, bo, bn, bv, bw, row)
+        row = np.empty(b_off[k + 1] - b_off[k] + 1, dtype=np.float64)
+        out[k] = _calls_distance(a_calls[a_off[k]:a_off[k + 1]], b_calls[b_off[k]:b_off[k + 1]],
+                                 tools, mass, ao, an, av, aw, row)
+    return out
+
+
+@njit(cache=True)
+def _calls_distance_serial(tools, mass, ao, an, av, aw, a_calls, a_off, b_calls, b_off):
+    n_pairs = len(a_off) - 1
+    out = np.empty(n_pairs, dtype=np.float64)
+    longest = 0
+    for k in range(n_pairs):
+        longest = max(longest, b_off[k + 1] - b_off[k])
+    row = np.empty(longest + 1, dtype=np.float64)
+    for k in range(n_pairs):
+        out[k] = _calls_distance(a_calls[a_off[k]:a_off[k + 1]], b_calls[b_off[k]:b_off[k + 1]],
+                                 tools, mass, ao, an, av, aw, row)
     return out
 
 
@@ -178,11 +203,11 @@ def _table_sub(a, b, table):
 
 
 @njit(cache=True)
-def _calls_sub(at, am, ao, an, av, aw, bt, bm, bo, bn, bv, bw):
-    sub = np.empty((len(at), len(bt)), dtype=np.float64)
-    for i in range(len(at)):
-        for j in range(len(bt)):
-            sub[i, j] = _call_sub(i, j, at, am, ao, an, av, aw, bt, bm, bo, bn, bv, bw)
+def _calls_sub(a, b, tools, mass, ao, an, av, aw):
+    sub = np.empty((len(a), len(b)), dtype=np.float64)
+    for i in range(len(a)):
+        for j in range(len(b)):
+            sub[i, j] = _call_sub(a[i], b[j], tools, mass, ao, an, av, aw)
     return sub
 
 
@@ -214,32 +239,33 @@ def nw_table_align(a, b, table, del_, ins):
     return _align_full(sub, del_, ins)
 
 
-def nw_calls_align(a_tools, a_mass, a_arg_offsets, a_arg_names, a_arg_values, a_arg_weights,
-                   b_tools, b_mass, b_arg_offsets, b_arg_names, b_arg_values, b_arg_weights):
+def nw_calls_align(tools, mass, arg_offsets, arg_names, arg_values, arg_weights, a_calls, b_calls):
     """Twin of ``_core.nw_calls_align``: ``(distance, int64[k, 3] ops)``."""
-    a = _steps("a", a_tools, a_mass, a_arg_offsets, a_arg_names, a_arg_values, a_arg_weights)
-    b = _steps("b", b_tools, b_mass, b_arg_offsets, b_arg_names, b_arg_values, b_arg_weights)
-    sub = _calls_sub(*a, *b)
-    return _align_full(sub, a[1], b[1])
+    table = _table(tools, mass, arg_offsets, arg_names, arg_values, arg_weights)
+    a = _ids(a_calls, len(table[0]), "a_calls")
+    b = _ids(b_calls, len(table[0]), "b_calls")
+    sub = _calls_sub(a, b, *table)
+    return _align_full(sub, table[1][a], table[1][b])
 
 
-def nw_calls_distance_batch(a_tools, a_mass, a_arg_offsets, a_arg_names, a_arg_values, a_arg_weights,
-                            a_seq_offsets,
-                            b_tools, b_mass, b_arg_offsets, b_arg_names, b_arg_values, b_arg_weights,
-                            b_seq_offsets, threads=0):
+def nw_calls_distance_batch(tools, mass, arg_offsets, arg_names, arg_values, arg_weights,
+                            a_calls, a_offsets, b_calls, b_offsets, threads=0):
     """Twin of ``_core.nw_calls_distance_batch``: ``float64[n_pairs]``."""
-    a = _steps("a", a_tools, a_mass, a_arg_offsets, a_arg_names, a_arg_values, a_arg_weights)
-    b = _steps("b", b_tools, b_mass, b_arg_offsets, b_arg_names, b_arg_values, b_arg_weights)
-    a_seq = _seq_offsets(a_seq_offsets, len(a[0]), "a_seq_offsets")
-    b_seq = _seq_offsets(b_seq_offsets, len(b[0]), "b_seq_offsets")
-    if len(a_seq) != len(b_seq):
+    table = _table(tools, mass, arg_offsets, arg_names, arg_values, arg_weights)
+    a = _ids(a_calls, len(table[0]), "a_calls")
+    b = _ids(b_calls, len(table[0]), "b_calls")
+    a_off = _seq_offsets(a_offsets, len(a), "a_offsets")
+    b_off = _seq_offsets(b_offsets, len(b), "b_offsets")
+    if len(a_off) != len(b_off):
         raise ValueError(
-            "a_seq_offsets and b_seq_offsets must describe the same number of pairs "
-            f"({len(a_seq) - 1} vs {len(b_seq) - 1})")
+            "a_offsets and b_offsets must describe the same number of pairs "
+            f"({len(a_off) - 1} vs {len(b_off) - 1})")
+    if len(a_off) - 1 < SERIAL_BELOW:
+        return _calls_distance_serial(*table, a, a_off, b, b_off)
     previous = numba.get_num_threads()
     if threads:
         numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
     try:
-        return _calls_distance_batch(*a, a_seq, *b, b_seq)
+        return _calls_distance_batch(*table, a, a_off, b, b_off)
     finally:
         numba.set_num_threads(previous)

@@ -5,7 +5,7 @@ use numpy::{IntoPyArray, PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, P
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use rayon::prelude::*;
-use scorekit_kernels::align::{self, AlignOp, CallCost, Steps, TableCost};
+use scorekit_kernels::align::{self, AlignOp, CallCost, CallTable, TableCost};
 
 use crate::parallel;
 
@@ -47,132 +47,106 @@ fn nw_table_align<'py>(
     Ok((d, ops_array(py, ops)))
 }
 
-/// The six packed step arrays of one side, borrowed from NumPy.
-struct StepArrays<'py> {
+/// Borrow the six call-table arrays as a validated [`CallTable`].
+#[allow(clippy::too_many_arguments)]
+fn call_table<'a>(
+    tools: &'a PyReadonlyArray1<'_, u32>,
+    mass: &'a PyReadonlyArray1<'_, f64>,
+    arg_offsets: &'a PyReadonlyArray1<'_, i64>,
+    arg_names: &'a PyReadonlyArray1<'_, u32>,
+    arg_values: &'a PyReadonlyArray1<'_, u32>,
+    arg_weights: &'a PyReadonlyArray1<'_, f64>,
+) -> PyResult<CallTable<'a>> {
+    let table = CallTable {
+        tools: slice(tools, "tools")?,
+        mass: slice(mass, "mass")?,
+        arg_offsets: slice(arg_offsets, "arg_offsets")?,
+        arg_names: slice(arg_names, "arg_names")?,
+        arg_values: slice(arg_values, "arg_values")?,
+        arg_weights: slice(arg_weights, "arg_weights")?,
+    };
+    table.validate().map_err(PyValueError::new_err)?;
+    Ok(table)
+}
+
+/// Distance and alignment of two trajectories given as call ids `a_calls`, `b_calls` into one
+/// call table (see `scorekit._kernels.align` for the layout). Returns `(distance, ops)` like
+/// `nw_table_align`.
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+fn nw_calls_align<'py>(
+    py: Python<'py>,
     tools: PyReadonlyArray1<'py, u32>,
     mass: PyReadonlyArray1<'py, f64>,
     arg_offsets: PyReadonlyArray1<'py, i64>,
     arg_names: PyReadonlyArray1<'py, u32>,
     arg_values: PyReadonlyArray1<'py, u32>,
     arg_weights: PyReadonlyArray1<'py, f64>,
-}
-
-impl StepArrays<'_> {
-    fn steps(&self, side: &str) -> PyResult<Steps<'_>> {
-        let steps = Steps {
-            tools: slice(&self.tools, &format!("{side}_tools"))?,
-            mass: slice(&self.mass, &format!("{side}_mass"))?,
-            arg_offsets: slice(&self.arg_offsets, &format!("{side}_arg_offsets"))?,
-            arg_names: slice(&self.arg_names, &format!("{side}_arg_names"))?,
-            arg_values: slice(&self.arg_values, &format!("{side}_arg_values"))?,
-            arg_weights: slice(&self.arg_weights, &format!("{side}_arg_weights"))?,
-        };
-        steps.validate(side).map_err(PyValueError::new_err)?;
-        Ok(steps)
-    }
-}
-
-/// Distance and alignment of two trajectories under the trajectory cost model
-/// (see `scorekit._kernels.align` for the packed layout). Returns `(distance, ops)` like
-/// `nw_table_align`.
-#[pyfunction]
-#[allow(clippy::too_many_arguments)]
-fn nw_calls_align<'py>(
-    py: Python<'py>,
-    a_tools: PyReadonlyArray1<'py, u32>,
-    a_mass: PyReadonlyArray1<'py, f64>,
-    a_arg_offsets: PyReadonlyArray1<'py, i64>,
-    a_arg_names: PyReadonlyArray1<'py, u32>,
-    a_arg_values: PyReadonlyArray1<'py, u32>,
-    a_arg_weights: PyReadonlyArray1<'py, f64>,
-    b_tools: PyReadonlyArray1<'py, u32>,
-    b_mass: PyReadonlyArray1<'py, f64>,
-    b_arg_offsets: PyReadonlyArray1<'py, i64>,
-    b_arg_names: PyReadonlyArray1<'py, u32>,
-    b_arg_values: PyReadonlyArray1<'py, u32>,
-    b_arg_weights: PyReadonlyArray1<'py, f64>,
+    a_calls: PyReadonlyArray1<'py, u32>,
+    b_calls: PyReadonlyArray1<'py, u32>,
 ) -> PyResult<(f64, Bound<'py, PyArray2<i64>>)> {
-    let a = StepArrays {
-        tools: a_tools,
-        mass: a_mass,
-        arg_offsets: a_arg_offsets,
-        arg_names: a_arg_names,
-        arg_values: a_arg_values,
-        arg_weights: a_arg_weights,
-    };
-    let b = StepArrays {
-        tools: b_tools,
-        mass: b_mass,
-        arg_offsets: b_arg_offsets,
-        arg_names: b_arg_names,
-        arg_values: b_arg_values,
-        arg_weights: b_arg_weights,
-    };
-    let costs = CallCost { a: a.steps("a")?, b: b.steps("b")? };
+    let table = call_table(&tools, &mass, &arg_offsets, &arg_names, &arg_values, &arg_weights)?;
+    let (a, b) = (slice(&a_calls, "a_calls")?, slice(&b_calls, "b_calls")?);
+    table.validate_ids(a, "a_calls").map_err(PyValueError::new_err)?;
+    table.validate_ids(b, "b_calls").map_err(PyValueError::new_err)?;
+    let costs = CallCost { table, a, b };
     let (d, ops) = py.detach(|| align::align(&costs));
     Ok((d, ops_array(py, ops)))
 }
 
-/// Trajectory distance of every pair `k`: steps `a_seq_offsets[k]..a_seq_offsets[k+1]` of side a
-/// against `b_seq_offsets[k]..b_seq_offsets[k+1]` of side b; `float64[n_pairs]`.
+/// Trajectory distance of every pair `k`: call ids `a_calls[a_offsets[k]:a_offsets[k+1]]` against
+/// `b_calls[b_offsets[k]:b_offsets[k+1]]`, all into one call table; `float64[n_pairs]`.
 #[pyfunction]
 #[allow(clippy::too_many_arguments)]
 fn nw_calls_distance_batch<'py>(
     py: Python<'py>,
-    a_tools: PyReadonlyArray1<'py, u32>,
-    a_mass: PyReadonlyArray1<'py, f64>,
-    a_arg_offsets: PyReadonlyArray1<'py, i64>,
-    a_arg_names: PyReadonlyArray1<'py, u32>,
-    a_arg_values: PyReadonlyArray1<'py, u32>,
-    a_arg_weights: PyReadonlyArray1<'py, f64>,
-    a_seq_offsets: PyReadonlyArray1<'py, i64>,
-    b_tools: PyReadonlyArray1<'py, u32>,
-    b_mass: PyReadonlyArray1<'py, f64>,
-    b_arg_offsets: PyReadonlyArray1<'py, i64>,
-    b_arg_names: PyReadonlyArray1<'py, u32>,
-    b_arg_values: PyReadonlyArray1<'py, u32>,
-    b_arg_weights: PyReadonlyArray1<'py, f64>,
-    b_seq_offsets: PyReadonlyArray1<'py, i64>,
+    tools: PyReadonlyArray1<'py, u32>,
+    mass: PyReadonlyArray1<'py, f64>,
+    arg_offsets: PyReadonlyArray1<'py, i64>,
+    arg_names: PyReadonlyArray1<'py, u32>,
+    arg_values: PyReadonlyArray1<'py, u32>,
+    arg_weights: PyReadonlyArray1<'py, f64>,
+    a_calls: PyReadonlyArray1<'py, u32>,
+    a_offsets: PyReadonlyArray1<'py, i64>,
+    b_calls: PyReadonlyArray1<'py, u32>,
+    b_offsets: PyReadonlyArray1<'py, i64>,
     threads: usize,
 ) -> PyResult<Bound<'py, PyArray1<f64>>> {
-    let a = StepArrays {
-        tools: a_tools,
-        mass: a_mass,
-        arg_offsets: a_arg_offsets,
-        arg_names: a_arg_names,
-        arg_values: a_arg_values,
-        arg_weights: a_arg_weights,
-    };
-    let b = StepArrays {
-        tools: b_tools,
-        mass: b_mass,
-        arg_offsets: b_arg_offsets,
-        arg_names: b_arg_names,
-        arg_values: b_arg_values,
-        arg_weights: b_arg_weights,
-    };
-    let (sa, sb) = (a.steps("a")?, b.steps("b")?);
-    let (oa, ob) = (slice(&a_seq_offsets, "a_seq_offsets")?, slice(&b_seq_offsets, "b_seq_offsets")?);
-    align::validate_seq_offsets(oa, sa.tools.len(), "a_seq_offsets").map_err(PyValueError::new_err)?;
-    align::validate_seq_offsets(ob, sb.tools.len(), "b_seq_offsets").map_err(PyValueError::new_err)?;
+    let table = call_table(&tools, &mass, &arg_offsets, &arg_names, &arg_values, &arg_weights)?;
+    let (ca, cb) = (slice(&a_calls, "a_calls")?, slice(&b_calls, "b_calls")?);
+    table.validate_ids(ca, "a_calls").map_err(PyValueError::new_err)?;
+    table.validate_ids(cb, "b_calls").map_err(PyValueError::new_err)?;
+    let (oa, ob) = (slice(&a_offsets, "a_offsets")?, slice(&b_offsets, "b_offsets")?);
+    align::validate_seq_offsets(oa, ca.len(), "a_offsets").map_err(PyValueError::new_err)?;
+    align::validate_seq_offsets(ob, cb.len(), "b_offsets").map_err(PyValueError::new_err)?;
     if oa.len() != ob.len() {
         return Err(PyValueError::new_err(format!(
-            "a_seq_offsets and b_seq_offsets must describe the same number of pairs ({} vs {})",
+            "a_offsets and b_offsets must describe the same number of pairs ({} vs {})",
             oa.len() - 1,
             ob.len() - 1
         )));
     }
+    let n_pairs = oa.len() - 1;
+    let pair = |row: &mut Vec<f64>, k: usize| {
+        let costs = CallCost {
+            table,
+            a: &ca[oa[k] as usize..oa[k + 1] as usize],
+            b: &cb[ob[k] as usize..ob[k + 1] as usize],
+        };
+        align::distance(&costs, row)
+    };
+    if n_pairs < parallel::SERIAL_BELOW {
+        let out: Vec<f64> = py.detach(|| {
+            let mut row = Vec::new();
+            (0..n_pairs).map(|k| pair(&mut row, k)).collect()
+        });
+        return Ok(out.into_pyarray(py));
+    }
     let out: Vec<f64> = parallel::run_detached(py, threads, || {
-        (0..oa.len() - 1)
+        (0..n_pairs)
             .into_par_iter()
             .with_min_len(parallel::MIN_ITEMS_PER_TASK)
-            .map_init(Vec::new, |row, k| {
-                let costs = CallCost {
-                    a: sa.slice(oa[k] as usize, oa[k + 1] as usize),
-                    b: sb.slice(ob[k] as usize, ob[k + 1] as usize),
-                };
-                align::distance(&costs, row)
-            })
+            .map_init(Vec::new, |row, k| pair(row, k))
             .collect()
     })?;
     Ok(out.into_pyarray(py))

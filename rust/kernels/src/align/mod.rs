@@ -21,8 +21,8 @@
 //! else an insertion of `b[j-1]`.
 //!
 //! Two cost models are provided: [`TableCost`] (symbols with a dense substitution table) and
-//! [`CallCost`] (the trajectory cost model: a tool id per element, and sorted argument lists of
-//! `(name id, value id, weight)`).
+//! [`CallCost`] (the trajectory cost model: sequences of ids into a [`CallTable`] of distinct
+//! calls, each a tool id and a sorted argument list of `(name id, value id, weight)`).
 
 /// Operation code of an aligned pair (equal or substituted elements).
 pub const OP_MATCH: i64 = 0;
@@ -103,13 +103,13 @@ impl Costs for TableCost<'_> {
     }
 }
 
-/// One side of a trajectory pair: a range of steps in packed step arrays.
+/// The distinct calls of a batch (both sides share one table).
 ///
-/// Step `k` (absolute index) has tool `tools[k]`, gap cost (its *mass*) `mass[k]` and the
-/// arguments `arg_offsets[k]..arg_offsets[k+1]` of `arg_names`/`arg_values`/`arg_weights`,
-/// sorted by strictly increasing name id. Two arguments are equal iff their value ids are equal.
+/// Call `k` has tool `tools[k]`, gap cost (its *mass*) `mass[k]` and the arguments
+/// `arg_offsets[k]..arg_offsets[k+1]` of `arg_names`/`arg_values`/`arg_weights`, sorted by
+/// strictly increasing name id. Two arguments are equal iff their value ids are equal.
 #[derive(Clone, Copy)]
-pub struct Steps<'a> {
+pub struct CallTable<'a> {
     pub tools: &'a [u32],
     pub mass: &'a [f64],
     pub arg_offsets: &'a [i64],
@@ -118,95 +118,112 @@ pub struct Steps<'a> {
     pub arg_weights: &'a [f64],
 }
 
-impl<'a> Steps<'a> {
-    /// Check array shapes and argument ordering; `Err` names the offending array (prefixed by `side`).
-    pub fn validate(&self, side: &str) -> Result<(), String> {
+impl CallTable<'_> {
+    /// Number of calls in the table.
+    pub fn len(&self) -> usize {
+        self.tools.len()
+    }
+
+    /// Whether the table holds no call.
+    pub fn is_empty(&self) -> bool {
+        self.tools.is_empty()
+    }
+
+    /// Check array shapes and argument ordering; `Err` names the offending array.
+    pub fn validate(&self) -> Result<(), String> {
         let n = self.tools.len();
         if self.mass.len() != n {
-            return Err(format!("{side}_mass must have one value per step ({n}), got {}", self.mass.len()));
+            return Err(format!("mass must have one value per call ({n}), got {}", self.mass.len()));
         }
         if self.arg_offsets.len() != n + 1 {
-            return Err(format!("{side}_arg_offsets must have n_steps + 1 = {} entries, got {}", n + 1, self.arg_offsets.len()));
+            return Err(format!("arg_offsets must have n_calls + 1 = {} entries, got {}", n + 1, self.arg_offsets.len()));
         }
         let n_args = self.arg_names.len();
         if self.arg_values.len() != n_args || self.arg_weights.len() != n_args {
-            return Err(format!("{side}_arg_names, {side}_arg_values and {side}_arg_weights must have equal lengths"));
+            return Err("arg_names, arg_values and arg_weights must have equal lengths".to_string());
         }
         if self.arg_offsets[0] != 0 || self.arg_offsets[n] != n_args as i64 {
-            return Err(format!("{side}_arg_offsets must start at 0 and end at the number of arguments ({n_args})"));
+            return Err(format!("arg_offsets must start at 0 and end at the number of arguments ({n_args})"));
         }
         for k in 0..n {
             let (lo, hi) = (self.arg_offsets[k], self.arg_offsets[k + 1]);
             if hi < lo {
-                return Err(format!("{side}_arg_offsets must be non-decreasing (step {k})"));
+                return Err(format!("arg_offsets must be non-decreasing (call {k})"));
             }
             for t in (lo as usize + 1)..(hi as usize) {
                 if self.arg_names[t - 1] >= self.arg_names[t] {
-                    return Err(format!("{side}_arg_names must be strictly increasing within a step (step {k})"));
+                    return Err(format!("arg_names must be strictly increasing within a call (call {k})"));
                 }
             }
         }
         Ok(())
     }
 
-    /// The steps `lo..hi` of this side, with argument offsets still absolute.
-    pub fn slice(&self, lo: usize, hi: usize) -> Steps<'a> {
-        Steps {
-            tools: &self.tools[lo..hi],
-            mass: &self.mass[lo..hi],
-            arg_offsets: &self.arg_offsets[lo..hi + 1],
-            arg_names: self.arg_names,
-            arg_values: self.arg_values,
-            arg_weights: self.arg_weights,
+    /// Check that every id of `calls` addresses this table; `Err` names `name`.
+    pub fn validate_ids(&self, calls: &[u32], name: &str) -> Result<(), String> {
+        match calls.iter().find(|&&c| c as usize >= self.len()) {
+            Some(c) => Err(format!("{name} holds call id {c}, but the call table has {} calls", self.len())),
+            None => Ok(()),
         }
+    }
+
+    /// Substitution cost between calls `p` and `g` (ek-agents.md §7.2): different tools cost
+    /// both masses; the same tool costs the weights of the argument names (union of both sides,
+    /// in name-id order) whose values differ or are missing on one side.
+    #[inline]
+    pub fn sub(&self, p: usize, g: usize) -> f64 {
+        if self.tools[p] != self.tools[g] {
+            return self.mass[p] + self.mass[g];
+        }
+        let (mut i, i_end) = (self.arg_offsets[p] as usize, self.arg_offsets[p + 1] as usize);
+        let (mut j, j_end) = (self.arg_offsets[g] as usize, self.arg_offsets[g + 1] as usize);
+        let mut cost = 0.0;
+        while i < i_end || j < j_end {
+            if j == j_end || (i < i_end && self.arg_names[i] < self.arg_names[j]) {
+                cost += self.arg_weights[i];
+                i += 1;
+            } else if i == i_end || self.arg_names[j] < self.arg_names[i] {
+                cost += self.arg_weights[j];
+                j += 1;
+            } else {
+                if self.arg_values[i] != self.arg_values[j] {
+                    cost += self.arg_weights[j];
+                }
+                i += 1;
+                j += 1;
+            }
+        }
+        cost
     }
 }
 
-/// The trajectory cost model (ek-agents.md §7.2): different tools cost `mass(p) + mass(g)`; the
-/// same tool costs the summed weights of the argument names (union of both sides, in name-id order)
-/// whose values differ or are missing on one side.
+/// The trajectory cost model over two sequences of call ids into one [`CallTable`].
 pub struct CallCost<'a> {
-    pub a: Steps<'a>,
-    pub b: Steps<'a>,
+    pub table: CallTable<'a>,
+    pub a: &'a [u32],
+    pub b: &'a [u32],
 }
 
 impl Costs for CallCost<'_> {
     fn len_a(&self) -> usize {
-        self.a.tools.len()
+        self.a.len()
     }
     fn len_b(&self) -> usize {
-        self.b.tools.len()
+        self.b.len()
     }
     fn del(&self, i: usize) -> f64 {
-        self.a.mass[i]
+        self.table.mass[self.a[i] as usize]
     }
     fn ins(&self, j: usize) -> f64 {
-        self.b.mass[j]
+        self.table.mass[self.b[j] as usize]
     }
     #[inline]
     fn sub(&self, i: usize, j: usize) -> f64 {
-        if self.a.tools[i] != self.b.tools[j] {
-            return self.a.mass[i] + self.b.mass[j];
+        let (p, g) = (self.a[i], self.b[j]);
+        if p == g {
+            return 0.0; // the same call: every argument agrees
         }
-        let (mut p, p_end) = (self.a.arg_offsets[i] as usize, self.a.arg_offsets[i + 1] as usize);
-        let (mut g, g_end) = (self.b.arg_offsets[j] as usize, self.b.arg_offsets[j + 1] as usize);
-        let mut cost = 0.0;
-        while p < p_end || g < g_end {
-            if g == g_end || (p < p_end && self.a.arg_names[p] < self.b.arg_names[g]) {
-                cost += self.a.arg_weights[p];
-                p += 1;
-            } else if p == p_end || self.b.arg_names[g] < self.a.arg_names[p] {
-                cost += self.b.arg_weights[g];
-                g += 1;
-            } else {
-                if self.a.arg_values[p] != self.b.arg_values[g] {
-                    cost += self.b.arg_weights[g];
-                }
-                p += 1;
-                g += 1;
-            }
-        }
-        cost
+        self.table.sub(p as usize, g as usize)
     }
 }
 

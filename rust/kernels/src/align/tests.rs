@@ -112,7 +112,7 @@ fn table_validation_names_the_argument() {
     assert!(c.validate().unwrap_err().starts_with("del"));
 }
 
-/// Packed steps built from `(tool, [(name, value, weight)], mass)` rows.
+/// A call table built from `(tool, [(name, value, weight)])` rows (mass = tool weight + arg weights).
 struct Packed {
     tools: Vec<u32>,
     mass: Vec<f64>,
@@ -122,8 +122,10 @@ struct Packed {
     weights: Vec<f64>,
 }
 
+type Call = (u32, Vec<(u32, u32, f64)>);
+
 impl Packed {
-    fn new(steps: &[(u32, Vec<(u32, u32, f64)>)], tool_weight: f64) -> Packed {
+    fn new(steps: &[Call], tool_weight: f64) -> Packed {
         let mut p = Packed { tools: vec![], mass: vec![], offsets: vec![0], names: vec![], values: vec![], weights: vec![] };
         for (tool, args) in steps {
             p.tools.push(*tool);
@@ -139,8 +141,8 @@ impl Packed {
         }
         p
     }
-    fn steps(&self) -> Steps<'_> {
-        Steps {
+    fn table(&self) -> CallTable<'_> {
+        CallTable {
             tools: &self.tools,
             mass: &self.mass,
             arg_offsets: &self.offsets,
@@ -151,39 +153,52 @@ impl Packed {
     }
 }
 
+/// One table holding the calls of `a` then those of `b`, and the two id sequences.
+fn pair(a: &[Call], b: &[Call], tool_weight: f64) -> (Packed, Vec<u32>, Vec<u32>) {
+    let all: Vec<Call> = a.iter().chain(b.iter()).cloned().collect();
+    let ids_a = (0..a.len() as u32).collect();
+    let ids_b = (a.len() as u32..(a.len() + b.len()) as u32).collect();
+    (Packed::new(&all, tool_weight), ids_a, ids_b)
+}
+
+fn dist(a: &[Call], b: &[Call]) -> f64 {
+    let (t, ia, ib) = pair(a, b, 1.0);
+    let c = CallCost { table: t.table(), a: &ia, b: &ib };
+    let d = distance(&c, &mut Vec::new());
+    assert_eq!(align(&c).0, d);
+    d
+}
+
 #[test]
 fn trajectory_vectors_of_the_spec() {
     // [b(), a()] vs [a(), b()] -> raw 2.0 (ek-agents.md §7.3).
-    let p = Packed::new(&[(1, vec![]), (0, vec![])], 1.0);
-    let g = Packed::new(&[(0, vec![]), (1, vec![])], 1.0);
-    let c = CallCost { a: p.steps(), b: g.steps() };
-    assert_eq!(distance(&c, &mut Vec::new()), 2.0);
+    assert_eq!(dist(&[(1, vec![]), (0, vec![])], &[(0, vec![]), (1, vec![])]), 2.0);
     // s(q="x", r=1) vs s(q="y", r=1) -> raw 1.0.
-    let p = Packed::new(&[(0, vec![(0, 0, 1.0), (1, 2, 1.0)])], 1.0);
-    let g = Packed::new(&[(0, vec![(0, 1, 1.0), (1, 2, 1.0)])], 1.0);
-    let c = CallCost { a: p.steps(), b: g.steps() };
-    assert_eq!(distance(&c, &mut Vec::new()), 1.0);
+    assert_eq!(dist(&[(0, vec![(0, 0, 1.0), (1, 2, 1.0)])], &[(0, vec![(0, 1, 1.0), (1, 2, 1.0)])]), 1.0);
     // [s()] vs [s(x=None)] -> raw 1.0: a missing argument is never free.
-    let p = Packed::new(&[(0, vec![])], 1.0);
-    let g = Packed::new(&[(0, vec![(0, 0, 1.0)])], 1.0);
-    let c = CallCost { a: p.steps(), b: g.steps() };
-    assert_eq!(distance(&c, &mut Vec::new()), 1.0);
+    assert_eq!(dist(&[(0, vec![])], &[(0, vec![(0, 0, 1.0)])]), 1.0);
     // detour: [search(q), search(q), answer(a)] vs [search(q), answer(a)] -> raw 2.0.
-    let p = Packed::new(&[(0, vec![(0, 0, 1.0)]), (0, vec![(0, 0, 1.0)]), (1, vec![(1, 1, 1.0)])], 1.0);
-    let g = Packed::new(&[(0, vec![(0, 0, 1.0)]), (1, vec![(1, 1, 1.0)])], 1.0);
-    let c = CallCost { a: p.steps(), b: g.steps() };
-    assert_eq!(distance(&c, &mut Vec::new()), 2.0);
-    assert_eq!(align(&c).0, 2.0);
-    p.steps().validate("pred").unwrap();
+    let search = (0, vec![(0, 0, 1.0)]);
+    let answer = (1, vec![(1, 1, 1.0)]);
+    assert_eq!(dist(&[search.clone(), search.clone(), answer.clone()], &[search, answer]), 2.0);
 }
 
 #[test]
-fn steps_validation_names_the_array() {
-    let p = Packed::new(&[(0, vec![(1, 0, 1.0), (0, 0, 1.0)])], 1.0);
-    assert!(p.steps().validate("pred").unwrap_err().contains("pred_arg_names must be strictly increasing"));
+fn shared_call_ids_cost_nothing_and_ids_are_checked() {
+    let t = Packed::new(&[(0, vec![(0, 0, 1.0)]), (1, vec![])], 1.0);
+    let c = CallCost { table: t.table(), a: &[0, 1, 0], b: &[0, 0] };
+    assert_eq!(distance(&c, &mut Vec::new()), 1.0);
+    t.table().validate().unwrap();
+    assert!(t.table().validate_ids(&[0, 2], "a_calls").unwrap_err().contains("a_calls holds call id 2"));
 }
 
-fn random_steps(rng: &mut Rng, len: usize) -> Vec<(u32, Vec<(u32, u32, f64)>)> {
+#[test]
+fn table_validation_names_the_array() {
+    let p = Packed::new(&[(0, vec![(1, 0, 1.0), (0, 0, 1.0)])], 1.0);
+    assert!(p.table().validate().unwrap_err().contains("arg_names must be strictly increasing"));
+}
+
+fn random_steps(rng: &mut Rng, len: usize) -> Vec<Call> {
     (0..len)
         .map(|_| {
             let tool = rng.below(3) as u32;
@@ -204,9 +219,9 @@ fn random_trajectories_match_the_naive_program() {
     let mut row = Vec::new();
     for _ in 0..3000 {
         let (n, m) = (rng.below(9) as usize, rng.below(9) as usize);
-        let p = Packed::new(&random_steps(&mut rng, n), [1.0, 10.0][rng.below(2) as usize]);
-        let g = Packed::new(&random_steps(&mut rng, m), 1.0);
-        let c = CallCost { a: p.steps(), b: g.steps() };
+        let tool_weight = [1.0, 10.0][rng.below(2) as usize];
+        let (t, ia, ib) = pair(&random_steps(&mut rng, n), &random_steps(&mut rng, m), tool_weight);
+        let c = CallCost { table: t.table(), a: &ia, b: &ib };
         let expected = naive(&c);
         assert_eq!(distance(&c, &mut row), expected);
         let (d, ops) = align(&c);
@@ -217,13 +232,8 @@ fn random_trajectories_match_the_naive_program() {
 }
 
 #[test]
-fn slices_address_absolute_arguments() {
-    let p = Packed::new(&[(0, vec![(0, 0, 1.0)]), (0, vec![(0, 1, 1.0)]), (1, vec![])], 1.0);
-    let all = p.steps();
-    let tail = all.slice(1, 3);
-    let g = Packed::new(&[(0, vec![(0, 1, 1.0)]), (1, vec![])], 1.0);
-    let c = CallCost { a: tail, b: g.steps() };
-    assert_eq!(distance(&c, &mut Vec::new()), 0.0);
+fn seq_offsets_validation() {
     validate_seq_offsets(&[0, 1, 3], 3, "a_seq_offsets").unwrap();
     assert!(validate_seq_offsets(&[0, 2, 1, 3], 3, "a_seq_offsets").is_err());
+    assert!(validate_seq_offsets(&[0, 2], 3, "a_seq_offsets").unwrap_err().contains("end at the number of steps"));
 }
