@@ -19,6 +19,8 @@ from scorekit._kernels import rover_numba
 
 #: Token id of a NULL entry.
 NULL = int(rover_numba.NULL)
+#: Message of the ``max_tokens`` guard (the same text in both backends).
+too_long_message = rover_numba.too_long_message
 
 
 def _impl():
