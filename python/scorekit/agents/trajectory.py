@@ -8,8 +8,9 @@ one side) and the four schemes. ``in_order`` runs the Needleman–Wunsch kernel
 argument values, and packs the steps.
 
 Decision (ek-agents.md §7.2 leaves it open): a same-tool substitution sums the weights of the
-differing arguments in sorted argument-name order (the reference iterates a set), so results are
-deterministic across runs and backends.
+differing arguments in sorted argument-name order (string names by code point, then other names by
+type and repr; the reference iterates a set), so a result depends neither on the run, the backend,
+nor the other pairs of a batch.
 
 >>> from scorekit.agents.base import Step
 >>> gold = [Step("search", {"q": "cat"}), Step("answer", {"a": "meow"})]
@@ -46,6 +47,11 @@ SCHEMES = ("in_order", "exact", "any_order", "superset")
 Call = tuple[str, dict]
 
 
+def _name_key(name: Any) -> tuple:
+    """Order of argument names: strings in code-point order, then other names by type and repr."""
+    return (0, name, "") if isinstance(name, str) else (1, type(name).__name__, repr(name))
+
+
 class _Prepared:
     """The calls of one trajectory: raw calls, normalised arguments and masses."""
 
@@ -59,8 +65,7 @@ class _Preparer:
     """Reads calls, canonicalises string values (memoised) and weighs calls, for one metric call.
 
     Besides :meth:`prepare` (the Python-side schemes), :meth:`pack` and :meth:`table` write the
-    kernel's call ids and call table; argument names get ids in first-seen order, and a same-tool
-    substitution sums the weights of differing arguments in that id order.
+    kernel's call ids and call table.
     """
 
     def __init__(self, canon: Optional[Callable[[str], str]], weights: _Weights) -> None:
@@ -122,7 +127,6 @@ class _Preparer:
                     key, cid = None, None
                 if cid is None:
                     m = 1.0 + float(len(args)) if unit else w.tool(tool) + sum(w.arg(tool, a) for a in args)
-                    packed = []
                     for k, v in args.items():
                         nid = name_ids.get(k)
                         if nid is None:
@@ -130,15 +134,12 @@ class _Preparer:
                         nv = norm(v)
                         if not nv == nv:  # NaN-like: never equal, so never shared
                             key = None
-                        packed.append((nid, value_id(nv), 1.0 if unit else w.arg(tool, k)))
-                    packed.sort()
+                        t_names.append(nid)
+                        t_values.append(value_id(nv))
+                        t_weights.append(1.0 if unit else w.arg(tool, k))
                     cid = len(t_tools)
                     t_tools.append(tool_id(tool))
                     t_mass.append(m)
-                    for nid, vid, wt in packed:
-                        t_names.append(nid)
-                        t_values.append(vid)
-                        t_weights.append(wt)
                     t_offsets.append(len(t_names))
                     if key is not None:
                         memo[key] = cid
@@ -151,23 +152,40 @@ class _Preparer:
         return call_ids, seq_offsets, totals, np.diff(seq_offsets).tolist()
 
     def table(self) -> tuple[np.ndarray, ...]:
-        """The call table of everything packed so far (see :mod:`scorekit._kernels.align`)."""
+        """The call table of everything packed so far (see :mod:`scorekit._kernels.align`).
+
+        Name ids are renumbered in :func:`_name_key` order and every call's arguments sorted by
+        them, so the kernel sums differing arguments in an order that depends on the names only
+        (not on the rest of the batch).
+        """
+        offsets = np.array(self._t_offsets, dtype=np.int64)
+        names = np.array(self._t_names, dtype=np.uint32)
+        values = np.array(self._t_values, dtype=np.uint32)
+        weights = np.array(self._t_weights, dtype=np.float64)
+        if len(names):
+            rank = np.empty(len(self._name_ids), dtype=np.uint32)
+            ordered = sorted(self._name_ids, key=_name_key)
+            rank[[self._name_ids[n] for n in ordered]] = np.arange(len(ordered), dtype=np.uint32)
+            names = rank[names]
+            call_of_arg = np.repeat(np.arange(len(offsets) - 1), np.diff(offsets))
+            order = np.lexsort((names, call_of_arg))
+            names, values, weights = names[order], values[order], weights[order]
         return (
             np.array(self._t_tools, dtype=np.uint32),
             np.array(self._t_mass, dtype=np.float64),
-            np.array(self._t_offsets, dtype=np.int64),
-            np.array(self._t_names, dtype=np.uint32),
-            np.array(self._t_values, dtype=np.uint32),
-            np.array(self._t_weights, dtype=np.float64),
+            offsets,
+            names,
+            values,
+            weights,
         )
 
 
 def _sub(p_tool: str, g_tool: str, pn: dict, gn: dict, p_mass: float, g_mass: float, w: _Weights) -> float:
-    """Substitution cost of the cost model (argument names in first-seen order)."""
+    """Substitution cost of the cost model (argument names in :func:`_name_key` order)."""
     if p_tool != g_tool:
         return p_mass + g_mass
     cost = 0.0
-    for name in list(pn) + [k for k in gn if k not in pn]:
+    for name in sorted(set(pn) | set(gn), key=_name_key):
         if name not in pn or name not in gn or pn[name] != gn[name]:
             cost += w.arg(g_tool, name)
     return cost
