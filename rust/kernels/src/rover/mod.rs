@@ -13,7 +13,8 @@
 //! 3. every slot votes ([`vote`]).
 //!
 //! The traceback prefers the diagonal, then a deletion, then an insertion, exactly as the
-//! reference; only the choice of each cell is stored (2 bits), so the table costs `S·T/4` bytes.
+//! reference; the alignment runs bit-parallel (64 rows per word operation) and keeps two bits per
+//! cell for the traceback (see [`align_ops`]).
 
 /// Token id of a NULL entry (an engine with no token in that slot).
 pub const NULL: u32 = u32::MAX;
@@ -117,38 +118,79 @@ pub fn majority(row: &[u32]) -> u32 {
     best
 }
 
+/// Scratch space of [`align_ops`], reused across engines.
+#[derive(Default)]
+pub struct AlignScratch {
+    /// Position bitvectors of the spine's distinct tokens, `words` per token.
+    peq: Vec<u64>,
+    /// Per hypothesis column: the D0 words then the VP words of that column.
+    cols: Vec<u64>,
+    vp: Vec<u64>,
+    vn: Vec<u64>,
+}
+
 /// Unit-cost alignment of `spine` with `hyp`: operations `(op, slot, hyp index)` left to right
-/// (`u32::MAX` for the absent side). `dirs` is scratch space reused across calls.
-pub fn align_ops(spine: &[u32], hyp: &[u32], dirs: &mut Vec<u8>) -> Vec<(u8, u32, u32)> {
+/// (`u32::MAX` for the absent side).
+///
+/// The table `D` is never stored: the columns are computed 64 rows at a time with the
+/// bit-parallel recurrence of Myers/Hyyrö (`D0` = "`D[i][j] == D[i-1][j-1]`", `VP` =
+/// "`D[i][j] == D[i-1][j] + 1`"), and those two bits per cell are exactly what the traceback
+/// preference needs: the diagonal iff the tokens match or `D0` is clear (a substitution then
+/// costs one more than the diagonal predecessor), else a deletion iff `VP` is set, else an
+/// insertion. Memory: `2·S·T/64` words.
+pub fn align_ops(spine: &[u32], hyp: &[u32], scratch: &mut AlignScratch) -> Vec<(u8, u32, u32)> {
     let (s_len, t_len) = (spine.len(), hyp.len());
-    // Choice of each interior cell (i >= 1, j >= 1), 2 bits per cell, row-major over (i-1, j-1).
-    dirs.clear();
-    dirs.resize((s_len * t_len).div_ceil(4), 0);
-    let mut prev: Vec<u32> = (0..=t_len as u32).collect();
-    let mut cur = vec![0u32; t_len + 1];
-    for i in 1..=s_len {
-        cur[0] = i as u32;
-        let a = spine[i - 1];
-        let base = (i - 1) * t_len;
-        for j in 1..=t_len {
-            let sub = (a == NULL || a != hyp[j - 1]) as u32;
-            let diag = prev[j - 1] + sub;
-            let up = prev[j] + 1;
-            let left = cur[j - 1] + 1;
-            let val = diag.min(up).min(left);
-            cur[j] = val;
-            let choice = if val == diag {
-                OP_MATCH
-            } else if val == up {
-                OP_DELETE
-            } else {
-                OP_INSERT
-            };
-            let cell = base + j - 1;
-            dirs[cell >> 2] |= choice << ((cell & 3) * 2);
+    let words = s_len.div_ceil(64);
+    // Bitvector of each distinct (non-NULL) spine token.
+    let mut slot_of: std::collections::HashMap<u32, usize> = std::collections::HashMap::new();
+    scratch.peq.clear();
+    for (i, &t) in spine.iter().enumerate() {
+        if t == NULL {
+            continue;
         }
-        std::mem::swap(&mut prev, &mut cur);
+        let next = slot_of.len();
+        let k = *slot_of.entry(t).or_insert(next);
+        if k == next {
+            scratch.peq.resize((k + 1) * words, 0);
+        }
+        scratch.peq[k * words + i / 64] |= 1u64 << (i % 64);
     }
+    let no_match = vec![0u64; words];
+    scratch.cols.clear();
+    scratch.cols.resize(t_len * 2 * words, 0);
+    scratch.vp.clear();
+    scratch.vp.resize(words, !0u64);
+    scratch.vn.clear();
+    scratch.vn.resize(words, 0);
+    let (vp, vn) = (&mut scratch.vp, &mut scratch.vn);
+    for (j, h) in hyp.iter().enumerate() {
+        let eq = match slot_of.get(h) {
+            Some(&k) => &scratch.peq[k * words..(k + 1) * words],
+            None => &no_match[..],
+        };
+        let col = &mut scratch.cols[j * 2 * words..(j + 1) * 2 * words];
+        let (d0_col, vp_col) = col.split_at_mut(words);
+        let (mut add_carry, mut hp_carry, mut hn_carry) = (0u64, 1u64, 0u64);
+        for k in 0..words {
+            let (e, p, n) = (eq[k], vp[k], vn[k]);
+            let x = e | n;
+            let (sum, c1) = (e & p).overflowing_add(p);
+            let (sum, c2) = sum.overflowing_add(add_carry);
+            add_carry = (c1 | c2) as u64;
+            let d0 = (sum ^ p) | x;
+            let hp = n | !(d0 | p);
+            let hn = p & d0;
+            let hp_shifted = (hp << 1) | hp_carry;
+            let hn_shifted = (hn << 1) | hn_carry;
+            hp_carry = hp >> 63;
+            hn_carry = hn >> 63;
+            vp[k] = hn_shifted | !(d0 | hp_shifted);
+            vn[k] = hp_shifted & d0;
+            d0_col[k] = d0;
+            vp_col[k] = vp[k];
+        }
+    }
+    let bit = |col: &[u64], i: usize| (col[i / 64] >> (i % 64)) & 1 == 1;
     let mut ops = Vec::with_capacity(s_len + t_len);
     let (mut i, mut j) = (s_len, t_len);
     while i > 0 || j > 0 {
@@ -157,8 +199,15 @@ pub fn align_ops(spine: &[u32], hyp: &[u32], dirs: &mut Vec<u8>) -> Vec<(u8, u32
         } else if j == 0 {
             OP_DELETE
         } else {
-            let cell = (i - 1) * t_len + j - 1;
-            (dirs[cell >> 2] >> ((cell & 3) * 2)) & 3
+            let col = &scratch.cols[(j - 1) * 2 * words..j * 2 * words];
+            let a = spine[i - 1];
+            if (a != NULL && a == hyp[j - 1]) || !bit(&col[..words], i - 1) {
+                OP_MATCH
+            } else if bit(&col[words..], i - 1) {
+                OP_DELETE
+            } else {
+                OP_INSERT
+            }
         };
         match choice {
             OP_MATCH => {
@@ -250,13 +299,13 @@ pub fn rover(
     let mut ent_tok: Vec<u32> = tokens[lo..hi].to_vec();
     let mut ent_conf: Vec<f64> = confs[lo..hi].to_vec();
     let mut spine: Vec<u32> = Vec::new();
-    let mut dirs: Vec<u8> = Vec::new();
+    let mut scratch = AlignScratch::default();
     for i in 1..n_engines {
         let (lo, hi) = hyp(i);
         let (h_tok, h_conf) = (&tokens[lo..hi], &confs[lo..hi]);
         spine.clear();
         spine.extend(ent_tok.chunks_exact(width).map(majority));
-        let ops = align_ops(&spine, h_tok, &mut dirs);
+        let ops = align_ops(&spine, h_tok, &mut scratch);
         let new_width = width + 1;
         let mut new_tok = Vec::with_capacity(ops.len() * new_width);
         let mut new_conf = Vec::with_capacity(ops.len() * new_width);

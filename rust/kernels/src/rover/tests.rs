@@ -126,3 +126,57 @@ fn identical_hypotheses_agree_fully() {
     assert_eq!(s, "p q r s");
     assert!(r.vote_shares.iter().all(|&v| v == 1.0));
 }
+
+/// The plain full-table unit-cost DP with the reference traceback, written independently.
+fn align_ops_dp(spine: &[u32], hyp: &[u32]) -> Vec<(u8, u32, u32)> {
+    let (s, t) = (spine.len(), hyp.len());
+    let mut dp = vec![vec![0u32; t + 1]; s + 1];
+    for (i, row) in dp.iter_mut().enumerate() {
+        row[0] = i as u32;
+    }
+    for j in 0..=t {
+        dp[0][j] = j as u32;
+    }
+    let cost = |i: usize, j: usize| (spine[i - 1] == NULL || spine[i - 1] != hyp[j - 1]) as u32;
+    for i in 1..=s {
+        for j in 1..=t {
+            dp[i][j] = (dp[i - 1][j - 1] + cost(i, j)).min(dp[i - 1][j] + 1).min(dp[i][j - 1] + 1);
+        }
+    }
+    let (mut i, mut j, mut ops) = (s, t, vec![]);
+    while i > 0 || j > 0 {
+        if i > 0 && j > 0 && dp[i][j] == dp[i - 1][j - 1] + cost(i, j) {
+            ops.push((OP_MATCH, (i - 1) as u32, (j - 1) as u32));
+            i -= 1;
+            j -= 1;
+        } else if i > 0 && dp[i][j] == dp[i - 1][j] + 1 {
+            ops.push((OP_DELETE, (i - 1) as u32, u32::MAX));
+            i -= 1;
+        } else {
+            ops.push((OP_INSERT, u32::MAX, (j - 1) as u32));
+            j -= 1;
+        }
+    }
+    ops.reverse();
+    ops
+}
+
+#[test]
+fn bit_parallel_alignment_equals_the_plain_dp() {
+    let mut state = 0x2545_F491_4F6C_DD1Du64;
+    let mut next = move |n: u64| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state % n
+    };
+    let mut scratch = AlignScratch::default();
+    for round in 0..4000 {
+        // lengths across word boundaries (0..200 rows: up to four 64-bit words)
+        let (s, t) = if round % 10 == 0 { (next(200) as usize, next(200) as usize) } else { (next(20) as usize, next(20) as usize) };
+        let alphabet = 1 + next(6);
+        let spine: Vec<u32> = (0..s).map(|_| if next(8) == 0 { NULL } else { next(alphabet) as u32 }).collect();
+        let hyp: Vec<u32> = (0..t).map(|_| next(alphabet) as u32).collect();
+        assert_eq!(align_ops(&spine, &hyp, &mut scratch), align_ops_dp(&spine, &hyp), "{spine:?} {hyp:?}");
+    }
+}
