@@ -14,12 +14,17 @@ __all__ = ["ValueInterner"]
 
 
 class ValueInterner:
-    """Assigns ids ``0, 1, 2, …`` in first-seen order; :attr:`values` maps ids back to values."""
+    """Assigns ids ``0, 1, 2, …`` in first-seen order; :attr:`values` maps ids back to values.
 
-    __slots__ = ("_ids", "_unhashable", "values")
+    ``lookup(value)`` is a read-only fast path (the id of a hashable value seen before, else
+    ``None``; raises ``TypeError`` for unhashable values): hot loops try it before :meth:`id`.
+    """
+
+    __slots__ = ("_ids", "_unhashable", "values", "lookup")
 
     def __init__(self) -> None:
         self._ids: dict[Any, int] = {}
+        self.lookup = self._ids.get
         self._unhashable: list[tuple[Any, int]] = []
         self.values: list[Any] = []
 

@@ -108,8 +108,10 @@ class _Preparer:
         """
         w = self.weights
         unit = w.grammar is None
-        tool_id, name_ids, value_id = self._tool_ids.id, self._name_ids, self._value_ids.id
-        norm = self._norm
+        tool_id, tool_lookup = self._tool_ids.id, self._tool_ids.lookup
+        value_id, value_lookup = self._value_ids.id, self._value_ids.lookup
+        name_ids = self._name_ids
+        norm, fold, folded = self._norm, self._fold, self._folded.get
         memo = self._memo
         t_tools, t_mass, t_offsets = self._t_tools, self._t_mass, self._t_offsets
         t_names, t_values, t_weights = self._t_names, self._t_values, self._t_weights
@@ -131,14 +133,24 @@ class _Preparer:
                         nid = name_ids.get(k)
                         if nid is None:
                             nid = name_ids[k] = len(name_ids)
-                        nv = norm(v)
-                        if not nv == nv:  # NaN-like: never equal, so never shared
-                            key = None
+                        if type(v) is str:  # the common case, inlined
+                            nv = folded(v)
+                            if nv is None:
+                                nv = fold(v)
+                            vid = value_lookup(nv)
+                            if vid is None:
+                                vid = value_id(nv)
+                        else:
+                            nv = norm(v)
+                            if not nv == nv:  # NaN-like: never equal, so never shared
+                                key = None
+                            vid = value_id(nv)
                         t_names.append(nid)
-                        t_values.append(value_id(nv))
+                        t_values.append(vid)
                         t_weights.append(1.0 if unit else w.arg(tool, k))
                     cid = len(t_tools)
-                    t_tools.append(tool_id(tool))
+                    tid = tool_lookup(tool) if type(tool) is str else None
+                    t_tools.append(tool_id(tool) if tid is None else tid)
                     t_mass.append(m)
                     t_offsets.append(len(t_names))
                     if key is not None:

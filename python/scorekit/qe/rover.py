@@ -123,11 +123,13 @@ def _as_units(hyp: Any, *, default_conf: float = DEFAULT_TOKEN_CONF) -> list[Uni
         conf = _conf(getattr(hyp, "mean_confidence", None), default_conf)
         return [(w, conf) for w in (hyp.text or "").split()]
     units = []
+    append = units.append
     for item in hyp:
         if isinstance(item, (tuple, list)) and len(item) == 2:
-            units.append((str(item[0]), _conf(item[1], default_conf)))
+            tok, conf = item
+            append((str(tok), default_conf if conf is None else float(conf)))
         else:
-            units.append((str(item), default_conf))
+            append((str(item), default_conf))
     return units
 
 
@@ -181,26 +183,26 @@ def rover(
         longest = max(len(u) for u in units)
         if longest > max_tokens:
             raise ValueError(rover_kernel.too_long_message(longest, max_tokens))
-    interner = ValueInterner()
-    ids: list[int] = []
-    confs: list[float] = []
-    for i, hyp in enumerate(units):
-        for k, (tok, conf) in enumerate(hyp):
-            if tok is None:
-                raise ValueError(f"hypotheses[{i}] token {k} is None; None is reserved for the NULL vote")
-            try:
-                c = float(conf)
-            except (TypeError, ValueError):
-                raise TypeError(f"hypotheses[{i}] token {k} ({tok!r}) has a non-numeric confidence {conf!r}") from None
-            if c != c:
-                raise ValueError(f"hypotheses[{i}] token {k} ({tok!r}) has a NaN confidence")
-            ids.append(interner.id(tok))
-            confs.append(c)
+    flat = [t for u in units for t, _ in u]
+    try:
+        confs = np.array([c for u in units for _, c in u], dtype=np.float64)
+    except (TypeError, ValueError):
+        confs = None
+    if confs is None or None in flat or np.isnan(confs).any():
+        _raise_bad_unit(units)
+        confs = np.array([float(c) for u in units for _, c in u], dtype=np.float64)
+    if all(type(t) is str for t in flat):
+        ids_of: dict = {}
+        ids = [ids_of.setdefault(t, len(ids_of)) for t in flat]
+        vocab = list(ids_of)
+    else:  # tokens from a custom tokenize: Python == semantics
+        interner = ValueInterner()
+        ids = [interner.id(t) for t in flat]
+        vocab = interner.values
     offsets = np.zeros(len(units) + 1, dtype=np.int64)
     np.cumsum([len(u) for u in units], out=offsets[1:])
     slot_tokens, slot_confs, winners, scores, shares = rover_kernel.align_vote(
-        np.array(ids, dtype=np.uint32), np.array(confs, dtype=np.float64), offsets, cw, nc, max_tokens)
-    vocab = interner.values
+        np.array(ids, dtype=np.uint32), confs, offsets, cw, nc, max_tokens)
     null = rover_kernel.NULL
     slots = []
     tokens = []
@@ -214,6 +216,21 @@ def rover(
             tokens.append(winner)
             agreement.append(v)
     return RoverConsensus(tokens=tokens, slots=slots, agreement=agreement, n_engines=len(units))
+
+
+def _raise_bad_unit(units: list[list[Unit]]) -> None:
+    """Raise the error for the first None token or NaN / non-numeric confidence."""
+    for i, hyp in enumerate(units):
+        for k, (tok, conf) in enumerate(hyp):
+            if tok is None:
+                raise ValueError(f"hypotheses[{i}] token {k} is None; None is reserved for the NULL vote")
+            try:
+                c = float(conf)
+            except (TypeError, ValueError):
+                raise TypeError(
+                    f"hypotheses[{i}] token {k} ({tok!r}) has a non-numeric confidence {conf!r}") from None
+            if c != c:
+                raise ValueError(f"hypotheses[{i}] token {k} ({tok!r}) has a NaN confidence")
 
 
 @dataclass
