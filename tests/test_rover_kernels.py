@@ -63,6 +63,16 @@ def test_random_sets_match_the_python_algorithm(backend):
         assert kernel_slots(units, cw, null_conf) == rover_units(units, cw, null_conf)
 
 
+def test_multiword_alignments_match_the_python_algorithm(backend):
+    """Hypotheses of 60–200 tokens: the bit-parallel alignment spans several 64-bit words."""
+    rng = random.Random(77)
+    for _ in range(12):
+        base = [rng.randrange(8) for _ in range(rng.randrange(60, 200))]
+        units = [[(t if rng.random() > 0.2 else rng.randrange(8), 1.0) for t in base if rng.random() > 0.1]
+                 for _ in range(rng.randrange(2, 5))]
+        assert kernel_slots(units, 0.5, 0.7) == rover_units(units, 0.5, 0.7)
+
+
 def test_backends_agree_on_long_hypotheses():
     rng = random.Random(1)
     base = [rng.randrange(50) for _ in range(400)]

@@ -150,7 +150,7 @@ def _calls_distance_serial(tools, mass, ao, an, av, aw, a_calls, a_off, b_calls,
 
 
 @njit(cache=True)
-def _traceback(dp, n, m, sub, dl, ins):
+def _traceback(dp, n, m, sub, dl):
     ops = np.empty((n + m, 3), dtype=np.int64)
     k = 0
     i, j = n, m
@@ -190,7 +190,7 @@ def _align_full(sub, dl, ins):
             if via_left < best:
                 best = via_left
             dp[i, j] = best
-    return dp[n, m], _traceback(dp, n, m, sub, dl, ins)
+    return dp[n, m], _traceback(dp, n, m, sub, dl)
 
 
 @njit(cache=True)

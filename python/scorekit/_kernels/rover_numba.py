@@ -1,7 +1,7 @@
 """Numba twin of the ``rover`` kernel: same signature and results as ``scorekit._core.rover_align_vote``.
 
-Spine majorities, the unit-cost alignment with its 2-bit choice table and traceback preference
-(diagonal, then deletion, then insertion), the slot rebuild and the vote arithmetic are those of
+Spine majorities, the bit-parallel unit-cost alignment with its traceback preference (diagonal,
+then deletion, then insertion), the slot rebuild and the vote arithmetic are those of
 ``rust/kernels/src/rover/mod.rs``; see ``scorekit._kernels.rover`` for the contract. Validation
 and the ``max_tokens`` guard happen here in Python, with the Rust messages.
 """
@@ -78,30 +78,46 @@ def _majority(row):
 
 @njit(cache=True)
 def _align_ops(spine, hyp):
+    """Bit-parallel unit-cost alignment (Myers/Hyyrö), keeping per cell the bits D0
+    ("D[i][j] == D[i-1][j-1]") and VP ("D[i][j] == D[i-1][j] + 1") for the traceback:
+    diagonal iff the tokens match or D0 is clear, else deletion iff VP is set, else insertion."""
     s_len, t_len = len(spine), len(hyp)
-    dirs = np.zeros((s_len * t_len + 3) // 4, dtype=np.uint8)
-    prev = np.arange(t_len + 1).astype(np.uint32)
-    cur = np.zeros(t_len + 1, dtype=np.uint32)
-    for i in range(1, s_len + 1):
-        cur[0] = i
-        a = spine[i - 1]
-        base = (i - 1) * t_len
-        for j in range(1, t_len + 1):
-            sub = 1 if (a == NULL or a != hyp[j - 1]) else 0
-            diag = prev[j - 1] + sub
-            up = prev[j] + 1
-            left = cur[j - 1] + 1
-            val = min(diag, up, left)
-            cur[j] = val
-            if val == diag:
-                choice = OP_MATCH
-            elif val == up:
-                choice = OP_DELETE
-            else:
-                choice = OP_INSERT
-            cell = base + j - 1
-            dirs[cell >> 2] |= np.uint8(choice << ((cell & 3) * 2))
-        prev, cur = cur, prev
+    words = (s_len + 63) // 64
+    one, zero64, all_ones = np.uint64(1), np.uint64(0), ~np.uint64(0)
+    uniq = np.unique(spine)
+    peq = np.zeros((len(uniq), words), dtype=np.uint64)
+    for i in range(s_len):
+        t = spine[i]
+        if t != NULL:
+            k = np.searchsorted(uniq, t)
+            peq[k, i // 64] |= one << np.uint64(i % 64)
+    no_match = np.zeros(words, dtype=np.uint64)
+    cols_d0 = np.empty((t_len, words), dtype=np.uint64)
+    cols_vp = np.empty((t_len, words), dtype=np.uint64)
+    vp = np.full(words, all_ones, dtype=np.uint64)
+    vn = np.zeros(words, dtype=np.uint64)
+    for j in range(t_len):
+        h = hyp[j]
+        k = np.searchsorted(uniq, h)
+        eq = peq[k] if (h != NULL and k < len(uniq) and uniq[k] == h) else no_match
+        add_carry, hp_carry, hn_carry = zero64, one, zero64
+        for w in range(words):
+            e, p, n = eq[w], vp[w], vn[w]
+            x = e | n
+            s1 = (e & p) + p
+            s2 = s1 + add_carry
+            add_carry = one if (s1 < p or s2 < s1) else zero64
+            d0 = (s2 ^ p) | x
+            hp = n | ~(d0 | p)
+            hn = p & d0
+            hp_shifted = (hp << one) | hp_carry
+            hn_shifted = (hn << one) | hn_carry
+            hp_carry = hp >> np.uint64(63)
+            hn_carry = hn >> np.uint64(63)
+            vp[w] = hn_shifted | ~(d0 | hp_shifted)
+            vn[w] = hp_shifted & d0
+            cols_d0[j, w] = d0
+            cols_vp[j, w] = vp[w]
     ops = np.empty((s_len + t_len, 3), dtype=np.int64)
     k = 0
     i, j = s_len, t_len
@@ -111,8 +127,14 @@ def _align_ops(spine, hyp):
         elif j == 0:
             choice = OP_DELETE
         else:
-            cell = (i - 1) * t_len + j - 1
-            choice = (dirs[cell >> 2] >> ((cell & 3) * 2)) & 3
+            a = spine[i - 1]
+            word, shift = (i - 1) // 64, np.uint64((i - 1) % 64)
+            if (a != NULL and a == hyp[j - 1]) or ((cols_d0[j - 1, word] >> shift) & one) == zero64:
+                choice = OP_MATCH
+            elif ((cols_vp[j - 1, word] >> shift) & one) == one:
+                choice = OP_DELETE
+            else:
+                choice = OP_INSERT
         if choice == OP_MATCH:
             ops[k, 0], ops[k, 1], ops[k, 2] = OP_MATCH, i - 1, j - 1
             i -= 1
