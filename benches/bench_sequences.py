@@ -146,9 +146,11 @@ def bench_rover(repeats: int) -> list[str]:
            "default voting; end to end (units, interning, kernel, RoverSlot objects).", "",
            "| implementation | 5 × 1,000 tokens | speed-up vs pure Python | 5 × 5,000 tokens (the guard) |",
            "|---|---:|---:|---:|",
-           f"| pure-Python progressive alignment (`tests/reference_sequences.rover_units`) | {peer * 1e3:,.0f} ms | 1× | – |"]
+           "| pure-Python progressive alignment (`tests/reference_sequences.rover_units`) | "
+           f"{peer * 1e3:,.0f} ms | 1× | – |"]
     for name, t1000, t5000 in rows:
-        out.append(f"| scorekit `rover`, {name} | {t1000 * 1e3:,.2f} ms | {peer / t1000:,.0f}× | {t5000 * 1e3:,.0f} ms |")
+        out.append(f"| scorekit `rover`, {name} | {t1000 * 1e3:,.2f} ms | {peer / t1000:,.0f}× | "
+                   f"{t5000 * 1e3:,.0f} ms |")
     return out + [""]
 
 

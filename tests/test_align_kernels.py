@@ -173,7 +173,8 @@ def test_traceback_preference(backend):
     # [x, x] vs [x]: the first x is the one deleted (diagonal preferred at the end).
     _, ops = align.table_align(np.array([0, 0], np.uint32), np.array([0], np.uint32), table, np.ones(2), np.ones(1))
     assert ops.tolist() == [[1, 0, -1], [0, 1, 0]]
-    d, ops = align.table_align(np.array([], np.uint32), np.array([1, 1], np.uint32), table, np.ones(0), np.array([1.5, 2.0]))
+    empty, ones = np.array([], np.uint32), np.array([1, 1], np.uint32)
+    d, ops = align.table_align(empty, ones, table, np.ones(0), np.array([1.5, 2.0]))
     assert d == 3.5 and ops.tolist() == [[2, -1, 0], [2, -1, 1]]
 
 

@@ -102,7 +102,8 @@ def test_edge_vectors(backend):
     c = rover(["hello world", "hello word"])
     assert (c.text, c.agreement) == ("hello world", [1.0, 0.5])
     c = rover(["x", "y", "x y"])
-    assert [s.entries for s in c.slots] == [[("x", 1.0), ("y", 1.0), ("x", 1.0)], [(None, 0.0), (None, 0.0), ("y", 1.0)]]
+    assert [s.entries for s in c.slots] == [
+        [("x", 1.0), ("y", 1.0), ("x", 1.0)], [(None, 0.0), (None, 0.0), ("y", 1.0)]]
     assert [s.winner for s in c.slots] == ["x", None]
     assert (c.text, c.mean_agreement) == ("x", 2 / 3)
     assert RoverConsensus(tokens=[], agreement=[], n_engines=3).mean_agreement == 0.0

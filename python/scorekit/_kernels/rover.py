@@ -12,8 +12,6 @@ It does not tokenise text or build Python result objects (that is ``scorekit.qe.
 
 from __future__ import annotations
 
-import numpy as np
-
 from scorekit import _kernels
 from scorekit._kernels import rover_numba
 

@@ -28,7 +28,8 @@ def _validate(tokens, confs, offsets, max_tokens):
     tokens = np.ascontiguousarray(tokens)
     confs = np.ascontiguousarray(confs)
     offsets = np.ascontiguousarray(offsets)
-    for arr, dtype, name in ((tokens, np.uint32, "tokens"), (confs, np.float64, "confs"), (offsets, np.int64, "offsets")):
+    checks = ((tokens, np.uint32, "tokens"), (confs, np.float64, "confs"), (offsets, np.int64, "offsets"))
+    for arr, dtype, name in checks:
         if arr.ndim != 1:
             raise ValueError(f"{name} must be a contiguous 1-D array")
         if arr.dtype != dtype:
