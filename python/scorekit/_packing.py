@@ -12,6 +12,8 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
+from scorekit._kernels import _core
+
 Packed = tuple[np.ndarray, np.ndarray]
 
 
@@ -37,10 +39,21 @@ def pack_texts(texts: Sequence[str], name: str) -> Packed:
     """Pack strings into (``uint32`` code points, ``int64`` offsets).
 
     Raises ``TypeError`` naming ``name[k]`` for a non-``str`` item and ``ValueError`` for a lone
-    surrogate (which is not a Unicode scalar value and cannot be scored consistently).
+    surrogate (which is not a Unicode scalar value and cannot be scored consistently). The compiled
+    core copies code points straight out of the strings when it is available; the pure-Python path
+    gives identical arrays.
     """
     if isinstance(texts, np.ndarray):
         texts = texts.tolist()
+    elif not isinstance(texts, (list, tuple)):
+        texts = list(texts)
+    if _core is not None:
+        return _core.pack_texts(texts, name)
+    return pack_texts_python(texts, name)
+
+
+def pack_texts_python(texts: Sequence[str], name: str) -> Packed:
+    """:func:`pack_texts` without the compiled core (join, then encode as UTF-32)."""
     try:
         joined = "".join(texts)
     except TypeError:

@@ -209,6 +209,18 @@ def _compact(counts: np.ndarray) -> np.ndarray:
     return counts.astype(np.int32) if counts.size == 0 or counts.max() < 2**31 else counts
 
 
+def _split_block(block: list, offset: int) -> tuple[list, list, Optional[list]]:
+    """Predictions, golds and slice labels (``None`` when no case of the block has one)."""
+    if not set(map(type, block)) <= {tuple, list} or min(map(len, block)) < 2:
+        for k, case in enumerate(block):
+            _unpack(case, offset + k)  # raises for the first malformed case
+    preds = [case[0] for case in block]
+    golds = [case[1] for case in block]
+    if max(map(len, block)) == 2:
+        return preds, golds, None
+    return preds, golds, [case[2] if len(case) > 2 else None for case in block]
+
+
 def _evaluate_text(m: StringMetric, cases: Iterable[Any], threads: int) -> Report:
     chunks: list[np.ndarray] = []
     slice_totals: dict[Any, list[int]] = {}
@@ -219,16 +231,11 @@ def _evaluate_text(m: StringMetric, cases: Iterable[Any], threads: int) -> Repor
         block = list(itertools.islice(iterator, CHUNK_SIZE))
         if not block:
             break
-        preds, golds, labels = [], [], []
-        for case in block:
-            pred, gold, label = _unpack(case, k)
-            preds.append(m.prepare(pred))
-            golds.append(m.prepare(gold))
-            labels.append(label)
-            k += 1
-        counts = _count(m, preds, golds, threads, k - len(block))
+        preds, golds, labels = _split_block(block, k)
+        counts = _count(m, preds, golds, threads, k)
+        k += len(block)
         totals += counts.sum(axis=0)
-        if any(label is not None for label in labels):
+        if labels is not None:
             edits = counts[:, 1:].sum(axis=1)
             for label, e, n in zip(labels, edits.tolist(), counts[:, 0].tolist()):
                 if label is not None:
@@ -248,12 +255,20 @@ def _evaluate_text(m: StringMetric, cases: Iterable[Any], threads: int) -> Repor
     )
 
 
-def _count(m: StringMetric, preds: list[str], golds: list[str], threads: int, offset: int) -> np.ndarray:
+def _count(m: StringMetric, preds: list, golds: list, threads: int, offset: int) -> np.ndarray:
+    """Counts of one chunk. Plain ``str`` inputs without a canonicaliser go to the kernels as
+    they are; anything else (``None``, OCR results, numbers) is coerced first."""
+    if m.canonicalizer is not None:
+        preds, golds = [m.prepare(x) for x in preds], [m.prepare(x) for x in golds]
     try:
         return count_errors(preds, golds, m.mode, threads=threads, pred_name="pred", ref_name="gold")
-    except (TypeError, ValueError) as exc:
+    except TypeError:
+        if m.canonicalizer is None:
+            return _count(m, [m.prepare(x) for x in preds], [m.prepare(x) for x in golds], threads, offset)
+        raise
+    except ValueError as exc:
         # Re-number the item in the message from chunk-local to corpus-wide.
-        raise type(exc)(_renumber(str(exc), offset)) from None
+        raise ValueError(_renumber(str(exc), offset)) from None
 
 
 def _renumber(message: str, offset: int) -> str:

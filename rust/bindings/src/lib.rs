@@ -8,6 +8,7 @@ use pyo3::prelude::*;
 
 mod align;
 mod levenshtein;
+mod packing;
 mod parallel;
 mod rover;
 
@@ -15,6 +16,7 @@ mod rover;
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     levenshtein::register(m)?;
+    m.add_function(wrap_pyfunction!(packing::pack_texts, m)?)?;
     align::register(m)?;
     rover::register(m)?;
     Ok(())

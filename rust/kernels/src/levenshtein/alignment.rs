@@ -92,6 +92,8 @@ pub struct AlignWorkspace {
     vn: Vec<u64>,
     first_word: Vec<usize>,
     row_start: Vec<usize>,
+    /// True when the pattern fits one word: row `r` is then simply `vp[r]`/`vn[r]`.
+    single_word: bool,
     block_vp: Vec<u64>,
     block_vn: Vec<u64>,
 }
@@ -103,13 +105,16 @@ impl AlignWorkspace {
 
     #[inline]
     fn bit(&self, vp: bool, row: usize, i: usize) -> bool {
+        let v = if vp { &self.vp } else { &self.vn };
+        if self.single_word {
+            return v[row] >> i & 1 == 1;
+        }
         let word = i / 64;
         let first = self.first_word[row];
         let (start, end) = (self.row_start[row], self.row_start[row + 1]);
         if word < first || first + (end - start) <= word {
             return false;
         }
-        let v = if vp { &self.vp } else { &self.vn };
         v[start + word - first] >> (i % 64) & 1 == 1
     }
 }
@@ -177,8 +182,8 @@ fn prefix_distances(ws: &mut AlignWorkspace, pattern: &[u32], text: &[u32], out:
     }
 }
 
-/// Split at the middle row of `s2` and the first column of `s1` minimising the sum of the
-/// forward and backward distances; returns `(mid1, mid2, left distance, right distance)`.
+/// Split at the middle row of `s2` and the first column of `s1` (0 included) minimising the sum of
+/// the forward and backward distances; returns `(mid1, mid2, left distance, right distance)`.
 fn hirschberg_split(ws: &mut AlignWorkspace, s1: &[u32], s2: &[u32]) -> (usize, usize, usize, usize) {
     let mid2 = s2.len() / 2;
     let mut forward = Vec::with_capacity(s1.len() + 1);
@@ -188,8 +193,8 @@ fn hirschberg_split(ws: &mut AlignWorkspace, s1: &[u32], s2: &[u32]) -> (usize, 
     let mut backward = Vec::with_capacity(s1.len() + 1);
     prefix_distances(ws, &rev1, &rev2, &mut backward);
     let n = s1.len();
-    let (mut best, mut mid1) = (usize::MAX, 1);
-    for i in 1..=n {
+    let (mut best, mut mid1) = (usize::MAX, 0);
+    for i in 0..=n {
         let total = forward[i] + backward[n - i];
         if total < best {
             best = total;
@@ -199,30 +204,24 @@ fn hirschberg_split(ws: &mut AlignWorkspace, s1: &[u32], s2: &[u32]) -> (usize, 
     (mid1, mid2, forward[mid1], backward[n - mid1])
 }
 
-/// Fill the stored bit rows for pattern `s1` over text `s2` and return the distance.
-fn fill_rows(ws: &mut AlignWorkspace, s1: &[u32], s2: &[u32]) -> usize {
+/// Fill the stored bit rows for pattern `s1` over text `s2` (band of the exact distance).
+fn fill_rows(ws: &mut AlignWorkspace, s1: &[u32], s2: &[u32]) {
     let m = s1.len();
     ws.vp.clear();
     ws.vn.clear();
     ws.first_word.clear();
     ws.row_start.clear();
     ws.dist.masks.build(s1);
-    if m <= 64 {
+    ws.single_word = m <= 64;
+    if ws.single_word {
         let mut vp: u64 = if m == 64 { !0 } else { (1u64 << m) - 1 };
         let mut vn: u64 = 0;
-        for (r, &c) in s2.iter().enumerate() {
+        for &c in s2 {
             hyyro_step(ws.dist.masks.mask(c, 0), &mut vp, &mut vn);
             ws.vp.push(vp);
             ws.vn.push(vn);
-            ws.first_word.push(0);
-            ws.row_start.push(r);
         }
-        ws.row_start.push(s2.len());
-        // Distance = D[m][n] = m + Σ horizontal deltas of the last row, recovered from the
-        // stored vertical vectors: D[m][n] = n + Σ_i vertical delta at column n.
-        let (vp, vn) = (ws.vp.last().copied().unwrap_or(0), ws.vn.last().copied().unwrap_or(0));
-        let mask = if m == 64 { !0 } else { (1u64 << m) - 1 };
-        return s2.len() + (vp & mask).count_ones() as usize - (vn & mask).count_ones() as usize;
+        return;
     }
     let d = super::distance(&mut ws.dist, s1, s2);
     ws.dist.masks.build(s1);
@@ -247,7 +246,6 @@ fn fill_rows(ws: &mut AlignWorkspace, s1: &[u32], s2: &[u32]) -> usize {
         ws.vn.extend_from_slice(&vn[first..=last]);
     }
     ws.row_start.push(ws.vp.len());
-    d
 }
 
 fn direct_traceback<S: OpSink>(

@@ -39,7 +39,7 @@ impl PatternMasks {
     }
 
     /// Number of 64-bit blocks of the current pattern.
-    #[inline]
+    #[cfg(test)]
     pub fn words(&self) -> usize {
         self.words
     }

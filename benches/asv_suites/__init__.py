@@ -1,0 +1,1 @@
+"""asv suites of scorekit (see asv.conf.json)."""

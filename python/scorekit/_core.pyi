@@ -1,0 +1,36 @@
+"""Type stubs of the compiled core ``scorekit._core`` (built from ``rust/bindings``).
+
+Batch layout: item ``k`` of a packed side is ``values[offsets[k]:offsets[k+1]]``; values are
+``uint32`` code points (or token ids), offsets ``int64`` of length n + 1. ``threads=0`` uses all
+cores. Every function releases the GIL while it computes.
+"""
+
+import numpy as np
+import numpy.typing as npt
+
+__version__: str
+
+U32 = npt.NDArray[np.uint32]
+I64 = npt.NDArray[np.int64]
+
+def pack_texts(texts: list[str] | tuple[str, ...], name: str) -> tuple[U32, I64]:
+    """Pack strings into (code points, offsets); TypeError/ValueError name ``name[k]``."""
+
+def levenshtein_distance_batch(a_values: U32, a_offsets: I64, b_values: U32, b_offsets: I64, threads: int) -> I64:
+    """Unit-cost Levenshtein distance of every pair; shape (n,)."""
+
+def levenshtein_alignment_batch(ref_values: U32, ref_offsets: I64, hyp_values: U32, hyp_offsets: I64, threads: int) -> I64:
+    """Columns hits, substitutions, deletions, insertions; shape (n, 4); ties broken as rapidfuzz's editops."""
+
+def word_alignment_batch(ref_values: U32, ref_offsets: I64, hyp_values: U32, hyp_offsets: I64, threads: int) -> I64:
+    """Word-level columns hits, substitutions, deletions, insertions, ref_words, hyp_words; shape (n, 6)."""
+
+def schwa_distance_batch(
+    gt_values: U32, gt_offsets: I64, pred_values: U32, pred_offsets: I64,
+    gt_join_values: I64, gt_join_offsets: I64, pred_join_values: I64, pred_join_offsets: I64,
+    schwa_chars: U32, threads: int,
+) -> I64:
+    """Schwa-forgiving distance of every pair (ocr-pages.md §5.4); shape (n,)."""
+
+def levenshtein_editops(reference: U32, hypothesis: U32) -> I64:
+    """Rows (op, ref_pos, hyp_pos) with op 1 substitute, 2 delete, 3 insert; shape (k, 3)."""

@@ -1,0 +1,837 @@
+"""Numba backend of the Levenshtein kernel family (the twin of the Rust ``levenshtein`` kernels).
+
+Owns, over packed ``uint32`` sequences (see :mod:`scorekit._kernels.levenshtein` for the contract):
+
+* ``levenshtein_distance_batch``: unit-cost distance. Common prefix and suffix are stripped; the
+  shorter side becomes the bit-parallel pattern: one 64-bit word (Hyyrö 2003) when it has at most
+  64 elements, otherwise 64-row blocks (Myers 1999) restricted to a diagonal band whose width doubles
+  until the result is provably exact.
+* ``levenshtein_alignment_batch`` / ``levenshtein_editops``: the edit script rapidfuzz's
+  ``Levenshtein.editops(ref, hyp)`` returns, including its Hirschberg splitting of large problems.
+* ``word_alignment_batch``: ``str.split()`` tokenisation inside the kernel, then the same alignment
+  over word ids.
+* ``schwa_distance_batch``: the schwa-forgiving distance of ocr-pages.md §5.4.
+
+It does not canonicalise text and builds no Python result objects. Every pair is computed
+independently, so no result depends on the number of threads.
+
+Bit-parallel conventions: rows ``i = 1..len(pattern)`` are pattern positions, columns ``j`` are text
+positions. For a column, bit ``r`` of a block ``VP``/``VN`` word says that
+``D[64*blk + r + 1][j] - D[64*blk + r][j]`` is ``+1``/``-1`` (the vertical deltas).
+"""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ThreadPoolExecutor
+
+import numba
+import numpy as np
+
+from scorekit._kernels import resolve_threads
+
+__all__ = [
+    "WHITESPACE_CODE_POINTS",
+    "levenshtein_distance_batch",
+    "levenshtein_alignment_batch",
+    "word_alignment_batch",
+    "schwa_distance_batch",
+    "levenshtein_editops",
+]
+
+#: Code points ``c`` with ``chr(c).isspace()``: the separators of Python's ``str.split()``.
+WHITESPACE_CODE_POINTS = (
+    0x09, 0x0A, 0x0B, 0x0C, 0x0D, 0x1C, 0x1D, 0x1E, 0x1F, 0x20, 0x85, 0xA0, 0x1680,
+    0x2000, 0x2001, 0x2002, 0x2003, 0x2004, 0x2005, 0x2006, 0x2007, 0x2008, 0x2009, 0x200A,
+    0x2028, 0x2029, 0x202F, 0x205F, 0x3000,
+)
+_SPACE_LIMIT = max(WHITESPACE_CODE_POINTS) + 1
+_IS_SPACE = np.zeros(_SPACE_LIMIT, dtype=np.bool_)
+_IS_SPACE[list(WHITESPACE_CODE_POINTS)] = True
+
+OP_SUBSTITUTE, OP_DELETE, OP_INSERT = 1, 2, 3
+
+# Hirschberg splitting, as rapidfuzz decides it: a problem is traced back directly when its banded
+# bit matrix (2 bits per cell) stays under 1 MiB, or when it is small on either side.
+_SPLIT_BYTES = 1024 * 1024
+_SPLIT_MIN_REF = 65
+_SPLIT_MIN_HYP = 10
+
+_ONE = np.uint64(1)
+_ALL = np.uint64(0xFFFFFFFFFFFFFFFF)
+_TOP_BIT = np.uint64(1) << np.uint64(63)
+_SMALL_TABLE = 128  # hashed slots of the reusable element map (patterns of at most 64 elements)
+_HASH_MUL = np.int64(-7046029254386353131)  # 0x9E3779B97F4A7C15, Fibonacci hashing
+_INITIAL_BAND = 64
+
+_jit = numba.njit(cache=True, nogil=True)
+# Small helpers are inlined into their callers' Numba IR: no separate compilation per call-site
+# signature (literal arguments would otherwise each get their own specialisation).
+_inline = numba.njit(cache=True, nogil=True, inline="always")
+
+
+# --------------------------------------------------------------------------------------------------
+# Element map: code point (any uint32) -> dense index 0..k-1 of the distinct elements of a pattern.
+# Values below 256 use a direct table; the rest an open-addressing table with linear probing.
+# --------------------------------------------------------------------------------------------------
+
+@_inline
+def _map_new(pattern_len):
+    size = _SMALL_TABLE
+    while size < 2 * pattern_len:
+        size *= 2
+    direct = np.full(256, -1, dtype=np.int64)
+    keys = np.full(size, -1, dtype=np.int64)
+    slots = np.empty(size, dtype=np.int64)
+    return direct, keys, slots
+
+
+@_jit
+def _map_build(pattern, direct, keys, slots):
+    """Fill the map with the elements of ``pattern``; returns the number of distinct elements.
+    The tables must be empty (fresh from :func:`_map_new` or cleared by :func:`_map_clear`)."""
+    mask = keys.shape[0] - 1
+    count = 0
+    for i in range(pattern.shape[0]):
+        c = np.int64(pattern[i])
+        if c < 256:
+            if direct[c] < 0:
+                direct[c] = count
+                count += 1
+        else:
+            h = ((c * _HASH_MUL) >> 32) & mask
+            while keys[h] != -1 and keys[h] != c:
+                h = (h + 1) & mask
+            if keys[h] == -1:
+                keys[h] = c
+                slots[h] = count
+                count += 1
+    return count
+
+
+@_inline
+def _map_find(c, direct, keys, slots):
+    """Dense index of element ``c`` (an int64), or -1 when the pattern does not contain it."""
+    if c < 256:
+        return direct[c]
+    mask = keys.shape[0] - 1
+    h = ((c * _HASH_MUL) >> 32) & mask
+    while keys[h] != -1:
+        if keys[h] == c:
+            return slots[h]
+        h = (h + 1) & mask
+    return -1
+
+
+@_jit
+def _map_clear(pattern, direct, keys):
+    hashed = False
+    for i in range(pattern.shape[0]):
+        c = np.int64(pattern[i])
+        if c < 256:
+            direct[c] = -1
+        else:
+            hashed = True
+    if hashed:
+        for h in range(keys.shape[0]):
+            keys[h] = -1
+
+
+@_jit
+def _word_masks(pattern, direct, keys, slots, masks):
+    """Build the map of a pattern of at most 64 elements and its match masks (bit i = pattern[i])."""
+    count = _map_build(pattern, direct, keys, slots)
+    for k in range(count):
+        masks[k] = 0
+    for i in range(pattern.shape[0]):
+        k = _map_find(np.int64(pattern[i]), direct, keys, slots)
+        masks[k] |= _ONE << np.uint64(i)
+
+
+@_jit
+def _block_masks(pattern, direct, keys, slots):
+    """Build the map of ``pattern`` and its per-block match masks ``pm[element, block]``."""
+    count = _map_build(pattern, direct, keys, slots)
+    nblocks = (pattern.shape[0] + 63) // 64
+    pm = np.zeros((max(count, 1), nblocks), dtype=np.uint64)
+    for i in range(pattern.shape[0]):
+        k = _map_find(np.int64(pattern[i]), direct, keys, slots)
+        pm[k, i >> 6] |= _ONE << np.uint64(i & 63)
+    return pm
+
+
+# --------------------------------------------------------------------------------------------------
+# Bit-parallel column step
+# --------------------------------------------------------------------------------------------------
+
+@_inline
+def _advance(eq, vp, vn, hin, out_bit):
+    """One 64-row block of one column (Myers' block step in Hyyrö's formulation).
+
+    ``hin`` is the horizontal delta entering above the block's first row; returns the new
+    ``(vp, vn)`` and the horizontal delta at row bit ``out_bit`` (which leaves the block when
+    ``out_bit`` is its last row).
+    """
+    xv = eq | vn
+    if hin < 0:
+        eq |= _ONE
+    xh = (((eq & vp) + vp) ^ vp) | eq
+    ph = vn | ~(xh | vp)
+    mh = vp & xh
+    hout = 0
+    if ph & out_bit:
+        hout = 1
+    elif mh & out_bit:
+        hout = -1
+    ph <<= _ONE
+    mh <<= _ONE
+    if hin < 0:
+        mh |= _ONE
+    elif hin > 0:
+        ph |= _ONE
+    return mh | ~(xv | ph), ph & xv, hout
+
+
+@_inline
+def _band_blocks(j, w, m):
+    """First and last 64-row block holding a row ``i`` with ``|i - j| <= w`` (``1 <= i <= m``)."""
+    lo = j - w
+    if lo < 1:
+        lo = 1
+    hi = j + w
+    if hi > m:
+        hi = m
+    return (lo - 1) >> 6, (hi - 1) >> 6
+
+
+@_jit
+def _banded_pass(pm, direct, keys, slots, m, text, w, vp_out, vn_out):
+    """Run the block recurrence over all columns of ``text``, computing only blocks that meet the
+    diagonal band ``|i - j| <= w`` of the ``m``-row pattern whose masks are ``pm``.
+
+    Blocks outside the band are never computed: the first computed block assumes a horizontal
+    delta of +1 above it, and a block entering the band at the bottom starts from vertical deltas of
+    +1. Both assumptions describe real (not necessarily optimal) paths, so every computed value is
+    an upper bound of the true ``D``, and it is exact for each cell that has an optimal path inside
+    the computed region -- in particular for every cell with ``D <= w``, because a path of cost c
+    never leaves the diagonal band of half-width c.
+
+    When ``vp_out`` has rows (one per column), the column-``j`` words of blocks ``fb(j)..lb(j)`` go to
+    ``vp_out[j-1, blk - fb(j)]`` / ``vn_out``. Returns the final ``VP``/``VN`` words of all blocks and
+    the computed ``D[m][len(text)]`` (meaningful when row ``m`` is in the band at the last column).
+    """
+    nblocks = (m + 63) >> 6
+    last_bit = _ONE << np.uint64((m - 1) & 63)
+    store = vp_out.shape[0] > 0
+    vp = np.full(nblocks, _ALL, dtype=np.uint64)
+    vn = np.zeros(nblocks, dtype=np.uint64)
+    # bottom[blk]: computed D at the block's last row, in the current column (column 0: D[i][0] = i).
+    bottom = np.empty(nblocks, dtype=np.int64)
+    for blk in range(nblocks):
+        bottom[blk] = min(64 * (blk + 1), m)
+    prev_lb = _band_blocks(0, w, m)[1]
+    for j in range(1, text.shape[0] + 1):
+        fb, lb = _band_blocks(j, w, m)
+        if lb > prev_lb:  # a block enters the band below: its column j-1 is all +1 deltas
+            bottom[lb] = bottom[lb - 1] + min(64 * (lb + 1), m) - 64 * lb
+            prev_lb = lb
+        k = _map_find(np.int64(text[j - 1]), direct, keys, slots)
+        hin = 1
+        for blk in range(fb, lb + 1):
+            eq = pm[k, blk] if k >= 0 else np.uint64(0)
+            out_bit = last_bit if blk == nblocks - 1 else _TOP_BIT
+            vp[blk], vn[blk], hin = _advance(eq, vp[blk], vn[blk], hin, out_bit)
+            bottom[blk] += hin
+            if store:
+                vp_out[j - 1, blk - fb] = vp[blk]
+                vn_out[j - 1, blk - fb] = vn[blk]
+    return vp, vn, bottom[nblocks - 1]
+
+
+# --------------------------------------------------------------------------------------------------
+# Distance
+# --------------------------------------------------------------------------------------------------
+
+@_jit
+def _affix_lengths(a, b):
+    """Lengths of the common prefix and of the common suffix of the rest."""
+    n = min(a.shape[0], b.shape[0])
+    p = 0
+    while p < n and a[p] == b[p]:
+        p += 1
+    s = 0
+    while s < n - p and a[a.shape[0] - 1 - s] == b[b.shape[0] - 1 - s]:
+        s += 1
+    return p, s
+
+
+@_jit
+def _hyyro_word(pattern, text, direct, keys, slots, masks):
+    """Distance for a non-empty pattern of at most 64 elements (Hyyrö 2003, one word)."""
+    _word_masks(pattern, direct, keys, slots, masks)
+    m = pattern.shape[0]
+    last_bit = _ONE << np.uint64(m - 1)
+    vp = _ALL
+    vn = np.uint64(0)
+    score = m
+    for j in range(text.shape[0]):
+        k = _map_find(np.int64(text[j]), direct, keys, slots)
+        eq = masks[k] if k >= 0 else np.uint64(0)
+        vp, vn, hout = _advance(eq, vp, vn, 1, last_bit)
+        score += hout
+    _map_clear(pattern, direct, keys)
+    return score
+
+
+@_jit
+def _blocked_distance(pattern, text):
+    """Distance for a pattern longer than 64: banded blocks, doubling the band until exact."""
+    m, n = pattern.shape[0], text.shape[0]
+    direct, keys, slots = _map_new(m)
+    pm = _block_masks(pattern, direct, keys, slots)
+    no_store = np.empty((0, 0), dtype=np.uint64)
+    w = max(_INITIAL_BAND, abs(m - n))
+    while True:
+        d = _banded_pass(pm, direct, keys, slots, m, text, w, no_store, no_store)[2]
+        if d <= w or w >= max(m, n):
+            return d
+        w *= 2
+
+
+@_jit
+def _distance(a, b, direct, keys, slots, masks):
+    """Unit-cost Levenshtein distance; the map arrays and ``masks`` are reusable scratch."""
+    p, s = _affix_lengths(a, b)
+    a = a[p:a.shape[0] - s]
+    b = b[p:b.shape[0] - s]
+    if a.shape[0] > b.shape[0]:
+        a, b = b, a
+    if a.shape[0] == 0:
+        return b.shape[0]
+    if a.shape[0] <= 64:
+        return _hyyro_word(a, b, direct, keys, slots, masks)
+    return _blocked_distance(a, b)
+
+
+# --------------------------------------------------------------------------------------------------
+# Alignment (rapidfuzz-compatible edit script)
+# --------------------------------------------------------------------------------------------------
+
+@_jit
+def _column_scores(pattern, text):
+    """``D[i][len(text)]`` for ``i = 0..len(pattern)`` (pattern longer than 64, text non-empty)."""
+    m = pattern.shape[0]
+    direct, keys, slots = _map_new(m)
+    pm = _block_masks(pattern, direct, keys, slots)
+    no_store = np.empty((0, 0), dtype=np.uint64)
+    vp, vn, _ = _banded_pass(pm, direct, keys, slots, m, text, m + text.shape[0], no_store, no_store)
+    scores = np.empty(m + 1, dtype=np.int64)
+    scores[0] = text.shape[0]
+    for i in range(1, m + 1):
+        bit = _ONE << np.uint64((i - 1) & 63)
+        word = (i - 1) >> 6
+        scores[i] = scores[i - 1] + (1 if vp[word] & bit else 0) - (1 if vn[word] & bit else 0)
+    return scores
+
+
+@_inline
+def _emit(ops, n, op, i, j):
+    ops[n, 0] = op
+    ops[n, 1] = i
+    ops[n, 2] = j
+    return n + 1
+
+
+@_jit
+def _walk_back(a, b, off_a, off_b, ops, n, vp_store, vn_store, w):
+    """Trace back from ``(len(a), len(b))`` with the tie-breaking rule of the family contract, using
+    only stored vertical deltas: delete iff ``D[i][j] - D[i-1][j] == +1``, else insert iff
+    ``D[i][j-1] - D[i-1][j-1] == -1``, else diagonal. Appends the operations in reverse order.
+    The deltas of column ``j`` are stored as :func:`_banded_pass` stores them for band ``w``."""
+    m = a.shape[0]
+    i, j = m, b.shape[0]
+    while i > 0 and j > 0:
+        word = (i - 1) >> 6
+        bit = _ONE << np.uint64((i - 1) & 63)
+        col = word - _band_blocks(j, w, m)[0]
+        if vp_store[j - 1, col] & bit:
+            i -= 1
+            n = _emit(ops, n, OP_DELETE, off_a + i, off_b + j)
+            continue
+        if j > 1:
+            col = word - _band_blocks(j - 1, w, m)[0]
+            if vn_store[j - 2, col] & bit:
+                j -= 1
+                n = _emit(ops, n, OP_INSERT, off_a + i, off_b + j)
+                continue
+        i -= 1
+        j -= 1
+        if a[i] != b[j]:
+            n = _emit(ops, n, OP_SUBSTITUTE, off_a + i, off_b + j)
+    while i > 0:
+        i -= 1
+        n = _emit(ops, n, OP_DELETE, off_a + i, off_b + j)
+    while j > 0:
+        j -= 1
+        n = _emit(ops, n, OP_INSERT, off_a + i, off_b + j)
+    return n
+
+
+@_jit
+def _reverse_rows(ops, lo, hi):
+    """Reverse the order of rows ``lo..hi-1`` of ``ops`` in place."""
+    hi -= 1
+    while lo < hi:
+        for c in range(3):
+            ops[lo, c], ops[hi, c] = ops[hi, c], ops[lo, c]
+        lo += 1
+        hi -= 1
+
+
+@_jit
+def _direct_alignment(a, b, off_a, off_b, hint, hint_exact, ops, n, direct, keys, slots, masks, col_vp, col_vn):
+    """Append the operations of one directly traced (unsplit) problem, in sequence order."""
+    start = n
+    m = a.shape[0]
+    if m == 0 or b.shape[0] == 0:
+        n = _walk_back(a, b, off_a, off_b, ops, n, col_vp, col_vn, m + b.shape[0])
+    elif m <= 64:
+        _word_masks(a, direct, keys, slots, masks)
+        vp = _ALL
+        vn = np.uint64(0)
+        for j in range(b.shape[0]):
+            k = _map_find(np.int64(b[j]), direct, keys, slots)
+            eq = masks[k] if k >= 0 else np.uint64(0)
+            vp, vn, _ = _advance(eq, vp, vn, 1, _TOP_BIT)
+            col_vp[j, 0] = vp
+            col_vn[j, 0] = vn
+        _map_clear(a, direct, keys)
+        n = _walk_back(a, b, off_a, off_b, ops, n, col_vp, col_vn, m + b.shape[0])
+    else:
+        # The walk only visits cells of optimal paths (D <= d) and reads their upper, left and
+        # upper-left neighbours (D <= d + 1), so a band of half-width d + 1 holds exact deltas for
+        # every cell it reads (see _banded_pass).
+        d = hint if hint_exact else _distance(a, b, direct, keys, slots, masks)
+        w = d + 1
+        width = min((m + 63) >> 6, ((2 * w) >> 6) + 2)
+        vp_store = np.empty((b.shape[0], width), dtype=np.uint64)
+        vn_store = np.empty((b.shape[0], width), dtype=np.uint64)
+        sub_direct, sub_keys, sub_slots = _map_new(m)
+        pm = _block_masks(a, sub_direct, sub_keys, sub_slots)
+        _banded_pass(pm, sub_direct, sub_keys, sub_slots, m, b, w, vp_store, vn_store)
+        n = _walk_back(a, b, off_a, off_b, ops, n, vp_store, vn_store, w)
+    _reverse_rows(ops, start, n)
+    return n
+
+
+@_inline
+def _push(stack, depth, a_lo, a_hi, b_lo, b_hi, hint, hint_exact):
+    stack[depth, 0] = a_lo
+    stack[depth, 1] = a_hi
+    stack[depth, 2] = b_lo
+    stack[depth, 3] = b_hi
+    stack[depth, 4] = hint
+    stack[depth, 5] = hint_exact
+
+
+@_jit
+def _align(a, b, ops, direct, keys, slots, masks, col_vp, col_vn):
+    """Edit script turning ``a`` (ref) into ``b`` (hyp), written to ``ops`` (at least
+    ``len(a) + len(b)`` rows of ``(op, ref_pos, hyp_pos)``); returns the number of operations.
+
+    Problems are split as rapidfuzz splits them: after stripping the common affix, a problem whose
+    banded bit matrix would exceed 1 MiB is cut at the middle column ``mid = len(b) // 2`` and at the
+    smallest ref position ``i`` minimising ``D(a[:i], b[:mid]) + D(a[i:], b[mid:])``; both halves
+    are solved the same way, each with its exact distance as the band hint. At the top level the
+    hint is ``max(len(a), len(b))``. ``col_vp``/``col_vn`` hold at least ``len(b)`` rows.
+    """
+    # Pending problems; each split replaces one entry by two, and halves len(b), so depth <= 2 * 64.
+    stack = np.empty((130, 6), dtype=np.int64)
+    _push(stack, 0, 0, a.shape[0], 0, b.shape[0], max(a.shape[0], b.shape[0]), 0)
+    depth = 1
+    n = np.int64(0)  # typed, not a literal: one compiled signature of _direct_alignment
+    while depth > 0:
+        depth -= 1
+        a_lo, a_hi, b_lo, b_hi = stack[depth, 0], stack[depth, 1], stack[depth, 2], stack[depth, 3]
+        hint, hint_exact = stack[depth, 4], stack[depth, 5]
+        p, s = _affix_lengths(a[a_lo:a_hi], b[b_lo:b_hi])
+        a_lo += p
+        b_lo += p
+        a_hi -= s
+        b_hi -= s
+        sa = a[a_lo:a_hi]
+        sb = b[b_lo:b_hi]
+        l1, l2 = sa.shape[0], sb.shape[0]
+        band = min(l1, 2 * min(hint, max(l1, l2)) + 1)
+        if 2 * band * l2 // 8 < _SPLIT_BYTES or l1 < _SPLIT_MIN_REF or l2 < _SPLIT_MIN_HYP:
+            n = _direct_alignment(sa, sb, a_lo, b_lo, hint, hint_exact != 0, ops, n,
+                                  direct, keys, slots, masks, col_vp, col_vn)
+            continue
+        mid = l2 // 2
+        left = _column_scores(sa, sb[:mid])
+        right = _column_scores(sa[::-1].copy(), sb[mid:][::-1].copy())
+        best = 0
+        for i in range(1, l1 + 1):
+            if left[i] + right[l1 - i] < left[best] + right[l1 - best]:
+                best = i
+        _push(stack, depth, a_lo + best, a_hi, b_lo + mid, b_hi, right[l1 - best], 1)  # right half, after
+        _push(stack, depth + 1, a_lo, a_lo + best, b_lo, b_lo + mid, left[best], 1)  # left half, first
+        depth += 2
+    return n
+
+
+@_jit
+def _count_ops(ops, n, ref_len):
+    """``(hits, substitutions, deletions, insertions)`` of an edit script over a ref of ``ref_len``."""
+    subs = dels = ins = 0
+    for k in range(n):
+        op = ops[k, 0]
+        if op == OP_SUBSTITUTE:
+            subs += 1
+        elif op == OP_DELETE:
+            dels += 1
+        else:
+            ins += 1
+    return ref_len - subs - dels, subs, dels, ins
+
+
+# --------------------------------------------------------------------------------------------------
+# Words
+# --------------------------------------------------------------------------------------------------
+
+@_inline
+def _is_space(c):
+    return c < _SPACE_LIMIT and _IS_SPACE[c]
+
+
+@_jit
+def _split_words(text, bounds):
+    """Write the ``[start, end)`` of each ``str.split()`` word of ``text`` to ``bounds``; returns the count."""
+    count = 0
+    i = 0
+    n = text.shape[0]
+    while i < n:
+        while i < n and _is_space(np.int64(text[i])):
+            i += 1
+        if i == n:
+            break
+        start = i
+        while i < n and not _is_space(np.int64(text[i])):
+            i += 1
+        bounds[count, 0] = start
+        bounds[count, 1] = i
+        count += 1
+    return count
+
+
+@_jit
+def _word_ids(ref, hyp, ref_bounds, n_ref, hyp_bounds, n_hyp):
+    """Dense ids for the words of both sides: equal ids iff equal code-point sequences."""
+    total = n_ref + n_hyp
+    size = 16
+    while size < 2 * total:
+        size *= 2
+    mask = size - 1
+    table = np.full(size, -1, dtype=np.int64)  # slot -> index of the word's first occurrence
+    hashes = np.empty(size, dtype=np.int64)
+    ids = np.empty(total, dtype=np.uint32)
+    next_id = 0
+    for w in range(total):
+        text = ref if w < n_ref else hyp
+        start, end = (ref_bounds[w, 0], ref_bounds[w, 1]) if w < n_ref else (hyp_bounds[w - n_ref, 0], hyp_bounds[w - n_ref, 1])
+        h = np.int64(end - start)
+        for k in range(start, end):
+            h = (h ^ np.int64(text[k])) * np.int64(1099511628211)
+        slot = ((h * _HASH_MUL) >> 32) & mask
+        while True:
+            other = table[slot]
+            if other < 0:
+                table[slot] = w
+                hashes[slot] = h
+                ids[w] = next_id
+                next_id += 1
+                break
+            if hashes[slot] == h:
+                o_text = ref if other < n_ref else hyp
+                o_start, o_end = (ref_bounds[other, 0], ref_bounds[other, 1]) if other < n_ref else (hyp_bounds[other - n_ref, 0], hyp_bounds[other - n_ref, 1])
+                if o_end - o_start == end - start:
+                    same = True
+                    for k in range(end - start):
+                        if o_text[o_start + k] != text[start + k]:
+                            same = False
+                            break
+                    if same:
+                        ids[w] = ids[other]
+                        break
+            slot = (slot + 1) & mask
+    return ids[:n_ref], ids[n_ref:]
+
+
+# --------------------------------------------------------------------------------------------------
+# Schwa-forgiving distance (ocr-pages.md §5.4)
+# --------------------------------------------------------------------------------------------------
+
+@_jit
+def _mark(positions, length):
+    flags = np.zeros(length + 1, dtype=np.bool_)
+    for k in range(positions.shape[0]):
+        flags[positions[k]] = True
+    return flags
+
+
+@_jit
+def _schwa_flags(text, schwa):
+    flags = np.zeros(text.shape[0], dtype=np.bool_)
+    any_schwa = False
+    for i in range(text.shape[0]):
+        for k in range(schwa.shape[0]):
+            if text[i] == schwa[k]:
+                flags[i] = True
+                any_schwa = True
+                break
+    return flags, any_schwa
+
+
+@_jit
+def _schwa_distance(g, p, g_joins, p_joins, schwa, direct, keys, slots, masks):
+    """§5.4: deleting ``g[i-1]`` / inserting ``p[j-1]`` is free when it is a schwa next to a join of
+    its own string or at the current position's join of the other string. One DP row over ``p``."""
+    n, m = g.shape[0], p.shape[0]
+    g_schwa, g_any = _schwa_flags(g, schwa)
+    p_schwa, p_any = _schwa_flags(p, schwa)
+    has_joins = g_joins.shape[0] > 0 or p_joins.shape[0] > 0
+    if not has_joins or not (g_any or p_any):  # no operation can be free: plain distance
+        return _distance(g, p, direct, keys, slots, masks)
+    jg = _mark(g_joins, n)
+    jp = _mark(p_joins, m)
+    row = np.empty(m + 1, dtype=np.int64)
+    row[0] = 0
+    for j in range(1, m + 1):
+        free = p_schwa[j - 1] and (jp[j - 1] or jp[j] or jg[0])
+        row[j] = row[j - 1] + (0 if free else 1)
+    for i in range(1, n + 1):
+        del_schwa = g_schwa[i - 1]
+        del_at_join = jg[i - 1] or jg[i]
+        diag = row[0]
+        free = del_schwa and (del_at_join or jp[0])
+        row[0] = diag + (0 if free else 1)
+        gi = g[i - 1]
+        for j in range(1, m + 1):
+            up = row[j]
+            free_del = del_schwa and (del_at_join or jp[j])
+            free_ins = p_schwa[j - 1] and (jp[j - 1] or jp[j] or jg[i])
+            best = diag + (0 if gi == p[j - 1] else 1)
+            cand = up + (0 if free_del else 1)
+            if cand < best:
+                best = cand
+            cand = row[j - 1] + (0 if free_ins else 1)
+            if cand < best:
+                best = cand
+            diag = up
+            row[j] = best
+    return row[m]
+
+
+# --------------------------------------------------------------------------------------------------
+# Batch kernels: each processes pairs lo..hi-1 with one set of scratch buffers and writes out[lo:hi].
+# --------------------------------------------------------------------------------------------------
+
+@_jit
+def _max_len(offsets, lo, hi):
+    longest = 0
+    for k in range(lo, hi):
+        longest = max(longest, offsets[k + 1] - offsets[k])
+    return longest
+
+
+@_jit
+def _distance_chunk(a_values, a_offsets, b_values, b_offsets, lo, hi, out):
+    direct, keys, slots = _map_new(64)
+    masks = np.empty(64, dtype=np.uint64)
+    for k in range(lo, hi):
+        out[k] = _distance(a_values[a_offsets[k]:a_offsets[k + 1]], b_values[b_offsets[k]:b_offsets[k + 1]],
+                           direct, keys, slots, masks)
+
+
+@_jit
+def _alignment_chunk(ref_values, ref_offsets, hyp_values, hyp_offsets, lo, hi, out):
+    longest_ref = _max_len(ref_offsets, lo, hi)
+    longest_hyp = _max_len(hyp_offsets, lo, hi)
+    direct, keys, slots = _map_new(64)
+    masks = np.empty(64, dtype=np.uint64)
+    ops = np.empty((longest_ref + longest_hyp, 3), dtype=np.int64)
+    col_vp = np.empty((longest_hyp, 1), dtype=np.uint64)
+    col_vn = np.empty((longest_hyp, 1), dtype=np.uint64)
+    for k in range(lo, hi):
+        ref = ref_values[ref_offsets[k]:ref_offsets[k + 1]]
+        n_ops = _align(ref, hyp_values[hyp_offsets[k]:hyp_offsets[k + 1]], ops,
+                       direct, keys, slots, masks, col_vp, col_vn)
+        out[k, 0], out[k, 1], out[k, 2], out[k, 3] = _count_ops(ops, n_ops, ref.shape[0])
+
+
+@_jit
+def _word_alignment_chunk(ref_values, ref_offsets, hyp_values, hyp_offsets, lo, hi, out):
+    # A text of L code points holds at most (L + 1) // 2 words.
+    most_ref = (_max_len(ref_offsets, lo, hi) + 1) // 2
+    most_hyp = (_max_len(hyp_offsets, lo, hi) + 1) // 2
+    direct, keys, slots = _map_new(64)
+    masks = np.empty(64, dtype=np.uint64)
+    ref_bounds = np.empty((most_ref, 2), dtype=np.int64)
+    hyp_bounds = np.empty((most_hyp, 2), dtype=np.int64)
+    ops = np.empty((most_ref + most_hyp, 3), dtype=np.int64)
+    col_vp = np.empty((most_hyp, 1), dtype=np.uint64)
+    col_vn = np.empty((most_hyp, 1), dtype=np.uint64)
+    for k in range(lo, hi):
+        ref = ref_values[ref_offsets[k]:ref_offsets[k + 1]]
+        hyp = hyp_values[hyp_offsets[k]:hyp_offsets[k + 1]]
+        n_ref = _split_words(ref, ref_bounds)
+        n_hyp = _split_words(hyp, hyp_bounds)
+        ref_ids, hyp_ids = _word_ids(ref, hyp, ref_bounds, n_ref, hyp_bounds, n_hyp)
+        n_ops = _align(ref_ids, hyp_ids, ops, direct, keys, slots, masks, col_vp, col_vn)
+        out[k, 0], out[k, 1], out[k, 2], out[k, 3] = _count_ops(ops, n_ops, n_ref)
+        out[k, 4] = n_ref
+        out[k, 5] = n_hyp
+
+
+@_jit
+def _schwa_chunk(gt_values, gt_offsets, pred_values, pred_offsets,
+                 gt_join_values, gt_join_offsets, pred_join_values, pred_join_offsets, schwa, lo, hi, out):
+    direct, keys, slots = _map_new(64)
+    masks = np.empty(64, dtype=np.uint64)
+    for k in range(lo, hi):
+        out[k] = _schwa_distance(
+            gt_values[gt_offsets[k]:gt_offsets[k + 1]], pred_values[pred_offsets[k]:pred_offsets[k + 1]],
+            gt_join_values[gt_join_offsets[k]:gt_join_offsets[k + 1]],
+            pred_join_values[pred_join_offsets[k]:pred_join_offsets[k + 1]],
+            schwa, direct, keys, slots, masks,
+        )
+
+
+@_jit
+def _editops_kernel(ref, hyp):
+    direct, keys, slots = _map_new(64)
+    masks = np.empty(64, dtype=np.uint64)
+    ops = np.empty((ref.shape[0] + hyp.shape[0], 3), dtype=np.int64)
+    col_vp = np.empty((hyp.shape[0], 1), dtype=np.uint64)
+    col_vn = np.empty((hyp.shape[0], 1), dtype=np.uint64)
+    n = _align(ref, hyp, ops, direct, keys, slots, masks, col_vp, col_vn)
+    return ops[:n].copy()
+
+
+# --------------------------------------------------------------------------------------------------
+# Python entry points: argument checks, thread count, dispatch to the kernels.
+# --------------------------------------------------------------------------------------------------
+
+def _array(x, dtype, name: str) -> np.ndarray:
+    if not isinstance(x, np.ndarray):
+        raise TypeError(f"{name} must be a numpy array, got {type(x).__name__}")
+    if x.dtype != dtype:
+        raise TypeError(f"{name} must have dtype {np.dtype(dtype).name}, got {x.dtype}")
+    if x.ndim != 1:
+        raise ValueError(f"{name} must be one-dimensional, got shape {x.shape}")
+    if not x.flags.writeable:  # one compiled signature: the kernels only ever see writable arrays
+        return x.copy()
+    return np.ascontiguousarray(x)
+
+
+def _packed(values, offsets, name: str, values_dtype=np.uint32) -> tuple[np.ndarray, np.ndarray]:
+    values = _array(values, values_dtype, f"{name}_values")
+    offsets = _array(offsets, np.int64, f"{name}_offsets")
+    if offsets.shape[0] == 0:
+        raise ValueError(f"{name}_offsets must hold n + 1 >= 1 entries, got an empty array")
+    if offsets[0] != 0 or offsets[-1] != values.shape[0] or np.any(np.diff(offsets) < 0):
+        raise ValueError(
+            f"{name}_offsets must be non-decreasing from 0 to len({name}_values) = {values.shape[0]}, "
+            f"got first {offsets[0]}, last {offsets[-1]}"
+        )
+    return values, offsets
+
+
+def _same_count(*named: tuple[str, np.ndarray]) -> None:
+    counts = {name: offsets.shape[0] - 1 for name, offsets in named}
+    if len(set(counts.values())) != 1:
+        raise ValueError(f"every side must hold the same number of items, got {counts}")
+
+
+def _run(chunk_kernel, threads, out: np.ndarray, *args) -> np.ndarray:
+    """Fill ``out`` (one row per pair) with ``chunk_kernel`` on ``threads`` threads (0 = all cores).
+
+    The pairs are cut into up to eight chunks per thread, handed out dynamically to a thread pool;
+    the kernels release the GIL. Chunks write disjoint rows, so results never depend on the
+    thread count. (A thread pool rather than ``prange``: Numba's parallel lowering would add about
+    20 s of CPU to the first, uncached compilation, for the same speed.)
+    """
+    threads = resolve_threads(threads) or (os.cpu_count() or 1)
+    n = out.shape[0]
+    nchunks = min(n, 8 * threads)
+    if threads == 1 or nchunks <= 1:
+        chunk_kernel(*args, 0, n, out)
+        return out
+    bounds = [(k * n // nchunks, (k + 1) * n // nchunks) for k in range(nchunks)]
+    with ThreadPoolExecutor(max_workers=min(threads, nchunks)) as pool:
+        for _ in pool.map(lambda lo_hi: chunk_kernel(*args, lo_hi[0], lo_hi[1], out), bounds):
+            pass
+    return out
+
+
+def levenshtein_distance_batch(a_values, a_offsets, b_values, b_offsets, threads=0) -> np.ndarray:
+    """Unit-cost Levenshtein distance of every pair; ``int64[n]``."""
+    a_values, a_offsets = _packed(a_values, a_offsets, "a")
+    b_values, b_offsets = _packed(b_values, b_offsets, "b")
+    _same_count(("a", a_offsets), ("b", b_offsets))
+    out = np.empty(a_offsets.shape[0] - 1, dtype=np.int64)
+    return _run(_distance_chunk, threads, out, a_values, a_offsets, b_values, b_offsets)
+
+
+def levenshtein_alignment_batch(ref_values, ref_offsets, hyp_values, hyp_offsets, threads=0) -> np.ndarray:
+    """``int64[n, 4]``: hits, substitutions, deletions, insertions of rapidfuzz's edit script."""
+    ref_values, ref_offsets = _packed(ref_values, ref_offsets, "ref")
+    hyp_values, hyp_offsets = _packed(hyp_values, hyp_offsets, "hyp")
+    _same_count(("ref", ref_offsets), ("hyp", hyp_offsets))
+    out = np.empty((ref_offsets.shape[0] - 1, 4), dtype=np.int64)
+    return _run(_alignment_chunk, threads, out, ref_values, ref_offsets, hyp_values, hyp_offsets)
+
+
+def word_alignment_batch(ref_values, ref_offsets, hyp_values, hyp_offsets, threads=0) -> np.ndarray:
+    """``int64[n, 6]``: hits, substitutions, deletions, insertions, ref_words, hyp_words of the
+    word-level edit script (words as Python's ``str.split()`` finds them)."""
+    ref_values, ref_offsets = _packed(ref_values, ref_offsets, "ref")
+    hyp_values, hyp_offsets = _packed(hyp_values, hyp_offsets, "hyp")
+    _same_count(("ref", ref_offsets), ("hyp", hyp_offsets))
+    out = np.empty((ref_offsets.shape[0] - 1, 6), dtype=np.int64)
+    return _run(_word_alignment_chunk, threads, out, ref_values, ref_offsets, hyp_values, hyp_offsets)
+
+
+def schwa_distance_batch(gt_values, gt_offsets, pred_values, pred_offsets,
+                         gt_join_values, gt_join_offsets, pred_join_values, pred_join_offsets,
+                         schwa_chars, threads=0) -> np.ndarray:
+    """Schwa-forgiving distance (ocr-pages.md §5.4) of every pair; ``int64[n]``."""
+    gt_values, gt_offsets = _packed(gt_values, gt_offsets, "gt")
+    pred_values, pred_offsets = _packed(pred_values, pred_offsets, "pred")
+    gt_join_values, gt_join_offsets = _packed(gt_join_values, gt_join_offsets, "gt_join", np.int64)
+    pred_join_values, pred_join_offsets = _packed(pred_join_values, pred_join_offsets, "pred_join", np.int64)
+    schwa_chars = _array(schwa_chars, np.uint32, "schwa_chars")
+    _same_count(("gt", gt_offsets), ("pred", pred_offsets), ("gt_join", gt_join_offsets), ("pred_join", pred_join_offsets))
+    for side, joins, join_offsets, offsets in (
+        ("gt", gt_join_values, gt_join_offsets, gt_offsets),
+        ("pred", pred_join_values, pred_join_offsets, pred_offsets),
+    ):
+        counts = np.diff(join_offsets)
+        lengths = np.repeat(np.diff(offsets), counts)
+        used = joins[join_offsets[0]:join_offsets[-1]]
+        bad = np.flatnonzero((used < 0) | (used > lengths))
+        if bad.size:
+            k = int(bad[0])
+            raise ValueError(
+                f"{side}_join_values must lie in [0, len(text)] of their item; "
+                f"got {int(used[k])} for an item of length {int(lengths[k])}"
+            )
+    out = np.empty(gt_offsets.shape[0] - 1, dtype=np.int64)
+    return _run(_schwa_chunk, threads, out, gt_values, gt_offsets, pred_values, pred_offsets,
+                gt_join_values, gt_join_offsets, pred_join_values, pred_join_offsets, schwa_chars)
+
+
+def levenshtein_editops(ref, hyp) -> np.ndarray:
+    """Edit operations turning ``ref`` into ``hyp``; ``int64[k, 3]`` rows ``(op, ref_pos, hyp_pos)``
+    with op 1 = substitute, 2 = delete, 3 = insert, positions as rapidfuzz's ``editops`` reports them."""
+    return _editops_kernel(_array(ref, np.uint32, "ref"), _array(hyp, np.uint32, "hyp"))

@@ -1,0 +1,121 @@
+"""The ``scorekit`` command line: documented outputs, files, slices, JSON, errors."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from scorekit.cli import load_sample_corpus, main
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_documented_examples(capsys):
+    assert run(capsys, "cer", "hello wrld", "hello world") == (0, "0.09090909090909091\n", "")
+    assert run(capsys, "wer", "hello wrld", "hello world") == (0, "0.5\n", "")
+    assert run(capsys, "cer", "Hello", "hello", "--normalize", "lower") == (0, "0.0\n", "")
+    assert run(capsys, "cer", "Hello  X", "hello x", "--normalize", "lower,collapse_whitespace")[1] == "0.0\n"
+
+
+def test_version(capsys):
+    import scorekit
+
+    assert run(capsys, "version") == (0, scorekit.__version__ + "\n", "")
+
+
+def test_module_entry_point():
+    out = subprocess.run([sys.executable, "-m", "scorekit", "wer", "a b", "a c"], capture_output=True, text=True)
+    assert (out.returncode, out.stdout) == (0, "0.5\n")
+
+
+def test_eval_text_files(tmp_path, capsys):
+    pred, gold = tmp_path / "pred.txt", tmp_path / "gold.txt"
+    pred.write_text("ct\ndg\n", encoding="utf-8")
+    gold.write_text("cat\ndog\n", encoding="utf-8")
+    before = (pred.read_bytes(), gold.read_bytes())
+    code, out, _ = run(capsys, "eval-text", str(pred), str(gold), "--json")
+    report = json.loads(out)
+    assert code == 0
+    assert (report["metric"], report["n"], round(report["aggregate"], 4)) == ("cer", 2, 0.3333)
+    assert report["totals"]["deletions"] == 2
+    assert (pred.read_bytes(), gold.read_bytes()) == before   # inputs untouched
+
+
+def test_eval_text_jsonl_slices(tmp_path, capsys):
+    pred, gold = tmp_path / "pred.jsonl", tmp_path / "gold.jsonl"
+    pred.write_text("\n".join(json.dumps({"text": t}) for t in ["cat", "xxx", None]) + "\n", encoding="utf-8")
+    gold.write_text("\n".join(json.dumps({"text": t, "slice": s}) for t, s in
+                              [("cat", "easy"), ("dog", "hard"), ("ab", "easy")]) + "\n", encoding="utf-8")
+    code, out, _ = run(capsys, "eval-text", str(pred), str(gold), "--json")
+    report = json.loads(out)
+    assert report["per_slice"] == {"easy": {"aggregate": 0.4, "n": 2}, "hard": {"aggregate": 1.0, "n": 1}}
+    code, out, _ = run(capsys, "eval-text", str(pred), str(gold), "--metric", "wer")
+    assert code == 0 and "WER over 3 pairs" in out and "easy" in out
+
+
+@pytest.mark.parametrize(
+    "pred_text, gold_text, suffix, message",
+    [
+        ("a\nb\n", "a\n", ".txt", "line counts differ: PRED has more lines than GOLD"),
+        ("a\n", "a\nb\n", ".txt", "line counts differ: GOLD has more lines than PRED"),
+        ('{"text": "a"\n', '{"text": "a"}\n', ".jsonl", "PRED .*pred.jsonl:1: invalid JSON"),
+        ('{"txt": "a"}\n', '{"text": "a"}\n', ".jsonl", "expected an object with a 'text' field"),
+        ('{"text": 5}\n', '{"text": "a"}\n', ".jsonl", "'text' must be a string or null"),
+    ],
+)
+def test_eval_text_errors(tmp_path, capsys, pred_text, gold_text, suffix, message):
+    pred, gold = tmp_path / f"pred{suffix}", tmp_path / f"gold{suffix}"
+    pred.write_text(pred_text, encoding="utf-8")
+    gold.write_text(gold_text, encoding="utf-8")
+    code, out, err = run(capsys, "eval-text", str(pred), str(gold))
+    assert code == 2
+    assert err.startswith("scorekit: error: ")
+    assert __import__("re").search(message, err), err
+
+
+def test_unreadable_and_invalid_files(tmp_path, capsys):
+    gold = tmp_path / "gold.txt"
+    gold.write_text("a\n", encoding="utf-8")
+    code, _, err = run(capsys, "eval-text", str(tmp_path / "missing.txt"), str(gold))
+    assert code == 2 and "PRED file not found" in err
+    bad = tmp_path / "bad.txt"
+    bad.write_bytes(b"\xff\xfe\n")
+    code, _, err = run(capsys, "eval-text", str(bad), str(gold))
+    assert code == 2 and "invalid UTF-8" in err
+
+
+def test_unknown_normalizer(capsys):
+    code, _, err = run(capsys, "cer", "a", "b", "--normalize", "nope")
+    assert code == 2 and "nope" in err
+
+
+def test_demo(capsys):
+    code, out, _ = run(capsys, "demo", "--repeat", "2")
+    corpus = load_sample_corpus()
+    assert code == 0
+    assert f"{len(corpus):,} OCR-like line pairs x 2" in out
+    assert "CER over" in out and "WER over" in out and "armenian" in out and "pairs/s" in out
+
+
+def test_progress_line(tmp_path, capsys):
+    pred, gold = tmp_path / "p.txt", tmp_path / "g.txt"
+    lines = "".join(f"line {k}\n" for k in range(70_000))
+    pred.write_text(lines, encoding="utf-8")
+    gold.write_text(lines, encoding="utf-8")
+    code, out, err = run(capsys, "eval-text", str(pred), str(gold), "--progress", "always")
+    assert code == 0 and "65,536/70,000 pairs" in err
+    assert "CER over 70,000 pairs: 0.0000" in out
+
+
+def test_console_script_installed():
+    bindir = os.path.dirname(sys.executable)
+    out = subprocess.run([os.path.join(bindir, "scorekit"), "cer", "ab", "abc"], capture_output=True, text=True)
+    assert out.stdout.strip() == str(1 / 3)

@@ -1,0 +1,19 @@
+"""Run the examples in the public modules' docstrings."""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+
+import pytest
+
+MODULES = ["scorekit", "scorekit.facade", "scorekit.batch", "scorekit.text", "scorekit.metrics.strings",
+           "scorekit.registry", "scorekit.canonicalize", "scorekit.base"]
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_docstring_examples(backend, name):
+    module = importlib.import_module(name)
+    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
+    assert result.failed == 0
+    assert result.attempted > 0

@@ -1,0 +1,135 @@
+"""score/evaluate (ek-core.md §4 and §9): doctests, vectors, streaming and slices."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+import scorekit as ek
+from scorekit.base import FieldSpec, GraphGrammar, NodeType, Report, Score
+from scorekit.facade import CHUNK_SIZE, evaluate, score
+
+
+def test_quickstart_doctests(backend):
+    assert round(ek.score("hello wrld", "hello world").value, 3) == 0.091
+    assert ek.evaluate([("ct", "cat"), ("dg", "dog")], metric="cer").n == 2
+    assert score("hello wrld", "hello world").metric == "cer"
+    assert round(score("hello wrld", "hello world", metric="wer").value, 3) == 0.5
+    r = evaluate([("ct", "cat"), ("dg", "dog")], metric="cer")
+    assert (r.n, round(r.aggregate, 3)) == (2, 0.333)
+
+
+def test_text_like_objects_dispatch_to_cer():
+    ocr = type("OcrResult", (), {"text": "hello wrld"})()
+    s = score(ocr, "hello world")
+    assert (s.metric, round(s.value, 4)) == ("cer", 0.0909)
+
+
+def test_global_aggregate_not_mean_of_rates(backend):
+    assert evaluate([("xx", "x"), ("dg", "dog")], metric="cer").aggregate == 0.5
+
+
+def test_slices(backend):
+    r = evaluate([("cat", "cat", "easy"), ("xxx", "dog", "hard"), ("dog", "dog", "easy"), ("dog", "dog", None)],
+                 metric="cer")
+    assert r.per_slice == {"easy": 0.0, "hard": 1.0}
+    assert (r.aggregate, r.n) == (0.25, 4)
+    assert list(r.per_slice) == ["easy", "hard"]
+
+
+def test_normalize(backend):
+    assert score("Hello   WORLD", "hello world", metric="cer", normalize="lower").value == pytest.approx(2 / 11)
+    assert score("Hello   WORLD", "hello world", metric="cer", normalize=["lower", "collapse_whitespace"]).value == 0.0
+    r = evaluate([("Hello", "hello")], metric="cer", normalize="lower")
+    assert r.aggregate == 0.0
+
+
+def test_fields_dispatch():
+    s = score({"name": "Acme", "city": "Paris", "amount": "100"}, {"name": "Acme", "city": "Paris", "amount": "200"})
+    assert s.metric == "fields"
+    assert s.detail == {"tp": 2, "fp": 1, "fn": 1, "higher_is_better": True}
+    assert s.precision == pytest.approx(2 / 3) and s.recall == pytest.approx(2 / 3)
+    r = evaluate([({"a": "1", "b": "2"}, {"a": "1", "b": "2"}), ({"a": "9"}, {"a": "1", "b": "2"})])
+    assert r.aggregate == pytest.approx(0.5714285714285714)
+    assert score({}, {}).f1 == 1.0
+    assert evaluate([({}, {})], metric="fields").aggregate == 1.0
+
+
+def test_fields_grammar_normalizer():
+    g = GraphGrammar(node_types={"rec": NodeType("rec", fields={"name": FieldSpec("name", normalizer="lower")})})
+    s = score({"name": "ACME", "code": "ab"}, {"name": "acme", "code": "AB"}, metric="fields", grammar=g)
+    assert s.detail["tp"] == 1 and s.f1 < 1
+    assert score({"name": "ACME", "code": "AB"}, {"name": "acme", "code": "AB"}, metric="fields", grammar=g).f1 == 1.0
+
+
+def test_empty_references():
+    assert math.isnan(evaluate([("a", ""), ("b", "")], metric="cer").aggregate)
+
+
+def test_custom_metric_uses_mean_fallback():
+    def m(p, g, *, grammar=None):
+        return float(p == g)
+
+    r = evaluate([("a", "a"), ("a", "b", "s1"), ("c", "c", "s1")], metric=m)
+    assert (r.metric, r.aggregate, r.per_slice, r.n) == ("m", pytest.approx(2 / 3), {"s1": 0.5}, 3)
+
+
+def test_empty_cases():
+    r = evaluate([])
+    assert (r.metric, r.aggregate, r.n, list(r.scores)) == ("", None, 0, [])
+    assert evaluate([], metric="wer").metric == "wer"
+    assert evaluate(iter(()), metric="cer").n == 0
+
+
+def test_errors():
+    with pytest.raises(TypeError, match="No default metric for int vs list"):
+        score(123, ["a", "b"])
+    with pytest.raises(KeyError, match="no_such_metric"):
+        score("a", "b", metric="no_such_metric")
+    with pytest.raises(TypeError, match="cases must be an iterable"):
+        evaluate(5)
+    with pytest.raises(ValueError, match=r"cases\[1\] must be a \(pred, gold\)"):
+        evaluate([("a", "b"), ("c",)], metric="cer")
+    with pytest.raises(ValueError, match=r"cases\[1\] gold contains a lone surrogate"):
+        evaluate([("a", "b"), ("c", "\udfff")], metric="cer")
+    with pytest.raises(KeyError):
+        score("a", "b", normalize="no_such_normalizer")
+    with pytest.raises(TypeError):
+        score("a", "b", metric=42)
+
+
+def test_lazy_scores_match_direct_scores(backend):
+    cases = [("ct", "cat", "a"), ("", "dog", "b"), ("spurious", "", None), ("hello wrld", "hello world", "a")]
+    r = evaluate(cases, metric="cer")
+    direct = [score(p, g, metric="cer") for p, g, _ in cases]
+    assert list(r.scores) == direct
+    assert r.scores[-1] == direct[-1] and r.scores[1:3] == direct[1:3]
+    assert r.scores == direct
+    with pytest.raises(IndexError):
+        r.scores[4]
+    assert isinstance(r.scores[0], Score) and isinstance(r, Report)
+
+
+def test_streams_a_generator_across_chunks(backend):
+    n = CHUNK_SIZE + 10
+    gen = (("ab", "abc", "odd" if k % 2 else "even") for k in range(n))
+    r = evaluate(gen, metric="cer")
+    assert r.n == n
+    assert r.aggregate == pytest.approx(1 / 3)
+    assert r.detail["ref_len"] == 3 * n and r.detail["deletions"] == n
+    assert r.scores[CHUNK_SIZE + 5].detail["ref_len"] == 3
+    assert r.per_slice == {"even": pytest.approx(1 / 3), "odd": pytest.approx(1 / 3)}
+
+
+def test_wer_corpus_equals_jiwer(backend):
+    import jiwer
+
+    refs = ["the cat sat on the mat", "a b c", "one two three four"]
+    hyps = ["the cat sit on mat", "a x b c", "one too three"]
+    r = evaluate(list(zip(hyps, refs)), metric="wer")
+    out = jiwer.process_words(refs, hyps)
+    assert r.aggregate == pytest.approx(out.wer)
+    d = r.detail
+    assert (d["substitutions"], d["deletions"], d["insertions"], d["hits"]) == (
+        out.substitutions, out.deletions, out.insertions, out.hits)

@@ -1,0 +1,35 @@
+"""The compiled and the pure-Python packers produce identical batch layouts and errors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from scorekit._packing import pack_positions, pack_texts, pack_texts_python
+from tests._textgen import random_pairs
+
+
+def test_compiled_and_python_packing_agree():
+    texts = [t for pair in random_pairs(8, 500) for t in pair] + ["", "\U0010ffff", "\x00"]
+    for packer_input in (texts, tuple(texts), np.array(texts, dtype=object)):
+        a_values, a_offsets = pack_texts(packer_input, "t")
+        b_values, b_offsets = pack_texts_python(list(texts), "t")
+        assert a_values.dtype == np.uint32 and a_offsets.dtype == np.int64
+        np.testing.assert_array_equal(a_values, b_values)
+        np.testing.assert_array_equal(a_offsets, b_offsets)
+    assert [chr(c) for c in pack_texts(["a😀b"], "t")[0]] == ["a", "😀", "b"]
+
+
+@pytest.mark.parametrize("packer", [pack_texts, pack_texts_python])
+def test_errors_name_the_item(packer):
+    with pytest.raises(TypeError, match=r"xs\[2\] must be str, got bytes"):
+        packer(["a", "b", b"c"], "xs")
+    with pytest.raises(ValueError, match=r"xs\[1\] contains a lone surrogate U\+DC00 at position 2"):
+        packer(["a", "bc\udc00"], "xs")
+
+
+def test_positions():
+    values, offsets = pack_positions([[0, 2], [], [1]], [2, 0, 1], "joins")
+    assert values.tolist() == [0, 2, 1] and offsets.tolist() == [0, 2, 2, 3]
+    with pytest.raises(ValueError, match=r"joins\[1\] position 1 is outside 0..0"):
+        pack_positions([[0], [1]], [1, 0], "joins")
