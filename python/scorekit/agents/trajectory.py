@@ -118,6 +118,7 @@ class _Preparer:
         ids: list[int] = []
         offsets = [0]
         totals: list[float] = []
+        lengths: list[int] = []
         for x in trajectories:
             total = 0
             for c in calls_of(x):
@@ -157,11 +158,10 @@ class _Preparer:
                         memo[key] = cid
                 ids.append(cid)
                 total += t_mass[cid]
+            lengths.append(len(ids) - offsets[-1])
             offsets.append(len(ids))
             totals.append(total)
-        call_ids = np.array(ids, dtype=np.uint32)
-        seq_offsets = np.array(offsets, dtype=np.int64)
-        return call_ids, seq_offsets, totals, np.diff(seq_offsets).tolist()
+        return np.array(ids, dtype=np.uint32), np.array(offsets, dtype=np.int64), totals, lengths
 
     def table(self) -> tuple[np.ndarray, ...]:
         """The call table of everything packed so far (see :mod:`scorekit._kernels.align`).
@@ -170,25 +170,30 @@ class _Preparer:
         them, so the kernel sums differing arguments in an order that depends on the names only
         (not on the rest of the batch).
         """
-        offsets = np.array(self._t_offsets, dtype=np.int64)
-        names = np.array(self._t_names, dtype=np.uint32)
-        values = np.array(self._t_values, dtype=np.uint32)
-        weights = np.array(self._t_weights, dtype=np.float64)
-        if len(names):
-            rank = np.empty(len(self._name_ids), dtype=np.uint32)
-            ordered = sorted(self._name_ids, key=_name_key)
-            rank[[self._name_ids[n] for n in ordered]] = np.arange(len(ordered), dtype=np.uint32)
-            names = rank[names]
-            call_of_arg = np.repeat(np.arange(len(offsets) - 1), np.diff(offsets))
-            order = np.lexsort((names, call_of_arg))
-            names, values, weights = names[order], values[order], weights[order]
+        rank = {nid: r for r, nid in enumerate(
+            self._name_ids[n] for n in sorted(self._name_ids, key=_name_key))}
+        offsets, t_names, t_values, t_weights = self._t_offsets, self._t_names, self._t_values, self._t_weights
+        names: list[int] = []
+        values: list[int] = []
+        weights: list[float] = []
+        for k in range(len(offsets) - 1):
+            lo, hi = offsets[k], offsets[k + 1]
+            if hi - lo == 1:
+                names.append(rank[t_names[lo]])
+                values.append(t_values[lo])
+                weights.append(t_weights[lo])
+            elif hi > lo:
+                for r, v, wt in sorted((rank[t_names[t]], t_values[t], t_weights[t]) for t in range(lo, hi)):
+                    names.append(r)
+                    values.append(v)
+                    weights.append(wt)
         return (
             np.array(self._t_tools, dtype=np.uint32),
             np.array(self._t_mass, dtype=np.float64),
-            offsets,
-            names,
-            values,
-            weights,
+            np.array(offsets, dtype=np.int64),
+            np.array(names, dtype=np.uint32),
+            np.array(values, dtype=np.uint32),
+            np.array(weights, dtype=np.float64),
         )
 
 
