@@ -74,6 +74,10 @@ def test_as_call():
     for bad in (3.7, ()):
         with pytest.raises(TypeError, match="Cannot read a tool call from"):
             as_call(bad)
+    for bad in ({"tool": "s", "args": '{"q": 1}'}, Step("s", "x")):
+        with pytest.raises(ValueError, match="arguments of tool call 's' must be a mapping"):
+            as_call(bad)
+    assert as_call({"tool": "s", "args": [("q", 1)]}) == ("s", {"q": 1})
     step = Step("a", {"k": 1})
     call = step.call
     call[1]["k"] = 2
@@ -268,6 +272,10 @@ def test_trajectory_errors():
         TrajectoryMetric()(3, [])
     with pytest.raises(ValueError, match="same length"):
         TrajectoryMetric().score_batch([[]], [])
+    with pytest.raises(ValueError, match="must be a mapping"):
+        TrajectoryMetric()([Step("s", "x")], [])
+    with pytest.raises(ValueError, match="must be a mapping"):
+        ToolCallMetric()([Step("s", "x")], [])
 
 
 def _random_traj(rng, n):

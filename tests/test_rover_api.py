@@ -17,6 +17,7 @@ import scorekit.qe
 import importlib
 from reference_sequences import rover_units
 from scorekit import _kernels, registry
+from scorekit.base import Signal
 from scorekit.qe import AgreementSignal, RoverConsensus, RoverSlot, rover
 from scorekit.qe.rover import _as_units, rover_command
 
@@ -188,6 +189,7 @@ def test_random_string_sets_match_the_python_algorithm(backend):
 def test_agreement_signal_and_registry(backend):
     assert round(AgreementSignal()(["the cat sat", "the cat sit", "the bat sat"]), 3) == 0.778
     assert AgreementSignal().cost_tier == 3
+    assert isinstance(AgreementSignal(), Signal)
     assert registry.get("signals", "agreement") is AgreementSignal
     assert scorekit.qe.rover is rover  # the function shadows the submodule, as in the reference
 

@@ -122,6 +122,20 @@ def suite_grammar(tasks: Iterable[TaskSpec]) -> GraphGrammar:
 
 # --------------------------------------------------------------------------- Layer B: episodes
 
+def _args_dict(args: Any, tool: Any) -> dict:
+    """``dict(args)`` (a fresh copy), with a clear error when the arguments are not a mapping
+    (or a sequence of key/value pairs, which ``dict`` accepts as the reference does)."""
+    if isinstance(args, Mapping):
+        return dict(args)
+    try:
+        return dict(args)
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"the arguments of tool call {tool!r} must be a mapping of argument names to values, "
+            f"got {type(args).__name__}: {args!r:.60}"
+        ) from None
+
+
 @dataclass(frozen=True)
 class Step:
     """One tool call of a trajectory; ``error`` is set when the call itself failed."""
@@ -134,7 +148,7 @@ class Step:
     @property
     def call(self) -> tuple[str, dict]:
         """``(tool, args)`` with a fresh copy of the arguments."""
-        return (self.tool, dict(self.args))
+        return (self.tool, _args_dict(self.args, self.tool))
 
 
 def as_call(x: Any) -> tuple[str, dict]:
@@ -150,8 +164,9 @@ def as_call(x: Any) -> tuple[str, dict]:
     >>> as_call("search")
     ('search', {})
 
-    As in the reference, a mapping's arguments go through ``dict(...)`` (a JSON string there raises
-    ``ValueError``) and a sequence's second item is used only if it is a mapping.
+    As in the reference, a mapping's arguments go through ``dict(...)`` (so a JSON string raises
+    ``ValueError``, here with a message naming the call) and a sequence's second item is used only
+    if it is a mapping.
     """
     if isinstance(x, Step):
         return x.call
@@ -160,7 +175,7 @@ def as_call(x: Any) -> tuple[str, dict]:
     if isinstance(x, Mapping):
         name = x.get("tool", x.get("name", x.get("function", "")))
         args = x.get("args", x.get("arguments", x.get("parameters", {}))) or {}
-        return (str(name), dict(args))
+        return (str(name), _args_dict(args, name))
     if isinstance(x, Sequence) and len(x) >= 1:
         args = x[1] if len(x) > 1 and isinstance(x[1], Mapping) else {}
         return (str(x[0]), dict(args))

@@ -122,7 +122,10 @@ class _Preparer:
         for x in trajectories:
             total = 0
             for c in calls_of(x):
-                tool, args = (c.tool, c.args) if type(c) is Step else as_call(c)
+                if type(c) is Step and isinstance(c.args, dict):
+                    tool, args = c.tool, c.args
+                else:
+                    tool, args = as_call(c)
                 try:
                     key: Optional[tuple] = (tool, *args.items())
                     cid = memo.get(key)
