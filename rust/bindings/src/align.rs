@@ -127,18 +127,18 @@ fn nw_calls_distance_batch<'py>(
         )));
     }
     let n_pairs = oa.len() - 1;
-    let pair = |row: &mut Vec<f64>, k: usize| {
+    let pair = |scratch: &mut align::Scratch, k: usize| {
         let costs = CallCost {
             table,
             a: &ca[oa[k] as usize..oa[k + 1] as usize],
             b: &cb[ob[k] as usize..ob[k + 1] as usize],
         };
-        align::distance(&costs, row)
+        align::distance(&costs, scratch)
     };
     if n_pairs < parallel::SERIAL_BELOW {
         let out: Vec<f64> = py.detach(|| {
-            let mut row = Vec::new();
-            (0..n_pairs).map(|k| pair(&mut row, k)).collect()
+            let mut scratch = align::Scratch::default();
+            (0..n_pairs).map(|k| pair(&mut scratch, k)).collect()
         });
         return Ok(out.into_pyarray(py));
     }
@@ -146,7 +146,7 @@ fn nw_calls_distance_batch<'py>(
         (0..n_pairs)
             .into_par_iter()
             .with_min_len(parallel::MIN_ITEMS_PER_TASK)
-            .map_init(Vec::new, |row, k| pair(row, k))
+            .map_init(align::Scratch::default, |scratch, k| pair(scratch, k))
             .collect()
     })?;
     Ok(out.into_pyarray(py))

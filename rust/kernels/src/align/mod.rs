@@ -227,32 +227,44 @@ impl Costs for CallCost<'_> {
     }
 }
 
-/// The distance `D[n][m]`, in O(m) memory. `row` is scratch space reused across calls.
-pub fn distance<C: Costs>(costs: &C, row: &mut Vec<f64>) -> f64 {
+/// Scratch space of [`distance`], reused across calls: the DP row and the gap costs of `b`.
+#[derive(Default)]
+pub struct Scratch {
+    row: Vec<f64>,
+    ins: Vec<f64>,
+}
+
+/// The distance `D[n][m]`, in O(m) memory.
+pub fn distance<C: Costs>(costs: &C, scratch: &mut Scratch) -> f64 {
     let (n, m) = (costs.len_a(), costs.len_b());
+    let Scratch { row, ins } = scratch;
+    ins.clear();
+    ins.extend((0..m).map(|j| costs.ins(j)));
     row.clear();
     row.push(0.0);
-    for j in 0..m {
-        let v = row[j] + costs.ins(j);
+    for &g in ins.iter() {
+        let v = row[row.len() - 1] + g;
         row.push(v);
     }
     for i in 0..n {
         let d = costs.del(i);
         let mut diag = row[0];
-        row[0] = diag + d;
-        for j in 0..m {
-            let up = row[j + 1];
+        let mut left = diag + d;
+        row[0] = left;
+        for (j, (cell, &g)) in row[1..].iter_mut().zip(ins.iter()).enumerate() {
+            let up = *cell;
             let mut best = diag + costs.sub(i, j);
             let via_up = up + d;
             if via_up < best {
                 best = via_up;
             }
-            let via_left = row[j] + costs.ins(j);
+            let via_left = left + g;
             if via_left < best {
                 best = via_left;
             }
             diag = up;
-            row[j + 1] = best;
+            left = best;
+            *cell = best;
         }
     }
     row[m]

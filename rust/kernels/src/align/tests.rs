@@ -75,7 +75,7 @@ fn unit_cost_table_is_levenshtein() {
     let (del, ins) = (vec![1.0; a.len()], vec![1.0; b.len()]);
     let c = TableCost { a: &a, b: &b, table: &table, n_symbols_b: 26, del: &del, ins: &ins };
     c.validate().unwrap();
-    assert_eq!(distance(&c, &mut Vec::new()), 3.0);
+    assert_eq!(distance(&c, &mut Scratch::default()), 3.0);
     let (d, ops) = align(&c);
     assert_eq!(d, 3.0);
     check_ops_cover(&ops, a.len(), b.len());
@@ -97,7 +97,7 @@ fn traceback_prefers_diagonal_then_deletion() {
 #[test]
 fn empty_sides() {
     let c = TableCost { a: &[], b: &[0, 0], table: &[0.0], n_symbols_b: 1, del: &[], ins: &[1.5, 2.0] };
-    assert_eq!(distance(&c, &mut Vec::new()), 3.5);
+    assert_eq!(distance(&c, &mut Scratch::default()), 3.5);
     assert_eq!(align(&c), (3.5, vec![[OP_INSERT, -1, 0], [OP_INSERT, -1, 1]]));
     let c = TableCost { a: &[], b: &[], table: &[], n_symbols_b: 0, del: &[], ins: &[] };
     c.validate().unwrap();
@@ -164,7 +164,7 @@ fn pair(a: &[Call], b: &[Call], tool_weight: f64) -> (Packed, Vec<u32>, Vec<u32>
 fn dist(a: &[Call], b: &[Call]) -> f64 {
     let (t, ia, ib) = pair(a, b, 1.0);
     let c = CallCost { table: t.table(), a: &ia, b: &ib };
-    let d = distance(&c, &mut Vec::new());
+    let d = distance(&c, &mut Scratch::default());
     assert_eq!(align(&c).0, d);
     d
 }
@@ -187,7 +187,7 @@ fn trajectory_vectors_of_the_spec() {
 fn shared_call_ids_cost_nothing_and_ids_are_checked() {
     let t = Packed::new(&[(0, vec![(0, 0, 1.0)]), (1, vec![])], 1.0);
     let c = CallCost { table: t.table(), a: &[0, 1, 0], b: &[0, 0] };
-    assert_eq!(distance(&c, &mut Vec::new()), 1.0);
+    assert_eq!(distance(&c, &mut Scratch::default()), 1.0);
     t.table().validate().unwrap();
     assert!(t.table().validate_ids(&[0, 2], "a_calls").unwrap_err().contains("a_calls holds call id 2"));
 }
@@ -216,7 +216,7 @@ fn random_steps(rng: &mut Rng, len: usize) -> Vec<Call> {
 #[test]
 fn random_trajectories_match_the_naive_program() {
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
-    let mut row = Vec::new();
+    let mut row = Scratch::default();
     for _ in 0..3000 {
         let (n, m) = (rng.below(9) as usize, rng.below(9) as usize);
         let tool_weight = [1.0, 10.0][rng.below(2) as usize];
