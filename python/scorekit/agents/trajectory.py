@@ -10,7 +10,8 @@ argument values, and packs the steps.
 Decision (ek-agents.md §7.2 leaves it open): a same-tool substitution sums the weights of the
 differing arguments in sorted argument-name order (string names by code point, then other names by
 type and repr; the reference iterates a set), so a result depends neither on the run, the backend,
-nor the other pairs of a batch.
+nor the other pairs of a batch. A call's mass is ``w_tool + sum(argument weights)``. Kept for
+parity [quirk]: an unreadable ``pred``/``gold`` raises the TypeError that names ToolCallMetric.
 
 >>> from scorekit.agents.base import Step
 >>> gold = [Step("search", {"q": "cat"}), Step("answer", {"a": "meow"})]
