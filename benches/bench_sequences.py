@@ -52,6 +52,19 @@ def median_time(fn, repeats: int) -> float:
     return statistics.median(timings(fn, repeats))
 
 
+def thread_cpu_seconds() -> dict[str, float]:
+    """CPU seconds (user + system) of every thread of this process, from /proc (Linux)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    out = {}
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            fields = Path(f"/proc/self/task/{tid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        out[tid] = (int(fields[11]) + int(fields[12])) / tick
+    return out
+
+
 def agent_pair(rng: random.Random, n: int) -> tuple[list[Step], list[Step]]:
     """A gold trajectory of ``n`` calls (1–3 arguments, mixed-case strings from a 2,000-word
     vocabulary and small ints) and a prediction that drops, repeats and perturbs ~20% of them."""
@@ -176,11 +189,17 @@ def bench_batch(repeats: int, n_pairs: int) -> list[str]:
            "| backend | threads | median wall time | best wall time | pairs / s (best) | CPU time / wall time |",
            "|---|---:|---:|---:|---:|---:|"]
     reference = None
+    spread = []
     for name in ("rust", "numba"):
         with use_backend(name):
             align_kernels.calls_distance_batch(table, a[:10], a_off[:2], b[:10], b_off[:2])
             for threads in (1, 0):
+                before = thread_cpu_seconds()
                 res = align_kernels.calls_distance_batch(table, a, a_off, b, b_off, threads)
+                if threads == 0:
+                    after = thread_cpu_seconds()
+                    busy = sorted((after[k] - before.get(k, 0.0) for k in after), reverse=True)
+                    spread.append(f"{name}: " + ", ".join(f"{x:.2f} s" for x in busy if x >= 0.01))
                 if reference is None:
                     reference = res
                 assert np.array_equal(res, reference)
@@ -190,6 +209,8 @@ def bench_batch(repeats: int, n_pairs: int) -> list[str]:
                 label = "1" if threads == 1 else f"all ({os.cpu_count()})"
                 out.append(f"| {name} | {label} | {statistics.median(ts):.2f} s | {min(ts):.2f} s | "
                            f"{n_pairs / min(ts):,.0f} | {cpu / sum(ts):.2f} |")
+    out += ["", "CPU seconds per busy thread (≥ 0.01 s) during one all-core run, from /proc: "
+            + "; ".join(spread) + "."]
     return out + [""]
 
 
