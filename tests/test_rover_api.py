@@ -23,9 +23,8 @@ from scorekit.qe.rover import _as_units, rover_command
 
 rover_module = importlib.import_module("scorekit.qe.rover")  # the attribute is the function
 
+#: NIST SCTK's ROVER demo, shipped beside the repository (``<checkout>/../shared/oracles``).
 SCTK = Path(__file__).resolve().parents[2] / "shared" / "oracles" / "sctk" / "rover_demo"
-if not SCTK.is_dir():  # the worktree layout: /work/<worktree>/tests, oracles in /work/shared
-    SCTK = Path("/work/shared/oracles/sctk/rover_demo")
 
 
 @pytest.fixture(params=["rust", "numba"])
