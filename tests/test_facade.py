@@ -133,3 +133,11 @@ def test_wer_corpus_equals_jiwer(backend):
     d = r.detail
     assert (d["substitutions"], d["deletions"], d["insertions"], d["hits"]) == (
         out.substitutions, out.deletions, out.insertions, out.hits)
+
+
+def test_unknown_names_are_key_and_value_errors():
+    for call in (lambda: score("a", "b", metric="nope"), lambda: score("a", "b", normalize="nope")):
+        with pytest.raises(KeyError):
+            call()
+        with pytest.raises(ValueError, match="No '(metrics|normalizers)' strategy named 'nope'"):
+            call()

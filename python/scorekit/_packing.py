@@ -8,6 +8,7 @@ same layout, with input validation whose errors name the argument and the item.
 from __future__ import annotations
 
 import bisect
+import itertools
 from typing import Iterable, Sequence
 
 import numpy as np
@@ -81,18 +82,25 @@ def pack_codes(text: str, name: str) -> np.ndarray:
 
 def pack_positions(positions: Sequence[Sequence[int]], lengths: Sequence[int], name: str) -> Packed:
     """Pack per-item boundary positions (each within ``0..=lengths[k]``) into (int64 values, offsets)."""
-    flat: list[int] = []
-    counts = []
-    for k, (items, length) in enumerate(zip(positions, lengths)):
-        items = list(items)
-        for p in items:
+    try:
+        counts = offsets_of(map(len, positions), len(positions))
+    except TypeError:
+        raise TypeError(f"{name} must hold one sequence of integer positions per item") from None
+    values = list(itertools.chain.from_iterable(positions))
+    flat = np.array(values) if values else np.zeros(0, dtype=np.int64)
+    owner = np.repeat(np.arange(len(positions)), np.diff(counts))
+    if flat.dtype.kind not in "iu":
+        for at, p in enumerate(values):
             if isinstance(p, bool) or not isinstance(p, (int, np.integer)):
-                raise TypeError(f"{name}[{k}] must hold integer positions, got {type(p).__name__}")
-            if not 0 <= p <= length:
-                raise ValueError(f"{name}[{k}] position {p} is outside 0..{length}")
-        flat.extend(int(p) for p in items)
-        counts.append(len(items))
-    return np.asarray(flat, dtype=np.int64), offsets_of(counts, len(counts))
+                raise TypeError(f"{name}[{owner[at]}] must hold integer positions, got {type(p).__name__}")
+        raise ValueError(f"{name} holds a position too large for int64")
+    flat = flat.astype(np.int64, copy=False)
+    bad = (flat < 0) | (flat > np.asarray(lengths, dtype=np.int64)[owner])
+    if bad.any():
+        at = int(np.argmax(bad))
+        k = int(owner[at])
+        raise ValueError(f"{name}[{k}] position {int(flat[at])} is outside 0..{int(lengths[k])}")
+    return flat, counts
 
 
 def check_same_length(a: Sequence, b: Sequence, a_name: str, b_name: str) -> int:

@@ -24,7 +24,7 @@ from scorekit._kernels import levenshtein as lev
 from scorekit._packing import as_sequence, check_same_length, pack_texts
 from scorekit.canonicalize import resolve_canonicalizer
 from scorekit.metrics.strings import count_errors, error_rate
-from scorekit.text import JoinedText, SCHWA_CHARS, schwa_distance_batch
+from scorekit.text import SCHWA_CHARS, JoinedText, schwa_distances_and_lengths
 
 
 @dataclass(frozen=True)
@@ -116,7 +116,4 @@ def schwa_cer(gts: Iterable[str | JoinedText], preds: Iterable[str | JoinedText]
               schwa: str = SCHWA_CHARS, threads: Optional[int] = None) -> tuple[np.ndarray, np.ndarray]:
     """Schwa-forgiving character distances and reference lengths of every (gt, pred) pair
     (``JoinedText`` inputs carry their join positions); the corpus CER is ``d.sum() / n.sum()``."""
-    gts, preds = as_sequence(gts, "gts"), as_sequence(preds, "preds")
-    distances = schwa_distance_batch(gts, preds, schwa=schwa, threads=threads)
-    lengths = np.fromiter((len(g.text if isinstance(g, JoinedText) else g) for g in gts), dtype=np.int64, count=len(gts))
-    return distances, lengths
+    return schwa_distances_and_lengths(gts, preds, schwa=schwa, threads=threads)

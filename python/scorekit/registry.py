@@ -117,6 +117,14 @@ BUILTIN_MODULES: dict[str, tuple[str, ...]] = {
 }
 
 
+class UnknownStrategyError(KeyError, ValueError):
+    """No strategy is registered under that name. A ``KeyError`` as the reference kit raises, and
+    a ``ValueError`` (an unknown name is a bad argument value) for callers that catch that."""
+
+    def __str__(self) -> str:  # the plain message, not KeyError's quoted repr
+        return str(self.args[0]) if self.args else ""
+
+
 def _discover(namespace: str) -> None:
     """Load the built-ins, then the entry-point plugins, of ``namespace`` once per process.
 
@@ -151,7 +159,7 @@ def get(namespace: str, name: str) -> Any:
     try:
         return entries[name]
     except KeyError:
-        raise KeyError(
+        raise UnknownStrategyError(
             f"No {namespace!r} strategy named {name!r}. Available: {sorted(entries)}"
         ) from None
 

@@ -31,7 +31,7 @@ SCHWA_CHARS = "\u0568\u0538"
 _YE, _VEW, _VO, _YIWN = "\u0565", "\u0587", "\u057e", "\u0582"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class JoinedText:
     """Text reassembled from lines, with the boundary positions of its hyphen joins (position
     ``k`` lies between ``text[k-1]`` and ``text[k]``)."""
@@ -94,12 +94,17 @@ def _schwa_codes(schwa: str) -> np.ndarray:
     return pack_texts([schwa], "schwa")[0]
 
 
-def _split_joined(x: Union[str, JoinedText], joins: Optional[Sequence[int]], name: str) -> tuple[str, Sequence[int]]:
-    if isinstance(x, JoinedText):
-        return x.text, (x.joins if joins is None else joins)
-    if not isinstance(x, str):
-        raise TypeError(f"{name} must be str or JoinedText, got {type(x).__name__}")
-    return x, (() if joins is None else joins)
+def _pack_side(items: Sequence, joins: Optional[Sequence], name: str, joins_name: str) -> tuple:
+    """Packed texts, offsets and packed joins of one side (``str`` or :class:`JoinedText` items;
+    explicit ``joins`` win over the items' own)."""
+    texts = [x.text if type(x) is JoinedText else x for x in items]
+    if joins is None:
+        joins = [x.joins if type(x) is JoinedText else () for x in items]
+    try:
+        values, offsets = pack_texts(texts, name)
+    except TypeError as exc:
+        raise TypeError(str(exc).replace("must be str,", "must be str or JoinedText,")) from None
+    return (values, offsets, *pack_positions(joins, np.diff(offsets), joins_name))
 
 
 def schwa_distance(
@@ -120,20 +125,28 @@ def schwa_distance_batch(
     *, schwa: str = SCHWA_CHARS, threads: Optional[int] = None,
 ) -> np.ndarray:
     """:func:`schwa_distance` of every pair, through one kernel call; ``int64[n]``."""
+    return schwa_distances_and_lengths(gts, preds, gt_joins, pred_joins, schwa=schwa, threads=threads)[0]
+
+
+def schwa_distances_and_lengths(
+    gts: Iterable[Union[str, JoinedText]], preds: Iterable[Union[str, JoinedText]],
+    gt_joins: Optional[Iterable[Sequence[int]]] = None, pred_joins: Optional[Iterable[Sequence[int]]] = None,
+    *, schwa: str = SCHWA_CHARS, threads: Optional[int] = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Schwa-forgiving distances and the gt lengths (code points) of every pair."""
     gts, preds = as_sequence(gts, "gts"), as_sequence(preds, "preds")
-    n = check_same_length(gts, preds, "gts", "preds")
-    gt_j = [None] * n if gt_joins is None else as_sequence(gt_joins, "gt_joins")
-    pred_j = [None] * n if pred_joins is None else as_sequence(pred_joins, "pred_joins")
-    check_same_length(gts, gt_j, "gts", "gt_joins")
-    check_same_length(preds, pred_j, "preds", "pred_joins")
-    gt_pairs = [_split_joined(x, j, f"gts[{k}]") for k, (x, j) in enumerate(zip(gts, gt_j))]
-    pred_pairs = [_split_joined(x, j, f"preds[{k}]") for k, (x, j) in enumerate(zip(preds, pred_j))]
-    gt_values, gt_offsets = pack_texts([t for t, _ in gt_pairs], "gts")
-    pred_values, pred_offsets = pack_texts([t for t, _ in pred_pairs], "preds")
-    gj_values, gj_offsets = pack_positions([j for _, j in gt_pairs], np.diff(gt_offsets), "gt_joins")
-    pj_values, pj_offsets = pack_positions([j for _, j in pred_pairs], np.diff(pred_offsets), "pred_joins")
-    return lev.schwa_distance_batch(
+    check_same_length(gts, preds, "gts", "preds")
+    if gt_joins is not None:
+        gt_joins = as_sequence(gt_joins, "gt_joins")
+        check_same_length(gts, gt_joins, "gts", "gt_joins")
+    if pred_joins is not None:
+        pred_joins = as_sequence(pred_joins, "pred_joins")
+        check_same_length(preds, pred_joins, "preds", "pred_joins")
+    gt_values, gt_offsets, gj_values, gj_offsets = _pack_side(gts, gt_joins, "gts", "gt_joins")
+    pred_values, pred_offsets, pj_values, pj_offsets = _pack_side(preds, pred_joins, "preds", "pred_joins")
+    distances = lev.schwa_distance_batch(
         gt_values, gt_offsets, pred_values, pred_offsets,
         gj_values, gj_offsets, pj_values, pj_offsets,
         _schwa_codes(schwa), _kernels.resolve_threads(threads),
     )
+    return distances, np.diff(gt_offsets)

@@ -23,6 +23,7 @@ positions. For a column, bit ``r`` of a block ``VP``/``VN`` word says that
 from __future__ import annotations
 
 import os
+import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import numba
@@ -86,10 +87,13 @@ def _map_new(pattern_len):
     return direct, keys, slots
 
 
+# The hashing code is written out in the loops below rather than called per element: helpers that
+# take arrays, inlined into a loop, bring reference counting into it and cost a factor of 3-4.
+
 @_jit
-def _map_build(pattern, direct, keys, slots):
-    """Fill the map with the elements of ``pattern``; returns the number of distinct elements.
-    The tables must be empty (fresh from :func:`_map_new` or cleared by :func:`_map_clear`)."""
+def _map_fill(pattern, direct, keys, slots, index):
+    """Add the elements of ``pattern`` to an empty map; ``index[i]`` gets the dense index of
+    ``pattern[i]``. Returns the number of distinct elements."""
     mask = keys.shape[0] - 1
     count = 0
     for i in range(pattern.shape[0]):
@@ -98,6 +102,7 @@ def _map_build(pattern, direct, keys, slots):
             if direct[c] < 0:
                 direct[c] = count
                 count += 1
+            index[i] = direct[c]
         else:
             h = ((c * _HASH_MUL) >> 32) & mask
             while keys[h] != -1 and keys[h] != c:
@@ -106,25 +111,28 @@ def _map_build(pattern, direct, keys, slots):
                 keys[h] = c
                 slots[h] = count
                 count += 1
+            index[i] = slots[h]
     return count
 
 
-@_inline
-def _map_find(c, direct, keys, slots):
-    """Dense index of element ``c`` (an int64), or -1 when the pattern does not contain it."""
-    if c < 256:
-        return direct[c]
+@_jit
+def _map_lookup(text, direct, keys, slots, index):
+    """``index[j]`` = dense index of ``text[j]``, or -1 when the pattern does not contain it."""
     mask = keys.shape[0] - 1
-    h = ((c * _HASH_MUL) >> 32) & mask
-    while keys[h] != -1:
-        if keys[h] == c:
-            return slots[h]
-        h = (h + 1) & mask
-    return -1
+    for j in range(text.shape[0]):
+        c = np.int64(text[j])
+        if c < 256:
+            index[j] = direct[c]
+        else:
+            h = ((c * _HASH_MUL) >> 32) & mask
+            while keys[h] != -1 and keys[h] != c:
+                h = (h + 1) & mask
+            index[j] = slots[h] if keys[h] == c else -1
 
 
 @_jit
 def _map_clear(pattern, direct, keys):
+    """Empty a map that holds exactly the elements of ``pattern``."""
     hashed = False
     for i in range(pattern.shape[0]):
         c = np.int64(pattern[i])
@@ -138,26 +146,28 @@ def _map_clear(pattern, direct, keys):
 
 
 @_jit
-def _word_masks(pattern, direct, keys, slots, masks):
-    """Build the map of a pattern of at most 64 elements and its match masks (bit i = pattern[i])."""
-    count = _map_build(pattern, direct, keys, slots)
-    for k in range(count):
-        masks[k] = 0
-    for i in range(pattern.shape[0]):
-        k = _map_find(np.int64(pattern[i]), direct, keys, slots)
-        masks[k] |= _ONE << np.uint64(i)
+def _block_masks(pattern, direct, keys, slots):
+    """Build the (empty) map of ``pattern`` and its per-block match masks ``pm[element, block]``."""
+    m = pattern.shape[0]
+    index = np.empty(m, dtype=np.int64)
+    count = _map_fill(pattern, direct, keys, slots, index)
+    pm = np.zeros((max(count, 1), (m + 63) // 64), dtype=np.uint64)
+    for i in range(m):
+        pm[index[i], i >> 6] |= _ONE << np.uint64(i & 63)
+    return pm
 
 
 @_jit
-def _block_masks(pattern, direct, keys, slots):
-    """Build the map of ``pattern`` and its per-block match masks ``pm[element, block]``."""
-    count = _map_build(pattern, direct, keys, slots)
-    nblocks = (pattern.shape[0] + 63) // 64
-    pm = np.zeros((max(count, 1), nblocks), dtype=np.uint64)
-    for i in range(pattern.shape[0]):
-        k = _map_find(np.int64(pattern[i]), direct, keys, slots)
-        pm[k, i >> 6] |= _ONE << np.uint64(i & 63)
-    return pm
+def _scratch_new(longest):
+    """Reusable buffers of the one-word paths, for sequences of up to ``longest`` elements: the map
+    of a pattern of at most 64 elements, its match masks, element indices of a sequence, and one
+    ``VP``/``VN`` word per text column."""
+    direct, keys, slots = _map_new(64)
+    masks = np.empty(64, dtype=np.uint64)
+    index = np.empty(max(longest, 64), dtype=np.int64)
+    col_vp = np.empty((longest, 1), dtype=np.uint64)
+    col_vn = np.empty((longest, 1), dtype=np.uint64)
+    return direct, keys, slots, masks, index, col_vp, col_vn
 
 
 # --------------------------------------------------------------------------------------------------
@@ -223,6 +233,8 @@ def _banded_pass(pm, direct, keys, slots, m, text, w, vp_out, vn_out):
     nblocks = (m + 63) >> 6
     last_bit = _ONE << np.uint64((m - 1) & 63)
     store = vp_out.shape[0] > 0
+    text_index = np.empty(text.shape[0], dtype=np.int64)
+    _map_lookup(text, direct, keys, slots, text_index)
     vp = np.full(nblocks, _ALL, dtype=np.uint64)
     vn = np.zeros(nblocks, dtype=np.uint64)
     # bottom[blk]: computed D at the block's last row, in the current column (column 0: D[i][0] = i).
@@ -235,7 +247,7 @@ def _banded_pass(pm, direct, keys, slots, m, text, w, vp_out, vn_out):
         if lb > prev_lb:  # a block enters the band below: its column j-1 is all +1 deltas
             bottom[lb] = bottom[lb - 1] + min(64 * (lb + 1), m) - 64 * lb
             prev_lb = lb
-        k = _map_find(np.int64(text[j - 1]), direct, keys, slots)
+        k = text_index[j - 1]
         hin = 1
         for blk in range(fb, lb + 1):
             eq = pm[k, blk] if k >= 0 else np.uint64(0)
@@ -266,20 +278,29 @@ def _affix_lengths(a, b):
 
 
 @_jit
-def _hyyro_word(pattern, text, direct, keys, slots, masks):
-    """Distance for a non-empty pattern of at most 64 elements (Hyyrö 2003, one word)."""
-    _word_masks(pattern, direct, keys, slots, masks)
+def _word_pass(pattern, text, scratch):
+    """Hyyrö 2003 in one 64-bit word, for a non-empty pattern of at most 64 elements: returns the
+    distance and leaves column ``j``'s ``VP``/``VN`` words in the scratch rows ``j - 1``."""
+    direct, keys, slots, masks, index, col_vp, col_vn = scratch
     m = pattern.shape[0]
+    count = _map_fill(pattern, direct, keys, slots, index)
+    for k in range(count):
+        masks[k] = 0
+    for i in range(m):
+        masks[index[i]] |= _ONE << np.uint64(i)
+    _map_lookup(text, direct, keys, slots, index)
+    _map_clear(pattern, direct, keys)
     last_bit = _ONE << np.uint64(m - 1)
     vp = _ALL
     vn = np.uint64(0)
     score = m
     for j in range(text.shape[0]):
-        k = _map_find(np.int64(text[j]), direct, keys, slots)
+        k = index[j]
         eq = masks[k] if k >= 0 else np.uint64(0)
         vp, vn, hout = _advance(eq, vp, vn, 1, last_bit)
         score += hout
-    _map_clear(pattern, direct, keys)
+        col_vp[j, 0] = vp
+        col_vn[j, 0] = vn
     return score
 
 
@@ -299,8 +320,8 @@ def _blocked_distance(pattern, text):
 
 
 @_jit
-def _distance(a, b, direct, keys, slots, masks):
-    """Unit-cost Levenshtein distance; the map arrays and ``masks`` are reusable scratch."""
+def _distance(a, b, scratch):
+    """Unit-cost Levenshtein distance (``scratch`` from :func:`_scratch_new`, long enough for both)."""
     p, s = _affix_lengths(a, b)
     a = a[p:a.shape[0] - s]
     b = b[p:b.shape[0] - s]
@@ -309,7 +330,7 @@ def _distance(a, b, direct, keys, slots, masks):
     if a.shape[0] == 0:
         return b.shape[0]
     if a.shape[0] <= 64:
-        return _hyyro_word(a, b, direct, keys, slots, masks)
+        return _word_pass(a, b, scratch)
     return _blocked_distance(a, b)
 
 
@@ -334,14 +355,6 @@ def _column_scores(pattern, text):
     return scores
 
 
-@_inline
-def _emit(ops, n, op, i, j):
-    ops[n, 0] = op
-    ops[n, 1] = i
-    ops[n, 2] = j
-    return n + 1
-
-
 @_jit
 def _walk_back(a, b, off_a, off_b, ops, n, vp_store, vn_store, w):
     """Trace back from ``(len(a), len(b))`` with the tie-breaking rule of the family contract, using
@@ -350,30 +363,32 @@ def _walk_back(a, b, off_a, off_b, ops, n, vp_store, vn_store, w):
     The deltas of column ``j`` are stored as :func:`_banded_pass` stores them for band ``w``."""
     m = a.shape[0]
     i, j = m, b.shape[0]
-    while i > 0 and j > 0:
-        word = (i - 1) >> 6
-        bit = _ONE << np.uint64((i - 1) & 63)
-        col = word - _band_blocks(j, w, m)[0]
-        if vp_store[j - 1, col] & bit:
+    while i > 0 or j > 0:
+        if i == 0:
+            j -= 1
+            op = OP_INSERT
+        elif j == 0:
             i -= 1
-            n = _emit(ops, n, OP_DELETE, off_a + i, off_b + j)
-            continue
-        if j > 1:
-            col = word - _band_blocks(j - 1, w, m)[0]
-            if vn_store[j - 2, col] & bit:
+            op = OP_DELETE
+        else:
+            word = (i - 1) >> 6
+            bit = _ONE << np.uint64((i - 1) & 63)
+            if vp_store[j - 1, word - _band_blocks(j, w, m)[0]] & bit:
+                i -= 1
+                op = OP_DELETE
+            elif j > 1 and vn_store[j - 2, word - _band_blocks(j - 1, w, m)[0]] & bit:
                 j -= 1
-                n = _emit(ops, n, OP_INSERT, off_a + i, off_b + j)
-                continue
-        i -= 1
-        j -= 1
-        if a[i] != b[j]:
-            n = _emit(ops, n, OP_SUBSTITUTE, off_a + i, off_b + j)
-    while i > 0:
-        i -= 1
-        n = _emit(ops, n, OP_DELETE, off_a + i, off_b + j)
-    while j > 0:
-        j -= 1
-        n = _emit(ops, n, OP_INSERT, off_a + i, off_b + j)
+                op = OP_INSERT
+            else:
+                i -= 1
+                j -= 1
+                if a[i] == b[j]:
+                    continue
+                op = OP_SUBSTITUTE
+        ops[n, 0] = op
+        ops[n, 1] = off_a + i
+        ops[n, 2] = off_b + j
+        n += 1
     return n
 
 
@@ -389,36 +404,27 @@ def _reverse_rows(ops, lo, hi):
 
 
 @_jit
-def _direct_alignment(a, b, off_a, off_b, hint, hint_exact, ops, n, direct, keys, slots, masks, col_vp, col_vn):
+def _direct_alignment(a, b, off_a, off_b, hint, hint_exact, ops, n, scratch):
     """Append the operations of one directly traced (unsplit) problem, in sequence order."""
     start = n
     m = a.shape[0]
     if m == 0 or b.shape[0] == 0:
-        n = _walk_back(a, b, off_a, off_b, ops, n, col_vp, col_vn, m + b.shape[0])
+        n = _walk_back(a, b, off_a, off_b, ops, n, scratch[5], scratch[6], m + b.shape[0])
     elif m <= 64:
-        _word_masks(a, direct, keys, slots, masks)
-        vp = _ALL
-        vn = np.uint64(0)
-        for j in range(b.shape[0]):
-            k = _map_find(np.int64(b[j]), direct, keys, slots)
-            eq = masks[k] if k >= 0 else np.uint64(0)
-            vp, vn, _ = _advance(eq, vp, vn, 1, _TOP_BIT)
-            col_vp[j, 0] = vp
-            col_vn[j, 0] = vn
-        _map_clear(a, direct, keys)
-        n = _walk_back(a, b, off_a, off_b, ops, n, col_vp, col_vn, m + b.shape[0])
+        _word_pass(a, b, scratch)
+        n = _walk_back(a, b, off_a, off_b, ops, n, scratch[5], scratch[6], m + b.shape[0])
     else:
         # The walk only visits cells of optimal paths (D <= d) and reads their upper, left and
         # upper-left neighbours (D <= d + 1), so a band of half-width d + 1 holds exact deltas for
         # every cell it reads (see _banded_pass).
-        d = hint if hint_exact else _distance(a, b, direct, keys, slots, masks)
+        d = hint if hint_exact else _distance(a, b, scratch)
         w = d + 1
         width = min((m + 63) >> 6, ((2 * w) >> 6) + 2)
         vp_store = np.empty((b.shape[0], width), dtype=np.uint64)
         vn_store = np.empty((b.shape[0], width), dtype=np.uint64)
-        sub_direct, sub_keys, sub_slots = _map_new(m)
-        pm = _block_masks(a, sub_direct, sub_keys, sub_slots)
-        _banded_pass(pm, sub_direct, sub_keys, sub_slots, m, b, w, vp_store, vn_store)
+        direct, keys, slots = _map_new(m)
+        pm = _block_masks(a, direct, keys, slots)
+        _banded_pass(pm, direct, keys, slots, m, b, w, vp_store, vn_store)
         n = _walk_back(a, b, off_a, off_b, ops, n, vp_store, vn_store, w)
     _reverse_rows(ops, start, n)
     return n
@@ -435,7 +441,7 @@ def _push(stack, depth, a_lo, a_hi, b_lo, b_hi, hint, hint_exact):
 
 
 @_jit
-def _align(a, b, ops, direct, keys, slots, masks, col_vp, col_vn):
+def _align(a, b, ops, scratch):
     """Edit script turning ``a`` (ref) into ``b`` (hyp), written to ``ops`` (at least
     ``len(a) + len(b)`` rows of ``(op, ref_pos, hyp_pos)``); returns the number of operations.
 
@@ -443,7 +449,7 @@ def _align(a, b, ops, direct, keys, slots, masks, col_vp, col_vn):
     banded bit matrix would exceed 1 MiB is cut at the middle column ``mid = len(b) // 2`` and at the
     smallest ref position ``i`` minimising ``D(a[:i], b[:mid]) + D(a[i:], b[mid:])``; both halves
     are solved the same way, each with its exact distance as the band hint. At the top level the
-    hint is ``max(len(a), len(b))``. ``col_vp``/``col_vn`` hold at least ``len(b)`` rows.
+    hint is ``max(len(a), len(b))``. ``scratch`` (:func:`_scratch_new`) fits ``max(len(a), len(b))``.
     """
     # Pending problems; each split replaces one entry by two, and halves len(b), so depth <= 2 * 64.
     stack = np.empty((130, 6), dtype=np.int64)
@@ -464,8 +470,7 @@ def _align(a, b, ops, direct, keys, slots, masks, col_vp, col_vn):
         l1, l2 = sa.shape[0], sb.shape[0]
         band = min(l1, 2 * min(hint, max(l1, l2)) + 1)
         if 2 * band * l2 // 8 < _SPLIT_BYTES or l1 < _SPLIT_MIN_REF or l2 < _SPLIT_MIN_HYP:
-            n = _direct_alignment(sa, sb, a_lo, b_lo, hint, hint_exact != 0, ops, n,
-                                  direct, keys, slots, masks, col_vp, col_vn)
+            n = _direct_alignment(sa, sb, a_lo, b_lo, hint, hint_exact != 0, ops, n, scratch)
             continue
         mid = l2 // 2
         left = _column_scores(sa, sb[:mid])
@@ -505,18 +510,17 @@ def _is_space(c):
 
 
 @_jit
-def _split_words(text, bounds):
-    """Write the ``[start, end)`` of each ``str.split()`` word of ``text`` to ``bounds``; returns the count."""
-    count = 0
-    i = 0
-    n = text.shape[0]
-    while i < n:
-        while i < n and _is_space(np.int64(text[i])):
+def _split_words(text, lo, hi, bounds, count):
+    """Append the ``[start, end)`` of each ``str.split()`` word of ``text[lo:hi]`` to ``bounds``
+    from row ``count`` on; returns the new number of rows."""
+    i = lo
+    while i < hi:
+        while i < hi and _is_space(np.int64(text[i])):
             i += 1
-        if i == n:
+        if i == hi:
             break
         start = i
-        while i < n and not _is_space(np.int64(text[i])):
+        while i < hi and not _is_space(np.int64(text[i])):
             i += 1
         bounds[count, 0] = start
         bounds[count, 1] = i
@@ -525,46 +529,42 @@ def _split_words(text, bounds):
 
 
 @_jit
-def _word_ids(ref, hyp, ref_bounds, n_ref, hyp_bounds, n_hyp):
-    """Dense ids for the words of both sides: equal ids iff equal code-point sequences."""
-    total = n_ref + n_hyp
+def _word_ids(text, bounds, count):
+    """Dense ids of the words ``bounds[:count]`` of ``text``: equal ids iff equal code points."""
     size = 16
-    while size < 2 * total:
+    while size < 2 * count:
         size *= 2
     mask = size - 1
-    table = np.full(size, -1, dtype=np.int64)  # slot -> index of the word's first occurrence
+    first = np.full(size, -1, dtype=np.int64)  # slot -> the first word with this content
     hashes = np.empty(size, dtype=np.int64)
-    ids = np.empty(total, dtype=np.uint32)
+    ids = np.empty(count, dtype=np.uint32)
     next_id = 0
-    for w in range(total):
-        text = ref if w < n_ref else hyp
-        start, end = (ref_bounds[w, 0], ref_bounds[w, 1]) if w < n_ref else (hyp_bounds[w - n_ref, 0], hyp_bounds[w - n_ref, 1])
+    for w in range(count):
+        start, end = bounds[w, 0], bounds[w, 1]
         h = np.int64(end - start)
         for k in range(start, end):
-            h = (h ^ np.int64(text[k])) * np.int64(1099511628211)
+            h = (h ^ np.int64(text[k])) * np.int64(1099511628211)  # FNV-1 style
         slot = ((h * _HASH_MUL) >> 32) & mask
-        while True:
-            other = table[slot]
-            if other < 0:
-                table[slot] = w
-                hashes[slot] = h
-                ids[w] = next_id
-                next_id += 1
-                break
-            if hashes[slot] == h:
-                o_text = ref if other < n_ref else hyp
-                o_start, o_end = (ref_bounds[other, 0], ref_bounds[other, 1]) if other < n_ref else (hyp_bounds[other - n_ref, 0], hyp_bounds[other - n_ref, 1])
-                if o_end - o_start == end - start:
-                    same = True
-                    for k in range(end - start):
-                        if o_text[o_start + k] != text[start + k]:
-                            same = False
-                            break
-                    if same:
-                        ids[w] = ids[other]
+        while first[slot] >= 0:
+            other = first[slot]
+            o_start = bounds[other, 0]
+            if hashes[slot] == h and bounds[other, 1] - o_start == end - start:
+                same = True
+                for k in range(end - start):
+                    if text[o_start + k] != text[start + k]:
+                        same = False
                         break
+                if same:
+                    break
             slot = (slot + 1) & mask
-    return ids[:n_ref], ids[n_ref:]
+        if first[slot] < 0:
+            first[slot] = w
+            hashes[slot] = h
+            ids[w] = next_id
+            next_id += 1
+        else:
+            ids[w] = ids[first[slot]]
+    return ids
 
 
 # --------------------------------------------------------------------------------------------------
@@ -593,7 +593,7 @@ def _schwa_flags(text, schwa):
 
 
 @_jit
-def _schwa_distance(g, p, g_joins, p_joins, schwa, direct, keys, slots, masks):
+def _schwa_distance(g, p, g_joins, p_joins, schwa, scratch):
     """§5.4: deleting ``g[i-1]`` / inserting ``p[j-1]`` is free when it is a schwa next to a join of
     its own string or at the current position's join of the other string. One DP row over ``p``."""
     n, m = g.shape[0], p.shape[0]
@@ -601,7 +601,7 @@ def _schwa_distance(g, p, g_joins, p_joins, schwa, direct, keys, slots, masks):
     p_schwa, p_any = _schwa_flags(p, schwa)
     has_joins = g_joins.shape[0] > 0 or p_joins.shape[0] > 0
     if not has_joins or not (g_any or p_any):  # no operation can be free: plain distance
-        return _distance(g, p, direct, keys, slots, masks)
+        return _distance(g, p, scratch)
     jg = _mark(g_joins, n)
     jp = _mark(p_joins, m)
     row = np.empty(m + 1, dtype=np.int64)
@@ -646,75 +646,68 @@ def _max_len(offsets, lo, hi):
 
 @_jit
 def _distance_chunk(a_values, a_offsets, b_values, b_offsets, lo, hi, out):
-    direct, keys, slots = _map_new(64)
-    masks = np.empty(64, dtype=np.uint64)
+    scratch = _scratch_new(max(_max_len(a_offsets, lo, hi), _max_len(b_offsets, lo, hi)))
     for k in range(lo, hi):
         out[k] = _distance(a_values[a_offsets[k]:a_offsets[k + 1]], b_values[b_offsets[k]:b_offsets[k + 1]],
-                           direct, keys, slots, masks)
+                           scratch)
 
 
 @_jit
 def _alignment_chunk(ref_values, ref_offsets, hyp_values, hyp_offsets, lo, hi, out):
     longest_ref = _max_len(ref_offsets, lo, hi)
     longest_hyp = _max_len(hyp_offsets, lo, hi)
-    direct, keys, slots = _map_new(64)
-    masks = np.empty(64, dtype=np.uint64)
+    scratch = _scratch_new(max(longest_ref, longest_hyp))
     ops = np.empty((longest_ref + longest_hyp, 3), dtype=np.int64)
-    col_vp = np.empty((longest_hyp, 1), dtype=np.uint64)
-    col_vn = np.empty((longest_hyp, 1), dtype=np.uint64)
     for k in range(lo, hi):
         ref = ref_values[ref_offsets[k]:ref_offsets[k + 1]]
-        n_ops = _align(ref, hyp_values[hyp_offsets[k]:hyp_offsets[k + 1]], ops,
-                       direct, keys, slots, masks, col_vp, col_vn)
+        n_ops = _align(ref, hyp_values[hyp_offsets[k]:hyp_offsets[k + 1]], ops, scratch)
         out[k, 0], out[k, 1], out[k, 2], out[k, 3] = _count_ops(ops, n_ops, ref.shape[0])
 
 
 @_jit
 def _word_alignment_chunk(ref_values, ref_offsets, hyp_values, hyp_offsets, lo, hi, out):
+    longest_ref = _max_len(ref_offsets, lo, hi)
+    longest_hyp = _max_len(hyp_offsets, lo, hi)
     # A text of L code points holds at most (L + 1) // 2 words.
-    most_ref = (_max_len(ref_offsets, lo, hi) + 1) // 2
-    most_hyp = (_max_len(hyp_offsets, lo, hi) + 1) // 2
-    direct, keys, slots = _map_new(64)
-    masks = np.empty(64, dtype=np.uint64)
-    ref_bounds = np.empty((most_ref, 2), dtype=np.int64)
-    hyp_bounds = np.empty((most_hyp, 2), dtype=np.int64)
+    most_ref = (longest_ref + 1) // 2
+    most_hyp = (longest_hyp + 1) // 2
+    scratch = _scratch_new(max(most_ref, most_hyp))
+    both = np.empty(longest_ref + longest_hyp, dtype=np.uint32)  # ref then hyp, one pair at a time
+    bounds = np.empty((most_ref + most_hyp, 2), dtype=np.int64)
     ops = np.empty((most_ref + most_hyp, 3), dtype=np.int64)
-    col_vp = np.empty((most_hyp, 1), dtype=np.uint64)
-    col_vn = np.empty((most_hyp, 1), dtype=np.uint64)
     for k in range(lo, hi):
-        ref = ref_values[ref_offsets[k]:ref_offsets[k + 1]]
-        hyp = hyp_values[hyp_offsets[k]:hyp_offsets[k + 1]]
-        n_ref = _split_words(ref, ref_bounds)
-        n_hyp = _split_words(hyp, hyp_bounds)
-        ref_ids, hyp_ids = _word_ids(ref, hyp, ref_bounds, n_ref, hyp_bounds, n_hyp)
-        n_ops = _align(ref_ids, hyp_ids, ops, direct, keys, slots, masks, col_vp, col_vn)
+        n_ref_cp = ref_offsets[k + 1] - ref_offsets[k]
+        n_hyp_cp = hyp_offsets[k + 1] - hyp_offsets[k]
+        for i in range(n_ref_cp):
+            both[i] = ref_values[ref_offsets[k] + i]
+        for i in range(n_hyp_cp):
+            both[n_ref_cp + i] = hyp_values[hyp_offsets[k] + i]
+        n_ref = _split_words(both, 0, n_ref_cp, bounds, 0)
+        n_words = _split_words(both, n_ref_cp, n_ref_cp + n_hyp_cp, bounds, n_ref)
+        ids = _word_ids(both, bounds, n_words)
+        n_ops = _align(ids[:n_ref], ids[n_ref:], ops, scratch)
         out[k, 0], out[k, 1], out[k, 2], out[k, 3] = _count_ops(ops, n_ops, n_ref)
         out[k, 4] = n_ref
-        out[k, 5] = n_hyp
+        out[k, 5] = n_words - n_ref
 
 
 @_jit
 def _schwa_chunk(gt_values, gt_offsets, pred_values, pred_offsets,
                  gt_join_values, gt_join_offsets, pred_join_values, pred_join_offsets, schwa, lo, hi, out):
-    direct, keys, slots = _map_new(64)
-    masks = np.empty(64, dtype=np.uint64)
+    scratch = _scratch_new(max(_max_len(gt_offsets, lo, hi), _max_len(pred_offsets, lo, hi)))
     for k in range(lo, hi):
         out[k] = _schwa_distance(
             gt_values[gt_offsets[k]:gt_offsets[k + 1]], pred_values[pred_offsets[k]:pred_offsets[k + 1]],
             gt_join_values[gt_join_offsets[k]:gt_join_offsets[k + 1]],
             pred_join_values[pred_join_offsets[k]:pred_join_offsets[k + 1]],
-            schwa, direct, keys, slots, masks,
+            schwa, scratch,
         )
 
 
 @_jit
 def _editops_kernel(ref, hyp):
-    direct, keys, slots = _map_new(64)
-    masks = np.empty(64, dtype=np.uint64)
     ops = np.empty((ref.shape[0] + hyp.shape[0], 3), dtype=np.int64)
-    col_vp = np.empty((hyp.shape[0], 1), dtype=np.uint64)
-    col_vn = np.empty((hyp.shape[0], 1), dtype=np.uint64)
-    n = _align(ref, hyp, ops, direct, keys, slots, masks, col_vp, col_vn)
+    n = _align(ref, hyp, ops, _scratch_new(max(ref.shape[0], hyp.shape[0])))
     return ops[:n].copy()
 
 
@@ -753,24 +746,37 @@ def _same_count(*named: tuple[str, np.ndarray]) -> None:
         raise ValueError(f"every side must hold the same number of items, got {counts}")
 
 
-def _run(chunk_kernel, threads, out: np.ndarray, *args) -> np.ndarray:
+_POOLS: dict[int, ThreadPoolExecutor] = {}
+_POOLS_LOCK = threading.Lock()
+# Batches with fewer code points than this per chunk are not worth a thread hand-off.
+_MIN_CHUNK_ELEMENTS = 4096
+
+
+def _pool(threads: int) -> ThreadPoolExecutor:
+    with _POOLS_LOCK:
+        if threads not in _POOLS:
+            _POOLS[threads] = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="scorekit-levenshtein")
+        return _POOLS[threads]
+
+
+def _run(chunk_kernel, threads, out: np.ndarray, elements: int, *args) -> np.ndarray:
     """Fill ``out`` (one row per pair) with ``chunk_kernel`` on ``threads`` threads (0 = all cores).
 
-    The pairs are cut into up to eight chunks per thread, handed out dynamically to a thread pool;
-    the kernels release the GIL. Chunks write disjoint rows, so results never depend on the
-    thread count. (A thread pool rather than ``prange``: Numba's parallel lowering would add about
-    20 s of CPU to the first, uncached compilation, for the same speed.)
+    The pairs are cut into up to eight chunks per thread (fewer for small batches: ``elements`` is
+    the batch's total length), handed out dynamically to a thread pool; the kernels release the
+    GIL. Chunks write disjoint rows, so results never depend on the thread count. (A thread pool
+    rather than ``prange``: Numba's parallel lowering would add about 20 s of CPU to the first,
+    uncached compilation, for the same speed.)
     """
     threads = resolve_threads(threads) or (os.cpu_count() or 1)
     n = out.shape[0]
-    nchunks = min(n, 8 * threads)
+    nchunks = min(n, 8 * threads, elements // _MIN_CHUNK_ELEMENTS)
     if threads == 1 or nchunks <= 1:
         chunk_kernel(*args, 0, n, out)
         return out
     bounds = [(k * n // nchunks, (k + 1) * n // nchunks) for k in range(nchunks)]
-    with ThreadPoolExecutor(max_workers=min(threads, nchunks)) as pool:
-        for _ in pool.map(lambda lo_hi: chunk_kernel(*args, lo_hi[0], lo_hi[1], out), bounds):
-            pass
+    for _ in _pool(threads).map(lambda lo_hi: chunk_kernel(*args, lo_hi[0], lo_hi[1], out), bounds):
+        pass
     return out
 
 
@@ -780,7 +786,8 @@ def levenshtein_distance_batch(a_values, a_offsets, b_values, b_offsets, threads
     b_values, b_offsets = _packed(b_values, b_offsets, "b")
     _same_count(("a", a_offsets), ("b", b_offsets))
     out = np.empty(a_offsets.shape[0] - 1, dtype=np.int64)
-    return _run(_distance_chunk, threads, out, a_values, a_offsets, b_values, b_offsets)
+    return _run(_distance_chunk, threads, out, a_values.shape[0] + b_values.shape[0],
+                a_values, a_offsets, b_values, b_offsets)
 
 
 def levenshtein_alignment_batch(ref_values, ref_offsets, hyp_values, hyp_offsets, threads=0) -> np.ndarray:
@@ -789,7 +796,8 @@ def levenshtein_alignment_batch(ref_values, ref_offsets, hyp_values, hyp_offsets
     hyp_values, hyp_offsets = _packed(hyp_values, hyp_offsets, "hyp")
     _same_count(("ref", ref_offsets), ("hyp", hyp_offsets))
     out = np.empty((ref_offsets.shape[0] - 1, 4), dtype=np.int64)
-    return _run(_alignment_chunk, threads, out, ref_values, ref_offsets, hyp_values, hyp_offsets)
+    return _run(_alignment_chunk, threads, out, ref_values.shape[0] + hyp_values.shape[0],
+                ref_values, ref_offsets, hyp_values, hyp_offsets)
 
 
 def word_alignment_batch(ref_values, ref_offsets, hyp_values, hyp_offsets, threads=0) -> np.ndarray:
@@ -799,7 +807,8 @@ def word_alignment_batch(ref_values, ref_offsets, hyp_values, hyp_offsets, threa
     hyp_values, hyp_offsets = _packed(hyp_values, hyp_offsets, "hyp")
     _same_count(("ref", ref_offsets), ("hyp", hyp_offsets))
     out = np.empty((ref_offsets.shape[0] - 1, 6), dtype=np.int64)
-    return _run(_word_alignment_chunk, threads, out, ref_values, ref_offsets, hyp_values, hyp_offsets)
+    return _run(_word_alignment_chunk, threads, out, ref_values.shape[0] + hyp_values.shape[0],
+                ref_values, ref_offsets, hyp_values, hyp_offsets)
 
 
 def schwa_distance_batch(gt_values, gt_offsets, pred_values, pred_offsets,
@@ -811,23 +820,23 @@ def schwa_distance_batch(gt_values, gt_offsets, pred_values, pred_offsets,
     gt_join_values, gt_join_offsets = _packed(gt_join_values, gt_join_offsets, "gt_join", np.int64)
     pred_join_values, pred_join_offsets = _packed(pred_join_values, pred_join_offsets, "pred_join", np.int64)
     schwa_chars = _array(schwa_chars, np.uint32, "schwa_chars")
-    _same_count(("gt", gt_offsets), ("pred", pred_offsets), ("gt_join", gt_join_offsets), ("pred_join", pred_join_offsets))
+    _same_count(("gt", gt_offsets), ("pred", pred_offsets),
+                ("gt_join", gt_join_offsets), ("pred_join", pred_join_offsets))
     for side, joins, join_offsets, offsets in (
         ("gt", gt_join_values, gt_join_offsets, gt_offsets),
         ("pred", pred_join_values, pred_join_offsets, pred_offsets),
     ):
-        counts = np.diff(join_offsets)
-        lengths = np.repeat(np.diff(offsets), counts)
-        used = joins[join_offsets[0]:join_offsets[-1]]
-        bad = np.flatnonzero((used < 0) | (used > lengths))
+        lengths = np.repeat(np.diff(offsets), np.diff(join_offsets))  # the item length of each join
+        bad = np.flatnonzero((joins < 0) | (joins > lengths))
         if bad.size:
             k = int(bad[0])
             raise ValueError(
                 f"{side}_join_values must lie in [0, len(text)] of their item; "
-                f"got {int(used[k])} for an item of length {int(lengths[k])}"
+                f"got {int(joins[k])} for an item of length {int(lengths[k])}"
             )
     out = np.empty(gt_offsets.shape[0] - 1, dtype=np.int64)
-    return _run(_schwa_chunk, threads, out, gt_values, gt_offsets, pred_values, pred_offsets,
+    return _run(_schwa_chunk, threads, out, gt_values.shape[0] + pred_values.shape[0],
+                gt_values, gt_offsets, pred_values, pred_offsets,
                 gt_join_values, gt_join_offsets, pred_join_values, pred_join_offsets, schwa_chars)
 
 

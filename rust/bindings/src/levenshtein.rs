@@ -11,7 +11,9 @@ use scorekit_kernels::levenshtein::{
     SchwaWorkspace, WordWorkspace,
 };
 
-use crate::parallel::{check_offsets, item, run_detached, same_count, MIN_ITEMS_PER_TASK, SERIAL_BELOW};
+use crate::parallel::{
+    check_offsets, item, run_detached, same_count, MIN_ITEMS_PER_TASK, SERIAL_BELOW,
+};
 
 /// Fill `out` (`width` columns per item) with `f(workspace, k, row)` for every item `k`,
 /// in parallel for large batches. Results never depend on the thread count.
@@ -42,8 +44,18 @@ fn levenshtein_distance_batch<'py>(
     b_offsets: PyReadonlyArray1<'py, i64>,
     threads: usize,
 ) -> PyResult<Bound<'py, PyArray1<i64>>> {
-    let (av, ao, bv, bo) = (a_values.as_slice()?, a_offsets.as_slice()?, b_values.as_slice()?, b_offsets.as_slice()?);
-    let n = same_count(check_offsets(ao, av.len(), "a_offsets")?, check_offsets(bo, bv.len(), "b_offsets")?, "a", "b")?;
+    let (av, ao, bv, bo) = (
+        a_values.as_slice()?,
+        a_offsets.as_slice()?,
+        b_values.as_slice()?,
+        b_offsets.as_slice()?,
+    );
+    let n = same_count(
+        check_offsets(ao, av.len(), "a_offsets")?,
+        check_offsets(bo, bv.len(), "b_offsets")?,
+        "a",
+        "b",
+    )?;
     let out = run_detached(py, threads, || {
         let mut out = vec![0i64; n];
         fill_rows(&mut out, 1, DistanceWorkspace::new, |ws, k, row| {
@@ -63,13 +75,28 @@ fn levenshtein_alignment_batch<'py>(
     hyp_offsets: PyReadonlyArray1<'py, i64>,
     threads: usize,
 ) -> PyResult<Bound<'py, PyArray2<i64>>> {
-    let (rv, ro, hv, ho) = (ref_values.as_slice()?, ref_offsets.as_slice()?, hyp_values.as_slice()?, hyp_offsets.as_slice()?);
-    let n = same_count(check_offsets(ro, rv.len(), "ref_offsets")?, check_offsets(ho, hv.len(), "hyp_offsets")?, "ref", "hyp")?;
+    let (rv, ro, hv, ho) = (
+        ref_values.as_slice()?,
+        ref_offsets.as_slice()?,
+        hyp_values.as_slice()?,
+        hyp_offsets.as_slice()?,
+    );
+    let n = same_count(
+        check_offsets(ro, rv.len(), "ref_offsets")?,
+        check_offsets(ho, hv.len(), "hyp_offsets")?,
+        "ref",
+        "hyp",
+    )?;
     let out = run_detached(py, threads, || {
         let mut out = vec![0i64; n * 4];
         fill_rows(&mut out, 4, AlignWorkspace::new, |ws, k, row| {
             let c = align(ws, item(rv, ro, k), item(hv, ho, k));
-            row.copy_from_slice(&[c.hits as i64, c.substitutions as i64, c.deletions as i64, c.insertions as i64]);
+            row.copy_from_slice(&[
+                c.hits as i64,
+                c.substitutions as i64,
+                c.deletions as i64,
+                c.insertions as i64,
+            ]);
         });
         out
     })?;
@@ -85,8 +112,18 @@ fn word_alignment_batch<'py>(
     hyp_offsets: PyReadonlyArray1<'py, i64>,
     threads: usize,
 ) -> PyResult<Bound<'py, PyArray2<i64>>> {
-    let (rv, ro, hv, ho) = (ref_values.as_slice()?, ref_offsets.as_slice()?, hyp_values.as_slice()?, hyp_offsets.as_slice()?);
-    let n = same_count(check_offsets(ro, rv.len(), "ref_offsets")?, check_offsets(ho, hv.len(), "hyp_offsets")?, "ref", "hyp")?;
+    let (rv, ro, hv, ho) = (
+        ref_values.as_slice()?,
+        ref_offsets.as_slice()?,
+        hyp_values.as_slice()?,
+        hyp_offsets.as_slice()?,
+    );
+    let n = same_count(
+        check_offsets(ro, rv.len(), "ref_offsets")?,
+        check_offsets(ho, hv.len(), "hyp_offsets")?,
+        "ref",
+        "hyp",
+    )?;
     let out = run_detached(py, threads, || {
         let mut out = vec![0i64; n * 6];
         fill_rows(&mut out, 6, WordWorkspace::new, |ws, k, row| {
@@ -121,7 +158,12 @@ fn schwa_distance_batch<'py>(
     schwa_chars: PyReadonlyArray1<'py, u32>,
     threads: usize,
 ) -> PyResult<Bound<'py, PyArray1<i64>>> {
-    let (gv, go, pv, po) = (gt_values.as_slice()?, gt_offsets.as_slice()?, pred_values.as_slice()?, pred_offsets.as_slice()?);
+    let (gv, go, pv, po) = (
+        gt_values.as_slice()?,
+        gt_offsets.as_slice()?,
+        pred_values.as_slice()?,
+        pred_offsets.as_slice()?,
+    );
     let (gjv, gjo, pjv, pjo) = (
         gt_join_values.as_slice()?,
         gt_join_offsets.as_slice()?,
@@ -129,14 +171,39 @@ fn schwa_distance_batch<'py>(
         pred_join_offsets.as_slice()?,
     );
     let schwa = schwa_chars.as_slice()?;
-    let n = same_count(check_offsets(go, gv.len(), "gt_offsets")?, check_offsets(po, pv.len(), "pred_offsets")?, "gt", "pred")?;
-    same_count(n, check_offsets(gjo, gjv.len(), "gt_join_offsets")?, "gt", "gt_joins")?;
-    same_count(n, check_offsets(pjo, pjv.len(), "pred_join_offsets")?, "pred", "pred_joins")?;
+    let n = same_count(
+        check_offsets(go, gv.len(), "gt_offsets")?,
+        check_offsets(po, pv.len(), "pred_offsets")?,
+        "gt",
+        "pred",
+    )?;
+    same_count(
+        n,
+        check_offsets(gjo, gjv.len(), "gt_join_offsets")?,
+        "gt",
+        "gt_joins",
+    )?;
+    same_count(
+        n,
+        check_offsets(pjo, pjv.len(), "pred_join_offsets")?,
+        "pred",
+        "pred_joins",
+    )?;
     let result: Result<Vec<i64>, String> = run_detached(py, threads, || {
         let mut out = vec![0i64; n];
         let errors = std::sync::Mutex::new(None::<(usize, String)>);
-        fill_rows(&mut out, 1, SchwaWorkspace::new, |ws, k, row| {
-            match schwa_distance(ws, item(gv, go, k), item(pv, po, k), item(gjv, gjo, k), item(pjv, pjo, k), schwa) {
+        fill_rows(
+            &mut out,
+            1,
+            SchwaWorkspace::new,
+            |ws, k, row| match schwa_distance(
+                ws,
+                item(gv, go, k),
+                item(pv, po, k),
+                item(gjv, gjo, k),
+                item(pjv, pjo, k),
+                schwa,
+            ) {
                 Ok(d) => row[0] = d as i64,
                 Err(e) => {
                     let mut first = errors.lock().unwrap_or_else(|p| p.into_inner());
@@ -144,14 +211,16 @@ fn schwa_distance_batch<'py>(
                         *first = Some((k, e));
                     }
                 }
-            }
-        });
+            },
+        );
         match errors.into_inner().unwrap_or_else(|p| p.into_inner()) {
             Some((k, e)) => Err(format!("item {k}: {e}")),
             None => Ok(out),
         }
     })?;
-    result.map(|v| v.into_pyarray(py)).map_err(PyValueError::new_err)
+    result
+        .map(|v| v.into_pyarray(py))
+        .map_err(PyValueError::new_err)
 }
 
 #[pyfunction]
@@ -169,7 +238,12 @@ fn levenshtein_editops<'py>(
     to_matrix(py, flat, ops.len(), 3)
 }
 
-fn to_matrix(py: Python<'_>, flat: Vec<i64>, rows: usize, cols: usize) -> PyResult<Bound<'_, PyArray2<i64>>> {
+fn to_matrix(
+    py: Python<'_>,
+    flat: Vec<i64>,
+    rows: usize,
+    cols: usize,
+) -> PyResult<Bound<'_, PyArray2<i64>>> {
     Array2::from_shape_vec((rows, cols), flat)
         .map(|a| a.into_pyarray(py))
         .map_err(|e| PyValueError::new_err(e.to_string()))

@@ -6,6 +6,11 @@
 
 use pyo3::prelude::*;
 
+/// mimalloc keeps freed pages for reuse: batch buffers (several MB per call) are then not
+/// page-faulted in afresh on every call, which otherwise dominates short-string batches.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 mod align;
 mod levenshtein;
 mod packing;

@@ -17,7 +17,9 @@ pub fn pack_texts<'py>(
     name: &str,
 ) -> PyResult<(Bound<'py, PyArray1<u32>>, Bound<'py, PyArray1<i64>>)> {
     if !(texts.is_instance_of::<PyList>() || texts.is_instance_of::<PyTuple>()) {
-        return Err(PyTypeError::new_err(format!("{name} must be a list or tuple of str")));
+        return Err(PyTypeError::new_err(format!(
+            "{name} must be a list or tuple of str"
+        )));
     }
     let seq = texts.cast::<PySequence>()?;
     let n = seq.len()?;
@@ -30,7 +32,9 @@ pub fn pack_texts<'py>(
         let Ok(s) = item.cast_into::<PyString>() else {
             let item = seq.get_item(k)?;
             let type_name = item.get_type().name()?;
-            return Err(PyTypeError::new_err(format!("{name}[{k}] must be str, got {type_name}")));
+            return Err(PyTypeError::new_err(format!(
+                "{name}[{k}] must be str, got {type_name}"
+            )));
         };
         // SAFETY: `s` is a live `str` object; PyUnicode_GetLength only reads it.
         let len = unsafe { ffi::PyUnicode_GetLength(s.as_ptr()) };
@@ -49,7 +53,14 @@ pub fn pack_texts<'py>(
         }
         let buf = &mut values[start..end];
         // SAFETY: `buf` holds exactly `len` code points; copy_null = 0 writes no terminator.
-        let ok = unsafe { ffi::PyUnicode_AsUCS4(s.as_ptr(), buf.as_mut_ptr() as *mut ffi::Py_UCS4, buf.len() as ffi::Py_ssize_t, 0) };
+        let ok = unsafe {
+            ffi::PyUnicode_AsUCS4(
+                s.as_ptr(),
+                buf.as_mut_ptr() as *mut ffi::Py_UCS4,
+                buf.len() as ffi::Py_ssize_t,
+                0,
+            )
+        };
         if ok.is_null() {
             return Err(PyErr::fetch(py));
         }

@@ -16,13 +16,20 @@ pub const MIN_ITEMS_PER_TASK: usize = 128;
 /// Check Arrow-style offsets: `n + 1` non-decreasing entries from 0 to `values_len`.
 pub fn check_offsets(offsets: &[i64], values_len: usize, name: &str) -> PyResult<usize> {
     let Some((&first, _)) = offsets.split_first() else {
-        return Err(PyValueError::new_err(format!("{name} must have at least one entry (n + 1 offsets)")));
+        return Err(PyValueError::new_err(format!(
+            "{name} must have at least one entry (n + 1 offsets)"
+        )));
     };
     if first != 0 {
-        return Err(PyValueError::new_err(format!("{name} must start at 0, got {first}")));
+        return Err(PyValueError::new_err(format!(
+            "{name} must start at 0, got {first}"
+        )));
     }
     if let Some(w) = offsets.windows(2).find(|w| w[1] < w[0]) {
-        return Err(PyValueError::new_err(format!("{name} must be non-decreasing, got {} after {}", w[1], w[0])));
+        return Err(PyValueError::new_err(format!(
+            "{name} must be non-decreasing, got {} after {}",
+            w[1], w[0]
+        )));
     }
     let last = *offsets.last().unwrap_or(&0);
     if last as usize != values_len || last < 0 {
@@ -36,7 +43,9 @@ pub fn check_offsets(offsets: &[i64], values_len: usize, name: &str) -> PyResult
 /// Check that two packed sides hold the same number of items; returns it.
 pub fn same_count(a: usize, b: usize, a_name: &str, b_name: &str) -> PyResult<usize> {
     if a != b {
-        return Err(PyValueError::new_err(format!("{a_name} has {a} items but {b_name} has {b}")));
+        return Err(PyValueError::new_err(format!(
+            "{a_name} has {a} items but {b_name} has {b}"
+        )));
     }
     Ok(a)
 }
@@ -50,7 +59,9 @@ pub fn item<'a, T>(values: &'a [T], offsets: &[i64], k: usize) -> &'a [T] {
 fn pool(threads: usize) -> PyResult<Arc<ThreadPool>> {
     static POOLS: OnceLock<Mutex<HashMap<usize, Arc<ThreadPool>>>> = OnceLock::new();
     let pools = POOLS.get_or_init(|| Mutex::new(HashMap::new()));
-    let mut guard = pools.lock().map_err(|_| PyRuntimeError::new_err("thread-pool cache poisoned"))?;
+    let mut guard = pools
+        .lock()
+        .map_err(|_| PyRuntimeError::new_err("thread-pool cache poisoned"))?;
     if let Some(p) = guard.get(&threads) {
         return Ok(p.clone());
     }
@@ -69,7 +80,11 @@ where
     R: Send,
     F: FnOnce() -> R + Send,
 {
-    let pool = if threads == 0 { None } else { Some(pool(threads)?) };
+    let pool = if threads == 0 {
+        None
+    } else {
+        Some(pool(threads)?)
+    };
     Ok(py.detach(move || match pool {
         Some(p) => p.install(work),
         None => work(),

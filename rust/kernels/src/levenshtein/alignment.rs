@@ -15,7 +15,7 @@
 //! cell `(i, j)` on an optimal path has `|i − j| ≤ D[i][j] ≤ distance`.
 
 use super::common_affix;
-use super::distance::{block_step, hyyro_step, myers_blocks, DistanceWorkspace};
+use super::distance::{band_blocks, hyyro_step, myers_banded, DistanceWorkspace};
 
 /// Kind of one edit operation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -72,7 +72,11 @@ impl OpSink for AlignmentCounts {
 
 impl OpSink for Vec<EditOp> {
     fn op(&mut self, kind: EditOpKind, ref_pos: usize, hyp_pos: usize) {
-        self.push(EditOp { kind, ref_pos, hyp_pos });
+        self.push(EditOp {
+            kind,
+            ref_pos,
+            hyp_pos,
+        });
     }
     fn segment_start(&mut self) -> usize {
         self.len()
@@ -96,6 +100,7 @@ pub struct AlignWorkspace {
     single_word: bool,
     block_vp: Vec<u64>,
     block_vn: Vec<u64>,
+    bottom: Vec<usize>,
 }
 
 impl AlignWorkspace {
@@ -137,11 +142,14 @@ pub fn editops(ws: &mut AlignWorkspace, reference: &[u32], hypothesis: &[u32]) -
 fn run<S: OpSink>(ws: &mut AlignWorkspace, s1: &[u32], s2: &[u32], sink: &mut S) {
     // rapidfuzz's Python `editops` starts from the trivial bound max(len1, len2) (no exact
     // distance first); that bound decides where the Hirschberg splits happen. Verified against
-    // rapidfuzz 3.14 on random strings of up to 3,000 symbols (tests/test_levenshtein_kernels.py).
+    // rapidfuzz 3.14 on random strings of up to 5,000 symbols (tests/test_levenshtein_kernels.py).
     let bound = s1.len().max(s2.len());
-    align_part(ws, s1, s2, 0, 0, bound, sink);
+    align_part(ws, s1, s2, 0, 0, bound, false, sink);
 }
 
+/// Align one part; `bound` is the bound rapidfuzz would use here, and the exact distance of the
+/// part when `exact` (every part produced by a split).
+#[allow(clippy::too_many_arguments)]
 fn align_part<S: OpSink>(
     ws: &mut AlignWorkspace,
     s1: &[u32],
@@ -149,53 +157,105 @@ fn align_part<S: OpSink>(
     src_pos: usize,
     dest_pos: usize,
     bound: usize,
+    exact: bool,
     sink: &mut S,
 ) {
     let (prefix, suffix) = common_affix(s1, s2);
     let s1 = &s1[prefix..s1.len() - suffix];
     let s2 = &s2[prefix..s2.len() - suffix];
     let (src_pos, dest_pos) = (src_pos + prefix, dest_pos + prefix);
-    let bound = bound.min(s1.len().max(s2.len()));
-    let full_band = s1.len().min(2 * bound + 1);
+    let clipped = bound.min(s1.len().max(s2.len()));
+    let full_band = s1.len().min(2 * clipped + 1);
     let matrix_bytes = 2 * full_band * s2.len() / 8;
     if matrix_bytes < 1 << 20 || s1.len() < 65 || s2.len() < 10 {
         direct_traceback(ws, s1, s2, src_pos, dest_pos, sink);
         return;
     }
-    let (mid1, mid2, left, right) = hirschberg_split(ws, s1, s2);
-    align_part(ws, &s1[..mid1], &s2[..mid2], src_pos, dest_pos, left, sink);
-    align_part(ws, &s1[mid1..], &s2[mid2..], src_pos + mid1, dest_pos + mid2, right, sink);
+    let d = if exact {
+        bound
+    } else {
+        super::distance(&mut ws.dist, s1, s2)
+    };
+    let (mid1, mid2, left, right) = hirschberg_split(ws, s1, s2, d);
+    align_part(
+        ws,
+        &s1[..mid1],
+        &s2[..mid2],
+        src_pos,
+        dest_pos,
+        left,
+        true,
+        sink,
+    );
+    align_part(
+        ws,
+        &s1[mid1..],
+        &s2[mid2..],
+        src_pos + mid1,
+        dest_pos + mid2,
+        right,
+        true,
+        sink,
+    );
 }
 
-/// Distances from the pattern's prefixes to `text`: `out[i]` = D(pattern[..i], text), `i ∈ 0..=m`.
-fn prefix_distances(ws: &mut AlignWorkspace, pattern: &[u32], text: &[u32], out: &mut Vec<usize>) {
+/// Upper bounds of the distances from the pattern's prefixes to `text`, exact wherever they are at
+/// most `w`: `out[i]` ≥ D(pattern[..i], text) for `i ∈ 0..=m` (`usize::MAX` outside the band).
+fn prefix_distances(
+    ws: &mut AlignWorkspace,
+    pattern: &[u32],
+    text: &[u32],
+    w: usize,
+    out: &mut Vec<usize>,
+) {
+    let m = pattern.len();
     ws.dist.masks.build(pattern);
-    myers_blocks(&ws.dist.masks, pattern.len(), text, &mut ws.block_vp, &mut ws.block_vn);
+    myers_banded(
+        &ws.dist.masks,
+        m,
+        text,
+        w,
+        &mut ws.block_vp,
+        &mut ws.block_vn,
+        &mut ws.bottom,
+        |_, _, _, _| {},
+    );
     out.clear();
-    let mut d = text.len();
-    out.push(d);
-    for i in 0..pattern.len() {
-        let (w, b) = (i / 64, i % 64);
-        d += (ws.block_vp[w] >> b & 1) as usize;
-        d -= (ws.block_vn[w] >> b & 1) as usize;
-        out.push(d);
+    out.resize(m + 1, usize::MAX);
+    out[0] = text.len();
+    let (first, last) = band_blocks(text.len(), w, m);
+    for b in first..=last {
+        let end = (64 * (b + 1)).min(m);
+        let mut v = ws.bottom[b];
+        out[end] = v;
+        for i in (64 * b + 1..=end).rev() {
+            let bit = (i - 1) % 64;
+            v = v + (ws.block_vn[b] >> bit & 1) as usize - (ws.block_vp[b] >> bit & 1) as usize;
+            out[i - 1] = out[i - 1].min(v);
+        }
     }
 }
 
 /// Split at the middle row of `s2` and the first column of `s1` (0 included) minimising the sum of
-/// the forward and backward distances; returns `(mid1, mid2, left distance, right distance)`.
-fn hirschberg_split(ws: &mut AlignWorkspace, s1: &[u32], s2: &[u32]) -> (usize, usize, usize, usize) {
+/// the forward and backward distances; `d` is the exact distance of `s1`, `s2`, so a band of
+/// half-width `d` holds every optimal split. Returns `(mid1, mid2, left distance, right distance)`.
+fn hirschberg_split(
+    ws: &mut AlignWorkspace,
+    s1: &[u32],
+    s2: &[u32],
+    d: usize,
+) -> (usize, usize, usize, usize) {
     let mid2 = s2.len() / 2;
     let mut forward = Vec::with_capacity(s1.len() + 1);
-    prefix_distances(ws, s1, &s2[..mid2], &mut forward);
+    prefix_distances(ws, s1, &s2[..mid2], d + 1, &mut forward);
     let rev1: Vec<u32> = s1.iter().rev().copied().collect();
     let rev2: Vec<u32> = s2[mid2..].iter().rev().copied().collect();
     let mut backward = Vec::with_capacity(s1.len() + 1);
-    prefix_distances(ws, &rev1, &rev2, &mut backward);
+    prefix_distances(ws, &rev1, &rev2, d + 1, &mut backward);
     let n = s1.len();
     let (mut best, mut mid1) = (usize::MAX, 0);
     for i in 0..=n {
-        let total = forward[i] + backward[n - i];
+        let total = forward[i].saturating_add(backward[n - i]);
         if total < best {
             best = total;
             mid1 = i;
@@ -225,26 +285,30 @@ fn fill_rows(ws: &mut AlignWorkspace, s1: &[u32], s2: &[u32]) {
     }
     let d = super::distance(&mut ws.dist, s1, s2);
     ws.dist.masks.build(s1);
-    let words = m.div_ceil(64);
-    let last_bit_final = 1u64 << ((m - 1) % 64);
-    let mut vp = vec![!0u64; words];
-    let mut vn = vec![0u64; words];
+    // Exact vertical deltas wherever D ≤ d + 3: everything the traceback reads (path cells have
+    // D ≤ d and the rule only compares them with neighbours).
     let margin = d + 3;
-    for (r, &c) in s2.iter().enumerate() {
-        let eqs = ws.dist.masks.masks(c);
-        let mut h = 1i32;
-        for w in 0..words {
-            let eq = eqs.map_or(0, |e| e[w]);
-            let last_bit = if w + 1 == words { last_bit_final } else { 1u64 << 63 };
-            h = block_step(eq, &mut vp[w], &mut vn[w], h, last_bit);
-        }
-        let first = r.saturating_sub(margin) / 64;
-        let last = ((r + margin) / 64).min(words - 1);
-        ws.first_word.push(first);
-        ws.row_start.push(ws.vp.len());
-        ws.vp.extend_from_slice(&vp[first..=last]);
-        ws.vn.extend_from_slice(&vn[first..=last]);
-    }
+    let (vp, vn, first_word, row_start) = (
+        &mut ws.vp,
+        &mut ws.vn,
+        &mut ws.first_word,
+        &mut ws.row_start,
+    );
+    myers_banded(
+        &ws.dist.masks,
+        m,
+        s2,
+        margin,
+        &mut ws.block_vp,
+        &mut ws.block_vn,
+        &mut ws.bottom,
+        |_, first, band_vp, band_vn| {
+            first_word.push(first);
+            row_start.push(vp.len());
+            vp.extend_from_slice(band_vp);
+            vn.extend_from_slice(band_vn);
+        },
+    );
     ws.row_start.push(ws.vp.len());
 }
 
@@ -295,7 +359,11 @@ mod tests {
 
     /// Apply the script to `reference` and check it yields `hypothesis` with `distance` ops.
     fn check_script(a: &[u32], b: &[u32], ops: &[EditOp]) {
-        assert_eq!(ops.len(), reference::distance(a, b), "not optimal: {a:?} → {b:?}");
+        assert_eq!(
+            ops.len(),
+            reference::distance(a, b),
+            "not optimal: {a:?} → {b:?}"
+        );
         let mut out = Vec::new();
         let mut i = 0;
         for op in ops {
@@ -353,26 +421,54 @@ mod tests {
         let mut ws = AlignWorkspace::new();
         let ops = editops(&mut ws, &s("qabxcd"), &s("abycdf"));
         let expected = vec![
-            EditOp { kind: EditOpKind::Delete, ref_pos: 0, hyp_pos: 0 },
-            EditOp { kind: EditOpKind::Substitute, ref_pos: 3, hyp_pos: 2 },
-            EditOp { kind: EditOpKind::Insert, ref_pos: 6, hyp_pos: 5 },
+            EditOp {
+                kind: EditOpKind::Delete,
+                ref_pos: 0,
+                hyp_pos: 0,
+            },
+            EditOp {
+                kind: EditOpKind::Substitute,
+                ref_pos: 3,
+                hyp_pos: 2,
+            },
+            EditOp {
+                kind: EditOpKind::Insert,
+                ref_pos: 6,
+                hyp_pos: 5,
+            },
         ];
         assert_eq!(ops, expected);
         let counts = align(&mut ws, &s("hello world"), &s("hello wrld"));
-        assert_eq!(counts, AlignmentCounts { hits: 10, substitutions: 0, deletions: 1, insertions: 0 });
+        assert_eq!(
+            counts,
+            AlignmentCounts {
+                hits: 10,
+                substitutions: 0,
+                deletions: 1,
+                insertions: 0
+            }
+        );
     }
 
     #[test]
     fn direct_traceback_follows_the_rule_on_random_pairs() {
         let mut rng = Rng(99);
         let mut ws = AlignWorkspace::new();
-        for (alphabet, max_len) in [(vec![1u32, 2], 12), (vec![1, 2, 3, 0x568], 90), (vec![5, 6, 7], 200)] {
+        for (alphabet, max_len) in [
+            (vec![1u32, 2], 12),
+            (vec![1, 2, 3, 0x568], 90),
+            (vec![5, 6, 7], 200),
+        ] {
             for _ in 0..1500 {
                 let a = rng.seq(max_len, &alphabet);
                 let b = rng.seq(max_len, &alphabet);
                 let ops = editops(&mut ws, &a, &b);
                 check_script(&a, &b, &ops);
-                assert_eq!(align(&mut ws, &a, &b), rule_counts(&a, &b), "{a:?} vs {b:?}");
+                assert_eq!(
+                    align(&mut ws, &a, &b),
+                    rule_counts(&a, &b),
+                    "{a:?} vs {b:?}"
+                );
             }
         }
     }

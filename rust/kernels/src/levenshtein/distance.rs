@@ -1,5 +1,6 @@
 //! Unit-cost Levenshtein distance: common affix stripped, then Hyyrö's bit-parallel algorithm in
-//! one machine word when the shorter side fits in 64 symbols, Myers' blocked variant otherwise.
+//! one machine word when the shorter side fits in 64 symbols, Myers' blocked variant restricted to
+//! a diagonal band (doubled until the distance fits in it) otherwise.
 //!
 //! The bit vectors follow one convention throughout this family: the *pattern* is laid along the
 //! bits (bit `i` ↔ pattern position `i`), the *text* is consumed one symbol per row, and after
@@ -14,6 +15,7 @@ pub struct DistanceWorkspace {
     pub(crate) masks: PatternMasks,
     vp: Vec<u64>,
     vn: Vec<u64>,
+    bottom: Vec<usize>,
 }
 
 impl DistanceWorkspace {
@@ -84,33 +86,86 @@ pub(crate) fn hyyro_single(masks: &PatternMasks, m: usize, text: &[u32]) -> usiz
     score
 }
 
-/// Run the blocked algorithm of `pattern` (masks built, `m` symbols) over `text`, leaving the final
-/// vertical vectors in `vp`/`vn`; returns the distance.
-pub(crate) fn myers_blocks(
+/// First and last 64-row block of the pattern (`m` rows) meeting the diagonal band `|i − j| ≤ w`
+/// in text column `j` (rows `i` are 1-based).
+#[inline]
+pub(crate) fn band_blocks(j: usize, w: usize, m: usize) -> (usize, usize) {
+    let lo = j.saturating_sub(w).max(1);
+    let hi = (j + w).min(m);
+    ((lo - 1) / 64, (hi - 1) / 64)
+}
+
+/// Myers' blocked algorithm restricted to the blocks meeting the diagonal band `|i − j| ≤ w`.
+///
+/// A block leaving the band at the top stops being computed (the next block assumes a horizontal
+/// delta of +1 above it); a block entering at the bottom starts from vertical deltas of +1. Both
+/// describe real paths, so every computed value is an upper bound of the true `D`, exact wherever
+/// `D ≤ w` (a path of cost `c` never leaves the band of half-width `c`). `visit(j, first_block,
+/// vp, vn)` sees the band's words of every column. Returns the computed `D[m][n]`, exact when the
+/// distance is at most `w` and `|m − n| ≤ w`.
+pub(crate) fn myers_banded(
     masks: &PatternMasks,
     m: usize,
     text: &[u32],
+    w: usize,
     vp: &mut Vec<u64>,
     vn: &mut Vec<u64>,
+    bottom: &mut Vec<usize>,
+    mut visit: impl FnMut(usize, usize, &[u64], &[u64]),
 ) -> usize {
     let words = m.div_ceil(64);
+    let last_bit_final = 1u64 << ((m - 1) % 64);
     vp.clear();
     vp.resize(words, !0);
     vn.clear();
     vn.resize(words, 0);
-    let last_bit_final = 1u64 << ((m - 1) % 64);
-    let mut score = m;
-    for &c in text {
+    bottom.clear();
+    bottom.extend((0..words).map(|b| (64 * (b + 1)).min(m)));
+    let mut prev_last = band_blocks(0, w, m).1;
+    for (col, &c) in text.iter().enumerate() {
+        let (first, last) = band_blocks(col + 1, w, m);
+        if last > prev_last {
+            bottom[last] = bottom[last - 1] + (64 * (last + 1)).min(m) - 64 * last;
+            prev_last = last;
+        }
         let eqs = masks.masks(c);
         let mut h = 1i32;
-        for w in 0..words {
-            let eq = eqs.map_or(0, |e| e[w]);
-            let last_bit = if w + 1 == words { last_bit_final } else { 1u64 << 63 };
-            h = block_step(eq, &mut vp[w], &mut vn[w], h, last_bit);
+        for b in first..=last {
+            let eq = eqs.map_or(0, |e| e[b]);
+            let last_bit = if b + 1 == words {
+                last_bit_final
+            } else {
+                1u64 << 63
+            };
+            h = block_step(eq, &mut vp[b], &mut vn[b], h, last_bit);
+            bottom[b] = (bottom[b] as isize + h as isize) as usize;
         }
-        score = (score as isize + h as isize) as usize;
+        visit(col, first, &vp[first..=last], &vn[first..=last]);
     }
-    score
+    bottom[words - 1]
+}
+
+/// Distance of a pattern longer than 64 symbols: banded passes, doubling the band until the
+/// result fits in it.
+fn banded_distance(ws: &mut DistanceWorkspace, m: usize, text: &[u32]) -> usize {
+    let longest = m.max(text.len());
+    let mut w = 64.max(m.abs_diff(text.len()));
+    loop {
+        let d = myers_banded(
+            &ws.masks,
+            m,
+            text,
+            w,
+            &mut ws.vp,
+            &mut ws.vn,
+            &mut ws.bottom,
+            |_, _, _, _| {},
+        );
+        if d <= w || w >= longest {
+            return d;
+        }
+        w *= 2;
+    }
 }
 
 /// Unit-cost Levenshtein distance between `a` and `b`.
@@ -127,7 +182,7 @@ pub fn distance(ws: &mut DistanceWorkspace, a: &[u32], b: &[u32]) -> usize {
     if pattern.len() <= 64 {
         hyyro_single(&ws.masks, pattern.len(), text)
     } else {
-        myers_blocks(&ws.masks, pattern.len(), text, &mut ws.vp, &mut ws.vn)
+        banded_distance(ws, pattern.len(), text)
     }
 }
 
@@ -142,7 +197,11 @@ mod tests {
         for _ in 0..cases {
             let a = rng.seq(max_len, alphabet);
             let b = rng.seq(max_len, alphabet);
-            assert_eq!(distance(&mut ws, &a, &b), reference::distance(&a, &b), "{a:?} vs {b:?}");
+            assert_eq!(
+                distance(&mut ws, &a, &b),
+                reference::distance(&a, &b),
+                "{a:?} vs {b:?}"
+            );
         }
     }
 

@@ -68,7 +68,9 @@ pub(crate) mod reference {
         }
         pub fn seq(&mut self, max_len: usize, alphabet: &[u32]) -> Vec<u32> {
             let len = self.below(max_len + 1);
-            (0..len).map(|_| alphabet[self.below(alphabet.len())]).collect()
+            (0..len)
+                .map(|_| alphabet[self.below(alphabet.len())])
+                .collect()
         }
     }
 }

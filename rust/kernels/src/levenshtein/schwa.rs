@@ -2,9 +2,10 @@
 //! `ը`/`Ը` by default) present in one string and absent from the other costs nothing when it sits
 //! at a join position (a reassembled line break) of either string. Substitutions are never free.
 //!
-//! The cost of every path of cost `c` stays within `c + (#schwas in both strings)` diagonals of the
-//! main one (only a free operation moves off a diagonal without paying), so the DP runs in a band of
-//! that half-width around the strict distance, which bounds the forgiving one from above.
+//! A path of cost `c` stays within `c + F` diagonals of the main one, where `F` counts the schwas
+//! that can ever be free (only a free operation moves off a diagonal without paying), so the DP runs
+//! in a band of half-width `strict + F` (the strict distance bounds the forgiving one from above);
+//! when `F` is 0 the answer is the strict distance.
 
 use super::distance::{distance, DistanceWorkspace};
 
@@ -14,6 +15,8 @@ pub struct SchwaWorkspace {
     dist: DistanceWorkspace,
     gt_join: Vec<bool>,
     pred_join: Vec<bool>,
+    gt_flags: Vec<u8>,
+    pred_flags: Vec<u8>,
     prev: Vec<usize>,
     cur: Vec<usize>,
 }
@@ -37,6 +40,37 @@ fn mark_joins(joins: &[i64], len: usize, out: &mut Vec<bool>, side: &str) -> Res
 }
 
 const INF: usize = usize::MAX / 4;
+/// Flag bits per 1-based position: the character is a schwa; it touches one of its own joins.
+const SCHWA: u8 = 1;
+const AT_OWN_JOIN: u8 = 2;
+
+/// Flags of `text[k-1]` at index `k` (index 0 unused); returns how many of its schwas can ever be
+/// free (those at their own join, or all of them when the other side has a join).
+fn mark_schwas(
+    text: &[u32],
+    joins: &[bool],
+    schwa_chars: &[u32],
+    other_has_joins: bool,
+    out: &mut Vec<u8>,
+) -> usize {
+    out.clear();
+    out.push(0);
+    let mut free = 0;
+    for (k, c) in text.iter().enumerate() {
+        let mut f = 0;
+        if schwa_chars.contains(c) {
+            f |= SCHWA;
+            if joins[k] || joins[k + 1] {
+                f |= AT_OWN_JOIN;
+            }
+            if f & AT_OWN_JOIN != 0 || other_has_joins {
+                free += 1;
+            }
+        }
+        out.push(f);
+    }
+    free
+}
 
 /// Schwa-forgiving distance between `gt` and `pred` with join boundary positions `gt_joins`,
 /// `pred_joins` (each in `0..=len`); an out-of-range join is an error.
@@ -51,21 +85,33 @@ pub fn schwa_distance(
     mark_joins(gt_joins, gt.len(), &mut ws.gt_join, "gt")?;
     mark_joins(pred_joins, pred.len(), &mut ws.pred_join, "pred")?;
     let strict = distance(&mut ws.dist, gt, pred);
-    let is_schwa = |c: &u32| schwa_chars.contains(c);
-    let schwas = gt.iter().filter(|c| is_schwa(c)).count() + pred.iter().filter(|c| is_schwa(c)).count();
-    if strict == 0 || schwas == 0 || (gt_joins.is_empty() && pred_joins.is_empty()) {
+    if strict == 0 || (gt_joins.is_empty() && pred_joins.is_empty()) {
+        return Ok(strict);
+    }
+    let free = mark_schwas(
+        gt,
+        &ws.gt_join,
+        schwa_chars,
+        !pred_joins.is_empty(),
+        &mut ws.gt_flags,
+    ) + mark_schwas(
+        pred,
+        &ws.pred_join,
+        schwa_chars,
+        !gt_joins.is_empty(),
+        &mut ws.pred_flags,
+    );
+    if free == 0 {
         return Ok(strict);
     }
     let (n, m) = (gt.len(), pred.len());
-    let width = strict + schwas;
-    let (gj, pj) = (&ws.gt_join, &ws.pred_join);
-    let del_cost = |i: usize, j: usize| -> usize {
-        let c = &gt[i - 1];
-        usize::from(!(is_schwa(c) && (gj[i - 1] || gj[i] || pj[j])))
-    };
-    let ins_cost = |i: usize, j: usize| -> usize {
-        let c = &pred[j - 1];
-        usize::from(!(is_schwa(c) && (pj[j - 1] || pj[j] || gj[i])))
+    let width = strict + free;
+    let (gj, pj, gf, pf) = (&ws.gt_join, &ws.pred_join, &ws.gt_flags, &ws.pred_flags);
+    // Inserting pred[j-1] is free for a schwa at its own join, or across from a gt join; deleting
+    // gt[i-1] is free for a schwa at its own join, or across from a pred join.
+    let ins_cost = |gt_join_here: bool, j: usize| {
+        let f = pf[j];
+        usize::from(!(f & SCHWA != 0 && (f & AT_OWN_JOIN != 0 || gt_join_here)))
     };
     let (prev, cur) = (&mut ws.prev, &mut ws.cur);
     prev.clear();
@@ -76,23 +122,29 @@ pub fn schwa_distance(
     let hi0 = width.min(m);
     prev[0] = 0;
     for j in 1..=hi0 {
-        prev[j] = prev[j - 1] + ins_cost(0, j);
+        prev[j] = prev[j - 1] + ins_cost(gj[0], j);
     }
     prev[hi0 + 1] = INF;
     for i in 1..=n {
         let lo = i.saturating_sub(width);
         let hi = (i + width).min(m);
-        if lo > 0 {
-            cur[lo - 1] = INF;
-        }
-        for j in lo..=hi {
-            let mut best = prev[j].saturating_add(del_cost(i, j));
-            if j > 0 {
-                let sub = prev[j - 1].saturating_add(usize::from(gt[i - 1] != pred[j - 1]));
-                let ins = cur[j - 1].saturating_add(ins_cost(i, j));
-                best = best.min(sub).min(ins);
-            }
-            cur[j] = best;
+        let (g, g_flag, gt_join_here) = (gt[i - 1], gf[i], gj[i]);
+        let g_schwa = g_flag & SCHWA != 0;
+        let g_own = g_flag & AT_OWN_JOIN != 0;
+        let del_cost = |j: usize| usize::from(!(g_schwa && (g_own || pj[j])));
+        // Column `lo` has no left neighbour inside the band.
+        let mut left = if lo == 0 {
+            prev[0] + del_cost(0)
+        } else {
+            (prev[lo] + del_cost(lo)).min(prev[lo - 1] + usize::from(g != pred[lo - 1]))
+        };
+        cur[lo] = left;
+        for j in lo + 1..=hi {
+            let sub = prev[j - 1] + usize::from(g != pred[j - 1]);
+            let del = prev[j] + del_cost(j);
+            let ins = left + ins_cost(gt_join_here, j);
+            left = sub.min(del).min(ins);
+            cur[j] = left;
         }
         cur[hi + 1] = INF;
         std::mem::swap(prev, cur);
@@ -114,11 +166,13 @@ mod tests {
         for i in 0..=n {
             for j in 0..=m {
                 if i > 0 {
-                    let free = schwa.contains(&g[i - 1]) && (inj(jg, i - 1) || inj(jg, i) || inj(jp, j));
+                    let free =
+                        schwa.contains(&g[i - 1]) && (inj(jg, i - 1) || inj(jg, i) || inj(jp, j));
                     d[i][j] = d[i][j].min(d[i - 1][j] + usize::from(!free));
                 }
                 if j > 0 {
-                    let free = schwa.contains(&p[j - 1]) && (inj(jp, j - 1) || inj(jp, j) || inj(jg, i));
+                    let free =
+                        schwa.contains(&p[j - 1]) && (inj(jp, j - 1) || inj(jp, j) || inj(jg, i));
                     d[i][j] = d[i][j].min(d[i][j - 1] + usize::from(!free));
                 }
                 if i > 0 && j > 0 {
@@ -135,10 +189,19 @@ mod tests {
         let schwa = s("ըԸ");
         let mut ws = SchwaWorkspace::new();
         // gt "աբ" joined at 1; pred has a schwa inserted there.
-        assert_eq!(schwa_distance(&mut ws, &s("աբ"), &s("աըբ"), &[1], &[], &schwa), Ok(0));
-        assert_eq!(schwa_distance(&mut ws, &s("աբ"), &s("աըբ"), &[], &[], &schwa), Ok(1));
+        assert_eq!(
+            schwa_distance(&mut ws, &s("աբ"), &s("աըբ"), &[1], &[], &schwa),
+            Ok(0)
+        );
+        assert_eq!(
+            schwa_distance(&mut ws, &s("աբ"), &s("աըբ"), &[], &[], &schwa),
+            Ok(1)
+        );
         // A schwa away from any join still costs one.
-        assert_eq!(schwa_distance(&mut ws, &s("աբգ"), &s("աբգը"), &[1], &[], &schwa), Ok(1));
+        assert_eq!(
+            schwa_distance(&mut ws, &s("աբգ"), &s("աբգը"), &[1], &[], &schwa),
+            Ok(1)
+        );
         assert!(schwa_distance(&mut ws, &s("ա"), &s("ա"), &[5], &[], &schwa).is_err());
     }
 
@@ -151,10 +214,18 @@ mod tests {
         for _ in 0..4000 {
             let g = rng.seq(40, &alphabet);
             let p = rng.seq(40, &alphabet);
-            let jg: Vec<i64> = (0..rng.below(4)).map(|_| rng.below(g.len() + 1) as i64).collect();
-            let jp: Vec<i64> = (0..rng.below(4)).map(|_| rng.below(p.len() + 1) as i64).collect();
+            let jg: Vec<i64> = (0..rng.below(4))
+                .map(|_| rng.below(g.len() + 1) as i64)
+                .collect();
+            let jp: Vec<i64> = (0..rng.below(4))
+                .map(|_| rng.below(p.len() + 1) as i64)
+                .collect();
             let got = schwa_distance(&mut ws, &g, &p, &jg, &jp, &schwa).unwrap();
-            assert_eq!(got, full_dp(&g, &p, &jg, &jp, &schwa), "{g:?} {p:?} {jg:?} {jp:?}");
+            assert_eq!(
+                got,
+                full_dp(&g, &p, &jg, &jp, &schwa),
+                "{g:?} {p:?} {jg:?} {jp:?}"
+            );
         }
     }
 }

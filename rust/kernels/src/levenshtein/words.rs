@@ -70,7 +70,11 @@ fn hash_word(word: &[u32]) -> u64 {
 }
 
 /// Word-level alignment of `reference` and `hypothesis` (code points).
-pub fn word_alignment(ws: &mut WordWorkspace, reference: &[u32], hypothesis: &[u32]) -> WordAlignment {
+pub fn word_alignment(
+    ws: &mut WordWorkspace,
+    reference: &[u32],
+    hypothesis: &[u32],
+) -> WordAlignment {
     ws.ref_spans.clear();
     ws.hyp_spans.clear();
     split_words(reference, &mut ws.ref_spans);
@@ -83,7 +87,11 @@ pub fn word_alignment(ws: &mut WordWorkspace, reference: &[u32], hypothesis: &[u
     ws.ref_ids.clear();
     ws.hyp_ids.clear();
     for side in [false, true] {
-        let (text, spans) = if side { (hypothesis, &ws.hyp_spans) } else { (reference, &ws.ref_spans) };
+        let (text, spans) = if side {
+            (hypothesis, &ws.hyp_spans)
+        } else {
+            (reference, &ws.ref_spans)
+        };
         for &(s, e) in spans.iter() {
             let word = &text[s..e];
             let mut slot = hash_word(word) as usize & (capacity - 1);
@@ -96,7 +104,11 @@ pub fn word_alignment(ws: &mut WordWorkspace, reference: &[u32], hypothesis: &[u
                     break new_id;
                 }
                 let (id_side, (ws_, we)) = ws.words[id as usize];
-                let known = if id_side { &hypothesis[ws_..we] } else { &reference[ws_..we] };
+                let known = if id_side {
+                    &hypothesis[ws_..we]
+                } else {
+                    &reference[ws_..we]
+                };
                 if known == word {
                     break id;
                 }
@@ -110,7 +122,11 @@ pub fn word_alignment(ws: &mut WordWorkspace, reference: &[u32], hypothesis: &[u
         }
     }
     let counts = align(&mut ws.align, &ws.ref_ids, &ws.hyp_ids);
-    WordAlignment { counts, ref_words: ws.ref_ids.len(), hyp_words: ws.hyp_ids.len() }
+    WordAlignment {
+        counts,
+        ref_words: ws.ref_ids.len(),
+        hyp_words: ws.hyp_ids.len(),
+    }
 }
 
 #[cfg(test)]
@@ -132,13 +148,37 @@ mod tests {
     fn word_counts() {
         let mut ws = WordWorkspace::new();
         let r = word_alignment(&mut ws, &s("hello world"), &s("hello wrld"));
-        assert_eq!(r.counts, AlignmentCounts { hits: 1, substitutions: 1, deletions: 0, insertions: 0 });
+        assert_eq!(
+            r.counts,
+            AlignmentCounts {
+                hits: 1,
+                substitutions: 1,
+                deletions: 0,
+                insertions: 0
+            }
+        );
         assert_eq!((r.ref_words, r.hyp_words), (2, 2));
         // Morris et al. vectors (jiwer's tests): WER 3, 2/3, 2.
-        assert_eq!(word_alignment(&mut ws, &s("X"), &s("X X Y Y")).counts.edits(), 3);
-        assert_eq!(word_alignment(&mut ws, &s("X Y X"), &s("X Z")).counts.edits(), 2);
-        assert_eq!(word_alignment(&mut ws, &s("X"), &s("Y Z")).counts.edits(), 2);
+        assert_eq!(
+            word_alignment(&mut ws, &s("X"), &s("X X Y Y"))
+                .counts
+                .edits(),
+            3
+        );
+        assert_eq!(
+            word_alignment(&mut ws, &s("X Y X"), &s("X Z"))
+                .counts
+                .edits(),
+            2
+        );
+        assert_eq!(
+            word_alignment(&mut ws, &s("X"), &s("Y Z")).counts.edits(),
+            2
+        );
         let empty = word_alignment(&mut ws, &s("   "), &s(""));
-        assert_eq!((empty.ref_words, empty.hyp_words, empty.counts.edits()), (0, 0, 0));
+        assert_eq!(
+            (empty.ref_words, empty.hyp_words, empty.counts.edits()),
+            (0, 0, 0)
+        );
     }
 }
