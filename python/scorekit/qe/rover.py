@@ -203,19 +203,19 @@ def rover(
     np.cumsum([len(u) for u in units], out=offsets[1:])
     slot_tokens, slot_confs, winners, scores, shares = rover_kernel.align_vote(
         np.array(ids, dtype=np.uint32), confs, offsets, cw, nc, max_tokens)
-    null = rover_kernel.NULL
-    slots = []
-    tokens = []
-    agreement = []
-    for row_t, row_c, w, s, v in zip(slot_tokens.tolist(), slot_confs.tolist(), winners.tolist(),
-                                     scores.tolist(), shares.tolist()):
-        entries = [(None, 0.0) if t == null else (vocab[t], c) for t, c in zip(row_t, row_c)]
-        winner = None if w == null else vocab[w]
-        slots.append(RoverSlot(entries, winner, s, v))
-        if winner is not None:
-            tokens.append(winner)
-            agreement.append(v)
-    return RoverConsensus(tokens=tokens, slots=slots, agreement=agreement, n_engines=len(units))
+    # token ids -> tokens, with the NULL id mapped to None (the kernel stores 0.0 as a NULL's confidence)
+    lookup = [*vocab, None]
+    null_index = len(vocab)
+    n = len(units)
+    entry_ids = np.where(slot_tokens == rover_kernel.NULL, null_index, slot_tokens).ravel().tolist()
+    entries = list(zip([lookup[t] for t in entry_ids], slot_confs.ravel().tolist()))
+    winner_tokens = [lookup[t] for t in np.where(winners == rover_kernel.NULL, null_index, winners).tolist()]
+    share_list = shares.tolist()
+    slots = [RoverSlot(entries[k * n:(k + 1) * n], w, s, v)
+             for k, (w, s, v) in enumerate(zip(winner_tokens, scores.tolist(), share_list))]
+    tokens = [w for w in winner_tokens if w is not None]
+    agreement = [v for w, v in zip(winner_tokens, share_list) if w is not None]
+    return RoverConsensus(tokens=tokens, slots=slots, agreement=agreement, n_engines=n)
 
 
 def _raise_bad_unit(units: list[list[Unit]]) -> None:
