@@ -11,10 +11,12 @@ use pyo3::prelude::*;
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+mod align;
 mod flows;
 mod levenshtein;
 mod packing;
 mod parallel;
+mod rover;
 mod tree;
 
 #[pymodule]
@@ -25,5 +27,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(packing::pack_pairs, m)?)?;
     tree::register(m)?;
     flows::register(m)?;
+    align::register(m)?;
+    rover::register(m)?;
     Ok(())
 }
