@@ -1,7 +1,10 @@
 //! Bindings of the `align` kernels (Needleman–Wunsch): argument conversion and validation, GIL
 //! release, rayon over batches. No alignment logic lives here.
 
-use numpy::{IntoPyArray, PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods};
+use numpy::{
+    IntoPyArray, PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2,
+    PyUntypedArrayMethods,
+};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use rayon::prelude::*;
@@ -10,13 +13,16 @@ use scorekit_kernels::align::{self, AlignOp, CallCost, CallTable, TableCost};
 use crate::parallel;
 
 fn slice<'a, T: numpy::Element>(a: &'a PyReadonlyArray1<'_, T>, name: &str) -> PyResult<&'a [T]> {
-    a.as_slice().map_err(|_| PyValueError::new_err(format!("{name} must be a contiguous 1-D array")))
+    a.as_slice()
+        .map_err(|_| PyValueError::new_err(format!("{name} must be a contiguous 1-D array")))
 }
 
 fn ops_array<'py>(py: Python<'py>, ops: Vec<AlignOp>) -> Bound<'py, PyArray2<i64>> {
     let k = ops.len();
     let flat: Vec<i64> = ops.into_iter().flatten().collect();
-    flat.into_pyarray(py).reshape([k, 3]).expect("k * 3 elements")
+    flat.into_pyarray(py)
+        .reshape([k, 3])
+        .expect("k * 3 elements")
 }
 
 /// Distance and alignment of symbol sequences `a`, `b` under a dense substitution `table`
@@ -33,7 +39,9 @@ fn nw_table_align<'py>(
     ins: PyReadonlyArray1<'py, f64>,
 ) -> PyResult<(f64, Bound<'py, PyArray2<i64>>)> {
     let n_cols = table.shape()[1];
-    let table = table.as_slice().map_err(|_| PyValueError::new_err("table must be a C-contiguous 2-D array"))?;
+    let table = table
+        .as_slice()
+        .map_err(|_| PyValueError::new_err("table must be a C-contiguous 2-D array"))?;
     let costs = TableCost {
         a: slice(&a, "a")?,
         b: slice(&b, "b")?,
@@ -85,10 +93,21 @@ fn nw_calls_align<'py>(
     a_calls: PyReadonlyArray1<'py, u32>,
     b_calls: PyReadonlyArray1<'py, u32>,
 ) -> PyResult<(f64, Bound<'py, PyArray2<i64>>)> {
-    let table = call_table(&tools, &mass, &arg_offsets, &arg_names, &arg_values, &arg_weights)?;
+    let table = call_table(
+        &tools,
+        &mass,
+        &arg_offsets,
+        &arg_names,
+        &arg_values,
+        &arg_weights,
+    )?;
     let (a, b) = (slice(&a_calls, "a_calls")?, slice(&b_calls, "b_calls")?);
-    table.validate_ids(a, "a_calls").map_err(PyValueError::new_err)?;
-    table.validate_ids(b, "b_calls").map_err(PyValueError::new_err)?;
+    table
+        .validate_ids(a, "a_calls")
+        .map_err(PyValueError::new_err)?;
+    table
+        .validate_ids(b, "b_calls")
+        .map_err(PyValueError::new_err)?;
     let costs = CallCost { table, a, b };
     let (d, ops) = py.detach(|| align::align(&costs));
     Ok((d, ops_array(py, ops)))
@@ -112,11 +131,25 @@ fn nw_calls_distance_batch<'py>(
     b_offsets: PyReadonlyArray1<'py, i64>,
     threads: usize,
 ) -> PyResult<Bound<'py, PyArray1<f64>>> {
-    let table = call_table(&tools, &mass, &arg_offsets, &arg_names, &arg_values, &arg_weights)?;
+    let table = call_table(
+        &tools,
+        &mass,
+        &arg_offsets,
+        &arg_names,
+        &arg_values,
+        &arg_weights,
+    )?;
     let (ca, cb) = (slice(&a_calls, "a_calls")?, slice(&b_calls, "b_calls")?);
-    table.validate_ids(ca, "a_calls").map_err(PyValueError::new_err)?;
-    table.validate_ids(cb, "b_calls").map_err(PyValueError::new_err)?;
-    let (oa, ob) = (slice(&a_offsets, "a_offsets")?, slice(&b_offsets, "b_offsets")?);
+    table
+        .validate_ids(ca, "a_calls")
+        .map_err(PyValueError::new_err)?;
+    table
+        .validate_ids(cb, "b_calls")
+        .map_err(PyValueError::new_err)?;
+    let (oa, ob) = (
+        slice(&a_offsets, "a_offsets")?,
+        slice(&b_offsets, "b_offsets")?,
+    );
     align::validate_seq_offsets(oa, ca.len(), "a_offsets").map_err(PyValueError::new_err)?;
     align::validate_seq_offsets(ob, cb.len(), "b_offsets").map_err(PyValueError::new_err)?;
     if oa.len() != ob.len() {

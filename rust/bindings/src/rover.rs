@@ -31,9 +31,15 @@ fn rover_align_vote<'py>(
     null_conf: f64,
     max_tokens: Option<usize>,
 ) -> PyResult<RoverArrays<'py>> {
-    let t = tokens.as_slice().map_err(|_| PyValueError::new_err("tokens must be a contiguous 1-D array"))?;
-    let c = confs.as_slice().map_err(|_| PyValueError::new_err("confs must be a contiguous 1-D array"))?;
-    let o = offsets.as_slice().map_err(|_| PyValueError::new_err("offsets must be a contiguous 1-D array"))?;
+    let t = tokens
+        .as_slice()
+        .map_err(|_| PyValueError::new_err("tokens must be a contiguous 1-D array"))?;
+    let c = confs
+        .as_slice()
+        .map_err(|_| PyValueError::new_err("confs must be a contiguous 1-D array"))?;
+    let o = offsets
+        .as_slice()
+        .map_err(|_| PyValueError::new_err("offsets must be a contiguous 1-D array"))?;
     let r = py
         .detach(|| rover::rover(t, c, o, conf_weight, null_conf, max_tokens))
         .map_err(|e| PyValueError::new_err(e.to_string()))?;

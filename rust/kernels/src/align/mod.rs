@@ -62,10 +62,18 @@ impl TableCost<'_> {
     /// Check shapes and symbol ranges; `Err` names the offending argument.
     pub fn validate(&self) -> Result<(), String> {
         if self.del.len() != self.a.len() {
-            return Err(format!("del must have one cost per element of a ({}), got {}", self.a.len(), self.del.len()));
+            return Err(format!(
+                "del must have one cost per element of a ({}), got {}",
+                self.a.len(),
+                self.del.len()
+            ));
         }
         if self.ins.len() != self.b.len() {
-            return Err(format!("ins must have one cost per element of b ({}), got {}", self.b.len(), self.ins.len()));
+            return Err(format!(
+                "ins must have one cost per element of b ({}), got {}",
+                self.b.len(),
+                self.ins.len()
+            ));
         }
         if self.n_symbols_b == 0 {
             if self.a.is_empty() || self.b.is_empty() {
@@ -75,10 +83,15 @@ impl TableCost<'_> {
         }
         let rows = self.table.len() / self.n_symbols_b;
         if let Some(&s) = self.a.iter().find(|&&s| s as usize >= rows) {
-            return Err(format!("a holds symbol {s}, but table has only {rows} rows"));
+            return Err(format!(
+                "a holds symbol {s}, but table has only {rows} rows"
+            ));
         }
         if let Some(&s) = self.b.iter().find(|&&s| s as usize >= self.n_symbols_b) {
-            return Err(format!("b holds symbol {s}, but table has only {} columns", self.n_symbols_b));
+            return Err(format!(
+                "b holds symbol {s}, but table has only {} columns",
+                self.n_symbols_b
+            ));
         }
         Ok(())
     }
@@ -133,17 +146,28 @@ impl CallTable<'_> {
     pub fn validate(&self) -> Result<(), String> {
         let n = self.tools.len();
         if self.mass.len() != n {
-            return Err(format!("mass must have one value per call ({n}), got {}", self.mass.len()));
+            return Err(format!(
+                "mass must have one value per call ({n}), got {}",
+                self.mass.len()
+            ));
         }
         if self.arg_offsets.len() != n + 1 {
-            return Err(format!("arg_offsets must have n_calls + 1 = {} entries, got {}", n + 1, self.arg_offsets.len()));
+            return Err(format!(
+                "arg_offsets must have n_calls + 1 = {} entries, got {}",
+                n + 1,
+                self.arg_offsets.len()
+            ));
         }
         let n_args = self.arg_names.len();
         if self.arg_values.len() != n_args || self.arg_weights.len() != n_args {
-            return Err("arg_names, arg_values and arg_weights must have equal lengths".to_string());
+            return Err(
+                "arg_names, arg_values and arg_weights must have equal lengths".to_string(),
+            );
         }
         if self.arg_offsets[0] != 0 || self.arg_offsets[n] != n_args as i64 {
-            return Err(format!("arg_offsets must start at 0 and end at the number of arguments ({n_args})"));
+            return Err(format!(
+                "arg_offsets must start at 0 and end at the number of arguments ({n_args})"
+            ));
         }
         for k in 0..n {
             let (lo, hi) = (self.arg_offsets[k], self.arg_offsets[k + 1]);
@@ -152,7 +176,9 @@ impl CallTable<'_> {
             }
             for t in (lo as usize + 1)..(hi as usize) {
                 if self.arg_names[t - 1] >= self.arg_names[t] {
-                    return Err(format!("arg_names must be strictly increasing within a call (call {k})"));
+                    return Err(format!(
+                        "arg_names must be strictly increasing within a call (call {k})"
+                    ));
                 }
             }
         }
@@ -162,7 +188,10 @@ impl CallTable<'_> {
     /// Check that every id of `calls` addresses this table; `Err` names `name`.
     pub fn validate_ids(&self, calls: &[u32], name: &str) -> Result<(), String> {
         match calls.iter().find(|&&c| c as usize >= self.len()) {
-            Some(c) => Err(format!("{name} holds call id {c}, but the call table has {} calls", self.len())),
+            Some(c) => Err(format!(
+                "{name} holds call id {c}, but the call table has {} calls",
+                self.len()
+            )),
             None => Ok(()),
         }
     }
@@ -175,8 +204,14 @@ impl CallTable<'_> {
         if self.tools[p] != self.tools[g] {
             return self.mass[p] + self.mass[g];
         }
-        let (mut i, i_end) = (self.arg_offsets[p] as usize, self.arg_offsets[p + 1] as usize);
-        let (mut j, j_end) = (self.arg_offsets[g] as usize, self.arg_offsets[g + 1] as usize);
+        let (mut i, i_end) = (
+            self.arg_offsets[p] as usize,
+            self.arg_offsets[p + 1] as usize,
+        );
+        let (mut j, j_end) = (
+            self.arg_offsets[g] as usize,
+            self.arg_offsets[g + 1] as usize,
+        );
         let mut cost = 0.0;
         while i < i_end || j < j_end {
             if j == j_end || (i < i_end && self.arg_names[i] < self.arg_names[j]) {
@@ -320,7 +355,9 @@ pub fn validate_seq_offsets(offsets: &[i64], n_steps: usize, name: &str) -> Resu
         return Err(format!("{name} must have n_pairs + 1 entries, got 0"));
     }
     if offsets[0] != 0 || *offsets.last().unwrap() != n_steps as i64 {
-        return Err(format!("{name} must start at 0 and end at the number of steps ({n_steps})"));
+        return Err(format!(
+            "{name} must start at 0 and end at the number of steps ({n_steps})"
+        ));
     }
     if offsets.windows(2).any(|w| w[1] < w[0]) {
         return Err(format!("{name} must be non-decreasing"));

@@ -24,7 +24,11 @@ fn naive<C: Costs>(c: &C) -> f64 {
     for i in 1..=n {
         d[i][0] = d[i - 1][0] + c.del(i - 1);
         for j in 1..=m {
-            let cands = [d[i - 1][j - 1] + c.sub(i - 1, j - 1), d[i - 1][j] + c.del(i - 1), d[i][j - 1] + c.ins(j - 1)];
+            let cands = [
+                d[i - 1][j - 1] + c.sub(i - 1, j - 1),
+                d[i - 1][j] + c.del(i - 1),
+                d[i][j - 1] + c.ins(j - 1),
+            ];
             d[i][j] = cands.iter().cloned().fold(f64::INFINITY, f64::min);
         }
     }
@@ -73,7 +77,14 @@ fn unit_cost_table_is_levenshtein() {
         table[s * 26 + s] = 0.0;
     }
     let (del, ins) = (vec![1.0; a.len()], vec![1.0; b.len()]);
-    let c = TableCost { a: &a, b: &b, table: &table, n_symbols_b: 26, del: &del, ins: &ins };
+    let c = TableCost {
+        a: &a,
+        b: &b,
+        table: &table,
+        n_symbols_b: 26,
+        del: &del,
+        ins: &ins,
+    };
     c.validate().unwrap();
     assert_eq!(distance(&c, &mut Scratch::default()), 3.0);
     let (d, ops) = align(&c);
@@ -86,29 +97,74 @@ fn unit_cost_table_is_levenshtein() {
 fn traceback_prefers_diagonal_then_deletion() {
     // a = [x], b = [y] with sub = del + ins: the diagonal wins the tie.
     let table = vec![0.0, 2.0, 2.0, 0.0];
-    let c = TableCost { a: &[0], b: &[1], table: &table, n_symbols_b: 2, del: &[1.0], ins: &[1.0] };
+    let c = TableCost {
+        a: &[0],
+        b: &[1],
+        table: &table,
+        n_symbols_b: 2,
+        del: &[1.0],
+        ins: &[1.0],
+    };
     assert_eq!(align(&c).1, vec![[OP_MATCH, 0, 0]]);
     // a = [x, x], b = [x]: deleting the second x or the first costs the same; the traceback from
     // the end prefers the diagonal, so the first x is deleted.
-    let c = TableCost { a: &[0, 0], b: &[0], table: &table, n_symbols_b: 2, del: &[1.0, 1.0], ins: &[1.0] };
+    let c = TableCost {
+        a: &[0, 0],
+        b: &[0],
+        table: &table,
+        n_symbols_b: 2,
+        del: &[1.0, 1.0],
+        ins: &[1.0],
+    };
     assert_eq!(align(&c).1, vec![[OP_DELETE, 0, -1], [OP_MATCH, 1, 0]]);
 }
 
 #[test]
 fn empty_sides() {
-    let c = TableCost { a: &[], b: &[0, 0], table: &[0.0], n_symbols_b: 1, del: &[], ins: &[1.5, 2.0] };
+    let c = TableCost {
+        a: &[],
+        b: &[0, 0],
+        table: &[0.0],
+        n_symbols_b: 1,
+        del: &[],
+        ins: &[1.5, 2.0],
+    };
     assert_eq!(distance(&c, &mut Scratch::default()), 3.5);
-    assert_eq!(align(&c), (3.5, vec![[OP_INSERT, -1, 0], [OP_INSERT, -1, 1]]));
-    let c = TableCost { a: &[], b: &[], table: &[], n_symbols_b: 0, del: &[], ins: &[] };
+    assert_eq!(
+        align(&c),
+        (3.5, vec![[OP_INSERT, -1, 0], [OP_INSERT, -1, 1]])
+    );
+    let c = TableCost {
+        a: &[],
+        b: &[],
+        table: &[],
+        n_symbols_b: 0,
+        del: &[],
+        ins: &[],
+    };
     c.validate().unwrap();
     assert_eq!(align(&c), (0.0, vec![]));
 }
 
 #[test]
 fn table_validation_names_the_argument() {
-    let c = TableCost { a: &[3], b: &[0], table: &[0.0; 4], n_symbols_b: 2, del: &[1.0], ins: &[1.0] };
+    let c = TableCost {
+        a: &[3],
+        b: &[0],
+        table: &[0.0; 4],
+        n_symbols_b: 2,
+        del: &[1.0],
+        ins: &[1.0],
+    };
     assert!(c.validate().unwrap_err().contains("table has only 2 rows"));
-    let c = TableCost { a: &[0], b: &[0], table: &[0.0; 4], n_symbols_b: 2, del: &[], ins: &[1.0] };
+    let c = TableCost {
+        a: &[0],
+        b: &[0],
+        table: &[0.0; 4],
+        n_symbols_b: 2,
+        del: &[],
+        ins: &[1.0],
+    };
     assert!(c.validate().unwrap_err().starts_with("del"));
 }
 
@@ -126,7 +182,14 @@ type Call = (u32, Vec<(u32, u32, f64)>);
 
 impl Packed {
     fn new(steps: &[Call], tool_weight: f64) -> Packed {
-        let mut p = Packed { tools: vec![], mass: vec![], offsets: vec![0], names: vec![], values: vec![], weights: vec![] };
+        let mut p = Packed {
+            tools: vec![],
+            mass: vec![],
+            offsets: vec![0],
+            names: vec![],
+            values: vec![],
+            weights: vec![],
+        };
         for (tool, args) in steps {
             p.tools.push(*tool);
             let mut mass = tool_weight;
@@ -163,7 +226,11 @@ fn pair(a: &[Call], b: &[Call], tool_weight: f64) -> (Packed, Vec<u32>, Vec<u32>
 
 fn dist(a: &[Call], b: &[Call]) -> f64 {
     let (t, ia, ib) = pair(a, b, 1.0);
-    let c = CallCost { table: t.table(), a: &ia, b: &ib };
+    let c = CallCost {
+        table: t.table(),
+        a: &ia,
+        b: &ib,
+    };
     let d = distance(&c, &mut Scratch::default());
     assert_eq!(align(&c).0, d);
     d
@@ -172,30 +239,57 @@ fn dist(a: &[Call], b: &[Call]) -> f64 {
 #[test]
 fn trajectory_vectors_of_the_spec() {
     // [b(), a()] vs [a(), b()] -> raw 2.0 (ek-agents.md §7.3).
-    assert_eq!(dist(&[(1, vec![]), (0, vec![])], &[(0, vec![]), (1, vec![])]), 2.0);
+    assert_eq!(
+        dist(&[(1, vec![]), (0, vec![])], &[(0, vec![]), (1, vec![])]),
+        2.0
+    );
     // s(q="x", r=1) vs s(q="y", r=1) -> raw 1.0.
-    assert_eq!(dist(&[(0, vec![(0, 0, 1.0), (1, 2, 1.0)])], &[(0, vec![(0, 1, 1.0), (1, 2, 1.0)])]), 1.0);
+    assert_eq!(
+        dist(
+            &[(0, vec![(0, 0, 1.0), (1, 2, 1.0)])],
+            &[(0, vec![(0, 1, 1.0), (1, 2, 1.0)])]
+        ),
+        1.0
+    );
     // [s()] vs [s(x=None)] -> raw 1.0: a missing argument is never free.
     assert_eq!(dist(&[(0, vec![])], &[(0, vec![(0, 0, 1.0)])]), 1.0);
     // detour: [search(q), search(q), answer(a)] vs [search(q), answer(a)] -> raw 2.0.
     let search = (0, vec![(0, 0, 1.0)]);
     let answer = (1, vec![(1, 1, 1.0)]);
-    assert_eq!(dist(&[search.clone(), search.clone(), answer.clone()], &[search, answer]), 2.0);
+    assert_eq!(
+        dist(
+            &[search.clone(), search.clone(), answer.clone()],
+            &[search, answer]
+        ),
+        2.0
+    );
 }
 
 #[test]
 fn shared_call_ids_cost_nothing_and_ids_are_checked() {
     let t = Packed::new(&[(0, vec![(0, 0, 1.0)]), (1, vec![])], 1.0);
-    let c = CallCost { table: t.table(), a: &[0, 1, 0], b: &[0, 0] };
+    let c = CallCost {
+        table: t.table(),
+        a: &[0, 1, 0],
+        b: &[0, 0],
+    };
     assert_eq!(distance(&c, &mut Scratch::default()), 1.0);
     t.table().validate().unwrap();
-    assert!(t.table().validate_ids(&[0, 2], "a_calls").unwrap_err().contains("a_calls holds call id 2"));
+    assert!(t
+        .table()
+        .validate_ids(&[0, 2], "a_calls")
+        .unwrap_err()
+        .contains("a_calls holds call id 2"));
 }
 
 #[test]
 fn table_validation_names_the_array() {
     let p = Packed::new(&[(0, vec![(1, 0, 1.0), (0, 0, 1.0)])], 1.0);
-    assert!(p.table().validate().unwrap_err().contains("arg_names must be strictly increasing"));
+    assert!(p
+        .table()
+        .validate()
+        .unwrap_err()
+        .contains("arg_names must be strictly increasing"));
 }
 
 fn random_steps(rng: &mut Rng, len: usize) -> Vec<Call> {
@@ -205,7 +299,11 @@ fn random_steps(rng: &mut Rng, len: usize) -> Vec<Call> {
             let mut args = vec![];
             for name in 0..4u32 {
                 if rng.below(2) == 0 {
-                    args.push((name, rng.below(3) as u32, [0.5, 1.0, 2.0, 20.0][rng.below(4) as usize]));
+                    args.push((
+                        name,
+                        rng.below(3) as u32,
+                        [0.5, 1.0, 2.0, 20.0][rng.below(4) as usize],
+                    ));
                 }
             }
             (tool, args)
@@ -220,8 +318,16 @@ fn random_trajectories_match_the_naive_program() {
     for _ in 0..3000 {
         let (n, m) = (rng.below(9) as usize, rng.below(9) as usize);
         let tool_weight = [1.0, 10.0][rng.below(2) as usize];
-        let (t, ia, ib) = pair(&random_steps(&mut rng, n), &random_steps(&mut rng, m), tool_weight);
-        let c = CallCost { table: t.table(), a: &ia, b: &ib };
+        let (t, ia, ib) = pair(
+            &random_steps(&mut rng, n),
+            &random_steps(&mut rng, m),
+            tool_weight,
+        );
+        let c = CallCost {
+            table: t.table(),
+            a: &ia,
+            b: &ib,
+        };
         let expected = naive(&c);
         assert_eq!(distance(&c, &mut row), expected);
         let (d, ops) = align(&c);
@@ -235,5 +341,7 @@ fn random_trajectories_match_the_naive_program() {
 fn seq_offsets_validation() {
     validate_seq_offsets(&[0, 1, 3], 3, "a_seq_offsets").unwrap();
     assert!(validate_seq_offsets(&[0, 2, 1, 3], 3, "a_seq_offsets").is_err());
-    assert!(validate_seq_offsets(&[0, 2], 3, "a_seq_offsets").unwrap_err().contains("end at the number of steps"));
+    assert!(validate_seq_offsets(&[0, 2], 3, "a_seq_offsets")
+        .unwrap_err()
+        .contains("end at the number of steps"));
 }

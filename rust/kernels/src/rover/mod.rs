@@ -74,13 +74,25 @@ impl std::fmt::Display for RoverError {
 }
 
 /// Validate packed hypotheses (`offsets` has `N + 1` entries) and apply the `max_tokens` guard.
-pub fn validate(tokens: &[u32], confs: &[f64], offsets: &[i64], max_tokens: Option<usize>) -> Result<(), RoverError> {
+pub fn validate(
+    tokens: &[u32],
+    confs: &[f64],
+    offsets: &[i64],
+    max_tokens: Option<usize>,
+) -> Result<(), RoverError> {
     let invalid = |m: String| Err(RoverError::Invalid(m));
     if confs.len() != tokens.len() {
-        return invalid(format!("confs must have one value per token ({}), got {}", tokens.len(), confs.len()));
+        return invalid(format!(
+            "confs must have one value per token ({}), got {}",
+            tokens.len(),
+            confs.len()
+        ));
     }
     if offsets.is_empty() || offsets[0] != 0 || *offsets.last().unwrap() != tokens.len() as i64 {
-        return invalid(format!("offsets must run from 0 to the number of tokens ({})", tokens.len()));
+        return invalid(format!(
+            "offsets must run from 0 to the number of tokens ({})",
+            tokens.len()
+        ));
     }
     if offsets.windows(2).any(|w| w[1] < w[0]) {
         return invalid("offsets must be non-decreasing".to_string());
@@ -92,9 +104,16 @@ pub fn validate(tokens: &[u32], confs: &[f64], offsets: &[i64], max_tokens: Opti
         return invalid(format!("confs must not be NaN (token {k})"));
     }
     if let Some(max) = max_tokens {
-        let longest = offsets.windows(2).map(|w| (w[1] - w[0]) as usize).max().unwrap_or(0);
+        let longest = offsets
+            .windows(2)
+            .map(|w| (w[1] - w[0]) as usize)
+            .max()
+            .unwrap_or(0);
         if offsets.len() > 1 && longest > max {
-            return Err(RoverError::TooLong { longest, max_tokens: max });
+            return Err(RoverError::TooLong {
+                longest,
+                max_tokens: max,
+            });
         }
     }
     Ok(())
@@ -330,7 +349,10 @@ pub fn rover(
         ent_conf = new_conf;
         width = new_width;
     }
-    for (row_tok, row_conf) in ent_tok.chunks_exact(width).zip(ent_conf.chunks_exact(width)) {
+    for (row_tok, row_conf) in ent_tok
+        .chunks_exact(width)
+        .zip(ent_conf.chunks_exact(width))
+    {
         let (w, s, v) = vote(row_tok, row_conf, conf_weight, null_conf);
         result.winners.push(w);
         result.scores.push(s);

@@ -17,7 +17,12 @@ fn pack(hyps: &[&str], vocab: &mut HashMap<String, u32>) -> (Vec<u32>, Vec<f64>,
 
 fn text(r: &RoverResult, vocab: &HashMap<String, u32>) -> String {
     let names: HashMap<u32, &str> = vocab.iter().map(|(k, &v)| (v, k.as_str())).collect();
-    r.winners.iter().filter(|&&w| w != NULL).map(|w| names[w]).collect::<Vec<_>>().join(" ")
+    r.winners
+        .iter()
+        .filter(|&&w| w != NULL)
+        .map(|w| names[w])
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 fn run(hyps: &[&str], cw: f64, null_conf: f64) -> (RoverResult, String) {
@@ -62,7 +67,10 @@ fn confidence_weighting() {
     let r = rover(&[0, 0, 1], &[0.3, 0.3, 0.99], &[0, 1, 2, 3], 0.0, 0.7, None).unwrap();
     assert_eq!((r.winners[0], r.scores[0]), (0, 2.0 / 3.0));
     let r = rover(&[0, 0, 1], &[0.3, 0.3, 0.99], &[0, 1, 2, 3], 1.0, 0.7, None).unwrap();
-    assert_eq!((r.winners[0], r.scores[0], r.vote_shares[0]), (1, 0.99, 1.0 / 3.0));
+    assert_eq!(
+        (r.winners[0], r.scores[0], r.vote_shares[0]),
+        (1, 0.99, 1.0 / 3.0)
+    );
 }
 
 #[test]
@@ -72,10 +80,16 @@ fn edge_cases() {
     let (r, _) = run(&["", ""], 0.5, 0.7);
     assert_eq!((r.n_engines, r.n_slots()), (2, 0));
     let (r, s) = run(&["", "a"], 0.5, 0.7);
-    assert_eq!((s.as_str(), r.scores[0], r.vote_shares[0]), ("a", 0.75, 0.5));
+    assert_eq!(
+        (s.as_str(), r.scores[0], r.vote_shares[0]),
+        ("a", 0.75, 0.5)
+    );
     assert_eq!(r.tokens, vec![NULL, 0]);
     let (r, s) = run(&["a b c", "a c"], 0.5, 0.7);
-    assert_eq!((s.as_str(), r.vote_shares.clone()), ("a b c", vec![1.0, 0.5, 1.0]));
+    assert_eq!(
+        (s.as_str(), r.vote_shares.clone()),
+        ("a b c", vec![1.0, 0.5, 1.0])
+    );
     let (r, s) = run(&["x", "y", "x y"], 0.5, 0.7);
     assert_eq!(s, "x");
     assert_eq!(r.tokens, vec![0, 1, 0, NULL, NULL, 1]);
@@ -103,7 +117,13 @@ fn guard_and_validation() {
     let long = vec!["a"; 50].join(" ");
     let (t, c, o) = pack(&[&long, &long], &mut vocab);
     let err = rover(&t, &c, &o, 0.5, 0.7, Some(10)).unwrap_err();
-    assert_eq!(err, RoverError::TooLong { longest: 50, max_tokens: 10 });
+    assert_eq!(
+        err,
+        RoverError::TooLong {
+            longest: 50,
+            max_tokens: 10
+        }
+    );
     assert!(err.to_string().contains("max_tokens=10"));
     assert!(rover(&t, &c, &o, 0.5, 0.7, Some(50)).is_ok());
     assert!(rover(&t, &c, &o, 0.5, 0.7, None).is_ok());
@@ -140,7 +160,9 @@ fn align_ops_dp(spine: &[u32], hyp: &[u32]) -> Vec<(u8, u32, u32)> {
     let cost = |i: usize, j: usize| (spine[i - 1] == NULL || spine[i - 1] != hyp[j - 1]) as u32;
     for i in 1..=s {
         for j in 1..=t {
-            dp[i][j] = (dp[i - 1][j - 1] + cost(i, j)).min(dp[i - 1][j] + 1).min(dp[i][j - 1] + 1);
+            dp[i][j] = (dp[i - 1][j - 1] + cost(i, j))
+                .min(dp[i - 1][j] + 1)
+                .min(dp[i][j - 1] + 1);
         }
     }
     let (mut i, mut j, mut ops) = (s, t, vec![]);
@@ -173,10 +195,26 @@ fn bit_parallel_alignment_equals_the_plain_dp() {
     let mut scratch = AlignScratch::default();
     for round in 0..4000 {
         // lengths across word boundaries (0..200 rows: up to four 64-bit words)
-        let (s, t) = if round % 10 == 0 { (next(200) as usize, next(200) as usize) } else { (next(20) as usize, next(20) as usize) };
+        let (s, t) = if round % 10 == 0 {
+            (next(200) as usize, next(200) as usize)
+        } else {
+            (next(20) as usize, next(20) as usize)
+        };
         let alphabet = 1 + next(6);
-        let spine: Vec<u32> = (0..s).map(|_| if next(8) == 0 { NULL } else { next(alphabet) as u32 }).collect();
+        let spine: Vec<u32> = (0..s)
+            .map(|_| {
+                if next(8) == 0 {
+                    NULL
+                } else {
+                    next(alphabet) as u32
+                }
+            })
+            .collect();
         let hyp: Vec<u32> = (0..t).map(|_| next(alphabet) as u32).collect();
-        assert_eq!(align_ops(&spine, &hyp, &mut scratch), align_ops_dp(&spine, &hyp), "{spine:?} {hyp:?}");
+        assert_eq!(
+            align_ops(&spine, &hyp, &mut scratch),
+            align_ops_dp(&spine, &hyp),
+            "{spine:?} {hyp:?}"
+        );
     }
 }
