@@ -131,3 +131,10 @@ def test_flows_command_is_wired(tmp_path, capsys):
     assert code == 0 and report["n"] == 1 and report["items"][0]["flowsim"] == 1.0
     code, _, err = run(capsys, "flows", str(tmp_path / "missing"), str(tmp_path / "ref"))
     assert code == 2 and err
+
+
+def test_rover_command(capsys):
+    code, out, _ = run(capsys, "rover", "the cat sat", "the cat sit", "the bat sat")
+    assert code == 0
+    assert json.loads(out) == {"consensus": "the cat sat", "mean_agreement": 0.7778,
+                               "agreement": [1.0, 0.6667, 0.6667], "n_engines": 3}

@@ -66,9 +66,15 @@ _LAZY = {
     "tree_edit_distance": "scorekit.trees",
     "tree_edit_distance_batch": "scorekit.trees",
     "tree_edit_mapping": "scorekit.trees",
+    "rover": "scorekit.qe",
+    "RoverConsensus": "scorekit.qe",
+    "AgreementSignal": "scorekit.qe",
+    "Episode": "scorekit.agents",
+    "TaskSpec": "scorekit.agents",
+    "ToolSpec": "scorekit.agents",
 }
 #: Subpackages importable as attributes (``ek.metrics``, ``ek.batch`` …).
-_SUBMODULES = ("metrics", "batch", "text", "facade", "trees", "flows")
+_SUBMODULES = ("metrics", "batch", "text", "facade", "trees", "flows", "agents", "qe")
 
 
 def __getattr__(name: str) -> Any:
@@ -95,5 +101,6 @@ __all__ = [
     "default_canonicalizer", "register", "get", "resolve", "names", "requires_extra",
     "check_requirements", "canonicalize", "registry", "metrics", "__version__",
     "Cell", "Table", "TedsMetric", "GritsMetric", "Tree", "tree_edit_distance", "tree_edit_distance_batch",
-    "tree_edit_mapping", "trees", "flows",
+    "tree_edit_mapping", "trees", "flows", "rover", "RoverConsensus", "AgreementSignal", "Episode", "TaskSpec",
+    "ToolSpec", "agents", "qe",
 ]

@@ -58,7 +58,31 @@ def flow_metrics_batch(preds: list[object], refs: list[object], max_nodes: int, 
     """FlowSim, TreeBLEU, Trigger Match, Component Match of parsed workflow pairs; shape (n, 4), plus a
     status per pair (bit 1 prediction, bit 2 reference not handled or above max_nodes: row is NaN,
     score it in Python)."""
+# --- align (Needleman–Wunsch; layout in scorekit._kernels.align) ---------------------------------
 
+def nw_table_align(a: U32, b: U32, table: F64, del_: F64, ins: F64) -> tuple[float, I64]:
+    """Distance and alignment under a substitution table ``table[sa, sb]`` and per-element gap costs;
+    ops rows (op, i, j): 0 aligned pair, 1 deletion of a[i], 2 insertion of b[j]; -1 = absent side."""
+
+def nw_calls_align(
+    tools: U32, mass: F64, arg_offsets: I64, arg_names: U32, arg_values: U32, arg_weights: F64,
+    a_calls: U32, b_calls: U32,
+) -> tuple[float, I64]:
+    """Trajectory distance and alignment of two call-id sequences into one call table."""
+
+def nw_calls_distance_batch(
+    tools: U32, mass: F64, arg_offsets: I64, arg_names: U32, arg_values: U32, arg_weights: F64,
+    a_calls: U32, a_offsets: I64, b_calls: U32, b_offsets: I64, threads: int,
+) -> F64:
+    """Trajectory distance of every pair of call-id sequences; shape (n,)."""
+
+# --- rover (ek-qe.md §3; layout in scorekit._kernels.rover) ----------------------------------------
+def rover_align_vote(
+    tokens: U32, confs: F64, offsets: I64, conf_weight: float, null_conf: float, max_tokens: int | None = None,
+) -> tuple[U32, F64, U32, F64, F64]:
+    """(slot_tokens (S, N), slot_confs (S, N), winners (S,), scores (S,), vote_shares (S,)); NULL id = 2**32 - 1."""
+
+# --- ged (graph edit distance; layout in scorekit._kernels.ged) -----------------------------------
 GedProblem = tuple[F64, F64, F64, I64, I64, F64, F64, F64, bool]
 
 def graph_edit_distance_pair(

@@ -1,5 +1,5 @@
 """The ``scorekit`` command line: quick CER/WER of two strings, corpus scoring of text files,
-workflow-tree metrics over two folders (``flows``), the demo over the packaged sample corpus, and
+workflow-tree metrics over two folders (``flows``), ROVER consensus (``rover``), the demo over the packaged sample corpus, and
 the version.
 
 Owns argument parsing, reading line-aligned text and JSONL files (streamed, never modified),
@@ -58,6 +58,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--threads", type=int, default=None, help="kernel threads (default: all cores)")
     p.add_argument("--progress", choices=("auto", "always", "never"), default="auto",
                    help="progress line on stderr (auto: long inputs on a terminal)")
+    p = sub.add_parser("rover", help="ROVER consensus of several hypotheses, printed as JSON")
+    p.add_argument("hypotheses", nargs="+", help="one hypothesis per argument (whitespace-separated tokens)")
+    p.add_argument("--no-confidence", action="store_true", help="ignore confidences (plain majority vote)")
     p = sub.add_parser("flows", help="FlowSim/TreeBLEU/Trigger/Component match of two folders of workflow JSON files")
     p.add_argument("pred_dir", help="predicted workflows, one JSON file per item")
     p.add_argument("ref_dir", help="reference workflows, matched to predictions by file name stem")
@@ -254,6 +257,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             return 0
         if args.command == "eval-text":
             return _cmd_eval_text(args)
+        if args.command == "rover":
+            from scorekit.qe.rover import rover_command
+
+            print(json.dumps(rover_command(args.hypotheses, not args.no_confidence), ensure_ascii=False))
+            return 0
         if args.command == "flows":
             from scorekit.flows import flows_command
 

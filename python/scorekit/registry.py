@@ -113,7 +113,8 @@ def register(namespace: str, name: str, obj: Any = None) -> Any:
 #: imported on the first lookup, so that ``import scorekit.registry`` stays cheap.
 BUILTIN_MODULES: dict[str, tuple[str, ...]] = {
     "normalizers": ("scorekit.canonicalize",),
-    "metrics": ("scorekit.canonicalize", "scorekit.metrics"),
+    "metrics": ("scorekit.canonicalize", "scorekit.metrics", "scorekit.agents"),
+    "signals": ("scorekit.qe",),
 }
 
 

@@ -66,19 +66,33 @@ impl Arena {
 }
 
 fn exact_str<'a>(value: &'a Bound<'_, PyAny>) -> Step<&'a str> {
-    value.cast_exact::<PyString>().map_err(|_| Fallback)?.to_str().map_err(|_| Fallback)
+    value
+        .cast_exact::<PyString>()
+        .map_err(|_| Fallback)?
+        .to_str()
+        .map_err(|_| Fallback)
 }
 
-fn get<'py>(dict: &Bound<'py, PyDict>, key: &Bound<'py, PyString>) -> Step<Option<Bound<'py, PyAny>>> {
+fn get<'py>(
+    dict: &Bound<'py, PyDict>,
+    key: &Bound<'py, PyString>,
+) -> Step<Option<Bound<'py, PyAny>>> {
     dict.get_item(key).map_err(|_| Fallback)
 }
 
 /// `get(key)` with `None` (missing or JSON null) as absent.
-fn get_some<'py>(dict: &Bound<'py, PyDict>, key: &Bound<'py, PyString>) -> Step<Option<Bound<'py, PyAny>>> {
+fn get_some<'py>(
+    dict: &Bound<'py, PyDict>,
+    key: &Bound<'py, PyString>,
+) -> Step<Option<Bound<'py, PyAny>>> {
     Ok(get(dict, key)?.filter(|v| !v.is_none()))
 }
 
-fn component_label(component: &Bound<'_, PyAny>, labels: &mut Labels, buffer: &mut String) -> Step<u32> {
+fn component_label(
+    component: &Bound<'_, PyAny>,
+    labels: &mut Labels,
+    buffer: &mut String,
+) -> Step<u32> {
     buffer.clear();
     if let Ok(text) = component.cast_exact::<PyString>() {
         buffer.push_str("action:");
@@ -110,7 +124,10 @@ enum OrderKey {
 
 fn order_key(value: &Bound<'_, PyAny>) -> Step<OrderKey> {
     if value.is_exact_instance_of::<PyInt>() {
-        return value.extract::<i64>().map(OrderKey::Int).map_err(|_| Fallback);
+        return value
+            .extract::<i64>()
+            .map(OrderKey::Int)
+            .map_err(|_| Fallback);
     }
     if let Ok(float) = value.cast_exact::<PyFloat>() {
         let f = float.value();
@@ -188,7 +205,12 @@ fn component_forest(
         let child = nodes[*k];
         arena.nodes[nodes[parent_of[*k].unwrap()]].1.push(child);
     }
-    Ok(nodes.iter().zip(&parent_of).filter(|(_, p)| p.is_none()).map(|(&n, _)| n).collect())
+    Ok(nodes
+        .iter()
+        .zip(&parent_of)
+        .filter(|(_, p)| p.is_none())
+        .map(|(&n, _)| n)
+        .collect())
 }
 
 fn decompose(flow: &Bound<'_, PyAny>, labels: &mut Labels, max_nodes: usize) -> Step<Flow> {
@@ -273,19 +295,37 @@ fn walk(arena: &Arena, root: usize, trigger: Option<u32>) -> Flow {
 }
 
 fn metrics(p: &Flow, r: &Flow, ws: &mut Workspace) -> [f64; 4] {
-    let t1 = PostorderTree { labels: &p.labels, lld: &p.lld };
-    let t2 = PostorderTree { labels: &r.labels, lld: &r.lld };
+    let t1 = PostorderTree {
+        labels: &p.labels,
+        lld: &p.lld,
+    };
+    let t2 = PostorderTree {
+        labels: &r.labels,
+        lld: &r.lld,
+    };
     let ted = zhang_shasha(&t1, &t2, &CostModel::UNIT, ws);
     let flowsim = 1.0 - ted / ((p.labels.len() + r.labels.len()) as f64);
     let treebleu = if p.subtrees.is_empty() {
         0.0
     } else {
-        p.subtrees.iter().filter(|s| r.subtrees.contains(*s)).count() as f64 / p.subtrees.len() as f64
+        p.subtrees
+            .iter()
+            .filter(|s| r.subtrees.contains(*s))
+            .count() as f64
+            / p.subtrees.len() as f64
     };
     let trigger_match = if p.trigger == r.trigger { 1.0 } else { 0.0 };
-    let shared = p.components.iter().filter(|c| r.components.contains(*c)).count();
+    let shared = p
+        .components
+        .iter()
+        .filter(|c| r.components.contains(*c))
+        .count();
     let union = p.components.len() + r.components.len() - shared;
-    let component_match = if union == 0 { 0.0 } else { shared as f64 / union as f64 };
+    let component_match = if union == 0 {
+        0.0
+    } else {
+        shared as f64 / union as f64
+    };
     [flowsim, treebleu, trigger_match, component_match]
 }
 
@@ -313,10 +353,15 @@ fn flow_metrics_batch<'py>(
     let mut labels = Labels::default();
     let mut flows: Vec<(Option<Flow>, Option<Flow>)> = Vec::with_capacity(preds.len());
     for (p, r) in preds.iter().zip(refs.iter()) {
-        flows.push((decompose(&p, &mut labels, max_nodes).ok(), decompose(&r, &mut labels, max_nodes).ok()));
+        flows.push((
+            decompose(&p, &mut labels, max_nodes).ok(),
+            decompose(&r, &mut labels, max_nodes).ok(),
+        ));
     }
-    let status: Vec<u8> =
-        flows.iter().map(|(p, r)| u8::from(p.is_none()) | (u8::from(r.is_none()) << 1)).collect();
+    let status: Vec<u8> = flows
+        .iter()
+        .map(|(p, r)| u8::from(p.is_none()) | (u8::from(r.is_none()) << 1))
+        .collect();
     let rows: Vec<[f64; 4]> = run_detached(py, threads, || {
         flows
             .par_iter()

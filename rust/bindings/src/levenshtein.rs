@@ -12,7 +12,7 @@ use scorekit_kernels::levenshtein::{
 };
 
 use crate::parallel::{
-    check_offsets, item, run_detached, same_count, MIN_ITEMS_PER_TASK, SERIAL_BELOW,
+    check_offsets, item, run_detached, same_count, PairBatch, MIN_ITEMS_PER_TASK, SERIAL_BELOW,
 };
 
 /// Fill `out` (`width` columns per item) with `f(workspace, k, row)` for every item `k`,
@@ -35,6 +35,40 @@ where
     }
 }
 
+/// Validate a pair batch, then fill `width` result columns per pair with `f(workspace, a, b, row)`
+/// with the GIL released.
+#[allow(clippy::too_many_arguments)]
+fn pair_rows<'py, W>(
+    py: Python<'py>,
+    a: &PyReadonlyArray1<'py, u32>,
+    a_offsets: &PyReadonlyArray1<'py, i64>,
+    b: &PyReadonlyArray1<'py, u32>,
+    b_offsets: &PyReadonlyArray1<'py, i64>,
+    names: (&str, &str),
+    threads: usize,
+    width: usize,
+    init: fn() -> W,
+    f: impl Fn(&mut W, &[u32], &[u32], &mut [i64]) + Sync + Send,
+) -> PyResult<(Vec<i64>, usize)> {
+    let batch = PairBatch::new(
+        a.as_slice()?,
+        a_offsets.as_slice()?,
+        b.as_slice()?,
+        b_offsets.as_slice()?,
+        names,
+    )?;
+    let n = batch.n;
+    let out = run_detached(py, threads, || {
+        let mut out = vec![0i64; n * width];
+        fill_rows(&mut out, width, init, |ws, k, row| {
+            let (x, y) = batch.pair(k);
+            f(ws, x, y, row)
+        });
+        out
+    })?;
+    Ok((out, n))
+}
+
 #[pyfunction]
 fn levenshtein_distance_batch<'py>(
     py: Python<'py>,
@@ -44,25 +78,18 @@ fn levenshtein_distance_batch<'py>(
     b_offsets: PyReadonlyArray1<'py, i64>,
     threads: usize,
 ) -> PyResult<Bound<'py, PyArray1<i64>>> {
-    let (av, ao, bv, bo) = (
-        a_values.as_slice()?,
-        a_offsets.as_slice()?,
-        b_values.as_slice()?,
-        b_offsets.as_slice()?,
-    );
-    let n = same_count(
-        check_offsets(ao, av.len(), "a_offsets")?,
-        check_offsets(bo, bv.len(), "b_offsets")?,
-        "a",
-        "b",
+    let (out, _) = pair_rows(
+        py,
+        &a_values,
+        &a_offsets,
+        &b_values,
+        &b_offsets,
+        ("a", "b"),
+        threads,
+        1,
+        DistanceWorkspace::new,
+        |ws, a, b, row| row[0] = distance(ws, a, b) as i64,
     )?;
-    let out = run_detached(py, threads, || {
-        let mut out = vec![0i64; n];
-        fill_rows(&mut out, 1, DistanceWorkspace::new, |ws, k, row| {
-            row[0] = distance(ws, item(av, ao, k), item(bv, bo, k)) as i64;
-        });
-        out
-    })?;
     Ok(out.into_pyarray(py))
 }
 
@@ -75,31 +102,23 @@ fn levenshtein_alignment_batch<'py>(
     hyp_offsets: PyReadonlyArray1<'py, i64>,
     threads: usize,
 ) -> PyResult<Bound<'py, PyArray2<i64>>> {
-    let (rv, ro, hv, ho) = (
-        ref_values.as_slice()?,
-        ref_offsets.as_slice()?,
-        hyp_values.as_slice()?,
-        hyp_offsets.as_slice()?,
-    );
-    let n = same_count(
-        check_offsets(ro, rv.len(), "ref_offsets")?,
-        check_offsets(ho, hv.len(), "hyp_offsets")?,
-        "ref",
-        "hyp",
+    let (out, n) = pair_rows(
+        py,
+        &ref_values,
+        &ref_offsets,
+        &hyp_values,
+        &hyp_offsets,
+        ("ref", "hyp"),
+        threads,
+        4,
+        AlignWorkspace::new,
+        |ws, r, h, row| {
+            let c = align(ws, r, h);
+            row.copy_from_slice(
+                &[c.hits, c.substitutions, c.deletions, c.insertions].map(|v| v as i64),
+            );
+        },
     )?;
-    let out = run_detached(py, threads, || {
-        let mut out = vec![0i64; n * 4];
-        fill_rows(&mut out, 4, AlignWorkspace::new, |ws, k, row| {
-            let c = align(ws, item(rv, ro, k), item(hv, ho, k));
-            row.copy_from_slice(&[
-                c.hits as i64,
-                c.substitutions as i64,
-                c.deletions as i64,
-                c.insertions as i64,
-            ]);
-        });
-        out
-    })?;
     to_matrix(py, out, n, 4)
 }
 
@@ -112,34 +131,32 @@ fn word_alignment_batch<'py>(
     hyp_offsets: PyReadonlyArray1<'py, i64>,
     threads: usize,
 ) -> PyResult<Bound<'py, PyArray2<i64>>> {
-    let (rv, ro, hv, ho) = (
-        ref_values.as_slice()?,
-        ref_offsets.as_slice()?,
-        hyp_values.as_slice()?,
-        hyp_offsets.as_slice()?,
-    );
-    let n = same_count(
-        check_offsets(ro, rv.len(), "ref_offsets")?,
-        check_offsets(ho, hv.len(), "hyp_offsets")?,
-        "ref",
-        "hyp",
-    )?;
-    let out = run_detached(py, threads, || {
-        let mut out = vec![0i64; n * 6];
-        fill_rows(&mut out, 6, WordWorkspace::new, |ws, k, row| {
-            let w = word_alignment(ws, item(rv, ro, k), item(hv, ho, k));
+    let (out, n) = pair_rows(
+        py,
+        &ref_values,
+        &ref_offsets,
+        &hyp_values,
+        &hyp_offsets,
+        ("ref", "hyp"),
+        threads,
+        6,
+        WordWorkspace::new,
+        |ws, r, h, row| {
+            let w = word_alignment(ws, r, h);
             let c = w.counts;
-            row.copy_from_slice(&[
-                c.hits as i64,
-                c.substitutions as i64,
-                c.deletions as i64,
-                c.insertions as i64,
-                w.ref_words as i64,
-                w.hyp_words as i64,
-            ]);
-        });
-        out
-    })?;
+            row.copy_from_slice(
+                &[
+                    c.hits,
+                    c.substitutions,
+                    c.deletions,
+                    c.insertions,
+                    w.ref_words,
+                    w.hyp_words,
+                ]
+                .map(|v| v as i64),
+            );
+        },
+    )?;
     to_matrix(py, out, n, 6)
 }
 

@@ -11,11 +11,13 @@ use pyo3::prelude::*;
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+mod align;
 mod flows;
 mod ged;
 mod levenshtein;
 mod packing;
 mod parallel;
+mod rover;
 mod tree;
 
 #[pymodule]
@@ -27,5 +29,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(packing::pack_pairs, m)?)?;
     tree::register(m)?;
     flows::register(m)?;
+    align::register(m)?;
+    rover::register(m)?;
     Ok(())
 }

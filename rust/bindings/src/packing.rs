@@ -10,7 +10,13 @@ use pyo3::prelude::*;
 use pyo3::types::{PyList, PySequence, PyString, PyTuple};
 
 /// Code points of `s` appended to `values`; a lone surrogate is a `ValueError` naming `name[k]`.
-fn append_code_points(py: Python<'_>, s: &Bound<'_, PyString>, values: &mut Vec<u32>, name: &str, k: usize) -> PyResult<()> {
+fn append_code_points(
+    py: Python<'_>,
+    s: &Bound<'_, PyString>,
+    values: &mut Vec<u32>,
+    name: &str,
+    k: usize,
+) -> PyResult<()> {
     // SAFETY: `s` is a live `str`; PyUnicode_GetLength only reads it.
     let len = unsafe { ffi::PyUnicode_GetLength(s.as_ptr()) };
     if len < 0 {
@@ -23,7 +29,14 @@ fn append_code_points(py: Python<'_>, s: &Bound<'_, PyString>, values: &mut Vec<
         return Ok(());
     }
     // SAFETY: `buf` holds exactly `len` code points; copy_null = 0 writes no terminator.
-    let ok = unsafe { ffi::PyUnicode_AsUCS4(s.as_ptr(), buf.as_mut_ptr() as *mut ffi::Py_UCS4, buf.len() as ffi::Py_ssize_t, 0) };
+    let ok = unsafe {
+        ffi::PyUnicode_AsUCS4(
+            s.as_ptr(),
+            buf.as_mut_ptr() as *mut ffi::Py_UCS4,
+            buf.len() as ffi::Py_ssize_t,
+            0,
+        )
+    };
     if ok.is_null() {
         return Err(PyErr::fetch(py));
     }
@@ -42,9 +55,15 @@ type Packed<'py> = (Bound<'py, PyArray1<u32>>, Bound<'py, PyArray1<i64>>);
 /// first two items are `str`, into two packed sides. Anything else is a `TypeError` (callers fall
 /// back to coercing the items); a lone surrogate is a `ValueError` naming `pred[k]`/`gold[k]`.
 #[pyfunction]
-pub fn pack_pairs<'py>(py: Python<'py>, cases: &Bound<'py, PyList>) -> PyResult<(Packed<'py>, Packed<'py>)> {
+pub fn pack_pairs<'py>(
+    py: Python<'py>,
+    cases: &Bound<'py, PyList>,
+) -> PyResult<(Packed<'py>, Packed<'py>)> {
     let n = cases.len();
-    let mut sides = [(Vec::new(), Vec::with_capacity(n + 1)), (Vec::new(), Vec::with_capacity(n + 1))];
+    let mut sides = [
+        (Vec::new(), Vec::with_capacity(n + 1)),
+        (Vec::new(), Vec::with_capacity(n + 1)),
+    ];
     for (values, offsets) in sides.iter_mut() {
         values.reserve(n * 32);
         offsets.push(0i64);
@@ -53,10 +72,14 @@ pub fn pack_pairs<'py>(py: Python<'py>, cases: &Bound<'py, PyList>) -> PyResult<
         let case = if case.is_instance_of::<PyTuple>() || case.is_instance_of::<PyList>() {
             case.cast_into::<PySequence>()?
         } else {
-            return Err(PyTypeError::new_err(format!("cases[{k}] is not a tuple or list")));
+            return Err(PyTypeError::new_err(format!(
+                "cases[{k}] is not a tuple or list"
+            )));
         };
         if case.len()? < 2 {
-            return Err(PyTypeError::new_err(format!("cases[{k}] has fewer than two items")));
+            return Err(PyTypeError::new_err(format!(
+                "cases[{k}] has fewer than two items"
+            )));
         }
         for (side, name) in [(0usize, "pred"), (1, "gold")] {
             let item = case.get_item(side)?;
@@ -69,12 +92,19 @@ pub fn pack_pairs<'py>(py: Python<'py>, cases: &Bound<'py, PyList>) -> PyResult<
         }
     }
     let [(pv, po), (gv, go)] = sides;
-    Ok(((pv.into_pyarray(py), po.into_pyarray(py)), (gv.into_pyarray(py), go.into_pyarray(py))))
+    Ok((
+        (pv.into_pyarray(py), po.into_pyarray(py)),
+        (gv.into_pyarray(py), go.into_pyarray(py)),
+    ))
 }
 
 /// Pack `texts` (a list or tuple of `str`); `name` is used in error messages.
 #[pyfunction]
-pub fn pack_texts<'py>(py: Python<'py>, texts: &Bound<'py, PyAny>, name: &str) -> PyResult<Packed<'py>> {
+pub fn pack_texts<'py>(
+    py: Python<'py>,
+    texts: &Bound<'py, PyAny>,
+    name: &str,
+) -> PyResult<Packed<'py>> {
     if !(texts.is_instance_of::<PyList>() || texts.is_instance_of::<PyTuple>()) {
         return Err(PyTypeError::new_err(format!(
             "{name} must be a list or tuple of str"
@@ -89,7 +119,9 @@ pub fn pack_texts<'py>(py: Python<'py>, texts: &Bound<'py, PyAny>, name: &str) -
         let item = seq.get_item(k)?;
         let Ok(s) = item.cast_into::<PyString>() else {
             let type_name = seq.get_item(k)?.get_type().name()?;
-            return Err(PyTypeError::new_err(format!("{name}[{k}] must be str, got {type_name}")));
+            return Err(PyTypeError::new_err(format!(
+                "{name}[{k}] must be str, got {type_name}"
+            )));
         };
         append_code_points(py, &s, &mut values, name, k)?;
         offsets.push(values.len() as i64);

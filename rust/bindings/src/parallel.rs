@@ -50,6 +50,50 @@ pub fn same_count(a: usize, b: usize, a_name: &str, b_name: &str) -> PyResult<us
     Ok(a)
 }
 
+/// Two validated packed sides of a batch of pairs.
+pub struct PairBatch<'a> {
+    a: &'a [u32],
+    a_offsets: &'a [i64],
+    b: &'a [u32],
+    b_offsets: &'a [i64],
+    pub n: usize,
+}
+
+impl<'a> PairBatch<'a> {
+    /// Check both sides' offsets and that they hold the same number of items; `names` name the
+    /// two sides in error messages (e.g. `("ref", "hyp")`).
+    pub fn new(
+        a: &'a [u32],
+        a_offsets: &'a [i64],
+        b: &'a [u32],
+        b_offsets: &'a [i64],
+        names: (&str, &str),
+    ) -> PyResult<Self> {
+        let n = same_count(
+            check_offsets(a_offsets, a.len(), &format!("{}_offsets", names.0))?,
+            check_offsets(b_offsets, b.len(), &format!("{}_offsets", names.1))?,
+            names.0,
+            names.1,
+        )?;
+        Ok(PairBatch {
+            a,
+            a_offsets,
+            b,
+            b_offsets,
+            n,
+        })
+    }
+
+    /// Pair `k`.
+    #[inline]
+    pub fn pair(&self, k: usize) -> (&'a [u32], &'a [u32]) {
+        (
+            item(self.a, self.a_offsets, k),
+            item(self.b, self.b_offsets, k),
+        )
+    }
+}
+
 /// Item `k` of a packed batch.
 #[inline]
 pub fn item<'a, T>(values: &'a [T], offsets: &[i64], k: usize) -> &'a [T] {

@@ -7,19 +7,20 @@
 //! texts); text offsets are absolute per-node offsets into the side's text values (total nodes + 1).
 //! Everything is validated before the GIL is released; errors become `ValueError`.
 
+use crate::parallel::{check_offsets, run_detached, same_count};
 use numpy::ndarray::Array2;
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use rayon::prelude::*;
-use crate::parallel::{check_offsets, run_detached, same_count};
 use scorekit_kernels::tree::{
-    validate_costs, validate_tree, zhang_shasha, zhang_shasha_mapping, CostModel, NodeTexts, PostorderTree, Rename,
-    Workspace,
+    validate_costs, validate_tree, zhang_shasha, zhang_shasha_mapping, CostModel, NodeTexts,
+    PostorderTree, Rename, Workspace,
 };
 
 fn slice<'a, T: numpy::Element>(a: &'a PyReadonlyArray1<'_, T>, name: &str) -> PyResult<&'a [T]> {
-    a.as_slice().map_err(|_| PyValueError::new_err(format!("{name} must be a contiguous 1-D array")))
+    a.as_slice()
+        .map_err(|_| PyValueError::new_err(format!("{name} must be a contiguous 1-D array")))
 }
 
 /// The cost arrays of one call, before they are cut into per-pair views.
@@ -52,11 +53,15 @@ impl<'a> PackedCosts<'a> {
             0 | 1 => Ok(()),
             2 => {
                 if self.text1.1.len() != nodes1 + 1 || self.text2.1.len() != nodes2 + 1 {
-                    return Err(PyValueError::new_err("text offsets must have one entry per node plus one"));
+                    return Err(PyValueError::new_err(
+                        "text offsets must have one entry per node plus one",
+                    ));
                 }
                 Ok(())
             }
-            m => Err(PyValueError::new_err(format!("rename_mode must be 0 (unit), 1 (table) or 2 (text), got {m}"))),
+            m => Err(PyValueError::new_err(format!(
+                "rename_mode must be 0 (unit), 1 (table) or 2 (text), got {m}"
+            ))),
         }
     }
 
@@ -66,23 +71,46 @@ impl<'a> PackedCosts<'a> {
         let insert = (!self.insert.is_empty()).then(|| &self.insert[r2.clone()]);
         let rename = match self.mode {
             0 => Rename::Unit,
-            1 => Rename::Table { costs: self.table, n_labels: self.n_labels },
+            1 => Rename::Table {
+                costs: self.table,
+                n_labels: self.n_labels,
+            },
             _ => Rename::Text {
-                texts1: NodeTexts { values: self.text1.0, offsets: &self.text1.1[r1.start..=r1.end] },
-                texts2: NodeTexts { values: self.text2.0, offsets: &self.text2.1[r2.start..=r2.end] },
+                texts1: NodeTexts {
+                    values: self.text1.0,
+                    offsets: &self.text1.1[r1.start..=r1.end],
+                },
+                texts2: NodeTexts {
+                    values: self.text2.0,
+                    offsets: &self.text2.1[r2.start..=r2.end],
+                },
                 label_mismatch: self.label_mismatch,
             },
         };
-        CostModel { delete, insert, rename }
+        CostModel {
+            delete,
+            insert,
+            rename,
+        }
     }
 }
 
 fn tree<'a>(labels: &'a [u32], lld: &'a [u32], r: std::ops::Range<usize>) -> PostorderTree<'a> {
-    PostorderTree { labels: &labels[r.clone()], lld: &lld[r] }
+    PostorderTree {
+        labels: &labels[r.clone()],
+        lld: &lld[r],
+    }
 }
 
-fn check_pair(t1: &PostorderTree<'_>, t2: &PostorderTree<'_>, costs: &CostModel<'_>, pair: usize) -> PyResult<()> {
-    let err = |side: &str, e: scorekit_kernels::tree::TreeError| PyValueError::new_err(format!("pair {pair}, {side}: {e}"));
+fn check_pair(
+    t1: &PostorderTree<'_>,
+    t2: &PostorderTree<'_>,
+    costs: &CostModel<'_>,
+    pair: usize,
+) -> PyResult<()> {
+    let err = |side: &str, e: scorekit_kernels::tree::TreeError| {
+        PyValueError::new_err(format!("pair {pair}, {side}: {e}"))
+    };
     validate_tree(t1).map_err(|e| err("first tree", e))?;
     validate_tree(t2).map_err(|e| err("second tree", e))?;
     validate_costs(t1, t2, costs).map_err(|e| err("costs", e))
@@ -114,10 +142,20 @@ fn tree_distance_batch<'py>(
     label_mismatch: f64,
     threads: usize,
 ) -> PyResult<Bound<'py, PyArray1<f64>>> {
-    let (l1, d1, o1) = (slice(&labels1, "labels1")?, slice(&lld1, "lld1")?, slice(&offsets1, "offsets1")?);
-    let (l2, d2, o2) = (slice(&labels2, "labels2")?, slice(&lld2, "lld2")?, slice(&offsets2, "offsets2")?);
+    let (l1, d1, o1) = (
+        slice(&labels1, "labels1")?,
+        slice(&lld1, "lld1")?,
+        slice(&offsets1, "offsets1")?,
+    );
+    let (l2, d2, o2) = (
+        slice(&labels2, "labels2")?,
+        slice(&lld2, "lld2")?,
+        slice(&offsets2, "offsets2")?,
+    );
     if l1.len() != d1.len() || l2.len() != d2.len() {
-        return Err(PyValueError::new_err("labels and lld must have the same length on each side"));
+        return Err(PyValueError::new_err(
+            "labels and lld must have the same length on each side",
+        ));
     }
     let n = same_count(
         check_offsets(o1, l1.len(), "offsets1")?,
@@ -131,15 +169,26 @@ fn tree_distance_batch<'py>(
         mode: rename_mode,
         table: slice(&rename_table, "rename_table")?,
         n_labels,
-        text1: (slice(&text1_values, "text1_values")?, slice(&text1_offsets, "text1_offsets")?),
-        text2: (slice(&text2_values, "text2_values")?, slice(&text2_offsets, "text2_offsets")?),
+        text1: (
+            slice(&text1_values, "text1_values")?,
+            slice(&text1_offsets, "text1_offsets")?,
+        ),
+        text2: (
+            slice(&text2_values, "text2_values")?,
+            slice(&text2_offsets, "text2_offsets")?,
+        ),
         label_mismatch,
     };
     costs.check(l1.len(), l2.len())?;
     let range = |o: &[i64], p: usize| o[p] as usize..o[p + 1] as usize;
     for p in 0..n {
         let (r1, r2) = (range(o1, p), range(o2, p));
-        check_pair(&tree(l1, d1, r1.clone()), &tree(l2, d2, r2.clone()), &costs.model(r1, r2), p)?;
+        check_pair(
+            &tree(l1, d1, r1.clone()),
+            &tree(l2, d2, r2.clone()),
+            &costs.model(r1, r2),
+            p,
+        )?;
     }
     let compute = || -> Vec<f64> {
         (0..n)
@@ -184,18 +233,36 @@ fn tree_mapping<'py>(
         mode: rename_mode,
         table: slice(&rename_table, "rename_table")?,
         n_labels,
-        text1: (slice(&text1_values, "text1_values")?, slice(&text1_offsets, "text1_offsets")?),
-        text2: (slice(&text2_values, "text2_values")?, slice(&text2_offsets, "text2_offsets")?),
+        text1: (
+            slice(&text1_values, "text1_values")?,
+            slice(&text1_offsets, "text1_offsets")?,
+        ),
+        text2: (
+            slice(&text2_values, "text2_values")?,
+            slice(&text2_offsets, "text2_offsets")?,
+        ),
         label_mismatch,
     };
-    let (t1, t2) = (PostorderTree { labels: l1, lld: d1 }, PostorderTree { labels: l2, lld: d2 });
+    let (t1, t2) = (
+        PostorderTree {
+            labels: l1,
+            lld: d1,
+        },
+        PostorderTree {
+            labels: l2,
+            lld: d2,
+        },
+    );
     if l1.len() != d1.len() || l2.len() != d2.len() {
-        return Err(PyValueError::new_err("labels and lld must have the same length on each side"));
+        return Err(PyValueError::new_err(
+            "labels and lld must have the same length on each side",
+        ));
     }
     costs.check(l1.len(), l2.len())?;
     let model = costs.model(0..l1.len(), 0..l2.len());
     check_pair(&t1, &t2, &model, 0)?;
-    let (distance, mapping) = py.detach(|| zhang_shasha_mapping(&t1, &t2, &model, &mut Workspace::new()));
+    let (distance, mapping) =
+        py.detach(|| zhang_shasha_mapping(&t1, &t2, &model, &mut Workspace::new()));
     let mut array = Array2::<i64>::zeros((mapping.len(), 2));
     for (k, (a, b)) in mapping.into_iter().enumerate() {
         array[[k, 0]] = a;

@@ -4,6 +4,8 @@
 //! cost tables as `&[f64]`), outputs are plain values and structs. Nothing here knows Python;
 //! the `scorekit-bindings` crate wraps these functions for `scorekit._core`.
 
-pub mod levenshtein;
+pub mod align;
 pub mod ged;
+pub mod levenshtein;
+pub mod rover;
 pub mod tree;

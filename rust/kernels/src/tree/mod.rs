@@ -68,7 +68,11 @@ pub enum Rename<'a> {
     /// `costs[label_a * n_labels + label_b]`; every label id must be `< n_labels`.
     Table { costs: &'a [f64], n_labels: usize },
     /// `label_mismatch` when the labels differ, else the normalised Levenshtein distance of the texts.
-    Text { texts1: NodeTexts<'a>, texts2: NodeTexts<'a>, label_mismatch: f64 },
+    Text {
+        texts1: NodeTexts<'a>,
+        texts2: NodeTexts<'a>,
+        label_mismatch: f64,
+    },
 }
 
 /// Deletion, insertion and rename costs (see the module documentation).
@@ -83,7 +87,11 @@ pub struct CostModel<'a> {
 
 impl<'a> CostModel<'a> {
     /// Unit costs: delete = insert = 1, rename = 0/1 on label equality.
-    pub const UNIT: CostModel<'static> = CostModel { delete: None, insert: None, rename: Rename::Unit };
+    pub const UNIT: CostModel<'static> = CostModel {
+        delete: None,
+        insert: None,
+        rename: Rename::Unit,
+    };
 }
 
 /// Why a tree or a cost model was rejected.
@@ -94,11 +102,24 @@ pub enum TreeError {
     /// The `lld` array does not describe one ordered tree in post-order.
     NotATree { node: usize, reason: &'static str },
     /// A cost array has the wrong length.
-    CostLength { what: &'static str, expected: usize, got: usize },
+    CostLength {
+        what: &'static str,
+        expected: usize,
+        got: usize,
+    },
     /// A cost is negative, NaN or infinite.
-    BadCost { what: &'static str, index: usize, value: f64 },
+    BadCost {
+        what: &'static str,
+        index: usize,
+        value: f64,
+    },
     /// A label id is outside the rename table.
-    LabelOutOfRange { tree: u8, node: usize, label: u32, n_labels: usize },
+    LabelOutOfRange {
+        tree: u8,
+        node: usize,
+        label: u32,
+        n_labels: usize,
+    },
     /// Text offsets are not a non-decreasing in-range array of `n + 1` entries.
     BadTextOffsets { tree: u8 },
 }
@@ -138,7 +159,10 @@ impl std::error::Error for TreeError {}
 pub fn validate_tree(tree: &PostorderTree<'_>) -> Result<(), TreeError> {
     let n = tree.labels.len();
     if tree.lld.len() != n {
-        return Err(TreeError::LengthMismatch { labels: n, lld: tree.lld.len() });
+        return Err(TreeError::LengthMismatch {
+            labels: n,
+            lld: tree.lld.len(),
+        });
     }
     // Start indices of the completed subtrees not yet attached to a parent. Invariant: their ranges
     // are contiguous and cover 0..k, so each range ends where the next one starts.
@@ -146,7 +170,10 @@ pub fn validate_tree(tree: &PostorderTree<'_>) -> Result<(), TreeError> {
     for k in 0..n {
         let l = tree.lld[k] as usize;
         if l > k {
-            return Err(TreeError::NotATree { node: k, reason: "lld[k] > k" });
+            return Err(TreeError::NotATree {
+                node: k,
+                reason: "lld[k] > k",
+            });
         }
         if l < k {
             // The children's ranges must cover l..k exactly: pop until the start reaches l.
@@ -154,21 +181,33 @@ pub fn validate_tree(tree: &PostorderTree<'_>) -> Result<(), TreeError> {
                 match starts.pop() {
                     Some(s) if s > l => continue,
                     Some(s) if s == l => break,
-                    _ => return Err(TreeError::NotATree { node: k, reason: "children do not tile lld[k]..k" }),
+                    _ => {
+                        return Err(TreeError::NotATree {
+                            node: k,
+                            reason: "children do not tile lld[k]..k",
+                        })
+                    }
                 }
             }
         }
         starts.push(l);
     }
     if n > 0 && starts.len() != 1 {
-        return Err(TreeError::NotATree { node: n - 1, reason: "more than one root" });
+        return Err(TreeError::NotATree {
+            node: n - 1,
+            reason: "more than one root",
+        });
     }
     Ok(())
 }
 
 fn check_costs(what: &'static str, costs: &[f64], expected: usize) -> Result<(), TreeError> {
     if costs.len() != expected {
-        return Err(TreeError::CostLength { what, expected, got: costs.len() });
+        return Err(TreeError::CostLength {
+            what,
+            expected,
+            got: costs.len(),
+        });
     }
     for (index, &value) in costs.iter().enumerate() {
         if !(value.is_finite() && value >= 0.0) {
@@ -180,14 +219,22 @@ fn check_costs(what: &'static str, costs: &[f64], expected: usize) -> Result<(),
 
 fn check_texts(texts: &NodeTexts<'_>, n: usize, tree: u8) -> Result<(), TreeError> {
     let o = texts.offsets;
-    if o.len() != n + 1 || o[0] < 0 || o[n] as usize > texts.values.len() || o.windows(2).any(|w| w[1] < w[0]) {
+    if o.len() != n + 1
+        || o[0] < 0
+        || o[n] as usize > texts.values.len()
+        || o.windows(2).any(|w| w[1] < w[0])
+    {
         return Err(TreeError::BadTextOffsets { tree });
     }
     Ok(())
 }
 
 /// Check the cost model against the two trees (lengths, finiteness, label range, text offsets).
-pub fn validate_costs(t1: &PostorderTree<'_>, t2: &PostorderTree<'_>, costs: &CostModel<'_>) -> Result<(), TreeError> {
+pub fn validate_costs(
+    t1: &PostorderTree<'_>,
+    t2: &PostorderTree<'_>,
+    costs: &CostModel<'_>,
+) -> Result<(), TreeError> {
     if let Some(d) = costs.delete {
         check_costs("delete_costs", d, t1.len())?;
     }
@@ -196,15 +243,32 @@ pub fn validate_costs(t1: &PostorderTree<'_>, t2: &PostorderTree<'_>, costs: &Co
     }
     match costs.rename {
         Rename::Unit => {}
-        Rename::Table { costs: table, n_labels } => {
+        Rename::Table {
+            costs: table,
+            n_labels,
+        } => {
             check_costs("rename_table", table, n_labels * n_labels)?;
             for (tree, t) in [(1u8, t1), (2u8, t2)] {
-                if let Some((node, &label)) = t.labels.iter().enumerate().find(|(_, &l)| l as usize >= n_labels) {
-                    return Err(TreeError::LabelOutOfRange { tree, node, label, n_labels });
+                if let Some((node, &label)) = t
+                    .labels
+                    .iter()
+                    .enumerate()
+                    .find(|(_, &l)| l as usize >= n_labels)
+                {
+                    return Err(TreeError::LabelOutOfRange {
+                        tree,
+                        node,
+                        label,
+                        n_labels,
+                    });
                 }
             }
         }
-        Rename::Text { texts1, texts2, label_mismatch } => {
+        Rename::Text {
+            texts1,
+            texts2,
+            label_mismatch,
+        } => {
             check_texts(&texts1, t1.len(), 1)?;
             check_texts(&texts2, t2.len(), 2)?;
             check_costs("label_mismatch", &[label_mismatch], 1)?;

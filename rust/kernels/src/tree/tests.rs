@@ -52,8 +52,14 @@ fn ted(a: &str, b: &str) -> f64 {
     let mut names = Vec::new();
     let (l1, d1) = parse(a, &mut names);
     let (l2, d2) = parse(b, &mut names);
-    let t1 = PostorderTree { labels: &l1, lld: &d1 };
-    let t2 = PostorderTree { labels: &l2, lld: &d2 };
+    let t1 = PostorderTree {
+        labels: &l1,
+        lld: &d1,
+    };
+    let t2 = PostorderTree {
+        labels: &l2,
+        lld: &d2,
+    };
     validate_tree(&t1).unwrap();
     validate_tree(&t2).unwrap();
     let mut ws = Workspace::new();
@@ -98,8 +104,14 @@ fn known_unit_cost_distances() {
 #[test]
 fn empty_trees() {
     let mut ws = Workspace::new();
-    let empty = PostorderTree { labels: &[], lld: &[] };
-    let one = PostorderTree { labels: &[3, 4], lld: &[0, 0] };
+    let empty = PostorderTree {
+        labels: &[],
+        lld: &[],
+    };
+    let one = PostorderTree {
+        labels: &[3, 4],
+        lld: &[0, 0],
+    };
     validate_tree(&empty).unwrap();
     assert_eq!(zhang_shasha(&empty, &one, &CostModel::UNIT, &mut ws), 2.0);
     assert_eq!(zhang_shasha(&one, &empty, &CostModel::UNIT, &mut ws), 2.0);
@@ -112,7 +124,11 @@ fn empty_trees() {
 fn rejects_non_trees() {
     let bad = |lld: &[u32]| {
         let labels = vec![0u32; lld.len()];
-        validate_tree(&PostorderTree { labels: &labels, lld }).is_err()
+        validate_tree(&PostorderTree {
+            labels: &labels,
+            lld,
+        })
+        .is_err()
     };
     assert!(bad(&[1]));
     assert!(bad(&[0, 1])); // two roots
@@ -121,19 +137,33 @@ fn rejects_non_trees() {
     assert!(!bad(&[0, 0, 0])); // a chain
     assert!(bad(&[0, 0, 1])); // node 2 starts inside node 1's subtree
     let labels = [0u32, 0];
-    assert!(validate_tree(&PostorderTree { labels: &labels, lld: &[0] }).is_err());
+    assert!(validate_tree(&PostorderTree {
+        labels: &labels,
+        lld: &[0]
+    })
+    .is_err());
 }
 
 #[test]
 fn general_costs_and_validation() {
     let (l1, d1) = (vec![0u32, 1, 2], vec![0u32, 1, 0]);
     let (l2, d2) = (vec![0u32, 2], vec![0u32, 0]);
-    let t1 = PostorderTree { labels: &l1, lld: &d1 };
-    let t2 = PostorderTree { labels: &l2, lld: &d2 };
+    let t1 = PostorderTree {
+        labels: &l1,
+        lld: &d1,
+    };
+    let t2 = PostorderTree {
+        labels: &l2,
+        lld: &d2,
+    };
     let mut ws = Workspace::new();
     // Deleting node 1 costs 0.25; everything else matches.
     let delete = [1.0, 0.25, 1.0];
-    let costs = CostModel { delete: Some(&delete), insert: None, rename: Rename::Unit };
+    let costs = CostModel {
+        delete: Some(&delete),
+        insert: None,
+        rename: Rename::Unit,
+    };
     validate_costs(&t1, &t2, &costs).unwrap();
     assert_eq!(zhang_shasha(&t1, &t2, &costs, &mut ws), 0.25);
     // The table prices keeping the root (label 2 -> 2) at 0.5: 0.5 + 0.25.
@@ -141,13 +171,37 @@ fn general_costs_and_validation() {
     table[0] = 0.0;
     table[4] = 0.0;
     table[8] = 0.5;
-    let costs = CostModel { delete: Some(&delete), insert: None, rename: Rename::Table { costs: &table, n_labels: 3 } };
+    let costs = CostModel {
+        delete: Some(&delete),
+        insert: None,
+        rename: Rename::Table {
+            costs: &table,
+            n_labels: 3,
+        },
+    };
     assert_eq!(zhang_shasha(&t1, &t2, &costs, &mut ws), 0.75);
     let bad_delete = [1.0, -1.0, 1.0];
-    let costs = CostModel { delete: Some(&bad_delete), insert: None, rename: Rename::Unit };
-    assert!(matches!(validate_costs(&t1, &t2, &costs), Err(TreeError::BadCost { .. })));
-    let costs = CostModel { delete: None, insert: None, rename: Rename::Table { costs: &table[..4], n_labels: 2 } };
-    assert!(matches!(validate_costs(&t1, &t2, &costs), Err(TreeError::LabelOutOfRange { .. })));
+    let costs = CostModel {
+        delete: Some(&bad_delete),
+        insert: None,
+        rename: Rename::Unit,
+    };
+    assert!(matches!(
+        validate_costs(&t1, &t2, &costs),
+        Err(TreeError::BadCost { .. })
+    ));
+    let costs = CostModel {
+        delete: None,
+        insert: None,
+        rename: Rename::Table {
+            costs: &table[..4],
+            n_labels: 2,
+        },
+    };
+    assert!(matches!(
+        validate_costs(&t1, &t2, &costs),
+        Err(TreeError::LabelOutOfRange { .. })
+    ));
 }
 
 #[test]
@@ -156,15 +210,24 @@ fn text_rename_is_normalised_levenshtein() {
     // table{tr{td:tahle}} vs table{tr{td:table}}: labels equal, texts differ by one of five.
     let labels = [2u32, 1, 0];
     let lld = [0u32, 0, 0];
-    let t = PostorderTree { labels: &labels, lld: &lld };
+    let t = PostorderTree {
+        labels: &labels,
+        lld: &lld,
+    };
     let (v1, v2) = (s("tahle"), s("table"));
     let o = [0i64, 5, 5, 5];
     let costs = CostModel {
         delete: None,
         insert: None,
         rename: Rename::Text {
-            texts1: NodeTexts { values: &v1, offsets: &o },
-            texts2: NodeTexts { values: &v2, offsets: &o },
+            texts1: NodeTexts {
+                values: &v1,
+                offsets: &o,
+            },
+            texts2: NodeTexts {
+                values: &v2,
+                offsets: &o,
+            },
             label_mismatch: 1.0,
         },
     };

@@ -5,8 +5,8 @@
 //! where both nodes lie on their keyroot's leftmost path are tree distances and are stored in `td`.
 //! Time O(n1·n2·min(depth, leaves)²), memory O(n1·n2).
 
-use crate::levenshtein::{distance as levenshtein, DistanceWorkspace};
 use super::{CostModel, PostorderTree, Rename};
+use crate::levenshtein::{distance as levenshtein, DistanceWorkspace};
 
 /// Reusable buffers; one per thread in batch runs, so the kernel does not allocate per pair.
 #[derive(Default)]
@@ -75,7 +75,9 @@ impl TextMasks {
         self.start.clear();
         self.entries.clear();
         self.long.clear();
-        let Rename::Text { texts1, .. } = rename else { return };
+        let Rename::Text { texts1, .. } = rename else {
+            return;
+        };
         for k in 0..n1 {
             self.start.push(self.entries.len());
             let text = texts1.get(k);
@@ -132,7 +134,11 @@ impl Pricing<'_, '_> {
                 }
             }
             Rename::Table { costs, n_labels } => costs[la as usize * n_labels + lb as usize],
-            Rename::Text { texts1, texts2, label_mismatch } => {
+            Rename::Text {
+                texts1,
+                texts2,
+                label_mismatch,
+            } => {
                 if la != lb {
                     return label_mismatch;
                 }
@@ -164,7 +170,13 @@ fn fill_costs(costs: Option<&[f64]>, n: usize, out: &mut Vec<f64>) {
 /// Column data of keyroot `j` shared by every `i`: `lb_rel[y - 1]` is the column of node
 /// `b = lld2[j] + y - 1`'s leftmost leaf, minus one, and `border` the forest table's first row
 /// (prefix sums of the insertion costs, added in column order).
-fn column_data(lld2: &[u32], insert: &[f64], j: usize, lb_rel: &mut Vec<usize>, border: &mut Vec<f64>) {
+fn column_data(
+    lld2: &[u32],
+    insert: &[f64],
+    j: usize,
+    lb_rel: &mut Vec<usize>,
+    border: &mut Vec<f64>,
+) {
     let l2 = lld2[j] as usize;
     lb_rel.clear();
     lb_rel.extend(lld2[l2..=j].iter().map(|&lb| lb as usize - l2));
@@ -247,13 +259,19 @@ fn forest_distance(
 }
 
 /// Fill `ws.td` with the tree distance of every node pair; returns the distance of the two roots.
-fn run(t1: &PostorderTree<'_>, t2: &PostorderTree<'_>, costs: &CostModel<'_>, ws: &mut Workspace) -> f64 {
+fn run(
+    t1: &PostorderTree<'_>,
+    t2: &PostorderTree<'_>,
+    costs: &CostModel<'_>,
+    ws: &mut Workspace,
+) -> f64 {
     let (n1, n2) = (t1.len(), t2.len());
     fill_costs(costs.delete, n1, &mut ws.delete);
     fill_costs(costs.insert, n2, &mut ws.insert);
     if n1 == 0 || n2 == 0 {
         // Only deletions or only insertions; summed in post-order like the DP's border row.
-        return ws.delete.iter().fold(0.0, |s, &c| s + c) + ws.insert.iter().fold(0.0, |s, &c| s + c);
+        return ws.delete.iter().fold(0.0, |s, &c| s + c)
+            + ws.insert.iter().fold(0.0, |s, &c| s + c);
     }
     keyroots(t1.lld, &mut ws.keyroots1);
     keyroots(t2.lld, &mut ws.keyroots2);
@@ -262,12 +280,20 @@ fn run(t1: &PostorderTree<'_>, t2: &PostorderTree<'_>, costs: &CostModel<'_>, ws
     ws.fd.clear();
     ws.fd.resize((n1 + 1) * (n2 + 1), 0.0);
     ws.masks.build(&costs.rename, n1);
-    let pricing = Pricing { t1: *t1, t2: *t2, rename: &costs.rename, masks: &ws.masks };
+    let pricing = Pricing {
+        t1: *t1,
+        t2: *t2,
+        rename: &costs.rename,
+        masks: &ws.masks,
+    };
     // Two leaf keyroots depend on nothing: their 1×1 forest tables are filled first, in closed
     // form with the same operations as `forest_distance` (wide trees have many leaf keyroots).
     for &j in ws.keyroots2.iter().filter(|&&j| t2.lld[j] as usize == j) {
         for &i in ws.keyroots1.iter().filter(|&&i| t1.lld[i] as usize == i) {
-            let (del, ins) = ((0.0 + ws.insert[j]) + ws.delete[i], (0.0 + ws.delete[i]) + ws.insert[j]);
+            let (del, ins) = (
+                (0.0 + ws.insert[j]) + ws.delete[i],
+                (0.0 + ws.delete[i]) + ws.insert[j],
+            );
             ws.td[i * n2 + j] = fmin(fmin(del, ins), 0.0 + pricing.rename(i, j, &mut ws.lev));
         }
     }
@@ -281,7 +307,16 @@ fn run(t1: &PostorderTree<'_>, t2: &PostorderTree<'_>, costs: &CostModel<'_>, ws
                 continue;
             }
             forest_distance(
-                &pricing, &ws.delete, &ws.insert, i, j, &ws.lb_rel, &ws.border, &mut ws.td, &mut ws.fd, &mut ws.lev,
+                &pricing,
+                &ws.delete,
+                &ws.insert,
+                i,
+                j,
+                &ws.lb_rel,
+                &ws.border,
+                &mut ws.td,
+                &mut ws.fd,
+                &mut ws.lev,
                 true,
             );
         }
@@ -294,7 +329,12 @@ fn run(t1: &PostorderTree<'_>, t2: &PostorderTree<'_>, costs: &CostModel<'_>, ws
 /// Both trees and the cost model must have passed [`super::validate_tree`] and
 /// [`super::validate_costs`]; indices are trusted here. With an empty side the distance is the sum of
 /// the other side's deletion or insertion costs (added in post-order, starting from 0).
-pub fn zhang_shasha(t1: &PostorderTree<'_>, t2: &PostorderTree<'_>, costs: &CostModel<'_>, ws: &mut Workspace) -> f64 {
+pub fn zhang_shasha(
+    t1: &PostorderTree<'_>,
+    t2: &PostorderTree<'_>,
+    costs: &CostModel<'_>,
+    ws: &mut Workspace,
+) -> f64 {
     run(t1, t2, costs, ws)
 }
 
@@ -320,12 +360,27 @@ pub fn zhang_shasha_mapping(
         mapping.extend((0..n2 as i64).map(|b| (-1, b)));
         return (distance, mapping);
     }
-    let pricing = Pricing { t1: *t1, t2: *t2, rename: &costs.rename, masks: &ws.masks };
+    let pricing = Pricing {
+        t1: *t1,
+        t2: *t2,
+        rename: &costs.rename,
+        masks: &ws.masks,
+    };
     let mut pending: Vec<(usize, usize)> = vec![(n1 - 1, n2 - 1)];
     while let Some((i, j)) = pending.pop() {
         column_data(t2.lld, &ws.insert, j, &mut ws.lb_rel, &mut ws.border);
         forest_distance(
-            &pricing, &ws.delete, &ws.insert, i, j, &ws.lb_rel, &ws.border, &mut ws.td, &mut ws.fd, &mut ws.lev, false,
+            &pricing,
+            &ws.delete,
+            &ws.insert,
+            i,
+            j,
+            &ws.lb_rel,
+            &ws.border,
+            &mut ws.td,
+            &mut ws.fd,
+            &mut ws.lev,
+            false,
         );
         let l1 = t1.lld[i] as usize;
         let l2 = t2.lld[j] as usize;

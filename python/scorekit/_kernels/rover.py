@@ -1,0 +1,35 @@
+"""ROVER kernel family: dispatch to the Rust core or the Numba twin.
+
+Owns the kernel contract of ROVER (ek-qe.md §3.2–3.4; ``rust/kernels/src/rover/mod.rs``):
+hypothesis ``i`` is ``tokens[offsets[i]:offsets[i+1]]`` (``uint32`` token ids, never
+:data:`NULL`) with ``float64`` confidences alongside. Hypothesis 0 opens one slot per token; each
+later hypothesis is aligned (unit-cost edit distance; traceback prefers the diagonal, then a
+deletion, then an insertion) against the spine of slot majorities and merged; every slot then
+votes with ``score = (1 - cw) * votes/N + cw * conf_sum/votes`` (a NULL entry contributes
+``null_conf``), ties going to a real token over NULL, then more votes, then the earliest candidate.
+It does not tokenise text or build Python result objects (that is ``scorekit.qe.rover``).
+"""
+
+from __future__ import annotations
+
+from scorekit import _kernels
+from scorekit._kernels import rover_numba
+
+#: Token id of a NULL entry.
+NULL = int(rover_numba.NULL)
+#: Message of the ``max_tokens`` guard (the same text in both backends).
+too_long_message = rover_numba.too_long_message
+
+
+def _impl():
+    return _kernels._core if _kernels.current_backend() == "rust" else rover_numba
+
+
+def align_vote(tokens, confs, offsets, conf_weight: float, null_conf: float, max_tokens: int | None = None):
+    """Slot network and votes: ``(slot_tokens uint32[S, N], slot_confs float64[S, N],
+    winners uint32[S], scores float64[S], vote_shares float64[S])``.
+
+    ``conf_weight`` is the effective confidence weight (0.0 = frequency only). A hypothesis longer
+    than ``max_tokens`` raises ``ValueError`` (``None`` disables the guard).
+    """
+    return _impl().rover_align_vote(tokens, confs, offsets, conf_weight, null_conf, max_tokens)

@@ -1,0 +1,37 @@
+"""Agent evaluation: task/tool grammar, episodes, tool-call correctness and trajectory distance.
+
+This package module owns the public re-exports of ``scorekit.agents`` (mirroring the reference
+kit's ``ek.agents``; the reliability, cost, judge, harness and bridge names come with their own
+modules) and the registration of the agent metrics under the ``"metrics"`` namespace
+(``"tool_call"`` and ``"trajectory"``, default-configured instances). Nothing here computes a score.
+"""
+
+from __future__ import annotations
+
+from scorekit.agents.base import (
+    DEFAULT_TASK_VALUE,
+    DESTRUCTIVE_WEIGHT,
+    Cost,
+    Episode,
+    RunProvenance,
+    Step,
+    TaskSpec,
+    ToolSpec,
+    Trajectory,
+    as_call,
+    is_episode,
+    suite_grammar,
+    tool_grammar,
+)
+from scorekit.agents.toolcalls import ToolCallMetric, match_calls
+from scorekit.agents.trajectory import SCHEMES, TrajectoryMetric
+from scorekit.registry import register
+
+__all__ = [
+    "TaskSpec", "ToolSpec", "tool_grammar", "suite_grammar", "DEFAULT_TASK_VALUE", "DESTRUCTIVE_WEIGHT",
+    "Episode", "Trajectory", "Step", "Cost", "RunProvenance", "as_call", "is_episode",
+    "ToolCallMetric", "TrajectoryMetric", "SCHEMES", "match_calls",
+]
+
+register("metrics", "tool_call", ToolCallMetric())
+register("metrics", "trajectory", TrajectoryMetric())

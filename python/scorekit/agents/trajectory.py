@@ -1,0 +1,297 @@
+"""Cost-weighted sequence edit distance between trajectories (ek-agents.md §7).
+
+This module owns :data:`SCHEMES` and :class:`TrajectoryMetric`: the cost model (a call's *mass* is
+its tool weight plus its argument weights; a substitution between different tools costs both
+masses, between calls of the same tool the weights of the arguments that differ or are missing on
+one side) and the four schemes. ``in_order`` runs the Needleman–Wunsch kernel
+(:mod:`scorekit._kernels.align`); the Python side only reads calls, canonicalises and interns
+argument values, and packs the steps.
+
+Decision (ek-agents.md §7.2 leaves it open): a same-tool substitution sums the weights of the
+differing arguments in sorted argument-name order (string names by code point, then other names by
+type and repr; the reference iterates a set), so a result depends neither on the run, the backend,
+nor the other pairs of a batch. A call's mass is ``w_tool + sum(argument weights)``. Kept for
+parity [quirk]: an unreadable ``pred``/``gold`` raises the TypeError that names ToolCallMetric.
+
+>>> from scorekit.agents.base import Step
+>>> gold = [Step("search", {"q": "cat"}), Step("answer", {"a": "meow"})]
+>>> TrajectoryMetric()(gold, gold).value                      # identical -> distance 0
+0.0
+>>> detour = [Step("search", {"q": "cat"}), Step("search", {"q": "cat"}),
+...           Step("answer", {"a": "meow"})]
+>>> round(TrajectoryMetric()(detour, gold).value, 3) > 0      # a needless extra step costs
+True
+>>> TrajectoryMetric(scheme="superset")(detour, gold).value   # but it IS a superset of gold
+0.0
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, Optional
+
+import numpy as np
+
+from scorekit._interning import ValueInterner
+from scorekit._kernels import align as align_kernels
+from scorekit._kernels import resolve_threads
+from scorekit.agents.base import Step, as_call
+from scorekit.agents.toolcalls import _assign, _call_matches, _Weights, calls_of, norm_value
+from scorekit.base import GraphGrammar, Score
+from scorekit.canonicalize import default_canonicalizer, resolve_canonicalizer
+
+__all__ = ["SCHEMES", "TrajectoryMetric"]
+
+#: The trajectory schemes; they disagree, so choose deliberately.
+SCHEMES = ("in_order", "exact", "any_order", "superset")
+
+Call = tuple[str, dict]
+
+
+def _name_key(name: Any) -> tuple:
+    """Order of argument names: strings in code-point order, then other names by type and repr."""
+    return (0, name, "") if isinstance(name, str) else (1, type(name).__name__, repr(name))
+
+
+class _Prepared:
+    """The calls of one trajectory: raw calls, normalised arguments and masses."""
+
+    __slots__ = ("calls", "norm", "mass")
+
+    def __init__(self, calls: list[Call], norm: list[dict], mass: list[float]) -> None:
+        self.calls, self.norm, self.mass = calls, norm, mass
+
+
+class _Preparer:
+    """Reads calls, canonicalises string values (memoised) and weighs calls, for one metric call.
+
+    Besides :meth:`prepare` (the Python-side schemes), :meth:`pack` and :meth:`table` write the
+    kernel's call ids and call table.
+    """
+
+    def __init__(self, canon: Optional[Callable[[str], str]], weights: _Weights) -> None:
+        self.weights = weights
+        self._canon = canon
+        self._folded: dict[str, str] = {}
+        # ids shared by every pack() of this preparer (pred and gold sides must agree)
+        self._tool_ids, self._name_ids, self._value_ids = ValueInterner(), {}, ValueInterner()
+        self._memo: dict[tuple, int] = {}
+        self._t_tools: list[int] = []
+        self._t_mass: list[float] = []
+        self._t_offsets = [0]
+        self._t_names: list[int] = []
+        self._t_values: list[int] = []
+        self._t_weights: list[float] = []
+
+    def _fold(self, s: str) -> str:
+        f = self._folded.get(s)
+        if f is None:
+            f = self._folded[s] = self._canon(s) if self._canon else s
+        return f
+
+    def _norm(self, v: Any) -> Any:
+        if type(v) is str:
+            return self._fold(v)
+        return norm_value(v, self._fold)
+
+    def prepare(self, x: Any) -> _Prepared:
+        calls = [as_call(c) for c in calls_of(x)]
+        norm = [{k: self._norm(v) for k, v in args.items()} for _, args in calls]
+        mass = [self.weights.mass(c) for c in calls]
+        return _Prepared(calls, norm, mass)
+
+    def pack(self, trajectories: Iterable[Any]) -> tuple[np.ndarray, np.ndarray, list[float], list[int]]:
+        """``(call_ids, offsets, total_mass, n_steps)`` of many trajectories, for the NW kernel.
+
+        Each distinct call (same tool, equal raw arguments; hashable and free of NaN-like values) is
+        read, canonicalised and weighed once and gets one row of the shared call table
+        (:meth:`table`); other calls get a row per occurrence.
+        """
+        w = self.weights
+        unit = w.grammar is None
+        tool_id, tool_lookup = self._tool_ids.id, self._tool_ids.lookup
+        value_id, value_lookup = self._value_ids.id, self._value_ids.lookup
+        name_ids = self._name_ids
+        norm, fold, folded = self._norm, self._fold, self._folded.get
+        memo = self._memo
+        t_tools, t_mass, t_offsets = self._t_tools, self._t_mass, self._t_offsets
+        t_names, t_values, t_weights = self._t_names, self._t_values, self._t_weights
+        ids: list[int] = []
+        offsets = [0]
+        totals: list[float] = []
+        lengths: list[int] = []
+        for x in trajectories:
+            total = 0
+            for c in calls_of(x):
+                if type(c) is Step and isinstance(c.args, dict):
+                    tool, args = c.tool, c.args
+                else:
+                    tool, args = as_call(c)
+                try:
+                    key: Optional[tuple] = (tool, *args.items())
+                    cid = memo.get(key)
+                except TypeError:  # unhashable argument values: a row per occurrence
+                    key, cid = None, None
+                if cid is None:
+                    m = 1.0 + float(len(args)) if unit else w.tool(tool) + sum(w.arg(tool, a) for a in args)
+                    for k, v in args.items():
+                        nid = name_ids.get(k)
+                        if nid is None:
+                            nid = name_ids[k] = len(name_ids)
+                        if type(v) is str:  # the common case, inlined
+                            nv = folded(v)
+                            if nv is None:
+                                nv = fold(v)
+                            vid = value_lookup(nv)
+                            if vid is None:
+                                vid = value_id(nv)
+                        else:
+                            nv = norm(v)
+                            if not nv == nv:  # NaN-like: never equal, so never shared
+                                key = None
+                            vid = value_id(nv)
+                        t_names.append(nid)
+                        t_values.append(vid)
+                        t_weights.append(1.0 if unit else w.arg(tool, k))
+                    cid = len(t_tools)
+                    tid = tool_lookup(tool) if type(tool) is str else None
+                    t_tools.append(tool_id(tool) if tid is None else tid)
+                    t_mass.append(m)
+                    t_offsets.append(len(t_names))
+                    if key is not None:
+                        memo[key] = cid
+                ids.append(cid)
+                total += t_mass[cid]
+            lengths.append(len(ids) - offsets[-1])
+            offsets.append(len(ids))
+            totals.append(total)
+        return np.array(ids, dtype=np.uint32), np.array(offsets, dtype=np.int64), totals, lengths
+
+    def table(self) -> tuple[np.ndarray, ...]:
+        """The call table of everything packed so far (see :mod:`scorekit._kernels.align`).
+
+        Name ids are renumbered in :func:`_name_key` order and every call's arguments sorted by
+        them, so the kernel sums differing arguments in an order that depends on the names only
+        (not on the rest of the batch).
+        """
+        rank = {nid: r for r, nid in enumerate(
+            self._name_ids[n] for n in sorted(self._name_ids, key=_name_key))}
+        offsets, t_names, t_values, t_weights = self._t_offsets, self._t_names, self._t_values, self._t_weights
+        names: list[int] = []
+        values: list[int] = []
+        weights: list[float] = []
+        for k in range(len(offsets) - 1):
+            lo, hi = offsets[k], offsets[k + 1]
+            if hi - lo == 1:
+                names.append(rank[t_names[lo]])
+                values.append(t_values[lo])
+                weights.append(t_weights[lo])
+            elif hi > lo:
+                for r, v, wt in sorted((rank[t_names[t]], t_values[t], t_weights[t]) for t in range(lo, hi)):
+                    names.append(r)
+                    values.append(v)
+                    weights.append(wt)
+        return (
+            np.array(self._t_tools, dtype=np.uint32),
+            np.array(self._t_mass, dtype=np.float64),
+            np.array(offsets, dtype=np.int64),
+            np.array(names, dtype=np.uint32),
+            np.array(values, dtype=np.uint32),
+            np.array(weights, dtype=np.float64),
+        )
+
+
+def _sub(p_tool: str, g_tool: str, pn: dict, gn: dict, p_mass: float, g_mass: float, w: _Weights) -> float:
+    """Substitution cost of the cost model (argument names in :func:`_name_key` order)."""
+    if p_tool != g_tool:
+        return p_mass + g_mass
+    cost = 0.0
+    for name in sorted(set(pn) | set(gn), key=_name_key):
+        if name not in pn or name not in gn or pn[name] != gn[name]:
+            cost += w.arg(g_tool, name)
+    return cost
+
+
+class TrajectoryMetric:
+    """Normalised cost-weighted edit distance between a predicted and a gold trajectory (lower is better).
+
+    ``scheme``: ``"in_order"`` (Needleman–Wunsch: order matters, gaps allowed), ``"exact"`` (0 iff
+    identical, else the full mass), ``"any_order"`` (multiset distance over matched calls),
+    ``"superset"`` (0 iff every gold call occurs in the prediction; extra calls are free).
+    ``grammar`` supplies call and argument weights (a per-call ``grammar=`` wins);
+    ``canonicalizer`` folds string values (default: NFC, casefold, collapse whitespace).
+    """
+
+    name = "trajectory"
+
+    def __init__(self, scheme: str = "in_order", *, grammar: Optional[GraphGrammar] = None,
+                 canonicalizer: Any = None) -> None:
+        if scheme not in SCHEMES:
+            raise ValueError(f"scheme must be one of {SCHEMES}, got {scheme!r}")
+        self.scheme = scheme
+        self.grammar = grammar
+        self.canonicalizer = (resolve_canonicalizer(canonicalizer) if canonicalizer is not None
+                              else default_canonicalizer())
+
+    def _preparer(self, grammar: Optional[GraphGrammar]) -> _Preparer:
+        return _Preparer(self.canonicalizer, _Weights(grammar if grammar is not None else self.grammar))
+
+    def __call__(self, pred: Any, gold: Any, *, grammar: Optional[GraphGrammar] = None) -> Score:
+        return self.score_batch([pred], [gold], grammar=grammar)[0]
+
+    def score_batch(self, preds: Sequence[Any], golds: Sequence[Any], *,
+                    grammar: Optional[GraphGrammar] = None, threads: Optional[int] = None) -> list[Score]:
+        """Scores of many ``(preds[k], golds[k])`` pairs at once; ``in_order`` runs one parallel
+        kernel call over all pairs (``threads``: ``None``/0 = all cores; results do not depend on it)."""
+        n_threads = resolve_threads(threads)
+        if len(preds) != len(golds):
+            raise ValueError(f"preds and golds must have the same length, got {len(preds)} and {len(golds)}")
+        prep = self._preparer(grammar)
+        if self.scheme == "in_order":
+            a, a_off, p_mass, p_len = prep.pack(preds)
+            b, b_off, g_mass, g_len = prep.pack(golds)
+            raws = align_kernels.calls_distance_batch(prep.table(), a, a_off, b, b_off, n_threads).tolist()
+        else:
+            p_prep = [prep.prepare(x) for x in preds]
+            g_prep = [prep.prepare(x) for x in golds]
+            raws = [self._raw(p, g, prep.weights) for p, g in zip(p_prep, g_prep)]
+            p_mass, g_mass = [sum(p.mass) for p in p_prep], [sum(g.mass) for g in g_prep]
+            p_len, g_len = [len(p.calls) for p in p_prep], [len(g.calls) for g in g_prep]
+        superset = self.scheme == "superset"
+        out = []
+        for raw, pm, gm, pn, gn in zip(raws, p_mass, g_mass, p_len, g_len):
+            denom = gm if superset else pm + gm
+            value = 0.0 if denom == 0 else min(1.0, raw / denom)
+            out.append(Score(
+                value=value, metric="trajectory",
+                detail={"raw_distance": raw, "denom": denom, "similarity": 1.0 - value,
+                        "scheme": self.scheme, "n_pred_steps": pn, "n_gold_steps": gn,
+                        "higher_is_better": False, "exact": True},
+            ))
+        return out
+
+    def _raw(self, p: _Prepared, g: _Prepared, w: _Weights) -> float:
+        """Raw distance of the Python-side schemes (``exact``, ``any_order``, ``superset``)."""
+        if self.scheme == "exact":
+            same = len(p.calls) == len(g.calls) and all(
+                pc[0] == gc[0] and _call_matches(pn, gn)
+                for pc, gc, pn, gn in zip(p.calls, g.calls, p.norm, g.norm))
+            return 0.0 if same else sum(p.mass) + sum(g.mass)
+        pn, gn = p.norm, g.norm
+        pairs = _assign(p.calls, g.calls, pn, gn)
+        used_p = {i for i, _ in pairs}
+        used_g = {j for _, j in pairs}
+        missed = sum(g.mass[j] for j in range(len(g.calls)) if j not in used_g)
+        if self.scheme == "superset":
+            return missed + sum(g.mass[j] for i, j in pairs if not _call_matches(pn[i], gn[j]))
+        subs = sum(_sub(p.calls[i][0], g.calls[j][0], pn[i], gn[j], p.mass[i], g.mass[j], w) for i, j in pairs)
+        extra = sum(p.mass[i] for i in range(len(p.calls)) if i not in used_p)
+        return subs + extra + missed
+
+    def aggregate(self, scores: Iterable[Score]) -> float:
+        """Σ raw distance / Σ denominator over all scores (0.0 when the denominators sum to 0)."""
+        raw = denom = 0.0
+        for s in scores:
+            raw += s.detail["raw_distance"]
+            denom += s.detail["denom"]
+        return 0.0 if denom == 0 else raw / denom
