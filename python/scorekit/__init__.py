@@ -66,6 +66,10 @@ _LAZY = {
     "tree_edit_distance": "scorekit.trees",
     "tree_edit_distance_batch": "scorekit.trees",
     "tree_edit_mapping": "scorekit.trees",
+    "TypedGraph": "scorekit.metrics.graphs",
+    "TypedNode": "scorekit.metrics.graphs",
+    "TypedEdge": "scorekit.metrics.graphs",
+    "TypedGraphMetric": "scorekit.metrics.graphs",
     "rover": "scorekit.qe",
     "RoverConsensus": "scorekit.qe",
     "AgreementSignal": "scorekit.qe",
@@ -74,7 +78,7 @@ _LAZY = {
     "ToolSpec": "scorekit.agents",
 }
 #: Subpackages importable as attributes (``ek.metrics``, ``ek.batch`` …).
-_SUBMODULES = ("metrics", "batch", "text", "facade", "trees", "flows", "agents", "qe")
+_SUBMODULES = ("metrics", "batch", "text", "facade", "trees", "flows", "agents", "qe", "graphs")
 
 
 def __getattr__(name: str) -> Any:
@@ -102,5 +106,5 @@ __all__ = [
     "check_requirements", "canonicalize", "registry", "metrics", "__version__",
     "Cell", "Table", "TedsMetric", "GritsMetric", "Tree", "tree_edit_distance", "tree_edit_distance_batch",
     "tree_edit_mapping", "trees", "flows", "rover", "RoverConsensus", "AgreementSignal", "Episode", "TaskSpec",
-    "ToolSpec", "agents", "qe",
+    "ToolSpec", "agents", "qe", "TypedGraph", "TypedNode", "TypedEdge", "TypedGraphMetric", "graphs",
 ]
