@@ -29,7 +29,7 @@ from scorekit.metrics.strings import StringMetric, count_packed, error_rate, tex
 from scorekit.registry import get
 
 #: Pairs per kernel call on the streaming text path (small enough to pipeline packing and counting).
-CHUNK_SIZE = 1 << 14
+CHUNK_SIZE = 1 << 13
 
 _third = operator.itemgetter(2)
 

@@ -57,7 +57,12 @@ type ProblemArrays<'py> = (
     bool,
 );
 
-fn matrix(name: &str, a: &PyReadonlyArray2<'_, f64>, rows: usize, cols: usize) -> PyResult<Vec<f64>> {
+fn matrix(
+    name: &str,
+    a: &PyReadonlyArray2<'_, f64>,
+    rows: usize,
+    cols: usize,
+) -> PyResult<Vec<f64>> {
     let shape = a.as_array().shape().to_vec();
     if shape[..] != [rows, cols] {
         return Err(PyValueError::new_err(format!(
@@ -77,7 +82,8 @@ fn edges(name: &str, a: &PyReadonlyArray2<'_, i64>) -> PyResult<Vec<Edge>> {
         )));
     }
     let to_u32 = |x: i64| -> PyResult<u32> {
-        u32::try_from(x).map_err(|_| PyValueError::new_err(format!("{name} holds {x}, not a valid index")))
+        u32::try_from(x)
+            .map_err(|_| PyValueError::new_err(format!("{name} holds {x}, not a valid index")))
     };
     arr.rows()
         .into_iter()
@@ -126,11 +132,19 @@ fn graph_edit_distance_pair<'py>(
     directed: bool,
     budget: Option<u64>,
 ) -> PyResult<(f64, f64, bool, u64, Bound<'py, PyArray1<i64>>)> {
-    let problem = owned(&(node_sub, node_del, node_ins, edges1, edges2, edge_sub, edge_del, edge_ins, directed))?;
+    let problem = owned(&(
+        node_sub, node_del, node_ins, edges1, edges2, edge_sub, edge_del, edge_ins, directed,
+    ))?;
     let budget = budget_of(budget);
     let result = py.detach(|| graph_edit_distance(&problem.view(), budget));
     let r = result.map_err(|e| PyValueError::new_err(e.0))?;
-    Ok((r.distance, r.lower_bound, r.exact, r.expanded, r.mapping.into_pyarray(py)))
+    Ok((
+        r.distance,
+        r.lower_bound,
+        r.exact,
+        r.expanded,
+        r.mapping.into_pyarray(py),
+    ))
 }
 
 /// Exact GED of every problem in `problems` (tuples of the single-problem arguments up to
@@ -153,7 +167,9 @@ fn graph_edit_distance_batch<'py>(
     let owned_problems = problems
         .iter()
         .enumerate()
-        .map(|(k, p)| owned(p).map_err(|e| PyValueError::new_err(format!("problem {k}: {}", e.value(py)))))
+        .map(|(k, p)| {
+            owned(p).map_err(|e| PyValueError::new_err(format!("problem {k}: {}", e.value(py))))
+        })
         .collect::<PyResult<Vec<_>>>()?;
     let budget = budget_of(budget);
     let results: Vec<Result<GedResult, String>> = run_detached(py, threads, || {

@@ -22,25 +22,29 @@ fn append_code_points(
     if len < 0 {
         return Err(PyErr::fetch(py));
     }
-    let start = values.len();
-    values.resize(start + len as usize, 0);
-    let buf = &mut values[start..];
-    if buf.is_empty() {
+    let (start, len) = (values.len(), len as usize);
+    if len == 0 {
         return Ok(());
     }
-    // SAFETY: `buf` holds exactly `len` code points; copy_null = 0 writes no terminator.
+    values.reserve(len);
+    // SAFETY: `len` code points fit in the reserved spare capacity; PyUnicode_AsUCS4 writes exactly
+    // `len` of them (copy_null = 0: no terminator) or fails, in which case the length is not changed.
     let ok = unsafe {
-        ffi::PyUnicode_AsUCS4(
-            s.as_ptr(),
-            buf.as_mut_ptr() as *mut ffi::Py_UCS4,
-            buf.len() as ffi::Py_ssize_t,
-            0,
-        )
+        let spare = values.as_mut_ptr().add(start) as *mut ffi::Py_UCS4;
+        ffi::PyUnicode_AsUCS4(s.as_ptr(), spare, len as ffi::Py_ssize_t, 0)
     };
     if ok.is_null() {
         return Err(PyErr::fetch(py));
     }
-    if let Some(pos) = buf.iter().position(|&c| (0xD800..=0xDFFF).contains(&c)) {
+    // SAFETY: the first `start + len` elements are initialised (above).
+    unsafe { values.set_len(start + len) };
+    let buf = &values[start..];
+    // Branch-free scan (vectorises): a surrogate is 0xD800..=0xDFFF, i.e. `c >> 11 == 0x1B`.
+    if buf
+        .iter()
+        .fold(false, |found, &c| found | (c >> 11 == 0x1B))
+    {
+        let pos = buf.iter().position(|&c| c >> 11 == 0x1B).unwrap_or(0);
         return Err(PyValueError::new_err(format!(
             "{name}[{k}] contains a lone surrogate U+{:04X} at position {pos}; only Unicode scalar values can be scored",
             buf[pos]

@@ -149,7 +149,9 @@ mod tests {
     fn matches_brute_force_on_pseudo_random_matrices() {
         let mut state = 12345u64;
         let mut next = || {
-            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             ((state >> 33) % 17) as f64 - 5.0
         };
         let mut lsap = Lsap::new(5, 8);
@@ -163,7 +165,11 @@ mod tests {
                         }
                     }
                     let got = lsap.solve(&cost, rows, cols);
-                    let want = if rows == 0 { 0.0 } else { brute(&cost, rows, cols, 8) };
+                    let want = if rows == 0 {
+                        0.0
+                    } else {
+                        brute(&cost, rows, cols, 8)
+                    };
                     assert_eq!(got, want, "rows={rows} cols={cols}");
                     let mut seen = vec![false; cols];
                     for i in 0..rows {
@@ -171,7 +177,10 @@ mod tests {
                         seen[lsap.row_col[i]] = true;
                         assert_eq!(lsap.reduced_cost(&cost, i, lsap.row_col[i]), 0.0);
                         for j in 0..cols {
-                            assert!(lsap.reduced_cost(&cost, i, j) >= 0.0, "duals must be feasible");
+                            assert!(
+                                lsap.reduced_cost(&cost, i, j) >= 0.0,
+                                "duals must be feasible"
+                            );
                         }
                     }
                 }

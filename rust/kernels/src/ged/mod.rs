@@ -101,7 +101,9 @@ impl std::error::Error for GedError {}
 
 fn check_len(name: &str, got: usize, want: usize) -> Result<(), GedError> {
     if got != want {
-        return Err(GedError(format!("{name} must have {want} entries, got {got}")));
+        return Err(GedError(format!(
+            "{name} must have {want} entries, got {got}"
+        )));
     }
     Ok(())
 }
@@ -117,7 +119,13 @@ fn check_costs(name: &str, costs: &[f64]) -> Result<(), GedError> {
     Ok(())
 }
 
-fn check_edges(name: &str, edges: &[Edge], n: usize, n_class: usize, directed: bool) -> Result<(), GedError> {
+fn check_edges(
+    name: &str,
+    edges: &[Edge],
+    n: usize,
+    n_class: usize,
+    directed: bool,
+) -> Result<(), GedError> {
     let mut seen = vec![false; n * n];
     for (k, &(s, d, c)) in edges.iter().enumerate() {
         let (s, d, c) = (s as usize, d as usize, c as usize);
@@ -148,7 +156,11 @@ impl GedProblem<'_> {
         check_len("node_sub", self.node_sub.len(), self.n1 * self.n2)?;
         check_len("node_del", self.node_del.len(), self.n1)?;
         check_len("node_ins", self.node_ins.len(), self.n2)?;
-        check_len("edge_sub", self.edge_sub.len(), self.n_class1 * self.n_class2)?;
+        check_len(
+            "edge_sub",
+            self.edge_sub.len(),
+            self.n_class1 * self.n_class2,
+        )?;
         check_len("edge_del", self.edge_del.len(), self.n_class1)?;
         check_len("edge_ins", self.edge_ins.len(), self.n_class2)?;
         check_costs("node_sub", self.node_sub)?;

@@ -177,10 +177,18 @@ impl<'a> Search<'a> {
             + self.pair_cost(self.adj1[u * n1 + u], self.adj2[v * n2 + v]);
         for &p in &self.decided {
             let q = self.map1[p];
-            let out2 = if q >= 0 { self.adj2[v * n2 + q as usize] } else { NO_EDGE };
+            let out2 = if q >= 0 {
+                self.adj2[v * n2 + q as usize]
+            } else {
+                NO_EDGE
+            };
             cost += self.pair_cost(self.adj1[u * n1 + p], out2);
             if self.directed {
-                let in2 = if q >= 0 { self.adj2[q as usize * n2 + v] } else { NO_EDGE };
+                let in2 = if q >= 0 {
+                    self.adj2[q as usize * n2 + v]
+                } else {
+                    NO_EDGE
+                };
                 cost += self.pair_cost(self.adj1[p * n1 + u], in2);
             }
         }
@@ -275,7 +283,15 @@ impl<'a> Search<'a> {
                 }
                 None => &[][..],
             };
-            total += match_bound(a, b, &self.edge_pair, self.edge_del, self.edge_ins, self.n_class2, &mut self.excess);
+            total += match_bound(
+                a,
+                b,
+                &self.edge_pair,
+                self.edge_del,
+                self.edge_ins,
+                self.n_class2,
+                &mut self.excess,
+            );
         }
         0.5 * total
     }
@@ -371,7 +387,11 @@ impl<'a> Search<'a> {
                     continue;
                 }
                 let (fu, fw) = (self.comp_map[u], self.comp_map[w]);
-                let e2 = if fu >= 0 && fw >= 0 { self.adj2[fu as usize * n2 + fw as usize] } else { NO_EDGE };
+                let e2 = if fu >= 0 && fw >= 0 {
+                    self.adj2[fu as usize * n2 + fw as usize]
+                } else {
+                    NO_EDGE
+                };
                 cost += self.pair_cost(e1, e2);
             }
         }
@@ -422,14 +442,22 @@ impl<'a> Search<'a> {
             if self.map1[w] != UNDECIDED {
                 continue;
             }
-            let i = self.rows.iter().position(|&x| x == w).expect("undecided nodes are rows");
+            let i = self
+                .rows
+                .iter()
+                .position(|&x| x == w)
+                .expect("undecided nodes are rows");
             let (mut first, mut second) = (f64::INFINITY, f64::INFINITY);
             let mut deleted = f64::INFINITY;
             for j in r2..r2 + r1 {
                 deleted = deleted.min(self.reduced_cost(i, j));
             }
             for j in 0..=r2 {
-                let rc = if j < r2 { self.reduced_cost(i, j) } else { deleted };
+                let rc = if j < r2 {
+                    self.reduced_cost(i, j)
+                } else {
+                    deleted
+                };
                 if rc < first {
                     second = first;
                     first = rc;
@@ -455,7 +483,11 @@ impl<'a> Search<'a> {
             if v >= 0 && self.inv2[c] != EPS {
                 continue;
             }
-            let rc = if v >= 0 { self.reduced_cost(row, col) } else { deleted };
+            let rc = if v >= 0 {
+                self.reduced_cost(row, col)
+            } else {
+                deleted
+            };
             col += 1;
             self.cand_v[base + count] = v;
             self.cand_step[base + count] = self.step_cost(u, v);
@@ -484,7 +516,11 @@ impl<'a> Search<'a> {
     fn result(&self, exact: bool, lower_bound: f64, expanded: u64) -> GedResult {
         GedResult {
             distance: self.ub,
-            lower_bound: if exact { self.ub } else { lower_bound.min(self.ub) },
+            lower_bound: if exact {
+                self.ub
+            } else {
+                lower_bound.min(self.ub)
+            },
             exact,
             expanded,
             mapping: self.best_map.clone(),
@@ -564,7 +600,15 @@ impl<'a> Search<'a> {
 /// Lower bound on the cost of matching the edge classes `a` (graph 1) against `b` (graph 2):
 /// each edge pays at least its cheapest option, and the surplus edges of the larger side are
 /// deleted (inserted), paying their cheapest extra.
-fn match_bound(a: &[i32], b: &[i32], edge_pair: &[f64], edge_del: &[f64], edge_ins: &[f64], c2: usize, excess: &mut [f64]) -> f64 {
+fn match_bound(
+    a: &[i32],
+    b: &[i32],
+    edge_pair: &[f64],
+    edge_del: &[f64],
+    edge_ins: &[f64],
+    c2: usize,
+    excess: &mut [f64],
+) -> f64 {
     let (na, nb) = (a.len(), b.len());
     let mut side1 = 0.0;
     for (i, &x) in a.iter().enumerate() {

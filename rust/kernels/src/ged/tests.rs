@@ -7,7 +7,10 @@ struct Rng(u64);
 
 impl Rng {
     fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         self.0 >> 33
     }
     fn below(&mut self, n: u64) -> u64 {
@@ -52,7 +55,13 @@ impl Owned {
     }
 }
 
-fn random_edges(rng: &mut Rng, n: usize, classes: usize, directed: bool, density: u64) -> Vec<Edge> {
+fn random_edges(
+    rng: &mut Rng,
+    n: usize,
+    classes: usize,
+    directed: bool,
+    density: u64,
+) -> Vec<Edge> {
     let mut edges = Vec::new();
     for s in 0..n {
         let first = if directed { 0 } else { s };
@@ -74,7 +83,11 @@ fn random_problem(rng: &mut Rng, max_n: usize, directed: bool) -> Owned {
     let mut node_sub = vec![0.0; n1 * n2];
     for u in 0..n1 {
         for v in 0..n2 {
-            node_sub[u * n2 + v] = if labels1[u] == labels2[v] { 0.0 } else { 1.0 + rng.below(3) as f64 };
+            node_sub[u * n2 + v] = if labels1[u] == labels2[v] {
+                0.0
+            } else {
+                1.0 + rng.below(3) as f64
+            };
         }
     }
     let node_del = (0..n1).map(|_| 1.0 + rng.below(3) as f64).collect();
@@ -133,7 +146,9 @@ fn path_cost(o: &Owned, map: &[i64]) -> f64 {
     for &(s, d, c) in &o.edges1 {
         let image_edge = (map[s as usize], map[d as usize]);
         let found = if image_edge.0 >= 0 && image_edge.1 >= 0 {
-            o.edges2.iter().position(|&(s2, d2, _)| same(image_edge, (s2, d2)))
+            o.edges2
+                .iter()
+                .position(|&(s2, d2, _)| same(image_edge, (s2, d2)))
         } else {
             None
         };
@@ -188,9 +203,17 @@ fn equals_brute_force_on_random_graphs() {
             let r = graph_edit_distance(&o.problem(), u64::MAX).unwrap();
             let want = brute_force(&o);
             assert!(r.exact);
-            assert_eq!(r.distance, want, "directed={directed} n1={} n2={}", o.n1, o.n2);
+            assert_eq!(
+                r.distance, want,
+                "directed={directed} n1={} n2={}",
+                o.n1, o.n2
+            );
             assert_eq!(r.lower_bound, want);
-            assert_eq!(path_cost(&o, &r.mapping), want, "mapping must realise the distance");
+            assert_eq!(
+                path_cost(&o, &r.mapping),
+                want,
+                "mapping must realise the distance"
+            );
         }
     }
 }
@@ -206,7 +229,12 @@ fn small_budget_brackets_the_exact_distance() {
             for budget in [0u64, 1, 3] {
                 let r = graph_edit_distance(&o.problem(), budget).unwrap();
                 assert!(r.expanded <= budget);
-                assert!(r.lower_bound <= exact.distance, "lb {} > exact {}", r.lower_bound, exact.distance);
+                assert!(
+                    r.lower_bound <= exact.distance,
+                    "lb {} > exact {}",
+                    r.lower_bound,
+                    exact.distance
+                );
                 assert!(r.distance >= exact.distance);
                 assert_eq!(path_cost(&o, &r.mapping), r.distance);
                 if r.exact {
@@ -217,7 +245,10 @@ fn small_budget_brackets_the_exact_distance() {
             }
         }
     }
-    assert!(inexact > 0, "the budget never ran out: the test exercises nothing");
+    assert!(
+        inexact > 0,
+        "the budget never ran out: the test exercises nothing"
+    );
 }
 
 #[test]
@@ -243,7 +274,9 @@ fn unit_cost_path_vs_cycle_and_empty() {
             edge_ins: vec![1.0],
             directed: false,
         };
-        graph_edit_distance(&o.problem(), u64::MAX).unwrap().distance
+        graph_edit_distance(&o.problem(), u64::MAX)
+            .unwrap()
+            .distance
     };
     assert_eq!(unit(6, 6, &path, &cycle), 1.0);
     assert_eq!(unit(6, 0, &path, &[]), 11.0);
@@ -275,8 +308,11 @@ fn rejects_bad_input() {
     bad(&|p| p.edges1 = vec![(0, 9, 0)], "edges1");
     bad(&|p| p.edges2 = vec![(0, 0, 7)], "class");
     bad(&|p| p.edges1 = vec![(0, 0, 0), (0, 0, 1)], "duplicates");
-    bad(&|p| {
-        p.directed = false;
-        p.edges1 = vec![(0, 1, 0), (1, 0, 0)];
-    }, "duplicates");
+    bad(
+        &|p| {
+            p.directed = false;
+            p.edges1 = vec![(0, 1, 0), (1, 0, 0)];
+        },
+        "duplicates",
+    );
 }
