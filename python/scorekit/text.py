@@ -14,6 +14,7 @@ Armenian schwa present in one string and absent from the other is free at such a
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass
 from typing import Iterable, Optional, Sequence, Union
 
@@ -94,12 +95,21 @@ def _schwa_codes(schwa: str) -> np.ndarray:
     return pack_texts([schwa], "schwa")[0]
 
 
+_text_of = operator.attrgetter("text")
+_joins_of = operator.attrgetter("joins")
+
+
 def _pack_side(items: Sequence, joins: Optional[Sequence], name: str, joins_name: str) -> tuple:
     """Packed texts, offsets and packed joins of one side (``str`` or :class:`JoinedText` items;
     explicit ``joins`` win over the items' own)."""
-    texts = [x.text if type(x) is JoinedText else x for x in items]
-    if joins is None:
-        joins = [x.joins if type(x) is JoinedText else () for x in items]
+    kinds = set(map(type, items))
+    if kinds == {JoinedText}:  # the common case, read at C speed
+        texts = list(map(_text_of, items))
+        joins = list(map(_joins_of, items)) if joins is None else joins
+    else:
+        texts = [x.text if type(x) is JoinedText else x for x in items]
+        if joins is None:
+            joins = [x.joins if type(x) is JoinedText else () for x in items]
     try:
         values, offsets = pack_texts(texts, name)
     except TypeError as exc:
