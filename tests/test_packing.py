@@ -33,3 +33,18 @@ def test_positions():
     assert values.tolist() == [0, 2, 1] and offsets.tolist() == [0, 2, 2, 3]
     with pytest.raises(ValueError, match=r"joins\[1\] position 1 is outside 0..0"):
         pack_positions([[0], [1]], [1, 0], "joins")
+
+
+def test_joined_texts_pack_alike_in_rust_and_python():
+    from scorekit.text import JoinedText, _pack_side, _pack_side_python, join_lines_with_hyphenation
+
+    items = [join_lines_with_hyphenation("գրա-\nկան"), "plain", JoinedText("", ()), JoinedText("ab", (0, 2)), "😀"]
+    fast = _pack_side(items, None, "gts", "gt_joins")
+    slow = _pack_side_python(items, set(map(type, items)), None, "gts", "gt_joins")
+    for a, b in zip(fast, slow):
+        assert a.dtype == b.dtype
+        np.testing.assert_array_equal(a, b)
+    with pytest.raises(ValueError, match=r"gt_joins\[0\] position 3 is outside 0..2"):
+        _pack_side([JoinedText("ab", (3,))], None, "gts", "gt_joins")
+    with pytest.raises(TypeError, match=r"gts\[1\] must be str or JoinedText, got int"):
+        _pack_side(["a", 5], None, "gts", "gt_joins")

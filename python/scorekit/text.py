@@ -101,9 +101,18 @@ _joins_of = operator.attrgetter("joins")
 
 def _pack_side(items: Sequence, joins: Optional[Sequence], name: str, joins_name: str) -> tuple:
     """Packed texts, offsets and packed joins of one side (``str`` or :class:`JoinedText` items;
-    explicit ``joins`` win over the items' own)."""
+    explicit ``joins`` win over the items' own). The compiled core reads ``JoinedText`` objects
+    directly; the Python path gives identical arrays."""
     kinds = set(map(type, items))
-    if kinds == {JoinedText}:  # the common case, read at C speed
+    if joins is None and _kernels._core is not None and kinds <= {str, JoinedText}:
+        (values, offsets), join_values, join_offsets = _kernels._core.pack_joined(items if type(items) is list else list(items), name, joins_name)
+        return values, offsets, join_values, join_offsets
+    return _pack_side_python(items, kinds, joins, name, joins_name)
+
+
+def _pack_side_python(items: Sequence, kinds: set, joins: Optional[Sequence], name: str, joins_name: str) -> tuple:
+    """:func:`_pack_side` without the compiled core's reader."""
+    if kinds == {JoinedText}:  # read at C speed
         texts = list(map(_text_of, items))
         joins = list(map(_joins_of, items)) if joins is None else joins
     else:

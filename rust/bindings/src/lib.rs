@@ -27,6 +27,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     levenshtein::register(m)?;
     m.add_function(wrap_pyfunction!(packing::pack_texts, m)?)?;
     m.add_function(wrap_pyfunction!(packing::pack_pairs, m)?)?;
+    m.add_function(wrap_pyfunction!(packing::pack_joined, m)?)?;
     tree::register(m)?;
     flows::register(m)?;
     align::register(m)?;

@@ -132,3 +132,79 @@ pub fn pack_texts<'py>(
     }
     Ok((values.into_pyarray(py), offsets.into_pyarray(py)))
 }
+
+/// Pack texts with join positions: each item of `items` (a list) is a `str` (no joins) or an
+/// object with a `str` attribute `text` and a tuple/list of `int` attribute `joins` (a
+/// `scorekit.text.JoinedText`). Returns (values, offsets, join values, join offsets); a join
+/// outside `0..=len(text)` is a `ValueError`, anything else malformed a `TypeError`.
+#[pyfunction]
+pub fn pack_joined<'py>(
+    py: Python<'py>,
+    items: &Bound<'py, PyList>,
+    name: &str,
+    joins_name: &str,
+) -> PyResult<(
+    Packed<'py>,
+    Bound<'py, PyArray1<i64>>,
+    Bound<'py, PyArray1<i64>>,
+)> {
+    let n = items.len();
+    let mut values = Vec::with_capacity(n * 32);
+    let mut offsets = Vec::with_capacity(n + 1);
+    let mut joins = Vec::new();
+    let mut join_offsets = Vec::with_capacity(n + 1);
+    offsets.push(0i64);
+    join_offsets.push(0i64);
+    let text_attr = pyo3::intern!(py, "text");
+    let joins_attr = pyo3::intern!(py, "joins");
+    for (k, item) in items.iter().enumerate() {
+        let text = if item.is_instance_of::<PyString>() {
+            item.clone()
+        } else {
+            item.getattr(text_attr)?
+        };
+        let Ok(s) = text.cast_into::<PyString>() else {
+            let type_name = item.get_type().name()?;
+            return Err(PyTypeError::new_err(format!(
+                "{name}[{k}] must be str or JoinedText, got {type_name}"
+            )));
+        };
+        let start = values.len();
+        append_code_points(py, &s, &mut values, name, k)?;
+        let len = (values.len() - start) as i64;
+        offsets.push(values.len() as i64);
+        if !item.is_instance_of::<PyString>() {
+            let own = item.getattr(joins_attr)?;
+            let bad =
+                || PyTypeError::new_err(format!("{joins_name}[{k}] must hold integer positions"));
+            let mut push = |p: Bound<'py, PyAny>| -> PyResult<()> {
+                if p.is_instance_of::<pyo3::types::PyBool>() {
+                    return Err(bad());
+                }
+                let pos: i64 = p.extract().map_err(|_| bad())?;
+                if pos < 0 || pos > len {
+                    return Err(PyValueError::new_err(format!(
+                        "{joins_name}[{k}] position {pos} is outside 0..{len}"
+                    )));
+                }
+                joins.push(pos);
+                Ok(())
+            };
+            if let Ok(tuple) = own.cast::<PyTuple>() {
+                for p in tuple.iter() {
+                    push(p)?;
+                }
+            } else {
+                for p in own.try_iter().map_err(|_| bad())? {
+                    push(p?)?;
+                }
+            }
+        }
+        join_offsets.push(joins.len() as i64);
+    }
+    Ok((
+        (values.into_pyarray(py), offsets.into_pyarray(py)),
+        joins.into_pyarray(py),
+        join_offsets.into_pyarray(py),
+    ))
+}

@@ -17,8 +17,9 @@ pub struct SchwaWorkspace {
     pred_join: Vec<bool>,
     gt_flags: Vec<u8>,
     pred_flags: Vec<u8>,
-    prev: Vec<usize>,
-    cur: Vec<usize>,
+    prev: Vec<u32>,
+    cur: Vec<u32>,
+    tables: Vec<u32>,
 }
 
 impl SchwaWorkspace {
@@ -39,7 +40,7 @@ fn mark_joins(joins: &[i64], len: usize, out: &mut Vec<bool>, side: &str) -> Res
     Ok(())
 }
 
-const INF: usize = usize::MAX / 4;
+const INF: u32 = u32::MAX / 4;
 /// Flag bits per 1-based position: the character is a schwa; it touches one of its own joins.
 const SCHWA: u8 = 1;
 const AT_OWN_JOIN: u8 = 2;
@@ -106,13 +107,26 @@ pub fn schwa_distance(
     }
     let (n, m) = (gt.len(), pred.len());
     let width = strict + free;
+    // Per-column costs, computed once: inserting pred[j-1] is free for a schwa at its own join, or
+    // (second table) also across from a gt join; deleting a gt schwa that is not at its own join
+    // is free across from a pred join.
     let (gj, pj, gf, pf) = (&ws.gt_join, &ws.pred_join, &ws.gt_flags, &ws.pred_flags);
-    // Inserting pred[j-1] is free for a schwa at its own join, or across from a gt join; deleting
-    // gt[i-1] is free for a schwa at its own join, or across from a pred join.
-    let ins_cost = |gt_join_here: bool, j: usize| {
+    let tables = &mut ws.tables;
+    tables.clear();
+    tables.resize(5 * (m + 1), 0);
+    let (ins_plain, rest) = tables.split_at_mut(m + 1);
+    let (ins_at_gt_join, rest) = rest.split_at_mut(m + 1);
+    let (del_schwa, rest) = rest.split_at_mut(m + 1);
+    let (ones, zeros) = rest.split_at_mut(m + 1);
+    for j in 0..=m {
         let f = pf[j];
-        usize::from(!(f & SCHWA != 0 && (f & AT_OWN_JOIN != 0 || gt_join_here)))
-    };
+        let schwa = f & SCHWA != 0;
+        ins_plain[j] = u32::from(!(schwa && f & AT_OWN_JOIN != 0));
+        ins_at_gt_join[j] = u32::from(!schwa);
+        del_schwa[j] = u32::from(!pj[j]);
+        ones[j] = 1;
+    }
+    let zeros: &[u32] = zeros;
     let (prev, cur) = (&mut ws.prev, &mut ws.cur);
     prev.clear();
     prev.resize(m + 2, INF);
@@ -120,36 +134,45 @@ pub fn schwa_distance(
     cur.resize(m + 2, INF);
     // Row 0 over its band.
     let hi0 = width.min(m);
+    let ins0: &[u32] = if gj[0] { ins_at_gt_join } else { ins_plain };
     prev[0] = 0;
     for j in 1..=hi0 {
-        prev[j] = prev[j - 1] + ins_cost(gj[0], j);
+        prev[j] = prev[j - 1] + ins0[j];
     }
     prev[hi0 + 1] = INF;
     for i in 1..=n {
         let lo = i.saturating_sub(width);
         let hi = (i + width).min(m);
-        let (g, g_flag, gt_join_here) = (gt[i - 1], gf[i], gj[i]);
-        let g_schwa = g_flag & SCHWA != 0;
-        let g_own = g_flag & AT_OWN_JOIN != 0;
-        let del_cost = |j: usize| usize::from(!(g_schwa && (g_own || pj[j])));
+        let g = gt[i - 1];
+        let ins: &[u32] = if gj[i] { ins_at_gt_join } else { ins_plain };
+        let del: &[u32] = match (gf[i] & SCHWA != 0, gf[i] & AT_OWN_JOIN != 0) {
+            (false, _) => ones,
+            (true, true) => zeros,
+            (true, false) => del_schwa,
+        };
         // Column `lo` has no left neighbour inside the band.
         let mut left = if lo == 0 {
-            prev[0] + del_cost(0)
+            prev[0] + del[0]
         } else {
-            (prev[lo] + del_cost(lo)).min(prev[lo - 1] + usize::from(g != pred[lo - 1]))
+            (prev[lo] + del[lo]).min(prev[lo - 1] + u32::from(g != pred[lo - 1]))
         };
         cur[lo] = left;
-        for j in lo + 1..=hi {
-            let sub = prev[j - 1] + usize::from(g != pred[j - 1]);
-            let del = prev[j] + del_cost(j);
-            let ins = left + ins_cost(gt_join_here, j);
-            left = sub.min(del).min(ins);
-            cur[j] = left;
+        let columns = cur[lo + 1..=hi]
+            .iter_mut()
+            .zip(&prev[lo..hi])
+            .zip(&prev[lo + 1..=hi])
+            .zip(&pred[lo..hi])
+            .zip(&del[lo + 1..=hi])
+            .zip(&ins[lo + 1..=hi]);
+        for (((((c, &diag), &up), &p), &d), &ins_cost) in columns {
+            let best = (diag + u32::from(g != p)).min(up + d).min(left + ins_cost);
+            *c = best;
+            left = best;
         }
         cur[hi + 1] = INF;
         std::mem::swap(prev, cur);
     }
-    Ok(prev[m])
+    Ok(prev[m] as usize)
 }
 
 #[cfg(test)]
@@ -161,7 +184,7 @@ mod tests {
     fn full_dp(g: &[u32], p: &[u32], jg: &[i64], jp: &[i64], schwa: &[u32]) -> usize {
         let inj = |set: &[i64], k: usize| set.contains(&(k as i64));
         let (n, m) = (g.len(), p.len());
-        let mut d = vec![vec![INF; m + 1]; n + 1];
+        let mut d = vec![vec![usize::MAX / 4; m + 1]; n + 1];
         d[0][0] = 0;
         for i in 0..=n {
             for j in 0..=m {
