@@ -126,3 +126,11 @@ def test_empty_batch(backend):
     r = batch.cer([], [])
     assert len(r) == 0 and np.isnan(r.corpus_rate)
     assert batch.levenshtein([], []).tolist() == []
+
+
+def test_editops_match_rapidfuzz(backend):
+    assert batch.editops("qabxcd", "abycdf") == [("delete", 0, 0), ("replace", 3, 2), ("insert", 6, 5)]
+    for ref, hyp in random_pairs(31, 500) + long_pairs(32, 1, length=2500):
+        assert batch.editops(ref, hyp) == [tuple(op) for op in Levenshtein.editops(ref, hyp).as_list()]
+    with pytest.raises(TypeError, match=r"ref\[0\] must be str"):
+        batch.editops(None, "a")

@@ -112,6 +112,22 @@ def levenshtein(a: Iterable[str], b: Iterable[str], *, threads: Optional[int] = 
     return lev.distance_batch(a_values, a_offsets, b_values, b_offsets, _kernels.resolve_threads(threads))
 
 
+#: Names of the edit operations of :func:`editops`, as rapidfuzz names them.
+OP_NAMES = {lev.OP_SUBSTITUTE: "replace", lev.OP_DELETE: "delete", lev.OP_INSERT: "insert"}
+
+
+def editops(ref: str, hyp: str) -> list[tuple[str, int, int]]:
+    """The edit operations turning ``ref`` into ``hyp``: ``(op, ref_pos, hyp_pos)`` with op
+    ``"replace"``, ``"delete"`` or ``"insert"``, the same script (and positions) as
+    ``rapidfuzz.distance.Levenshtein.editops(ref, hyp)``.
+
+    >>> editops("qabxcd", "abycdf")
+    [('delete', 0, 0), ('replace', 3, 2), ('insert', 6, 5)]
+    """
+    ops = lev.editops(pack_texts([ref], "ref")[0], pack_texts([hyp], "hyp")[0])
+    return [(OP_NAMES[op], ref_pos, hyp_pos) for op, ref_pos, hyp_pos in ops.tolist()]
+
+
 def schwa_cer(gts: Iterable[str | JoinedText], preds: Iterable[str | JoinedText], *,
               schwa: str = SCHWA_CHARS, threads: Optional[int] = None) -> tuple[np.ndarray, np.ndarray]:
     """Schwa-forgiving character distances and reference lengths of every (gt, pred) pair

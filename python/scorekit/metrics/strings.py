@@ -147,11 +147,6 @@ class StringMetric:
                               threads=1, pred_name="pred", ref_name="gold")
         return text_score(self.mode, *map(int, counts[0]))
 
-    def count_many(self, preds: Iterable[Any], golds: Iterable[Any], *, threads: Optional[int] = None) -> np.ndarray:
-        """Counts (:data:`COUNT_COLUMNS`) for many pairs through one batch kernel call."""
-        return count_errors([self.prepare(p) for p in preds], [self.prepare(g) for g in golds], self.mode,
-                            threads=_kernels.resolve_threads(threads))
-
     def aggregate(self, scores: Iterable[Any]) -> float:
         """Corpus rate Σ detail["edits"] / Σ detail["ref_len"] (missing keys count 0); NaN if Σref_len is 0."""
         edits = ref_len = 0
