@@ -48,3 +48,20 @@ def test_joined_texts_pack_alike_in_rust_and_python():
         _pack_side([JoinedText("ab", (3,))], None, "gts", "gt_joins")
     with pytest.raises(TypeError, match=r"gts\[1\] must be str or JoinedText, got int"):
         _pack_side(["a", 5], None, "gts", "gt_joins")
+
+
+def test_pairs_pack_like_each_side_alone():
+    from scorekit._kernels import _core
+
+    pairs = random_pairs(9, 300)
+    cases = [(h, r, "slice") if k % 2 else [h, r] for k, (h, r) in enumerate(pairs)]
+    (hv, ho), (rv, ro) = _core.pack_pairs(cases)
+    for (values, offsets), side in (((hv, ho), [h for h, _ in pairs]), ((rv, ro), [r for _, r in pairs])):
+        expected_values, expected_offsets = pack_texts_python(side, "t")
+        np.testing.assert_array_equal(values, expected_values)
+        np.testing.assert_array_equal(offsets, expected_offsets)
+    for bad in ([("a", None)], [("a",)], ["ab"]):
+        with pytest.raises(TypeError):
+            _core.pack_pairs(bad)
+    with pytest.raises(ValueError, match=r"gold\[1\] contains a lone surrogate"):
+        _core.pack_pairs([("a", "b"), ("c", "\ud800")])

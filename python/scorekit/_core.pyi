@@ -16,6 +16,12 @@ I64 = npt.NDArray[np.int64]
 def pack_texts(texts: list[str] | tuple[str, ...], name: str) -> tuple[U32, I64]:
     """Pack strings into (code points, offsets); TypeError/ValueError name ``name[k]``."""
 
+def pack_pairs(cases: list[tuple[str, str] | list[str]]) -> tuple[tuple[U32, I64], tuple[U32, I64]]:
+    """Pack the predictions and golds of ``(pred, gold, ...)`` cases; TypeError unless both are str."""
+
+def pack_joined(items: list[object], name: str, joins_name: str) -> tuple[tuple[U32, I64], I64, I64]:
+    """Pack ``str``/``JoinedText`` items: (values, offsets), join values, join offsets."""
+
 def levenshtein_distance_batch(a_values: U32, a_offsets: I64, b_values: U32, b_offsets: I64, threads: int) -> I64:
     """Unit-cost Levenshtein distance of every pair; shape (n,)."""
 

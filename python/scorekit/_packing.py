@@ -75,11 +75,6 @@ def pack_texts_python(texts: Sequence[str], name: str) -> Packed:
     return np.frombuffer(encoded, dtype=np.uint32), offsets
 
 
-def pack_codes(text: str, name: str) -> np.ndarray:
-    """One string as a ``uint32`` code-point array."""
-    return pack_texts([text], name)[0]
-
-
 def pack_positions(positions: Sequence[Sequence[int]], lengths: Sequence[int], name: str) -> Packed:
     """Pack per-item boundary positions (each within ``0..=lengths[k]``) into (int64 values, offsets)."""
     try:
