@@ -5,6 +5,9 @@ Batch layout: item ``k`` of a packed side is ``values[offsets[k]:offsets[k+1]]``
 cores. Every function releases the GIL while it computes.
 """
 
+from collections.abc import Callable, Iterable
+from typing import Any
+
 import numpy as np
 import numpy.typing as npt
 
@@ -81,6 +84,22 @@ def nw_calls_distance_batch(
     a_calls: U32, a_offsets: I64, b_calls: U32, b_offsets: I64, threads: int,
 ) -> F64:
     """Trajectory distance of every pair of call-id sequences; shape (n,)."""
+
+class CallPacker:
+    """Compiled call reader of scorekit.agents.trajectory (twin: trajectory._Preparer)."""
+
+    def __init__(
+        self, step_type: type, calls_of: Callable[[Any], list], as_call: Callable[[Any], tuple],
+        norm: Callable[[Any], Any], interner_type: type, canon: Callable[[str], Any] | None,
+        ascii_steps: list[str] | None, tool_weight: Callable[[Any], float] | None,
+        arg_weight: Callable[[Any, Any], float] | None,
+    ) -> None: ...
+    def pack(self, trajectories: Iterable[Any]) -> tuple[U32, I64, list[float], list[int]]:
+        """(call ids, offsets, total mass per trajectory, steps per trajectory)."""
+    def interned(self) -> tuple[list[Any], list[Any], list[Any]]:
+        """(tools, names, values) in id order."""
+    def table(self, name_key: Callable[[Any], Any]) -> tuple[U32, F64, I64, U32, U32, F64]:
+        """The call table, arguments sorted by name rank under name_key."""
 
 # --- rover (ek-qe.md §3; layout in scorekit._kernels.rover) ----------------------------------------
 def rover_align_vote(

@@ -187,6 +187,33 @@ class Canonicalizer:
         return f"Canonicalizer({self.steps!r}, version={self.version!r})"
 
 
+#: The built-in steps compiled readers reproduce on ASCII text (``rust/kernels/src/canon.rs``).
+_ASCII_RULES = {"nfc": nfc, "nfkc": nfkc, "lower": lower, "strip": strip,
+                "collapse_whitespace": collapse_whitespace, "strip_punctuation": strip_punctuation}
+
+
+def builtin_steps(canon: Any) -> Optional[list[str]]:
+    """The step names of ``canon`` when it is one of the built-in steps above or a
+    :class:`Canonicalizer` made only of them (compiled code reproduces those exactly on ASCII
+    text), else ``None``.
+
+    >>> builtin_steps(default_canonicalizer())
+    ['nfc', 'lower', 'collapse_whitespace']
+    >>> builtin_steps(strip)
+    ['strip']
+    >>> builtin_steps(Canonicalizer([str.upper])) is None
+    True
+    """
+    for name, function in _ASCII_RULES.items():
+        if canon is function:
+            return [name]
+    if not isinstance(canon, Canonicalizer):
+        return None
+    if all(_ASCII_RULES.get(n) is f for n, f in zip(canon._names, canon._functions)):
+        return list(canon._names)
+    return None
+
+
 def default_canonicalizer() -> Canonicalizer:
     """A conservative default pipeline: NFC, then casefold, then whitespace collapsing."""
     return Canonicalizer(["nfc", "lower", "collapse_whitespace"])

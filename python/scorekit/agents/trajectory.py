@@ -4,8 +4,9 @@ This module owns :data:`SCHEMES` and :class:`TrajectoryMetric`: the cost model (
 its tool weight plus its argument weights; a substitution between different tools costs both
 masses, between calls of the same tool the weights of the arguments that differ or are missing on
 one side) and the four schemes. ``in_order`` runs the Needleman–Wunsch kernel
-(:mod:`scorekit._kernels.align`); the Python side only reads calls, canonicalises and interns
-argument values, and packs the steps.
+(:mod:`scorekit._kernels.align`) on calls read, canonicalised and interned by the compiled call
+reader (``_core.CallPacker``, ``rust/bindings/src/calls.rs``) or, without the compiled core, by its
+pure-Python twin :class:`_Preparer`; both give identical ids, masses and weights.
 
 Decision (ek-agents.md §7.2 leaves it open): a same-tool substitution sums the weights of the
 differing arguments in sorted argument-name order (string names by code point, then other names by
@@ -33,12 +34,12 @@ from typing import Any, Optional
 import numpy as np
 
 from scorekit._interning import ValueInterner
+from scorekit._kernels import _core, resolve_threads
 from scorekit._kernels import align as align_kernels
-from scorekit._kernels import resolve_threads
 from scorekit.agents.base import Step, as_call
 from scorekit.agents.toolcalls import _assign, _call_matches, _Weights, calls_of, norm_value
 from scorekit.base import GraphGrammar, Score
-from scorekit.canonicalize import default_canonicalizer, resolve_canonicalizer
+from scorekit.canonicalize import builtin_steps, default_canonicalizer, resolve_canonicalizer
 
 __all__ = ["SCHEMES", "TrajectoryMetric"]
 
@@ -74,7 +75,7 @@ class _Preparer:
         self._canon = canon
         self._folded: dict[str, str] = {}
         # ids shared by every pack() of this preparer (pred and gold sides must agree)
-        self._tool_ids, self._name_ids, self._value_ids = ValueInterner(), {}, ValueInterner()
+        self._tool_ids, self._name_ids, self._value_ids = ValueInterner(), ValueInterner(), ValueInterner()
         self._memo: dict[tuple, int] = {}
         self._t_tools: list[int] = []
         self._t_mass: list[float] = []
@@ -111,7 +112,7 @@ class _Preparer:
         unit = w.grammar is None
         tool_id, tool_lookup = self._tool_ids.id, self._tool_ids.lookup
         value_id, value_lookup = self._value_ids.id, self._value_ids.lookup
-        name_ids = self._name_ids
+        name_id, name_lookup = self._name_ids.id, self._name_ids.lookup
         norm, fold, folded = self._norm, self._fold, self._folded.get
         memo = self._memo
         t_tools, t_mass, t_offsets = self._t_tools, self._t_mass, self._t_offsets
@@ -135,9 +136,9 @@ class _Preparer:
                 if cid is None:
                     m = 1.0 + float(len(args)) if unit else w.tool(tool) + sum(w.arg(tool, a) for a in args)
                     for k, v in args.items():
-                        nid = name_ids.get(k)
+                        nid = name_lookup(k) if type(k) is str else None
                         if nid is None:
-                            nid = name_ids[k] = len(name_ids)
+                            nid = name_id(k)
                         if type(v) is str:  # the common case, inlined
                             nv = folded(v)
                             if nv is None:
@@ -167,6 +168,10 @@ class _Preparer:
             totals.append(total)
         return np.array(ids, dtype=np.uint32), np.array(offsets, dtype=np.int64), totals, lengths
 
+    def interned(self) -> tuple[list, list, list]:
+        """``(tools, names, values)``: the interned objects in id order."""
+        return self._tool_ids.values, self._name_ids.values, self._value_ids.values
+
     def table(self) -> tuple[np.ndarray, ...]:
         """The call table of everything packed so far (see :mod:`scorekit._kernels.align`).
 
@@ -174,8 +179,8 @@ class _Preparer:
         them, so the kernel sums differing arguments in an order that depends on the names only
         (not on the rest of the batch).
         """
-        rank = {nid: r for r, nid in enumerate(
-            self._name_ids[n] for n in sorted(self._name_ids, key=_name_key))}
+        names = self._name_ids.values
+        rank = {nid: r for r, nid in enumerate(sorted(range(len(names)), key=lambda k: _name_key(names[k])))}
         offsets, t_names, t_values, t_weights = self._t_offsets, self._t_names, self._t_values, self._t_weights
         names: list[int] = []
         values: list[int] = []
@@ -199,6 +204,27 @@ class _Preparer:
             np.array(values, dtype=np.uint32),
             np.array(weights, dtype=np.float64),
         )
+
+
+class _CompiledPacker:
+    """:meth:`_Preparer.pack` and :meth:`_Preparer.table` done by the compiled ``_core.CallPacker``
+    (the same ids, masses and weights; table rows may be numbered differently)."""
+
+    def __init__(self, canon: Optional[Callable[[str], str]], weights: _Weights) -> None:
+        unit = weights.grammar is None
+        self._packer = _core.CallPacker(
+            Step, calls_of, as_call, lambda v: norm_value(v, canon), ValueInterner, canon,
+            builtin_steps(canon), None if unit else weights.tool, None if unit else weights.arg)
+        self.pack = self._packer.pack
+        self.interned = self._packer.interned
+
+    def table(self) -> tuple[np.ndarray, ...]:
+        return self._packer.table(_name_key)
+
+
+def _call_packer(canon: Optional[Callable[[str], str]], weights: _Weights) -> Any:
+    """The compiled call reader when the core is built, else the pure-Python :class:`_Preparer`."""
+    return _Preparer(canon, weights) if _core is None else _CompiledPacker(canon, weights)
 
 
 def _sub(p_tool: str, g_tool: str, pn: dict, gn: dict, p_mass: float, g_mass: float, w: _Weights) -> float:
@@ -233,9 +259,6 @@ class TrajectoryMetric:
         self.canonicalizer = (resolve_canonicalizer(canonicalizer) if canonicalizer is not None
                               else default_canonicalizer())
 
-    def _preparer(self, grammar: Optional[GraphGrammar]) -> _Preparer:
-        return _Preparer(self.canonicalizer, _Weights(grammar if grammar is not None else self.grammar))
-
     def __call__(self, pred: Any, gold: Any, *, grammar: Optional[GraphGrammar] = None) -> Score:
         return self.score_batch([pred], [gold], grammar=grammar)[0]
 
@@ -246,12 +269,14 @@ class TrajectoryMetric:
         n_threads = resolve_threads(threads)
         if len(preds) != len(golds):
             raise ValueError(f"preds and golds must have the same length, got {len(preds)} and {len(golds)}")
-        prep = self._preparer(grammar)
+        weights = _Weights(grammar if grammar is not None else self.grammar)
         if self.scheme == "in_order":
-            a, a_off, p_mass, p_len = prep.pack(preds)
-            b, b_off, g_mass, g_len = prep.pack(golds)
-            raws = align_kernels.calls_distance_batch(prep.table(), a, a_off, b, b_off, n_threads).tolist()
+            packer = _call_packer(self.canonicalizer, weights)
+            a, a_off, p_mass, p_len = packer.pack(preds)
+            b, b_off, g_mass, g_len = packer.pack(golds)
+            raws = align_kernels.calls_distance_batch(packer.table(), a, a_off, b, b_off, n_threads).tolist()
         else:
+            prep = _Preparer(self.canonicalizer, weights)
             p_prep = [prep.prepare(x) for x in preds]
             g_prep = [prep.prepare(x) for x in golds]
             raws = [self._raw(p, g, prep.weights) for p, g in zip(p_prep, g_prep)]

@@ -12,6 +12,7 @@ use pyo3::prelude::*;
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 mod align;
+mod calls;
 mod flows;
 mod ged;
 mod levenshtein;
@@ -31,6 +32,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     tree::register(m)?;
     flows::register(m)?;
     align::register(m)?;
+    calls::register(m)?;
     rover::register(m)?;
     Ok(())
 }

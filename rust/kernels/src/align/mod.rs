@@ -262,17 +262,22 @@ impl Costs for CallCost<'_> {
     }
 }
 
-/// Scratch space of [`distance`], reused across calls: the DP row and the gap costs of `b`.
+/// Scratch space of [`distance`], reused across calls: the DP row, the gap costs of `b` and the
+/// substitution costs of the current row.
 #[derive(Default)]
 pub struct Scratch {
     row: Vec<f64>,
     ins: Vec<f64>,
+    subs: Vec<f64>,
 }
 
 /// The distance `D[n][m]`, in O(m) memory.
+///
+/// Each row first gathers its substitution costs (the cost model's branches stay out of the
+/// recurrence), then runs the recurrence, whose `if x < best` selects compile to `minsd`.
 pub fn distance<C: Costs>(costs: &C, scratch: &mut Scratch) -> f64 {
     let (n, m) = (costs.len_a(), costs.len_b());
-    let Scratch { row, ins } = scratch;
+    let Scratch { row, ins, subs } = scratch;
     ins.clear();
     ins.extend((0..m).map(|j| costs.ins(j)));
     row.clear();
@@ -281,14 +286,19 @@ pub fn distance<C: Costs>(costs: &C, scratch: &mut Scratch) -> f64 {
         let v = row[row.len() - 1] + g;
         row.push(v);
     }
+    subs.clear();
+    subs.resize(m, 0.0);
     for i in 0..n {
+        for (j, s) in subs.iter_mut().enumerate() {
+            *s = costs.sub(i, j);
+        }
         let d = costs.del(i);
         let mut diag = row[0];
         let mut left = diag + d;
         row[0] = left;
-        for (j, (cell, &g)) in row[1..].iter_mut().zip(ins.iter()).enumerate() {
+        for ((cell, &g), &s) in row[1..].iter_mut().zip(ins.iter()).zip(subs.iter()) {
             let up = *cell;
-            let mut best = diag + costs.sub(i, j);
+            let mut best = diag + s;
             let via_up = up + d;
             if via_up < best {
                 best = via_up;

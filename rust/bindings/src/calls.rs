@@ -1,0 +1,596 @@
+//! The compiled call reader of `scorekit.agents.trajectory`.
+//!
+//! [`CallPacker`] reads the tool calls of many trajectories (`Step` objects, `(tool, args)` pairs,
+//! mappings), canonicalises string argument values, interns tools, argument names and values into
+//! ids whose equality is Python's `==`, and builds the call table of the Needleman–Wunsch kernel.
+//! `trajectory._Preparer` is its pure-Python twin and the reference: both give the same tool, name
+//! and value ids, masses and weights for every step (only the numbering of table rows may differ).
+//! Every input the fast path does not recognise is handed to the same Python helpers the twin
+//! uses, so both accept and reject exactly the same inputs.
+
+use std::sync::Arc;
+
+use numpy::{IntoPyArray, PyArray1};
+use pyo3::intern;
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+use foldhash::HashMap as FxHashMap;
+use scorekit_kernels::canon::{canonicalize_ascii, AsciiStep};
+
+/// A value as an interner keeps it (to give it back to Python).
+enum Key {
+    Str(Arc<str>),
+    Int(i64),
+    Float(f64),
+    None,
+    /// A value interned by the Python fallback, or one unequal to itself (a NaN).
+    Object(Py<PyAny>),
+}
+
+impl Key {
+    fn to_object(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        Ok(match self {
+            Key::Str(s) => PyString::new(py, s).into_any().unbind(),
+            Key::Int(x) => x.into_pyobject(py)?.into_any().unbind(),
+            Key::Float(x) => PyFloat::new(py, *x).into_any().unbind(),
+            Key::None => py.None(),
+            Key::Object(o) => o.clone_ref(py),
+        })
+    }
+}
+
+/// Numbers by value: an integral float within `i64` is the int it equals (Python's `2.0 == 2`).
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+enum Num {
+    Int(i64),
+    Float(u64),
+}
+
+/// A native value: the kinds whose `==` is decided here without calling Python.
+enum Native<'a> {
+    Str(&'a str),
+    Num(Num),
+    None,
+}
+
+/// `Some(native)` for `str`, `int` within `i64`, `bool`, non-NaN `float` and `None`; `Err(())` for a
+/// NaN float; `None` for everything else (interned by Python).
+fn classify<'a>(v: &'a Bound<'_, PyAny>) -> Result<Option<Native<'a>>, ()> {
+    if let Ok(s) = v.cast_exact::<PyString>() {
+        return Ok(s.to_str().ok().map(Native::Str));
+    }
+    if v.is_none() {
+        return Ok(Some(Native::None));
+    }
+    if let Ok(b) = v.cast_exact::<PyBool>() {
+        return Ok(Some(Native::Num(Num::Int(b.is_true() as i64))));
+    }
+    if let Ok(i) = v.cast_exact::<PyInt>() {
+        return Ok(i.extract::<i64>().ok().map(|x| Native::Num(Num::Int(x))));
+    }
+    if let Ok(f) = v.cast_exact::<PyFloat>() {
+        let x = f.value();
+        if x.is_nan() {
+            return Err(());
+        }
+        // -2**63 <= x < 2**63: the float is exactly an i64
+        if x.fract() == 0.0 && (-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&x) {
+            return Ok(Some(Native::Num(Num::Int(x as i64))));
+        }
+        return Ok(Some(Native::Num(Num::Float(x.to_bits()))));
+    }
+    Ok(None)
+}
+
+/// A map with room for the distinct values of a typical pair (one packer per metric call).
+fn presized<K, V>() -> FxHashMap<K, V> {
+    FxHashMap::with_capacity_and_hasher(64, Default::default())
+}
+
+/// Objects already seen, by address: their ids without hashing their contents. Only immutable
+/// objects are remembered, and each is kept alive, so an address cannot be reused by another object.
+struct SeenObjects {
+    ids: FxHashMap<usize, u32>,
+    kept: Vec<Py<PyAny>>,
+}
+
+impl Default for SeenObjects {
+    fn default() -> Self {
+        SeenObjects {
+            ids: presized(),
+            kept: Vec::with_capacity(64),
+        }
+    }
+}
+
+impl SeenObjects {
+    #[inline]
+    fn get(&self, v: &Bound<'_, PyAny>) -> Option<u32> {
+        self.ids.get(&(v.as_ptr() as usize)).copied()
+    }
+
+    fn remember(&mut self, v: &Bound<'_, PyAny>, id: u32) {
+        self.ids.insert(v.as_ptr() as usize, id);
+        self.kept.push(v.clone().unbind());
+    }
+}
+
+/// Values → dense ids (`0, 1, 2, …` in first-seen order) with Python `==` semantics.
+///
+/// Native values are interned in Rust maps (and remembered by address); any other value goes to a
+/// Python `ValueInterner` (the fallback). From the first fallback value on, every native value is registered with the fallback
+/// too, so values equal across the two kinds (a NumPy integer and an `int`) share one id.
+struct Interner {
+    strings: FxHashMap<Arc<str>, u32>,
+    numbers: FxHashMap<Num, u32>,
+    none: Option<u32>,
+    seen: SeenObjects,
+    keys: Vec<Key>,
+    interner_type: Py<PyAny>,
+    fallback: Option<Py<PyAny>>,
+    /// Fallback id → id.
+    fallback_ids: Vec<u32>,
+}
+
+impl Interner {
+    fn new(interner_type: Py<PyAny>) -> Self {
+        Interner {
+            strings: presized(),
+            numbers: presized(),
+            none: None,
+            seen: SeenObjects::default(),
+            keys: Vec::new(),
+            interner_type,
+            fallback: None,
+            fallback_ids: Vec::new(),
+        }
+    }
+
+    fn push(&mut self, key: Key) -> u32 {
+        self.keys.push(key);
+        (self.keys.len() - 1) as u32
+    }
+
+    /// The fallback's id of `obj` mapped to ours; `key` is kept if the value is new.
+    fn via_fallback(&mut self, py: Python<'_>, obj: &Bound<'_, PyAny>, key: Key) -> PyResult<u32> {
+        let fallback = self.fallback(py)?;
+        let local: usize = fallback.call_method1(py, intern!(py, "id"), (obj,))?.extract(py)?;
+        if local < self.fallback_ids.len() {
+            return Ok(self.fallback_ids[local]);
+        }
+        let id = self.push(key);
+        self.fallback_ids.push(id);
+        Ok(id)
+    }
+
+    /// The fallback interner, created (and given every native value so far) on first use.
+    fn fallback(&mut self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        if let Some(f) = &self.fallback {
+            return Ok(f.clone_ref(py));
+        }
+        let fallback = self.interner_type.call0(py)?;
+        for id in 0..self.keys.len() {
+            if matches!(self.keys[id], Key::Object(_)) {
+                continue; // NaN-like values are never found again
+            }
+            let obj = self.keys[id].to_object(py)?;
+            let local: usize = fallback.call_method1(py, intern!(py, "id"), (obj,))?.extract(py)?;
+            if local == self.fallback_ids.len() {
+                self.fallback_ids.push(id as u32);
+            }
+        }
+        self.fallback = Some(fallback.clone_ref(py));
+        Ok(fallback)
+    }
+
+    /// The id of a native value; `v` is the object it was read from, if any.
+    fn native_id(&mut self, py: Python<'_>, v: Option<&Bound<'_, PyAny>>, native: Native<'_>) -> PyResult<u32> {
+        let found = match &native {
+            Native::Str(s) => self.strings.get(*s).copied(),
+            Native::Num(n) => self.numbers.get(n).copied(),
+            Native::None => self.none,
+        };
+        if let Some(id) = found {
+            return Ok(id);
+        }
+        let key = match &native {
+            Native::Str(s) => Key::Str(Arc::from(*s)),
+            Native::Num(Num::Int(x)) => Key::Int(*x),
+            Native::Num(Num::Float(bits)) => Key::Float(f64::from_bits(*bits)),
+            Native::None => Key::None,
+        };
+        let shared = match &key {
+            Key::Str(text) => Some(text.clone()),
+            _ => None,
+        };
+        let id = if self.fallback.is_some() {
+            let obj = match v {
+                Some(v) => v.clone(),
+                None => key.to_object(py)?.into_bound(py),
+            };
+            self.via_fallback(py, &obj, key)?
+        } else {
+            self.push(key)
+        };
+        match (native, shared) {
+            (Native::Str(_), Some(text)) => {
+                self.strings.insert(text, id);
+            }
+            (Native::Str(_), None) => unreachable!("a string key is shared"),
+            (Native::Num(n), _) => {
+                self.numbers.insert(n, id);
+            }
+            (Native::None, _) => self.none = Some(id),
+        }
+        Ok(id)
+    }
+
+    /// The id of the canonical string `s`.
+    fn str_id(&mut self, py: Python<'_>, s: &str) -> PyResult<u32> {
+        self.native_id(py, None, Native::Str(s))
+    }
+
+    /// `(id, v == v)` of any value.
+    fn id(&mut self, py: Python<'_>, v: &Bound<'_, PyAny>) -> PyResult<(u32, bool)> {
+        if let Some(id) = self.seen.get(v) {
+            return Ok((id, true));
+        }
+        match classify(v) {
+            Ok(Some(native)) => {
+                let id = self.native_id(py, Some(v), native)?;
+                self.seen.remember(v, id);
+                Ok((id, true))
+            }
+            Err(()) => Ok((self.push(Key::Object(v.clone().unbind())), false)),
+            Ok(None) => {
+                // a value unequal to itself gets a fresh id from the fallback, as in the twin
+                let equal_to_itself = v.eq(v)?;
+                let id = self.via_fallback(py, v, Key::Object(v.clone().unbind()))?;
+                Ok((id, equal_to_itself))
+            }
+        }
+    }
+}
+
+/// The growing call table (see `scorekit._kernels.align`): one row per distinct call.
+#[derive(Default)]
+struct Rows {
+    tools: Vec<u32>,
+    mass: Vec<f64>,
+    offsets: Vec<i64>,
+    names: Vec<u32>,
+    values: Vec<u32>,
+    weights: Vec<f64>,
+}
+
+type TableArrays<'py> = (
+    Bound<'py, PyArray1<u32>>,
+    Bound<'py, PyArray1<f64>>,
+    Bound<'py, PyArray1<i64>>,
+    Bound<'py, PyArray1<u32>>,
+    Bound<'py, PyArray1<u32>>,
+    Bound<'py, PyArray1<f64>>,
+);
+
+type Packed<'py> = (
+    Bound<'py, PyArray1<u32>>,
+    Bound<'py, PyArray1<i64>>,
+    Bound<'py, PyList>,
+    Bound<'py, PyList>,
+);
+
+/// Reads, canonicalises, interns and weighs the calls of trajectories for the NW kernel; one
+/// instance serves one metric call (the pred and gold sides of a batch share its ids).
+///
+/// Arguments are the Python twin's helpers: `step_type` (`Step`), `calls_of`, `as_call`,
+/// `norm_value` (`norm(v)` for values other than plain strings and numbers), `interner_type`
+/// (`ValueInterner`), the canonicaliser `canon` (`None`: none) with `ascii_steps`, the names of its
+/// built-in steps when they fully describe it (ASCII strings are then canonicalised here), and
+/// the weight functions `tool_weight(tool)`/`arg_weight(tool, name)` (`None`: unit weights).
+#[pyclass(module = "scorekit._core")]
+pub struct CallPacker {
+    step_type: Py<PyAny>,
+    calls_of: Py<PyAny>,
+    as_call: Py<PyAny>,
+    norm: Py<PyAny>,
+    canon: Option<Py<PyAny>>,
+    ascii_steps: Option<Vec<AsciiStep>>,
+    weights: Option<(Py<PyAny>, Py<PyAny>)>,
+    tools: Interner,
+    names: Interner,
+    values: Interner,
+    /// Raw string argument value → id of its canonical form (by address, then by contents).
+    raw_seen: SeenObjects,
+    raw_strings: FxHashMap<Box<[u8]>, u32>,
+    /// `[tool, name, value, name, value, …]` of a call → its row.
+    memo: FxHashMap<Box<[u32]>, u32>,
+    rows: Rows,
+}
+
+impl CallPacker {
+    /// `(id, v == v)` of an argument value after canonicalisation.
+    fn value_id(&mut self, py: Python<'_>, v: &Bound<'_, PyAny>) -> PyResult<(u32, bool)> {
+        if let Some(id) = self.raw_seen.get(v) {
+            return Ok((id, true));
+        }
+        let Ok(s) = v.cast_exact::<PyString>() else {
+            if let Ok(Some(Native::Num(_) | Native::None)) | Err(()) = classify(v) {
+                return self.values.id(py, v); // numbers and None are their own canonical form
+            }
+            let normed = self.norm.call1(py, (v,))?;
+            return self.values.id(py, normed.bind(py));
+        };
+        let Ok(text) = s.to_str() else {
+            // a lone surrogate: not UTF-8, so not memoised by its bytes
+            let normed = self.norm.call1(py, (v,))?;
+            return self.values.id(py, normed.bind(py));
+        };
+        if let Some(&id) = self.raw_strings.get(text.as_bytes()) {
+            self.raw_seen.remember(v, id);
+            return Ok((id, true));
+        }
+        let id = match (&self.canon, &self.ascii_steps) {
+            (None, _) => self.values.str_id(py, text)?,
+            (Some(_), Some(steps)) if text.is_ascii() => {
+                let mut out = Vec::with_capacity(text.len());
+                canonicalize_ascii(steps, text.as_bytes(), &mut out);
+                // ASCII in, ASCII out
+                let canonical = std::str::from_utf8(&out).expect("ASCII is UTF-8");
+                self.values.str_id(py, canonical)?
+            }
+            (Some(canon), _) => {
+                let folded = canon.call1(py, (v,))?;
+                let folded = folded.bind(py);
+                if !folded.is_exact_instance_of::<PyString>() {
+                    return self.values.id(py, folded);
+                }
+                self.values.id(py, folded)?.0
+            }
+        };
+        self.raw_strings.insert(text.as_bytes().into(), id);
+        self.raw_seen.remember(v, id);
+        Ok((id, true))
+    }
+
+    /// The row of call `(tool, items)`, added to the table if new.
+    fn row(
+        &mut self,
+        py: Python<'_>,
+        tool: &Bound<'_, PyAny>,
+        items: &[(Bound<'_, PyAny>, Bound<'_, PyAny>)],
+        key: &mut Vec<u32>,
+    ) -> PyResult<u32> {
+        key.clear();
+        key.push(self.tools.id(py, tool)?.0);
+        let mut memoisable = true;
+        for (name, value) in items {
+            key.push(self.names.id(py, name)?.0);
+            let (vid, equal_to_itself) = self.value_id(py, value)?;
+            memoisable &= equal_to_itself;
+            key.push(vid);
+        }
+        if memoisable {
+            if let Some(&row) = self.memo.get(key.as_slice()) {
+                return Ok(row);
+            }
+        }
+        let rows = &mut self.rows;
+        let row = rows.tools.len() as u32;
+        match &self.weights {
+            None => {
+                rows.mass.push(1.0 + items.len() as f64);
+                rows.weights.extend(std::iter::repeat_n(1.0, items.len()));
+            }
+            Some((tool_weight, arg_weight)) => {
+                let t: f64 = tool_weight.call1(py, (tool,))?.extract(py)?;
+                let mut sum = 0.0;
+                for (name, _) in items {
+                    let w: f64 = arg_weight.call1(py, (tool, name))?.extract(py)?;
+                    sum += w;
+                    rows.weights.push(w);
+                }
+                rows.mass.push(t + sum);
+            }
+        }
+        rows.tools.push(key[0]);
+        rows.names.extend(key.iter().skip(1).step_by(2));
+        rows.values.extend(key.iter().skip(2).step_by(2));
+        rows.offsets.push(rows.names.len() as i64);
+        if memoisable {
+            self.memo.insert(key.as_slice().into(), row);
+        }
+        Ok(row)
+    }
+
+    /// Rank of every argument-name id in the twin's `_name_key` order.
+    fn name_ranks(&self, py: Python<'_>, name_key: &Bound<'_, PyAny>) -> PyResult<Vec<u32>> {
+        let keys = &self.names.keys;
+        let mut order: Vec<usize> = (0..keys.len()).collect();
+        if keys.iter().all(|k| matches!(k, Key::Str(_))) {
+            // strings sort by code point, which is the byte order of their UTF-8
+            let text = |k: usize| match &keys[k] {
+                Key::Str(s) => s.as_bytes(),
+                _ => unreachable!("all names are strings"),
+            };
+            order.sort_by(|&x, &y| text(x).cmp(text(y)));
+        } else {
+            let sort_keys = PyList::empty(py);
+            for k in keys {
+                sort_keys.append(name_key.call1((k.to_object(py)?,))?)?;
+            }
+            let kwargs = PyDict::new(py);
+            kwargs.set_item("key", sort_keys.getattr("__getitem__")?)?;
+            let sorted = py
+                .import("builtins")?
+                .getattr("sorted")?
+                .call((PyList::new(py, 0..keys.len())?,), Some(&kwargs))?;
+            order = sorted.extract()?;
+        }
+        let mut rank = vec![0u32; keys.len()];
+        for (r, &k) in order.iter().enumerate() {
+            rank[k] = r as u32;
+        }
+        Ok(rank)
+    }
+}
+
+#[pymethods]
+impl CallPacker {
+    #[new]
+    #[pyo3(signature = (step_type, calls_of, as_call, norm, interner_type, canon, ascii_steps, tool_weight, arg_weight))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        step_type: Py<PyAny>,
+        calls_of: Py<PyAny>,
+        as_call: Py<PyAny>,
+        norm: Py<PyAny>,
+        interner_type: Py<PyAny>,
+        canon: Option<Py<PyAny>>,
+        ascii_steps: Option<Vec<String>>,
+        tool_weight: Option<Py<PyAny>>,
+        arg_weight: Option<Py<PyAny>>,
+    ) -> PyResult<Self> {
+        let ascii_steps = match ascii_steps {
+            None => None,
+            Some(names) => Some(
+                names
+                    .iter()
+                    .map(|n| {
+                        AsciiStep::from_name(n).ok_or_else(|| {
+                            pyo3::exceptions::PyValueError::new_err(format!(
+                                "no ASCII rule for normaliser step {n:?}"
+                            ))
+                        })
+                    })
+                    .collect::<PyResult<Vec<_>>>()?,
+            ),
+        };
+        let weights = match (tool_weight, arg_weight) {
+            (Some(t), Some(a)) => Some((t, a)),
+            (None, None) => None,
+            _ => {
+                return Err(pyo3::exceptions::PyValueError::new_err(
+                    "tool_weight and arg_weight must be given together",
+                ))
+            }
+        };
+        let mut rows = Rows::default();
+        rows.offsets.push(0);
+        Ok(CallPacker {
+            step_type,
+            calls_of,
+            as_call,
+            norm,
+            canon,
+            ascii_steps,
+            weights,
+            tools: Interner::new(interner_type.clone_ref(py)),
+            names: Interner::new(interner_type.clone_ref(py)),
+            values: Interner::new(interner_type),
+            raw_seen: SeenObjects::default(),
+            raw_strings: presized(),
+            memo: presized(),
+            rows,
+        })
+    }
+
+    /// `(call_ids uint32, offsets int64, total_mass list[float], n_steps list[int])` of the
+    /// trajectories, like the twin's `_Preparer.pack`.
+    fn pack<'py>(&mut self, py: Python<'py>, trajectories: &Bound<'py, PyAny>) -> PyResult<Packed<'py>> {
+        let mut ids: Vec<u32> = Vec::new();
+        let mut offsets: Vec<i64> = vec![0];
+        let totals = PyList::empty(py);
+        let lengths = PyList::empty(py);
+        let mut items: Vec<(Bound<'py, PyAny>, Bound<'py, PyAny>)> = Vec::new();
+        let mut key: Vec<u32> = Vec::new();
+        let step_type = self.step_type.bind(py).clone();
+        for x in trajectories.try_iter()? {
+            let x = x?;
+            let calls = if x.is_exact_instance_of::<PyList>() || x.is_exact_instance_of::<PyTuple>() {
+                x
+            } else {
+                self.calls_of.call1(py, (x,))?.into_bound(py)
+            };
+            let start = ids.len();
+            let mut total = 0.0;
+            for c in calls.try_iter()? {
+                let c = c?;
+                let mut call = None;
+                if c.get_type().is(&step_type) {
+                    let args = c.getattr(intern!(py, "args"))?;
+                    if args.is_instance_of::<PyDict>() {
+                        call = Some((c.getattr(intern!(py, "tool"))?, args));
+                    }
+                }
+                let (tool, args) = match call {
+                    Some(call) => call,
+                    None => {
+                        let pair = self.as_call.call1(py, (&c,))?.into_bound(py);
+                        (pair.get_item(0)?, pair.get_item(1)?)
+                    }
+                };
+                items.clear();
+                if let Ok(dict) = args.cast_exact::<PyDict>() {
+                    items.extend(dict.iter());
+                } else {
+                    for item in args.call_method0(intern!(py, "items"))?.try_iter()? {
+                        let item = item?;
+                        items.push((item.get_item(0)?, item.get_item(1)?));
+                    }
+                }
+                let row = self.row(py, &tool, &items, &mut key)?;
+                ids.push(row);
+                total += self.rows.mass[row as usize];
+            }
+            totals.append(total)?;
+            lengths.append(ids.len() - start)?;
+            offsets.push(ids.len() as i64);
+        }
+        Ok((ids.into_pyarray(py), offsets.into_pyarray(py), totals, lengths))
+    }
+
+    /// `(tools, names, values)`: the interned objects in id order (for tests and debugging; numbers
+    /// read natively come back as `int` when integral, else `float`).
+    fn interned<'py>(&self, py: Python<'py>) -> PyResult<(Bound<'py, PyList>, Bound<'py, PyList>, Bound<'py, PyList>)> {
+        let list = |interner: &Interner| -> PyResult<Bound<'py, PyList>> {
+            let objects = interner.keys.iter().map(|k| k.to_object(py)).collect::<PyResult<Vec<_>>>()?;
+            PyList::new(py, objects)
+        };
+        Ok((list(&self.tools)?, list(&self.names)?, list(&self.values)?))
+    }
+
+    /// The call table of everything packed so far, every row's arguments sorted by the rank of
+    /// their names under `name_key` (the twin's `_name_key`).
+    fn table<'py>(&self, py: Python<'py>, name_key: &Bound<'py, PyAny>) -> PyResult<TableArrays<'py>> {
+        let rank = self.name_ranks(py, name_key)?;
+        let rows = &self.rows;
+        let n_args = rows.names.len();
+        let (mut names, mut values, mut weights) =
+            (Vec::with_capacity(n_args), Vec::with_capacity(n_args), Vec::with_capacity(n_args));
+        let mut order: Vec<usize> = Vec::new();
+        for w in rows.offsets.windows(2) {
+            let (lo, hi) = (w[0] as usize, w[1] as usize);
+            order.clear();
+            order.extend(lo..hi);
+            order.sort_unstable_by_key(|&t| rank[rows.names[t] as usize]);
+            for &t in &order {
+                names.push(rank[rows.names[t] as usize]);
+                values.push(rows.values[t]);
+                weights.push(rows.weights[t]);
+            }
+        }
+        Ok((
+            rows.tools.clone().into_pyarray(py),
+            rows.mass.clone().into_pyarray(py),
+            rows.offsets.clone().into_pyarray(py),
+            names.into_pyarray(py),
+            values.into_pyarray(py),
+            weights.into_pyarray(py),
+        ))
+    }
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<CallPacker>()
+}
