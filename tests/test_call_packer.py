@@ -22,7 +22,7 @@ from scorekit.agents import trajectory as trajectory_module
 from scorekit.agents.toolcalls import _Weights
 from scorekit.agents.trajectory import _CompiledPacker, _Preparer
 from scorekit.base import FieldSpec
-from scorekit.canonicalize import Canonicalizer, default_canonicalizer, lower, strip
+from scorekit.canonicalize import Canonicalizer, builtin_steps, default_canonicalizer, lower, strip
 
 pytestmark = pytest.mark.skipif(_kernels._core is None, reason="needs the compiled core")
 
@@ -78,6 +78,10 @@ def _trajectory(rng: random.Random, values: list):
     return calls
 
 
+def _compiled(canon, weights: _Weights) -> _CompiledPacker:
+    return _CompiledPacker(canon, weights, builtin_steps(canon))
+
+
 def _same(x, y) -> bool:
     """Equal interned objects: ``==`` (NaN matches NaN; 2.0 read natively comes back as 2)."""
     if isinstance(x, float) and isinstance(y, float) and math.isnan(x) and math.isnan(y):
@@ -93,7 +97,7 @@ def _rows(table, ids) -> list:
 
 
 def _check_same_packing(canon, weights, batches) -> None:
-    native, python = _CompiledPacker(canon, weights), _Preparer(canon, weights)
+    native, python = _compiled(canon, weights), _Preparer(canon, weights)
     packed = []
     for batch in batches:
         a, b = native.pack(batch), python.pack(batch)
@@ -151,7 +155,7 @@ def test_ascii_rules_equal_the_python_steps():
     for steps in (["nfc"], ["nfkc"], ["lower"], ["strip"], ["collapse_whitespace"], ["strip_punctuation"],
                   ["strip_punctuation", "collapse_whitespace", "lower"], ["strip", "nfkc", "lower"]):
         canon = Canonicalizer(steps)
-        native = _CompiledPacker(canon, _Weights(None))
+        native = _compiled(canon, _Weights(None))
         native.pack([[("t", {"v": t}) for t in texts]])
         expected: dict[str, None] = dict.fromkeys(canon(t) for t in texts)
         assert native.interned()[2] == list(expected), steps
@@ -159,7 +163,7 @@ def test_ascii_rules_equal_the_python_steps():
 
 def test_ascii_punctuation_is_unicode_category_p():
     canon = Canonicalizer(["strip_punctuation"])
-    native = _CompiledPacker(canon, _Weights(None))
+    native = _compiled(canon, _Weights(None))
     native.pack([[("t", {"v": chr(c)}) for c in range(128)]])
     kept = [v for v in native.interned()[2] if v]
     assert kept == [chr(c) for c in range(128) if unicodedata.category(chr(c))[0] != "P"]
@@ -175,7 +179,7 @@ def test_values_equal_across_kinds_share_an_id():
     (3, TypeError), ([Step("s", "x")], ValueError), ([("s", {"q": "a"}), object()], TypeError),
 ])
 def test_bad_input_raises_like_the_twin(bad, error):
-    for packer in (_CompiledPacker(None, _Weights(None)), _Preparer(None, _Weights(None))):
+    for packer in (_compiled(None, _Weights(None)), _Preparer(None, _Weights(None))):
         with pytest.raises(error):
             packer.pack([bad])
 

@@ -210,11 +210,12 @@ class _CompiledPacker:
     """:meth:`_Preparer.pack` and :meth:`_Preparer.table` done by the compiled ``_core.CallPacker``
     (the same ids, masses and weights; table rows may be numbered differently)."""
 
-    def __init__(self, canon: Optional[Callable[[str], str]], weights: _Weights) -> None:
+    def __init__(self, canon: Optional[Callable[[str], str]], weights: _Weights,
+                 ascii_steps: Optional[list[str]]) -> None:
         unit = weights.grammar is None
         self._packer = _core.CallPacker(
             Step, calls_of, as_call, lambda v: norm_value(v, canon), ValueInterner, canon,
-            builtin_steps(canon), None if unit else weights.tool, None if unit else weights.arg)
+            ascii_steps, None if unit else weights.tool, None if unit else weights.arg)
         self.pack = self._packer.pack
         self.interned = self._packer.interned
 
@@ -222,9 +223,13 @@ class _CompiledPacker:
         return self._packer.table(_name_key)
 
 
-def _call_packer(canon: Optional[Callable[[str], str]], weights: _Weights) -> Any:
-    """The compiled call reader when the core is built, else the pure-Python :class:`_Preparer`."""
-    return _Preparer(canon, weights) if _core is None else _CompiledPacker(canon, weights)
+def _call_packer(canon: Optional[Callable[[str], str]], weights: _Weights,
+                 ascii_steps: Optional[list[str]] = None) -> Any:
+    """The compiled call reader when the core is built, else the pure-Python :class:`_Preparer`.
+    ``ascii_steps``: ``builtin_steps(canon)``, which the caller may have cached."""
+    if _core is None:
+        return _Preparer(canon, weights)
+    return _CompiledPacker(canon, weights, ascii_steps)
 
 
 def _sub(p_tool: str, g_tool: str, pn: dict, gn: dict, p_mass: float, g_mass: float, w: _Weights) -> float:
@@ -258,6 +263,14 @@ class TrajectoryMetric:
         self.grammar = grammar
         self.canonicalizer = (resolve_canonicalizer(canonicalizer) if canonicalizer is not None
                               else default_canonicalizer())
+        self._ascii_steps: tuple[Any, Optional[list[str]]] = (None, None)
+
+    def _packer(self, weights: _Weights) -> Any:
+        """A call packer for one metric call (the canonicaliser's built-in steps looked up once)."""
+        canon = self.canonicalizer
+        if self._ascii_steps[0] is not canon:
+            self._ascii_steps = (canon, builtin_steps(canon))
+        return _call_packer(canon, weights, self._ascii_steps[1])
 
     def __call__(self, pred: Any, gold: Any, *, grammar: Optional[GraphGrammar] = None) -> Score:
         return self.score_batch([pred], [gold], grammar=grammar)[0]
@@ -271,7 +284,7 @@ class TrajectoryMetric:
             raise ValueError(f"preds and golds must have the same length, got {len(preds)} and {len(golds)}")
         weights = _Weights(grammar if grammar is not None else self.grammar)
         if self.scheme == "in_order":
-            packer = _call_packer(self.canonicalizer, weights)
+            packer = self._packer(weights)
             a, a_off, p_mass, p_len = packer.pack(preds)
             b, b_off, g_mass, g_len = packer.pack(golds)
             raws = align_kernels.calls_distance_batch(packer.table(), a, a_off, b, b_off, n_threads).tolist()

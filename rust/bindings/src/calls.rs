@@ -11,6 +11,7 @@
 use std::sync::Arc;
 
 use numpy::{IntoPyArray, PyArray1};
+use pyo3::exceptions::PyValueError;
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
@@ -299,9 +300,11 @@ pub struct CallPacker {
     tools: Interner,
     names: Interner,
     values: Interner,
-    /// Raw string argument value → id of its canonical form (by address, then by contents).
+    /// Raw string argument value → id of its canonical form: by address, and by contents for
+    /// strings the Python canonicaliser folds.
     raw_seen: SeenObjects,
     raw_strings: FxHashMap<Box<[u8]>, u32>,
+    canon_buffer: Vec<u8>,
     /// `[tool, name, value, name, value, …]` of a call → its row.
     memo: FxHashMap<Box<[u32]>, u32>,
     rows: Rows,
@@ -325,29 +328,35 @@ impl CallPacker {
             let normed = self.norm.call1(py, (v,))?;
             return self.values.id(py, normed.bind(py));
         };
-        if let Some(&id) = self.raw_strings.get(text.as_bytes()) {
-            self.raw_seen.remember(v, id);
-            return Ok((id, true));
-        }
         let id = match (&self.canon, &self.ascii_steps) {
             (None, _) => self.values.str_id(py, text)?,
             (Some(_), Some(steps)) if text.is_ascii() => {
-                let mut out = Vec::with_capacity(text.len());
-                canonicalize_ascii(steps, text.as_bytes(), &mut out);
-                // ASCII in, ASCII out
-                let canonical = std::str::from_utf8(&out).expect("ASCII is UTF-8");
-                self.values.str_id(py, canonical)?
+                let mut canonical = std::mem::take(&mut self.canon_buffer);
+                canonicalize_ascii(steps, text.as_bytes(), &mut canonical);
+                // ASCII in, ASCII out: the conversion cannot fail
+                let id = match std::str::from_utf8(&canonical) {
+                    Ok(c) => self.values.str_id(py, c),
+                    Err(e) => Err(PyValueError::new_err(e.to_string())),
+                };
+                self.canon_buffer = canonical;
+                id?
             }
             (Some(canon), _) => {
+                // the Python canonicaliser runs once per distinct string
+                if let Some(&id) = self.raw_strings.get(text.as_bytes()) {
+                    self.raw_seen.remember(v, id);
+                    return Ok((id, true));
+                }
                 let folded = canon.call1(py, (v,))?;
                 let folded = folded.bind(py);
                 if !folded.is_exact_instance_of::<PyString>() {
                     return self.values.id(py, folded);
                 }
-                self.values.id(py, folded)?.0
+                let id = self.values.id(py, folded)?.0;
+                self.raw_strings.insert(text.as_bytes().into(), id);
+                id
             }
         };
-        self.raw_strings.insert(text.as_bytes().into(), id);
         self.raw_seen.remember(v, id);
         Ok((id, true))
     }
@@ -458,7 +467,7 @@ impl CallPacker {
                     .iter()
                     .map(|n| {
                         AsciiStep::from_name(n).ok_or_else(|| {
-                            pyo3::exceptions::PyValueError::new_err(format!(
+                            PyValueError::new_err(format!(
                                 "no ASCII rule for normaliser step {n:?}"
                             ))
                         })
@@ -470,7 +479,7 @@ impl CallPacker {
             (Some(t), Some(a)) => Some((t, a)),
             (None, None) => None,
             _ => {
-                return Err(pyo3::exceptions::PyValueError::new_err(
+                return Err(PyValueError::new_err(
                     "tool_weight and arg_weight must be given together",
                 ))
             }
@@ -490,6 +499,7 @@ impl CallPacker {
             values: Interner::new(interner_type),
             raw_seen: SeenObjects::default(),
             raw_strings: presized(),
+            canon_buffer: Vec::new(),
             memo: presized(),
             rows,
         })

@@ -46,6 +46,12 @@ pub trait Costs {
     fn ins(&self, j: usize) -> f64;
     /// Cost of aligning `a[i]` with `b[j]`.
     fn sub(&self, i: usize, j: usize) -> f64;
+    /// `out[j] = sub(i, j)` for every `j` (cost models may fill a row faster than cell by cell).
+    fn sub_row(&self, i: usize, out: &mut [f64]) {
+        for (j, cost) in out.iter_mut().enumerate() {
+            *cost = self.sub(i, j);
+        }
+    }
 }
 
 /// Symbols with a dense substitution table `table[sa * n_symbols_b + sb]`.
@@ -204,6 +210,12 @@ impl CallTable<'_> {
         if self.tools[p] != self.tools[g] {
             return self.mass[p] + self.mass[g];
         }
+        self.sub_same_tool(p, g)
+    }
+
+    /// [`CallTable::sub`] of two calls of the same tool.
+    #[inline]
+    fn sub_same_tool(&self, p: usize, g: usize) -> f64 {
         let (mut i, i_end) = (
             self.arg_offsets[p] as usize,
             self.arg_offsets[p + 1] as usize,
@@ -260,6 +272,22 @@ impl Costs for CallCost<'_> {
         }
         self.table.sub(p as usize, g as usize)
     }
+
+    fn sub_row(&self, i: usize, out: &mut [f64]) {
+        let t = &self.table;
+        let p = self.a[i];
+        let (tool, mass) = (t.tools[p as usize], t.mass[p as usize]);
+        for (cost, &g) in out.iter_mut().zip(self.b) {
+            let g_tool = t.tools[g as usize];
+            *cost = if g_tool != tool {
+                mass + t.mass[g as usize]
+            } else if g == p {
+                0.0 // the same call: every argument agrees
+            } else {
+                t.sub_same_tool(p as usize, g as usize)
+            };
+        }
+    }
 }
 
 /// Scratch space of [`distance`], reused across calls: the DP row, the gap costs of `b` and the
@@ -289,9 +317,7 @@ pub fn distance<C: Costs>(costs: &C, scratch: &mut Scratch) -> f64 {
     subs.clear();
     subs.resize(m, 0.0);
     for i in 0..n {
-        for (j, s) in subs.iter_mut().enumerate() {
-            *s = costs.sub(i, j);
-        }
+        costs.sub_row(i, subs);
         let d = costs.del(i);
         let mut diag = row[0];
         let mut left = diag + d;
