@@ -37,9 +37,13 @@ demo: build
 # Every test: Rust kernel tests, then pytest (each kernel test runs on both backends).
 test: build rust-test py-test
 
+# Side-by-side benchmarks against the peers (results go to benches/RESULTS*.md by hand).
 bench: build
 	$(PY) -m pip install -q asv
-	$(PY) benches/compare.py
+	$(PY) benches/compare_strings.py
+	$(PY) benches/bench_trees.py
+	$(PY) benches/bench_sequences.py
+	$(PY) benches/bench_graphs.py
 
 clean:
 	rm -rf target $(VENV) python/scorekit/_core*.so
