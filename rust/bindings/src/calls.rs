@@ -10,12 +10,12 @@
 
 use std::sync::Arc;
 
+use foldhash::HashMap as FxHashMap;
 use numpy::{IntoPyArray, PyArray1};
 use pyo3::exceptions::PyValueError;
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
-use foldhash::HashMap as FxHashMap;
 use scorekit_kernels::canon::{canonicalize_ascii, AsciiStep};
 
 /// A value as an interner keeps it (to give it back to Python).
@@ -155,7 +155,9 @@ impl Interner {
     /// The fallback's id of `obj` mapped to ours; `key` is kept if the value is new.
     fn via_fallback(&mut self, py: Python<'_>, obj: &Bound<'_, PyAny>, key: Key) -> PyResult<u32> {
         let fallback = self.fallback(py)?;
-        let local: usize = fallback.call_method1(py, intern!(py, "id"), (obj,))?.extract(py)?;
+        let local: usize = fallback
+            .call_method1(py, intern!(py, "id"), (obj,))?
+            .extract(py)?;
         if local < self.fallback_ids.len() {
             return Ok(self.fallback_ids[local]);
         }
@@ -175,7 +177,9 @@ impl Interner {
                 continue; // NaN-like values are never found again
             }
             let obj = self.keys[id].to_object(py)?;
-            let local: usize = fallback.call_method1(py, intern!(py, "id"), (obj,))?.extract(py)?;
+            let local: usize = fallback
+                .call_method1(py, intern!(py, "id"), (obj,))?
+                .extract(py)?;
             if local == self.fallback_ids.len() {
                 self.fallback_ids.push(id as u32);
             }
@@ -185,7 +189,12 @@ impl Interner {
     }
 
     /// The id of a native value; `v` is the object it was read from, if any.
-    fn native_id(&mut self, py: Python<'_>, v: Option<&Bound<'_, PyAny>>, native: Native<'_>) -> PyResult<u32> {
+    fn native_id(
+        &mut self,
+        py: Python<'_>,
+        v: Option<&Bound<'_, PyAny>>,
+        native: Native<'_>,
+    ) -> PyResult<u32> {
         let found = match &native {
             Native::Str(s) => self.strings.get(*s).copied(),
             Native::Num(n) => self.numbers.get(n).copied(),
@@ -194,15 +203,15 @@ impl Interner {
         if let Some(id) = found {
             return Ok(id);
         }
-        let key = match &native {
-            Native::Str(s) => Key::Str(Arc::from(*s)),
-            Native::Num(Num::Int(x)) => Key::Int(*x),
-            Native::Num(Num::Float(bits)) => Key::Float(f64::from_bits(*bits)),
-            Native::None => Key::None,
-        };
-        let shared = match &key {
-            Key::Str(text) => Some(text.clone()),
+        let text: Option<Arc<str>> = match &native {
+            Native::Str(s) => Some(Arc::from(*s)),
             _ => None,
+        };
+        let key = match (&native, &text) {
+            (_, Some(shared)) => Key::Str(shared.clone()),
+            (Native::Num(Num::Int(x)), None) => Key::Int(*x),
+            (Native::Num(Num::Float(bits)), None) => Key::Float(f64::from_bits(*bits)),
+            _ => Key::None,
         };
         let id = if self.fallback.is_some() {
             let obj = match v {
@@ -213,15 +222,14 @@ impl Interner {
         } else {
             self.push(key)
         };
-        match (native, shared) {
-            (Native::Str(_), Some(text)) => {
-                self.strings.insert(text, id);
+        match (native, text) {
+            (_, Some(shared)) => {
+                self.strings.insert(shared, id);
             }
-            (Native::Str(_), None) => unreachable!("a string key is shared"),
-            (Native::Num(n), _) => {
+            (Native::Num(n), None) => {
                 self.numbers.insert(n, id);
             }
-            (Native::None, _) => self.none = Some(id),
+            _ => self.none = Some(id),
         }
         Ok(id)
     }
@@ -415,13 +423,16 @@ impl CallPacker {
     fn name_ranks(&self, py: Python<'_>, name_key: &Bound<'_, PyAny>) -> PyResult<Vec<u32>> {
         let keys = &self.names.keys;
         let mut order: Vec<usize> = (0..keys.len()).collect();
-        if keys.iter().all(|k| matches!(k, Key::Str(_))) {
+        let texts: Vec<&[u8]> = keys
+            .iter()
+            .filter_map(|k| match k {
+                Key::Str(s) => Some(s.as_bytes()),
+                _ => None,
+            })
+            .collect();
+        if texts.len() == keys.len() {
             // strings sort by code point, which is the byte order of their UTF-8
-            let text = |k: usize| match &keys[k] {
-                Key::Str(s) => s.as_bytes(),
-                _ => unreachable!("all names are strings"),
-            };
-            order.sort_by(|&x, &y| text(x).cmp(text(y)));
+            order.sort_by(|&x, &y| texts[x].cmp(texts[y]));
         } else {
             let sort_keys = PyList::empty(py);
             for k in keys {
@@ -507,7 +518,11 @@ impl CallPacker {
 
     /// `(call_ids uint32, offsets int64, total_mass list[float], n_steps list[int])` of the
     /// trajectories, like the twin's `_Preparer.pack`.
-    fn pack<'py>(&mut self, py: Python<'py>, trajectories: &Bound<'py, PyAny>) -> PyResult<Packed<'py>> {
+    fn pack<'py>(
+        &mut self,
+        py: Python<'py>,
+        trajectories: &Bound<'py, PyAny>,
+    ) -> PyResult<Packed<'py>> {
         let mut ids: Vec<u32> = Vec::new();
         let mut offsets: Vec<i64> = vec![0];
         let totals = PyList::empty(py);
@@ -517,7 +532,8 @@ impl CallPacker {
         let step_type = self.step_type.bind(py).clone();
         for x in trajectories.try_iter()? {
             let x = x?;
-            let calls = if x.is_exact_instance_of::<PyList>() || x.is_exact_instance_of::<PyTuple>() {
+            let calls = if x.is_exact_instance_of::<PyList>() || x.is_exact_instance_of::<PyTuple>()
+            {
                 x
             } else {
                 self.calls_of.call1(py, (x,))?.into_bound(py)
@@ -557,14 +573,26 @@ impl CallPacker {
             lengths.append(ids.len() - start)?;
             offsets.push(ids.len() as i64);
         }
-        Ok((ids.into_pyarray(py), offsets.into_pyarray(py), totals, lengths))
+        Ok((
+            ids.into_pyarray(py),
+            offsets.into_pyarray(py),
+            totals,
+            lengths,
+        ))
     }
 
     /// `(tools, names, values)`: the interned objects in id order (for tests and debugging; numbers
     /// read natively come back as `int` when integral, else `float`).
-    fn interned<'py>(&self, py: Python<'py>) -> PyResult<(Bound<'py, PyList>, Bound<'py, PyList>, Bound<'py, PyList>)> {
+    fn interned<'py>(
+        &self,
+        py: Python<'py>,
+    ) -> PyResult<(Bound<'py, PyList>, Bound<'py, PyList>, Bound<'py, PyList>)> {
         let list = |interner: &Interner| -> PyResult<Bound<'py, PyList>> {
-            let objects = interner.keys.iter().map(|k| k.to_object(py)).collect::<PyResult<Vec<_>>>()?;
+            let objects = interner
+                .keys
+                .iter()
+                .map(|k| k.to_object(py))
+                .collect::<PyResult<Vec<_>>>()?;
             PyList::new(py, objects)
         };
         Ok((list(&self.tools)?, list(&self.names)?, list(&self.values)?))
@@ -572,12 +600,19 @@ impl CallPacker {
 
     /// The call table of everything packed so far, every row's arguments sorted by the rank of
     /// their names under `name_key` (the twin's `_name_key`).
-    fn table<'py>(&self, py: Python<'py>, name_key: &Bound<'py, PyAny>) -> PyResult<TableArrays<'py>> {
+    fn table<'py>(
+        &self,
+        py: Python<'py>,
+        name_key: &Bound<'py, PyAny>,
+    ) -> PyResult<TableArrays<'py>> {
         let rank = self.name_ranks(py, name_key)?;
         let rows = &self.rows;
         let n_args = rows.names.len();
-        let (mut names, mut values, mut weights) =
-            (Vec::with_capacity(n_args), Vec::with_capacity(n_args), Vec::with_capacity(n_args));
+        let (mut names, mut values, mut weights) = (
+            Vec::with_capacity(n_args),
+            Vec::with_capacity(n_args),
+            Vec::with_capacity(n_args),
+        );
         let mut order: Vec<usize> = Vec::new();
         for w in rows.offsets.windows(2) {
             let (lo, hi) = (w[0] as usize, w[1] as usize);

@@ -57,7 +57,10 @@ fn apply(step: AsciiStep, text: &mut Vec<u8>) {
         AsciiStep::Unchanged => {}
         AsciiStep::Casefold => text.make_ascii_lowercase(),
         AsciiStep::Strip => {
-            let end = text.iter().rposition(|&b| !is_ascii_space(b)).map_or(0, |k| k + 1);
+            let end = text
+                .iter()
+                .rposition(|&b| !is_ascii_space(b))
+                .map_or(0, |k| k + 1);
             text.truncate(end);
             let start = text.iter().position(|&b| !is_ascii_space(b)).unwrap_or(end);
             text.drain(..start);
@@ -107,7 +110,11 @@ mod tests {
 
     #[test]
     fn default_pipeline() {
-        let steps = [AsciiStep::Unchanged, AsciiStep::Casefold, AsciiStep::CollapseWhitespace];
+        let steps = [
+            AsciiStep::Unchanged,
+            AsciiStep::Casefold,
+            AsciiStep::CollapseWhitespace,
+        ];
         assert_eq!(run(&steps, "  Hello \t\n WORLD  "), "hello world");
         assert_eq!(run(&steps, "\x1c\x1fA\x0bB\x1d"), "a b");
         assert_eq!(run(&steps, ""), "");
@@ -118,7 +125,10 @@ mod tests {
     fn strip_and_punctuation() {
         assert_eq!(run(&[AsciiStep::Strip], " \x0c a  b \r"), "a  b");
         assert_eq!(run(&[AsciiStep::Strip], "   "), "");
-        assert_eq!(run(&[AsciiStep::StripPunctuation], "a,b.$c+d_e!f~"), "ab$c+def~");
+        assert_eq!(
+            run(&[AsciiStep::StripPunctuation], "a,b.$c+d_e!f~"),
+            "ab$c+def~"
+        );
     }
 
     #[test]
