@@ -108,7 +108,7 @@ fn nw_calls_align<'py>(
     table
         .validate_ids(b, "b_calls")
         .map_err(PyValueError::new_err)?;
-    let costs = CallCost { table, a, b };
+    let costs = CallCost::new(table, a, b);
     let (d, ops) = py.detach(|| align::align(&costs));
     Ok((d, ops_array(py, ops)))
 }
@@ -161,11 +161,11 @@ fn nw_calls_distance_batch<'py>(
     }
     let n_pairs = oa.len() - 1;
     let pair = |scratch: &mut align::Scratch, k: usize| {
-        let costs = CallCost {
+        let costs = CallCost::new(
             table,
-            a: &ca[oa[k] as usize..oa[k + 1] as usize],
-            b: &cb[ob[k] as usize..ob[k + 1] as usize],
-        };
+            &ca[oa[k] as usize..oa[k + 1] as usize],
+            &cb[ob[k] as usize..ob[k + 1] as usize],
+        );
         align::distance(&costs, scratch)
     };
     if n_pairs < parallel::SERIAL_BELOW {

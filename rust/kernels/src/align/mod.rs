@@ -246,9 +246,27 @@ impl CallTable<'_> {
 
 /// The trajectory cost model over two sequences of call ids into one [`CallTable`].
 pub struct CallCost<'a> {
-    pub table: CallTable<'a>,
-    pub a: &'a [u32],
-    pub b: &'a [u32],
+    table: CallTable<'a>,
+    a: &'a [u32],
+    b: &'a [u32],
+    /// Tool and mass of every call of `b`, gathered once (read for every cell).
+    b_tools: Vec<u32>,
+    b_mass: Vec<f64>,
+}
+
+impl<'a> CallCost<'a> {
+    /// The cost model of call sequences `a` and `b` (ids into `table`, already validated).
+    pub fn new(table: CallTable<'a>, a: &'a [u32], b: &'a [u32]) -> Self {
+        let b_tools = b.iter().map(|&g| table.tools[g as usize]).collect();
+        let b_mass = b.iter().map(|&g| table.mass[g as usize]).collect();
+        CallCost {
+            table,
+            a,
+            b,
+            b_tools,
+            b_mass,
+        }
+    }
 }
 
 impl Costs for CallCost<'_> {
@@ -262,7 +280,7 @@ impl Costs for CallCost<'_> {
         self.table.mass[self.a[i] as usize]
     }
     fn ins(&self, j: usize) -> f64 {
-        self.table.mass[self.b[j] as usize]
+        self.b_mass[j]
     }
     #[inline]
     fn sub(&self, i: usize, j: usize) -> f64 {
@@ -277,10 +295,10 @@ impl Costs for CallCost<'_> {
         let t = &self.table;
         let p = self.a[i];
         let (tool, mass) = (t.tools[p as usize], t.mass[p as usize]);
-        for (cost, &g) in out.iter_mut().zip(self.b) {
-            let g_tool = t.tools[g as usize];
+        let gathered = self.b_tools.iter().zip(&self.b_mass).zip(self.b);
+        for (cost, ((&g_tool, &g_mass), &g)) in out.iter_mut().zip(gathered) {
             *cost = if g_tool != tool {
-                mass + t.mass[g as usize]
+                mass + g_mass
             } else if g == p {
                 0.0 // the same call: every argument agrees
             } else {

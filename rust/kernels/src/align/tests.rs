@@ -226,11 +226,7 @@ fn pair(a: &[Call], b: &[Call], tool_weight: f64) -> (Packed, Vec<u32>, Vec<u32>
 
 fn dist(a: &[Call], b: &[Call]) -> f64 {
     let (t, ia, ib) = pair(a, b, 1.0);
-    let c = CallCost {
-        table: t.table(),
-        a: &ia,
-        b: &ib,
-    };
+    let c = CallCost::new(t.table(), &ia, &ib);
     let d = distance(&c, &mut Scratch::default());
     assert_eq!(align(&c).0, d);
     d
@@ -268,11 +264,7 @@ fn trajectory_vectors_of_the_spec() {
 #[test]
 fn shared_call_ids_cost_nothing_and_ids_are_checked() {
     let t = Packed::new(&[(0, vec![(0, 0, 1.0)]), (1, vec![])], 1.0);
-    let c = CallCost {
-        table: t.table(),
-        a: &[0, 1, 0],
-        b: &[0, 0],
-    };
+    let c = CallCost::new(t.table(), &[0, 1, 0], &[0, 0]);
     assert_eq!(distance(&c, &mut Scratch::default()), 1.0);
     t.table().validate().unwrap();
     assert!(t
@@ -323,11 +315,7 @@ fn random_trajectories_match_the_naive_program() {
             &random_steps(&mut rng, m),
             tool_weight,
         );
-        let c = CallCost {
-            table: t.table(),
-            a: &ia,
-            b: &ib,
-        };
+        let c = CallCost::new(t.table(), &ia, &ib);
         let expected = naive(&c);
         assert_eq!(distance(&c, &mut row), expected);
         let (d, ops) = align(&c);
