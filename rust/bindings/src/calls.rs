@@ -13,6 +13,7 @@ use std::sync::Arc;
 use foldhash::HashMap as FxHashMap;
 use numpy::{IntoPyArray, PyArray1};
 use pyo3::exceptions::PyValueError;
+use pyo3::ffi;
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
@@ -258,6 +259,39 @@ impl Interner {
                 Ok((id, equal_to_itself))
             }
         }
+    }
+}
+
+/// `(tool, args)` of a `Step` whose `args` is a `dict` (the twin's fast path); `None` otherwise.
+fn step_fields<'py>(
+    step: &Bound<'py, PyAny>,
+) -> PyResult<Option<(Bound<'py, PyAny>, Bound<'py, PyAny>)>> {
+    let py = step.py();
+    let args = step.getattr(intern!(py, "args"))?;
+    if !args.is_instance_of::<PyDict>() {
+        return Ok(None);
+    }
+    Ok(Some((step.getattr(intern!(py, "tool"))?, args)))
+}
+
+/// The `(key, value)` items of an exact `dict`, in order, appended to `items`.
+fn dict_items<'py>(
+    dict: &Bound<'py, PyDict>,
+    items: &mut Vec<(Bound<'py, PyAny>, Bound<'py, PyAny>)>,
+) {
+    let py = dict.py();
+    let (mut pos, mut key, mut value): (ffi::Py_ssize_t, *mut ffi::PyObject, *mut ffi::PyObject) =
+        (0, std::ptr::null_mut(), std::ptr::null_mut());
+    // SAFETY: `dict` is a live dict; PyDict_Next yields borrowed, non-NULL references while it
+    // returns non-zero, and no Python code runs in this loop, so the dict cannot change under it.
+    // Each reference is turned into a strong one at once.
+    while unsafe { ffi::PyDict_Next(dict.as_ptr(), &mut pos, &mut key, &mut value) } != 0 {
+        items.push(unsafe {
+            (
+                Bound::from_borrowed_ptr(py, key),
+                Bound::from_borrowed_ptr(py, value),
+            )
+        });
     }
 }
 
@@ -542,13 +576,11 @@ impl CallPacker {
             let mut total = 0.0;
             for c in calls.try_iter()? {
                 let c = c?;
-                let mut call = None;
-                if c.get_type().is(&step_type) {
-                    let args = c.getattr(intern!(py, "args"))?;
-                    if args.is_instance_of::<PyDict>() {
-                        call = Some((c.getattr(intern!(py, "tool"))?, args));
-                    }
-                }
+                let call = if c.get_type().is(&step_type) {
+                    step_fields(&c)?
+                } else {
+                    None
+                };
                 let (tool, args) = match call {
                     Some(call) => call,
                     None => {
@@ -558,7 +590,7 @@ impl CallPacker {
                 };
                 items.clear();
                 if let Ok(dict) = args.cast_exact::<PyDict>() {
-                    items.extend(dict.iter());
+                    dict_items(dict, &mut items);
                 } else {
                     for item in args.call_method0(intern!(py, "items"))?.try_iter()? {
                         let item = item?;
