@@ -195,3 +195,24 @@ def test_metric_without_the_compiled_reader(monkeypatch):
     monkeypatch.setattr(trajectory_module, "_core", None)
     assert isinstance(trajectory_module._call_packer(None, _Weights(None)), _Preparer)
     assert [s.detail["raw_distance"] for s in metric.score_batch(preds, golds)] == compiled
+
+
+@pytest.mark.parametrize("threads", [1, 2, 0])
+def test_compiled_score_pairs_equals_the_array_path(threads):
+    """The one-call Rust path (pack, sort, NW without arrays) equals packing to arrays and running
+    each backend's kernel, on batches above and below the serial threshold."""
+    rng = random.Random(threads)
+    values = _values(rng)
+    for n_pairs in (1, 5, 300):
+        preds = [[_call(rng, values) for _ in range(rng.randrange(9))] for _ in range(n_pairs)]
+        golds = [[_call(rng, values) for _ in range(rng.randrange(9))] for _ in range(n_pairs)]
+        canon = default_canonicalizer()
+        with _kernels.use_backend("rust"):
+            fused = _compiled(canon, _Weights(None)).score_pairs(preds, golds, threads)
+        for backend in ("rust", "numba"):
+            with _kernels.use_backend(backend):
+                via_arrays = trajectory_module._pack_and_score(_compiled(canon, _Weights(None)), preds, golds, threads)
+                python = _Preparer(canon, _Weights(None)).score_pairs(preds, golds, threads)
+            assert fused == via_arrays == python
+    with pytest.raises(ValueError, match="same number of pairs"):
+        _compiled(None, _Weights(None)).score_pairs([[]], [], threads)

@@ -34,7 +34,7 @@ from typing import Any, Optional
 import numpy as np
 
 from scorekit._interning import ValueInterner
-from scorekit._kernels import _core, resolve_threads
+from scorekit._kernels import _core, current_backend, resolve_threads
 from scorekit._kernels import align as align_kernels
 from scorekit.agents.base import Step, as_call
 from scorekit.agents.toolcalls import _assign, _call_matches, _Weights, calls_of, norm_value
@@ -47,6 +47,8 @@ __all__ = ["SCHEMES", "TrajectoryMetric"]
 SCHEMES = ("in_order", "exact", "any_order", "superset")
 
 Call = tuple[str, dict]
+#: ``(distances, pred total masses, pred lengths, gold total masses, gold lengths)``.
+ScoredPairs = tuple[list[float], list[float], list[int], list[float], list[int]]
 
 
 def _name_key(name: Any) -> tuple:
@@ -168,6 +170,11 @@ class _Preparer:
             totals.append(total)
         return np.array(ids, dtype=np.uint32), np.array(offsets, dtype=np.int64), totals, lengths
 
+    def score_pairs(self, preds: Sequence[Any], golds: Sequence[Any], threads: int) -> ScoredPairs:
+        """``(distances, pred total masses, pred lengths, gold total masses, gold lengths)`` of
+        every pair: both sides packed, then the NW kernel of the current backend."""
+        return _pack_and_score(self, preds, golds, threads)
+
     def interned(self) -> tuple[list, list, list]:
         """``(tools, names, values)``: the interned objects in id order."""
         return self._tool_ids.values, self._name_ids.values, self._value_ids.values
@@ -221,6 +228,19 @@ class _CompiledPacker:
 
     def table(self) -> tuple[np.ndarray, ...]:
         return self._packer.table(_name_key)
+
+    def score_pairs(self, preds: Sequence[Any], golds: Sequence[Any], threads: int) -> ScoredPairs:
+        """:meth:`_Preparer.score_pairs`; on the Rust backend in one compiled call (no arrays)."""
+        if current_backend() == "rust":
+            return self._packer.score_pairs(preds, golds, _name_key, threads)
+        return _pack_and_score(self, preds, golds, threads)
+
+
+def _pack_and_score(packer: Any, preds: Sequence[Any], golds: Sequence[Any], threads: int) -> ScoredPairs:
+    a, a_off, p_mass, p_len = packer.pack(preds)
+    b, b_off, g_mass, g_len = packer.pack(golds)
+    raws = align_kernels.calls_distance_batch(packer.table(), a, a_off, b, b_off, threads).tolist()
+    return raws, p_mass, p_len, g_mass, g_len
 
 
 def _call_packer(canon: Optional[Callable[[str], str]], weights: _Weights,
@@ -284,10 +304,7 @@ class TrajectoryMetric:
             raise ValueError(f"preds and golds must have the same length, got {len(preds)} and {len(golds)}")
         weights = _Weights(grammar if grammar is not None else self.grammar)
         if self.scheme == "in_order":
-            packer = self._packer(weights)
-            a, a_off, p_mass, p_len = packer.pack(preds)
-            b, b_off, g_mass, g_len = packer.pack(golds)
-            raws = align_kernels.calls_distance_batch(packer.table(), a, a_off, b, b_off, n_threads).tolist()
+            raws, p_mass, p_len, g_mass, g_len = self._packer(weights).score_pairs(preds, golds, n_threads)
         else:
             prep = _Preparer(self.canonicalizer, weights)
             p_prep = [prep.prepare(x) for x in preds]

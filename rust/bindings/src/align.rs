@@ -140,16 +140,30 @@ fn nw_calls_distance_batch<'py>(
         &arg_weights,
     )?;
     let (ca, cb) = (slice(&a_calls, "a_calls")?, slice(&b_calls, "b_calls")?);
+    let (oa, ob) = (
+        slice(&a_offsets, "a_offsets")?,
+        slice(&b_offsets, "b_offsets")?,
+    );
+    Ok(calls_distances(py, table, ca, oa, cb, ob, threads)?.into_pyarray(py))
+}
+
+/// The trajectory distance of every pair of a packed batch (ids and offsets validated here),
+/// across `threads` threads with the GIL released.
+pub(crate) fn calls_distances(
+    py: Python<'_>,
+    table: CallTable<'_>,
+    ca: &[u32],
+    oa: &[i64],
+    cb: &[u32],
+    ob: &[i64],
+    threads: usize,
+) -> PyResult<Vec<f64>> {
     table
         .validate_ids(ca, "a_calls")
         .map_err(PyValueError::new_err)?;
     table
         .validate_ids(cb, "b_calls")
         .map_err(PyValueError::new_err)?;
-    let (oa, ob) = (
-        slice(&a_offsets, "a_offsets")?,
-        slice(&b_offsets, "b_offsets")?,
-    );
     align::validate_seq_offsets(oa, ca.len(), "a_offsets").map_err(PyValueError::new_err)?;
     align::validate_seq_offsets(ob, cb.len(), "b_offsets").map_err(PyValueError::new_err)?;
     if oa.len() != ob.len() {
@@ -169,20 +183,18 @@ fn nw_calls_distance_batch<'py>(
         align::distance(&costs, scratch)
     };
     if n_pairs < parallel::SERIAL_BELOW {
-        let out: Vec<f64> = py.detach(|| {
+        return Ok(py.detach(|| {
             let mut scratch = align::Scratch::default();
             (0..n_pairs).map(|k| pair(&mut scratch, k)).collect()
-        });
-        return Ok(out.into_pyarray(py));
+        }));
     }
-    let out: Vec<f64> = parallel::run_detached(py, threads, || {
+    parallel::run_detached(py, threads, || {
         (0..n_pairs)
             .into_par_iter()
             .with_min_len(parallel::MIN_ITEMS_PER_TASK)
             .map_init(align::Scratch::default, |scratch, k| pair(scratch, k))
             .collect()
-    })?;
-    Ok(out.into_pyarray(py))
+    })
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

@@ -17,7 +17,10 @@ use pyo3::ffi;
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+use scorekit_kernels::align::CallTable;
 use scorekit_kernels::canon::{canonicalize_ascii, AsciiStep};
+
+use crate::align::calls_distances;
 
 /// A value as an interner keeps it (to give it back to Python).
 enum Key {
@@ -315,6 +318,29 @@ type TableArrays<'py> = (
     Bound<'py, PyArray1<f64>>,
 );
 
+/// The arguments of the call table in the kernel's order (see `CallPacker::sorted_arguments`).
+struct SortedArguments {
+    names: Vec<u32>,
+    values: Vec<u32>,
+    weights: Vec<f64>,
+}
+
+/// One packed side of a batch.
+struct Side<'py> {
+    ids: Vec<u32>,
+    offsets: Vec<i64>,
+    totals: Bound<'py, PyList>,
+    lengths: Bound<'py, PyList>,
+}
+
+type ScoredPairs<'py> = (
+    Bound<'py, PyList>,
+    Bound<'py, PyList>,
+    Bound<'py, PyList>,
+    Bound<'py, PyList>,
+    Bound<'py, PyList>,
+);
+
 type Packed<'py> = (
     Bound<'py, PyArray1<u32>>,
     Bound<'py, PyArray1<i64>>,
@@ -453,6 +479,98 @@ impl CallPacker {
         Ok(row)
     }
 
+    /// Read, intern and add to the table the calls of `trajectories`.
+    fn pack_side<'py>(
+        &mut self,
+        py: Python<'py>,
+        trajectories: &Bound<'py, PyAny>,
+    ) -> PyResult<Side<'py>> {
+        let mut ids: Vec<u32> = Vec::new();
+        let mut offsets: Vec<i64> = vec![0];
+        let totals = PyList::empty(py);
+        let lengths = PyList::empty(py);
+        let mut items: Vec<(Bound<'py, PyAny>, Bound<'py, PyAny>)> = Vec::new();
+        let mut key: Vec<u32> = Vec::new();
+        let step_type = self.step_type.bind(py).clone();
+        for x in trajectories.try_iter()? {
+            let x = x?;
+            let calls = if x.is_exact_instance_of::<PyList>() || x.is_exact_instance_of::<PyTuple>()
+            {
+                x
+            } else {
+                self.calls_of.call1(py, (x,))?.into_bound(py)
+            };
+            let start = ids.len();
+            let mut total = 0.0;
+            for c in calls.try_iter()? {
+                let c = c?;
+                let call = if c.get_type().is(&step_type) {
+                    step_fields(&c)?
+                } else {
+                    None
+                };
+                let (tool, args) = match call {
+                    Some(call) => call,
+                    None => {
+                        let pair = self.as_call.call1(py, (&c,))?.into_bound(py);
+                        (pair.get_item(0)?, pair.get_item(1)?)
+                    }
+                };
+                items.clear();
+                if let Ok(dict) = args.cast_exact::<PyDict>() {
+                    dict_items(dict, &mut items);
+                } else {
+                    for item in args.call_method0(intern!(py, "items"))?.try_iter()? {
+                        let item = item?;
+                        items.push((item.get_item(0)?, item.get_item(1)?));
+                    }
+                }
+                let row = self.row(py, &tool, &items, &mut key)?;
+                ids.push(row);
+                total += self.rows.mass[row as usize];
+            }
+            totals.append(total)?;
+            lengths.append(ids.len() - start)?;
+            offsets.push(ids.len() as i64);
+        }
+        Ok(Side {
+            ids,
+            offsets,
+            totals,
+            lengths,
+        })
+    }
+
+    /// The arguments of every row sorted by the rank of their names under `name_key` (the twin's
+    /// `_name_key`), names replaced by their ranks.
+    fn sorted_arguments(
+        &self,
+        py: Python<'_>,
+        name_key: &Bound<'_, PyAny>,
+    ) -> PyResult<SortedArguments> {
+        let rank = self.name_ranks(py, name_key)?;
+        let rows = &self.rows;
+        let n_args = rows.names.len();
+        let mut sorted = SortedArguments {
+            names: Vec::with_capacity(n_args),
+            values: Vec::with_capacity(n_args),
+            weights: Vec::with_capacity(n_args),
+        };
+        let mut order: Vec<usize> = Vec::new();
+        for w in rows.offsets.windows(2) {
+            let (lo, hi) = (w[0] as usize, w[1] as usize);
+            order.clear();
+            order.extend(lo..hi);
+            order.sort_unstable_by_key(|&t| rank[rows.names[t] as usize]);
+            for &t in &order {
+                sorted.names.push(rank[rows.names[t] as usize]);
+                sorted.values.push(rows.values[t]);
+                sorted.weights.push(rows.weights[t]);
+            }
+        }
+        Ok(sorted)
+    }
+
     /// Rank of every argument-name id in the twin's `_name_key` order.
     fn name_ranks(&self, py: Python<'_>, name_key: &Bound<'_, PyAny>) -> PyResult<Vec<u32>> {
         let keys = &self.names.keys;
@@ -557,59 +675,44 @@ impl CallPacker {
         py: Python<'py>,
         trajectories: &Bound<'py, PyAny>,
     ) -> PyResult<Packed<'py>> {
-        let mut ids: Vec<u32> = Vec::new();
-        let mut offsets: Vec<i64> = vec![0];
-        let totals = PyList::empty(py);
-        let lengths = PyList::empty(py);
-        let mut items: Vec<(Bound<'py, PyAny>, Bound<'py, PyAny>)> = Vec::new();
-        let mut key: Vec<u32> = Vec::new();
-        let step_type = self.step_type.bind(py).clone();
-        for x in trajectories.try_iter()? {
-            let x = x?;
-            let calls = if x.is_exact_instance_of::<PyList>() || x.is_exact_instance_of::<PyTuple>()
-            {
-                x
-            } else {
-                self.calls_of.call1(py, (x,))?.into_bound(py)
-            };
-            let start = ids.len();
-            let mut total = 0.0;
-            for c in calls.try_iter()? {
-                let c = c?;
-                let call = if c.get_type().is(&step_type) {
-                    step_fields(&c)?
-                } else {
-                    None
-                };
-                let (tool, args) = match call {
-                    Some(call) => call,
-                    None => {
-                        let pair = self.as_call.call1(py, (&c,))?.into_bound(py);
-                        (pair.get_item(0)?, pair.get_item(1)?)
-                    }
-                };
-                items.clear();
-                if let Ok(dict) = args.cast_exact::<PyDict>() {
-                    dict_items(dict, &mut items);
-                } else {
-                    for item in args.call_method0(intern!(py, "items"))?.try_iter()? {
-                        let item = item?;
-                        items.push((item.get_item(0)?, item.get_item(1)?));
-                    }
-                }
-                let row = self.row(py, &tool, &items, &mut key)?;
-                ids.push(row);
-                total += self.rows.mass[row as usize];
-            }
-            totals.append(total)?;
-            lengths.append(ids.len() - start)?;
-            offsets.push(ids.len() as i64);
-        }
+        let side = self.pack_side(py, trajectories)?;
         Ok((
-            ids.into_pyarray(py),
-            offsets.into_pyarray(py),
-            totals,
-            lengths,
+            side.ids.into_pyarray(py),
+            side.offsets.into_pyarray(py),
+            side.totals,
+            side.lengths,
+        ))
+    }
+
+    /// `(distances, pred total mass, pred n_steps, gold total mass, gold n_steps)` of every pair
+    /// `(preds[k], golds[k])`: both sides packed, then the Needleman–Wunsch kernel across
+    /// `threads` threads (0: all cores) with the GIL released; the twin's `_Preparer.score_pairs`.
+    fn score_pairs<'py>(
+        &mut self,
+        py: Python<'py>,
+        preds: &Bound<'py, PyAny>,
+        golds: &Bound<'py, PyAny>,
+        name_key: &Bound<'py, PyAny>,
+        threads: usize,
+    ) -> PyResult<ScoredPairs<'py>> {
+        let a = self.pack_side(py, preds)?;
+        let b = self.pack_side(py, golds)?;
+        let sorted = self.sorted_arguments(py, name_key)?;
+        let table = CallTable {
+            tools: &self.rows.tools,
+            mass: &self.rows.mass,
+            arg_offsets: &self.rows.offsets,
+            arg_names: &sorted.names,
+            arg_values: &sorted.values,
+            arg_weights: &sorted.weights,
+        };
+        let raws = calls_distances(py, table, &a.ids, &a.offsets, &b.ids, &b.offsets, threads)?;
+        Ok((
+            PyList::new(py, raws)?,
+            a.totals,
+            a.lengths,
+            b.totals,
+            b.lengths,
         ))
     }
 
@@ -637,33 +740,15 @@ impl CallPacker {
         py: Python<'py>,
         name_key: &Bound<'py, PyAny>,
     ) -> PyResult<TableArrays<'py>> {
-        let rank = self.name_ranks(py, name_key)?;
+        let sorted = self.sorted_arguments(py, name_key)?;
         let rows = &self.rows;
-        let n_args = rows.names.len();
-        let (mut names, mut values, mut weights) = (
-            Vec::with_capacity(n_args),
-            Vec::with_capacity(n_args),
-            Vec::with_capacity(n_args),
-        );
-        let mut order: Vec<usize> = Vec::new();
-        for w in rows.offsets.windows(2) {
-            let (lo, hi) = (w[0] as usize, w[1] as usize);
-            order.clear();
-            order.extend(lo..hi);
-            order.sort_unstable_by_key(|&t| rank[rows.names[t] as usize]);
-            for &t in &order {
-                names.push(rank[rows.names[t] as usize]);
-                values.push(rows.values[t]);
-                weights.push(rows.weights[t]);
-            }
-        }
         Ok((
             rows.tools.clone().into_pyarray(py),
             rows.mass.clone().into_pyarray(py),
             rows.offsets.clone().into_pyarray(py),
-            names.into_pyarray(py),
-            values.into_pyarray(py),
-            weights.into_pyarray(py),
+            sorted.names.into_pyarray(py),
+            sorted.values.into_pyarray(py),
+            sorted.weights.into_pyarray(py),
         ))
     }
 }
