@@ -2,7 +2,8 @@
 
 Batch layout: item ``k`` of a packed side is ``values[offsets[k]:offsets[k+1]]``; values are
 ``uint32`` code points (or token ids), offsets ``int64`` of length n + 1. ``threads=0`` uses all
-cores. Every function releases the GIL while it computes.
+cores. Every function releases the GIL while it computes (readers of Python objects, such as
+``CallPacker``, hold it while they read).
 """
 
 from collections.abc import Callable, Iterable
@@ -96,6 +97,10 @@ class CallPacker:
     ) -> None: ...
     def pack(self, trajectories: Iterable[Any]) -> tuple[U32, I64, list[float], list[int]]:
         """(call ids, offsets, total mass per trajectory, steps per trajectory)."""
+    def score_pairs(
+        self, preds: Iterable[Any], golds: Iterable[Any], name_key: Callable[[Any], Any], threads: int,
+    ) -> tuple[list[float], list[float], list[int], list[float], list[int]]:
+        """(distances, pred total mass, pred steps, gold total mass, gold steps); GIL released for NW."""
     def interned(self) -> tuple[list[Any], list[Any], list[Any]]:
         """(tools, names, values) in id order."""
     def table(self, name_key: Callable[[Any], Any]) -> tuple[U32, F64, I64, U32, U32, F64]:
