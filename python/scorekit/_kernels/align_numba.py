@@ -46,13 +46,11 @@ def _table(tools, mass, arg_offsets, arg_names, arg_values, arg_weights):
         raise ValueError("arg_names, arg_values and arg_weights must have equal lengths")
     if arg_offsets[0] != 0 or arg_offsets[n] != n_args:
         raise ValueError(f"arg_offsets must start at 0 and end at the number of arguments ({n_args})")
-    if np.any(np.diff(arg_offsets) < 0):
-        raise ValueError("arg_offsets must be non-decreasing")
-    if n_args > 1:
-        call_of_arg = np.repeat(np.arange(n), np.diff(arg_offsets))
-        same_call = call_of_arg[1:] == call_of_arg[:-1]
-        if np.any(same_call & (arg_names[1:] <= arg_names[:-1])):
-            raise ValueError("arg_names must be strictly increasing within a call")
+    defect, k = _table_defect(arg_offsets, arg_names)
+    if defect == 1:
+        raise ValueError(f"arg_offsets must be non-decreasing (call {k})")
+    if defect == 2:
+        raise ValueError(f"arg_names must be strictly increasing within a call (call {k})")
     return tools, mass, arg_offsets, arg_names, arg_values, arg_weights
 
 
@@ -69,12 +67,35 @@ def _seq_offsets(offsets, n_steps, name):
         raise ValueError(f"{name} must have n_pairs + 1 entries, got 0")
     if offsets[0] != 0 or offsets[-1] != n_steps:
         raise ValueError(f"{name} must start at 0 and end at the number of steps ({n_steps})")
-    if np.any(np.diff(offsets) < 0):
+    if _first_decrease(offsets) >= 0:
         raise ValueError(f"{name} must be non-decreasing")
     return offsets
 
 
 # --------------------------------------------------------------------------- compiled loops
+
+@njit(cache=True)
+def _table_defect(arg_offsets, arg_names):
+    """``(0, -1)`` for a valid layout, ``(1, k)`` if ``arg_offsets`` decreases at call ``k``, ``(2, k)``
+    if call ``k``'s names are not strictly increasing (checked only where ``arg_names`` reaches)."""
+    for k in range(len(arg_offsets) - 1):
+        lo, hi = arg_offsets[k], arg_offsets[k + 1]
+        if hi < lo:
+            return 1, k
+        for t in range(lo + 1, min(hi, len(arg_names))):
+            if arg_names[t - 1] >= arg_names[t]:
+                return 2, k
+    return 0, -1
+
+
+@njit(cache=True)
+def _first_decrease(offsets):
+    """The first ``k`` with ``offsets[k + 1] < offsets[k]``, or -1."""
+    for k in range(len(offsets) - 1):
+        if offsets[k + 1] < offsets[k]:
+            return k
+    return -1
+
 
 @njit(cache=True, inline="always")
 def _call_sub(p, g, tools, mass, ao, an, av, aw):
