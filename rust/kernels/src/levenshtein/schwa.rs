@@ -2,10 +2,11 @@
 //! `ը`/`Ը` by default) present in one string and absent from the other costs nothing when it sits
 //! at a join position (a reassembled line break) of either string. Substitutions are never free.
 //!
-//! A path of cost `c` stays within `c + F` diagonals of the main one, where `F` counts the schwas
-//! that can ever be free (only a free operation moves off a diagonal without paying), so the DP runs
-//! in a band of half-width `strict + F` (the strict distance bounds the forgiving one from above);
-//! when `F` is 0 the answer is the strict distance.
+//! An optimal path makes at most `strict + F` insertions and deletions: the paid ones cost at most
+//! the forgiving distance, which the strict distance bounds from above, and each free one consumes
+//! one of the `F` schwas that can ever be free. A path through diagonal `d = j - i` that ends on
+//! diagonal `δ = m - n` makes at least `|d| + |δ - d|` of them, so the DP runs only over the
+//! diagonals with `|d| + |δ - d| <= strict + F`; when `F` is 0 the answer is the strict distance.
 
 use super::distance::{distance, DistanceWorkspace};
 
@@ -106,7 +107,9 @@ pub fn schwa_distance(
         return Ok(strict);
     }
     let (n, m) = (gt.len(), pred.len());
-    let width = strict + free;
+    // the reachable diagonals d_lo..=d_hi (module docs); budget >= |delta|, so both halves are >= 0
+    let (budget, delta) = ((strict + free) as i64, m as i64 - n as i64);
+    let (d_lo, d_hi) = (-((budget - delta) / 2), (budget + delta) / 2);
     // Per-column costs, computed once: inserting pred[j-1] is free for a schwa at its own join, or
     // (second table) also across from a gt join; deleting a gt schwa that is not at its own join
     // is free across from a pred join.
@@ -133,7 +136,7 @@ pub fn schwa_distance(
     cur.clear();
     cur.resize(m + 2, INF);
     // Row 0 over its band.
-    let hi0 = width.min(m);
+    let hi0 = (d_hi as usize).min(m);
     let ins0: &[u32] = if gj[0] { ins_at_gt_join } else { ins_plain };
     prev[0] = 0;
     for j in 1..=hi0 {
@@ -141,8 +144,8 @@ pub fn schwa_distance(
     }
     prev[hi0 + 1] = INF;
     for i in 1..=n {
-        let lo = i.saturating_sub(width);
-        let hi = (i + width).min(m);
+        let lo = (i as i64 + d_lo).max(0) as usize;
+        let hi = ((i as i64 + d_hi) as usize).min(m);
         let g = gt[i - 1];
         let ins: &[u32] = if gj[i] { ins_at_gt_join } else { ins_plain };
         let del: &[u32] = match (gf[i] & SCHWA != 0, gf[i] & AT_OWN_JOIN != 0) {
