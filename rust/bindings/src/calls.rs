@@ -94,14 +94,20 @@ fn presized<K, V>() -> FxHashMap<K, V> {
 
 /// Objects already seen, by address: their ids without hashing their contents. Only immutable
 /// objects are remembered, and each is kept alive, so an address cannot be reused by another object.
+/// A small direct-mapped cache in front of the map serves the few objects met over and over
+/// (argument names, tools).
 struct SeenObjects {
+    recent: [(usize, u32); RECENT_SLOTS],
     ids: FxHashMap<usize, u32>,
     kept: Vec<Py<PyAny>>,
 }
 
+const RECENT_SLOTS: usize = 64;
+
 impl Default for SeenObjects {
     fn default() -> Self {
         SeenObjects {
+            recent: [(0, 0); RECENT_SLOTS],
             ids: presized(),
             kept: Vec::with_capacity(64),
         }
@@ -110,12 +116,26 @@ impl Default for SeenObjects {
 
 impl SeenObjects {
     #[inline]
-    fn get(&self, v: &Bound<'_, PyAny>) -> Option<u32> {
-        self.ids.get(&(v.as_ptr() as usize)).copied()
+    fn slot(address: usize) -> usize {
+        (address >> 4) % RECENT_SLOTS
+    }
+
+    #[inline]
+    fn get(&mut self, v: &Bound<'_, PyAny>) -> Option<u32> {
+        let address = v.as_ptr() as usize;
+        let slot = &mut self.recent[Self::slot(address)];
+        if slot.0 == address {
+            return Some(slot.1);
+        }
+        let id = self.ids.get(&address).copied()?;
+        *slot = (address, id);
+        Some(id)
     }
 
     fn remember(&mut self, v: &Bound<'_, PyAny>, id: u32) {
-        self.ids.insert(v.as_ptr() as usize, id);
+        let address = v.as_ptr() as usize;
+        self.ids.insert(address, id);
+        self.recent[Self::slot(address)] = (address, id);
         self.kept.push(v.clone().unbind());
     }
 }
@@ -244,10 +264,17 @@ impl Interner {
     }
 
     /// `(id, v == v)` of any value.
+    #[inline]
     fn id(&mut self, py: Python<'_>, v: &Bound<'_, PyAny>) -> PyResult<(u32, bool)> {
-        if let Some(id) = self.seen.get(v) {
-            return Ok((id, true));
+        match self.seen.get(v) {
+            Some(id) => Ok((id, true)),
+            None => self.new_object_id(py, v),
         }
+    }
+
+    /// [`Interner::id`] of an object not seen before.
+    #[inline(never)]
+    fn new_object_id(&mut self, py: Python<'_>, v: &Bound<'_, PyAny>) -> PyResult<(u32, bool)> {
         match classify(v) {
             Ok(Some(native)) => {
                 let id = self.native_id(py, Some(v), native)?;
