@@ -249,22 +249,29 @@ pub struct CallCost<'a> {
     table: CallTable<'a>,
     a: &'a [u32],
     b: &'a [u32],
-    /// Tool and mass of every call of `b`, gathered once (read for every cell).
-    b_tools: Vec<u32>,
+    /// Mass of every call of `b`, gathered once (read for every cell).
     b_mass: Vec<f64>,
+    /// The positions of `b` ordered by tool (then position), with their tools alongside: the
+    /// cells of a row whose calls share the row's tool are found by binary search.
+    by_tool: Vec<(u32, u32)>,
 }
 
 impl<'a> CallCost<'a> {
     /// The cost model of call sequences `a` and `b` (ids into `table`, already validated).
     pub fn new(table: CallTable<'a>, a: &'a [u32], b: &'a [u32]) -> Self {
-        let b_tools = b.iter().map(|&g| table.tools[g as usize]).collect();
         let b_mass = b.iter().map(|&g| table.mass[g as usize]).collect();
+        let mut by_tool: Vec<(u32, u32)> = b
+            .iter()
+            .enumerate()
+            .map(|(j, &g)| (table.tools[g as usize], j as u32))
+            .collect();
+        by_tool.sort_unstable();
         CallCost {
             table,
             a,
             b,
-            b_tools,
             b_mass,
+            by_tool,
         }
     }
 }
@@ -291,15 +298,22 @@ impl Costs for CallCost<'_> {
         self.table.sub(p as usize, g as usize)
     }
 
+    /// Every cell first gets the different-tool cost (a vectorised pass), then the cells whose
+    /// call has the row's tool are overwritten with their argument-level cost.
     fn sub_row(&self, i: usize, out: &mut [f64]) {
         let t = &self.table;
         let p = self.a[i];
         let (tool, mass) = (t.tools[p as usize], t.mass[p as usize]);
-        let gathered = self.b_tools.iter().zip(&self.b_mass).zip(self.b);
-        for (cost, ((&g_tool, &g_mass), &g)) in out.iter_mut().zip(gathered) {
-            *cost = if g_tool != tool {
-                mass + g_mass
-            } else if g == p {
+        for (cost, &g_mass) in out.iter_mut().zip(&self.b_mass) {
+            *cost = mass + g_mass;
+        }
+        let first = self.by_tool.partition_point(|&(g_tool, _)| g_tool < tool);
+        for &(g_tool, j) in &self.by_tool[first..] {
+            if g_tool != tool {
+                break;
+            }
+            let g = self.b[j as usize];
+            out[j as usize] = if g == p {
                 0.0 // the same call: every argument agrees
             } else {
                 t.sub_same_tool(p as usize, g as usize)
