@@ -2,7 +2,7 @@
 //!
 //! Same recurrence as the general kernel in `zhang_shasha.rs`, specialised: costs are `u32`
 //! constants instead of looked-up `f64`s, two leaf keyroots cost `labels differ` in closed form, and a
-//! leaf keyroot of the second tree fills its one-column table without row bookkeeping. The distance
+//! leaf keyroot on either side fills its one-row or one-column table without table bookkeeping. The distance
 //! of two trees equals that of their mirror images, so when the mirrored trees need fewer table
 //! cells (flat trees whose first child is small, like decomposed workflows) the kernel runs on them.
 //! Every distance is a small integer, so `as f64` equals the general kernel's result exactly (the
@@ -164,7 +164,12 @@ fn run(t1: &PostorderTree<'_>, t2: &PostorderTree<'_>, ws: &mut UnitBuffers) -> 
         ws.lb_rel
             .extend(lld2[l2..=j].iter().map(|&lb| lb - l2 as u32));
         for &i in &ws.keyroots1 {
-            forest_distance(t1, t2, i as usize, j, &ws.lb_rel, &mut ws.td, &mut ws.fd);
+            let i = i as usize;
+            if lld1[i] as usize == i {
+                leaf_row(t1, t2, i, j, &ws.lb_rel, &mut ws.td);
+            } else {
+                forest_distance(t1, t2, i, j, &ws.lb_rel, &mut ws.td, &mut ws.fd);
+            }
         }
     }
     ws.td[n1 * n2 - 1]
@@ -185,6 +190,35 @@ fn leaf_column(t1: &PostorderTree<'_>, t2: &PostorderTree<'_>, i: usize, j: usiz
             *cell
         } else {
             ((la - l1) as u32 + *cell).min(up.min(x) + 1)
+        };
+    }
+}
+
+/// [`forest_distance`] when `i` is a leaf: one row, over row 0 where `fd[0][y]` is `y`.
+fn leaf_row(
+    t1: &PostorderTree<'_>,
+    t2: &PostorderTree<'_>,
+    i: usize,
+    j: usize,
+    lb_rel: &[u32],
+    td: &mut [u32],
+) {
+    let n2 = t2.len();
+    let l2 = t2.lld[j] as usize;
+    let label = t1.labels[i];
+    let td_row = &mut td[i * n2 + l2..=i * n2 + j];
+    let mut left = 1u32;
+    for (y, (cell, (&rel, &lb))) in td_row
+        .iter_mut()
+        .zip(lb_rel.iter().zip(&t2.labels[l2..=j]))
+        .enumerate()
+    {
+        let y = y as u32 + 1;
+        left = if rel == 0 {
+            *cell = (y - 1 + u32::from(label != lb)).min(left.min(y) + 1);
+            *cell
+        } else {
+            (rel + *cell).min(left.min(y) + 1)
         };
     }
 }
