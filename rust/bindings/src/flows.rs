@@ -131,49 +131,8 @@ impl Interner {
 
 // -- reading Python objects -------------------------------------------------------------------------
 
-/// The dictionary keys the format reads, created once per batch.
-struct Keys<'py> {
-    trigger: Bound<'py, PyString>,
-    components: Bound<'py, PyString>,
-    kind: Bound<'py, PyString>,
-    definition: Bound<'py, PyString>,
-    category: Bound<'py, PyString>,
-    order: Bound<'py, PyString>,
-    block: Bound<'py, PyString>,
-    children: Bound<'py, PyString>,
-}
-
-impl<'py> Keys<'py> {
-    /// The component field keys, indexed by [`CATEGORY`] and the other field constants.
-    fn component(&self) -> [*mut ffi::PyObject; 6] {
-        [
-            self.category.as_ptr(),
-            self.definition.as_ptr(),
-            self.kind.as_ptr(),
-            self.order.as_ptr(),
-            self.block.as_ptr(),
-            self.children.as_ptr(),
-        ]
-    }
-
-    fn new(py: Python<'py>) -> Self {
-        let key = |text| PyString::intern(py, text);
-        Keys {
-            trigger: key("trigger"),
-            components: key("components"),
-            kind: key("type"),
-            definition: key("definition"),
-            category: key("category"),
-            order: key("order"),
-            block: key("block"),
-            children: key("children"),
-        }
-    }
-}
-
-/// A value read from an exact `dict`: `Missing` key, JSON `Null`, or a borrowed reference that the
-/// caller consumes (or turns into an owned one) before the next lookup, which could in principle run
-/// Python code (a key type with a custom `__eq__`).
+/// A value read from an exact `dict`: `Missing` key, JSON `Null`, or a reference borrowed from the
+/// dict (valid while it is alive: no Python code runs during a decomposition, see [`scan`]).
 #[derive(Clone, Copy)]
 enum Value<'a, 'py> {
     Missing,
@@ -190,81 +149,120 @@ impl<'a, 'py> Value<'a, 'py> {
     }
 }
 
-/// `dict[key]` with one C-API lookup (a lookup error is cleared and makes the document fall back).
-fn lookup<'a, 'py>(
-    dict: &'a Bound<'py, PyDict>,
-    key: &Bound<'py, PyString>,
-) -> Step<Value<'a, 'py>> {
-    // SAFETY: both pointers are live objects and the GIL is held; the result is borrowed from `dict`.
-    unsafe {
-        let value = ffi::PyDict_GetItemWithError(dict.as_ptr(), key.as_ptr());
-        if value.is_null() {
-            if !ffi::PyErr_Occurred().is_null() {
-                ffi::PyErr_Clear();
-                return Err(Fallback);
-            }
-            return Ok(Value::Missing);
-        }
-        if value == ffi::Py_None() {
-            return Ok(Value::Null);
-        }
-        Ok(Value::Some(Borrowed::from_ptr(dict.py(), value)))
-    }
-}
-
-/// The component fields the format reads, in the order of [`Keys::component`].
+/// The fields of a flow, a trigger object and a component, as indices into [`scan`]'s result.
+const TRIGGER: usize = 0;
+const COMPONENTS: usize = 1;
+const TRIGGER_TYPE: usize = 0;
 const CATEGORY: usize = 0;
 const DEFINITION: usize = 1;
 const TYPE: usize = 2;
 const ORDER: usize = 3;
 const BLOCK: usize = 4;
 const CHILDREN: usize = 5;
+const FLOW_FIELDS: [&str; 2] = ["trigger", "components"];
+const TRIGGER_FIELDS: [&str; 1] = ["type"];
+const COMPONENT_FIELDS: [&str; 6] = [
+    "category",
+    "definition",
+    "type",
+    "order",
+    "block",
+    "children",
+];
 
-/// Which of the component fields `key` names: by identity with the interned keys first, then by
-/// content. A key that is not an exact `str` falls back (Python looks such dicts up itself).
-fn field_of(
-    py: Python<'_>,
-    key: *mut ffi::PyObject,
-    interned: &[*mut ffi::PyObject; 6],
-) -> Step<Option<usize>> {
-    if let Some(field) = interned.iter().position(|&k| k == key) {
-        return Ok(Some(field));
-    }
-    // SAFETY: `key` is a live dictionary key and the GIL is held.
-    let key = unsafe { Borrowed::from_ptr(py, key) };
-    Ok(match exact_str(&key)? {
-        b"category" => Some(CATEGORY),
-        b"definition" => Some(DEFINITION),
-        b"type" => Some(TYPE),
-        b"order" => Some(ORDER),
-        b"block" => Some(BLOCK),
-        b"children" => Some(CHILDREN),
-        _ => None,
-    })
+/// Field names as interned Python strings (matched by identity first, then by content).
+struct Fields<'py, const N: usize> {
+    names: [&'static str; N],
+    keys: [Bound<'py, PyString>; N],
 }
 
-/// The component fields of `dict`, read in one pass over its entries (no lookup, so no Python code
-/// runs and the borrowed values stay valid while `dict` is alive and the GIL is held).
-fn scan<'a, 'py>(
-    dict: &'a Bound<'py, PyDict>,
-    interned: &[*mut ffi::PyObject; 6],
-) -> Step<[Value<'a, 'py>; 6]> {
-    let mut fields = [Value::Missing; 6];
-    let (mut pos, mut key, mut value): (ffi::Py_ssize_t, *mut ffi::PyObject, *mut ffi::PyObject) =
-        (0, std::ptr::null_mut(), std::ptr::null_mut());
-    // SAFETY: `dict` is a live dict, not mutated during the loop; entries are borrowed from it.
+impl<'py, const N: usize> Fields<'py, N> {
+    fn new(py: Python<'py>, names: [&'static str; N]) -> Self {
+        Fields {
+            names,
+            keys: names.map(|name| PyString::intern(py, name)),
+        }
+    }
+
+    /// Which field `key` names. A key that is not an exact `str` falls back: Python looks such
+    /// dicts up itself (a key type's `__eq__` could run arbitrary code).
+    fn field_of(&self, key: Borrowed<'_, 'py, PyAny>) -> Step<Option<usize>> {
+        if let Some(field) = self.keys.iter().position(|k| k.as_ptr() == key.as_ptr()) {
+            return Ok(Some(field));
+        }
+        let text = exact_str(&key)?;
+        Ok(self.names.iter().position(|name| name.as_bytes() == text))
+    }
+
+    /// The fields of `dict`, read in one pass over its entries. Only C code that cannot call back
+    /// into Python runs, so values borrowed from `dict` stay valid while it is alive.
+    fn scan<'a>(&self, dict: &'a Bound<'py, PyDict>) -> Step<[Value<'a, 'py>; N]> {
+        let mut fields = [Value::Missing; N];
+        let (mut pos, mut key, mut value): (
+            ffi::Py_ssize_t,
+            *mut ffi::PyObject,
+            *mut ffi::PyObject,
+        ) = (0, std::ptr::null_mut(), std::ptr::null_mut());
+        // SAFETY: `dict` is a live dict, not mutated during the loop; entries are borrowed from it.
+        unsafe {
+            while ffi::PyDict_Next(dict.as_ptr(), &mut pos, &mut key, &mut value) != 0 {
+                if let Some(field) = self.field_of(Borrowed::from_ptr(dict.py(), key))? {
+                    fields[field] = if value == ffi::Py_None() {
+                        Value::Null
+                    } else {
+                        Value::Some(Borrowed::from_ptr(dict.py(), value))
+                    };
+                }
+            }
+        }
+        Ok(fields)
+    }
+}
+
+/// The field tables of the three kinds of objects, created once per batch.
+struct Keys<'py> {
+    flow: Fields<'py, 2>,
+    trigger: Fields<'py, 1>,
+    component: Fields<'py, 6>,
+}
+
+impl<'py> Keys<'py> {
+    fn new(py: Python<'py>) -> Self {
+        Keys {
+            flow: Fields::new(py, FLOW_FIELDS),
+            trigger: Fields::new(py, TRIGGER_FIELDS),
+            component: Fields::new(py, COMPONENT_FIELDS),
+        }
+    }
+}
+
+/// Start loading every item of `list` into the cache, and then the entry tables of its dicts, so
+/// that the cache misses of one list overlap instead of following one another (the documents of a
+/// large batch are far bigger than the caches). A prefetch never faults; the entry table's address
+/// is read at the offset of `ma_keys` in CPython's `PyDictObject` (32 bytes on 64-bit builds since
+/// 3.6), and a wrong guess would only make the hint useless.
+fn prefetch_items(list: &Bound<'_, PyList>) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: the items are live objects owned by `list`; reading `ob_type` (every object has it)
+    // and, for an exact dict, its `ma_keys` field stays inside the object's allocation.
     unsafe {
-        while ffi::PyDict_Next(dict.as_ptr(), &mut pos, &mut key, &mut value) != 0 {
-            if let Some(field) = field_of(dict.py(), key, interned)? {
-                fields[field] = if value == ffi::Py_None() {
-                    Value::Null
-                } else {
-                    Value::Some(Borrowed::from_ptr(dict.py(), value))
-                };
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        let n = list.len() as ffi::Py_ssize_t;
+        for k in 0..n {
+            _mm_prefetch::<_MM_HINT_T0>(ffi::PyList_GetItem(list.as_ptr(), k).cast::<i8>());
+        }
+        for k in 0..n {
+            let item = ffi::PyList_GetItem(list.as_ptr(), k);
+            if ffi::Py_TYPE(item) == std::ptr::addr_of_mut!(ffi::PyDict_Type) {
+                let keys = item.cast::<*const i8>().add(4).read();
+                for line in 0..3 {
+                    _mm_prefetch::<_MM_HINT_T0>(keys.wrapping_add(64 * line));
+                }
             }
         }
     }
-    Ok(fields)
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = list;
 }
 
 fn exact_dict<'a, 'py>(value: &'a Bound<'py, PyAny>) -> Option<&'a Bound<'py, PyDict>> {
@@ -444,23 +442,22 @@ impl<'py> Decomposer<'py> {
     /// Read one document into the arena; returns the trigger label id (or [`NONE`]).
     fn flow(&mut self, flow: &Bound<'py, PyAny>) -> Step<u32> {
         let dict = exact_dict(flow).ok_or(Fallback)?;
-        let trigger = lookup(dict, &self.keys.trigger)?;
-        let no_trigger_key = matches!(trigger, Value::Missing);
-        let trigger = match trigger.present() {
+        let fields = self.keys.flow.scan(dict)?;
+        if matches!(fields, [Value::Missing, Value::Missing]) {
+            return Err(Fallback);
+        }
+        let trigger = match fields[TRIGGER].present() {
             None => NONE,
             Some(t) => match exact_dict(&t) {
                 Some(object) => {
-                    let kind = lookup(object, &self.keys.kind)?.present().ok_or(Fallback)?;
+                    let kind = self.keys.trigger.scan(object)?[TRIGGER_TYPE]
+                        .present()
+                        .ok_or(Fallback)?;
                     self.interner.label(exact_str(&kind)?)
                 }
                 None => self.interner.label(exact_str(&t)?),
             },
         };
-        let components = lookup(dict, &self.keys.components)?;
-        if no_trigger_key && matches!(components, Value::Missing) {
-            return Err(Fallback);
-        }
-        let components = components.present().map(Borrowed::to_owned);
         let [flow_label, trigger_label, components_label] = self.fixed;
         self.arena.clear();
         let root = self.arena.add(flow_label);
@@ -472,7 +469,7 @@ impl<'py> Decomposer<'py> {
         }
         let components_node = self.arena.add(components_label);
         self.arena.attach(root, components_node);
-        if let Some(list) = components {
+        if let Some(list) = fields[COMPONENTS].present() {
             self.forest(&list, 0, components_node)?;
         }
         if self.arena.len() > self.max_nodes {
@@ -533,11 +530,21 @@ impl<'py> Decomposer<'py> {
         depth: usize,
         scope: &mut Scope,
     ) -> Step<()> {
-        let interned = self.keys.component();
-        for (k, component) in list.iter().enumerate() {
+        prefetch_items(list);
+        for k in 0..list.len() {
+            // SAFETY: `k` is in range and no code changes the list during a decomposition; the item
+            // is borrowed from it.
+            let component = unsafe {
+                let item = ffi::PyList_GetItem(list.as_ptr(), k as ffi::Py_ssize_t);
+                if item.is_null() {
+                    ffi::PyErr_Clear();
+                    return Err(Fallback);
+                }
+                Borrowed::from_ptr(list.py(), item)
+            };
             let k = k as u32;
             let fields = match exact_dict(&component) {
-                Some(dict) => Some(scan(dict, &interned)?),
+                Some(dict) => Some(self.keys.component.scan(dict)?),
                 None => None,
             };
             let label = self.component_label(fields.as_ref(), &component)?;
@@ -559,7 +566,7 @@ impl<'py> Decomposer<'py> {
                 scope.block_keys.push((k, order_key(&block)?));
             }
             if let Some(nested) = fields[CHILDREN].present() {
-                self.forest(&nested.to_owned(), depth + 1, node)?;
+                self.forest(&nested, depth + 1, node)?;
             }
         }
         for (k, key) in scope.block_keys.drain(..) {
