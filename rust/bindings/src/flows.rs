@@ -8,12 +8,13 @@
 //! and the Python side scores that pair itself (and produces the error message).
 //!
 //! Pipeline: the calling thread (holding the GIL) decomposes the pairs chunk by chunk into flat
-//! arrays of label ids; a worker thread scores each finished chunk on the rayon pool, without the
-//! GIL, while the next chunk is decomposed.
+//! arrays of label ids; `threads - 1` scoring threads take the finished chunks, without the GIL,
+//! while the next ones are decomposed, and the calling thread joins them once it is done. On two
+//! cores this keeps one core on the (serial) decomposition instead of sharing it three ways.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasher, Hasher};
-use std::sync::mpsc;
+use std::sync::{mpsc, Mutex, PoisonError};
 
 use numpy::ndarray::Array2;
 use numpy::{IntoPyArray, PyArray1, PyArray2};
@@ -22,14 +23,11 @@ use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString};
 use pyo3::Borrowed;
-use rayon::prelude::*;
 use scorekit_kernels::tree::{zhang_shasha, CostModel, PostorderTree, Workspace};
-
-use crate::parallel::{install, pool_for};
 
 /// Nesting depth of inline `children` lists beyond which a document is not a workflow.
 const MAX_DEPTH: usize = 200;
-/// Pairs decomposed before their chunk is handed to the scoring thread.
+/// Most pairs decomposed before their chunk is handed to the scoring threads.
 const CHUNK: usize = 1024;
 /// Marks "no node" in the tree arena and a null trigger.
 const NONE: u32 = u32::MAX;
@@ -684,13 +682,8 @@ fn sort_distinct(values: &mut Vec<u32>, start: usize) {
 
 // -- scoring ----------------------------------------------------------------------------------------
 
-/// Per-thread buffers of the scoring step.
-#[derive(Default)]
-struct Scratch<'a> {
-    ted: Workspace,
-    s1: Vec<&'a [u32]>,
-    s2: Vec<&'a [u32]>,
-}
+/// The S(F) sets of the two flows of a pair, as buffers reused across the pairs of a chunk.
+type SubtreeSets<'a> = (Vec<&'a [u32]>, Vec<&'a [u32]>);
 
 /// Size of the intersection of two sorted, distinct lists.
 fn shared<T: Ord>(a: &[T], b: &[T]) -> usize {
@@ -735,16 +728,22 @@ impl Chunk {
     }
 
     /// FlowSim, TreeBLEU, Trigger Match and Component Match of one decomposed pair.
-    fn metrics<'a>(&'a self, p: &FlowSpan, r: &FlowSpan, scratch: &mut Scratch<'a>) -> [f64; 4] {
+    fn metrics<'a>(
+        &'a self,
+        p: &FlowSpan,
+        r: &FlowSpan,
+        ws: &mut Workspace,
+        (s1, s2): &mut SubtreeSets<'a>,
+    ) -> [f64; 4] {
         let (t1, t2) = (self.tree(p), self.tree(r));
-        let ted = zhang_shasha(&t1, &t2, &CostModel::UNIT, &mut scratch.ted);
+        let ted = zhang_shasha(&t1, &t2, &CostModel::UNIT, ws);
         let flowsim = 1.0 - ted / ((t1.len() + t2.len()) as f64);
-        self.subtree_set(p, &mut scratch.s1);
-        self.subtree_set(r, &mut scratch.s2);
-        let treebleu = if scratch.s1.is_empty() {
+        self.subtree_set(p, s1);
+        self.subtree_set(r, s2);
+        let treebleu = if s1.is_empty() {
             0.0
         } else {
-            shared(&scratch.s1, &scratch.s2) as f64 / scratch.s1.len() as f64
+            shared(s1, s2) as f64 / s1.len() as f64
         };
         let trigger_match = if p.trigger == r.trigger { 1.0 } else { 0.0 };
         let (c1, c2) = (
@@ -761,18 +760,29 @@ impl Chunk {
         [flowsim, treebleu, trigger_match, component_match]
     }
 
-    /// Score every pair of the chunk (in parallel on the current rayon pool) into `rows`.
-    fn score(&self, rows: &mut [[f64; 4]]) {
-        let rows = &mut rows[self.start..self.start + self.flows.len() / 2];
-        rows.par_iter_mut()
-            .zip(self.flows.par_chunks_exact(2))
-            .with_min_len(64)
-            .for_each_init(Scratch::default, |scratch, (row, pair)| {
-                *row = match (&pair[0], &pair[1]) {
-                    (Some(p), Some(r)) => self.metrics(p, r, scratch),
-                    _ => [f64::NAN; 4],
-                };
-            });
+    /// The metrics of every pair of the chunk (NaN for a pair left to Python), on this thread.
+    fn score(&self, ws: &mut Workspace) -> Vec<[f64; 4]> {
+        let mut sets = SubtreeSets::default();
+        self.flows
+            .chunks_exact(2)
+            .map(|pair| match (&pair[0], &pair[1]) {
+                (Some(p), Some(r)) => self.metrics(p, r, ws, &mut sets),
+                _ => [f64::NAN; 4],
+            })
+            .collect()
+    }
+}
+
+/// Score every chunk that arrives on `queue` (shared by the scoring threads) until it closes.
+fn score_queue(queue: &Mutex<mpsc::Receiver<Chunk>>) -> Vec<(usize, Vec<[f64; 4]>)> {
+    let mut ws = Workspace::new();
+    let mut scored = Vec::new();
+    loop {
+        let next = queue.lock().unwrap_or_else(PoisonError::into_inner).recv();
+        let Ok(chunk) = next else {
+            return scored;
+        };
+        scored.push((chunk.start, chunk.score(&mut ws)));
     }
 }
 
@@ -818,55 +828,61 @@ fn flow_metrics_batch<'py>(
             refs.len()
         )));
     }
-    let pool = pool_for(threads)?;
+    let workers = match threads {
+        0 => std::thread::available_parallelism().map_or(1, |w| w.get()),
+        t => t,
+    };
+    // Small enough chunks that every scoring thread gets several, big enough to keep the hand-off
+    // cheap.
+    let chunk_size = (n / (4 * workers)).clamp(64, CHUNK);
     let mut decomposer = Decomposer::new(py, max_nodes);
     let mut status = vec![0u8; n];
-    let mut rows = vec![[f64::NAN; 4]; n];
-    let mut note = |chunk: &Chunk| {
-        for (k, pair) in chunk.flows.chunks_exact(2).enumerate() {
-            status[chunk.start + k] =
-                u8::from(pair[0].is_none()) | (u8::from(pair[1].is_none()) << 1);
-        }
-    };
-    if n <= CHUNK || threads == 1 {
-        // Small batches and single-threaded runs: decompose, then score, chunk by chunk.
-        for start in (0..n).step_by(CHUNK) {
-            let chunk = decompose_chunk(&mut decomposer, preds, refs, start, n.min(start + CHUNK))?;
-            note(&chunk);
-            let rows = &mut rows;
-            py.detach(|| install(pool.as_deref(), || chunk.score(rows)));
-        }
-    } else {
-        // Pipeline: this thread decomposes chunk k + 1 while a worker scores chunk k.
-        let (sender, receiver) = mpsc::channel::<Chunk>();
-        let rows_ref = &mut rows;
-        let pool_ref = pool.as_deref();
-        std::thread::scope(|scope| -> PyResult<()> {
-            let worker = scope.spawn(move || {
-                for chunk in receiver {
-                    install(pool_ref, || chunk.score(rows_ref));
+    let (sender, receiver) = mpsc::channel::<Chunk>();
+    let queue = Mutex::new(receiver);
+    // `workers - 1` threads score chunks while this thread decomposes the next ones (holding the
+    // GIL), then this thread scores what is left with them, without the GIL.
+    let scored = std::thread::scope(|scope| -> PyResult<Vec<(usize, Vec<[f64; 4]>)>> {
+        let helpers: Vec<_> = (1..workers)
+            .filter(|_| n > chunk_size)
+            .map(|_| scope.spawn(|| score_queue(&queue)))
+            .collect();
+        let mut decomposed = Ok(());
+        for start in (0..n).step_by(chunk_size) {
+            match decompose_chunk(
+                &mut decomposer,
+                preds,
+                refs,
+                start,
+                n.min(start + chunk_size),
+            ) {
+                Ok(chunk) => {
+                    for (k, pair) in chunk.flows.chunks_exact(2).enumerate() {
+                        status[start + k] =
+                            u8::from(pair[0].is_none()) | (u8::from(pair[1].is_none()) << 1);
+                    }
+                    // The receiver lives until the end of this scope, so sending cannot fail.
+                    let _ = sender.send(chunk);
                 }
-            });
-            let mut sent: PyResult<()> = Ok(());
-            for start in (0..n).step_by(CHUNK) {
-                match decompose_chunk(&mut decomposer, preds, refs, start, n.min(start + CHUNK)) {
-                    Ok(chunk) => {
-                        note(&chunk);
-                        if sender.send(chunk).is_err() {
-                            break; // the worker stopped: its join below reports why
-                        }
-                    }
-                    Err(e) => {
-                        sent = Err(e);
-                        break;
-                    }
+                Err(e) => {
+                    decomposed = Err(e);
+                    break;
                 }
             }
-            drop(sender);
-            py.detach(|| worker.join())
-                .map_err(|_| PyRuntimeError::new_err("flow scoring thread failed"))?;
-            sent
-        })?;
+        }
+        drop(sender);
+        let scored = py.detach(|| {
+            let mut scored = score_queue(&queue);
+            for helper in helpers {
+                scored.extend(helper.join().map_err(|_| "a flow scoring thread failed")?);
+            }
+            Ok::<_, &str>(scored)
+        });
+        decomposed?;
+        scored.map_err(PyRuntimeError::new_err)
+    })?;
+    let mut rows = vec![[f64::NAN; 4]; n];
+    for (start, chunk_rows) in scored {
+        rows[start..start + chunk_rows.len()].copy_from_slice(&chunk_rows);
     }
     let mut out = Array2::<f64>::zeros((n, 4));
     for (k, row) in rows.iter().enumerate() {

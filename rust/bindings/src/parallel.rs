@@ -118,33 +118,19 @@ fn pool(threads: usize) -> PyResult<Arc<ThreadPool>> {
     Ok(p)
 }
 
-/// The pool for `threads` threads, or `None` for 0 (rayon's global pool, all cores).
-pub fn pool_for(threads: usize) -> PyResult<Option<Arc<ThreadPool>>> {
-    if threads == 0 {
-        Ok(None)
-    } else {
-        pool(threads).map(Some)
-    }
-}
-
-/// Run `work` inside `pool` (`None` = rayon's global pool).
-pub fn install<R, F>(pool: Option<&ThreadPool>, work: F) -> R
-where
-    R: Send,
-    F: FnOnce() -> R + Send,
-{
-    match pool {
-        Some(p) => p.install(work),
-        None => work(),
-    }
-}
-
 /// Run `work` with the GIL released, inside a pool of `threads` threads (0 = all cores).
 pub fn run_detached<R, F>(py: Python<'_>, threads: usize, work: F) -> PyResult<R>
 where
     R: Send,
     F: FnOnce() -> R + Send,
 {
-    let pool = pool_for(threads)?;
-    Ok(py.detach(move || install(pool.as_deref(), work)))
+    let pool = if threads == 0 {
+        None
+    } else {
+        Some(pool(threads)?)
+    };
+    Ok(py.detach(move || match pool {
+        Some(p) => p.install(work),
+        None => work(),
+    }))
 }
