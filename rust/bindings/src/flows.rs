@@ -372,6 +372,28 @@ struct Scope {
     parent_of: Vec<u32>,
 }
 
+/// Label ids of recently seen `(category, definition)` string objects, by address: documents built
+/// in Python share their label strings, and then a label costs no hashing of its text. Addresses
+/// stay valid for a whole batch, since the GIL is held and no Python code runs while decomposing.
+struct RecentLabels {
+    slots: Vec<((usize, usize), u32)>,
+}
+
+impl RecentLabels {
+    const SIZE: usize = 256;
+
+    fn new() -> Self {
+        RecentLabels {
+            slots: vec![((0, 0), NONE); Self::SIZE],
+        }
+    }
+
+    fn slot(&mut self, (a, b): (usize, usize)) -> &mut ((usize, usize), u32) {
+        let mixed = (a ^ b.rotate_left(17)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        &mut self.slots[mixed >> (usize::BITS - 8)]
+    }
+}
+
 /// The flat arrays of a chunk of decomposed flows, ready to score without the GIL.
 #[derive(Default)]
 struct Chunk {
@@ -404,6 +426,7 @@ struct Decomposer<'py> {
     arena: Arena,
     spare_scopes: Vec<Scope>,
     text: Vec<u8>,
+    recent: RecentLabels,
     stack: Vec<(u32, u32, u32)>,
     fixed: [u32; 3],
 }
@@ -423,6 +446,7 @@ impl<'py> Decomposer<'py> {
             arena: Arena::default(),
             spare_scopes: Vec::new(),
             text: Vec::new(),
+            recent: RecentLabels::new(),
             stack: Vec::new(),
             fixed,
         }
@@ -483,24 +507,40 @@ impl<'py> Decomposer<'py> {
         fields: Option<&[Value<'_, 'py>; 6]>,
         component: &Bound<'py, PyAny>,
     ) -> Step<u32> {
-        self.text.clear();
-        let Some(fields) = fields else {
-            self.text.extend_from_slice(b"action:");
-            self.text.extend_from_slice(exact_str(component)?);
-            return Ok(self.interner.label(&self.text));
+        // The two `str` objects the label is made of (`None` for the default category).
+        let (category, definition) = match fields {
+            None => (None, component.as_borrowed()),
+            Some(fields) => {
+                let category = match fields[CATEGORY] {
+                    Value::Missing => None,
+                    Value::Null => return Err(Fallback),
+                    Value::Some(category) => Some(category),
+                };
+                let definition = match fields[DEFINITION] {
+                    Value::Some(d) => d,
+                    _ => fields[TYPE].present().ok_or(Fallback)?,
+                };
+                (category, definition)
+            }
         };
-        match fields[CATEGORY] {
-            Value::Missing => self.text.extend_from_slice(b"action"),
-            Value::Null => return Err(Fallback),
-            Value::Some(category) => self.text.extend_from_slice(exact_str(&category)?),
+        let key = (
+            category.map_or(0, |c| c.as_ptr() as usize),
+            definition.as_ptr() as usize,
+        );
+        let slot = self.recent.slot(key);
+        if slot.0 == key {
+            return Ok(slot.1);
+        }
+        self.text.clear();
+        match category {
+            None => self.text.extend_from_slice(b"action"),
+            Some(category) => self.text.extend_from_slice(exact_str(&category)?),
         }
         self.text.push(b':');
-        let definition = match fields[DEFINITION] {
-            Value::Some(d) => d,
-            _ => fields[TYPE].present().ok_or(Fallback)?,
-        };
         self.text.extend_from_slice(exact_str(&definition)?);
-        Ok(self.interner.label(&self.text))
+        let id = self.interner.label(&self.text);
+        *self.recent.slot(key) = (key, id);
+        Ok(id)
     }
 
     /// Add the forest of one component list under `parent`: `block` references resolved in the
