@@ -311,3 +311,20 @@ def test_report_items_are_built_on_access() -> None:
     built.items = items[:1]
     assert built.n == 1 and built != report
     assert "n=1" in repr(built)
+
+
+def test_labels_from_shared_and_swapped_strings() -> None:
+    # The compiled path remembers label ids by the addresses of the two strings: the same objects in
+    # swapped roles, a bare string and its object form, and more labels than it remembers at once.
+    a, b = "x" * 3, "y" * 3
+    swapped = {"trigger": None, "components": [{"category": a, "definition": b}, {"category": b, "definition": a},
+                                               b, {"definition": b}, {"category": "action", "definition": b}]}
+    rng = random.Random(9)
+    many = [{"trigger": "t", "components": [{"category": rng.choice("pq"), "definition": f"d{rng.randrange(900)}"}
+                                            for _ in range(30)]} for _ in range(80)]
+    pairs = [(swapped, swapped), (swapped, many[0])] + [(rng.choice(many), rng.choice(many)) for _ in range(300)]
+    with use_backend("numba"):
+        expected = evaluate_flows(pairs).to_dict()
+    with use_backend("rust"):
+        assert evaluate_flows(pairs).to_dict() == expected
+    assert compute_metrics(swapped, swapped) == (1.0, 1.0, 1.0, 1.0)
