@@ -882,8 +882,9 @@ fn flow_metrics_batch<'py>(
     // `workers - 1` threads score chunks while this thread decomposes the next ones (holding the
     // GIL), then this thread scores what is left with them, without the GIL.
     let scored = std::thread::scope(|scope| -> PyResult<Vec<(usize, Vec<[f64; 4]>)>> {
+        // No helper for a single chunk, and never more helpers than chunks after the first.
         let helpers: Vec<_> = (1..workers)
-            .filter(|_| n > chunk_size)
+            .take(n.div_ceil(chunk_size).saturating_sub(1))
             .map(|_| scope.spawn(|| score_queue(&queue)))
             .collect();
         let mut decomposed = Ok(());
