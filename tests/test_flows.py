@@ -12,6 +12,8 @@ import pytest
 from scorekit._kernels import use_backend
 from scorekit.flows import (
     FlowFormatError,
+    FlowItem,
+    FlowReport,
     component_match,
     compute_metrics,
     decompose_to_tree,
@@ -273,3 +275,56 @@ def test_size_guard(backend) -> None:
         flowsim(REF, big, max_nodes=10)
     with pytest.raises(ValueError, match="max_nodes must be"):
         evaluate_flows([(REF, REF)], max_nodes=2)
+
+
+def test_large_batches_match_python_path_on_every_route() -> None:
+    # More pairs than one chunk of the compiled path (its pipelined route), documents parsed from
+    # JSON text (keys are not interned strings), damaged ones, and components with non-str keys.
+    rng = random.Random(5)
+    flows = [json.loads(json.dumps(random_flow(rng))) for _ in range(120)]
+    odd = {"trigger": "daily", "components": [{1: "x", "definition": "a"}, {"definition": "b", "inputs": []}]}
+    pairs = []
+    for k in range(2600):
+        pred = mutate(rng, rng.choice(flows)) if rng.random() < 0.2 else rng.choice(flows)
+        pairs.append((odd if k % 500 == 7 else pred, rng.choice(flows)))
+    with use_backend("numba"):
+        expected = evaluate_flows(pairs).to_dict()
+    with use_backend("rust"):
+        for threads in (None, 1, 2):
+            assert evaluate_flows(pairs, threads=threads).to_dict() == expected
+
+
+def test_report_items_are_built_on_access() -> None:
+    pairs = {"a": (PRED, REF), "b": ("{oops", REF), "c": (REF, REF)}
+    report = evaluate_flows(pairs)
+    assert report.n == 3
+    as_dict = report.to_dict()  # from the metric rows
+    items = report.items
+    assert report.items is items and [type(i) for i in items] == [FlowItem] * 3
+    assert [i.id for i in items] == ["a", "b", "c"] and "JSON" in items[1].error and items[0].error is None
+    assert (items[2].flowsim, items[2].treebleu, items[2].trigger_match, items[2].component_match) == (1, 1, 1, 1)
+    assert report.to_dict() == as_dict  # from the items
+    assert report.means["flowsim"] == pytest.approx(sum(i.flowsim for i in items) / 3)
+    built = FlowReport(list(items), dict(report.means))
+    assert built == report and built.n == 3 and built.unmatched_predictions == []
+    assert built.to_dict() == as_dict
+    built.items = items[:1]
+    assert built.n == 1 and built != report
+    assert "n=1" in repr(built)
+
+
+def test_labels_from_shared_and_swapped_strings() -> None:
+    # The compiled path remembers label ids by the addresses of the two strings: the same objects in
+    # swapped roles, a bare string and its object form, and more labels than it remembers at once.
+    a, b = "x" * 3, "y" * 3
+    swapped = {"trigger": None, "components": [{"category": a, "definition": b}, {"category": b, "definition": a},
+                                               b, {"definition": b}, {"category": "action", "definition": b}]}
+    rng = random.Random(9)
+    many = [{"trigger": "t", "components": [{"category": rng.choice("pq"), "definition": f"d{rng.randrange(900)}"}
+                                            for _ in range(30)]} for _ in range(80)]
+    pairs = [(swapped, swapped), (swapped, many[0])] + [(rng.choice(many), rng.choice(many)) for _ in range(300)]
+    with use_backend("numba"):
+        expected = evaluate_flows(pairs).to_dict()
+    with use_backend("rust"):
+        assert evaluate_flows(pairs).to_dict() == expected
+    assert compute_metrics(swapped, swapped) == (1.0, 1.0, 1.0, 1.0)

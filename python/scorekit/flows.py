@@ -33,8 +33,8 @@ import json
 import math
 import re
 import sys
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from itertools import chain
 from pathlib import Path
 from typing import Any, NamedTuple, Optional, Union
@@ -369,25 +369,77 @@ class FlowItem:
 _ITEM_FIELDS = ("id", *METRIC_NAMES, "error")
 
 
-@dataclass
 class FlowReport:
-    """Per-item records and the mean of each metric over the items (NaN for an empty corpus)."""
+    """Per-item records and the mean of each metric over the items (NaN for an empty corpus).
 
-    items: list[FlowItem]
-    means: dict[str, float]
-    unmatched_predictions: list[str] = field(default_factory=list)
+    ``items`` is a list of :class:`FlowItem`. A report made by :func:`evaluate_flows` keeps the
+    metrics as one array and builds that list on first access, so a large corpus scored only for
+    its means never pays for (or garbage-collects) one Python object per pair.
+    """
+
+    __slots__ = ("_items", "_ids", "_rows", "_errors", "means", "unmatched_predictions")
+
+    def __init__(self, items: list[FlowItem], means: dict[str, float],
+                 unmatched_predictions: Optional[list[str]] = None) -> None:
+        self._items: Optional[list[FlowItem]] = items
+        self._ids: list[str] = []
+        self._rows: Optional[np.ndarray] = None
+        self._errors: dict[int, str] = {}
+        self.means = means
+        self.unmatched_predictions = [] if unmatched_predictions is None else unmatched_predictions
+
+    @classmethod
+    def _from_rows(cls, ids: list[str], rows: np.ndarray, errors: dict[int, str],
+                   means: dict[str, float]) -> "FlowReport":
+        """A report over ``rows`` (float64[n, 4], metric columns) with ``errors[k]`` for item k."""
+        report = cls([], means)
+        report._items, report._ids, report._rows, report._errors = None, ids, rows, errors
+        return report
+
+    @property
+    def items(self) -> list[FlowItem]:
+        if self._items is None:
+            columns = self._rows.T.tolist() if len(self._ids) else [[]] * 4
+            errors = [None] * len(self._ids)
+            for k, error in self._errors.items():
+                errors[k] = error
+            self._items = list(map(FlowItem, self._ids, *columns, errors))
+            self._ids, self._rows, self._errors = [], None, {}
+        return self._items
+
+    @items.setter
+    def items(self, items: list[FlowItem]) -> None:
+        self._items, self._ids, self._rows, self._errors = items, [], None, {}
 
     @property
     def n(self) -> int:
-        return len(self.items)
+        return len(self._items) if self._items is not None else len(self._ids)
 
     def to_dict(self) -> dict[str, Any]:
+        if self._items is None:
+            errors = self._errors.get
+            records = [dict(zip(_ITEM_FIELDS, (i, *row, errors(k)))) for k, (i, row) in
+                       enumerate(zip(self._ids, self._rows.tolist()))]
+        else:
+            records = [{name: getattr(item, name) for name in _ITEM_FIELDS} for item in self._items]
         return {
             "n": self.n,
             "means": dict(self.means),
-            "items": [{name: getattr(item, name) for name in _ITEM_FIELDS} for item in self.items],
+            "items": records,
             "unmatched_predictions": list(self.unmatched_predictions),
         }
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, FlowReport):
+            return NotImplemented
+        return (self.items, self.means, self.unmatched_predictions) == (
+            other.items, other.means, other.unmatched_predictions)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return (f"FlowReport(n={self.n}, means={self.means!r}, "
+                f"unmatched_predictions={self.unmatched_predictions!r})")
 
 
 #: Stands for a reference file's prediction that does not exist.
@@ -411,19 +463,24 @@ def _parsed_prediction(pred: Any) -> tuple[Any, Optional[str]]:
     return pred, None
 
 
-def _score(ids: list[str], preds: list[Any], refs: list[Any], ref_names: list[str],
+def _score(ids: list[str], preds: list[Any], refs: list[Any], ref_name: Callable[[int], str],
            threads: Optional[int], max_nodes: int) -> FlowReport:
-    """Score parsed references against raw predictions. With the Rust backend the compiled fast path
-    decomposes and scores every plain-JSON pair; the pairs it flags (unusual or invalid documents)
-    and every pair on the Numba backend go through the Python decomposition here."""
-    parsed = [_parsed_prediction(p) for p in preds]
-    documents = [doc for doc, _ in parsed]
-    errors = [error for _, error in parsed]
+    """Score parsed references against raw predictions (``ref_name(k)`` names reference k in
+    errors). With the Rust backend the compiled fast path decomposes and scores every plain-JSON
+    pair; the pairs it flags (unusual or invalid documents) and every pair on the Numba backend go
+    through the Python decomposition here."""
+    documents, errors = preds, {}
+    if any(t is not dict for t in set(map(type, preds))):
+        documents = list(preds)
+        for k, pred in enumerate(preds):
+            if type(pred) is not dict:
+                documents[k], error = _parsed_prediction(pred)
+                if error is not None:
+                    errors[k] = error
     n = len(ids)
     if n and _kernels.current_backend() == "rust":
         rows, status = _kernels._core.flow_metrics_batch(documents, refs, max_nodes,
                                                          _kernels.resolve_threads(threads))
-        rows = np.array(rows)
     else:
         rows, status = np.full((n, 4), math.nan), np.full(n, 3, np.uint8)
     slow = np.flatnonzero(status).tolist()
@@ -431,9 +488,9 @@ def _score(ids: list[str], preds: list[Any], refs: list[Any], ref_names: list[st
         ref_flows, pred_flows = [], []
         for k in slow:
             try:
-                ref_flows.append(_check_size(_analyse(refs[k]), ref_names[k], max_nodes))
+                ref_flows.append(_check_size(_analyse(refs[k]), ref_name(k), max_nodes))
             except FlowFormatError as exc:
-                raise ValueError(f"{ref_names[k]} is not a workflow: {exc}") from None
+                raise ValueError(f"{ref_name(k)} is not a workflow: {exc}") from None
             try:
                 pred_flows.append(_check_size(_analyse(documents[k]), f"the prediction of item {ids[k]!r}",
                                               max_nodes))
@@ -443,13 +500,9 @@ def _score(ids: list[str], preds: list[Any], refs: list[Any], ref_names: list[st
         sims = _flowsims(pred_flows, ref_flows, threads)
         for k, s, p, r in zip(slow, sims.tolist(), pred_flows, ref_flows):
             rows[k] = (s, _treebleu(p, r), _trigger_match(p, r), _component_match(p, r))
-    values = rows.tolist()
-    items = [FlowItem(i, *row, error=error) for i, row, error in zip(ids, values, errors)]
-    means = {
-        name: (math.fsum(row[c] for row in values) / n if n else math.nan)
-        for c, name in enumerate(METRIC_NAMES)
-    }
-    return FlowReport(items, means)
+    # fsum is exactly rounded, so the column order of the additions does not matter.
+    means = {name: (math.fsum(rows[:, c].tolist()) / n if n else math.nan) for c, name in enumerate(METRIC_NAMES)}
+    return FlowReport._from_rows(ids, rows, errors, means)
 
 
 def _read_dir(path: Union[str, Path], argument: str) -> dict[str, Path]:
@@ -460,6 +513,16 @@ def _read_dir(path: Union[str, Path], argument: str) -> dict[str, Path]:
     for file in sorted(folder.glob("*.json")):
         files[file.stem] = file
     return files
+
+
+def _reference(key: Any, ref: Any) -> Any:
+    """The reference of item ``key`` as a parsed document (JSON text is parsed; ValueError if not JSON)."""
+    if isinstance(ref, (str, bytes)):
+        try:
+            return parse_flow(ref)
+        except FlowFormatError as exc:
+            raise ValueError(f"reference of item {key!r} is not a workflow: {exc}") from None
+    return ref
 
 
 def evaluate_flows(
@@ -485,22 +548,25 @@ def evaluate_flows(
     if (pairs is None) == (pred_dir is None and ref_dir is None):
         raise ValueError("pass either pairs or both pred_dir and ref_dir")
     if pairs is not None:
-        entries = list(pairs.items()) if isinstance(pairs, Mapping) else list(enumerate(pairs))
-        ids, preds, refs, names = [], [], [], []
-        for key, pair in entries:
-            if not (isinstance(pair, (tuple, list)) and len(pair) == 2):
-                raise ValueError(f"pair {key!r} must be a (pred, ref) pair")
-            ref = pair[1]
-            if isinstance(ref, (str, bytes)):
-                try:
-                    ref = parse_flow(ref)
-                except FlowFormatError as exc:
-                    raise ValueError(f"reference of item {key!r} is not a workflow: {exc}") from None
-            ids.append(str(key))
-            preds.append(pair[0])
-            refs.append(ref)
-            names.append(f"reference of item {key!r}")
-        return _score(ids, preds, refs, names, threads, max_nodes)
+        if isinstance(pairs, Mapping):
+            keys, values = list(pairs.keys()), list(pairs.values())
+        else:
+            values = list(pairs)
+            keys = range(len(values))
+        if set(map(type, values)) <= {tuple, list} and set(map(len, values)) <= {2}:
+            preds = [pair[0] for pair in values]
+            refs = [pair[1] for pair in values]
+            if any(issubclass(t, (str, bytes)) for t in set(map(type, refs))):
+                refs = [_reference(key, ref) for key, ref in zip(keys, refs)]
+        else:  # some entry is not a plain pair: check them in order
+            preds, refs = [], []
+            for key, pair in zip(keys, values):
+                if not (isinstance(pair, (tuple, list)) and len(pair) == 2):
+                    raise ValueError(f"pair {key!r} must be a (pred, ref) pair")
+                preds.append(pair[0])
+                refs.append(_reference(key, pair[1]))
+        return _score(list(map(str, keys)), preds, refs, lambda k: f"reference of item {keys[k]!r}", threads,
+                      max_nodes)
     if pred_dir is None or ref_dir is None:
         raise ValueError("pass both pred_dir and ref_dir")
     pred_files, ref_files = _read_dir(pred_dir, "pred_dir"), _read_dir(ref_dir, "ref_dir")
@@ -514,7 +580,7 @@ def evaluate_flows(
         names.append(f"reference file {str(file)!r}")
         pred_file = pred_files.get(stem)
         preds.append(pred_file.read_bytes() if pred_file is not None else _MISSING)
-    report = _score(ids, preds, refs, names, threads, max_nodes)
+    report = _score(ids, preds, refs, names.__getitem__, threads, max_nodes)
     report.unmatched_predictions = sorted(set(pred_files) - set(ref_files))
     return report
 

@@ -1,116 +1,285 @@
 //! The compiled fast path of `scorekit.flows`: decompose parsed workflow JSON (Python dicts, lists and
 //! strings) into trees and compute FlowSim, TreeBLEU, Trigger Match and Component Match for a batch of
-//! pairs, the tree edit distances in parallel with the GIL released.
+//! pairs.
 //!
 //! The decomposition rules are those of `python/scorekit/flows.py` (documented in `docs/flows.md`),
 //! which stays the reference: any document this path does not recognise as a plain, valid workflow
 //! (a non-`dict` mapping, a `str` subclass, an invalid or unusual shape) is flagged instead of scored,
 //! and the Python side scores that pair itself (and produces the error message).
+//!
+//! Pipeline: the calling thread (holding the GIL) decomposes the pairs chunk by chunk into flat
+//! arrays of label ids; `threads - 1` scoring threads take the finished chunks, without the GIL,
+//! while the next ones are decomposed, and the calling thread joins them once it is done. On two
+//! cores this keeps one core on the (serial) decomposition instead of sharing it three ways.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
+use std::hash::{BuildHasher, Hasher};
+use std::sync::{mpsc, Mutex, PoisonError};
 
 use numpy::ndarray::Array2;
 use numpy::{IntoPyArray, PyArray1, PyArray2};
-use pyo3::intern;
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDict, PyFloat, PyFloatMethods, PyInt, PyList, PyString};
-use rayon::prelude::*;
+use pyo3::types::{PyDict, PyList, PyString};
+use pyo3::Borrowed;
 use scorekit_kernels::tree::{zhang_shasha, CostModel, PostorderTree, Workspace};
-
-use crate::parallel::run_detached;
 
 /// Nesting depth of inline `children` lists beyond which a document is not a workflow.
 const MAX_DEPTH: usize = 200;
+/// Most pairs decomposed before their chunk is handed to the scoring threads.
+const CHUNK: usize = 1024;
+/// Marks "no node" in the tree arena and a null trigger.
+const NONE: u32 = u32::MAX;
 
 /// The document is not handled here (invalid, or outside the plain-JSON fast path).
 struct Fallback;
 
 type Step<T> = Result<T, Fallback>;
 
-/// Label interning shared by every flow of the batch.
-#[derive(Default)]
-struct Labels {
-    ids: HashMap<String, u32>,
+// -- hashing and interning --------------------------------------------------------------------------
+
+/// A multiply-rotate hasher for short keys (label bytes, small integers), seeded per batch.
+#[derive(Clone, Copy)]
+struct FastHasher(u64);
+
+impl FastHasher {
+    #[inline]
+    fn add(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(23) ^ word).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
 }
 
-impl Labels {
-    fn id(&mut self, label: &str) -> u32 {
-        if let Some(&id) = self.ids.get(label) {
+impl Hasher for FastHasher {
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for chunk in &mut chunks {
+            self.add(u64::from_le_bytes(chunk.try_into().unwrap()));
+        }
+        let rest = chunks.remainder();
+        if !rest.is_empty() {
+            let mut word = [0u8; 8];
+            word[..rest.len()].copy_from_slice(rest);
+            self.add(u64::from_le_bytes(word));
+        }
+    }
+
+    #[inline]
+    fn write_u32(&mut self, n: u32) {
+        self.add(u64::from(n));
+    }
+
+    #[inline]
+    fn write_u64(&mut self, n: u64) {
+        self.add(n);
+    }
+
+    #[inline]
+    fn write_usize(&mut self, n: usize) {
+        self.add(n as u64);
+    }
+
+    #[inline]
+    fn finish(&self) -> u64 {
+        self.0 ^ (self.0 >> 31)
+    }
+}
+
+/// Builds [`FastHasher`]s from one random seed (label texts come from model outputs).
+#[derive(Clone, Copy)]
+struct Seeded(u64);
+
+impl Default for Seeded {
+    fn default() -> Self {
+        Seeded(std::collections::hash_map::RandomState::new().hash_one(0x5C0E_u64))
+    }
+}
+
+impl BuildHasher for Seeded {
+    type Hasher = FastHasher;
+
+    fn build_hasher(&self) -> FastHasher {
+        FastHasher(self.0)
+    }
+}
+
+/// Ids of label texts, shared by every flow of the batch: equal ids mean equal texts, exactly as
+/// Python's string equality.
+struct Interner {
+    labels: HashMap<Box<[u8]>, u32, Seeded>,
+}
+
+impl Interner {
+    fn new() -> Self {
+        Interner {
+            labels: HashMap::with_hasher(Seeded::default()),
+        }
+    }
+
+    fn label(&mut self, text: &[u8]) -> u32 {
+        if let Some(&id) = self.labels.get(text) {
             return id;
         }
-        let id = self.ids.len() as u32;
-        self.ids.insert(label.to_owned(), id);
+        let id = self.labels.len() as u32;
+        self.labels.insert(text.into(), id);
         id
     }
 }
 
-/// One decomposed flow: the tree in post-order plus what TreeBLEU, TM and CM need.
-struct Flow {
-    trigger: Option<u32>,
-    labels: Vec<u32>,
-    lld: Vec<u32>,
-    subtrees: HashSet<Vec<u32>>,
-    components: HashSet<u32>,
+// -- reading Python objects -------------------------------------------------------------------------
+
+/// A value read from an exact `dict`: `Missing` key, JSON `Null`, or a reference borrowed from the
+/// dict (valid while it is alive: no Python code runs during a decomposition, see [`scan`]).
+#[derive(Clone, Copy)]
+enum Value<'a, 'py> {
+    Missing,
+    Null,
+    Some(Borrowed<'a, 'py, PyAny>),
 }
 
-/// Tree under construction: an arena of (label, children).
-struct Arena {
-    nodes: Vec<(u32, Vec<usize>)>,
-}
-
-impl Arena {
-    fn add(&mut self, label: u32) -> usize {
-        self.nodes.push((label, Vec::new()));
-        self.nodes.len() - 1
+impl<'a, 'py> Value<'a, 'py> {
+    fn present(self) -> Option<Borrowed<'a, 'py, PyAny>> {
+        match self {
+            Value::Some(v) => Some(v),
+            _ => None,
+        }
     }
 }
 
-fn exact_str<'a>(value: &'a Bound<'_, PyAny>) -> Step<&'a str> {
-    value
-        .cast_exact::<PyString>()
-        .map_err(|_| Fallback)?
-        .to_str()
-        .map_err(|_| Fallback)
+/// The fields of a flow, a trigger object and a component, as indices into [`scan`]'s result.
+const TRIGGER: usize = 0;
+const COMPONENTS: usize = 1;
+const TRIGGER_TYPE: usize = 0;
+const CATEGORY: usize = 0;
+const DEFINITION: usize = 1;
+const TYPE: usize = 2;
+const ORDER: usize = 3;
+const BLOCK: usize = 4;
+const CHILDREN: usize = 5;
+const FLOW_FIELDS: [&str; 2] = ["trigger", "components"];
+const TRIGGER_FIELDS: [&str; 1] = ["type"];
+const COMPONENT_FIELDS: [&str; 6] = [
+    "category",
+    "definition",
+    "type",
+    "order",
+    "block",
+    "children",
+];
+
+/// Field names as interned Python strings (matched by identity first, then by content).
+struct Fields<'py, const N: usize> {
+    names: [&'static str; N],
+    keys: [Bound<'py, PyString>; N],
 }
 
-fn get<'py>(
-    dict: &Bound<'py, PyDict>,
-    key: &Bound<'py, PyString>,
-) -> Step<Option<Bound<'py, PyAny>>> {
-    dict.get_item(key).map_err(|_| Fallback)
-}
-
-/// `get(key)` with `None` (missing or JSON null) as absent.
-fn get_some<'py>(
-    dict: &Bound<'py, PyDict>,
-    key: &Bound<'py, PyString>,
-) -> Step<Option<Bound<'py, PyAny>>> {
-    Ok(get(dict, key)?.filter(|v| !v.is_none()))
-}
-
-fn component_label(
-    component: &Bound<'_, PyAny>,
-    labels: &mut Labels,
-    buffer: &mut String,
-) -> Step<u32> {
-    buffer.clear();
-    if let Ok(text) = component.cast_exact::<PyString>() {
-        buffer.push_str("action:");
-        buffer.push_str(text.to_str().map_err(|_| Fallback)?);
-        return Ok(labels.id(buffer));
+impl<'py, const N: usize> Fields<'py, N> {
+    fn new(py: Python<'py>, names: [&'static str; N]) -> Self {
+        Fields {
+            names,
+            keys: names.map(|name| PyString::intern(py, name)),
+        }
     }
-    let dict = component.cast_exact::<PyDict>().map_err(|_| Fallback)?;
-    let definition = match get_some(dict, intern!(dict.py(), "definition"))? {
-        Some(d) => d,
-        None => get(dict, intern!(dict.py(), "type"))?.ok_or(Fallback)?,
-    };
-    match get(dict, intern!(dict.py(), "category"))? {
-        Some(category) => buffer.push_str(exact_str(&category)?),
-        None => buffer.push_str("action"),
+
+    /// Which field `key` names. A key that is not an exact `str` falls back: Python looks such
+    /// dicts up itself (a key type's `__eq__` could run arbitrary code).
+    fn field_of(&self, key: Borrowed<'_, 'py, PyAny>) -> Step<Option<usize>> {
+        if let Some(field) = self.keys.iter().position(|k| k.as_ptr() == key.as_ptr()) {
+            return Ok(Some(field));
+        }
+        let text = exact_str(&key)?;
+        Ok(self.names.iter().position(|name| name.as_bytes() == text))
     }
-    buffer.push(':');
-    buffer.push_str(exact_str(&definition)?);
-    Ok(labels.id(buffer))
+
+    /// The fields of `dict`, read in one pass over its entries. Only C code that cannot call back
+    /// into Python runs, so values borrowed from `dict` stay valid while it is alive.
+    fn scan<'a>(&self, dict: &'a Bound<'py, PyDict>) -> Step<[Value<'a, 'py>; N]> {
+        let mut fields = [Value::Missing; N];
+        let (mut pos, mut key, mut value): (
+            ffi::Py_ssize_t,
+            *mut ffi::PyObject,
+            *mut ffi::PyObject,
+        ) = (0, std::ptr::null_mut(), std::ptr::null_mut());
+        // SAFETY: `dict` is a live dict, not mutated during the loop; entries are borrowed from it.
+        unsafe {
+            while ffi::PyDict_Next(dict.as_ptr(), &mut pos, &mut key, &mut value) != 0 {
+                if let Some(field) = self.field_of(Borrowed::from_ptr(dict.py(), key))? {
+                    fields[field] = if value == ffi::Py_None() {
+                        Value::Null
+                    } else {
+                        Value::Some(Borrowed::from_ptr(dict.py(), value))
+                    };
+                }
+            }
+        }
+        Ok(fields)
+    }
+}
+
+/// The field tables of the three kinds of objects, created once per batch.
+struct Keys<'py> {
+    flow: Fields<'py, 2>,
+    trigger: Fields<'py, 1>,
+    component: Fields<'py, 6>,
+}
+
+impl<'py> Keys<'py> {
+    fn new(py: Python<'py>) -> Self {
+        Keys {
+            flow: Fields::new(py, FLOW_FIELDS),
+            trigger: Fields::new(py, TRIGGER_FIELDS),
+            component: Fields::new(py, COMPONENT_FIELDS),
+        }
+    }
+}
+
+/// Start loading every item of `list` into the cache, and then the entry tables of its dicts, so
+/// that the cache misses of one list overlap instead of following one another (the documents of a
+/// large batch are far bigger than the caches). A prefetch never faults; the entry table's address
+/// is read at the offset of `ma_keys` in CPython's `PyDictObject` (32 bytes on 64-bit builds since
+/// 3.6), and a wrong guess would only make the hint useless.
+fn prefetch_items(list: &Bound<'_, PyList>) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: the items are live objects owned by `list`; reading `ob_type` (every object has it)
+    // and, for an exact dict, its `ma_keys` field stays inside the object's allocation.
+    unsafe {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        let n = list.len() as ffi::Py_ssize_t;
+        for k in 0..n {
+            _mm_prefetch::<_MM_HINT_T0>(ffi::PyList_GetItem(list.as_ptr(), k).cast::<i8>());
+        }
+        for k in 0..n {
+            let item = ffi::PyList_GetItem(list.as_ptr(), k);
+            if ffi::Py_TYPE(item) == std::ptr::addr_of_mut!(ffi::PyDict_Type) {
+                let keys = item.cast::<*const i8>().add(4).read();
+                for line in 0..3 {
+                    _mm_prefetch::<_MM_HINT_T0>(keys.wrapping_add(64 * line));
+                }
+            }
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = list;
+}
+
+fn exact_dict<'a, 'py>(value: &'a Bound<'py, PyAny>) -> Option<&'a Bound<'py, PyDict>> {
+    value.cast_exact::<PyDict>().ok()
+}
+
+/// The UTF-8 bytes of an exact `str` (a `str` subclass or unencodable text falls back).
+fn exact_str<'a>(value: &'a Bound<'_, PyAny>) -> Step<&'a [u8]> {
+    let text = value.cast_exact::<PyString>().map_err(|_| Fallback)?;
+    let mut size: ffi::Py_ssize_t = 0;
+    // SAFETY: `text` is a live exact str; the buffer it returns lives as long as the object.
+    unsafe {
+        let data = ffi::PyUnicode_AsUTF8AndSize(text.as_ptr(), &mut size);
+        if data.is_null() {
+            ffi::PyErr_Clear();
+            return Err(Fallback);
+        }
+        Ok(std::slice::from_raw_parts(data.cast::<u8>(), size as usize))
+    }
 }
 
 /// An `order` value under Python's equality: ints and integral floats compare as integers, other
@@ -119,214 +288,562 @@ fn component_label(
 enum OrderKey {
     Int(i64),
     Float(u64),
-    Str(String),
+    Str(Box<[u8]>),
 }
 
 fn order_key(value: &Bound<'_, PyAny>) -> Step<OrderKey> {
-    if value.is_exact_instance_of::<PyInt>() {
-        return value
-            .extract::<i64>()
-            .map(OrderKey::Int)
-            .map_err(|_| Fallback);
-    }
-    if let Ok(float) = value.cast_exact::<PyFloat>() {
-        let f = float.value();
-        if f.is_nan() {
-            return Err(Fallback);
+    let ptr = value.as_ptr();
+    // SAFETY: `ptr` is a live object and the GIL is held; errors are cleared.
+    unsafe {
+        let kind = ffi::Py_TYPE(ptr);
+        if kind == std::ptr::addr_of_mut!(ffi::PyLong_Type) {
+            let mut overflow = 0;
+            let n = ffi::PyLong_AsLongLongAndOverflow(ptr, &mut overflow);
+            if overflow != 0 || (n == -1 && !ffi::PyErr_Occurred().is_null()) {
+                ffi::PyErr_Clear();
+                return Err(Fallback);
+            }
+            return Ok(OrderKey::Int(n));
         }
-        if f.fract() == 0.0 && f.abs() < 9.2e18 {
-            return Ok(OrderKey::Int(f as i64));
+        if kind == std::ptr::addr_of_mut!(ffi::PyFloat_Type) {
+            let f = ffi::PyFloat_AsDouble(ptr);
+            if f.is_nan() {
+                return Err(Fallback);
+            }
+            if f.fract() == 0.0 && f.abs() < 9.2e18 {
+                return Ok(OrderKey::Int(f as i64));
+            }
+            return Ok(OrderKey::Float(f.to_bits()));
         }
-        return Ok(OrderKey::Float(f.to_bits()));
     }
-    Ok(OrderKey::Str(exact_str(value)?.to_owned()))
+    Ok(OrderKey::Str(exact_str(value)?.into()))
 }
 
-/// The forest of one component list (block references resolved in the list, inline children as
-/// their own scope); returns the arena indices of its top-level nodes.
-fn component_forest(
-    components: &Bound<'_, PyAny>,
-    depth: usize,
-    arena: &mut Arena,
-    labels: &mut Labels,
-    buffer: &mut String,
-) -> Step<Vec<usize>> {
-    let list = components.cast_exact::<PyList>().map_err(|_| Fallback)?;
-    if depth > MAX_DEPTH {
-        return Err(Fallback);
+// -- decomposition ----------------------------------------------------------------------------------
+
+/// The tree of one flow under construction: labels and first-child / next-sibling links.
+#[derive(Default)]
+struct Arena {
+    label: Vec<u32>,
+    first_child: Vec<u32>,
+    last_child: Vec<u32>,
+    next_sibling: Vec<u32>,
+}
+
+impl Arena {
+    fn clear(&mut self) {
+        self.label.clear();
+        self.first_child.clear();
+        self.last_child.clear();
+        self.next_sibling.clear();
     }
-    let py = list.py();
-    let mut by_order: HashMap<OrderKey, usize> = HashMap::new();
-    let mut nodes: Vec<usize> = Vec::with_capacity(list.len());
-    let mut blocks: Vec<(usize, Bound<'_, PyAny>)> = Vec::new();
-    for (k, component) in list.iter().enumerate() {
-        let mut children = Vec::new();
-        if let Ok(dict) = component.cast_exact::<PyDict>() {
-            if let Some(order) = get_some(dict, intern!(py, "order"))? {
-                if by_order.insert(order_key(&order)?, k).is_some() {
+
+    fn len(&self) -> usize {
+        self.label.len()
+    }
+
+    fn add(&mut self, label: u32) -> u32 {
+        self.label.push(label);
+        self.first_child.push(NONE);
+        self.last_child.push(NONE);
+        self.next_sibling.push(NONE);
+        (self.label.len() - 1) as u32
+    }
+
+    /// Append `child` (not yet attached anywhere) to `parent`'s children.
+    fn attach(&mut self, parent: u32, child: u32) {
+        let (p, c) = (parent as usize, child as usize);
+        match self.last_child[p] {
+            NONE => self.first_child[p] = child,
+            last => self.next_sibling[last as usize] = child,
+        }
+        self.last_child[p] = child;
+        self.next_sibling[c] = NONE;
+    }
+}
+
+/// Per-list scratch of [`Decomposer::forest`], reused across lists and flows.
+#[derive(Default)]
+struct Scope {
+    nodes: Vec<u32>,
+    by_order: HashMap<OrderKey, u32, Seeded>,
+    block_keys: Vec<(u32, OrderKey)>,
+    blocks: Vec<(u32, u32)>,
+    parent_of: Vec<u32>,
+}
+
+/// Label ids of recently seen `(category, definition)` string objects, by address: documents built
+/// in Python share their label strings, and then a label costs no hashing of its text. Addresses
+/// stay valid for a whole batch, since the GIL is held and no Python code runs while decomposing.
+struct RecentLabels {
+    slots: Vec<((usize, usize), u32)>,
+}
+
+impl RecentLabels {
+    const SIZE: usize = 256;
+
+    fn new() -> Self {
+        RecentLabels {
+            slots: vec![((0, 0), NONE); Self::SIZE],
+        }
+    }
+
+    fn slot(&mut self, (a, b): (usize, usize)) -> &mut ((usize, usize), u32) {
+        let mixed = (a ^ b.rotate_left(17)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        &mut self.slots[mixed >> (usize::BITS - 8)]
+    }
+}
+
+/// The flat arrays of a chunk of decomposed flows, ready to score without the GIL.
+#[derive(Default)]
+struct Chunk {
+    /// Index of the chunk's first pair in the batch.
+    start: usize,
+    /// Two per pair (prediction, then reference); `None` when the flow falls back to Python.
+    flows: Vec<Option<FlowSpan>>,
+    labels: Vec<u32>,
+    lld: Vec<u32>,
+    /// The 1-height subtrees (S(F), with repeats) of each flow: `[n, label, n child labels]` each.
+    subtrees: Vec<u32>,
+    /// Sorted, distinct component label ids of each flow.
+    components: Vec<u32>,
+}
+
+/// Where one flow's data lies in its [`Chunk`]'s arrays.
+#[derive(Clone, Copy)]
+struct FlowSpan {
+    trigger: u32,
+    nodes: (u32, u32),
+    subtrees: (u32, u32),
+    components: (u32, u32),
+}
+
+/// Turns parsed documents into a [`Chunk`]; owns the interners and every scratch buffer.
+struct Decomposer<'py> {
+    keys: Keys<'py>,
+    interner: Interner,
+    max_nodes: usize,
+    arena: Arena,
+    spare_scopes: Vec<Scope>,
+    text: Vec<u8>,
+    recent: RecentLabels,
+    stack: Vec<(u32, u32, u32)>,
+    fixed: [u32; 3],
+}
+
+impl<'py> Decomposer<'py> {
+    fn new(py: Python<'py>, max_nodes: usize) -> Self {
+        let mut interner = Interner::new();
+        let fixed = [
+            interner.label(b"flow"),
+            interner.label(b"trigger"),
+            interner.label(b"components"),
+        ];
+        Decomposer {
+            keys: Keys::new(py),
+            interner,
+            max_nodes,
+            arena: Arena::default(),
+            spare_scopes: Vec::new(),
+            text: Vec::new(),
+            recent: RecentLabels::new(),
+            stack: Vec::new(),
+            fixed,
+        }
+    }
+
+    /// Decompose one document into `chunk`; `None` when the document falls back to Python.
+    fn push(&mut self, flow: &Bound<'py, PyAny>, chunk: &mut Chunk) {
+        let span = self
+            .flow(flow)
+            .ok()
+            .map(|trigger| self.emit(trigger, chunk));
+        chunk.flows.push(span);
+    }
+
+    /// Read one document into the arena; returns the trigger label id (or [`NONE`]).
+    fn flow(&mut self, flow: &Bound<'py, PyAny>) -> Step<u32> {
+        let dict = exact_dict(flow).ok_or(Fallback)?;
+        let fields = self.keys.flow.scan(dict)?;
+        if matches!(fields, [Value::Missing, Value::Missing]) {
+            return Err(Fallback);
+        }
+        let trigger = match fields[TRIGGER].present() {
+            None => NONE,
+            Some(t) => match exact_dict(&t) {
+                Some(object) => {
+                    let kind = self.keys.trigger.scan(object)?[TRIGGER_TYPE]
+                        .present()
+                        .ok_or(Fallback)?;
+                    self.interner.label(exact_str(&kind)?)
+                }
+                None => self.interner.label(exact_str(&t)?),
+            },
+        };
+        let [flow_label, trigger_label, components_label] = self.fixed;
+        self.arena.clear();
+        let root = self.arena.add(flow_label);
+        let trigger_node = self.arena.add(trigger_label);
+        self.arena.attach(root, trigger_node);
+        if trigger != NONE {
+            let leaf = self.arena.add(trigger);
+            self.arena.attach(trigger_node, leaf);
+        }
+        let components_node = self.arena.add(components_label);
+        self.arena.attach(root, components_node);
+        if let Some(list) = fields[COMPONENTS].present() {
+            self.forest(&list, 0, components_node)?;
+        }
+        if self.arena.len() > self.max_nodes {
+            return Err(Fallback); // the size guard: Python reports it
+        }
+        Ok(trigger)
+    }
+
+    /// The label id of one component: `category:definition` from its fields, or `action:<text>`
+    /// for a bare string.
+    fn component_label(
+        &mut self,
+        fields: Option<&[Value<'_, 'py>; 6]>,
+        component: &Bound<'py, PyAny>,
+    ) -> Step<u32> {
+        // The two `str` objects the label is made of (`None` for the default category).
+        let (category, definition) = match fields {
+            None => (None, component.as_borrowed()),
+            Some(fields) => {
+                let category = match fields[CATEGORY] {
+                    Value::Missing => None,
+                    Value::Null => return Err(Fallback),
+                    Value::Some(category) => Some(category),
+                };
+                let definition = match fields[DEFINITION] {
+                    Value::Some(d) => d,
+                    _ => fields[TYPE].present().ok_or(Fallback)?,
+                };
+                (category, definition)
+            }
+        };
+        let key = (
+            category.map_or(0, |c| c.as_ptr() as usize),
+            definition.as_ptr() as usize,
+        );
+        let slot = self.recent.slot(key);
+        if slot.0 == key {
+            return Ok(slot.1);
+        }
+        self.text.clear();
+        match category {
+            None => self.text.extend_from_slice(b"action"),
+            Some(category) => self.text.extend_from_slice(exact_str(&category)?),
+        }
+        self.text.push(b':');
+        self.text.extend_from_slice(exact_str(&definition)?);
+        let id = self.interner.label(&self.text);
+        *self.recent.slot(key) = (key, id);
+        Ok(id)
+    }
+
+    /// Add the forest of one component list under `parent`: `block` references resolved in the
+    /// list, inline `children` lists as their own scope under their component.
+    fn forest(&mut self, components: &Bound<'py, PyAny>, depth: usize, parent: u32) -> Step<()> {
+        let list = components.cast_exact::<PyList>().map_err(|_| Fallback)?;
+        if depth > MAX_DEPTH {
+            return Err(Fallback);
+        }
+        // Lists nest, so their scratch is a stack of spares.
+        let mut scope = self.spare_scopes.pop().unwrap_or_default();
+        scope.nodes.clear();
+        scope.by_order.clear();
+        scope.block_keys.clear();
+        scope.blocks.clear();
+        let result = self.read_list(list, depth, &mut scope);
+        let result = result.and_then(|()| self.resolve(&mut scope, parent));
+        self.spare_scopes.push(scope);
+        result
+    }
+
+    fn read_list(
+        &mut self,
+        list: &Bound<'py, PyList>,
+        depth: usize,
+        scope: &mut Scope,
+    ) -> Step<()> {
+        prefetch_items(list);
+        for k in 0..list.len() {
+            // SAFETY: `k` is in range and no code changes the list during a decomposition; the item
+            // is borrowed from it.
+            let component = unsafe {
+                let item = ffi::PyList_GetItem(list.as_ptr(), k as ffi::Py_ssize_t);
+                if item.is_null() {
+                    ffi::PyErr_Clear();
+                    return Err(Fallback);
+                }
+                Borrowed::from_ptr(list.py(), item)
+            };
+            let k = k as u32;
+            let fields = match exact_dict(&component) {
+                Some(dict) => Some(self.keys.component.scan(dict)?),
+                None => None,
+            };
+            let label = self.component_label(fields.as_ref(), &component)?;
+            let node = self.arena.add(label);
+            if self.arena.len() > self.max_nodes {
+                return Err(Fallback); // the size guard: Python reports it
+            }
+            scope.nodes.push(node);
+            let Some(fields) = fields else {
+                continue; // a bare string (component_label accepted only that)
+            };
+            if let Some(order) = fields[ORDER].present() {
+                if scope.by_order.insert(order_key(&order)?, k).is_some() {
                     return Err(Fallback); // an order used twice
                 }
             }
-            if let Some(block) = get_some(dict, intern!(py, "block"))? {
-                blocks.push((k, block));
+            if let Some(block) = fields[BLOCK].present() {
+                // order_key rejects a bool (Python: True == 1, but a bool block is an error).
+                scope.block_keys.push((k, order_key(&block)?));
             }
-            if let Some(nested) = get_some(dict, intern!(py, "children"))? {
-                children = component_forest(&nested, depth + 1, arena, labels, buffer)?;
+            if let Some(nested) = fields[CHILDREN].present() {
+                self.forest(&nested, depth + 1, node)?;
             }
-        } else if !component.is_exact_instance_of::<PyString>() {
-            return Err(Fallback);
         }
-        let node = arena.add(component_label(&component, labels, buffer)?);
-        arena.nodes[node].1 = children;
-        nodes.push(node);
-    }
-    if blocks.is_empty() {
-        return Ok(nodes);
-    }
-    let mut parent_of: Vec<Option<usize>> = vec![None; nodes.len()];
-    for (k, block) in &blocks {
-        if block.is_instance_of::<PyBool>() {
-            return Err(Fallback);
+        for (k, key) in scope.block_keys.drain(..) {
+            let parent = *scope.by_order.get(&key).ok_or(Fallback)?;
+            scope.blocks.push((k, parent));
         }
-        parent_of[*k] = Some(*by_order.get(&order_key(block)?).ok_or(Fallback)?);
+        Ok(())
     }
-    for (k, _) in &blocks {
-        // A chain longer than the number of nested components goes round a cycle.
-        let (mut at, mut steps) = (*k, 0);
-        while let Some(up) = parent_of[at] {
-            steps += 1;
-            if steps > blocks.len() {
-                return Err(Fallback);
+
+    /// Nest the blocked components under their parents and attach the rest to `parent`.
+    fn resolve(&mut self, scope: &mut Scope, parent: u32) -> Step<()> {
+        if scope.blocks.is_empty() {
+            for &node in &scope.nodes {
+                self.arena.attach(parent, node);
             }
-            at = up;
+            return Ok(());
+        }
+        scope.parent_of.clear();
+        scope.parent_of.resize(scope.nodes.len(), NONE);
+        for &(k, p) in &scope.blocks {
+            scope.parent_of[k as usize] = p;
+        }
+        for &(k, _) in &scope.blocks {
+            // A chain longer than the number of nested components goes round a cycle.
+            let (mut at, mut steps) = (k, 0);
+            while scope.parent_of[at as usize] != NONE {
+                steps += 1;
+                if steps > scope.blocks.len() {
+                    return Err(Fallback);
+                }
+                at = scope.parent_of[at as usize];
+            }
+        }
+        for &(k, p) in &scope.blocks {
+            self.arena
+                .attach(scope.nodes[p as usize], scope.nodes[k as usize]);
+        }
+        for (&node, &p) in scope.nodes.iter().zip(&scope.parent_of) {
+            if p == NONE {
+                self.arena.attach(parent, node);
+            }
+        }
+        Ok(())
+    }
+
+    /// Walk the arena in post-order into `chunk`: labels, leftmost leaves, S(F) and the component
+    /// label set.
+    fn emit(&mut self, trigger: u32, chunk: &mut Chunk) -> FlowSpan {
+        let arena = &self.arena;
+        let node_start = chunk.labels.len();
+        let subtree_start = chunk.subtrees.len();
+        // Frames: (node, next child, leftmost leaf of the first child), from the root (node 0).
+        self.stack.clear();
+        self.stack.push((0, arena.first_child[0], NONE));
+        while let Some(frame) = self.stack.last_mut() {
+            if frame.1 != NONE {
+                let child = frame.1;
+                frame.1 = arena.next_sibling[child as usize];
+                self.stack
+                    .push((child, arena.first_child[child as usize], NONE));
+                continue;
+            }
+            let (node, _, first) = self.stack.pop().unwrap();
+            let k = (chunk.labels.len() - node_start) as u32;
+            let left = if first == NONE { k } else { first };
+            let label = arena.label[node as usize];
+            chunk.labels.push(label);
+            chunk.lld.push(left);
+            if let Some(parent) = self.stack.last_mut() {
+                if parent.2 == NONE {
+                    parent.2 = left;
+                }
+                let mut child = arena.first_child[node as usize];
+                if child != NONE {
+                    // Every 1-height subtree but the root's: (label, child labels...).
+                    let at = chunk.subtrees.len();
+                    chunk.subtrees.extend([0, label]);
+                    while child != NONE {
+                        chunk.subtrees.push(arena.label[child as usize]);
+                        child = arena.next_sibling[child as usize];
+                    }
+                    chunk.subtrees[at] = (chunk.subtrees.len() - at - 2) as u32;
+                }
+            }
+        }
+        let node_end = chunk.labels.len();
+        // Post-order ends with the components subtree, then the root: its nodes are components.
+        let component_start = chunk.components.len();
+        let first_component = node_start + chunk.lld[node_end - 2] as usize;
+        chunk
+            .components
+            .extend_from_slice(&chunk.labels[first_component..node_end - 2]);
+        sort_distinct(&mut chunk.components, component_start);
+        FlowSpan {
+            trigger,
+            nodes: (node_start as u32, node_end as u32),
+            subtrees: (subtree_start as u32, chunk.subtrees.len() as u32),
+            components: (component_start as u32, chunk.components.len() as u32),
         }
     }
-    for (k, _) in &blocks {
-        let child = nodes[*k];
-        arena.nodes[nodes[parent_of[*k].unwrap()]].1.push(child);
-    }
-    Ok(nodes
-        .iter()
-        .zip(&parent_of)
-        .filter(|(_, p)| p.is_none())
-        .map(|(&n, _)| n)
-        .collect())
 }
 
-fn decompose(flow: &Bound<'_, PyAny>, labels: &mut Labels, max_nodes: usize) -> Step<Flow> {
-    let dict = flow.cast_exact::<PyDict>().map_err(|_| Fallback)?;
-    let trigger_value = get(dict, intern!(dict.py(), "trigger"))?;
-    let components_value = get(dict, intern!(dict.py(), "components"))?;
-    if trigger_value.is_none() && components_value.is_none() {
-        return Err(Fallback);
-    }
-    let trigger = match trigger_value.filter(|v| !v.is_none()) {
-        None => None,
-        Some(t) => {
-            if let Ok(text) = t.cast_exact::<PyString>() {
-                Some(labels.id(text.to_str().map_err(|_| Fallback)?))
-            } else {
-                let object = t.cast_exact::<PyDict>().map_err(|_| Fallback)?;
-                let kind = get(object, intern!(object.py(), "type"))?.ok_or(Fallback)?;
-                Some(labels.id(exact_str(&kind)?))
-            }
+/// Sort `values[start..]` and drop its repeats.
+fn sort_distinct(values: &mut Vec<u32>, start: usize) {
+    values[start..].sort_unstable();
+    let mut end = start;
+    for k in start..values.len() {
+        if end == start || values[k] != values[end - 1] {
+            values[end] = values[k];
+            end += 1;
         }
-    };
-    let mut arena = Arena { nodes: Vec::new() };
-    let mut buffer = String::new();
-    let forest = match components_value.filter(|v| !v.is_none()) {
-        None => Vec::new(),
-        Some(list) => component_forest(&list, 0, &mut arena, labels, &mut buffer)?,
-    };
-    let trigger_node = arena.add(labels.id("trigger"));
-    if let Some(t) = trigger {
-        let leaf = arena.add(t);
-        arena.nodes[trigger_node].1.push(leaf);
     }
-    let components_node = arena.add(labels.id("components"));
-    arena.nodes[components_node].1 = forest;
-    let root = arena.add(labels.id("flow"));
-    arena.nodes[root].1 = vec![trigger_node, components_node];
-    if arena.nodes.len() > max_nodes {
-        return Err(Fallback); // the size guard: Python reports it
-    }
-    Ok(walk(&arena, root, trigger))
+    values.truncate(end);
 }
 
-/// Post-order arrays, the 1-height subtrees of every node but the root, and the component labels.
-fn walk(arena: &Arena, root: usize, trigger: Option<u32>) -> Flow {
-    let mut flow = Flow {
-        trigger,
-        labels: Vec::new(),
-        lld: Vec::new(),
-        subtrees: HashSet::new(),
-        components: HashSet::new(),
-    };
-    // Frames: (node, next child, leftmost leaf of the first child).
-    let mut stack: Vec<(usize, usize, Option<u32>)> = vec![(root, 0, None)];
-    while let Some(frame) = stack.last_mut() {
-        let (label, children) = &arena.nodes[frame.0];
-        if frame.1 < children.len() {
-            let child = children[frame.1];
-            frame.1 += 1;
-            stack.push((child, 0, None));
-            continue;
-        }
-        let (_, _, first) = stack.pop().unwrap();
-        let k = flow.labels.len() as u32;
-        let left = first.unwrap_or(k);
-        flow.labels.push(*label);
-        flow.lld.push(left);
-        if let Some(parent) = stack.last_mut() {
-            parent.2.get_or_insert(left);
-            if !children.is_empty() {
-                let mut subtree = Vec::with_capacity(children.len() + 1);
-                subtree.push(*label);
-                subtree.extend(children.iter().map(|&c| arena.nodes[c].0));
-                flow.subtrees.insert(subtree);
+// -- scoring ----------------------------------------------------------------------------------------
+
+/// The S(F) sets of the two flows of a pair, as buffers reused across the pairs of a chunk.
+type SubtreeSets<'a> = (Vec<&'a [u32]>, Vec<&'a [u32]>);
+
+/// Size of the intersection of two sorted, distinct lists.
+fn shared<T: Ord>(a: &[T], b: &[T]) -> usize {
+    let (mut i, mut j, mut count) = (0, 0, 0);
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                count += 1;
+                i += 1;
+                j += 1;
             }
         }
     }
-    // Post-order ends with the components subtree, then the root.
-    let n = flow.labels.len();
-    let start = flow.lld[n - 2] as usize;
-    flow.components.extend(&flow.labels[start..n - 2]);
-    flow
+    count
 }
 
-fn metrics(p: &Flow, r: &Flow, ws: &mut Workspace) -> [f64; 4] {
-    let t1 = PostorderTree {
-        labels: &p.labels,
-        lld: &p.lld,
+impl Chunk {
+    fn range(values: &[u32], (start, end): (u32, u32)) -> &[u32] {
+        &values[start as usize..end as usize]
+    }
+
+    fn tree(&self, span: &FlowSpan) -> PostorderTree<'_> {
+        PostorderTree {
+            labels: Self::range(&self.labels, span.nodes),
+            lld: Self::range(&self.lld, span.nodes),
+        }
+    }
+
+    /// S(F) of one flow, sorted and without repeats, into `out`.
+    fn subtree_set<'a>(&'a self, span: &FlowSpan, out: &mut Vec<&'a [u32]>) {
+        out.clear();
+        let mut rest = Self::range(&self.subtrees, span.subtrees);
+        while let Some(&n) = rest.first() {
+            let (subtree, tail) = rest[1..].split_at(n as usize + 1);
+            out.push(subtree);
+            rest = tail;
+        }
+        out.sort_unstable();
+        out.dedup();
+    }
+
+    /// FlowSim, TreeBLEU, Trigger Match and Component Match of one decomposed pair.
+    fn metrics<'a>(
+        &'a self,
+        p: &FlowSpan,
+        r: &FlowSpan,
+        ws: &mut Workspace,
+        (s1, s2): &mut SubtreeSets<'a>,
+    ) -> [f64; 4] {
+        let (t1, t2) = (self.tree(p), self.tree(r));
+        let ted = zhang_shasha(&t1, &t2, &CostModel::UNIT, ws);
+        let flowsim = 1.0 - ted / ((t1.len() + t2.len()) as f64);
+        self.subtree_set(p, s1);
+        self.subtree_set(r, s2);
+        let treebleu = if s1.is_empty() {
+            0.0
+        } else {
+            shared(s1, s2) as f64 / s1.len() as f64
+        };
+        let trigger_match = if p.trigger == r.trigger { 1.0 } else { 0.0 };
+        let (c1, c2) = (
+            Self::range(&self.components, p.components),
+            Self::range(&self.components, r.components),
+        );
+        let both = shared(c1, c2);
+        let union = c1.len() + c2.len() - both;
+        let component_match = if union == 0 {
+            0.0
+        } else {
+            both as f64 / union as f64
+        };
+        [flowsim, treebleu, trigger_match, component_match]
+    }
+
+    /// The metrics of every pair of the chunk (NaN for a pair left to Python), on this thread.
+    fn score(&self, ws: &mut Workspace) -> Vec<[f64; 4]> {
+        let mut sets = SubtreeSets::default();
+        self.flows
+            .chunks_exact(2)
+            .map(|pair| match (&pair[0], &pair[1]) {
+                (Some(p), Some(r)) => self.metrics(p, r, ws, &mut sets),
+                _ => [f64::NAN; 4],
+            })
+            .collect()
+    }
+}
+
+/// Score every chunk that arrives on `queue` (shared by the scoring threads) until it closes.
+fn score_queue(queue: &Mutex<mpsc::Receiver<Chunk>>) -> Vec<(usize, Vec<[f64; 4]>)> {
+    let mut ws = Workspace::new();
+    let mut scored = Vec::new();
+    loop {
+        let next = queue.lock().unwrap_or_else(PoisonError::into_inner).recv();
+        let Ok(chunk) = next else {
+            return scored;
+        };
+        scored.push((chunk.start, chunk.score(&mut ws)));
+    }
+}
+
+/// Decompose pairs `start..end` into a fresh chunk.
+fn decompose_chunk<'py>(
+    decomposer: &mut Decomposer<'py>,
+    preds: &Bound<'py, PyList>,
+    refs: &Bound<'py, PyList>,
+    start: usize,
+    end: usize,
+) -> PyResult<Chunk> {
+    let mut chunk = Chunk {
+        start,
+        ..Chunk::default()
     };
-    let t2 = PostorderTree {
-        labels: &r.labels,
-        lld: &r.lld,
-    };
-    let ted = zhang_shasha(&t1, &t2, &CostModel::UNIT, ws);
-    let flowsim = 1.0 - ted / ((p.labels.len() + r.labels.len()) as f64);
-    let treebleu = if p.subtrees.is_empty() {
-        0.0
-    } else {
-        p.subtrees
-            .iter()
-            .filter(|s| r.subtrees.contains(*s))
-            .count() as f64
-            / p.subtrees.len() as f64
-    };
-    let trigger_match = if p.trigger == r.trigger { 1.0 } else { 0.0 };
-    let shared = p
-        .components
-        .iter()
-        .filter(|c| r.components.contains(*c))
-        .count();
-    let union = p.components.len() + r.components.len() - shared;
-    let component_match = if union == 0 {
-        0.0
-    } else {
-        shared as f64 / union as f64
-    };
-    [flowsim, treebleu, trigger_match, component_match]
+    chunk.flows.reserve(2 * (end - start));
+    for k in start..end {
+        decomposer.push(&preds.get_item(k)?, &mut chunk);
+        decomposer.push(&refs.get_item(k)?, &mut chunk);
+    }
+    Ok(chunk)
 }
 
 /// FlowSim, TreeBLEU, Trigger Match and Component Match of every (pred, ref) pair of parsed flows.
@@ -343,35 +860,72 @@ fn flow_metrics_batch<'py>(
     max_nodes: usize,
     threads: usize,
 ) -> PyResult<(Bound<'py, PyArray2<f64>>, Bound<'py, PyArray1<u8>>)> {
-    if preds.len() != refs.len() {
-        return Err(pyo3::exceptions::PyValueError::new_err(format!(
+    let n = preds.len();
+    if n != refs.len() {
+        return Err(PyValueError::new_err(format!(
             "preds has {} flows but refs has {}",
-            preds.len(),
+            n,
             refs.len()
         )));
     }
-    let mut labels = Labels::default();
-    let mut flows: Vec<(Option<Flow>, Option<Flow>)> = Vec::with_capacity(preds.len());
-    for (p, r) in preds.iter().zip(refs.iter()) {
-        flows.push((
-            decompose(&p, &mut labels, max_nodes).ok(),
-            decompose(&r, &mut labels, max_nodes).ok(),
-        ));
-    }
-    let status: Vec<u8> = flows
-        .iter()
-        .map(|(p, r)| u8::from(p.is_none()) | (u8::from(r.is_none()) << 1))
-        .collect();
-    let rows: Vec<[f64; 4]> = run_detached(py, threads, || {
-        flows
-            .par_iter()
-            .map_init(Workspace::new, |ws, pair| match pair {
-                (Some(p), Some(r)) => metrics(p, r, ws),
-                _ => [f64::NAN; 4],
-            })
-            .collect()
+    let workers = match threads {
+        0 => std::thread::available_parallelism().map_or(1, |w| w.get()),
+        t => t,
+    };
+    // Small enough chunks that every scoring thread gets several, big enough to keep the hand-off
+    // cheap.
+    let chunk_size = (n / (4 * workers)).clamp(64, CHUNK);
+    let mut decomposer = Decomposer::new(py, max_nodes);
+    let mut status = vec![0u8; n];
+    let (sender, receiver) = mpsc::channel::<Chunk>();
+    let queue = Mutex::new(receiver);
+    // `workers - 1` threads score chunks while this thread decomposes the next ones (holding the
+    // GIL), then this thread scores what is left with them, without the GIL.
+    let scored = std::thread::scope(|scope| -> PyResult<Vec<(usize, Vec<[f64; 4]>)>> {
+        // No helper for a single chunk, and never more helpers than chunks after the first.
+        let helpers: Vec<_> = (1..workers)
+            .take(n.div_ceil(chunk_size).saturating_sub(1))
+            .map(|_| scope.spawn(|| score_queue(&queue)))
+            .collect();
+        let mut decomposed = Ok(());
+        for start in (0..n).step_by(chunk_size) {
+            match decompose_chunk(
+                &mut decomposer,
+                preds,
+                refs,
+                start,
+                n.min(start + chunk_size),
+            ) {
+                Ok(chunk) => {
+                    for (k, pair) in chunk.flows.chunks_exact(2).enumerate() {
+                        status[start + k] =
+                            u8::from(pair[0].is_none()) | (u8::from(pair[1].is_none()) << 1);
+                    }
+                    // The receiver lives until the end of this scope, so sending cannot fail.
+                    let _ = sender.send(chunk);
+                }
+                Err(e) => {
+                    decomposed = Err(e);
+                    break;
+                }
+            }
+        }
+        drop(sender);
+        let scored = py.detach(|| {
+            let mut scored = score_queue(&queue);
+            for helper in helpers {
+                scored.extend(helper.join().map_err(|_| "a flow scoring thread failed")?);
+            }
+            Ok::<_, &str>(scored)
+        });
+        decomposed?;
+        scored.map_err(PyRuntimeError::new_err)
     })?;
-    let mut out = Array2::<f64>::zeros((rows.len(), 4));
+    let mut rows = vec![[f64::NAN; 4]; n];
+    for (start, chunk_rows) in scored {
+        rows[start..start + chunk_rows.len()].copy_from_slice(&chunk_rows);
+    }
+    let mut out = Array2::<f64>::zeros((n, 4));
     for (k, row) in rows.iter().enumerate() {
         for (c, &v) in row.iter().enumerate() {
             out[[k, c]] = v;

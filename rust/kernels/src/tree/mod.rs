@@ -19,6 +19,7 @@
 //! Floating-point operation order is fixed (documented on [`zhang_shasha`]) so that the Numba twin
 //! returns bit-identical distances.
 
+mod unit;
 mod zhang_shasha;
 
 pub use zhang_shasha::{zhang_shasha, zhang_shasha_mapping, Workspace};

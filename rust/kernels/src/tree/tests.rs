@@ -235,3 +235,87 @@ fn text_rename_is_normalised_levenshtein() {
     let mut ws = Workspace::new();
     assert_eq!(zhang_shasha(&t, &t, &costs, &mut ws), 0.2);
 }
+
+/// A random tree of `n` nodes in post-order: node `k + 1`'s parent is drawn among nodes `0..=k`
+/// (pre-order ids), with `wide` favouring the first few (flat, flow-like trees).
+fn random_tree(seed: &mut u64, n: usize, n_labels: u32, wide: bool) -> (Vec<u32>, Vec<u32>) {
+    let mut next = |bound: usize| {
+        *seed ^= *seed << 13;
+        *seed ^= *seed >> 7;
+        *seed ^= *seed << 17;
+        (*seed % bound as u64) as usize
+    };
+    let mut children: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for k in 1..n {
+        let parent = if wide { next(k.min(3)) } else { next(k) };
+        children[parent].push(k);
+    }
+    let pre_labels: Vec<u32> = (0..n).map(|_| next(n_labels as usize) as u32).collect();
+    let (mut labels, mut lld) = (Vec::new(), Vec::new());
+    // Frames: (node, next child, leftmost leaf of the first child).
+    let mut stack: Vec<(usize, usize, Option<u32>)> =
+        if n > 0 { vec![(0, 0, None)] } else { vec![] };
+    while let Some(frame) = stack.last_mut() {
+        if frame.1 < children[frame.0].len() {
+            let child = children[frame.0][frame.1];
+            frame.1 += 1;
+            stack.push((child, 0, None));
+            continue;
+        }
+        let (node, _, first) = stack.pop().unwrap();
+        let left = first.unwrap_or(labels.len() as u32);
+        labels.push(pre_labels[node]);
+        lld.push(left);
+        if let Some(parent) = stack.last_mut() {
+            parent.2.get_or_insert(left);
+        }
+    }
+    (labels, lld)
+}
+
+#[test]
+fn unit_kernel_equals_general_kernel_on_random_trees() {
+    let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+    let ones = vec![1.0; 64];
+    let mut table = vec![1.0; 16];
+    for l in 0..4 {
+        table[l * 4 + l] = 0.0;
+    }
+    let mut ws = Workspace::new();
+    for round in 0..4000 {
+        let wide = round % 2 == 0;
+        let (n1, n2) = (round % 41, (round * 7 + 3) % 37);
+        let (l1, d1) = random_tree(&mut seed, n1, 4, wide);
+        let (l2, d2) = random_tree(&mut seed, n2, 4, round % 3 == 0);
+        let t1 = PostorderTree {
+            labels: &l1,
+            lld: &d1,
+        };
+        let t2 = PostorderTree {
+            labels: &l2,
+            lld: &d2,
+        };
+        validate_tree(&t1).unwrap();
+        validate_tree(&t2).unwrap();
+        // The same unit costs spelled as arrays and a table take the general f64 kernel.
+        let general = CostModel {
+            delete: Some(&ones[..n1]),
+            insert: Some(&ones[..n2]),
+            rename: Rename::Table {
+                costs: &table,
+                n_labels: 4,
+            },
+        };
+        let expected = zhang_shasha(&t1, &t2, &general, &mut ws);
+        let got = zhang_shasha(&t1, &t2, &CostModel::UNIT, &mut ws);
+        assert_eq!(
+            got.to_bits(),
+            expected.to_bits(),
+            "round {round}: {l1:?}/{d1:?} vs {l2:?}/{d2:?}"
+        );
+        assert_eq!(
+            zhang_shasha_mapping(&t1, &t2, &CostModel::UNIT, &mut ws).0,
+            got
+        );
+    }
+}

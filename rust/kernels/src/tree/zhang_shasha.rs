@@ -5,6 +5,7 @@
 //! where both nodes lie on their keyroot's leftmost path are tree distances and are stored in `td`.
 //! Time O(n1·n2·min(depth, leaves)²), memory O(n1·n2).
 
+use super::unit::{unit_distance, UnitBuffers};
 use super::{CostModel, PostorderTree, Rename};
 use crate::levenshtein::{distance as levenshtein, DistanceWorkspace};
 
@@ -21,6 +22,7 @@ pub struct Workspace {
     border: Vec<f64>,
     lev: DistanceWorkspace,
     masks: TextMasks,
+    unit: UnitBuffers,
 }
 
 impl Workspace {
@@ -328,14 +330,22 @@ fn run(
 ///
 /// Both trees and the cost model must have passed [`super::validate_tree`] and
 /// [`super::validate_costs`]; indices are trusted here. With an empty side the distance is the sum of
-/// the other side's deletion or insertion costs (added in post-order, starting from 0).
+/// the other side's deletion or insertion costs (added in post-order, starting from 0). Unit costs
+/// run on the integer kernel of `unit.rs` (same distances, exactly).
 pub fn zhang_shasha(
     t1: &PostorderTree<'_>,
     t2: &PostorderTree<'_>,
     costs: &CostModel<'_>,
     ws: &mut Workspace,
 ) -> f64 {
-    run(t1, t2, costs, ws)
+    match costs {
+        CostModel {
+            delete: None,
+            insert: None,
+            rename: Rename::Unit,
+        } => f64::from(unit_distance(t1, t2, &mut ws.unit)),
+        _ => run(t1, t2, costs, ws),
+    }
 }
 
 /// Tree edit distance and one optimal edit mapping.
