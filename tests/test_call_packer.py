@@ -216,3 +216,21 @@ def test_compiled_score_pairs_equals_the_array_path(threads):
             assert fused == via_arrays == python
     with pytest.raises(ValueError, match="same number of pairs"):
         _compiled(None, _Weights(None)).score_pairs([[]], [], threads)
+
+
+def test_reused_packer_forgets_everything_between_calls():
+    """Single-pair calls reuse one reset packer: every result equals a fresh Python twin's, also
+    after a failed call and after the canonicaliser is swapped."""
+    rng = random.Random(21)
+    values = [v for v in _values(rng) if not (isinstance(v, float) and math.isnan(v))]
+    metric = TrajectoryMetric()
+    for k in range(300):
+        if k == 150:
+            with pytest.raises(ValueError):
+                metric([Step("s", {"q": "a"}), Step("s", "not a mapping")], [])
+            metric.canonicalizer = Canonicalizer(["strip"])
+        p = [_call(rng, values) for _ in range(rng.randrange(6))]
+        g = [_call(rng, values) for _ in range(rng.randrange(6))]
+        expected = _Preparer(metric.canonicalizer, _Weights(None)).score_pairs([p], [g], 1)[0][0]
+        assert metric(p, g).detail["raw_distance"] == expected
+    assert len(metric._spare) == 1

@@ -43,6 +43,9 @@ from scorekit.canonicalize import builtin_steps, default_canonicalizer, resolve_
 
 __all__ = ["SCHEMES", "TrajectoryMetric"]
 
+#: Metric calls of at most this many pairs reuse one compiled packer (its tables stay small).
+_REUSE_AT_MOST = 64
+
 #: The trajectory schemes; they disagree, so choose deliberately.
 SCHEMES = ("in_order", "exact", "any_order", "superset")
 
@@ -225,6 +228,7 @@ class _CompiledPacker:
             ascii_steps, None if unit else weights.tool, None if unit else weights.arg)
         self.pack = self._packer.pack
         self.interned = self._packer.interned
+        self.reset = self._packer.reset
 
     def table(self) -> tuple[np.ndarray, ...]:
         return self._packer.table(_name_key)
@@ -284,6 +288,7 @@ class TrajectoryMetric:
         self.canonicalizer = (resolve_canonicalizer(canonicalizer) if canonicalizer is not None
                               else default_canonicalizer())
         self._ascii_steps: tuple[Any, Optional[list[str]]] = (None, None)
+        self._spare: list[tuple[Any, _CompiledPacker]] = []
 
     def _packer(self, weights: _Weights) -> Any:
         """A call packer for one metric call (the canonicaliser's built-in steps looked up once)."""
@@ -291,6 +296,29 @@ class TrajectoryMetric:
         if self._ascii_steps[0] is not canon:
             self._ascii_steps = (canon, builtin_steps(canon))
         return _call_packer(canon, weights, self._ascii_steps[1])
+
+    def _score_in_order(self, preds: Sequence[Any], golds: Sequence[Any], weights: _Weights,
+                        threads: int) -> ScoredPairs:
+        """``in_order`` distances. Small unweighted calls reuse a compiled packer (reset, so no state
+        carries over; taken from and given back to ``_spare``, so concurrent calls never share one)."""
+        reusable = _core is not None and weights.grammar is None and len(preds) <= _REUSE_AT_MOST
+        packer = None
+        if reusable and self._spare:
+            try:
+                canon, packer = self._spare.pop()
+            except IndexError:  # another thread took it
+                packer = None
+            else:
+                if canon is not self.canonicalizer:
+                    packer = None
+                else:
+                    packer.reset()
+        if packer is None:
+            packer = self._packer(weights)
+        result = packer.score_pairs(preds, golds, threads)
+        if reusable:
+            self._spare.append((self.canonicalizer, packer))
+        return result
 
     def __call__(self, pred: Any, gold: Any, *, grammar: Optional[GraphGrammar] = None) -> Score:
         return self.score_batch([pred], [gold], grammar=grammar)[0]
@@ -304,7 +332,7 @@ class TrajectoryMetric:
             raise ValueError(f"preds and golds must have the same length, got {len(preds)} and {len(golds)}")
         weights = _Weights(grammar if grammar is not None else self.grammar)
         if self.scheme == "in_order":
-            raws, p_mass, p_len, g_mass, g_len = self._packer(weights).score_pairs(preds, golds, n_threads)
+            raws, p_mass, p_len, g_mass, g_len = self._score_in_order(preds, golds, weights, n_threads)
         else:
             prep = _Preparer(self.canonicalizer, weights)
             p_prep = [prep.prepare(x) for x in preds]

@@ -132,6 +132,13 @@ impl SeenObjects {
         Some(id)
     }
 
+    /// Forget every object (and release them).
+    fn reset(&mut self) {
+        self.recent = [(0, 0); RECENT_SLOTS];
+        self.ids.clear();
+        self.kept.clear();
+    }
+
     fn remember(&mut self, v: &Bound<'_, PyAny>, id: u32) {
         let address = v.as_ptr() as usize;
         self.ids.insert(address, id);
@@ -169,6 +176,17 @@ impl Interner {
             fallback: None,
             fallback_ids: Vec::new(),
         }
+    }
+
+    /// Forget every value (keeping the allocations).
+    fn reset(&mut self) {
+        self.strings.clear();
+        self.numbers.clear();
+        self.none = None;
+        self.seen.reset();
+        self.keys.clear();
+        self.fallback = None;
+        self.fallback_ids.clear();
     }
 
     fn push(&mut self, key: Key) -> u32 {
@@ -334,6 +352,18 @@ struct Rows {
     names: Vec<u32>,
     values: Vec<u32>,
     weights: Vec<f64>,
+}
+
+impl Rows {
+    fn clear(&mut self) {
+        self.tools.clear();
+        self.mass.clear();
+        self.offsets.clear();
+        self.offsets.push(0);
+        self.names.clear();
+        self.values.clear();
+        self.weights.clear();
+    }
 }
 
 type TableArrays<'py> = (
@@ -741,6 +771,18 @@ impl CallPacker {
             b.totals,
             b.lengths,
         ))
+    }
+
+    /// Forget everything packed so far, keeping the allocations: one packer can then serve many
+    /// small metric calls.
+    fn reset(&mut self) {
+        self.tools.reset();
+        self.names.reset();
+        self.values.reset();
+        self.raw_seen.reset();
+        self.raw_strings.clear();
+        self.memo.clear();
+        self.rows.clear();
     }
 
     /// `(tools, names, values)`: the interned objects in id order (for tests and debugging; numbers
