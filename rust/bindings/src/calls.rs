@@ -122,7 +122,12 @@ impl SeenObjects {
 
     #[inline]
     fn get(&mut self, v: &Bound<'_, PyAny>) -> Option<u32> {
-        let address = v.as_ptr() as usize;
+        self.get_address(v.as_ptr() as usize)
+    }
+
+    /// The id of the remembered object at `address` (the object itself is not read).
+    #[inline]
+    fn get_address(&mut self, address: usize) -> Option<u32> {
         let slot = &mut self.recent[Self::slot(address)];
         if slot.0 == address {
             return Some(slot.1);
@@ -425,8 +430,8 @@ pub struct CallPacker {
     tools: Interner,
     names: Interner,
     values: Interner,
-    /// Raw string argument value → id of its canonical form: by address, and by contents for
-    /// strings the Python canonicaliser folds.
+    /// Raw argument value (string, number, `None`) → id of its canonical form: by address, and by
+    /// contents for strings the Python canonicaliser folds.
     raw_seen: SeenObjects,
     raw_strings: FxHashMap<Box<[u8]>, u32>,
     canon_buffer: Vec<u8>,
@@ -443,7 +448,12 @@ impl CallPacker {
         }
         let Ok(s) = v.cast_exact::<PyString>() else {
             if let Ok(Some(Native::Num(_) | Native::None)) | Err(()) = classify(v) {
-                return self.values.id(py, v); // numbers and None are their own canonical form
+                // numbers and None are their own canonical form
+                let (id, equal_to_itself) = self.values.id(py, v)?;
+                if equal_to_itself {
+                    self.raw_seen.remember(v, id);
+                }
+                return Ok((id, equal_to_itself));
             }
             let normed = self.norm.call1(py, (v,))?;
             return self.values.id(py, normed.bind(py));
@@ -484,6 +494,31 @@ impl CallPacker {
         };
         self.raw_seen.remember(v, id);
         Ok((id, true))
+    }
+
+    /// The row of a call whose tool, argument names and raw values are all objects seen before (by
+    /// address) and whose combination is already in the table; `None` otherwise. Reads only the
+    /// dict's entries (not the objects) and runs no Python code.
+    fn row_by_identity(
+        &mut self,
+        tool: &Bound<'_, PyAny>,
+        args: &Bound<'_, PyDict>,
+        key: &mut Vec<u32>,
+    ) -> Option<u32> {
+        key.clear();
+        key.push(self.tools.seen.get(tool)?);
+        let (mut pos, mut name, mut value): (
+            ffi::Py_ssize_t,
+            *mut ffi::PyObject,
+            *mut ffi::PyObject,
+        ) = (0, std::ptr::null_mut(), std::ptr::null_mut());
+        // SAFETY: `args` is a live dict and nothing in this loop runs Python code or changes it;
+        // the borrowed entries are only compared as addresses, never dereferenced.
+        while unsafe { ffi::PyDict_Next(args.as_ptr(), &mut pos, &mut name, &mut value) } != 0 {
+            key.push(self.names.seen.get_address(name as usize)?);
+            key.push(self.raw_seen.get_address(value as usize)?);
+        }
+        self.memo.get(key.as_slice()).copied()
     }
 
     /// The row of call `(tool, items)`, added to the table if new.
@@ -575,6 +610,11 @@ impl CallPacker {
                 };
                 items.clear();
                 if let Ok(dict) = args.cast_exact::<PyDict>() {
+                    if let Some(row) = self.row_by_identity(&tool, dict, &mut key) {
+                        ids.push(row);
+                        total += self.rows.mass[row as usize];
+                        continue;
+                    }
                     dict_items(dict, &mut items);
                 } else {
                     for item in args.call_method0(intern!(py, "items"))?.try_iter()? {
