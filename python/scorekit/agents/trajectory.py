@@ -43,9 +43,6 @@ from scorekit.canonicalize import builtin_steps, default_canonicalizer, resolve_
 
 __all__ = ["SCHEMES", "TrajectoryMetric"]
 
-#: Metric calls of at most this many pairs reuse one compiled packer (its tables stay small).
-_REUSE_AT_MOST = 64
-
 #: The trajectory schemes; they disagree, so choose deliberately.
 SCHEMES = ("in_order", "exact", "any_order", "superset")
 
@@ -228,7 +225,6 @@ class _CompiledPacker:
             ascii_steps, None if unit else weights.tool, None if unit else weights.arg)
         self.pack = self._packer.pack
         self.interned = self._packer.interned
-        self.reset = self._packer.reset
 
     def table(self) -> tuple[np.ndarray, ...]:
         return self._packer.table(_name_key)
@@ -299,9 +295,10 @@ class TrajectoryMetric:
 
     def _score_in_order(self, preds: Sequence[Any], golds: Sequence[Any], weights: _Weights,
                         threads: int) -> ScoredPairs:
-        """``in_order`` distances. Small unweighted calls reuse a compiled packer (reset, so no state
-        carries over; taken from and given back to ``_spare``, so concurrent calls never share one)."""
-        reusable = _core is not None and weights.grammar is None and len(preds) <= _REUSE_AT_MOST
+        """``in_order`` distances. Unweighted calls reuse a compiled packer, which starts every chunk
+        of pairs from empty tables; it is taken from and given back to ``_spare``, so concurrent
+        calls never share one."""
+        reusable = _core is not None and weights.grammar is None
         packer = None
         if reusable and self._spare:
             try:
@@ -311,8 +308,6 @@ class TrajectoryMetric:
             else:
                 if canon is not self.canonicalizer:
                     packer = None
-                else:
-                    packer.reset()
         if packer is None:
             packer = self._packer(weights)
         result = packer.score_pairs(preds, golds, threads)

@@ -387,13 +387,15 @@ struct SortedArguments {
     weights: Vec<f64>,
 }
 
-/// One packed side of a batch.
-struct Side<'py> {
+/// One packed side of a batch: call ids and per-trajectory offsets.
+struct Side {
     ids: Vec<u32>,
     offsets: Vec<i64>,
-    totals: Bound<'py, PyList>,
-    lengths: Bound<'py, PyList>,
 }
+
+/// Pairs per chunk of [`CallPacker::score_pairs`]: the call table of a chunk stays cache-sized and
+/// a batch of any size runs in bounded memory.
+const CHUNK_PAIRS: usize = 64;
 
 type ScoredPairs<'py> = (
     Bound<'py, PyList>,
@@ -571,16 +573,28 @@ impl CallPacker {
         Ok(row)
     }
 
+    /// Forget everything packed so far, keeping the allocations (the start of every chunk of
+    /// `score_pairs`, so one packer can serve many metric calls).
+    fn reset(&mut self) {
+        self.tools.reset();
+        self.names.reset();
+        self.values.reset();
+        self.raw_seen.reset();
+        self.raw_strings.clear();
+        self.memo.clear();
+        self.rows.clear();
+    }
+
     /// Read, intern and add to the table the calls of `trajectories`.
     fn pack_side<'py>(
         &mut self,
         py: Python<'py>,
         trajectories: &Bound<'py, PyAny>,
-    ) -> PyResult<Side<'py>> {
+        totals: &Bound<'py, PyList>,
+        lengths: &Bound<'py, PyList>,
+    ) -> PyResult<Side> {
         let mut ids: Vec<u32> = Vec::new();
         let mut offsets: Vec<i64> = vec![0];
-        let totals = PyList::empty(py);
-        let lengths = PyList::empty(py);
         let mut items: Vec<(Bound<'py, PyAny>, Bound<'py, PyAny>)> = Vec::new();
         let mut key: Vec<u32> = Vec::new();
         let step_type = self.step_type.bind(py).clone();
@@ -630,12 +644,7 @@ impl CallPacker {
             lengths.append(ids.len() - start)?;
             offsets.push(ids.len() as i64);
         }
-        Ok(Side {
-            ids,
-            offsets,
-            totals,
-            lengths,
-        })
+        Ok(Side { ids, offsets })
     }
 
     /// The arguments of every row sorted by the rank of their names under `name_key` (the twin's
@@ -772,18 +781,21 @@ impl CallPacker {
         py: Python<'py>,
         trajectories: &Bound<'py, PyAny>,
     ) -> PyResult<Packed<'py>> {
-        let side = self.pack_side(py, trajectories)?;
+        let (totals, lengths) = (PyList::empty(py), PyList::empty(py));
+        let side = self.pack_side(py, trajectories, &totals, &lengths)?;
         Ok((
             side.ids.into_pyarray(py),
             side.offsets.into_pyarray(py),
-            side.totals,
-            side.lengths,
+            totals,
+            lengths,
         ))
     }
 
     /// `(distances, pred total mass, pred n_steps, gold total mass, gold n_steps)` of every pair
-    /// `(preds[k], golds[k])`: both sides packed, then the Needleman–Wunsch kernel across
-    /// `threads` threads (0: all cores) with the GIL released; the twin's `_Preparer.score_pairs`.
+    /// `(preds[k], golds[k])`, the twin's `_Preparer.score_pairs`. Pairs are taken in chunks: each
+    /// starts from an empty table (a pair's distance depends on its own calls only), is packed,
+    /// then scored by the Needleman–Wunsch kernel across `threads` threads (0: all cores) with the
+    /// GIL released. Afterwards the packer holds the last chunk.
     fn score_pairs<'py>(
         &mut self,
         py: Python<'py>,
@@ -792,37 +804,52 @@ impl CallPacker {
         name_key: &Bound<'py, PyAny>,
         threads: usize,
     ) -> PyResult<ScoredPairs<'py>> {
-        let a = self.pack_side(py, preds)?;
-        let b = self.pack_side(py, golds)?;
-        let sorted = self.sorted_arguments(py, name_key)?;
-        let table = CallTable {
-            tools: &self.rows.tools,
-            mass: &self.rows.mass,
-            arg_offsets: &self.rows.offsets,
-            arg_names: &sorted.names,
-            arg_values: &sorted.values,
-            arg_weights: &sorted.weights,
-        };
-        let raws = calls_distances(py, table, &a.ids, &a.offsets, &b.ids, &b.offsets, threads)?;
+        let preds: Vec<Bound<'py, PyAny>> = preds.try_iter()?.collect::<PyResult<_>>()?;
+        let golds: Vec<Bound<'py, PyAny>> = golds.try_iter()?.collect::<PyResult<_>>()?;
+        if preds.len() != golds.len() {
+            return Err(PyValueError::new_err(format!(
+                "preds and golds must hold the same number of pairs ({} vs {})",
+                preds.len(),
+                golds.len()
+            )));
+        }
+        let mut raws: Vec<f64> = Vec::with_capacity(preds.len());
+        let (p_totals, p_lengths) = (PyList::empty(py), PyList::empty(py));
+        let (g_totals, g_lengths) = (PyList::empty(py), PyList::empty(py));
+        for (p_chunk, g_chunk) in preds.chunks(CHUNK_PAIRS).zip(golds.chunks(CHUNK_PAIRS)) {
+            self.reset();
+            let a = self.pack_side(
+                py,
+                PyList::new(py, p_chunk)?.as_any(),
+                &p_totals,
+                &p_lengths,
+            )?;
+            let b = self.pack_side(
+                py,
+                PyList::new(py, g_chunk)?.as_any(),
+                &g_totals,
+                &g_lengths,
+            )?;
+            let sorted = self.sorted_arguments(py, name_key)?;
+            let table = CallTable {
+                tools: &self.rows.tools,
+                mass: &self.rows.mass,
+                arg_offsets: &self.rows.offsets,
+                arg_names: &sorted.names,
+                arg_values: &sorted.values,
+                arg_weights: &sorted.weights,
+            };
+            raws.extend(calls_distances(
+                py, table, &a.ids, &a.offsets, &b.ids, &b.offsets, threads,
+            )?);
+        }
         Ok((
             PyList::new(py, raws)?,
-            a.totals,
-            a.lengths,
-            b.totals,
-            b.lengths,
+            p_totals,
+            p_lengths,
+            g_totals,
+            g_lengths,
         ))
-    }
-
-    /// Forget everything packed so far, keeping the allocations: one packer can then serve many
-    /// small metric calls.
-    fn reset(&mut self) {
-        self.tools.reset();
-        self.names.reset();
-        self.values.reset();
-        self.raw_seen.reset();
-        self.raw_strings.clear();
-        self.memo.clear();
-        self.rows.clear();
     }
 
     /// `(tools, names, values)`: the interned objects in id order (for tests and debugging; numbers
