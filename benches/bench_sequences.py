@@ -128,8 +128,8 @@ def bench_trajectory(repeats: int, n_pairs: int) -> list[str]:
     peer = per_pair["peer"]
 
     def ratio(key: str) -> str:
-        rounds = [pr / min(ours[3 * r:3 * r + 3]) for r, (pr, ours) in
-                  enumerate(zip(peer_rounds, [times[key]] * len(peer_rounds)))]
+        """Median ratio, and the range of the per-round ratios (peer / scorekit's best of 3)."""
+        rounds = [peer_time / min(times[key][3 * r:3 * r + 3]) for r, peer_time in enumerate(peer_rounds)]
         return f"{peer / per_pair[key]:,.0f}× (rounds {min(rounds):,.0f}–{max(rounds):,.0f}×)"
 
     out = ["### TrajectoryMetric (in_order) on 50-step trajectory pairs", "",
