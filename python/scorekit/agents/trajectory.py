@@ -293,12 +293,12 @@ class TrajectoryMetric:
             self._ascii_steps = (canon, builtin_steps(canon))
         return _call_packer(canon, weights, self._ascii_steps[1])
 
-    def _score_in_order(self, preds: Sequence[Any], golds: Sequence[Any], weights: _Weights,
-                        threads: int) -> ScoredPairs:
+    def _score_in_order(self, preds: Sequence[Any], golds: Sequence[Any],
+                        grammar: Optional[GraphGrammar], threads: int) -> ScoredPairs:
         """``in_order`` distances. Unweighted calls reuse a compiled packer, which starts every chunk
         of pairs from empty tables; it is taken from and given back to ``_spare``, so concurrent
         calls never share one."""
-        reusable = _core is not None and weights.grammar is None
+        reusable = _core is not None and grammar is None
         packer = None
         if reusable and self._spare:
             try:
@@ -309,7 +309,7 @@ class TrajectoryMetric:
                 if canon is not self.canonicalizer:
                     packer = None
         if packer is None:
-            packer = self._packer(weights)
+            packer = self._packer(_Weights(grammar))
         result = packer.score_pairs(preds, golds, threads)
         if reusable:
             self._spare.append((self.canonicalizer, packer))
@@ -325,11 +325,11 @@ class TrajectoryMetric:
         n_threads = resolve_threads(threads)
         if len(preds) != len(golds):
             raise ValueError(f"preds and golds must have the same length, got {len(preds)} and {len(golds)}")
-        weights = _Weights(grammar if grammar is not None else self.grammar)
+        grammar = grammar if grammar is not None else self.grammar
         if self.scheme == "in_order":
-            raws, p_mass, p_len, g_mass, g_len = self._score_in_order(preds, golds, weights, n_threads)
+            raws, p_mass, p_len, g_mass, g_len = self._score_in_order(preds, golds, grammar, n_threads)
         else:
-            prep = _Preparer(self.canonicalizer, weights)
+            prep = _Preparer(self.canonicalizer, _Weights(grammar))
             p_prep = [prep.prepare(x) for x in preds]
             g_prep = [prep.prepare(x) for x in golds]
             raws = [self._raw(p, g, prep.weights) for p, g in zip(p_prep, g_prep)]

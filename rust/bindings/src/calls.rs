@@ -589,7 +589,7 @@ impl CallPacker {
     fn pack_side<'py>(
         &mut self,
         py: Python<'py>,
-        trajectories: &Bound<'py, PyAny>,
+        trajectories: impl Iterator<Item = PyResult<Bound<'py, PyAny>>>,
         totals: &Bound<'py, PyList>,
         lengths: &Bound<'py, PyList>,
     ) -> PyResult<Side> {
@@ -598,7 +598,7 @@ impl CallPacker {
         let mut items: Vec<(Bound<'py, PyAny>, Bound<'py, PyAny>)> = Vec::new();
         let mut key: Vec<u32> = Vec::new();
         let step_type = self.step_type.bind(py).clone();
-        for x in trajectories.try_iter()? {
+        for x in trajectories {
             let x = x?;
             let calls = if x.is_exact_instance_of::<PyList>() || x.is_exact_instance_of::<PyTuple>()
             {
@@ -782,7 +782,7 @@ impl CallPacker {
         trajectories: &Bound<'py, PyAny>,
     ) -> PyResult<Packed<'py>> {
         let (totals, lengths) = (PyList::empty(py), PyList::empty(py));
-        let side = self.pack_side(py, trajectories, &totals, &lengths)?;
+        let side = self.pack_side(py, trajectories.try_iter()?, &totals, &lengths)?;
         Ok((
             side.ids.into_pyarray(py),
             side.offsets.into_pyarray(py),
@@ -818,18 +818,8 @@ impl CallPacker {
         let (g_totals, g_lengths) = (PyList::empty(py), PyList::empty(py));
         for (p_chunk, g_chunk) in preds.chunks(CHUNK_PAIRS).zip(golds.chunks(CHUNK_PAIRS)) {
             self.reset();
-            let a = self.pack_side(
-                py,
-                PyList::new(py, p_chunk)?.as_any(),
-                &p_totals,
-                &p_lengths,
-            )?;
-            let b = self.pack_side(
-                py,
-                PyList::new(py, g_chunk)?.as_any(),
-                &g_totals,
-                &g_lengths,
-            )?;
+            let a = self.pack_side(py, p_chunk.iter().cloned().map(Ok), &p_totals, &p_lengths)?;
+            let b = self.pack_side(py, g_chunk.iter().cloned().map(Ok), &g_totals, &g_lengths)?;
             let sorted = self.sorted_arguments(py, name_key)?;
             let table = CallTable {
                 tools: &self.rows.tools,
