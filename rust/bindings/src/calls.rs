@@ -10,7 +10,7 @@
 
 use std::sync::Arc;
 
-use foldhash::HashMap as FxHashMap;
+use foldhash::HashMap as FastMap;
 use numpy::{IntoPyArray, PyArray1};
 use pyo3::exceptions::PyValueError;
 use pyo3::ffi;
@@ -87,9 +87,9 @@ fn classify<'a>(v: &'a Bound<'_, PyAny>) -> Result<Option<Native<'a>>, ()> {
     Ok(None)
 }
 
-/// A map with room for the distinct values of a typical pair (one packer per metric call).
-fn presized<K, V>() -> FxHashMap<K, V> {
-    FxHashMap::with_capacity_and_hasher(64, Default::default())
+/// A map with room for the distinct values of a typical pair (maps keep their room across chunks).
+fn presized<K, V>() -> FastMap<K, V> {
+    FastMap::with_capacity_and_hasher(64, Default::default())
 }
 
 /// Objects already seen, by address: their ids without hashing their contents. Only immutable
@@ -98,7 +98,7 @@ fn presized<K, V>() -> FxHashMap<K, V> {
 /// (argument names, tools).
 struct SeenObjects {
     recent: [(usize, u32); RECENT_SLOTS],
-    ids: FxHashMap<usize, u32>,
+    ids: FastMap<usize, u32>,
     kept: Vec<Py<PyAny>>,
 }
 
@@ -158,8 +158,8 @@ impl SeenObjects {
 /// Python `ValueInterner` (the fallback). From the first fallback value on, every native value is registered with the fallback
 /// too, so values equal across the two kinds (a NumPy integer and an `int`) share one id.
 struct Interner {
-    strings: FxHashMap<Arc<str>, u32>,
-    numbers: FxHashMap<Num, u32>,
+    strings: FastMap<Arc<str>, u32>,
+    numbers: FastMap<Num, u32>,
     none: Option<u32>,
     seen: SeenObjects,
     keys: Vec<Key>,
@@ -435,10 +435,10 @@ pub struct CallPacker {
     /// Raw argument value (string, number, `None`) → id of its canonical form: by address, and by
     /// contents for strings the Python canonicaliser folds.
     raw_seen: SeenObjects,
-    raw_strings: FxHashMap<Box<[u8]>, u32>,
+    raw_strings: FastMap<Box<[u8]>, u32>,
     canon_buffer: Vec<u8>,
     /// `[tool, name, value, name, value, …]` of a call → its row.
-    memo: FxHashMap<Box<[u32]>, u32>,
+    memo: FastMap<Box<[u32]>, u32>,
     rows: Rows,
 }
 
