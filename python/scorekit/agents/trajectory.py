@@ -214,8 +214,9 @@ class _Preparer:
 
 
 class _CompiledPacker:
-    """:meth:`_Preparer.pack` and :meth:`_Preparer.table` done by the compiled ``_core.CallPacker``
-    (the same ids, masses and weights; table rows may be numbered differently)."""
+    """:meth:`_Preparer.pack`, :meth:`_Preparer.table` and :meth:`_Preparer.score_pairs` done by the
+    compiled ``_core.CallPacker`` (the same ids, masses and weights; table rows may be numbered
+    differently)."""
 
     def __init__(self, canon: Optional[Callable[[str], str]], weights: _Weights,
                  ascii_steps: Optional[list[str]]) -> None:
@@ -237,6 +238,7 @@ class _CompiledPacker:
 
 
 def _pack_and_score(packer: Any, preds: Sequence[Any], golds: Sequence[Any], threads: int) -> ScoredPairs:
+    """``score_pairs`` through arrays: pack both sides, then the NW kernel of the current backend."""
     a, a_off, p_mass, p_len = packer.pack(preds)
     b, b_off, g_mass, g_len = packer.pack(golds)
     raws = align_kernels.calls_distance_batch(packer.table(), a, a_off, b, b_off, threads).tolist()
