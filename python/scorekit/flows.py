@@ -43,7 +43,7 @@ import numpy as np
 
 from scorekit import _kernels
 from scorekit._kernels import tree as _tree_kernels
-from scorekit.trees import MAX_NODES, Tree
+from scorekit.trees import MAX_NODES, Tree, postorder_with_leftmost
 
 __all__ = [
     "FlowFormatError",
@@ -222,29 +222,20 @@ class _Analysed(NamedTuple):
     components: frozenset
 
 
+def _node_children(node: _Node) -> list:
+    return node[1]
+
+
 def _analyse_root(trigger: Optional[str], root: _Node) -> _Analysed:
     labels: list[str] = []
     lld: list[int] = []
     subtrees = set()
-    # Frames: [node, next child index, leftmost leaf of the first child or -1]
-    stack: list[list[Any]] = [[root, 0, -1]]
-    while stack:
-        frame = stack[-1]
-        label, children = frame[0]
-        if frame[1] < len(children):
-            frame[1] += 1
-            stack.append([children[frame[1] - 1], 0, -1])
-            continue
-        stack.pop()
-        k = len(labels)
-        left = frame[2] if frame[2] >= 0 else k
+    for node, left in postorder_with_leftmost(root, _node_children):
+        label, children = node
         labels.append(label)
         lld.append(left)
-        if stack:
-            if stack[-1][2] < 0:
-                stack[-1][2] = left
-            if children:  # every subtree but the root's
-                subtrees.add((label, tuple(c[0] for c in children)))
+        if children and node is not root:  # every subtree but the root's
+            subtrees.add((label, tuple(c[0] for c in children)))
     # Post-order ends with the components subtree, then the root: its nodes are components.
     components = frozenset(labels[lld[-2]:-2])
     return _Analysed(trigger, labels, lld, frozenset(subtrees), components)

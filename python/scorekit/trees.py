@@ -275,30 +275,47 @@ def _build(obj: Any, describe: Callable[[Any], tuple[str, Sequence[Any], Optiona
 # -- packing and costs -------------------------------------------------------------------------
 
 
-def _flatten(tree: Tree, intern: dict[str, int], labels: list[int], lld: list[int], nodes: list[Tree]) -> None:
-    """Append ``tree`` in post-order: label ids, leftmost-leaf indices (relative) and the nodes."""
-    base = len(labels)
-    # Frames: [node, next child index, lld of the first child (relative) or -1]
-    stack: list[list[Any]] = [[tree, 0, -1]]
+def postorder_with_leftmost(root: Any, children_of: Callable[[Any], Sequence[Any]]) -> Iterator[tuple[Any, int]]:
+    """``(node, leftmost)`` for every node of the tree under ``root`` in post-order, ``leftmost``
+    being the post-order index of the node's leftmost leaf (the layout of the tree kernels).
+    Iterative, so deep trees do not hit the recursion limit; ``children_of`` reads a node's children.
+
+    >>> t = Tree.from_brackets("{a{b}{c{d}}}")
+    >>> [(n.label, left) for n, left in postorder_with_leftmost(t, lambda n: n.children)]
+    [('b', 0), ('d', 1), ('c', 1), ('a', 0)]
+    """
+    # Frames: [node, its children, next child index, leftmost leaf of the first child or -1]
+    stack: list[list[Any]] = [[root, children_of(root), 0, -1]]
+    k = 0
     while stack:
         frame = stack[-1]
-        node = frame[0]
-        if frame[1] < len(node.children):
-            child = node.children[frame[1]]
-            frame[1] += 1
-            stack.append([child, 0, -1])
+        node, children = frame[0], frame[1]
+        if frame[2] < len(children):
+            child = children[frame[2]]
+            frame[2] += 1
+            stack.append([child, children_of(child), 0, -1])
             continue
         stack.pop()
-        k = len(labels) - base
-        left = frame[2] if frame[2] >= 0 else k
+        left = frame[3] if frame[3] >= 0 else k
+        yield node, left
+        k += 1
+        if stack and stack[-1][3] < 0:
+            stack[-1][3] = left
+
+
+def _flatten(tree: Tree, intern: dict[str, int], labels: list[int], lld: list[int], nodes: list[Tree]) -> None:
+    """Append ``tree`` in post-order: label ids, leftmost-leaf indices (relative) and the nodes."""
+    for node, left in postorder_with_leftmost(tree, _children):
         label_id = intern.get(node.label)
         if label_id is None:
             label_id = intern[node.label] = len(intern)
         labels.append(label_id)
         lld.append(left)
         nodes.append(node)
-        if stack and stack[-1][2] < 0:
-            stack[-1][2] = left
+
+
+def _children(node: Tree) -> Sequence[Tree]:
+    return node.children
 
 
 def _check_cost(value: Any, argument: str) -> float:

@@ -13,7 +13,7 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from html.parser import HTMLParser
-from typing import Any, Optional, Union
+from typing import Any, Optional
 
 import numpy as np
 from rapidfuzz.distance import Levenshtein
@@ -21,6 +21,7 @@ from rapidfuzz.process import cdist
 
 from scorekit._kernels import tree as _tree_kernels
 from scorekit.base import GraphGrammar, Score
+from scorekit.trees import postorder_with_leftmost
 
 __all__ = ["Cell", "GritsMetric", "Table", "TedsMetric", "teds_html"]
 
@@ -180,30 +181,22 @@ def _text_tokens(text: str) -> np.ndarray:
     return np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
 
 
+def _node_children(node: _Node) -> list:
+    return node[2]
+
+
 def _pack(root: _Node, intern: dict[str, int]) -> tuple[list[int], list[int], list[Sequence[int]]]:
     labels: list[int] = []
     lld: list[int] = []
     texts: list[Sequence[int]] = []
-    stack: list[list[Any]] = [[root, 0, -1]]
-    while stack:
-        frame = stack[-1]
-        children = frame[0][2]
-        if frame[1] < len(children):
-            frame[1] += 1
-            stack.append([children[frame[1] - 1], 0, -1])
-            continue
-        stack.pop()
-        k = len(labels)
-        left = frame[2] if frame[2] >= 0 else k
-        label = frame[0][0]
+    for node, left in postorder_with_leftmost(root, _node_children):
+        label = node[0]
         label_id = intern.get(label)
         if label_id is None:
             label_id = intern[label] = len(intern)
         labels.append(label_id)
         lld.append(left)
-        texts.append(frame[0][1])
-        if stack and stack[-1][2] < 0:
-            stack[-1][2] = left
+        texts.append(node[1])
     return labels, lld, texts
 
 
