@@ -24,7 +24,6 @@ from typing import Any, Callable, Iterable, Optional, Sequence
 
 import numpy as np
 
-from scorekit import _kernels
 from scorekit._kernels import levenshtein as lev
 from scorekit._packing import pack_texts
 from scorekit.base import GraphGrammar, Score
