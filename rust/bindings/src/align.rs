@@ -8,7 +8,9 @@ use numpy::{
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use rayon::prelude::*;
-use scorekit_kernels::align::{self, AlignOp, CallCost, CallTable, TableCost};
+use scorekit_kernels::align::{
+    self, AlignOp, CallCost, CallKernel, CallScratch, CallTable, TableCost,
+};
 
 use crate::parallel;
 
@@ -174,17 +176,17 @@ pub(crate) fn calls_distances(
         )));
     }
     let n_pairs = oa.len() - 1;
-    let pair = |scratch: &mut align::Scratch, k: usize| {
-        let costs = CallCost::new(
-            table,
+    let kernel = CallKernel::new(table);
+    let pair = |scratch: &mut CallScratch, k: usize| {
+        kernel.distance(
             &ca[oa[k] as usize..oa[k + 1] as usize],
             &cb[ob[k] as usize..ob[k + 1] as usize],
-        );
-        align::distance(&costs, scratch)
+            scratch,
+        )
     };
     if n_pairs < parallel::SERIAL_BELOW {
         return Ok(py.detach(|| {
-            let mut scratch = align::Scratch::default();
+            let mut scratch = CallScratch::default();
             (0..n_pairs).map(|k| pair(&mut scratch, k)).collect()
         }));
     }
@@ -192,7 +194,7 @@ pub(crate) fn calls_distances(
         (0..n_pairs)
             .into_par_iter()
             .with_min_len(parallel::MIN_ITEMS_PER_TASK)
-            .map_init(align::Scratch::default, |scratch, k| pair(scratch, k))
+            .map_init(CallScratch::default, |scratch, k| pair(scratch, k))
             .collect()
     })
 }

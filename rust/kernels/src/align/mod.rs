@@ -23,6 +23,9 @@
 //! Two cost models are provided: [`TableCost`] (symbols with a dense substitution table) and
 //! [`CallCost`] (the trajectory cost model: sequences of ids into a [`CallTable`] of distinct
 //! calls, each a tool id and a sorted argument list of `(name id, value id, weight)`).
+//! [`CallKernel`] computes call-sequence distances, in integers ([`unit`]) when every weight is 1.
+
+pub mod unit;
 
 /// Operation code of an aligned pair (equal or substituted elements).
 pub const OP_MATCH: i64 = 0;
@@ -319,6 +322,41 @@ impl Costs for CallCost<'_> {
                 t.sub_same_tool(p as usize, g as usize)
             };
         }
+    }
+}
+
+/// Distances between call sequences over one [`CallTable`]: the integer kernel of [`unit`] when
+/// the table has unit weights (checked once here), else [`distance`] over [`CallCost`]. Both give
+/// identical results.
+pub struct CallKernel<'a> {
+    table: CallTable<'a>,
+    unit: Option<unit::UnitModel<'a>>,
+}
+
+/// Reusable buffers of [`CallKernel::distance`].
+#[derive(Default)]
+pub struct CallScratch {
+    general: Scratch,
+    unit: unit::UnitScratch,
+}
+
+impl<'a> CallKernel<'a> {
+    /// The kernel over `table` (validated).
+    pub fn new(table: CallTable<'a>) -> Self {
+        CallKernel {
+            table,
+            unit: unit::UnitModel::new(table),
+        }
+    }
+
+    /// The distance between call sequences `a` and `b` (ids validated against the table).
+    pub fn distance(&self, a: &[u32], b: &[u32], scratch: &mut CallScratch) -> f64 {
+        if let Some(unit) = &self.unit {
+            if let Some(d) = unit.distance(a, b, &mut scratch.unit) {
+                return d;
+            }
+        }
+        distance(&CallCost::new(self.table, a, b), &mut scratch.general)
     }
 }
 

@@ -333,3 +333,86 @@ fn seq_offsets_validation() {
         .unwrap_err()
         .contains("end at the number of steps"));
 }
+
+/// Unit-weight trajectories over `names` argument names and `values` value ids.
+fn random_unit_steps(rng: &mut Rng, len: usize, names: u64, values: u64) -> Vec<Call> {
+    (0..len)
+        .map(|_| {
+            let tool = rng.below(3) as u32;
+            let mut args = vec![];
+            for name in 0..names as u32 {
+                if rng.below(3) == 0 {
+                    args.push((name, rng.below(values) as u32, 1.0));
+                }
+            }
+            (tool, args)
+        })
+        .collect()
+}
+
+#[test]
+fn unit_kernel_matches_the_general_kernel() {
+    let mut rng = Rng(0x5DEE_CE66_D1CE_4E5B);
+    let (mut general, mut dense, mut both) = (
+        Scratch::default(),
+        unit::UnitScratch::default(),
+        CallScratch::default(),
+    );
+    let mut dense_runs = 0;
+    for round in 0..4000 {
+        let (n, m) = (rng.below(12) as usize, rng.below(12) as usize);
+        // up to 24 names: some pairs exceed the dense layout's slots and take the general kernel
+        let names = if round % 10 == 0 {
+            24
+        } else {
+            1 + rng.below(6)
+        };
+        let (t, ia, ib) = pair(
+            &random_unit_steps(&mut rng, n, names, 3),
+            &random_unit_steps(&mut rng, m, names, 3),
+            1.0,
+        );
+        let table = t.table();
+        let model = unit::UnitModel::new(table).expect("a unit-weight table");
+        let expected = distance(&CallCost::new(table, &ia, &ib), &mut general);
+        if let Some(d) = model.distance(&ia, &ib, &mut dense) {
+            assert_eq!(d, expected);
+            dense_runs += 1;
+        }
+        assert_eq!(
+            CallKernel::new(table).distance(&ia, &ib, &mut both),
+            expected
+        );
+    }
+    assert!(dense_runs > 3000, "{dense_runs}");
+}
+
+#[test]
+fn unit_kernel_declines_what_it_cannot_represent() {
+    // a weight other than 1, a mass other than 1 + arguments, or a value id equal to the missing
+    // marker: not a unit table (the general kernel runs)
+    let weighted = Packed::new(&[(0, vec![(0, 0, 2.0)])], 1.0);
+    assert!(unit::UnitModel::new(weighted.table()).is_none());
+    let heavy_tool = Packed::new(&[(0, vec![(0, 0, 1.0)])], 3.0);
+    assert!(unit::UnitModel::new(heavy_tool.table()).is_none());
+    let (t, _, _) = pair(&[(0, vec![(0, u32::MAX, 1.0)])], &[(0, vec![])], 1.0);
+    assert!(unit::UnitModel::new(t.table()).is_none());
+    assert_eq!(dist(&[(0, vec![(0, u32::MAX, 1.0)])], &[(0, vec![])]), 1.0);
+    // more names in a pair than slots
+    let mut scratch = unit::UnitScratch::default();
+    let many: Vec<(u32, u32, f64)> = (0..17).map(|k| (k, 0, 1.0)).collect();
+    let (t, ia, ib) = pair(&[(0, many)], &[(0, vec![])], 1.0);
+    let model = unit::UnitModel::new(t.table()).unwrap();
+    assert_eq!(model.distance(&ia, &ib, &mut scratch), None);
+    // the scratch is left clean: a pair with exactly MAX_SLOTS names still fits afterwards
+    let odd: Vec<(u32, u32, f64)> = (0..16).map(|k| (k, k % 2, 1.0)).collect();
+    let zero: Vec<(u32, u32, f64)> = (0..16).map(|k| (k, 0, 1.0)).collect();
+    let (t16, ja, jb) = pair(&[(0, odd)], &[(0, zero)], 1.0);
+    let model16 = unit::UnitModel::new(t16.table()).unwrap();
+    assert_eq!(model16.distance(&ja, &jb, &mut scratch), Some(8.0));
+    let mut both = CallScratch::default();
+    assert_eq!(
+        CallKernel::new(t.table()).distance(&ia, &ib, &mut both),
+        17.0
+    );
+}
