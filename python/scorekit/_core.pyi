@@ -100,7 +100,10 @@ class CallPacker:
     def score_pairs(
         self, preds: Iterable[Any], golds: Iterable[Any], name_key: Callable[[Any], Any], threads: int,
     ) -> tuple[list[float], list[float], list[int], list[float], list[int]]:
-        """(distances, pred total mass, pred steps, gold total mass, gold steps); GIL released for NW."""
+        """(distances, pred total mass, pred steps, gold total mass, gold steps); packs in chunks while
+        other threads score them; leaves the packer empty."""
+    def reset(self) -> None:
+        """Forget everything packed so far."""
     def interned(self) -> tuple[list[Any], list[Any], list[Any]]:
         """(tools, names, values) in id order."""
     def table(self, name_key: Callable[[Any], Any]) -> tuple[U32, F64, I64, U32, U32, F64]:

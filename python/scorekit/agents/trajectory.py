@@ -234,6 +234,7 @@ class _CompiledPacker:
         """:meth:`_Preparer.score_pairs`; on the Rust backend in one compiled call (no arrays)."""
         if current_backend() == "rust":
             return self._packer.score_pairs(preds, golds, _name_key, threads)
+        self._packer.reset()  # a reused packer starts empty, as the fused path does
         return _pack_and_score(self, preds, golds, threads)
 
 

@@ -8,19 +8,17 @@
 //! Every input the fast path does not recognise is handed to the same Python helpers the twin
 //! uses, so both accept and reject exactly the same inputs.
 
-use std::sync::Arc;
+use std::sync::{mpsc, Arc, Mutex};
 
 use foldhash::HashMap as FastMap;
 use numpy::{IntoPyArray, PyArray1};
-use pyo3::exceptions::PyValueError;
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::ffi;
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
-use scorekit_kernels::align::CallTable;
+use scorekit_kernels::align::{CallKernel, CallScratch, CallTable};
 use scorekit_kernels::canon::{canonicalize_ascii, AsciiStep};
-
-use crate::align::calls_distances;
 
 /// A value as an interner keeps it (to give it back to Python).
 enum Key {
@@ -393,9 +391,61 @@ struct Side {
     offsets: Vec<i64>,
 }
 
-/// Pairs per chunk of [`CallPacker::score_pairs`]: the call table of a chunk stays cache-sized and
-/// a batch of any size runs in bounded memory.
+/// Most pairs per chunk of [`CallPacker::score_pairs`]: the call table of a chunk stays
+/// cache-sized and a batch of any size runs in bounded memory.
 const CHUNK_PAIRS: usize = 64;
+/// Fewest pairs per chunk when a batch is cut finer so that packing overlaps scoring.
+const MIN_CHUNK_PAIRS: usize = 8;
+
+/// The pairs `start..start + n` of a batch packed into their own call table, owned so that any
+/// thread can score them.
+struct PackedChunk {
+    start: usize,
+    rows: Rows,
+    sorted: SortedArguments,
+    a: Side,
+    b: Side,
+}
+
+impl PackedChunk {
+    /// The Needleman–Wunsch distance of every pair of the chunk (ids valid by construction).
+    fn score(&self) -> Vec<f64> {
+        let table = CallTable {
+            tools: &self.rows.tools,
+            mass: &self.rows.mass,
+            arg_offsets: &self.rows.offsets,
+            arg_names: &self.sorted.names,
+            arg_values: &self.sorted.values,
+            arg_weights: &self.sorted.weights,
+        };
+        let kernel = CallKernel::new(table);
+        let mut scratch = CallScratch::default();
+        let (a, b) = (&self.a, &self.b);
+        (0..a.offsets.len() - 1)
+            .map(|k| {
+                let calls_a = &a.ids[a.offsets[k] as usize..a.offsets[k + 1] as usize];
+                let calls_b = &b.ids[b.offsets[k] as usize..b.offsets[k + 1] as usize];
+                kernel.distance(calls_a, calls_b, &mut scratch)
+            })
+            .collect()
+    }
+}
+
+/// Score chunks from `queue` until it is empty and closed: `(start, distances)` per chunk.
+fn score_queue(queue: &Mutex<mpsc::Receiver<PackedChunk>>) -> Vec<(usize, Vec<f64>)> {
+    let mut scored = Vec::new();
+    loop {
+        // a poisoned lock means another scorer panicked; its join reports that
+        let next = match queue.lock() {
+            Ok(receiver) => receiver.recv(),
+            Err(_) => return scored,
+        };
+        match next {
+            Ok(chunk) => scored.push((chunk.start, chunk.score())),
+            Err(_) => return scored,
+        }
+    }
+}
 
 type ScoredPairs<'py> = (
     Bound<'py, PyList>,
@@ -571,6 +621,32 @@ impl CallPacker {
             self.memo.insert(key.as_slice().into(), row);
         }
         Ok(row)
+    }
+
+    /// Pack the pairs `pairs` (the batch's pairs from `start` on) into a fresh call table,
+    /// appending each side's total masses and lengths to its lists; the packer is left empty.
+    fn pack_chunk<'py>(
+        &mut self,
+        py: Python<'py>,
+        start: usize,
+        pairs: (&[Bound<'py, PyAny>], &[Bound<'py, PyAny>]),
+        (p_totals, p_lengths): (&Bound<'py, PyList>, &Bound<'py, PyList>),
+        (g_totals, g_lengths): (&Bound<'py, PyList>, &Bound<'py, PyList>),
+        name_key: &Bound<'py, PyAny>,
+    ) -> PyResult<PackedChunk> {
+        self.reset();
+        let a = self.pack_side(py, pairs.0.iter().cloned().map(Ok), p_totals, p_lengths)?;
+        let b = self.pack_side(py, pairs.1.iter().cloned().map(Ok), g_totals, g_lengths)?;
+        let sorted = self.sorted_arguments(py, name_key)?;
+        let rows = std::mem::take(&mut self.rows);
+        self.reset(); // the ids and memo refer to the rows just taken
+        Ok(PackedChunk {
+            start,
+            rows,
+            sorted,
+            a,
+            b,
+        })
     }
 
     /// Forget everything packed so far, keeping the allocations (the start of every chunk of
@@ -774,6 +850,12 @@ impl CallPacker {
         })
     }
 
+    /// Forget everything packed so far (the packer can then serve another batch).
+    #[pyo3(name = "reset")]
+    fn py_reset(&mut self) {
+        self.reset();
+    }
+
     /// `(call_ids uint32, offsets int64, total_mass list[float], n_steps list[int])` of the
     /// trajectories, like the twin's `_Preparer.pack`.
     fn pack<'py>(
@@ -794,8 +876,9 @@ impl CallPacker {
     /// `(distances, pred total mass, pred n_steps, gold total mass, gold n_steps)` of every pair
     /// `(preds[k], golds[k])`, the twin's `_Preparer.score_pairs`. Pairs are taken in chunks: each
     /// starts from an empty table (a pair's distance depends on its own calls only), is packed,
-    /// then scored by the Needleman–Wunsch kernel across `threads` threads (0: all cores) with the
-    /// GIL released. Afterwards the packer holds the last chunk.
+    /// then scored by the Needleman–Wunsch kernel: this thread packs (with the GIL) while up to
+    /// `threads - 1` others score the chunks already packed (`threads` 0: all cores); this thread
+    /// joins them without the GIL once everything is packed. The packer is left empty.
     fn score_pairs<'py>(
         &mut self,
         py: Python<'py>,
@@ -813,25 +896,59 @@ impl CallPacker {
                 golds.len()
             )));
         }
-        let mut raws: Vec<f64> = Vec::with_capacity(preds.len());
+        let n = preds.len();
+        let workers = crate::parallel::worker_count(threads);
+        // several chunks per scoring thread, so that packing (this thread, with the GIL) overlaps
+        // scoring (the others)
+        let chunk_size = (n / (4 * workers)).clamp(MIN_CHUNK_PAIRS, CHUNK_PAIRS);
         let (p_totals, p_lengths) = (PyList::empty(py), PyList::empty(py));
         let (g_totals, g_lengths) = (PyList::empty(py), PyList::empty(py));
-        for (p_chunk, g_chunk) in preds.chunks(CHUNK_PAIRS).zip(golds.chunks(CHUNK_PAIRS)) {
-            self.reset();
-            let a = self.pack_side(py, p_chunk.iter().cloned().map(Ok), &p_totals, &p_lengths)?;
-            let b = self.pack_side(py, g_chunk.iter().cloned().map(Ok), &g_totals, &g_lengths)?;
-            let sorted = self.sorted_arguments(py, name_key)?;
-            let table = CallTable {
-                tools: &self.rows.tools,
-                mass: &self.rows.mass,
-                arg_offsets: &self.rows.offsets,
-                arg_names: &sorted.names,
-                arg_values: &sorted.values,
-                arg_weights: &sorted.weights,
-            };
-            raws.extend(calls_distances(
-                py, table, &a.ids, &a.offsets, &b.ids, &b.offsets, threads,
-            )?);
+        let (sender, receiver) = mpsc::channel::<PackedChunk>();
+        let queue = Mutex::new(receiver);
+        let scored = std::thread::scope(|scope| -> PyResult<Vec<(usize, Vec<f64>)>> {
+            // no helper for a single chunk, and never more helpers than chunks after the first
+            let helpers: Vec<_> = (1..workers)
+                .take(n.div_ceil(chunk_size).saturating_sub(1))
+                .map(|_| scope.spawn(|| score_queue(&queue)))
+                .collect();
+            let mut packed = Ok(());
+            for start in (0..n).step_by(chunk_size) {
+                let end = n.min(start + chunk_size);
+                let chunk = self.pack_chunk(
+                    py,
+                    start,
+                    (&preds[start..end], &golds[start..end]),
+                    (&p_totals, &p_lengths),
+                    (&g_totals, &g_lengths),
+                    name_key,
+                );
+                match chunk {
+                    // the receiver lives until the end of this scope, so sending cannot fail
+                    Ok(chunk) => drop(sender.send(chunk)),
+                    Err(e) => {
+                        packed = Err(e);
+                        break;
+                    }
+                }
+            }
+            drop(sender);
+            let scored = py.detach(|| {
+                let mut scored = score_queue(&queue);
+                for helper in helpers {
+                    scored.extend(
+                        helper
+                            .join()
+                            .map_err(|_| "a trajectory scoring thread failed")?,
+                    );
+                }
+                Ok::<_, &str>(scored)
+            });
+            packed?;
+            scored.map_err(PyRuntimeError::new_err)
+        })?;
+        let mut raws = vec![0.0; n];
+        for (start, distances) in scored {
+            raws[start..start + distances.len()].copy_from_slice(&distances);
         }
         Ok((
             PyList::new(py, raws)?,

@@ -868,10 +868,7 @@ fn flow_metrics_batch<'py>(
             refs.len()
         )));
     }
-    let workers = match threads {
-        0 => std::thread::available_parallelism().map_or(1, |w| w.get()),
-        t => t,
-    };
+    let workers = crate::parallel::worker_count(threads);
     // Small enough chunks that every scoring thread gets several, big enough to keep the hand-off
     // cheap.
     let chunk_size = (n / (4 * workers)).clamp(64, CHUNK);

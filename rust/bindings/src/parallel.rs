@@ -13,6 +13,16 @@ pub const SERIAL_BELOW: usize = 32;
 /// Items per rayon task: keeps scheduling overhead small next to short kernels.
 pub const MIN_ITEMS_PER_TASK: usize = 128;
 
+/// Worker threads meant by a `threads` argument: itself, or every core for 0. The core count is
+/// read once (`available_parallelism` reads cgroup files on Linux, too slow for every call).
+pub fn worker_count(threads: usize) -> usize {
+    static CORES: OnceLock<usize> = OnceLock::new();
+    match threads {
+        0 => *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |w| w.get())),
+        t => t,
+    }
+}
+
 /// Check Arrow-style offsets: `n + 1` non-decreasing entries from 0 to `values_len`.
 pub fn check_offsets(offsets: &[i64], values_len: usize, name: &str) -> PyResult<usize> {
     let Some((&first, _)) = offsets.split_first() else {
