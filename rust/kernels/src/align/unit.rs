@@ -6,10 +6,12 @@
 //! two on random trajectories).
 //!
 //! The argument lists of a pair are laid out densely: the argument names used by the pair get
-//! local slots `0..r`, and each call becomes `r` value ids with [`MISSING`] where it lacks a name.
-//! Two calls of the same tool then cost the number of slots whose entries differ (a name on one
-//! side only, or different values), with no merge and no branch; the cost of a whole row of
-//! cells is a few vectorised passes over the columns of `b`.
+//! local slots `0..r`, and each call becomes a row of `r` value ids (padded to a multiple of 4)
+//! with [`MISSING`] where it lacks a name. Two calls of the same tool then cost the number of
+//! slots whose entries differ (a name on one side only, or different values): a branch-free
+//! comparison of two short rows instead of a merge. A row of the table first gets every cell's
+//! different-tool cost (both masses, one vectorised pass); only the cells whose call has the
+//! row's tool, found through `b`'s positions chained by tool, are then overwritten.
 
 use super::CallTable;
 
@@ -19,9 +21,13 @@ const MISSING: u32 = u32::MAX;
 /// Most local argument-name slots of a pair on the dense path (more take the general kernel).
 const MAX_SLOTS: usize = 16;
 
-/// Largest argument-name id (plus one) of a table the dense layout accepts: slots are looked up
-/// in a per-thread array of this many entries at most.
+/// Largest argument-name id and tool id (plus one) of a table the dense layout accepts: slots and
+/// tools are looked up in per-thread arrays of this many entries at most.
 const MAX_NAME_IDS: usize = 1 << 16;
+const MAX_TOOL_IDS: usize = 1 << 16;
+
+/// The end of a list of positions.
+const NONE: u32 = u32::MAX;
 
 /// Reusable buffers of [`UnitModel::distance`].
 #[derive(Default)]
@@ -30,10 +36,13 @@ pub struct UnitScratch {
     slot_of: Vec<u8>,
     /// Table name id of every local slot.
     slots: Vec<u32>,
-    /// `a`: `n × MAX_SLOTS` slot values (row-major); `b`: `MAX_SLOTS × m` (one column per slot).
+    /// `n × width` and `m × width` slot values of `a` and `b` (row-major).
     dense_a: Vec<u32>,
     dense_b: Vec<u32>,
-    tools_b: Vec<u32>,
+    /// The first position of `b` with each tool id, and for every position the next one with
+    /// the same tool ([`NONE`] ends a list): the cells of a row whose call shares its tool.
+    first_of_tool: Vec<u32>,
+    next_same_tool: Vec<u32>,
     mass_b: Vec<i32>,
     subs: Vec<i32>,
     prev: Vec<i32>,
@@ -46,6 +55,7 @@ pub struct UnitScratch {
 pub struct UnitModel<'a> {
     table: CallTable<'a>,
     n_name_ids: usize,
+    n_tool_ids: usize,
 }
 
 impl<'a> UnitModel<'a> {
@@ -58,8 +68,16 @@ impl<'a> UnitModel<'a> {
                 .zip(table.arg_offsets.windows(2))
                 .all(|(&mass, w)| mass == 1.0 + (w[1] - w[0]) as f64);
         let n_name_ids = table.arg_names.iter().max().map_or(0, |&k| k as usize + 1);
-        (unit && n_name_ids <= MAX_NAME_IDS && !table.arg_values.contains(&MISSING))
-            .then_some(UnitModel { table, n_name_ids })
+        let n_tool_ids = table.tools.iter().max().map_or(0, |&k| k as usize + 1);
+        (unit
+            && n_name_ids <= MAX_NAME_IDS
+            && n_tool_ids <= MAX_TOOL_IDS
+            && !table.arg_values.contains(&MISSING))
+        .then_some(UnitModel {
+            table,
+            n_name_ids,
+            n_tool_ids,
+        })
     }
 
     /// The distance between call sequences `a` and `b` (ids validated), or `None` when the pair
@@ -70,7 +88,12 @@ impl<'a> UnitModel<'a> {
         if (n + m).checked_mul(MAX_SLOTS + 1)? >= i32::MAX as usize {
             return None;
         }
-        let fits = self.lay_out(a, b, s);
+        let fits = self.assign_slots(a, b, s);
+        let width = s.slots.len().next_multiple_of(4);
+        if fits {
+            self.lay_out(a, &mut s.dense_a, width, &s.slot_of);
+            self.lay_out(b, &mut s.dense_b, width, &s.slot_of);
+        }
         for &name in &s.slots {
             s.slot_of[name as usize] = 0;
         }
@@ -78,6 +101,10 @@ impl<'a> UnitModel<'a> {
             return None;
         }
         let table = &self.table;
+        self.link_tools(b, s);
+        s.mass_b.clear();
+        s.mass_b
+            .extend(b.iter().map(|&g| table.mass[g as usize] as i32));
         s.prev.clear();
         s.prev.push(0);
         for j in 0..m {
@@ -88,111 +115,106 @@ impl<'a> UnitModel<'a> {
         s.cur.resize(m + 1, 0);
         s.subs.clear();
         s.subs.resize(m, 0);
-        let r = s.slots.len();
         for (i, &p) in a.iter().enumerate() {
             let (tool, mass) = (table.tools[p as usize], table.mass[p as usize] as i32);
-            let row = &s.dense_a[i * MAX_SLOTS..i * MAX_SLOTS + r];
-            sub_row(
-                tool,
-                mass,
-                row,
-                &s.dense_b,
-                &s.tools_b,
-                &s.mass_b,
-                &mut s.subs,
-            );
-            let (prev, cur) = (&s.prev[..], &mut s.cur[..]);
-            // diagonal and vertical moves (independent across the row), then the horizontal scan
-            cur[0] = prev[0] + mass;
-            let moves = prev.iter().zip(&prev[1..]).zip(&s.subs);
-            for (cell, ((&diag, &up), &sub)) in cur[1..].iter_mut().zip(moves) {
-                *cell = (diag + sub).min(up + mass);
+            for (cost, &g_mass) in s.subs.iter_mut().zip(&s.mass_b) {
+                *cost = mass + g_mass;
             }
-            let mut left = cur[0];
-            for (cell, &g_mass) in cur[1..].iter_mut().zip(&s.mass_b) {
+            let row = &s.dense_a[i * width..(i + 1) * width];
+            let mut j = s.first_of_tool[tool as usize];
+            while j != NONE {
+                let k = j as usize;
+                s.subs[k] = if b[k] == p {
+                    0 // the same call: every argument agrees
+                } else {
+                    slots_differing(row, &s.dense_b[k * width..(k + 1) * width])
+                };
+                j = s.next_same_tool[k];
+            }
+            // diagonal and vertical moves (independent across the row), then the horizontal scan
+            let (diag, up, subs) = (&s.prev[..m], &s.prev[1..], &s.subs[..m]);
+            let (first, cells) = s.cur.split_at_mut(1);
+            let cells = &mut cells[..m];
+            first[0] = s.prev[0] + mass;
+            for j in 0..m {
+                cells[j] = (diag[j] + subs[j]).min(up[j] + mass);
+            }
+            let mut left = first[0];
+            for (cell, &g_mass) in cells.iter_mut().zip(&s.mass_b[..m]) {
                 left = (*cell).min(left + g_mass);
                 *cell = left;
             }
             std::mem::swap(&mut s.prev, &mut s.cur);
         }
+        for &g in b {
+            s.first_of_tool[table.tools[g as usize] as usize] = NONE;
+        }
         Some(s.prev[m] as f64)
     }
 
-    /// Fill the dense layout of the pair (slots in first-seen order); `false` when it needs more
-    /// than [`MAX_SLOTS`] slots. The caller clears `slot_of` for `slots` afterwards.
-    fn lay_out(&self, a: &[u32], b: &[u32], s: &mut UnitScratch) -> bool {
-        let (n, m) = (a.len(), b.len());
+    /// Give every argument name of the pair a local slot (first-seen order); `false` when that
+    /// needs more than [`MAX_SLOTS`]. The caller clears `slot_of` for `slots` afterwards.
+    fn assign_slots(&self, a: &[u32], b: &[u32], s: &mut UnitScratch) -> bool {
         if s.slot_of.len() < self.n_name_ids {
             s.slot_of.resize(self.n_name_ids, 0);
         }
         s.slots.clear();
-        s.dense_a.clear();
-        s.dense_a.resize(n * MAX_SLOTS, MISSING);
-        s.dense_b.clear();
-        s.dense_b.resize(MAX_SLOTS * m, MISSING);
-        s.tools_b.clear();
-        s.mass_b.clear();
-        let table = &self.table;
-        for (side, calls) in [a, b].into_iter().enumerate() {
-            for (k, &call) in calls.iter().enumerate() {
-                let c = call as usize;
-                let (lo, hi) = (
-                    table.arg_offsets[c] as usize,
-                    table.arg_offsets[c + 1] as usize,
-                );
-                for (&name, &value) in table.arg_names[lo..hi]
-                    .iter()
-                    .zip(&table.arg_values[lo..hi])
-                {
-                    let mut slot = s.slot_of[name as usize] as usize;
-                    if slot == 0 {
-                        if s.slots.len() == MAX_SLOTS {
-                            return false;
-                        }
-                        s.slots.push(name);
-                        slot = s.slots.len();
-                        s.slot_of[name as usize] = slot as u8;
+        for &call in a.iter().chain(b) {
+            for &name in &self.table.arg_names[self.arguments(call)] {
+                if s.slot_of[name as usize] == 0 {
+                    if s.slots.len() == MAX_SLOTS {
+                        return false;
                     }
-                    let slot = slot - 1;
-                    if side == 0 {
-                        s.dense_a[k * MAX_SLOTS + slot] = value;
-                    } else {
-                        s.dense_b[slot * m + k] = value;
-                    }
-                }
-                if side == 1 {
-                    s.tools_b.push(table.tools[c]);
-                    s.mass_b.push(table.mass[c] as i32);
+                    s.slots.push(name);
+                    s.slot_of[name as usize] = s.slots.len() as u8;
                 }
             }
         }
         true
     }
-}
 
-/// `subs[j]` = substitution cost of the call with `tool`, `mass` and slot values `row` against
-/// column `j` of `b`: the number of differing slots for the same tool, else both masses.
-#[inline]
-fn sub_row(
-    tool: u32,
-    mass: i32,
-    row: &[u32],
-    dense_b: &[u32],
-    tools_b: &[u32],
-    mass_b: &[i32],
-    subs: &mut [i32],
-) {
-    let m = subs.len();
-    subs.fill(0);
-    for (slot, &v) in row.iter().enumerate() {
-        let column = &dense_b[slot * m..(slot + 1) * m];
-        for (cost, &w) in subs.iter_mut().zip(column) {
-            *cost += (w != v) as i32;
+    /// Chain the positions of `b` by tool (`first_of_tool`, `next_same_tool`); the caller resets
+    /// `first_of_tool` for `b`'s tools afterwards.
+    fn link_tools(&self, b: &[u32], s: &mut UnitScratch) {
+        if s.first_of_tool.len() < self.n_tool_ids {
+            s.first_of_tool.resize(self.n_tool_ids, NONE);
+        }
+        s.next_same_tool.clear();
+        s.next_same_tool.resize(b.len(), NONE);
+        for (j, &g) in b.iter().enumerate().rev() {
+            let tool = self.table.tools[g as usize] as usize;
+            s.next_same_tool[j] = s.first_of_tool[tool];
+            s.first_of_tool[tool] = j as u32;
         }
     }
-    for ((cost, &t), &g_mass) in subs.iter_mut().zip(tools_b).zip(mass_b) {
-        // a mask select rather than a branch: the tools of a row mix unpredictably
-        let other_tool = -((t != tool) as i32);
-        *cost = (*cost & !other_tool) | ((mass + g_mass) & other_tool);
+
+    /// `dense`: one row of `width` slot values per call of `calls` (`MISSING` where absent);
+    /// `slot_of` holds every name's slot + 1 ([`Self::assign_slots`]).
+    fn lay_out(&self, calls: &[u32], dense: &mut Vec<u32>, width: usize, slot_of: &[u8]) {
+        dense.clear();
+        dense.resize(calls.len() * width, MISSING);
+        let table = &self.table;
+        for (row, &call) in dense.chunks_exact_mut(width.max(1)).zip(calls) {
+            let range = self.arguments(call);
+            for (&name, &value) in table.arg_names[range.clone()]
+                .iter()
+                .zip(&table.arg_values[range])
+            {
+                row[slot_of[name as usize] as usize - 1] = value;
+            }
+        }
     }
+
+    /// The positions of `call`'s arguments in the table's argument arrays.
+    #[inline]
+    fn arguments(&self, call: u32) -> std::ops::Range<usize> {
+        let k = call as usize;
+        self.table.arg_offsets[k] as usize..self.table.arg_offsets[k + 1] as usize
+    }
+}
+
+/// The number of slots in which two calls' rows differ: their same-tool substitution cost.
+#[inline]
+fn slots_differing(row_a: &[u32], row_b: &[u32]) -> i32 {
+    row_a.iter().zip(row_b).map(|(x, y)| (x != y) as i32).sum()
 }
