@@ -325,29 +325,8 @@ fn step_fields<'py>(
     Ok(Some((step.getattr(intern!(py, "tool"))?, args)))
 }
 
-/// The `(key, value)` items of an exact `dict`, in order, appended to `items`.
-fn dict_items<'py>(
-    dict: &Bound<'py, PyDict>,
-    items: &mut Vec<(Bound<'py, PyAny>, Bound<'py, PyAny>)>,
-) {
-    let py = dict.py();
-    let (mut pos, mut key, mut value): (ffi::Py_ssize_t, *mut ffi::PyObject, *mut ffi::PyObject) =
-        (0, std::ptr::null_mut(), std::ptr::null_mut());
-    // SAFETY: `dict` is a live dict; PyDict_Next yields borrowed, non-NULL references while it
-    // returns non-zero, and no Python code runs in this loop, so the dict cannot change under it.
-    // Each reference is turned into a strong one at once.
-    while unsafe { ffi::PyDict_Next(dict.as_ptr(), &mut pos, &mut key, &mut value) } != 0 {
-        items.push(unsafe {
-            (
-                Bound::from_borrowed_ptr(py, key),
-                Bound::from_borrowed_ptr(py, value),
-            )
-        });
-    }
-}
-
 /// The growing call table (see `scorekit._kernels.align`): one row per distinct call.
-#[derive(Default)]
+#[derive(Clone, Default)]
 struct Rows {
     tools: Vec<u32>,
     mass: Vec<f64>,
@@ -407,33 +386,37 @@ struct PackedChunk {
     b: Side,
 }
 
-impl PackedChunk {
-    /// The Needleman–Wunsch distance of every pair of the chunk (ids valid by construction).
-    fn score(&self) -> Vec<f64> {
-        let table = CallTable {
-            tools: &self.rows.tools,
-            mass: &self.rows.mass,
-            arg_offsets: &self.rows.offsets,
-            arg_names: &self.sorted.names,
-            arg_values: &self.sorted.values,
-            arg_weights: &self.sorted.weights,
-        };
-        let kernel = CallKernel::new(table);
-        let mut scratch = CallScratch::default();
-        let (a, b) = (&self.a, &self.b);
-        (0..a.offsets.len() - 1)
-            .map(|k| {
-                let calls_a = &a.ids[a.offsets[k] as usize..a.offsets[k + 1] as usize];
-                let calls_b = &b.ids[b.offsets[k] as usize..b.offsets[k + 1] as usize];
-                kernel.distance(calls_a, calls_b, &mut scratch)
-            })
-            .collect()
-    }
+/// The Needleman–Wunsch distance of every pair packed into `rows` (`sorted`: their arguments in
+/// the kernel's order) as sides `a` and `b`; ids are valid by construction.
+fn score_packed(
+    rows: &Rows,
+    sorted: &SortedArguments,
+    a: &Side,
+    b: &Side,
+    scratch: &mut CallScratch,
+) -> Vec<f64> {
+    let table = CallTable {
+        tools: &rows.tools,
+        mass: &rows.mass,
+        arg_offsets: &rows.offsets,
+        arg_names: &sorted.names,
+        arg_values: &sorted.values,
+        arg_weights: &sorted.weights,
+    };
+    let kernel = CallKernel::new(table);
+    (0..a.offsets.len() - 1)
+        .map(|k| {
+            let calls_a = &a.ids[a.offsets[k] as usize..a.offsets[k + 1] as usize];
+            let calls_b = &b.ids[b.offsets[k] as usize..b.offsets[k + 1] as usize];
+            kernel.distance(calls_a, calls_b, scratch)
+        })
+        .collect()
 }
 
 /// Score chunks from `queue` until it is empty and closed: `(start, distances)` per chunk.
 fn score_queue(queue: &Mutex<mpsc::Receiver<PackedChunk>>) -> Vec<(usize, Vec<f64>)> {
     let mut scored = Vec::new();
+    let mut scratch = CallScratch::default();
     loop {
         // a poisoned lock means another scorer panicked; its join reports that
         let next = match queue.lock() {
@@ -441,7 +424,10 @@ fn score_queue(queue: &Mutex<mpsc::Receiver<PackedChunk>>) -> Vec<(usize, Vec<f6
             Err(_) => return scored,
         };
         match next {
-            Ok(chunk) => scored.push((chunk.start, chunk.score())),
+            Ok(c) => scored.push((
+                c.start,
+                score_packed(&c.rows, &c.sorted, &c.a, &c.b, &mut scratch),
+            )),
             Err(_) => return scored,
         }
     }
@@ -490,6 +476,8 @@ pub struct CallPacker {
     /// `[tool, name, value, name, value, …]` of a call → its row.
     memo: FastMap<Box<[u32]>, u32>,
     rows: Rows,
+    /// Kernel buffers of batches scored on the calling thread.
+    scratch: CallScratch,
 }
 
 impl CallPacker {
@@ -520,11 +508,11 @@ impl CallPacker {
             (Some(_), Some(steps)) if text.is_ascii() => {
                 let mut canonical = std::mem::take(&mut self.canon_buffer);
                 canonicalize_ascii(steps, text.as_bytes(), &mut canonical);
-                // ASCII in, ASCII out: the conversion cannot fail
-                let id = match std::str::from_utf8(&canonical) {
-                    Ok(c) => self.values.str_id(py, c),
-                    Err(e) => Err(PyValueError::new_err(e.to_string())),
-                };
+                debug_assert!(canonical.is_ascii());
+                // SAFETY: every ASCII step maps ASCII to ASCII, and ASCII is valid UTF-8.
+                let id = self
+                    .values
+                    .str_id(py, unsafe { std::str::from_utf8_unchecked(&canonical) });
                 self.canon_buffer = canonical;
                 id?
             }
@@ -548,29 +536,62 @@ impl CallPacker {
         Ok((id, true))
     }
 
-    /// The row of a call whose tool, argument names and raw values are all objects seen before (by
-    /// address) and whose combination is already in the table; `None` otherwise. Reads only the
-    /// dict's entries (not the objects) and runs no Python code.
-    fn row_by_identity(
+    /// Read the entries of `args` once: the row of the call when its tool, argument names and raw
+    /// values are all objects seen before (by address) and the combination is already in the
+    /// table; otherwise `None`, with the items in `items` (as strong references). Runs no Python
+    /// code while it holds the dict's borrowed entries.
+    fn row_by_identity<'py>(
         &mut self,
-        tool: &Bound<'_, PyAny>,
-        args: &Bound<'_, PyDict>,
+        tool: &Bound<'py, PyAny>,
+        args: &Bound<'py, PyDict>,
         key: &mut Vec<u32>,
+        entries: &mut Vec<(usize, usize)>,
+        items: &mut Vec<(Bound<'py, PyAny>, Bound<'py, PyAny>)>,
     ) -> Option<u32> {
         key.clear();
-        key.push(self.tools.seen.get(tool)?);
+        entries.clear();
+        let mut known = match self.tools.seen.get(tool) {
+            Some(id) => {
+                key.push(id);
+                true
+            }
+            None => false,
+        };
         let (mut pos, mut name, mut value): (
             ffi::Py_ssize_t,
             *mut ffi::PyObject,
             *mut ffi::PyObject,
         ) = (0, std::ptr::null_mut(), std::ptr::null_mut());
         // SAFETY: `args` is a live dict and nothing in this loop runs Python code or changes it;
-        // the borrowed entries are only compared as addresses, never dereferenced.
+        // the borrowed entries are only compared as addresses here.
         while unsafe { ffi::PyDict_Next(args.as_ptr(), &mut pos, &mut name, &mut value) } != 0 {
-            key.push(self.names.seen.get_address(name as usize)?);
-            key.push(self.raw_seen.get_address(value as usize)?);
+            entries.push((name as usize, value as usize));
+            if known {
+                match (
+                    self.names.seen.get_address(name as usize),
+                    self.raw_seen.get_address(value as usize),
+                ) {
+                    (Some(n), Some(v)) => key.extend([n, v]),
+                    _ => known = false,
+                }
+            }
         }
-        self.memo.get(key.as_slice()).copied()
+        if known {
+            if let Some(&row) = self.memo.get(key.as_slice()) {
+                return Some(row);
+            }
+        }
+        let py = args.py();
+        items.clear();
+        // SAFETY: still no Python code has run since PyDict_Next returned these entries, so the
+        // dict (alive through `args`) still holds them; each becomes a strong reference here.
+        items.extend(entries.iter().map(|&(name, value)| unsafe {
+            (
+                Bound::from_borrowed_ptr(py, name as *mut ffi::PyObject),
+                Bound::from_borrowed_ptr(py, value as *mut ffi::PyObject),
+            )
+        }));
+        None
     }
 
     /// The row of call `(tool, items)`, added to the table if new.
@@ -614,8 +635,10 @@ impl CallPacker {
             }
         }
         rows.tools.push(key[0]);
-        rows.names.extend(key.iter().skip(1).step_by(2));
-        rows.values.extend(key.iter().skip(2).step_by(2));
+        for pair in key[1..].chunks_exact(2) {
+            rows.names.push(pair[0]);
+            rows.values.push(pair[1]);
+        }
         rows.offsets.push(rows.names.len() as i64);
         if memoisable {
             self.memo.insert(key.as_slice().into(), row);
@@ -623,30 +646,20 @@ impl CallPacker {
         Ok(row)
     }
 
-    /// Pack the pairs `pairs` (the batch's pairs from `start` on) into a fresh call table,
-    /// appending each side's total masses and lengths to its lists; the packer is left empty.
-    fn pack_chunk<'py>(
+    /// Pack `pairs` into a fresh call table (this packer's), appending each side's total masses
+    /// and lengths to its lists: `(pred side, gold side, arguments in the kernel's order)`.
+    fn pack_pairs<'py>(
         &mut self,
         py: Python<'py>,
-        start: usize,
         pairs: (&[Bound<'py, PyAny>], &[Bound<'py, PyAny>]),
         (p_totals, p_lengths): (&Bound<'py, PyList>, &Bound<'py, PyList>),
         (g_totals, g_lengths): (&Bound<'py, PyList>, &Bound<'py, PyList>),
         name_key: &Bound<'py, PyAny>,
-    ) -> PyResult<PackedChunk> {
+    ) -> PyResult<(Side, Side, SortedArguments)> {
         self.reset();
         let a = self.pack_side(py, pairs.0.iter().cloned().map(Ok), p_totals, p_lengths)?;
         let b = self.pack_side(py, pairs.1.iter().cloned().map(Ok), g_totals, g_lengths)?;
-        let sorted = self.sorted_arguments(py, name_key)?;
-        let rows = std::mem::take(&mut self.rows);
-        self.reset(); // the ids and memo refer to the rows just taken
-        Ok(PackedChunk {
-            start,
-            rows,
-            sorted,
-            a,
-            b,
-        })
+        Ok((a, b, self.sorted_arguments(py, name_key)?))
     }
 
     /// Forget everything packed so far, keeping the allocations (the start of every chunk of
@@ -673,6 +686,7 @@ impl CallPacker {
         let mut offsets: Vec<i64> = vec![0];
         let mut items: Vec<(Bound<'py, PyAny>, Bound<'py, PyAny>)> = Vec::new();
         let mut key: Vec<u32> = Vec::new();
+        let mut entries: Vec<(usize, usize)> = Vec::new();
         let step_type = self.step_type.bind(py).clone();
         for x in trajectories {
             let x = x?;
@@ -700,12 +714,13 @@ impl CallPacker {
                 };
                 items.clear();
                 if let Ok(dict) = args.cast_exact::<PyDict>() {
-                    if let Some(row) = self.row_by_identity(&tool, dict, &mut key) {
+                    let found =
+                        self.row_by_identity(&tool, dict, &mut key, &mut entries, &mut items);
+                    if let Some(row) = found {
                         ids.push(row);
                         total += self.rows.mass[row as usize];
                         continue;
                     }
-                    dict_items(dict, &mut items);
                 } else {
                     for item in args.call_method0(intern!(py, "items"))?.try_iter()? {
                         let item = item?;
@@ -743,7 +758,16 @@ impl CallPacker {
             let (lo, hi) = (w[0] as usize, w[1] as usize);
             order.clear();
             order.extend(lo..hi);
-            order.sort_unstable_by_key(|&t| rank[rows.names[t] as usize]);
+            // calls have a few arguments: an insertion sort
+            for k in 1..order.len() {
+                let mut q = k;
+                while q > 0
+                    && rank[rows.names[order[q - 1]] as usize] > rank[rows.names[order[q]] as usize]
+                {
+                    order.swap(q - 1, q);
+                    q -= 1;
+                }
+            }
             for &t in &order {
                 sorted.names.push(rank[rows.names[t] as usize]);
                 sorted.values.push(rows.values[t]);
@@ -847,6 +871,7 @@ impl CallPacker {
             canon_buffer: Vec::new(),
             memo: presized(),
             rows,
+            scratch: CallScratch::default(),
         })
     }
 
@@ -878,7 +903,8 @@ impl CallPacker {
     /// starts from an empty table (a pair's distance depends on its own calls only), is packed,
     /// then scored by the Needleman–Wunsch kernel: this thread packs (with the GIL) while up to
     /// `threads - 1` others score the chunks already packed (`threads` 0: all cores); this thread
-    /// joins them without the GIL once everything is packed. The packer is left empty.
+    /// joins them without the GIL once everything is packed. A batch of one chunk is packed and
+    /// scored on this thread. Afterwards the packer holds the last chunk.
     fn score_pairs<'py>(
         &mut self,
         py: Python<'py>,
@@ -903,6 +929,23 @@ impl CallPacker {
         let chunk_size = (n / (4 * workers)).clamp(MIN_CHUNK_PAIRS, CHUNK_PAIRS);
         let (p_totals, p_lengths) = (PyList::empty(py), PyList::empty(py));
         let (g_totals, g_lengths) = (PyList::empty(py), PyList::empty(py));
+        if n <= chunk_size {
+            let (a, b, sorted) = self.pack_pairs(
+                py,
+                (&preds, &golds),
+                (&p_totals, &p_lengths),
+                (&g_totals, &g_lengths),
+                name_key,
+            )?;
+            let raws = score_packed(&self.rows, &sorted, &a, &b, &mut self.scratch);
+            return Ok((
+                PyList::new(py, raws)?,
+                p_totals,
+                p_lengths,
+                g_totals,
+                g_lengths,
+            ));
+        }
         let (sender, receiver) = mpsc::channel::<PackedChunk>();
         let queue = Mutex::new(receiver);
         let scored = std::thread::scope(|scope| -> PyResult<Vec<(usize, Vec<f64>)>> {
@@ -914,14 +957,20 @@ impl CallPacker {
             let mut packed = Ok(());
             for start in (0..n).step_by(chunk_size) {
                 let end = n.min(start + chunk_size);
-                let chunk = self.pack_chunk(
+                let packed_pairs = self.pack_pairs(
                     py,
-                    start,
                     (&preds[start..end], &golds[start..end]),
                     (&p_totals, &p_lengths),
                     (&g_totals, &g_lengths),
                     name_key,
                 );
+                let chunk = packed_pairs.map(|(a, b, sorted)| PackedChunk {
+                    start,
+                    rows: self.rows.clone(),
+                    sorted,
+                    a,
+                    b,
+                });
                 match chunk {
                     // the receiver lives until the end of this scope, so sending cannot fail
                     Ok(chunk) => drop(sender.send(chunk)),
