@@ -416,3 +416,50 @@ fn unit_kernel_declines_what_it_cannot_represent() {
         17.0
     );
 }
+
+/// `base` with about one step in `every` deleted, replaced or followed by an extra step.
+fn perturbed(rng: &mut Rng, base: &[Call], every: u64, names: u64) -> Vec<Call> {
+    let mut out = vec![];
+    for step in base {
+        match rng.below(every) {
+            0 => {}
+            1 => out.extend(random_unit_steps(rng, 1, names, 3)),
+            2 => {
+                out.push(step.clone());
+                out.extend(random_unit_steps(rng, 1, names, 3));
+            }
+            _ => out.push(step.clone()),
+        }
+    }
+    out
+}
+
+#[test]
+fn unit_kernel_band_is_exact_on_long_trajectories() {
+    // Alike pairs stay within the first band; unrelated or skewed pairs need it widened.
+    let mut rng = Rng(0xA076_1D64_78BD_642F);
+    let (mut general, mut dense) = (Scratch::default(), unit::UnitScratch::default());
+    for round in 0..600 {
+        let names = 1 + rng.below(4);
+        let (len_a, len_b, every) = (20 + rng.below(60), rng.below(80), 2 + rng.below(12));
+        let a = random_unit_steps(&mut rng, len_a as usize, names, 3);
+        let b = match round % 3 {
+            0 => perturbed(&mut rng, &a, every, names),
+            1 => random_unit_steps(&mut rng, len_b as usize, names, 3),
+            _ => a[..(len_b as usize).min(a.len())].to_vec(),
+        };
+        let (t, ia, ib) = pair(&a, &b, 1.0);
+        let model = unit::UnitModel::new(t.table()).unwrap();
+        let expected = distance(&CallCost::new(t.table(), &ia, &ib), &mut general);
+        assert_eq!(
+            model.distance(&ia, &ib, &mut dense),
+            Some(expected),
+            "round {round}"
+        );
+        assert_eq!(
+            model.distance(&ib, &ia, &mut dense),
+            Some(expected),
+            "round {round}"
+        );
+    }
+}

@@ -29,6 +29,13 @@ const MAX_TOOL_IDS: usize = 1 << 16;
 /// The end of a list of positions.
 const NONE: u32 = u32::MAX;
 
+/// The cost of a cell outside the band (far below overflow when costs are added to it).
+const INF: i32 = i32::MAX / 4;
+
+/// Diagonals tried on either side of the ones between 0 and `m - n` before widening the band to
+/// what the first path's cost requires (8 covers most trajectory pairs that are alike).
+const FIRST_BAND: usize = 8;
+
 /// Reusable buffers of [`UnitModel::distance`].
 #[derive(Default)]
 pub struct UnitScratch {
@@ -105,51 +112,92 @@ impl<'a> UnitModel<'a> {
         s.mass_b.clear();
         s.mass_b
             .extend(b.iter().map(|&g| table.mass[g as usize] as i32));
-        s.prev.clear();
-        s.prev.push(0);
-        for j in 0..m {
-            let v = s.prev[j] + s.mass_b[j];
-            s.prev.push(v);
+        // Every gap costs at least `min_gap`, and a path through diagonal `d = j - i` makes at
+        // least `|d| + |m - n - d|` gaps; so when the best path within `extra` diagonals of the
+        // ones between 0 and m - n costs at most what leaving them costs, it is the best path.
+        let min_gap = a
+            .iter()
+            .map(|&p| table.mass[p as usize] as i32)
+            .chain(s.mass_b.iter().copied())
+            .min()
+            .unwrap_or(1)
+            .max(1);
+        let skew = n.abs_diff(m) as i32;
+        let leaving_costs = |extra: usize| min_gap * (skew + 2 * (extra as i32 + 1));
+        let mut d = self.banded(a, b, width, FIRST_BAND, s);
+        if d > leaving_costs(FIRST_BAND) {
+            // wide enough that leaving costs more than the path found
+            let extra = ((d / min_gap - skew) / 2).max(0) as usize;
+            d = self.banded(a, b, width, extra, s);
         }
+        for &g in b {
+            s.first_of_tool[table.tools[g as usize] as usize] = NONE;
+        }
+        Some(d as f64)
+    }
+
+    /// The cheapest path through the diagonals `d = j - i` from `min(0, m - n) - extra` to
+    /// `max(0, m - n) + extra` (cells outside cost [`INF`]).
+    fn banded(&self, a: &[u32], b: &[u32], width: usize, extra: usize, s: &mut UnitScratch) -> i32 {
+        let table = &self.table;
+        let (n, m) = (a.len(), b.len());
+        let skew = m as isize - n as isize;
+        let (d_lo, d_hi) = (skew.min(0) - extra as isize, skew.max(0) + extra as isize);
+        let band = |i: usize| {
+            let lo = (i as isize + d_lo).max(0) as usize;
+            let hi = (i as isize + d_hi).min(m as isize) as usize;
+            (lo, hi)
+        };
+        s.prev.clear();
+        s.prev.resize(m + 2, INF);
         s.cur.clear();
-        s.cur.resize(m + 1, 0);
+        s.cur.resize(m + 2, INF);
         s.subs.clear();
         s.subs.resize(m, 0);
+        let (_, hi) = band(0);
+        s.prev[0] = 0;
+        for j in 0..hi {
+            s.prev[j + 1] = s.prev[j] + s.mass_b[j];
+        }
         for (i, &p) in a.iter().enumerate() {
             let (tool, mass) = (table.tools[p as usize], table.mass[p as usize] as i32);
-            for (cost, &g_mass) in s.subs.iter_mut().zip(&s.mass_b) {
+            let (lo, hi) = band(i + 1);
+            // cells lo.max(1)..=hi, whose substitutions are subs[first..hi]
+            let first = lo.max(1) - 1;
+            for (cost, &g_mass) in s.subs[first..hi].iter_mut().zip(&s.mass_b[first..hi]) {
                 *cost = mass + g_mass;
             }
             let row = &s.dense_a[i * width..(i + 1) * width];
             let mut j = s.first_of_tool[tool as usize];
             while j != NONE {
                 let k = j as usize;
-                s.subs[k] = if b[k] == p {
-                    0 // the same call: every argument agrees
-                } else {
-                    slots_differing(row, &s.dense_b[k * width..(k + 1) * width])
-                };
+                if (first..hi).contains(&k) {
+                    s.subs[k] = if b[k] == p {
+                        0 // the same call: every argument agrees
+                    } else {
+                        slots_differing(row, &s.dense_b[k * width..(k + 1) * width])
+                    };
+                }
                 j = s.next_same_tool[k];
             }
-            // diagonal and vertical moves (independent across the row), then the horizontal scan
-            let (diag, up, subs) = (&s.prev[..m], &s.prev[1..], &s.subs[..m]);
-            let (first, cells) = s.cur.split_at_mut(1);
-            let cells = &mut cells[..m];
-            first[0] = s.prev[0] + mass;
-            for j in 0..m {
+            // column 0, then the diagonal and vertical moves (independent across the row), then
+            // the horizontal scan; prev[hi] is INF when the previous row ended at hi - 1
+            let (prev, cur) = (&s.prev, &mut s.cur);
+            cur[first] = if lo == 0 { prev[0] + mass } else { INF };
+            let (diag, up, subs) = (&prev[first..hi], &prev[first + 1..=hi], &s.subs[first..hi]);
+            let cells = &mut cur[first + 1..=hi];
+            for j in 0..cells.len() {
                 cells[j] = (diag[j] + subs[j]).min(up[j] + mass);
             }
-            let mut left = first[0];
-            for (cell, &g_mass) in cells.iter_mut().zip(&s.mass_b[..m]) {
+            let mut left = cur[first];
+            for (cell, &g_mass) in cur[first + 1..=hi].iter_mut().zip(&s.mass_b[first..hi]) {
                 left = (*cell).min(left + g_mass);
                 *cell = left;
             }
+            cur[hi + 1] = INF;
             std::mem::swap(&mut s.prev, &mut s.cur);
         }
-        for &g in b {
-            s.first_of_tool[table.tools[g as usize] as usize] = NONE;
-        }
-        Some(s.prev[m] as f64)
+        s.prev[m]
     }
 
     /// Give every argument name of the pair a local slot (first-seen order); `false` when that
