@@ -11,6 +11,7 @@
 use std::sync::{mpsc, Arc, Mutex};
 
 use foldhash::HashMap as FastMap;
+use hashbrown::HashTable;
 use numpy::{IntoPyArray, PyArray1};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::ffi;
@@ -362,6 +363,13 @@ fn prefetch(address: *const i8) {
     let _ = address;
 }
 
+/// The hash of a call key (fixed seed: the memo of one packer only).
+#[inline]
+fn hash_key(key: &[u32]) -> u64 {
+    use std::hash::BuildHasher;
+    foldhash::fast::FixedState::default().hash_one(key)
+}
+
 /// The growing call table (see `scorekit._kernels.align`): one row per distinct call.
 #[derive(Clone, Default)]
 struct Rows {
@@ -510,8 +518,9 @@ pub struct CallPacker {
     raw_seen: SeenObjects,
     raw_strings: FastMap<Box<[u8]>, u32>,
     canon_buffer: Vec<u8>,
-    /// `[tool, name, value, name, value, …]` of a call → its row.
-    memo: FastMap<Box<[u32]>, u32>,
+    /// `[tool, name, value, name, value, …]` of a call → its row, as `(hash of the key, row)`:
+    /// keys are not stored, but compared with the rows' own tool, names and values.
+    memo: HashTable<(u64, u32)>,
     rows: Rows,
     /// Kernel buffers of batches scored on the calling thread.
     scratch: CallScratch,
@@ -614,7 +623,7 @@ impl CallPacker {
             }
         }
         if known {
-            if let Some(&row) = self.memo.get(key.as_slice()) {
+            if let Some(row) = self.memo_row(key, hash_key(key)) {
                 return Some(row);
             }
         }
@@ -629,6 +638,24 @@ impl CallPacker {
             )
         }));
         None
+    }
+
+    /// The memoised row whose call key is `key` (hash `hash`).
+    fn memo_row(&self, key: &[u32], hash: u64) -> Option<u32> {
+        let rows = &self.rows;
+        let same = |row: u32| {
+            let r = row as usize;
+            let (lo, hi) = (rows.offsets[r] as usize, rows.offsets[r + 1] as usize);
+            rows.tools[r] == key[0]
+                && 2 * (hi - lo) == key.len() - 1
+                && key[1..]
+                    .chunks_exact(2)
+                    .zip(rows.names[lo..hi].iter().zip(&rows.values[lo..hi]))
+                    .all(|(k, (&name, &value))| k[0] == name && k[1] == value)
+        };
+        self.memo
+            .find(hash, |&(h, row)| h == hash && same(row))
+            .map(|&(_, row)| row)
     }
 
     /// The row of call `(tool, items)`, added to the table if new.
@@ -648,8 +675,9 @@ impl CallPacker {
             memoisable &= equal_to_itself;
             key.push(vid);
         }
+        let hash = hash_key(key);
         if memoisable {
-            if let Some(&row) = self.memo.get(key.as_slice()) {
+            if let Some(row) = self.memo_row(key, hash) {
                 return Ok(row);
             }
         }
@@ -678,7 +706,7 @@ impl CallPacker {
         }
         rows.offsets.push(rows.names.len() as i64);
         if memoisable {
-            self.memo.insert(key.as_slice().into(), row);
+            self.memo.insert_unique(hash, (hash, row), |&(h, _)| h);
         }
         Ok(row)
     }
@@ -907,7 +935,7 @@ impl CallPacker {
             raw_seen: SeenObjects::default(),
             raw_strings: presized(),
             canon_buffer: Vec::new(),
-            memo: presized(),
+            memo: HashTable::with_capacity(64),
             rows,
             scratch: CallScratch::default(),
         })
