@@ -8,7 +8,7 @@
 //! Every input the fast path does not recognise is handed to the same Python helpers the twin
 //! uses, so both accept and reject exactly the same inputs.
 
-use std::sync::{mpsc, Arc, Mutex};
+use std::sync::{mpsc, Mutex};
 
 use foldhash::HashMap as FastMap;
 use hashbrown::HashTable;
@@ -23,7 +23,7 @@ use scorekit_kernels::canon::{canonicalize_ascii, AsciiStep};
 
 /// A value as an interner keeps it (to give it back to Python).
 enum Key {
-    Str(Arc<str>),
+    Str(Box<str>),
     Int(i64),
     Float(f64),
     None,
@@ -157,7 +157,8 @@ impl SeenObjects {
 /// Python `ValueInterner` (the fallback). From the first fallback value on, every native value is registered with the fallback
 /// too, so values equal across the two kinds (a NumPy integer and an `int`) share one id.
 struct Interner {
-    strings: FastMap<Arc<str>, u32>,
+    /// `(hash, id)` of every interned string (its text is `keys[id]`).
+    strings: HashTable<(u64, u32)>,
     numbers: FastMap<Num, u32>,
     none: Option<u32>,
     seen: SeenObjects,
@@ -171,7 +172,7 @@ struct Interner {
 impl Interner {
     fn new(interner_type: Py<PyAny>) -> Self {
         Interner {
-            strings: presized(),
+            strings: HashTable::with_capacity(64),
             numbers: presized(),
             none: None,
             seen: SeenObjects::default(),
@@ -241,23 +242,23 @@ impl Interner {
         v: Option<&Bound<'_, PyAny>>,
         native: Native<'_>,
     ) -> PyResult<u32> {
+        let hash = match &native {
+            Native::Str(s) => hash_text(s),
+            _ => 0,
+        };
         let found = match &native {
-            Native::Str(s) => self.strings.get(*s).copied(),
+            Native::Str(s) => self.string_id(s, hash),
             Native::Num(n) => self.numbers.get(n).copied(),
             Native::None => self.none,
         };
         if let Some(id) = found {
             return Ok(id);
         }
-        let text: Option<Arc<str>> = match &native {
-            Native::Str(s) => Some(Arc::from(*s)),
-            _ => None,
-        };
-        let key = match (&native, &text) {
-            (_, Some(shared)) => Key::Str(shared.clone()),
-            (Native::Num(Num::Int(x)), None) => Key::Int(*x),
-            (Native::Num(Num::Float(bits)), None) => Key::Float(f64::from_bits(*bits)),
-            _ => Key::None,
+        let key = match &native {
+            Native::Str(s) => Key::Str((*s).into()),
+            Native::Num(Num::Int(x)) => Key::Int(*x),
+            Native::Num(Num::Float(bits)) => Key::Float(f64::from_bits(*bits)),
+            Native::None => Key::None,
         };
         let id = if self.fallback.is_some() {
             let obj = match v {
@@ -268,16 +269,30 @@ impl Interner {
         } else {
             self.push(key)
         };
-        match (native, text) {
-            (_, Some(shared)) => {
-                self.strings.insert(shared, id);
+        match native {
+            Native::Str(s) => {
+                // the fallback may have matched an equal value of another kind: such a string is
+                // not indexed here (the fallback answers it every time)
+                if matches!(&self.keys[id as usize], Key::Str(k) if **k == *s) {
+                    self.strings.insert_unique(hash, (hash, id), |&(h, _)| h);
+                }
             }
-            (Native::Num(n), None) => {
+            Native::Num(n) => {
                 self.numbers.insert(n, id);
             }
-            _ => self.none = Some(id),
+            Native::None => self.none = Some(id),
         }
         Ok(id)
+    }
+
+    /// The id of the string `s` (hash `hash`), if interned.
+    fn string_id(&self, s: &str, hash: u64) -> Option<u32> {
+        let keys = &self.keys;
+        self.strings
+            .find(hash, |&(h, id)| {
+                h == hash && matches!(&keys[id as usize], Key::Str(k) if **k == *s)
+            })
+            .map(|&(_, id)| id)
     }
 
     /// The id of the canonical string `s`.
@@ -361,6 +376,13 @@ fn prefetch(address: *const i8) {
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = address;
+}
+
+/// The hash of an interned string's text.
+#[inline]
+fn hash_text(text: &str) -> u64 {
+    use std::hash::BuildHasher;
+    foldhash::fast::FixedState::default().hash_one(text)
 }
 
 /// The hash of a call key (fixed seed: the memo of one packer only).
