@@ -333,6 +333,10 @@ pub struct CallKernel<'a> {
     unit: Option<unit::UnitModel<'a>>,
 }
 
+/// Fewest table cells (`len(a) · len(b)`) for which [`CallKernel`] uses the integer kernel
+/// (measured: 10-step pairs run faster on the general kernel, 50-step pairs on the integer one).
+const UNIT_MIN_CELLS: usize = 400;
+
 /// Reusable buffers of [`CallKernel::distance`].
 #[derive(Default)]
 pub struct CallScratch {
@@ -351,7 +355,8 @@ impl<'a> CallKernel<'a> {
 
     /// The distance between call sequences `a` and `b` (ids validated against the table).
     pub fn distance(&self, a: &[u32], b: &[u32], scratch: &mut CallScratch) -> f64 {
-        if let Some(unit) = &self.unit {
+        // short pairs: the dense layout costs more than the general kernel saves
+        if let (Some(unit), true) = (&self.unit, a.len() * b.len() >= UNIT_MIN_CELLS) {
             if let Some(d) = unit.distance(a, b, &mut scratch.unit) {
                 return d;
             }
