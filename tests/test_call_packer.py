@@ -35,6 +35,12 @@ class Args(dict):
     """A dict subclass whose items() the readers must use."""
 
 
+class SubStep(Step):
+    """A Step subclass (read through ``as_call``, not through Step's slot layout)."""
+
+    __slots__ = ()
+
+
 def _values(rng: random.Random) -> list:
     letters = "".join(rng.choice("aAbB ,.-") for _ in range(rng.randrange(6)))
     return [
@@ -50,7 +56,9 @@ def _call(rng: random.Random, values: list):
     tool = rng.choice(["search", "open", "Search", "answer", 7])
     names = rng.sample(["q", "n", "m", "query", 1, ("t",)], rng.randrange(4))
     args = {k: rng.choice(values) for k in names}
-    form = rng.randrange(8)
+    form = rng.randrange(9)
+    if form == 6:
+        return SubStep(tool, args)
     if form == 0:
         return (tool, args)
     if form == 1:
@@ -177,6 +185,7 @@ def test_values_equal_across_kinds_share_an_id():
 
 @pytest.mark.parametrize("bad, error", [
     (3, TypeError), ([Step("s", "x")], ValueError), ([("s", {"q": "a"}), object()], TypeError),
+    ([object.__new__(Step)], AttributeError),  # a Step whose slots were never set
 ])
 def test_bad_input_raises_like_the_twin(bad, error):
     for packer in (_compiled(None, _Weights(None)), _Preparer(None, _Weights(None))):

@@ -136,7 +136,7 @@ def _args_dict(args: Any, tool: Any) -> dict:
         ) from None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Step:
     """One tool call of a trajectory; ``error`` is set when the call itself failed."""
 

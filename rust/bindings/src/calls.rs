@@ -17,7 +17,7 @@ use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::ffi;
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple, PyType};
 use scorekit_kernels::align::{CallKernel, CallScratch, CallTable};
 use scorekit_kernels::canon::{canonicalize_ascii, AsciiStep};
 
@@ -329,11 +329,77 @@ impl Interner {
     }
 }
 
-/// `(tool, args)` of a `Step` whose `args` is a `dict` (the twin's fast path); `None` otherwise.
+/// Where the `tool` and `args` references of a `Step` instance live, when `Step` keeps them in
+/// `__slots__` (the object's own memory, at offsets its type publishes in its member table).
+#[derive(Clone, Copy)]
+struct StepSlots {
+    tool: usize,
+    args: usize,
+}
+
+impl StepSlots {
+    /// The slot offsets of `step_type`'s `tool` and `args` members, or `None` (the attributes are
+    /// then read by `getattr`) unless it is a class with both as plain object slots.
+    fn of(step_type: &Bound<'_, PyAny>) -> Option<StepSlots> {
+        let ty = step_type.cast::<PyType>().ok()?;
+        // SAFETY: `ty` is a live type object; a heap type's member table is an array of
+        // `PyMemberDef` ended by one with a null name, and stays valid while the type lives (the
+        // packer keeps it).
+        unsafe {
+            if ffi::PyType_GetFlags(ty.as_type_ptr()) & ffi::Py_TPFLAGS_HEAPTYPE == 0 {
+                return None;
+            }
+            let mut member = ffi::PyType_GetSlot(ty.as_type_ptr(), ffi::Py_tp_members)
+                as *const ffi::PyMemberDef;
+            let (mut tool, mut args) = (None, None);
+            while !member.is_null() && !(*member).name.is_null() {
+                let m = &*member;
+                if m.type_code == ffi::Py_T_OBJECT_EX {
+                    match std::ffi::CStr::from_ptr(m.name).to_bytes() {
+                        b"tool" => tool = Some(m.offset as usize),
+                        b"args" => args = Some(m.offset as usize),
+                        _ => {}
+                    }
+                }
+                member = member.add(1);
+            }
+            Some(StepSlots {
+                tool: tool?,
+                args: args?,
+            })
+        }
+    }
+}
+
+/// `(tool, args)` of a `Step` (`slots`: its layout) whose `args` is a `dict` (the twin's fast
+/// path); `None` otherwise.
 fn step_fields<'py>(
     step: &Bound<'py, PyAny>,
+    slots: Option<StepSlots>,
 ) -> PyResult<Option<(Bound<'py, PyAny>, Bound<'py, PyAny>)>> {
     let py = step.py();
+    if let Some(slots) = slots {
+        // SAFETY: `step` is an instance of exactly the type `slots` was read from, so both offsets
+        // hold its (possibly unset, then null) object references.
+        let (tool, args) = unsafe {
+            let base = step.as_ptr() as *const u8;
+            (
+                *(base.add(slots.tool) as *const *mut ffi::PyObject),
+                *(base.add(slots.args) as *const *mut ffi::PyObject),
+            )
+        };
+        if !tool.is_null() && !args.is_null() {
+            // SAFETY: both are live references held by `step`; each becomes a strong reference.
+            let (tool, args) = unsafe {
+                (
+                    Bound::from_borrowed_ptr(py, tool),
+                    Bound::from_borrowed_ptr(py, args),
+                )
+            };
+            return Ok(args.is_instance_of::<PyDict>().then_some((tool, args)));
+        }
+        // an unset slot: `getattr` raises the AttributeError
+    }
     let args = step.getattr(intern!(py, "args"))?;
     if !args.is_instance_of::<PyDict>() {
         return Ok(None);
@@ -526,6 +592,7 @@ type Packed<'py> = (
 #[pyclass(module = "scorekit._core")]
 pub struct CallPacker {
     step_type: Py<PyAny>,
+    step_slots: Option<StepSlots>,
     calls_of: Py<PyAny>,
     as_call: Py<PyAny>,
     norm: Py<PyAny>,
@@ -789,7 +856,7 @@ impl CallPacker {
             for c in calls.try_iter()? {
                 let c = c?;
                 let call = if c.get_type().is(&step_type) {
-                    step_fields(&c)?
+                    step_fields(&c, self.step_slots)?
                 } else {
                     None
                 };
@@ -944,6 +1011,7 @@ impl CallPacker {
         let mut rows = Rows::default();
         rows.offsets.push(0);
         Ok(CallPacker {
+            step_slots: StepSlots::of(step_type.bind(py)),
             step_type,
             calls_of,
             as_call,
