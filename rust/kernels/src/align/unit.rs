@@ -10,8 +10,9 @@
 //! with [`MISSING`] where it lacks a name. Two calls of the same tool then cost the number of
 //! slots whose entries differ (a name on one side only, or different values): a branch-free
 //! comparison of two short rows instead of a merge. A row of the table first gets every cell's
-//! different-tool cost (both masses, one vectorised pass); only the cells whose call has the
-//! row's tool, found through `b`'s positions chained by tool, are then overwritten.
+//! vertical and different-tool diagonal move (both masses, one vectorised pass); only the cells
+//! whose call has the row's tool, found through `b`'s positions chained by tool, then try their
+//! cheaper substitution, before the horizontal moves are scanned.
 
 use super::CallTable;
 
@@ -46,12 +47,14 @@ pub struct UnitScratch {
     /// `n × width` and `m × width` slot values of `a` and `b` (row-major).
     dense_a: Vec<u32>,
     dense_b: Vec<u32>,
-    /// The first position of `b` with each tool id, and for every position the next one with
-    /// the same tool ([`NONE`] ends a list): the cells of a row whose call shares its tool.
+    /// The first position of `b` with each tool id (during [`UnitModel::banded`], the first one
+    /// not left of the current row's band), and for every position the next one with the same
+    /// tool ([`NONE`] ends a list): the cells of a row whose call shares its tool.
     first_of_tool: Vec<u32>,
     next_same_tool: Vec<u32>,
+    /// The masses of `a`'s and `b`'s calls.
+    mass_a: Vec<i32>,
     mass_b: Vec<i32>,
-    subs: Vec<i32>,
     prev: Vec<i32>,
     cur: Vec<i32>,
 }
@@ -108,17 +111,20 @@ impl<'a> UnitModel<'a> {
             return None;
         }
         let table = &self.table;
-        self.link_tools(b, s);
-        s.mass_b.clear();
-        s.mass_b
-            .extend(b.iter().map(|&g| table.mass[g as usize] as i32));
+        let masses = |calls: &[u32], out: &mut Vec<i32>| {
+            out.clear();
+            out.extend(calls.iter().map(|&c| table.mass[c as usize] as i32));
+        };
+        masses(a, &mut s.mass_a);
+        masses(b, &mut s.mass_b);
         // Every gap costs at least `min_gap`, and a path through diagonal `d = j - i` makes at
         // least `|d| + |m - n - d|` gaps; so when the best path within `extra` diagonals of the
         // ones between 0 and m - n costs at most what leaving them costs, it is the best path.
-        let min_gap = a
+        let min_gap = s
+            .mass_a
             .iter()
-            .map(|&p| table.mass[p as usize] as i32)
-            .chain(s.mass_b.iter().copied())
+            .chain(&s.mass_b)
+            .copied()
             .min()
             .unwrap_or(1)
             .max(1);
@@ -129,9 +135,6 @@ impl<'a> UnitModel<'a> {
             // wide enough that leaving costs more than the path found
             let extra = ((d / min_gap - skew) / 2).max(0) as usize;
             d = self.banded(a, b, width, extra, s);
-        }
-        for &g in b {
-            s.first_of_tool[table.tools[g as usize] as usize] = NONE;
         }
         Some(d as f64)
     }
@@ -148,56 +151,77 @@ impl<'a> UnitModel<'a> {
             let hi = (i as isize + d_hi).min(m as isize) as usize;
             (lo, hi)
         };
+        // each tool's chain is walked from its first position not left of the band (the band
+        // only moves right): `first_of_tool` advances row by row
+        self.link_tools(b, s);
         s.prev.clear();
         s.prev.resize(m + 2, INF);
         s.cur.clear();
         s.cur.resize(m + 2, INF);
-        s.subs.clear();
-        s.subs.resize(m, 0);
+        // the buffers as plain local slices: the row loop keeps them in registers
+        let UnitScratch {
+            dense_a,
+            dense_b,
+            first_of_tool,
+            next_same_tool,
+            mass_a,
+            mass_b,
+            prev,
+            cur,
+            ..
+        } = s;
+        let (mass_b, next_same_tool) = (&mass_b[..m], &next_same_tool[..m]);
+        let (mut prev, mut cur) = (&mut prev[..m + 2], &mut cur[..m + 2]);
         let (_, hi) = band(0);
-        s.prev[0] = 0;
+        prev[0] = 0;
         for j in 0..hi {
-            s.prev[j + 1] = s.prev[j] + s.mass_b[j];
+            prev[j + 1] = prev[j] + mass_b[j];
         }
-        for (i, &p) in a.iter().enumerate() {
-            let (tool, mass) = (table.tools[p as usize], table.mass[p as usize] as i32);
+        for (i, (&p, &mass)) in a.iter().zip(&mass_a[..n]).enumerate() {
+            let tool = table.tools[p as usize];
             let (lo, hi) = band(i + 1);
-            // cells lo.max(1)..=hi, whose substitutions are subs[first..hi]
+            // cells lo.max(1)..=hi: cur[j + 1] pairs a[i] with b[j] for j in first..hi
             let first = lo.max(1) - 1;
-            for (cost, &g_mass) in s.subs[first..hi].iter_mut().zip(&s.mass_b[first..hi]) {
-                *cost = mass + g_mass;
-            }
-            let row = &s.dense_a[i * width..(i + 1) * width];
-            let mut j = s.first_of_tool[tool as usize];
-            while j != NONE {
-                let k = j as usize;
-                if (first..hi).contains(&k) {
-                    s.subs[k] = if b[k] == p {
-                        0 // the same call: every argument agrees
-                    } else {
-                        slots_differing(row, &s.dense_b[k * width..(k + 1) * width])
-                    };
-                }
-                j = s.next_same_tool[k];
-            }
-            // column 0, then the diagonal and vertical moves (independent across the row), then
-            // the horizontal scan; prev[hi] is INF when the previous row ended at hi - 1
-            let (prev, cur) = (&s.prev, &mut s.cur);
             cur[first] = if lo == 0 { prev[0] + mass } else { INF };
-            let (diag, up, subs) = (&prev[first..hi], &prev[first + 1..=hi], &s.subs[first..hi]);
-            let cells = &mut cur[first + 1..=hi];
-            for j in 0..cells.len() {
-                cells[j] = (diag[j] + subs[j]).min(up[j] + mass);
+            // vertical moves, and diagonal ones as if every call had another tool (both masses)
+            let moves = prev[first..hi].iter().zip(&prev[first + 1..=hi]);
+            for ((cell, (&diag, &up)), &g_mass) in
+                cur[first + 1..=hi].iter_mut().zip(moves).zip(&mass_b[first..hi])
+            {
+                *cell = mass + (diag + g_mass).min(up);
             }
+            // the calls with a[i]'s tool: a substitution cheaper than both masses
+            let row = &dense_a[i * width..(i + 1) * width];
+            let chain = &mut first_of_tool[tool as usize];
+            while *chain != NONE && (*chain as usize) < first {
+                *chain = next_same_tool[*chain as usize];
+            }
+            let mut j = *chain;
+            while j != NONE && (j as usize) < hi {
+                let k = j as usize;
+                let sub = if b[k] == p {
+                    0 // the same call: every argument agrees
+                } else {
+                    slots_differing(row, &dense_b[k * width..(k + 1) * width])
+                };
+                cur[k + 1] = cur[k + 1].min(prev[k] + sub);
+                j = next_same_tool[k];
+            }
+            // horizontal moves, left to right; prev[hi] is INF when the previous row ended at
+            // hi - 1
             let mut left = cur[first];
-            for (cell, &g_mass) in cur[first + 1..=hi].iter_mut().zip(&s.mass_b[first..hi]) {
+            for (cell, &g_mass) in cur[first + 1..=hi].iter_mut().zip(&mass_b[first..hi]) {
                 left = (*cell).min(left + g_mass);
                 *cell = left;
             }
             cur[hi + 1] = INF;
-            std::mem::swap(&mut s.prev, &mut s.cur);
+            std::mem::swap(&mut prev, &mut cur);
         }
-        s.prev[m]
+        let distance = prev[m];
+        for &g in b {
+            first_of_tool[table.tools[g as usize] as usize] = NONE;
+        }
+        distance
     }
 
     /// Give every argument name of the pair a local slot (first-seen order); `false` when that
@@ -221,8 +245,8 @@ impl<'a> UnitModel<'a> {
         true
     }
 
-    /// Chain the positions of `b` by tool (`first_of_tool`, `next_same_tool`); the caller resets
-    /// `first_of_tool` for `b`'s tools afterwards.
+    /// Chain the positions of `b` by tool (`first_of_tool`, `next_same_tool`, in increasing
+    /// order); the caller resets `first_of_tool` for `b`'s tools afterwards.
     fn link_tools(&self, b: &[u32], s: &mut UnitScratch) {
         if s.first_of_tool.len() < self.n_tool_ids {
             s.first_of_tool.resize(self.n_tool_ids, NONE);
@@ -261,8 +285,13 @@ impl<'a> UnitModel<'a> {
     }
 }
 
-/// The number of slots in which two calls' rows differ: their same-tool substitution cost.
+/// The number of slots in which two calls' rows differ: their same-tool substitution cost. Rows
+/// are whole groups of four slots, compared group by group.
 #[inline]
 fn slots_differing(row_a: &[u32], row_b: &[u32]) -> i32 {
-    row_a.iter().zip(row_b).map(|(x, y)| (x != y) as i32).sum()
+    let mut same = 0;
+    for (x, y) in row_a.chunks_exact(4).zip(row_b.chunks_exact(4)) {
+        same += (0..4).map(|k| (x[k] == y[k]) as i32).sum::<i32>();
+    }
+    row_a.len() as i32 - same
 }
