@@ -319,7 +319,11 @@ class TrajectoryMetric:
         return result
 
     def __call__(self, pred: Any, gold: Any, *, grammar: Optional[GraphGrammar] = None) -> Score:
-        return self.score_batch([pred], [gold], grammar=grammar)[0]
+        if self.scheme != "in_order":
+            return self.score_batch([pred], [gold], grammar=grammar)[0]
+        raws, p_mass, p_len, g_mass, g_len = self._score_in_order(
+            [pred], [gold], grammar if grammar is not None else self.grammar, 0)
+        return self._score(raws[0], p_mass[0], g_mass[0], p_len[0], g_len[0])
 
     def score_batch(self, preds: Sequence[Any], golds: Sequence[Any], *,
                     grammar: Optional[GraphGrammar] = None, threads: Optional[int] = None) -> list[Score]:
@@ -338,18 +342,18 @@ class TrajectoryMetric:
             raws = [self._raw(p, g, prep.weights) for p, g in zip(p_prep, g_prep)]
             p_mass, g_mass = [sum(p.mass) for p in p_prep], [sum(g.mass) for g in g_prep]
             p_len, g_len = [len(p.calls) for p in p_prep], [len(g.calls) for g in g_prep]
-        superset = self.scheme == "superset"
-        out = []
-        for raw, pm, gm, pn, gn in zip(raws, p_mass, g_mass, p_len, g_len):
-            denom = gm if superset else pm + gm
-            value = 0.0 if denom == 0 else min(1.0, raw / denom)
-            out.append(Score(
-                value=value, metric="trajectory",
-                detail={"raw_distance": raw, "denom": denom, "similarity": 1.0 - value,
-                        "scheme": self.scheme, "n_pred_steps": pn, "n_gold_steps": gn,
-                        "higher_is_better": False, "exact": True},
-            ))
-        return out
+        return list(map(self._score, raws, p_mass, g_mass, p_len, g_len))
+
+    def _score(self, raw: float, p_mass: float, g_mass: float, p_len: int, g_len: int) -> Score:
+        """The :class:`Score` of one pair from its raw distance, total masses and lengths."""
+        denom = g_mass if self.scheme == "superset" else p_mass + g_mass
+        value = 0.0 if denom == 0 else min(1.0, raw / denom)
+        return Score(
+            value=value, metric="trajectory",
+            detail={"raw_distance": raw, "denom": denom, "similarity": 1.0 - value,
+                    "scheme": self.scheme, "n_pred_steps": p_len, "n_gold_steps": g_len,
+                    "higher_is_better": False, "exact": True},
+        )
 
     def _raw(self, p: _Prepared, g: _Prepared, w: _Weights) -> float:
         """Raw distance of the Python-side schemes (``exact``, ``any_order``, ``superset``)."""
