@@ -23,7 +23,8 @@ use scorekit_kernels::canon::{canonicalize_ascii, AsciiStep};
 
 /// A value as an interner keeps it (to give it back to Python).
 enum Key {
-    Str(Box<str>),
+    /// A string: the range of its text in the interner's `text`.
+    Str(std::ops::Range<usize>),
     Int(i64),
     Float(f64),
     None,
@@ -32,9 +33,10 @@ enum Key {
 }
 
 impl Key {
-    fn to_object(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+    /// The value as a Python object (`text`: the interner's string texts).
+    fn to_object(&self, py: Python<'_>, text: &str) -> PyResult<Py<PyAny>> {
         Ok(match self {
-            Key::Str(s) => PyString::new(py, s).into_any().unbind(),
+            Key::Str(range) => PyString::new(py, &text[range.clone()]).into_any().unbind(),
             Key::Int(x) => x.into_pyobject(py)?.into_any().unbind(),
             Key::Float(x) => PyFloat::new(py, *x).into_any().unbind(),
             Key::None => py.None(),
@@ -159,6 +161,8 @@ impl SeenObjects {
 struct Interner {
     /// `(hash, id)` of every interned string (its text is `keys[id]`).
     strings: HashTable<(u64, u32)>,
+    /// The texts of the interned strings, one after the other (one allocation for all of them).
+    text: String,
     numbers: FastMap<Num, u32>,
     none: Option<u32>,
     seen: SeenObjects,
@@ -173,6 +177,7 @@ impl Interner {
     fn new(interner_type: Py<PyAny>) -> Self {
         Interner {
             strings: HashTable::with_capacity(64),
+            text: String::new(),
             numbers: presized(),
             none: None,
             seen: SeenObjects::default(),
@@ -186,6 +191,7 @@ impl Interner {
     /// Forget every value (keeping the allocations).
     fn reset(&mut self) {
         self.strings.clear();
+        self.text.clear();
         self.numbers.clear();
         self.none = None;
         self.seen.reset();
@@ -223,7 +229,7 @@ impl Interner {
             if matches!(self.keys[id], Key::Object(_)) {
                 continue; // NaN-like values are never found again
             }
-            let obj = self.keys[id].to_object(py)?;
+            let obj = self.keys[id].to_object(py, &self.text)?;
             let local: usize = fallback
                 .call_method1(py, intern!(py, "id"), (obj,))?
                 .extract(py)?;
@@ -255,7 +261,11 @@ impl Interner {
             return Ok(id);
         }
         let key = match &native {
-            Native::Str(s) => Key::Str((*s).into()),
+            Native::Str(s) => {
+                let start = self.text.len();
+                self.text.push_str(s);
+                Key::Str(start..self.text.len())
+            }
             Native::Num(Num::Int(x)) => Key::Int(*x),
             Native::Num(Num::Float(bits)) => Key::Float(f64::from_bits(*bits)),
             Native::None => Key::None,
@@ -263,7 +273,7 @@ impl Interner {
         let id = if self.fallback.is_some() {
             let obj = match v {
                 Some(v) => v.clone(),
-                None => key.to_object(py)?.into_bound(py),
+                None => key.to_object(py, &self.text)?.into_bound(py),
             };
             self.via_fallback(py, &obj, key)?
         } else {
@@ -273,7 +283,7 @@ impl Interner {
             Native::Str(s) => {
                 // the fallback may have matched an equal value of another kind: such a string is
                 // not indexed here (the fallback answers it every time)
-                if matches!(&self.keys[id as usize], Key::Str(k) if **k == *s) {
+                if self.text_of(id) == Some(s) {
                     self.strings.insert_unique(hash, (hash, id), |&(h, _)| h);
                 }
             }
@@ -287,12 +297,23 @@ impl Interner {
 
     /// The id of the string `s` (hash `hash`), if interned.
     fn string_id(&self, s: &str, hash: u64) -> Option<u32> {
-        let keys = &self.keys;
         self.strings
-            .find(hash, |&(h, id)| {
-                h == hash && matches!(&keys[id as usize], Key::Str(k) if **k == *s)
-            })
+            .find(hash, |&(h, id)| h == hash && self.text_of(id) == Some(s))
             .map(|&(_, id)| id)
+    }
+
+    /// The text of value `id` if it is a string kept here.
+    #[inline]
+    fn text_of(&self, id: u32) -> Option<&str> {
+        match &self.keys[id as usize] {
+            Key::Str(range) => Some(&self.text[range.clone()]),
+            _ => None,
+        }
+    }
+
+    /// Value `id` as a Python object.
+    fn object(&self, py: Python<'_>, id: usize) -> PyResult<Py<PyAny>> {
+        self.keys[id].to_object(py, &self.text)
     }
 
     /// The id of the canonical string `s`.
@@ -934,22 +955,19 @@ impl CallPacker {
 
     /// Rank of every argument-name id in the twin's `_name_key` order.
     fn name_ranks(&self, py: Python<'_>, name_key: &Bound<'_, PyAny>) -> PyResult<Vec<u32>> {
-        let keys = &self.names.keys;
+        let names = &self.names;
+        let keys = &names.keys;
         let mut order: Vec<usize> = (0..keys.len()).collect();
-        let texts: Vec<&[u8]> = keys
-            .iter()
-            .filter_map(|k| match k {
-                Key::Str(s) => Some(s.as_bytes()),
-                _ => None,
-            })
+        let texts: Vec<&[u8]> = (0..keys.len() as u32)
+            .filter_map(|id| names.text_of(id).map(str::as_bytes))
             .collect();
         if texts.len() == keys.len() {
             // strings sort by code point, which is the byte order of their UTF-8
             order.sort_by(|&x, &y| texts[x].cmp(texts[y]));
         } else {
             let sort_keys = PyList::empty(py);
-            for k in keys {
-                sort_keys.append(name_key.call1((k.to_object(py)?,))?)?;
+            for id in 0..keys.len() {
+                sort_keys.append(name_key.call1((names.object(py, id)?,))?)?;
             }
             let kwargs = PyDict::new(py);
             kwargs.set_item("key", sort_keys.getattr("__getitem__")?)?;
@@ -1171,10 +1189,8 @@ impl CallPacker {
         py: Python<'py>,
     ) -> PyResult<(Bound<'py, PyList>, Bound<'py, PyList>, Bound<'py, PyList>)> {
         let list = |interner: &Interner| -> PyResult<Bound<'py, PyList>> {
-            let objects = interner
-                .keys
-                .iter()
-                .map(|k| k.to_object(py))
+            let objects = (0..interner.keys.len())
+                .map(|id| interner.object(py, id))
                 .collect::<PyResult<Vec<_>>>()?;
             PyList::new(py, objects)
         };
