@@ -138,7 +138,10 @@ def _args_dict(args: Any, tool: Any) -> dict:
 
 @dataclass(frozen=True, slots=True)
 class Step:
-    """One tool call of a trajectory; ``error`` is set when the call itself failed."""
+    """One tool call of a trajectory; ``error`` is set when the call itself failed.
+
+    The fields live in ``__slots__``: the compiled call reader takes ``tool`` and ``args`` straight
+    from the instance (subclasses are read through :func:`as_call`)."""
 
     tool: str
     args: Mapping[str, Any] = field(default_factory=dict)
