@@ -106,6 +106,7 @@ def bench_trajectory(repeats: int, n_pairs: int) -> list[str]:
     rng = random.Random(50)
     pairs = [agent_pair(rng, 50) for _ in range(n_pairs)]
     preds, golds = [p for p, _ in pairs], [g for _, g in pairs]
+    tuple_pairs = [([(s.tool, s.args) for s in p], [(s.tool, s.args) for s in g]) for p, g in pairs]
     canon = default_canonicalizer()
     metric = TrajectoryMetric()
     slices = [range(k, min(k + TRAJECTORY_SLICE, n_pairs)) for k in range(0, n_pairs, TRAJECTORY_SLICE)]
@@ -113,9 +114,10 @@ def bench_trajectory(repeats: int, n_pairs: int) -> list[str]:
     per_batch = {}
     for name in ("rust", "numba"):
         with use_backend(name):
-            for p, g in pairs:  # exactness check and warm-up
-                assert metric(p, g).detail["raw_distance"] == nw_distance(
-                    [s.call for s in p], [s.call for s in g], canon=canon)
+            for (p, g), (tp, tg) in zip(pairs, tuple_pairs):  # exactness check and warm-up
+                expected = nw_distance([s.call for s in p], [s.call for s in g], canon=canon)
+                assert metric(p, g).detail["raw_distance"] == expected
+                assert metric(tp, tg).detail["raw_distance"] == expected
             packed = []
             for p, g in pairs:  # one call table per pair, as the metric packs a single pair
                 packer = _call_packer(canon, _Weights(None), builtin_steps(canon))
@@ -127,6 +129,8 @@ def bench_trajectory(repeats: int, n_pairs: int) -> list[str]:
                     fn(*args)
             return run
         per_slice[f"pair {name}"] = on(name, lambda sl: [metric(*pairs[k]) for k in sl])
+        if name == "rust":  # the same calls given as (tool, args) tuples
+            per_slice["tuples rust"] = on(name, lambda sl: [metric(*tuple_pairs[k]) for k in sl])
         per_slice[f"kernel {name}"] = on(name, lambda sl, packed=packed: [
             align_kernels.calls_distance_batch(packed[k][2], *packed[k][0], *packed[k][1]) for k in sl])
         per_batch[f"batch {name}"] = on(name, lambda: metric.score_batch(preds, golds))
@@ -173,6 +177,8 @@ def bench_trajectory(repeats: int, n_pairs: int) -> list[str]:
            f"| pure-Python NW (`tests/reference_sequences.nw_distance`) | {peer_time * 1e6:,.0f} µs | 1× |"]
     for name in ("rust", "numba"):
         out.append(row(f"scorekit `TrajectoryMetric()(p, g)`, {name}", f"pair {name}"))
+        if name == "rust":
+            out.append(row("the same, calls given as `(tool, args)` tuples, rust", "tuples rust"))
         out.append(row(f"scorekit `score_batch` over the {n_pairs} pairs, {name}", f"batch {name}"))
         out.append(row(f"NW kernel alone on the packed pair (`calls_distance_batch`), {name}", f"kernel {name}"))
     return out + [""]

@@ -56,9 +56,15 @@ def _call(rng: random.Random, values: list):
     tool = rng.choice(["search", "open", "Search", "answer", 7])
     names = rng.sample(["q", "n", "m", "query", 1, ("t",)], rng.randrange(4))
     args = {k: rng.choice(values) for k in names}
-    form = rng.randrange(9)
+    form = rng.randrange(12)
     if form == 6:
         return SubStep(tool, args)
+    if form == 9:
+        return [tool, args]
+    if form == 10:
+        return (tool, args, "ignored")
+    if form == 11:
+        return {"tool": tool, "name": "other", "args": args, "arguments": {"x": 1}}
     if form == 0:
         return (tool, args)
     if form == 1:
@@ -186,6 +192,7 @@ def test_values_equal_across_kinds_share_an_id():
 @pytest.mark.parametrize("bad, error", [
     (3, TypeError), ([Step("s", "x")], ValueError), ([("s", {"q": "a"}), object()], TypeError),
     ([object.__new__(Step)], AttributeError),  # a Step whose slots were never set
+    ([{"tool": "s", "args": "not a mapping"}], ValueError),
 ])
 def test_bad_input_raises_like_the_twin(bad, error):
     for packer in (_compiled(None, _Weights(None)), _Preparer(None, _Weights(None))):

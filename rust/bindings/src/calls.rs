@@ -428,6 +428,38 @@ fn step_fields<'py>(
     Ok(Some((step.getattr(intern!(py, "tool"))?, args)))
 }
 
+/// `(tool, args)` of a call written as a `(tool, args)` tuple or list or a `{"tool": …, "args": …}`
+/// dict whose tool is a `str` and whose arguments are a `dict`, which is what `as_call` reads from
+/// them (its copy of the arguments has the same items); `None` for every other form.
+fn plain_call<'py>(
+    call: &Bound<'py, PyAny>,
+) -> PyResult<Option<(Bound<'py, PyAny>, Bound<'py, PyAny>)>> {
+    let py = call.py();
+    let (tool, args) = if let Ok(pair) = call.cast_exact::<PyTuple>() {
+        if pair.len() != 2 {
+            return Ok(None);
+        }
+        (pair.get_item(0)?, pair.get_item(1)?)
+    } else if let Ok(pair) = call.cast_exact::<PyList>() {
+        if pair.len() != 2 {
+            return Ok(None);
+        }
+        (pair.get_item(0)?, pair.get_item(1)?)
+    } else if let Ok(fields) = call.cast_exact::<PyDict>() {
+        match (
+            fields.get_item(intern!(py, "tool"))?,
+            fields.get_item(intern!(py, "args"))?,
+        ) {
+            (Some(tool), Some(args)) => (tool, args),
+            _ => return Ok(None),
+        }
+    } else {
+        return Ok(None);
+    };
+    let plain = tool.is_exact_instance_of::<PyString>() && args.is_exact_instance_of::<PyDict>();
+    Ok(plain.then_some((tool, args)))
+}
+
 /// Start loading the objects of a list or tuple of calls into cache, all at once (their headers,
 /// and the words in front of them where CPython keeps an instance's attribute values): the reader
 /// then finds them there instead of waiting for each in turn. Only addresses are used.
@@ -879,7 +911,7 @@ impl CallPacker {
                 let call = if c.get_type().is(&step_type) {
                     step_fields(&c, self.step_slots)?
                 } else {
-                    None
+                    plain_call(&c)?
                 };
                 let (tool, args) = match call {
                     Some(call) => call,
