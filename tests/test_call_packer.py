@@ -200,6 +200,18 @@ def test_bad_input_raises_like_the_twin(bad, error):
             packer.pack([bad])
 
 
+def test_step_attributes_replaced_on_the_class_are_honoured(monkeypatch):
+    """The compiled reader takes Step's slots in place only while the class attributes are the
+    slots themselves: a property put in their place is read like the twin reads it."""
+    batch = [[Step("search", {"q": "Cat"}), Step("open", {})]]
+    monkeypatch.setattr(Step, "tool", property(lambda step: "patched"))
+    _check_same_packing(default_canonicalizer(), _Weights(None), [batch])
+    assert _compiled(None, _Weights(None)).interned()[0] == []
+    packer = _compiled(None, _Weights(None))
+    packer.pack(batch)
+    assert packer.interned()[0] == ["patched"]
+
+
 def test_metric_without_the_compiled_reader(monkeypatch):
     """With no compiled core the metric packs in Python, with the same results."""
     rng = random.Random(11)

@@ -363,6 +363,16 @@ impl StepSlots {
     /// then read by `getattr`) unless it is a class with both as plain object slots.
     fn of(step_type: &Bound<'_, PyAny>) -> Option<StepSlots> {
         let ty = step_type.cast::<PyType>().ok()?;
+        // the class attributes must still be the slots' own descriptors (not, say, properties
+        // put in their place): then `getattr` reads exactly the slots
+        let namespace = ty.getattr(intern!(ty.py(), "__dict__")).ok()?;
+        for name in ["tool", "args"] {
+            let descriptor = namespace.get_item(name).ok()?;
+            let kind = descriptor.get_type().name().ok()?;
+            if kind.to_str().ok()? != "member_descriptor" {
+                return None;
+            }
+        }
         // SAFETY: `ty` is a live type object; a heap type's member table is an array of
         // `PyMemberDef` ended by one with a null name, and stays valid while the type lives (the
         // packer keeps it).
