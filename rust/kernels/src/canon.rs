@@ -188,7 +188,10 @@ mod tests {
             &[Unchanged, Strip, Casefold],
         ];
         // the second alphabet's text is often collapsed already (the shortcut's case)
-        let alphabets: [&[u8]; 2] = [b"aZ AzM@[`{ \t\n\x0b\x1c\x1f\x01\x7f09!_", b"aZAzM@[`{09!_ "];
+        let alphabets: [&[u8]; 2] = [
+            b"aZ AzM@[`{ \t\n\x0b\x1c\x1f\x01\x7f09!_",
+            b"aZAzM@[`{09!_ ",
+        ];
         let mut state = 0x2545_f491_4f6c_dd1d_u64;
         let mut next = |bound: usize| {
             state ^= state >> 12;
@@ -208,7 +211,10 @@ mod tests {
                 assert_eq!(out, step_by_step(steps, &text), "{steps:?} on {text:?}");
             }
         }
-        assert!(shortcuts > 2_000, "only {shortcuts} texts took the shortcut");
+        assert!(
+            shortcuts > 2_000,
+            "only {shortcuts} texts took the shortcut"
+        );
     }
 
     #[test]

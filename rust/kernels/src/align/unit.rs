@@ -185,8 +185,10 @@ impl<'a> UnitModel<'a> {
             cur[first] = if lo == 0 { prev[0] + mass } else { INF };
             // vertical moves, and diagonal ones as if every call had another tool (both masses)
             let moves = prev[first..hi].iter().zip(&prev[first + 1..=hi]);
-            for ((cell, (&diag, &up)), &g_mass) in
-                cur[first + 1..=hi].iter_mut().zip(moves).zip(&mass_b[first..hi])
+            for ((cell, (&diag, &up)), &g_mass) in cur[first + 1..=hi]
+                .iter_mut()
+                .zip(moves)
+                .zip(&mass_b[first..hi])
             {
                 *cell = mass + (diag + g_mass).min(up);
             }
@@ -246,7 +248,7 @@ impl<'a> UnitModel<'a> {
     }
 
     /// Chain the positions of `b` by tool (`first_of_tool`, `next_same_tool`, in increasing
-    /// order); the caller resets `first_of_tool` for `b`'s tools afterwards.
+    /// order); [`Self::banded`], which advances `first_of_tool`, resets it for `b`'s tools.
     fn link_tools(&self, b: &[u32], s: &mut UnitScratch) {
         if s.first_of_tool.len() < self.n_tool_ids {
             s.first_of_tool.resize(self.n_tool_ids, NONE);
