@@ -43,6 +43,7 @@ import numpy as np
 
 from scorekit import _kernels
 from scorekit._kernels import tree as _tree_kernels
+from scorekit.errors import InvalidValueError
 from scorekit.trees import MAX_NODES, Tree, postorder_with_leftmost
 
 __all__ = [
@@ -71,7 +72,7 @@ _FENCE = re.compile(r"```(?:json)?\s*\n?(.*?)```", re.DOTALL | re.IGNORECASE)
 _Node = tuple[str, list]
 
 
-class FlowFormatError(ValueError):
+class FlowFormatError(InvalidValueError):
     """A document is not valid JSON or not a workflow in the documented format."""
 
 

@@ -42,6 +42,8 @@ from collections.abc import Callable, Iterable
 from importlib.metadata import entry_points
 from typing import Any, Optional, TypeVar, overload
 
+from scorekit.errors import ScorekitError
+
 __all__ = [
     "register",
     "get",
@@ -118,7 +120,7 @@ BUILTIN_MODULES: dict[str, tuple[str, ...]] = {
 }
 
 
-class UnknownStrategyError(KeyError, ValueError):
+class UnknownStrategyError(ScorekitError, KeyError, ValueError):
     """No strategy is registered under that name. A ``KeyError`` as the reference kit raises, and
     a ``ValueError`` (an unknown name is a bad argument value) for callers that catch that."""
 
@@ -185,7 +187,7 @@ def resolve(namespace: str, ref: Any, *, default: Any = None) -> Any:
     return ref
 
 
-class MissingExtraError(ImportError):
+class MissingExtraError(ScorekitError, ImportError):
     """An optional feature was used without the extra that provides its dependencies."""
 
 
