@@ -23,8 +23,8 @@ from scorekit.qe.rover import _as_units, rover_command
 
 rover_module = importlib.import_module("scorekit.qe.rover")  # the attribute is the function
 
-#: NIST SCTK's ROVER demo, shipped beside the repository (``<checkout>/../shared/oracles``).
-SCTK = Path(__file__).resolve().parents[2] / "shared" / "oracles" / "sctk" / "rover_demo"
+#: NIST SCTK's ROVER demo (inputs and output), copied into ``tests/data`` (see its README for source and licence).
+SCTK = Path(__file__).resolve().parent / "data" / "sctk" / "rover_demo"
 
 
 @pytest.fixture(params=["rust", "numba"])
