@@ -1,8 +1,8 @@
 """Side-by-side speed of scorekit's sequence kernels (trajectory NW, ROVER) against pure Python.
 
-The pure-Python peers are the straightforward implementations of the specs in
+The pure-Python peers are the straightforward implementations in
 ``tests/reference_sequences.py`` (full-table dynamic programs over Python objects, canonicalising
-inside the cost function as the reference kit does). Everything runs in one process on the same
+inside the cost function as ek does). Everything runs in one process on the same
 data; every timing is the median of several repeats and every ratio compares two medians of this
 run. Prints a Markdown report (appended to ``benches/RESULTS_sequences.md`` by hand or with
 ``--append``).

@@ -143,7 +143,7 @@ ORACLE_GRAMMAR = GraphGrammar(
 
 
 def model_costs(grammar: GraphGrammar, weights=None) -> dict:
-    """networkx-style cost callables written from the spec's cost model (§6.1)."""
+    """networkx-style cost callables written from the cost model (docs/decisions.md#typed-graph-costs)."""
     cost = (lambda ref: weights(grammar, ref)) if weights else grammar.cost
 
     def mass(attrs):

@@ -1,7 +1,7 @@
-"""Straightforward pure-Python implementations of the sequence algorithms, written from the specs.
+"""Straightforward pure-Python implementations of the sequence algorithms, written from their definitions.
 
 They are the test oracles (and the benchmarks' pure-Python peers) for the NW trajectory kernel
-(ek-agents.md §7.2) and for ROVER (ek-qe.md §3.2–3.4). Deliberately naive: full tables, Python
+and for ROVER (both in docs/decisions.md). Deliberately naive: full tables, Python
 objects, no interning; they must not share code with scorekit.
 """
 
@@ -13,7 +13,7 @@ _MISSING = object()
 # --------------------------------------------------------------------------- trajectories
 
 def norm_value(v, canon):
-    """ek-agents.md §6.2: strings canonicalised, lists/tuples element-wise to tuples, rest as is."""
+    """Strings canonicalised, lists/tuples element-wise to tuples, rest as is."""
     if isinstance(v, str):
         return canon(v) if canon else v
     if isinstance(v, (list, tuple)):

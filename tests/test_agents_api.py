@@ -1,4 +1,4 @@
-"""``scorekit.agents`` base / toolcalls / trajectory: doctests and vectors of ek-agents.md §1, §6, §7
+"""``scorekit.agents`` base / toolcalls / trajectory: doctests and ek's documented vectors
 (trajectory tests on both backends), and TrajectoryMetric against the plain Python dynamic program."""
 
 from __future__ import annotations

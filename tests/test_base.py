@@ -1,4 +1,4 @@
-"""scorekit.base: the data model, cost lookups, result objects and protocols (ek-core.md §1, §9)."""
+"""scorekit.base: the data model, cost lookups, result objects and protocols."""
 
 from __future__ import annotations
 

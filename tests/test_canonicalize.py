@@ -1,4 +1,4 @@
-"""scorekit.canonicalize: normalizer steps, Canonicalizer, resolve_canonicalizer (ek-core.md §3, §9)."""
+"""scorekit.canonicalize: normalizer steps, Canonicalizer, resolve_canonicalizer."""
 
 from __future__ import annotations
 

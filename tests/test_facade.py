@@ -1,4 +1,4 @@
-"""score/evaluate (ek-core.md §4 and §9): doctests, vectors, streaming and slices."""
+"""score/evaluate: doctests, vectors, streaming and slices."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""scorekit.metrics.fields.FieldMetric (ek-metrics-ocr.md §2, §13.2; ek-core.md §9.2 fields vectors)."""
+"""scorekit.metrics.fields.FieldMetric (ek's documented field vectors)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""scorekit.flows (seed 004): decomposition, FlowSim, TreeBLEU, Trigger/Component Match, evaluation and
-the CLI logic, with worked examples computed by hand from the seed's formulas; on both backends."""
+"""scorekit.flows: decomposition, FlowSim, TreeBLEU, Trigger/Component Match, evaluation and
+the CLI logic, with worked examples computed by hand from the formulas of docs/flows.md; on both backends."""
 
 from __future__ import annotations
 
@@ -90,7 +90,7 @@ def test_empty_flow_pitfall(backend) -> None:
     assert treebleu(EMPTY, REF) == 0.0
     # FlowSim of the empty flow: 3 + 8 nodes, 5 insertions.
     assert compute_metrics(EMPTY, REF) == (pytest.approx(1 - 5 / 11), 0.0, 0.0, 0.0)
-    # Two empty flows: identical trees, but no subtree and no component (the seed's 0 conventions).
+    # Two empty flows: identical trees, but no subtree and no component (StarFlow's 0 conventions, docs/flows.md).
     assert compute_metrics(EMPTY, EMPTY) == (1.0, 0.0, 1.0, 0.0)
 
 

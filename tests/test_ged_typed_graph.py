@@ -1,9 +1,9 @@
 """``scorekit.metrics.graphs.TypedGraphMetric`` on both backends.
 
-* The spec's vectors (ek-metrics-ocr.md §13.1 doctest and §13.2 table) verbatim.
-* networkx as the oracle for the normative cost model (§6.1): random typed graphs converted with
+* ek's documented example and reference vectors, verbatim.
+* networkx as the oracle for the cost model (docs/decisions.md#typed-graph-costs): random typed graphs converted with
   ``TypedGraph.to_networkx`` and scored by ``networkx.graph_edit_distance`` with the model's cost
-  callables, written here from the spec, must give the same ``raw_distance``.
+  callables, written here from that model, must give the same ``raw_distance``.
 * Guards, bad input, the deterministic budget, and dispatch through ``score``/``evaluate``.
 """
 

@@ -1,7 +1,7 @@
 """Levenshtein kernel family, on both backends (the ``backend`` fixture of conftest.py).
 
 Oracles: rapidfuzz (distance, editops, opcodes), jiwer (character and word counts), Python's
-``str.split()`` (word boundaries) and a plain O(n·m) DP of ocr-pages.md §5.4 written below.
+``str.split()`` (word boundaries) and a plain O(n·m) DP of docs/decisions.md#schwa-forgiving-distance written below.
 """
 
 from __future__ import annotations
@@ -131,7 +131,7 @@ def schwa_distances(cases, threads=0):
 
 
 def schwa_reference(g, p, jg, jp):
-    """ocr-pages.md §5.4, literally: full O(n·m) table."""
+    """The schwa-forgiving distance, literally: full O(n·m) table."""
     n, m = len(g), len(p)
     d = [[0] * (m + 1) for _ in range(n + 1)]
     for i in range(n + 1):

@@ -1,4 +1,4 @@
-"""scorekit.registry: register/get/names/resolve, plugins, extras guard (ek-core.md §2, §9)."""
+"""scorekit.registry: register/get/names/resolve, plugins, extras guard."""
 
 from __future__ import annotations
 

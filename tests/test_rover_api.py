@@ -1,4 +1,4 @@
-"""``scorekit.qe.rover`` on both backends: the vectors of ek-qe.md §9–10, input shapes and errors, a
+"""``scorekit.qe.rover`` on both backends: ek's documented examples and vectors, input shapes and errors, a
 straightforward Python ROVER on random string hypotheses, and NIST SCTK's ROVER demo as an oracle."""
 
 from __future__ import annotations

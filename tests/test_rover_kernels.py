@@ -1,4 +1,4 @@
-"""ROVER kernel on both backends against a straightforward Python implementation of ek-qe.md §3
+"""ROVER kernel on both backends against a straightforward Python implementation of docs/decisions.md#rover
 (``reference_sequences.rover_units``) on random hypothesis sets, plus the guard and validation."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""StringMetric (ek-metrics-ocr.md §1) and the CER/WER vectors of the specs, on both backends."""
+"""StringMetric and ek's documented CER/WER vectors, on both backends."""
 
 from __future__ import annotations
 

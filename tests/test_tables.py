@@ -1,4 +1,4 @@
-"""scorekit.metrics.tables: the table model, TEDS / GriTS spec vectors (ek-metrics-ocr.md §5, §13),
+"""scorekit.metrics.tables: the table model, TEDS / GriTS vectors of ek,
 random tables against a reference TEDS written here on top of apted, and teds_html; both backends."""
 
 from __future__ import annotations

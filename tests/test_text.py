@@ -1,4 +1,4 @@
-"""Hyphen joins and the schwa-forgiving distance (seed 002 §5, ocr-pages.md §5.3–5.4, §10 vectors)."""
+"""Hyphen joins and the schwa-forgiving distance (docs/decisions.md#hyphen-joins, #schwa-forgiving-distance)."""
 
 from __future__ import annotations
 
@@ -78,7 +78,7 @@ def test_raw_dp_vector(backend):
 
 
 def plain_dp(g, p, jg, jp, schwa="ըԸ"):
-    """ocr-pages.md §5.4, written out as the full O(n·m) table."""
+    """The schwa-forgiving distance written out as the full O(n·m) table."""
     n, m = len(g), len(p)
     inf = float("inf")
     d = [[inf] * (m + 1) for _ in range(n + 1)]

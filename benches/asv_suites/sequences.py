@@ -1,7 +1,7 @@
 """asv suite: trajectory scoring (Needleman–Wunsch over tool calls) and ROVER consensus.
 
 The inputs are those of ``benches/bench_sequences.py`` (50-step agent trajectories, 5 OCR-like
-hypotheses); ``track_*`` pins values on the spec's vectors so a behaviour drift shows up.
+hypotheses); ``track_*`` pins values on ek's documented vectors so a behaviour drift shows up.
 """
 
 import random

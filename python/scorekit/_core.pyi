@@ -40,7 +40,7 @@ def schwa_distance_batch(
     gt_join_values: I64, gt_join_offsets: I64, pred_join_values: I64, pred_join_offsets: I64,
     schwa_chars: U32, threads: int,
 ) -> I64:
-    """Schwa-forgiving distance of every pair (ocr-pages.md §5.4); shape (n,)."""
+    """Schwa-forgiving distance of every pair (docs/decisions.md#schwa-forgiving-distance); shape (n,)."""
 
 def levenshtein_editops(reference: U32, hypothesis: U32) -> I64:
     """Rows (op, ref_pos, hyp_pos) with op 1 substitute, 2 delete, 3 insert; shape (k, 3)."""
@@ -109,7 +109,7 @@ class CallPacker:
     def table(self, name_key: Callable[[Any], Any]) -> tuple[U32, F64, I64, U32, U32, F64]:
         """The call table, arguments sorted by name rank under name_key."""
 
-# --- rover (ek-qe.md §3; layout in scorekit._kernels.rover) ----------------------------------------
+# --- rover (docs/decisions.md#rover; layout in scorekit._kernels.rover) -------------------------------
 def rover_align_vote(
     tokens: U32, confs: F64, offsets: I64, conf_weight: float, null_conf: float, max_tokens: int | None = None,
 ) -> tuple[U32, F64, U32, F64, F64]:

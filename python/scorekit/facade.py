@@ -1,4 +1,4 @@
-"""``score`` and ``evaluate``: one pair, or a whole corpus, against gold (ek-core.md §4).
+"""``score`` and ``evaluate``: one pair, or a whole corpus, against gold (docs/decisions.md#aggregation).
 
 Owns metric resolution (a name, a callable, or dispatch on the input types), the application of
 the ``normalize`` canonicaliser, corpus aggregation by the metric's own aggregator, and slices.

@@ -1,4 +1,4 @@
-"""Workflow-tree metrics (seed 004, StarFlow): FlowSim, TreeBLEU, Trigger Match and Component Match.
+"""Workflow-tree metrics (StarFlow, Bechard et al. 2025): FlowSim, TreeBLEU, Trigger Match and Component Match.
 
 This module owns the workflow JSON format (documented with examples in ``docs/flows.md``), its
 decomposition into an ordered tree, the four metrics, and their evaluation over pairs or over two
@@ -24,7 +24,7 @@ The tree of a flow (unit costs; ``|F|`` counts every node)::
   flow→trigger and flow→components edges are excluded, so an empty flow has S = ∅ and scores 0.
 * Trigger Match = 1 if the trigger types are equal (two null triggers match), else 0.
 * Component Match = |C ∩ Cr| / |C ∪ Cr| over the sets of component labels at every depth (order and
-  repetition ignored); 0 when both sets are empty, as in the seed's recipe.
+  repetition ignored); 0 when both sets are empty, as in StarFlow's scoring recipe.
 """
 
 from __future__ import annotations
@@ -323,7 +323,7 @@ def flowsim(pred: Any, ref: Any, *, max_nodes: int = MAX_NODES) -> float:
 
 
 class FlowMetrics(NamedTuple):
-    """The four metrics of one (prediction, reference) pair; unpacks like the seed's 4-tuple."""
+    """The four metrics of one (prediction, reference) pair; unpacks like StarFlow's 4-tuple."""
 
     flowsim: float
     treebleu: float

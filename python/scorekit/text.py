@@ -1,9 +1,9 @@
-"""Line joining with hyphenation and the schwa-forgiving edit distance (seed 002 §5).
+"""Line joining with hyphenation and the schwa-forgiving edit distance (docs/decisions.md#hyphen-joins).
 
 Owns the reassembly of multi-line transcriptions into one string with the positions where a
 line-end hyphen was removed (``join_lines_with_hyphenation``), and the distance in which the
 Armenian schwa present in one string and absent from the other is free at such a join position
-(ocr-pages.md §5.3–5.4). The distance itself runs in the Levenshtein kernels.
+(docs/decisions.md#schwa-forgiving-distance). The distance itself runs in the Levenshtein kernels.
 
 >>> j = join_lines_with_hyphenation("բա-\\nրև ձեզ")
 >>> j.text, j.joins
@@ -132,7 +132,7 @@ def schwa_distance(
     *, schwa: str = SCHWA_CHARS,
 ) -> int:
     """Levenshtein distance in which a ``schwa`` character present in one string and absent from the
-    other costs 0 when it sits at a join position of either string (ocr-pages.md §5.4).
+    other costs 0 when it sits at a join position of either string (docs/decisions.md#schwa-forgiving-distance).
     ``gt``/``pred`` may be :class:`JoinedText` (their joins are used unless given explicitly)."""
     return int(schwa_distance_batch([gt], [pred], None if gt_joins is None else [gt_joins],
                                     None if pred_joins is None else [pred_joins], schwa=schwa, threads=1)[0])

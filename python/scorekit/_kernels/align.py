@@ -3,7 +3,7 @@
 Owns the kernel contract for global alignment with a substitution cost and per-element gap costs
 (``rust/kernels/src/align/mod.rs``): ``D[i][j] = min(D[i-1][j-1] + sub(i-1, j-1),
 D[i-1][j] + del[i-1], D[i][j-1] + ins[j-1])``, first of equal candidates kept, every addition in
-that order (bit-identical to the plain dynamic program of ek-agents.md §7.2). Alignments are
+that order (bit-identical to the plain dynamic program, docs/decisions.md#trajectory-cost-model). Alignments are
 ``int64[k, 3]`` rows ``(op, i, j)`` left to right, op in {0 aligned pair, 1 deletion of ``a[i]``,
 2 insertion of ``b[j]``} with -1 for the absent side; the traceback prefers the diagonal, then a
 deletion, then an insertion. It does not read tool calls or canonicalise values (that is

@@ -5,7 +5,7 @@ ids): plain distance, the alignment breakdown (hits/substitutions/deletions/inse
 alignment with in-kernel tokenisation, the schwa-forgiving distance, and single-pair edit operations.
 It does not canonicalise text or build Python result objects (that is ``scorekit.metrics.strings``).
 
-Batch layout (ARCHITECTURE.md): pair ``k`` is ``values[offsets[k]:offsets[k+1]]`` on each side;
+Batch layout (docs/architecture.md): pair ``k`` is ``values[offsets[k]:offsets[k+1]]`` on each side;
 ``values`` is ``uint32``, ``offsets`` is ``int64`` of length ``n + 1``.
 
 Alignment tie-breaking (both backends, identical): among optimal alignments the traceback is the
@@ -60,7 +60,7 @@ def schwa_distance_batch(
     gt_join_values, gt_join_offsets, pred_join_values, pred_join_offsets,
     schwa_chars, threads: int = 0,
 ) -> np.ndarray:
-    """Schwa-forgiving distance (ocr-pages.md §5.4) of every pair; ``int64[n]``.
+    """Schwa-forgiving distance (docs/decisions.md#schwa-forgiving-distance) of every pair; ``int64[n]``.
 
     Join positions are ``int64`` boundary indices packed like the values; ``schwa_chars`` is a
     ``uint32`` array of the code points whose insertion/deletion is free at a join.

@@ -10,7 +10,7 @@ Owns, over packed ``uint32`` sequences (see :mod:`scorekit._kernels.levenshtein`
   ``Levenshtein.editops(ref, hyp)`` returns, including its Hirschberg splitting of large problems.
 * ``word_alignment_batch``: ``str.split()`` tokenisation inside the kernel, then the same alignment
   over word ids.
-* ``schwa_distance_batch``: the schwa-forgiving distance of ocr-pages.md §5.4.
+* ``schwa_distance_batch``: the schwa-forgiving distance (docs/decisions.md#schwa-forgiving-distance).
 
 It does not canonicalise text and builds no Python result objects. Every pair is computed
 independently, so no result depends on the number of threads.
@@ -568,7 +568,7 @@ def _word_ids(text, bounds, count):
 
 
 # --------------------------------------------------------------------------------------------------
-# Schwa-forgiving distance (ocr-pages.md §5.4)
+# Schwa-forgiving distance (docs/decisions.md#schwa-forgiving-distance)
 # --------------------------------------------------------------------------------------------------
 
 @_jit
@@ -594,7 +594,7 @@ def _schwa_flags(text, schwa):
 
 @_jit
 def _schwa_distance(g, p, g_joins, p_joins, schwa, scratch):
-    """§5.4: deleting ``g[i-1]`` / inserting ``p[j-1]`` is free when it is a schwa next to a join of
+    """Deleting ``g[i-1]`` / inserting ``p[j-1]`` is free when it is a schwa next to a join of
     its own string or at the current position's join of the other string. One DP row over ``p``."""
     n, m = g.shape[0], p.shape[0]
     g_schwa, g_any = _schwa_flags(g, schwa)
@@ -814,7 +814,7 @@ def word_alignment_batch(ref_values, ref_offsets, hyp_values, hyp_offsets, threa
 def schwa_distance_batch(gt_values, gt_offsets, pred_values, pred_offsets,
                          gt_join_values, gt_join_offsets, pred_join_values, pred_join_offsets,
                          schwa_chars, threads=0) -> np.ndarray:
-    """Schwa-forgiving distance (ocr-pages.md §5.4) of every pair; ``int64[n]``."""
+    """Schwa-forgiving distance (docs/decisions.md#schwa-forgiving-distance) of every pair; ``int64[n]``."""
     gt_values, gt_offsets = _packed(gt_values, gt_offsets, "gt")
     pred_values, pred_offsets = _packed(pred_values, pred_offsets, "pred")
     gt_join_values, gt_join_offsets = _packed(gt_join_values, gt_join_offsets, "gt_join", np.int64)

@@ -1,6 +1,6 @@
 """ROVER kernel family: dispatch to the Rust core or the Numba twin.
 
-Owns the kernel contract of ROVER (ek-qe.md §3.2–3.4; ``rust/kernels/src/rover/mod.rs``):
+Owns the kernel contract of ROVER (docs/decisions.md#rover; ``rust/kernels/src/rover/mod.rs``):
 hypothesis ``i`` is ``tokens[offsets[i]:offsets[i+1]]`` (``uint32`` token ids, never
 :data:`NULL`) with ``float64`` confidences alongside. Hypothesis 0 opens one slot per token; each
 later hypothesis is aligned (unit-cost edit distance; traceback prefers the diagonal, then a

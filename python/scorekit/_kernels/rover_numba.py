@@ -16,7 +16,7 @@ OP_MATCH, OP_DELETE, OP_INSERT = 0, 1, 2
 
 
 def too_long_message(longest: int, max_tokens: int) -> str:
-    """The ``max_tokens`` guard's error message (ek-qe.md §3.2), shared with the Rust kernel."""
+    """The ``max_tokens`` guard's error message (ek's wording), shared with the Rust kernel."""
     return (
         f"ROVER hypothesis has {longest} tokens (> max_tokens={max_tokens}); the O(N*l*L*L') aligner is "
         "designed for a handful of short-to-medium sequences. Pass max_tokens=<larger> (or None) to "

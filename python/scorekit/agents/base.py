@@ -1,4 +1,4 @@
-"""Agent-evaluation data shapes (ek-agents.md §1): the task/tool grammar (Layer A) and episodes (Layer B).
+"""Agent-evaluation data shapes: the task/tool grammar (Layer A) and episodes (Layer B).
 
 This module owns plain data: tool and task specs and the grammar they induce (call weight = node
 cost, argument importance = field cost), steps and trajectories, token cost tallies, the hidden run

@@ -1,4 +1,4 @@
-"""BFCL-style tool-call correctness (ek-agents.md §6): call assignment and weighted TP/FP/FN.
+"""BFCL-style tool-call correctness (docs/decisions.md#tool-calls): call assignment and weighted TP/FP/FN.
 
 This module owns :func:`match_calls` (the deterministic assignment of predicted to gold calls
 within each tool name) and :class:`ToolCallMetric` (call- or argument-level precision/recall/F1,

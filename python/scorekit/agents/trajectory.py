@@ -1,4 +1,4 @@
-"""Cost-weighted sequence edit distance between trajectories (ek-agents.md §7).
+"""Cost-weighted sequence edit distance between trajectories (docs/decisions.md#trajectory-cost-model).
 
 This module owns :data:`SCHEMES` and :class:`TrajectoryMetric`: the cost model (a call's *mass* is
 its tool weight plus its argument weights; a substitution between different tools costs both
@@ -8,7 +8,7 @@ one side) and the four schemes. ``in_order`` runs the Needleman–Wunsch kernel
 reader (``_core.CallPacker``, ``rust/bindings/src/calls.rs``) or, without the compiled core, by its
 pure-Python twin :class:`_Preparer`; both give identical ids, masses and weights.
 
-Decision (ek-agents.md §7.2 leaves it open): a same-tool substitution sums the weights of the
+Decision (ek leaves it open; docs/decisions.md#trajectory-cost-model): a same-tool substitution sums the weights of the
 differing arguments in sorted argument-name order (string names by code point, then other names by
 type and repr; the reference iterates a set), so a result depends neither on the run, the backend,
 nor the other pairs of a batch. A call's mass is ``w_tool + sum(argument weights)``. Kept for

@@ -1,7 +1,7 @@
 """Cost-weighted typed-graph edit distance: :class:`TypedGraphMetric` and its graph types.
 
 This module owns the typed-graph data model (:class:`TypedNode`, :class:`TypedEdge`,
-:class:`TypedGraph`) and the metric's cost model (ek-metrics-ocr.md §6.1, normative): per-edit
+:class:`TypedGraph`) and the metric's cost model (docs/decisions.md#typed-graph-costs): per-edit
 costs come from the :class:`~scorekit.base.GraphGrammar` importance weights (or a ``weights``
 callable), so "two extra digits on a monetary amount outweigh a misspelled city". It turns a pair
 of graphs into cost tables once and hands them to the exact GED kernel
@@ -20,7 +20,7 @@ Cost model, with ``nc``/``ec``/``fc`` the node-type, edge-type and field weights
 * ``raw_distance`` = exact GED(pred → gold) under these costs, ``denom`` = the cost of deleting
   all of gold plus inserting all of pred, ``value = min(1, raw / denom)`` (lower is better).
 
-Decisions where the reference kit is doubtful (ek-metrics-ocr.md §12):
+Decisions where ek is doubtful (docs/decisions.md#typed-graph-costs and #ged):
 
 * ``exact`` says whether the search completed within ``budget`` expanded states; it never depends
   on time. ``timeout`` is accepted and reported as ``detail["timeout_s"]`` for compatibility but
@@ -31,7 +31,7 @@ Decisions where the reference kit is doubtful (ek-metrics-ocr.md §12):
   collapse, the last type winning, as in the reference.
 * ``raw_distance`` is the exact minimum of the cost model. The reference's networkx search can
   report more when a node of another type is substituted (that costs exactly a deletion plus an
-  insertion, the tie of networkx issue #8099); the spec's vectors are unaffected.
+  insertion, the tie of networkx issue #8099); ek's documented vectors are unaffected.
 * The metric does not need networkx; only :meth:`TypedGraph.to_networkx` does.
 
 >>> from scorekit.base import GraphGrammar, NodeType, FieldSpec

@@ -1,7 +1,7 @@
 """Table structure and content metrics: TEDS (tree edit distance) and GriTS (grid similarity).
 
 This module owns the table model (:class:`Cell`, :class:`Table` with its HTML and grid readers,
-ek-metrics-ocr.md §5), :class:`TedsMetric`, :class:`GritsMetric`, and :func:`teds_html`, which scores
+docs/decisions.md#tables), :class:`TedsMetric`, :class:`GritsMetric`, and :func:`teds_html`, which scores
 full HTML table trees the way table-recognition papers report TEDS. Tree edit distances run on the
 compiled Zhang–Shasha kernel (``scorekit._kernels.tree``) with node texts compared inside the kernel;
 GriTS's alignments run as NumPy array operations over all row (or column) pairs at once.
@@ -50,7 +50,7 @@ def _pos_int(value: Optional[str]) -> int:
 
 
 class _CellReader(HTMLParser):
-    """Reads the logical cells of the outermost tables of an HTML string (spec §5.2 semantics)."""
+    """Reads the logical cells of the outermost tables of an HTML string (docs/decisions.md#tables)."""
 
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
@@ -275,7 +275,7 @@ class TedsMetric:
 
 
 class GritsMetric:
-    """Grid Table Similarity (Smock et al.) with the factored 2D-MSS of ek-metrics-ocr.md §5.4.
+    """Grid Table Similarity (Smock et al.) with a factored 2D-MSS (docs/decisions.md#tables).
 
     Position similarity: 0 when either position is empty; GriTS-Top (``structure_only=True``) 1 when
     the (rowspan, colspan) are equal; GriTS-Con ``0.5·[spans equal] + 0.5·(1 − lev/max(len))``.
@@ -336,7 +336,7 @@ class GritsMetric:
 
     @staticmethod
     def _align_pairs(s: np.ndarray) -> list[tuple[int, int]]:
-        """Traceback of the same DP over a full similarity matrix (spec tie rules), ascending pairs."""
+        """Traceback of the same DP over a full similarity matrix (docs/decisions.md#tables), ascending pairs."""
         n_a, n_b = s.shape
         dp = np.zeros((n_a + 1, n_b + 1))
         for i in range(1, n_a + 1):

@@ -1,4 +1,4 @@
-"""ROVER consensus of several engines' outputs, and the agreement signal built on it (ek-qe.md §3).
+"""ROVER consensus of several engines' outputs, and the agreement signal built on it (docs/decisions.md#rover).
 
 This module owns the user-facing side of ROVER: reading hypotheses into ``(token, confidence)``
 units (strings, token lists, ``(token, confidence)`` pairs, OCR-result-shaped objects), the input
@@ -25,7 +25,7 @@ Decisions where the reference is silent or accidental:
 * ``scorekit.qe.rover`` is, as in the reference, the function (the package re-export shadows this
   module's name); ``from scorekit.qe.rover import AgreementSignal`` still imports from here.
 
-Compared with NIST SCTK ``rover`` (the oracle data in ``shared/oracles/sctk``): SCTK aligns CTM
+Compared with NIST SCTK ``rover`` (its demo is in ``tests/data/sctk``; docs/decisions.md#rover-vs-sctk): SCTK aligns CTM
 files with word times, cuts at common silences and its default method votes by frequency with
 ``alpha=1`` and NULL confidence 0; ties are broken arbitrarily. This ROVER aligns plain token
 sequences progressively against the spine of slot majorities, with a pinned tie order, so slot
@@ -108,7 +108,7 @@ def _conf(value: Any, default: float = DEFAULT_TOKEN_CONF) -> float:
 
 
 def _as_units(hyp: Any, *, default_conf: float = DEFAULT_TOKEN_CONF) -> list[Unit]:
-    """Read one hypothesis into ``(token, confidence)`` units (ek-qe.md §3.5)."""
+    """Read one hypothesis into ``(token, confidence)`` units (docs/decisions.md#rover)."""
     if hyp is None:
         return []
     if isinstance(hyp, str):

@@ -1,7 +1,7 @@
 //! Bindings of the tree kernel family (`scorekit_kernels::tree`): Zhang–Shasha distances over a batch
 //! of tree pairs, and one pair's edit mapping.
 //!
-//! Trees arrive packed (ARCHITECTURE.md batch layout): side `s` has `labels_s`/`lld_s` (`uint32`, lld
+//! Trees arrive packed (batch layout of docs/architecture.md): side `s` has `labels_s`/`lld_s` (`uint32`, lld
 //! relative to its own tree) and `offsets_s` (`int64`, n_pairs + 1 node offsets). Cost arrays are
 //! `float64`; an empty array means unit cost. `rename_mode` is 0 (unit), 1 (label table) or 2 (node
 //! texts); text offsets are absolute per-node offsets into the side's text values (total nodes + 1).

@@ -14,7 +14,7 @@
 //!
 //! `min` keeps the first of equal candidates in that order (Python's `min(a, b, c)`), and every
 //! cell is evaluated with exactly these additions, so results are bit-identical to the plain
-//! Python dynamic program of the specification (ek-agents.md §7.2).
+//! Python dynamic program (docs/decisions.md#trajectory-cost-model).
 //!
 //! Traceback (alignment) preference from `(n, m)`: the diagonal if
 //! `D[i][j] == D[i-1][j-1] + sub`, else a deletion of `a[i-1]` if `D[i][j] == D[i-1][j] + del`,
@@ -205,7 +205,7 @@ impl CallTable<'_> {
         }
     }
 
-    /// Substitution cost between calls `p` and `g` (ek-agents.md §7.2): different tools cost
+    /// Substitution cost between calls `p` and `g` (docs/decisions.md#trajectory-cost-model): different tools cost
     /// both masses; the same tool costs the weights of the argument names (union of both sides,
     /// in name-id order) whose values differ or are missing on one side.
     #[inline]

@@ -234,7 +234,7 @@ fn dist(a: &[Call], b: &[Call]) -> f64 {
 
 #[test]
 fn trajectory_vectors_of_the_spec() {
-    // [b(), a()] vs [a(), b()] -> raw 2.0 (ek-agents.md §7.3).
+    // [b(), a()] vs [a(), b()] -> raw 2.0 (a documented ek example).
     assert_eq!(
         dist(&[(1, vec![]), (0, vec![])], &[(0, vec![]), (1, vec![])]),
         2.0

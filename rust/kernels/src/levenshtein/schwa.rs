@@ -1,4 +1,4 @@
-//! Schwa-forgiving edit distance (ocr-pages.md §5.4): a designated code point (the Armenian schwa
+//! Schwa-forgiving edit distance (see docs/decisions.md): a designated code point (the Armenian schwa
 //! `ը`/`Ը` by default) present in one string and absent from the other costs nothing when it sits
 //! at a join position (a reassembled line break) of either string. Substitutions are never free.
 //!
@@ -183,7 +183,7 @@ mod tests {
     use super::super::reference::Rng;
     use super::*;
 
-    /// §5.4 verbatim: the full O(n·m) table.
+    /// The definition written out: the full O(n·m) table.
     fn full_dp(g: &[u32], p: &[u32], jg: &[i64], jp: &[i64], schwa: &[u32]) -> usize {
         let inj = |set: &[i64], k: usize| set.contains(&(k as i64));
         let (n, m) = (g.len(), p.len());

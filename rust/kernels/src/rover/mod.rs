@@ -1,4 +1,4 @@
-//! ROVER: progressive alignment of N hypotheses into slots, then a vote per slot (ek-qe.md §3).
+//! ROVER: progressive alignment of N hypotheses into slots, then a vote per slot (docs/decisions.md#rover).
 //!
 //! This module owns the slot network, the unit-cost alignment with its pinned traceback
 //! preference, and the voting arithmetic. Tokens arrive interned as `u32` ids (never
