@@ -17,6 +17,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
+from scorekit._weights import checked_weight
 from scorekit.base import FieldSpec, GraphGrammar, NodeType, Provenance
 
 __all__ = [
@@ -47,6 +48,7 @@ DESTRUCTIVE_WEIGHT = 10.0
 class ToolSpec:
     """A tool the agent may call: its name, argument specs (``importance`` = cost of a wrong
     argument), call-level importance (cost of a missing or spurious call) and whether it is destructive.
+    Importances must be finite and ``>= 0`` (:class:`~scorekit.errors.InvalidValueError` otherwise).
 
     >>> ToolSpec("wipe", importance=3.0, destructive=True).weight
     3.0
@@ -58,6 +60,12 @@ class ToolSpec:
     params: Mapping[str, FieldSpec] = field(default_factory=dict)
     importance: Optional[float] = None
     destructive: bool = False
+
+    def __post_init__(self) -> None:
+        if self.importance is not None:
+            checked_weight(self.importance, f"ToolSpec({self.name!r}).importance")
+        for k, spec in self.params.items():
+            checked_weight(getattr(spec, "importance", 1.0), f"ToolSpec({self.name!r}).params[{k!r}].importance")
 
     @property
     def weight(self) -> float:
@@ -105,6 +113,9 @@ class TaskSpec:
     value: float = DEFAULT_TASK_VALUE
     tools: Sequence[ToolSpec] = ()
     slice: Optional[str] = None
+
+    def __post_init__(self) -> None:
+        checked_weight(self.value, f"TaskSpec({self.task_id!r}).value")
 
     def grammar(self) -> GraphGrammar:
         """``tool_grammar(*self.tools)``."""

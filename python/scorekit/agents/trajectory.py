@@ -37,9 +37,10 @@ from scorekit._interning import ValueInterner
 from scorekit._kernels import _core, current_backend, resolve_threads
 from scorekit._kernels import align as align_kernels
 from scorekit.agents.base import Step, as_call
-from scorekit.agents.toolcalls import _assign, _call_matches, _Weights, calls_of, norm_value
+from scorekit.agents.toolcalls import _assign, _call_matches, _Weights, calls_of, norm_value, value_error
 from scorekit.base import GraphGrammar, Score
 from scorekit.canonicalize import builtin_steps, default_canonicalizer, resolve_canonicalizer
+from scorekit.errors import ScorekitError
 
 __all__ = ["SCHEMES", "TrajectoryMetric"]
 
@@ -47,6 +48,10 @@ __all__ = ["SCHEMES", "TrajectoryMetric"]
 SCHEMES = ("in_order", "exact", "any_order", "superset")
 
 Call = tuple[str, dict]
+#: Raw argument values (and tools, names) a call may be memoised by: their ``==`` and hash are
+#: exact, so equal raw calls are equal under the interning rule (a NumPy scalar equal to one of
+#: these by its own ``==`` hashes differently unless their exact values agree).
+_MEMO_TYPES = frozenset({str, int, float, bool, type(None)})
 #: ``(distances, pred total masses, pred lengths, gold total masses, gold lengths)``.
 ScoredPairs = tuple[list[float], list[float], list[int], list[float], list[int]]
 
@@ -97,23 +102,33 @@ class _Preparer:
             return self._fold(v)
         return norm_value(v, self._fold)
 
-    def prepare(self, x: Any) -> _Prepared:
+    def prepare(self, x: Any, item: Any = None) -> _Prepared:
         calls = [as_call(c) for c in calls_of(x)]
-        norm = [{k: self._norm(v) for k, v in args.items()} for _, args in calls]
+        norm = []
+        for step, (_, args) in enumerate(calls):
+            normed = {}
+            for k, v in args.items():
+                try:
+                    normed[k] = self._norm(v)
+                except ScorekitError as exc:
+                    raise value_error(exc, item, step, k) from None
+            norm.append(normed)
         mass = [self.weights.mass(c) for c in calls]
         return _Prepared(calls, norm, mass)
 
-    def pack(self, trajectories: Iterable[Any]) -> tuple[np.ndarray, np.ndarray, list[float], list[int]]:
+    def pack(self, trajectories: Iterable[Any], first_item: int = 0
+             ) -> tuple[np.ndarray, np.ndarray, list[float], list[int]]:
         """``(call_ids, offsets, total_mass, n_steps)`` of many trajectories, for the NW kernel.
 
-        Each distinct call (same tool, equal raw arguments; hashable and free of NaN-like values) is
-        read, canonicalised and weighed once and gets one row of the shared call table
-        (:meth:`table`); other calls get a row per occurrence.
+        Each distinct call (same tool, equal raw arguments, all of :data:`_MEMO_TYPES` and free of
+        NaN) is read, canonicalised and weighed once and gets one row of the shared call table
+        (:meth:`table`); other calls get a row per occurrence. A bad argument value raises its
+        named error with the item (``first_item`` + position), step and argument.
         """
         w = self.weights
         unit = w.grammar is None
         tool_id, tool_lookup = self._tool_ids.id, self._tool_ids.lookup
-        value_id, value_lookup = self._value_ids.id, self._value_ids.lookup
+        value_id, value_lookup = self._value_ids.id_shared, self._value_ids.lookup
         name_id, name_lookup = self._name_ids.id, self._name_ids.lookup
         norm, fold, folded = self._norm, self._fold, self._folded.get
         memo = self._memo
@@ -123,9 +138,9 @@ class _Preparer:
         offsets = [0]
         totals: list[float] = []
         lengths: list[int] = []
-        for x in trajectories:
+        for item, x in enumerate(trajectories, first_item):
             total = 0
-            for c in calls_of(x):
+            for step, c in enumerate(calls_of(x)):
                 if type(c) is Step and isinstance(c.args, dict):
                     tool, args = c.tool, c.args
                 else:
@@ -137,22 +152,28 @@ class _Preparer:
                     key, cid = None, None
                 if cid is None:
                     m = 1.0 + float(len(args)) if unit else w.tool(tool) + sum(w.arg(tool, a) for a in args)
+                    if type(tool) not in _MEMO_TYPES:
+                        key = None
                     for k, v in args.items():
                         nid = name_lookup(k) if type(k) is str else None
                         if nid is None:
                             nid = name_id(k)
+                            if type(k) not in _MEMO_TYPES:
+                                key = None
                         if type(v) is str:  # the common case, inlined
                             nv = folded(v)
                             if nv is None:
                                 nv = fold(v)
                             vid = value_lookup(nv)
                             if vid is None:
-                                vid = value_id(nv)
+                                vid = value_id(nv)[0]
                         else:
-                            nv = norm(v)
-                            if not nv == nv:  # NaN-like: never equal, so never shared
+                            try:
+                                vid, shared = value_id(norm(v))
+                            except ScorekitError as exc:
+                                raise value_error(exc, item, step, k) from None
+                            if not shared or type(v) not in _MEMO_TYPES:  # NaN: never shared
                                 key = None
-                            vid = value_id(nv)
                         t_names.append(nid)
                         t_values.append(vid)
                         t_weights.append(1.0 if unit else w.arg(tool, k))
@@ -222,7 +243,7 @@ class _CompiledPacker:
                  ascii_steps: Optional[list[str]]) -> None:
         unit = weights.grammar is None
         self._packer = _core.CallPacker(
-            Step, calls_of, as_call, lambda v: norm_value(v, canon), ValueInterner, canon,
+            Step, calls_of, as_call, lambda v: norm_value(v, canon), _named_value_error, ValueInterner, canon,
             ascii_steps, None if unit else weights.tool, None if unit else weights.arg)
         self.pack = self._packer.pack
         self.interned = self._packer.interned
@@ -236,6 +257,12 @@ class _CompiledPacker:
             return self._packer.score_pairs(preds, golds, _name_key, threads)
         self._packer.reset()  # a reused packer starts empty, as the fused path does
         return _pack_and_score(self, preds, golds, threads)
+
+
+def _named_value_error(exc: BaseException, item: int, step: int, name: Any) -> BaseException:
+    """The error the compiled reader raises when reading argument ``name`` of a step raised
+    ``exc``: the twin's (:func:`~scorekit.agents.toolcalls.value_error`) for a named error."""
+    return value_error(exc, item, step, name) if isinstance(exc, ScorekitError) else exc
 
 
 def _pack_and_score(packer: Any, preds: Sequence[Any], golds: Sequence[Any], threads: int) -> ScoredPairs:
@@ -337,8 +364,8 @@ class TrajectoryMetric:
             raws, p_mass, p_len, g_mass, g_len = self._score_in_order(preds, golds, grammar, n_threads)
         else:
             prep = _Preparer(self.canonicalizer, _Weights(grammar))
-            p_prep = [prep.prepare(x) for x in preds]
-            g_prep = [prep.prepare(x) for x in golds]
+            p_prep = [prep.prepare(x, k) for k, x in enumerate(preds)]
+            g_prep = [prep.prepare(x, k) for k, x in enumerate(golds)]
             raws = [self._raw(p, g, prep.weights) for p, g in zip(p_prep, g_prep)]
             p_mass, g_mass = [sum(p.mass) for p in p_prep], [sum(g.mass) for g in g_prep]
             p_len, g_len = [len(p.calls) for p in p_prep], [len(g.calls) for g in g_prep]

@@ -50,7 +50,6 @@ Decisions where the reference kit is doubtful (ek-metrics-ocr.md §12):
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Optional
@@ -58,6 +57,7 @@ from typing import Any, Optional
 import numpy as np
 
 from scorekit._kernels import ged as _ged
+from scorekit._weights import checked_weight, grammar_weight
 from scorekit.base import CostWeight, GraphGrammar, Score, TypeRef
 from scorekit.canonicalize import resolve_canonicalizer
 from scorekit.graphs import DEFAULT_BUDGET
@@ -132,20 +132,15 @@ class _Costs:
         cost = self._cache.get(key)
         if cost is None:
             ref = TypeRef(kind, name, field_name)
+            what = f"the cost weight of {ref}"
             if self.weights is not None:
-                raw = self.weights(self.grammar, ref)
+                cost = checked_weight(self.weights(self.grammar, ref), what)
             elif kind == "node":
-                raw = self.grammar.node_cost(name)
+                cost = grammar_weight(self.grammar.node_cost, (name,), what)
             elif kind == "edge":
-                raw = self.grammar.edge_cost(name)
+                cost = grammar_weight(self.grammar.edge_cost, (name,), what)
             else:
-                raw = self.grammar.field_cost(name, field_name or "")
-            try:
-                cost = float(raw)
-            except (TypeError, ValueError):
-                raise TypeError(f"the cost weight of {ref} must be a number, got {raw!r}") from None
-            if not math.isfinite(cost) or cost < 0:
-                raise ValueError(f"the cost weight of {ref} must be finite and non-negative, got {raw!r}")
+                cost = grammar_weight(self.grammar.field_cost, (name, field_name or ""), what)
             self._cache[key] = cost
         return cost
 
