@@ -29,7 +29,7 @@ def checked_weight(raw: Any, what: str) -> float:
     except (TypeError, ValueError):
         raise InvalidTypeError(f"must be a number, got {describe(raw)}", field=what) from None
     if not (math.isfinite(w) and w >= 0):
-        raise InvalidValueError(f"must be finite and >= 0, got {raw!r:.60}", field=what)
+        raise InvalidValueError(f"must be finite and non-negative, got {raw!r:.60}", field=what)
     return w
 
 
@@ -40,7 +40,7 @@ def grammar_weight(cost: Callable[..., Any], args: tuple, what: str) -> float:
     try:
         raw = cost(*args)
     except OverflowError:
-        raise InvalidValueError("must be finite and >= 0, got a number too large for a float",
+        raise InvalidValueError("must be finite and non-negative, got a number too large for a float",
                                 field=what) from None
     except (TypeError, ValueError) as exc:
         if isinstance(exc, ScorekitError):

@@ -6,7 +6,11 @@ masses, between calls of the same tool the weights of the arguments that differ 
 one side) and the four schemes. ``in_order`` runs the Needleman–Wunsch kernel
 (:mod:`scorekit._kernels.align`) on calls read, canonicalised and interned by the compiled call
 reader (``_core.CallPacker``, ``rust/bindings/src/calls.rs``) or, without the compiled core, by its
-pure-Python twin :class:`_Preparer`; both give identical ids, masses and weights.
+pure-Python twin :class:`_Preparer`; both give identical ids, masses and weights. Argument values
+are equal under the exact, transitive rule of :mod:`scorekit._interning` (numbers by exact value,
+whatever their type), so a pair's score depends neither on the rest of the batch, nor on
+``threads``, the backend or the reader; a value that cannot be compared (recursive, too deeply
+nested) raises a named error giving the pair, step and argument.
 
 Decision (ek-agents.md §7.2 leaves it open): a same-tool substitution sums the weights of the
 differing arguments in sorted argument-name order (string names by code point, then other names by

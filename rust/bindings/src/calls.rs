@@ -2,7 +2,9 @@
 //!
 //! [`CallPacker`] reads the tool calls of many trajectories (`Step` objects, `(tool, args)` pairs,
 //! mappings), canonicalises string argument values, interns tools, argument names and values into
-//! ids whose equality is Python's `==`, and builds the call table of the Needleman–Wunsch kernel.
+//! ids whose equality is the exact, transitive rule of `scorekit._interning` (Python's `==` wherever
+//! that is transitive; numbers by exact value), and builds the call table of the Needleman–Wunsch
+//! kernel.
 //! `trajectory._Preparer` is its pure-Python twin and the reference: both give the same tool, name
 //! and value ids, masses and weights for every step (only the numbering of table rows may differ).
 //! Every input the fast path does not recognise is handed to the same Python helpers the twin
@@ -153,7 +155,8 @@ impl SeenObjects {
     }
 }
 
-/// Values → dense ids (`0, 1, 2, …` in first-seen order) with Python `==` semantics.
+/// Values → dense ids (`0, 1, 2, …` in first-seen order) under the equality rule of
+/// `scorekit._interning` (native values are compared here exactly as that rule compares them).
 ///
 /// Native values are interned in Rust maps (and remembered by address); any other value goes to a
 /// Python `ValueInterner` (the fallback). From the first fallback value on, every native value is registered with the fallback
