@@ -159,8 +159,9 @@ class ValueInterner:
     """Assigns ids ``0, 1, 2, …`` in first-seen order, equal values (by :func:`exact_key`) sharing
     one; :attr:`values` maps ids back to the first value seen of each.
 
-    ``lookup(s)`` is a read-only fast path for a ``str`` (its id if seen before, else ``None``):
-    hot loops try it before :meth:`id`.
+    ``lookup(v)`` is a read-only fast path for a value that is its own key — a ``str``, ``int``,
+    ``float``, ``bool`` or ``None`` (its id if an equal value was seen, else ``None``): hot loops
+    try it before :meth:`id`.
     """
 
     __slots__ = ("_ids", "_unhashable", "values", "lookup")

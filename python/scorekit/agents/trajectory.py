@@ -172,12 +172,15 @@ class _Preparer:
                             if vid is None:
                                 vid = value_id(nv)[0]
                         else:
-                            try:
-                                vid, shared = value_id(norm(v))
-                            except ScorekitError as exc:
-                                raise value_error(exc, item, step, k) from None
-                            if not shared or type(v) not in _MEMO_TYPES:  # NaN: never shared
-                                key = None
+                            # an int, float, bool or None is its own key (a NaN is never found)
+                            vid = value_lookup(v) if type(v) in _MEMO_TYPES else None
+                            if vid is None:
+                                try:
+                                    vid, shared = value_id(norm(v))
+                                except ScorekitError as exc:
+                                    raise value_error(exc, item, step, k) from None
+                                if not shared or type(v) not in _MEMO_TYPES:  # NaN: never shared
+                                    key = None
                         t_names.append(nid)
                         t_values.append(vid)
                         t_weights.append(1.0 if unit else w.arg(tool, k))
