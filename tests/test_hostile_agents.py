@@ -251,3 +251,25 @@ def test_rover_kernels_reject_confidences_outside_0_1(backend, conf):
     for cw, nc in ((conf, 0.7), (0.5, conf)):
         with pytest.raises(ValueError, match="must be within"):
             rover_kernel.align_vote(tokens, np.array([1.0, 1.0]), offsets, cw, nc)
+
+
+def test_equal_argument_names_of_different_types_sum_in_one_order(monkeypatch, backend):
+    """Names ``1``, ``1.0``, ``True`` and ``np.int64(1)`` are one name; its place among the other
+    names (and so the order in which differing argument weights are summed) does not depend on
+    which of them the batch met first (by type name, ``1.0`` sorted before a frozenset name and
+    ``1`` after it)."""
+    fs = frozenset({9})
+    assert (0.7 + 0.2) + 0.1 != (0.7 + 0.1) + 0.2  # the two orders give different sums
+    grammar = GraphGrammar(node_types={"t": NodeType("t", importance=1.0, fields={
+        "a": FieldSpec("a", importance=0.7), 1: FieldSpec("1", importance=0.2),
+        fs: FieldSpec("fs", importance=0.1)})})
+    pair = ([Step("t", {"a": 1, 1: 1, fs: 1})], [Step("t", {"a": 2, 1: 2, fs: 2})])
+    metric = TrajectoryMetric(grammar=grammar)
+    want = metric(*pair).detail["raw_distance"]
+    assert want == (0.7 + 0.2) + 0.1  # strings, then numbers, then other names
+    for use_core in (True, False):
+        if not use_core:
+            monkeypatch.setattr(trajectory_module, "_core", None)
+        for leader in (np.int64(1), 1.0, True, 1):
+            got = metric.score_batch([[Step("t", {leader: 0})], pair[0]], [[], pair[1]])
+            assert got[1].detail["raw_distance"] == want, leader

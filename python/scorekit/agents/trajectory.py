@@ -13,9 +13,9 @@ whatever their type), so a pair's score depends neither on the rest of the batch
 nested) raises a named error giving the pair, step and argument.
 
 Decision (ek-agents.md §7.2 leaves it open): a same-tool substitution sums the weights of the
-differing arguments in sorted argument-name order (string names by code point, then other names by
-type and repr; the reference iterates a set), so a result depends neither on the run, the backend,
-nor the other pairs of a batch. A call's mass is ``w_tool + sum(argument weights)``. Kept for
+differing arguments in sorted argument-name order (string names by code point, then numbers by
+value, then other names by type and repr; the reference iterates a set), so a result depends
+neither on the run, the backend, nor the other pairs of a batch. A call's mass is ``w_tool + sum(argument weights)``. Kept for
 parity [quirk]: an unreadable ``pred``/``gold`` raises the TypeError that names ToolCallMetric.
 
 >>> from scorekit.agents.base import Step
@@ -33,11 +33,13 @@ True
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from decimal import Decimal
+from fractions import Fraction
 from typing import Any, Optional
 
 import numpy as np
 
-from scorekit._interning import ValueInterner
+from scorekit._interning import ValueInterner, exact_key
 from scorekit._kernels import _core, current_backend, resolve_threads
 from scorekit._kernels import align as align_kernels
 from scorekit.agents.base import Step, as_call
@@ -56,13 +58,22 @@ Call = tuple[str, dict]
 #: exact, so equal raw calls are equal under the interning rule (a NumPy scalar equal to one of
 #: these by its own ``==`` hashes differently unless their exact values agree).
 _MEMO_TYPES = frozenset({str, int, float, bool, type(None)})
+#: Types of the keys of real numbers (mutually comparable by value).
+_REAL_KEYS = frozenset({int, float, bool, Fraction, Decimal})
 #: ``(distances, pred total masses, pred lengths, gold total masses, gold lengths)``.
 ScoredPairs = tuple[list[float], list[float], list[int], list[float], list[int]]
 
 
 def _name_key(name: Any) -> tuple:
-    """Order of argument names: strings in code-point order, then other names by type and repr."""
-    return (0, name, "") if isinstance(name, str) else (1, type(name).__name__, repr(name))
+    """Order of argument names: strings in code-point order, then numbers by value, then other
+    names by type and repr (of their :func:`~scorekit._interning.exact_key`, so that equal names
+    of different types, which share an id, sort the same whichever of them was met first)."""
+    if isinstance(name, str):
+        return (0, name, "")
+    key = exact_key(name)
+    if type(key) in _REAL_KEYS and key == key:
+        return (1, "", key)
+    return (2, type(key).__name__, repr(key))
 
 
 class _Prepared:
