@@ -72,9 +72,9 @@ class GedBatchResult(NamedTuple):
 def _check_graph(g: Any, argument: str) -> None:
     for attr in ("nodes", "edges", "is_directed", "is_multigraph"):
         if not hasattr(g, attr):
-            raise TypeError(f"{argument} must be a networkx Graph or DiGraph, got {type(g).__name__}")
+            raise InvalidTypeError(f"must be a networkx Graph or DiGraph, got {type(g).__name__}", field=argument)
     if g.is_multigraph():
-        raise ValueError(f"{argument} is a multigraph; only simple graphs (Graph, DiGraph) are supported")
+        raise InvalidValueError("is a multigraph; only simple graphs (Graph, DiGraph) are supported", field=argument)
 
 
 def _check_callables(**functions: Any) -> None:
@@ -130,7 +130,7 @@ def _problem(G1: Any, G2: Any, node_match: Match, edge_match: Match, node_subst_
     _check_graph(G2, "G2")
     directed = G1.is_directed()
     if G2.is_directed() != directed:
-        raise ValueError("G1 and G2 must both be directed or both be undirected")
+        raise InvalidValueError("G1 and G2 must both be directed or both be undirected")
     nodes1, nodes2 = list(G1.nodes), list(G2.nodes)
     index1 = {u: i for i, u in enumerate(nodes1)}
     index2 = {v: j for j, v in enumerate(nodes2)}
@@ -246,7 +246,7 @@ def graph_edit_distance_batch(pairs: Sequence[tuple[Any, Any]], node_match: Matc
         try:
             G1, G2 = pair
         except (TypeError, ValueError):
-            raise ValueError(f"pairs[{k}] must be a (G1, G2) pair") from None
+            raise InvalidValueError("must be a (G1, G2) pair", field=f"pairs[{k}]") from None
         problems.append(_problem(G1, G2, node_match, edge_match, node_subst_cost, node_del_cost,
                                  node_ins_cost, edge_subst_cost, edge_del_cost, edge_ins_cost, None))
     return GedBatchResult(*_ged.graph_edit_distance_batch(problems, budget=budget, threads=threads))

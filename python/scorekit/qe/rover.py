@@ -177,6 +177,8 @@ def rover(
     (``conf_weight`` ignored); otherwise ``score = (1 - conf_weight) * votes/N + conf_weight *
     mean confidence``, a NULL vote counting ``null_conf``. ``tokenize`` overrides the unit reader.
     A hypothesis longer than ``max_tokens`` tokens raises ``ValueError`` (``None`` disables).
+    Token confidences, ``conf_weight`` and ``null_conf`` must lie in ``[0, 1]``, and a single
+    ``str``/``bytes`` is not a collection of hypotheses (named errors otherwise).
     """
     if isinstance(hypotheses, (str, bytes, bytearray)):
         raise InvalidTypeError(
