@@ -19,6 +19,7 @@ from typing import Any, Optional
 
 from scorekit._weights import checked_weight
 from scorekit.base import FieldSpec, GraphGrammar, NodeType, Provenance
+from scorekit.errors import InvalidTypeError, InvalidValueError
 
 __all__ = [
     "DEFAULT_TASK_VALUE",
@@ -141,7 +142,7 @@ def _args_dict(args: Any, tool: Any) -> dict:
     try:
         return dict(args)
     except (TypeError, ValueError):
-        raise ValueError(
+        raise InvalidValueError(
             f"the arguments of tool call {tool!r} must be a mapping of argument names to values, "
             f"got {type(args).__name__}: {args!r:.60}"
         ) from None
@@ -193,7 +194,7 @@ def as_call(x: Any) -> tuple[str, dict]:
     if isinstance(x, Sequence) and len(x) >= 1:
         args = x[1] if len(x) > 1 and isinstance(x[1], Mapping) else {}
         return (str(x[0]), dict(args))
-    raise TypeError(
+    raise InvalidTypeError(
         f"Cannot read a tool call from {type(x).__name__}; pass a Step, a (tool, args) pair, "
         "or a {'tool':…, 'args':…} mapping."
     )

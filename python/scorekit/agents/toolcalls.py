@@ -27,7 +27,7 @@ from scorekit._weights import grammar_weight
 from scorekit.agents.base import as_call
 from scorekit.base import GraphGrammar, Score
 from scorekit.canonicalize import default_canonicalizer, resolve_canonicalizer
-from scorekit.errors import InvalidValueError, ScorekitError, describe
+from scorekit.errors import InvalidTypeError, InvalidValueError, ScorekitError, describe
 
 __all__ = ["match_calls", "ToolCallMetric", "norm_value", "calls_of"]
 
@@ -94,7 +94,7 @@ def calls_of(x: Any) -> list:
         return list(steps)
     if isinstance(x, Sequence) and not isinstance(x, (str, bytes)):
         return list(x)
-    raise TypeError(
+    raise InvalidTypeError(
         f"ToolCallMetric needs an Episode, a Trajectory, or a sequence of calls; got {type(x).__name__}"
     )
 
@@ -214,7 +214,7 @@ class ToolCallMetric:
     def __init__(self, level: str = "call", *, canonicalizer: Any = None,
                  grammar: Optional[GraphGrammar] = None) -> None:
         if level not in LEVELS:
-            raise ValueError(f"level must be 'call' or 'arg', got {level!r}")
+            raise InvalidValueError(f"must be 'call' or 'arg', got {level!r}", field="level")
         self.level = level
         self.canonicalizer = (resolve_canonicalizer(canonicalizer) if canonicalizer is not None
                               else default_canonicalizer())

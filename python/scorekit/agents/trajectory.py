@@ -46,7 +46,7 @@ from scorekit.agents.base import Step, as_call
 from scorekit.agents.toolcalls import _assign, _call_matches, _Weights, calls_of, norm_value, value_error
 from scorekit.base import GraphGrammar, Score
 from scorekit.canonicalize import builtin_steps, default_canonicalizer, resolve_canonicalizer
-from scorekit.errors import ScorekitError
+from scorekit.errors import InvalidValueError, ScorekitError
 
 __all__ = ["SCHEMES", "TrajectoryMetric"]
 
@@ -326,7 +326,7 @@ class TrajectoryMetric:
     def __init__(self, scheme: str = "in_order", *, grammar: Optional[GraphGrammar] = None,
                  canonicalizer: Any = None) -> None:
         if scheme not in SCHEMES:
-            raise ValueError(f"scheme must be one of {SCHEMES}, got {scheme!r}")
+            raise InvalidValueError(f"must be one of {SCHEMES}, got {scheme!r}", field="scheme")
         self.scheme = scheme
         self.grammar = grammar
         self.canonicalizer = (resolve_canonicalizer(canonicalizer) if canonicalizer is not None
@@ -376,7 +376,8 @@ class TrajectoryMetric:
         kernel call over all pairs (``threads``: ``None``/0 = all cores; results do not depend on it)."""
         n_threads = resolve_threads(threads)
         if len(preds) != len(golds):
-            raise ValueError(f"preds and golds must have the same length, got {len(preds)} and {len(golds)}")
+            raise InvalidValueError(f"must have the same length, got {len(preds)} and {len(golds)}",
+                                    field="preds and golds")
         grammar = grammar if grammar is not None else self.grammar
         if self.scheme == "in_order":
             raws, p_mass, p_len, g_mass, g_len = self._score_in_order(preds, golds, grammar, n_threads)

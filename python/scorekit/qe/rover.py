@@ -47,7 +47,7 @@ import numpy as np
 
 from scorekit._interning import ValueInterner
 from scorekit._kernels import rover as rover_kernel
-from scorekit.errors import InvalidTypeError, InvalidValueError, describe
+from scorekit.errors import InputTooLargeError, InvalidTypeError, InvalidValueError, describe
 
 __all__ = [
     "DEFAULT_TOKEN_CONF",
@@ -187,7 +187,7 @@ def rover(
     cw = _probability(conf_weight, "conf_weight") if use_confidence else 0.0
     nc = _probability(null_conf, "null_conf")
     if max_tokens is not None and (isinstance(max_tokens, bool) or not isinstance(max_tokens, int)):
-        raise TypeError(f"max_tokens must be an int or None, got {type(max_tokens).__name__}")
+        raise InvalidTypeError(f"must be an int or None, got {type(max_tokens).__name__}", field="max_tokens")
     read = tokenize if tokenize is not None else _as_units
     units = []
     for i, h in enumerate(hypotheses):
@@ -196,16 +196,16 @@ def rover(
         except TypeError as exc:
             if tokenize is not None:
                 raise
-            raise TypeError(
-                f"hypotheses[{i}] must be a string, a list of tokens or (token, confidence) pairs, "
-                f"or an OCR result; got {type(h).__name__}"
+            raise InvalidTypeError(
+                "must be a string, a list of tokens or (token, confidence) pairs, "
+                f"or an OCR result; got {type(h).__name__}", field=f"hypotheses[{i}]"
             ) from exc
     if not units:
         return RoverConsensus(n_engines=0)
     if max_tokens is not None:
         longest = max(len(u) for u in units)
         if longest > max_tokens:
-            raise ValueError(rover_kernel.too_long_message(longest, max_tokens))
+            raise InputTooLargeError(rover_kernel.too_long_message(longest, max_tokens))
     flat = [t for u in units for t, _ in u]
     try:
         confs = np.array([c for u in units for _, c in u], dtype=np.float64)
