@@ -93,6 +93,24 @@ def test_compiled_reader_equals_twin_on_mixed_values(monkeypatch, backend):
     assert twin == [_alone(metric, p) for p in pairs]
 
 
+def test_readers_give_identical_rows_on_mixed_values():
+    """The compiled reader and the twin intern the same value ids and build the same rows (tool,
+    mass, sorted (name, value, weight) arguments) for every step, whatever the order of values."""
+    from test_call_packer import _compiled, _rows
+
+    rng = random.Random(17)
+    for _ in range(40):
+        values = rng.sample(MIXED, len(MIXED))
+        batch = [[Step(rng.choice(["s", "o"]), {k: rng.choice(values) for k in rng.sample("qnm", 2)})
+                  for _ in range(rng.randrange(1, 6))] for _ in range(4)]
+        native = _compiled(None, trajectory_module._Weights(None))
+        python = trajectory_module._Preparer(None, trajectory_module._Weights(None))
+        a, b = native.pack(batch), python.pack(batch)
+        assert a[1].tolist() == b[1].tolist() and a[2] == b[2] and a[3] == b[3]
+        assert [len(v) for v in native.interned()] == [len(v) for v in python.interned()]
+        assert _rows(native.table(), a[0]) == _rows(python.table(), b[0])
+
+
 @pytest.mark.parametrize("a, b, equal", [
     (Decimal(1), np.int64(1), True),          # raised TypeError inside ==
     (Decimal(1), 1.0, True),
