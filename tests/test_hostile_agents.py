@@ -291,3 +291,22 @@ def test_equal_argument_names_of_different_types_sum_in_one_order(monkeypatch, b
         for leader in (np.int64(1), 1.0, True, 1):
             got = metric.score_batch([[Step("t", {leader: 0})], pair[0]], [[], pair[1]])
             assert got[1].detail["raw_distance"] == want, leader
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.one_of(
+    st.integers(-(2**70), 2**70), st.floats(allow_nan=False), st.fractions(max_denominator=2**60),
+    st.decimals(allow_nan=False), st.booleans(), st.complex_numbers(allow_nan=False, max_magnitude=1e300),
+    st.sampled_from([2**53, 2**53 + 1, 0.1, -0.0, 10**400])), min_size=2, max_size=6))
+def test_exact_key_is_python_eq_on_python_numbers(values):
+    """On Python's own number types (whose ``==`` compares exact values) the rule is ``==``."""
+    for a in values:
+        for b in values:
+            try:
+                python = a == b
+            except OverflowError:  # complex == huge int: Python cannot say; here they are unequal
+                assert exact_key(a) != exact_key(b)
+                continue
+            assert (exact_key(a) == exact_key(b)) == python, (a, b)
+            if python:
+                assert hash(exact_key(a)) == hash(exact_key(b))

@@ -123,8 +123,9 @@ _CONTAINERS = {tuple: tuple, list: list, dict: dict, set: frozenset, frozenset: 
 #: Built-in bases whose subclasses keep their ``==`` unless they redefine it (bool cannot be subclassed).
 _BUILTIN_BASES = (int, float, complex, str, bytes, tuple, list, dict, set, frozenset)
 #: The plain value of a scalar subclass instance (read without calling anything it overrides).
-_SCALAR_COPY = {int: int.__int__, float: float.__float__, str: str.__str__, bytes: bytes.__bytes__,
-                complex: lambda z: _complex_key(complex.__complex__(z).real, complex.__complex__(z).imag)}
+_SCALAR_COPY = {int: int.__int__, float: float.__float__, str: str.__str__,
+                bytes: lambda b: bytes.__add__(b"", b),
+                complex: lambda z: _complex_key(complex.real.__get__(z), complex.imag.__get__(z))}
 
 
 def _numpy_scalar_key(value: np.generic) -> Any:
