@@ -655,8 +655,9 @@ type Packed<'py> = (
 /// Arguments are the Python twin's helpers: `step_type` (`Step`), `calls_of`, `as_call`,
 /// `norm_value` (`norm(v)` for values other than plain strings and numbers), `value_error(exc,
 /// item, step, name)` (the error to raise when reading an argument value raised `exc`),
-/// `interner_type` (`ValueInterner`, whose `id_shared` decides equality beyond native values), the canonicaliser `canon` (`None`: none) with `ascii_steps`, the names of its
-/// built-in steps when they fully describe it (ASCII strings are then canonicalised here), and
+/// `interner_type` (`ValueInterner`, whose `id_shared` decides equality beyond native values),
+/// the canonicaliser `canon` (`None`: none) with `ascii_steps`, the names of its built-in steps
+/// when they fully describe it (ASCII strings are then canonicalised here), and
 /// the weight functions `tool_weight(tool)`/`arg_weight(tool, name)` (`None`: unit weights).
 #[pyclass(module = "scorekit._core")]
 pub struct CallPacker {
@@ -694,11 +695,11 @@ impl CallPacker {
         let Ok(s) = v.cast_exact::<PyString>() else {
             if let Ok(Some(Native::Num(_) | Native::None)) | Err(()) = classify(v) {
                 // numbers and None are their own canonical form
-                let (id, equal_to_itself) = self.values.id(py, v)?;
-                if equal_to_itself {
+                let (id, shared) = self.values.id(py, v)?;
+                if shared {
                     self.raw_seen.remember(v, id);
                 }
-                return Ok((id, equal_to_itself));
+                return Ok((id, shared));
             }
             let normed = self.norm.call1(py, (v,))?;
             return self.values.id(py, normed.bind(py));
@@ -832,13 +833,13 @@ impl CallPacker {
         let mut memoisable = true;
         for (name, value) in items {
             key.push(self.names.id(py, name)?.0);
-            let (vid, equal_to_itself) = self.value_id(py, value).map_err(|e| {
+            let (vid, shared) = self.value_id(py, value).map_err(|e| {
                 match self.value_error.call1(py, (e.value(py), item, step, name)) {
                     Ok(named) => PyErr::from_value(named.into_bound(py)),
                     Err(failed) => failed,
                 }
             })?;
-            memoisable &= equal_to_itself;
+            memoisable &= shared;
             key.push(vid);
         }
         let hash = hash_key(key);
