@@ -31,6 +31,7 @@ import sys
 import traceback
 
 import networkx as nx
+import numpy as np
 import pytest
 from networkx.algorithms.tests import test_similarity as nx_tests
 
@@ -210,3 +211,11 @@ def test_networkx_error_classes_are_reused():
         except nx.NodeNotFound as e:
             kinds.add(type(e))
     assert len(kinds) == 1 and sk_graphs._NX_ERRORS["NodeNotFound"] in kinds
+
+
+@pytest.mark.parametrize("name", ["node_match", "edge_match"])
+def test_match_without_a_truth_value_is_a_named_error(backend, name):
+    g = nx.path_graph(3)
+    with pytest.raises(InvalidTypeError, match=f"{name} must return a truth value"):
+        graph_edit_distance(g, g, **{name: lambda a, b: np.array([True, False])})
+    assert graph_edit_distance(g, g, **{name: lambda a, b: np.bool_(True)}) == 0.0

@@ -102,17 +102,28 @@ def _networkx_error(name: str, message: str, field: str) -> Exception:
     return cls(message, field=field)
 
 
-def _subst_table(attrs1: list, attrs2: list, subst: SubstCost, match: Match, name: str) -> np.ndarray:
+def _subst_table(attrs1: list, attrs2: list, subst: SubstCost, match: Match, kind: str) -> np.ndarray:
+    """Substitution costs of ``kind`` (``"node"``/``"edge"``): ``{kind}_subst_cost``, else 0/1 from
+    ``{kind}_match``, else 0."""
     table = np.zeros((len(attrs1), len(attrs2)))
     if subst is not None:
         for i, a in enumerate(attrs1):
             for j, b in enumerate(attrs2):
-                table[i, j] = checked_weight(subst(a, b), name)
+                table[i, j] = checked_weight(subst(a, b), f"{kind}_subst_cost")
     elif match is not None:
         for i, a in enumerate(attrs1):
             for j, b in enumerate(attrs2):
-                table[i, j] = 0.0 if match(a, b) else 1.0
+                table[i, j] = 0.0 if _truth(match(a, b), f"{kind}_match") else 1.0
     return table
+
+
+def _truth(value: Any, what: str) -> bool:
+    """``bool(value)``, or a named error when the match function ``what`` returned something
+    without a truth value (a NumPy array of several elements, say)."""
+    try:
+        return bool(value)
+    except Exception as exc:
+        raise InvalidTypeError(f"must return a truth value, got {describe(value)} ({exc})", field=what) from None
 
 
 def _unit_table(attrs: list, cost: UnitCost, name: str) -> np.ndarray:
@@ -136,7 +147,7 @@ def _problem(G1: Any, G2: Any, node_match: Match, edge_match: Match, node_subst_
     index2 = {v: j for j, v in enumerate(nodes2)}
     node_attrs1 = [G1.nodes[u] for u in nodes1]
     node_attrs2 = [G2.nodes[v] for v in nodes2]
-    node_sub = _subst_table(node_attrs1, node_attrs2, node_subst_cost, node_match, "node_subst_cost")
+    node_sub = _subst_table(node_attrs1, node_attrs2, node_subst_cost, node_match, "node")
     node_del = _unit_table(node_attrs1, node_del_cost, "node_del_cost")
     node_ins = _unit_table(node_attrs2, node_ins_cost, "node_ins_cost")
 
@@ -153,7 +164,7 @@ def _problem(G1: Any, G2: Any, node_match: Match, edge_match: Match, node_subst_
         edges2 = [(index2[s], index2[d], k) for k, (s, d, _) in enumerate(edge_list2)]
         attrs1 = [a for _, _, a in edge_list1]
         attrs2 = [a for _, _, a in edge_list2]
-        edge_sub = _subst_table(attrs1, attrs2, edge_subst_cost, edge_match, "edge_subst_cost")
+        edge_sub = _subst_table(attrs1, attrs2, edge_subst_cost, edge_match, "edge")
         edge_del = _unit_table(attrs1, edge_del_cost, "edge_del_cost")
         edge_ins = _unit_table(attrs2, edge_ins_cost, "edge_ins_cost")
 
