@@ -19,8 +19,9 @@ networkx wheel) run with ``graph_edit_distance`` swapped for scorekit's, both th
 
 Also: unknown ``roots`` and a non-positive ``timeout`` raise networkx's exceptions (which are
 scorekit ``InvalidValueError`` too, and plain ``InvalidValueError`` without networkx); costs that are
-negative, NaN, infinite, too large or not numbers, and cost arguments that are not callable, are
-named errors, in ``graph_edit_distance``, its batch form and ``TypedGraphMetric``.
+negative, NaN, infinite, too large or not numbers, cost arguments that are not callable and match
+functions without a truth value are named errors, in ``graph_edit_distance``, its batch form and
+``TypedGraphMetric``.
 """
 
 from __future__ import annotations

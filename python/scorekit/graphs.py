@@ -22,7 +22,8 @@ Differences from networkx, all deliberate:
 * Costs must be finite, non-negative numbers: a cost function returning anything else raises
   :class:`~scorekit.errors.InvalidValueError` (a negative, NaN, infinite or too large number) or
   :class:`~scorekit.errors.InvalidTypeError` (not a number, e.g. a ``str``), naming the cost
-  function; a cost argument that is not callable raises :class:`~scorekit.errors.InvalidTypeError`.
+  function; a cost or match argument that is not callable, or a match function returning no truth
+  value (a NumPy array, say), raises :class:`~scorekit.errors.InvalidTypeError`.
 
 networkx's exceptions are raised without importing networkx at load time: when networkx is
 installed the error is a subclass of both the networkx exception and
