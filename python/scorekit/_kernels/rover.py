@@ -7,6 +7,8 @@ later hypothesis is aligned (unit-cost edit distance; traceback prefers the diag
 deletion, then an insertion) against the spine of slot majorities and merged; every slot then
 votes with ``score = (1 - cw) * votes/N + cw * conf_sum/votes`` (a NULL entry contributes
 ``null_conf``), ties going to a real token over NULL, then more votes, then the earliest candidate.
+Confidences, ``conf_weight`` and ``null_conf`` must lie in ``[0, 1]`` (``ValueError`` otherwise):
+outside it a single engine's confidence could outvote any majority, and ±inf gives NaN scores.
 It does not tokenise text or build Python result objects (that is ``scorekit.qe.rover``).
 """
 

@@ -45,6 +45,9 @@ def _validate(tokens, confs, offsets, max_tokens):
     nan = np.flatnonzero(np.isnan(confs))
     if len(nan):
         raise ValueError(f"confs must not be NaN (token {nan[0]})")
+    outside = np.flatnonzero((confs < 0.0) | (confs > 1.0))
+    if len(outside):
+        raise ValueError(f"confs must be within [0, 1] (token {outside[0]})")
     if max_tokens is not None and len(offsets) > 1:
         longest = int(np.diff(offsets).max())
         if longest > max_tokens:
@@ -232,6 +235,9 @@ def rover_align_vote(tokens, confs, offsets, conf_weight, null_conf, max_tokens=
     """Twin of ``_core.rover_align_vote``: ``(slot_tokens uint32[S, N], slot_confs float64[S, N],
     winners uint32[S], scores float64[S], vote_shares float64[S])``."""
     tokens, confs, offsets = _validate(tokens, confs, offsets, max_tokens)
+    for name, value in (("conf_weight", conf_weight), ("null_conf", null_conf)):
+        if not 0.0 <= value <= 1.0:
+            raise ValueError(f"{name} must be within [0, 1]")
     if len(offsets) == 1:
         empty = np.empty(0)
         return (np.empty((0, 0), np.uint32), np.empty((0, 0)), empty.astype(np.uint32), empty, empty.copy())

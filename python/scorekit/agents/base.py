@@ -17,7 +17,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
+from scorekit._weights import checked_weight
 from scorekit.base import FieldSpec, GraphGrammar, NodeType, Provenance
+from scorekit.errors import InvalidTypeError, InvalidValueError
 
 __all__ = [
     "DEFAULT_TASK_VALUE",
@@ -47,6 +49,7 @@ DESTRUCTIVE_WEIGHT = 10.0
 class ToolSpec:
     """A tool the agent may call: its name, argument specs (``importance`` = cost of a wrong
     argument), call-level importance (cost of a missing or spurious call) and whether it is destructive.
+    Importances must be finite and ``>= 0`` (:class:`~scorekit.errors.InvalidValueError` otherwise).
 
     >>> ToolSpec("wipe", importance=3.0, destructive=True).weight
     3.0
@@ -58,6 +61,12 @@ class ToolSpec:
     params: Mapping[str, FieldSpec] = field(default_factory=dict)
     importance: Optional[float] = None
     destructive: bool = False
+
+    def __post_init__(self) -> None:
+        if self.importance is not None:
+            checked_weight(self.importance, f"ToolSpec({self.name!r}).importance")
+        for k, spec in self.params.items():
+            checked_weight(getattr(spec, "importance", 1.0), f"ToolSpec({self.name!r}).params[{k!r}].importance")
 
     @property
     def weight(self) -> float:
@@ -106,6 +115,9 @@ class TaskSpec:
     tools: Sequence[ToolSpec] = ()
     slice: Optional[str] = None
 
+    def __post_init__(self) -> None:
+        checked_weight(self.value, f"TaskSpec({self.task_id!r}).value")
+
     def grammar(self) -> GraphGrammar:
         """``tool_grammar(*self.tools)``."""
         return tool_grammar(*self.tools)
@@ -130,7 +142,7 @@ def _args_dict(args: Any, tool: Any) -> dict:
     try:
         return dict(args)
     except (TypeError, ValueError):
-        raise ValueError(
+        raise InvalidValueError(
             f"the arguments of tool call {tool!r} must be a mapping of argument names to values, "
             f"got {type(args).__name__}: {args!r:.60}"
         ) from None
@@ -182,7 +194,7 @@ def as_call(x: Any) -> tuple[str, dict]:
     if isinstance(x, Sequence) and len(x) >= 1:
         args = x[1] if len(x) > 1 and isinstance(x[1], Mapping) else {}
         return (str(x[0]), dict(args))
-    raise TypeError(
+    raise InvalidTypeError(
         f"Cannot read a tool call from {type(x).__name__}; pass a Step, a (tool, args) pair, "
         "or a {'tool':…, 'args':…} mapping."
     )

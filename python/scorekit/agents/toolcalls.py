@@ -3,7 +3,9 @@
 This module owns :func:`match_calls` (the deterministic assignment of predicted to gold calls
 within each tool name) and :class:`ToolCallMetric` (call- or argument-level precision/recall/F1,
 weighted by the tool grammar, micro-averaged by :meth:`ToolCallMetric.aggregate`). Values are
-compared with Python ``==`` after :func:`norm_value`; calls are never executed.
+compared through :func:`norm_value`, which folds strings and applies the exact, transitive equality
+rule of :mod:`scorekit._interning` (Python ``==`` wherever that is transitive; numbers by exact
+value); calls are never executed. Call and argument weights must be finite and ``>= 0``.
 
 >>> from scorekit.agents.base import Step
 >>> pred = [Step("search", {"q": "cats"}), Step("answer", {"a": "meow"})]
@@ -20,9 +22,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Optional
 
+from scorekit._interning import MAX_DEPTH, exact_key
+from scorekit._weights import grammar_weight
 from scorekit.agents.base import as_call
 from scorekit.base import GraphGrammar, Score
 from scorekit.canonicalize import default_canonicalizer, resolve_canonicalizer
+from scorekit.errors import InvalidTypeError, InvalidValueError, ScorekitError, describe
 
 __all__ = ["match_calls", "ToolCallMetric", "norm_value", "calls_of"]
 
@@ -32,17 +37,46 @@ LEVELS = ("call", "arg")
 
 
 def norm_value(v: Any, canon: Canon) -> Any:
-    """Strings through ``canon`` (if any); lists and tuples element-wise into tuples (so a list
-    equals a tuple, order kept); anything else unchanged (dicts are not recursed into)."""
+    """The comparison key of an argument value: strings through ``canon`` (if any); lists and
+    tuples element-wise into tuples (so a list equals a tuple, order kept); anything else by
+    :func:`scorekit._interning.exact_key` (numbers by exact value; strings inside dicts and sets are
+    not folded). A value that contains itself or is nested too deeply raises
+    :class:`~scorekit.errors.InvalidValueError`."""
     if isinstance(v, str):
         return canon(v) if canon else v
     if isinstance(v, (list, tuple)):
-        return tuple(norm_value(e, canon) for e in v)
-    return v
+        return _norm_sequence(v, canon, 0, set())
+    return exact_key(v)
 
 
-def _norm_args(args: Mapping, canon: Canon) -> dict:
-    return {k: norm_value(v, canon) for k, v in args.items()}
+def _norm_sequence(v: Any, canon: Canon, depth: int, open_ids: set) -> tuple:
+    if depth >= MAX_DEPTH:
+        raise InvalidValueError(f"is nested deeper than {MAX_DEPTH} levels")
+    if id(v) in open_ids:
+        raise InvalidValueError(f"contains itself (a recursive value): {describe(v)}")
+    open_ids.add(id(v))
+    try:
+        return tuple([_norm_sequence(e, canon, depth + 1, open_ids) if isinstance(e, (list, tuple))
+                      else norm_value(e, canon) for e in v])
+    finally:
+        open_ids.discard(id(v))
+
+
+def value_error(exc: ScorekitError, item: Any, step: int, name: Any, side: str = "") -> ScorekitError:
+    """``exc`` (raised by a bad argument value) again, naming the pair ``item``, the side
+    (``"pred"``/``"gold"``, if known), the step and the argument."""
+    where = f"{side}.steps[{step}]" if side else f"steps[{step}]"
+    return type(exc)(exc.message, field=f"{where}.args[{name!r}]", item=item)
+
+
+def _norm_args(args: Mapping, canon: Canon, side: str, step: int) -> dict:
+    normed = {}
+    for k, v in args.items():
+        try:
+            normed[k] = norm_value(v, canon)
+        except ScorekitError as exc:
+            raise value_error(exc, None, step, k, side) from None
+    return normed
 
 
 def _call_matches(p: Mapping, g: Mapping) -> bool:
@@ -60,7 +94,7 @@ def calls_of(x: Any) -> list:
         return list(steps)
     if isinstance(x, Sequence) and not isinstance(x, (str, bytes)):
         return list(x)
-    raise TypeError(
+    raise InvalidTypeError(
         f"ToolCallMetric needs an Episode, a Trajectory, or a sequence of calls; got {type(x).__name__}"
     )
 
@@ -98,8 +132,8 @@ def _assign(pred: list[Call], gold: list[Call], pn: list[dict], gn: list[dict]) 
 def _match(pred: Iterable, gold: Iterable, canon: Canon):
     p_calls = [as_call(x) for x in pred]
     g_calls = [as_call(x) for x in gold]
-    pn = [_norm_args(args, canon) for _, args in p_calls]
-    gn = [_norm_args(args, canon) for _, args in g_calls]
+    pn = [_norm_args(args, canon, "pred", s) for s, (_, args) in enumerate(p_calls)]
+    gn = [_norm_args(args, canon, "gold", s) for s, (_, args) in enumerate(g_calls)]
     pairs = _assign(p_calls, g_calls, pn, gn)
     return p_calls, g_calls, pn, gn, pairs
 
@@ -128,7 +162,8 @@ def match_calls(pred: Iterable, gold: Iterable, *, canon: Canon = None):
 
 
 class _Weights:
-    """Call and argument weights of a grammar (1.0 without one), memoised per metric call."""
+    """Call and argument weights of a grammar (1.0 without one), memoised per metric call; each
+    must be finite and ``>= 0`` (:class:`~scorekit.errors.InvalidValueError` naming it otherwise)."""
 
     __slots__ = ("grammar", "_tool", "_arg")
 
@@ -140,13 +175,15 @@ class _Weights:
     def tool(self, t: str) -> float:
         w = self._tool.get(t)
         if w is None:
-            w = self._tool[t] = 1.0 if self.grammar is None else self.grammar.node_cost(t)
+            w = self._tool[t] = 1.0 if self.grammar is None else grammar_weight(
+                self.grammar.node_cost, (t,), f"grammar weight of tool {t!r}")
         return w
 
     def arg(self, t: str, a: Any) -> float:
         w = self._arg.get((t, a))
         if w is None:
-            w = self._arg[(t, a)] = 1.0 if self.grammar is None else self.grammar.field_cost(t, a)
+            w = self._arg[(t, a)] = 1.0 if self.grammar is None else grammar_weight(
+                self.grammar.field_cost, (t, a), f"grammar weight of argument {a!r} of tool {t!r}")
         return w
 
     def mass(self, call: Call) -> float:
@@ -177,7 +214,7 @@ class ToolCallMetric:
     def __init__(self, level: str = "call", *, canonicalizer: Any = None,
                  grammar: Optional[GraphGrammar] = None) -> None:
         if level not in LEVELS:
-            raise ValueError(f"level must be 'call' or 'arg', got {level!r}")
+            raise InvalidValueError(f"must be 'call' or 'arg', got {level!r}", field="level")
         self.level = level
         self.canonicalizer = (resolve_canonicalizer(canonicalizer) if canonicalizer is not None
                               else default_canonicalizer())

@@ -6,12 +6,16 @@ masses, between calls of the same tool the weights of the arguments that differ 
 one side) and the four schemes. ``in_order`` runs the Needleman–Wunsch kernel
 (:mod:`scorekit._kernels.align`) on calls read, canonicalised and interned by the compiled call
 reader (``_core.CallPacker``, ``rust/bindings/src/calls.rs``) or, without the compiled core, by its
-pure-Python twin :class:`_Preparer`; both give identical ids, masses and weights.
+pure-Python twin :class:`_Preparer`; both give identical ids, masses and weights. Argument values
+are equal under the exact, transitive rule of :mod:`scorekit._interning` (numbers by exact value,
+whatever their type), so a pair's score depends neither on the rest of the batch, nor on
+``threads``, the backend or the reader; a value that cannot be compared (recursive, too deeply
+nested) raises a named error giving the pair, step and argument.
 
 Decision (ek leaves it open; docs/decisions.md#trajectory-cost-model): a same-tool substitution sums the weights of the
-differing arguments in sorted argument-name order (string names by code point, then other names by
-type and repr; the reference iterates a set), so a result depends neither on the run, the backend,
-nor the other pairs of a batch. A call's mass is ``w_tool + sum(argument weights)``. Kept for
+differing arguments in sorted argument-name order (string names by code point, then numbers by
+value, then other names by type and repr; the reference iterates a set), so a result depends
+neither on the run, the backend, nor the other pairs of a batch. A call's mass is ``w_tool + sum(argument weights)``. Kept for
 parity [quirk]: an unreadable ``pred``/``gold`` raises the TypeError that names ToolCallMetric.
 
 >>> from scorekit.agents.base import Step
@@ -29,17 +33,20 @@ True
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from decimal import Decimal
+from fractions import Fraction
 from typing import Any, Optional
 
 import numpy as np
 
-from scorekit._interning import ValueInterner
+from scorekit._interning import ValueInterner, exact_key
 from scorekit._kernels import _core, current_backend, resolve_threads
 from scorekit._kernels import align as align_kernels
 from scorekit.agents.base import Step, as_call
-from scorekit.agents.toolcalls import _assign, _call_matches, _Weights, calls_of, norm_value
+from scorekit.agents.toolcalls import _assign, _call_matches, _Weights, calls_of, norm_value, value_error
 from scorekit.base import GraphGrammar, Score
 from scorekit.canonicalize import builtin_steps, default_canonicalizer, resolve_canonicalizer
+from scorekit.errors import InvalidValueError, ScorekitError
 
 __all__ = ["SCHEMES", "TrajectoryMetric"]
 
@@ -47,13 +54,26 @@ __all__ = ["SCHEMES", "TrajectoryMetric"]
 SCHEMES = ("in_order", "exact", "any_order", "superset")
 
 Call = tuple[str, dict]
+#: Raw argument values (and tools, names) a call may be memoised by: their ``==`` and hash are
+#: exact, so equal raw calls are equal under the interning rule (a NumPy scalar equal to one of
+#: these by its own ``==`` hashes differently unless their exact values agree).
+_MEMO_TYPES = frozenset({str, int, float, bool, type(None)})
+#: Types of the keys of real numbers (mutually comparable by value).
+_REAL_KEYS = frozenset({int, float, bool, Fraction, Decimal})
 #: ``(distances, pred total masses, pred lengths, gold total masses, gold lengths)``.
 ScoredPairs = tuple[list[float], list[float], list[int], list[float], list[int]]
 
 
 def _name_key(name: Any) -> tuple:
-    """Order of argument names: strings in code-point order, then other names by type and repr."""
-    return (0, name, "") if isinstance(name, str) else (1, type(name).__name__, repr(name))
+    """Order of argument names: strings in code-point order, then numbers by value, then other
+    names by type and repr (of their :func:`~scorekit._interning.exact_key`, so that equal names
+    of different types, which share an id, sort the same whichever of them was met first)."""
+    if isinstance(name, str):
+        return (0, name, "")
+    key = exact_key(name)
+    if type(key) in _REAL_KEYS and key == key:
+        return (1, "", key)
+    return (2, type(key).__name__, repr(key))
 
 
 class _Prepared:
@@ -97,23 +117,33 @@ class _Preparer:
             return self._fold(v)
         return norm_value(v, self._fold)
 
-    def prepare(self, x: Any) -> _Prepared:
+    def prepare(self, x: Any, item: Any = None) -> _Prepared:
         calls = [as_call(c) for c in calls_of(x)]
-        norm = [{k: self._norm(v) for k, v in args.items()} for _, args in calls]
+        norm = []
+        for step, (_, args) in enumerate(calls):
+            normed = {}
+            for k, v in args.items():
+                try:
+                    normed[k] = self._norm(v)
+                except ScorekitError as exc:
+                    raise value_error(exc, item, step, k) from None
+            norm.append(normed)
         mass = [self.weights.mass(c) for c in calls]
         return _Prepared(calls, norm, mass)
 
-    def pack(self, trajectories: Iterable[Any]) -> tuple[np.ndarray, np.ndarray, list[float], list[int]]:
+    def pack(self, trajectories: Iterable[Any], first_item: int = 0
+             ) -> tuple[np.ndarray, np.ndarray, list[float], list[int]]:
         """``(call_ids, offsets, total_mass, n_steps)`` of many trajectories, for the NW kernel.
 
-        Each distinct call (same tool, equal raw arguments; hashable and free of NaN-like values) is
-        read, canonicalised and weighed once and gets one row of the shared call table
-        (:meth:`table`); other calls get a row per occurrence.
+        Each distinct call (same tool, equal raw arguments, all of :data:`_MEMO_TYPES` and free of
+        NaN) is read, canonicalised and weighed once and gets one row of the shared call table
+        (:meth:`table`); other calls get a row per occurrence. A bad argument value raises its
+        named error with the item (``first_item`` + position), step and argument.
         """
         w = self.weights
         unit = w.grammar is None
         tool_id, tool_lookup = self._tool_ids.id, self._tool_ids.lookup
-        value_id, value_lookup = self._value_ids.id, self._value_ids.lookup
+        value_id, value_lookup = self._value_ids.id_shared, self._value_ids.lookup
         name_id, name_lookup = self._name_ids.id, self._name_ids.lookup
         norm, fold, folded = self._norm, self._fold, self._folded.get
         memo = self._memo
@@ -123,9 +153,9 @@ class _Preparer:
         offsets = [0]
         totals: list[float] = []
         lengths: list[int] = []
-        for x in trajectories:
+        for item, x in enumerate(trajectories, first_item):
             total = 0
-            for c in calls_of(x):
+            for step, c in enumerate(calls_of(x)):
                 if type(c) is Step and isinstance(c.args, dict):
                     tool, args = c.tool, c.args
                 else:
@@ -137,22 +167,31 @@ class _Preparer:
                     key, cid = None, None
                 if cid is None:
                     m = 1.0 + float(len(args)) if unit else w.tool(tool) + sum(w.arg(tool, a) for a in args)
+                    if type(tool) not in _MEMO_TYPES:
+                        key = None
                     for k, v in args.items():
                         nid = name_lookup(k) if type(k) is str else None
                         if nid is None:
                             nid = name_id(k)
+                            if type(k) not in _MEMO_TYPES:
+                                key = None
                         if type(v) is str:  # the common case, inlined
                             nv = folded(v)
                             if nv is None:
                                 nv = fold(v)
                             vid = value_lookup(nv)
                             if vid is None:
-                                vid = value_id(nv)
+                                vid = value_id(nv)[0]
                         else:
-                            nv = norm(v)
-                            if not nv == nv:  # NaN-like: never equal, so never shared
-                                key = None
-                            vid = value_id(nv)
+                            # an int, float, bool or None is its own key (a NaN is never found)
+                            vid = value_lookup(v) if type(v) in _MEMO_TYPES else None
+                            if vid is None:
+                                try:
+                                    vid, shared = value_id(norm(v))
+                                except ScorekitError as exc:
+                                    raise value_error(exc, item, step, k) from None
+                                if not shared or type(v) not in _MEMO_TYPES:  # NaN: never shared
+                                    key = None
                         t_names.append(nid)
                         t_values.append(vid)
                         t_weights.append(1.0 if unit else w.arg(tool, k))
@@ -222,7 +261,7 @@ class _CompiledPacker:
                  ascii_steps: Optional[list[str]]) -> None:
         unit = weights.grammar is None
         self._packer = _core.CallPacker(
-            Step, calls_of, as_call, lambda v: norm_value(v, canon), ValueInterner, canon,
+            Step, calls_of, as_call, lambda v: norm_value(v, canon), _named_value_error, ValueInterner, canon,
             ascii_steps, None if unit else weights.tool, None if unit else weights.arg)
         self.pack = self._packer.pack
         self.interned = self._packer.interned
@@ -236,6 +275,12 @@ class _CompiledPacker:
             return self._packer.score_pairs(preds, golds, _name_key, threads)
         self._packer.reset()  # a reused packer starts empty, as the fused path does
         return _pack_and_score(self, preds, golds, threads)
+
+
+def _named_value_error(exc: BaseException, item: int, step: int, name: Any) -> BaseException:
+    """The error the compiled reader raises when reading argument ``name`` of a step raised
+    ``exc``: the twin's (:func:`~scorekit.agents.toolcalls.value_error`) for a named error."""
+    return value_error(exc, item, step, name) if isinstance(exc, ScorekitError) else exc
 
 
 def _pack_and_score(packer: Any, preds: Sequence[Any], golds: Sequence[Any], threads: int) -> ScoredPairs:
@@ -281,7 +326,7 @@ class TrajectoryMetric:
     def __init__(self, scheme: str = "in_order", *, grammar: Optional[GraphGrammar] = None,
                  canonicalizer: Any = None) -> None:
         if scheme not in SCHEMES:
-            raise ValueError(f"scheme must be one of {SCHEMES}, got {scheme!r}")
+            raise InvalidValueError(f"must be one of {SCHEMES}, got {scheme!r}", field="scheme")
         self.scheme = scheme
         self.grammar = grammar
         self.canonicalizer = (resolve_canonicalizer(canonicalizer) if canonicalizer is not None
@@ -331,14 +376,15 @@ class TrajectoryMetric:
         kernel call over all pairs (``threads``: ``None``/0 = all cores; results do not depend on it)."""
         n_threads = resolve_threads(threads)
         if len(preds) != len(golds):
-            raise ValueError(f"preds and golds must have the same length, got {len(preds)} and {len(golds)}")
+            raise InvalidValueError(f"must have the same length, got {len(preds)} and {len(golds)}",
+                                    field="preds and golds")
         grammar = grammar if grammar is not None else self.grammar
         if self.scheme == "in_order":
             raws, p_mass, p_len, g_mass, g_len = self._score_in_order(preds, golds, grammar, n_threads)
         else:
             prep = _Preparer(self.canonicalizer, _Weights(grammar))
-            p_prep = [prep.prepare(x) for x in preds]
-            g_prep = [prep.prepare(x) for x in golds]
+            p_prep = [prep.prepare(x, k) for k, x in enumerate(preds)]
+            g_prep = [prep.prepare(x, k) for k, x in enumerate(golds)]
             raws = [self._raw(p, g, prep.weights) for p, g in zip(p_prep, g_prep)]
             p_mass, g_mass = [sum(p.mass) for p in p_prep], [sum(g.mass) for g in g_prep]
             p_len, g_len = [len(p.calls) for p in p_prep], [len(g.calls) for g in g_prep]

@@ -50,7 +50,6 @@ Decisions where ek is doubtful (docs/decisions.md#typed-graph-costs and #ged):
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Optional
@@ -58,8 +57,10 @@ from typing import Any, Optional
 import numpy as np
 
 from scorekit._kernels import ged as _ged
+from scorekit._weights import checked_weight, grammar_weight
 from scorekit.base import CostWeight, GraphGrammar, Score, TypeRef
 from scorekit.canonicalize import resolve_canonicalizer
+from scorekit.errors import InputTooLargeError, InvalidTypeError, InvalidValueError
 from scorekit.graphs import DEFAULT_BUDGET
 
 __all__ = ["DEFAULT_BUDGET", "DEFAULT_MAX_NODES", "TypedEdge", "TypedGraph", "TypedGraphMetric", "TypedNode"]
@@ -132,20 +133,15 @@ class _Costs:
         cost = self._cache.get(key)
         if cost is None:
             ref = TypeRef(kind, name, field_name)
+            what = f"the cost weight of {ref}"
             if self.weights is not None:
-                raw = self.weights(self.grammar, ref)
+                cost = checked_weight(self.weights(self.grammar, ref), what)
             elif kind == "node":
-                raw = self.grammar.node_cost(name)
+                cost = grammar_weight(self.grammar.node_cost, (name,), what)
             elif kind == "edge":
-                raw = self.grammar.edge_cost(name)
+                cost = grammar_weight(self.grammar.edge_cost, (name,), what)
             else:
-                raw = self.grammar.field_cost(name, field_name or "")
-            try:
-                cost = float(raw)
-            except (TypeError, ValueError):
-                raise TypeError(f"the cost weight of {ref} must be a number, got {raw!r}") from None
-            if not math.isfinite(cost) or cost < 0:
-                raise ValueError(f"the cost weight of {ref} must be finite and non-negative, got {raw!r}")
+                cost = grammar_weight(self.grammar.field_cost, (name, field_name or ""), what)
             self._cache[key] = cost
         return cost
 
@@ -186,22 +182,22 @@ class _Costs:
 def _checked(graph: Any, argument: str) -> tuple[list[TypedNode], dict[tuple[int, int], str]]:
     """Nodes and the collapsed edge map ``(src index, dst index) -> type`` of a valid graph."""
     if not isinstance(graph, TypedGraph):
-        raise TypeError(f"{argument} must be a TypedGraph, got {type(graph).__name__}")
+        raise InvalidTypeError(f"must be a TypedGraph, got {type(graph).__name__}", field=argument)
     nodes = list(graph.nodes)
     index: dict[Hashable, int] = {}
     for i, n in enumerate(nodes):
         if not isinstance(n, TypedNode):
-            raise TypeError(f"{argument}.nodes[{i}] must be a TypedNode, got {type(n).__name__}")
+            raise InvalidTypeError(f"must be a TypedNode, got {type(n).__name__}", field=f"{argument}.nodes[{i}]")
         if n.node_id in index:
-            raise ValueError(f"{argument} has duplicate node id {n.node_id!r}")
+            raise InvalidValueError(f"has duplicate node id {n.node_id!r}", field=argument)
         index[n.node_id] = i
     edges: dict[tuple[int, int], str] = {}
     for k, e in enumerate(graph.edges):
         if not isinstance(e, TypedEdge):
-            raise TypeError(f"{argument}.edges[{k}] must be a TypedEdge, got {type(e).__name__}")
+            raise InvalidTypeError(f"must be a TypedEdge, got {type(e).__name__}", field=f"{argument}.edges[{k}]")
         for end in (e.src, e.dst):
             if end not in index:
-                raise ValueError(f"{argument}.edges[{k}] refers to unknown node id {end!r}")
+                raise InvalidValueError(f"refers to unknown node id {end!r}", field=f"{argument}.edges[{k}]")
         edges[(index[e.src], index[e.dst])] = e.edge_type
     return nodes, edges
 
@@ -223,17 +219,19 @@ class TypedGraphMetric:
                  canonicalizer: Optional[TextNormalizer] = None, timeout: Optional[float] = 10.0,
                  max_nodes: Optional[int] = DEFAULT_MAX_NODES, budget: Optional[int] = DEFAULT_BUDGET) -> None:
         if grammar is not None and not isinstance(grammar, GraphGrammar):
-            raise TypeError(f"grammar must be a GraphGrammar or None, got {type(grammar).__name__}")
+            raise InvalidTypeError(f"must be a GraphGrammar or None, got {type(grammar).__name__}", field="grammar")
         if weights is not None and not callable(weights):
-            raise TypeError(f"weights must be a callable (grammar, TypeRef) -> float or None, got {weights!r}")
+            raise InvalidTypeError(f"must be a callable (grammar, TypeRef) -> float or None, got {weights!r:.60}",
+                                   field="weights")
         if canonicalizer is not None and not callable(canonicalizer):
-            raise TypeError(f"canonicalizer must be a callable str -> str or None, got {canonicalizer!r}")
+            raise InvalidTypeError(f"must be a callable str -> str or None, got {canonicalizer!r:.60}",
+                                   field="canonicalizer")
         if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float))
                                     or not timeout > 0):
-            raise ValueError(f"timeout must be a positive number of seconds or None, got {timeout!r}")
+            raise InvalidValueError(f"must be a positive number of seconds or None, got {timeout!r:.60}", field="timeout")
         if max_nodes is not None and (isinstance(max_nodes, bool) or not isinstance(max_nodes, int)
                                       or max_nodes < 0):
-            raise ValueError(f"max_nodes must be a non-negative int or None, got {max_nodes!r}")
+            raise InvalidValueError(f"must be a non-negative int or None, got {max_nodes!r:.60}", field="max_nodes")
         self.grammar = grammar
         self.weights = weights
         self.canonicalizer = canonicalizer
@@ -262,7 +260,7 @@ class TypedGraphMetric:
             try:
                 pred, gold = pair
             except (TypeError, ValueError):
-                raise ValueError(f"pairs[{k}] must be a (pred, gold) pair of TypedGraph") from None
+                raise InvalidValueError("must be a (pred, gold) pair of TypedGraph", field=f"pairs[{k}]") from None
             prepared.append(self._prepare(pred, gold, grammar))
         todo = [p for p in prepared if not isinstance(p, Score)]
         distance, lower, exact, expanded = _ged.graph_edit_distance_batch(
@@ -279,7 +277,7 @@ class TypedGraphMetric:
     def _prepare(self, pred: Any, gold: Any, grammar: Optional[GraphGrammar]) -> Any:
         """The kernel problem and ``denom`` of one pair, or its final Score when ``denom == 0``."""
         if grammar is not None and not isinstance(grammar, GraphGrammar):
-            raise TypeError(f"grammar must be a GraphGrammar or None, got {type(grammar).__name__}")
+            raise InvalidTypeError(f"must be a GraphGrammar or None, got {type(grammar).__name__}", field="grammar")
         active = grammar if grammar is not None else self.grammar
         costs = _Costs(active if active is not None else GraphGrammar(), self.weights, self.canonicalizer)
         pred_nodes, pred_edges = _checked(pred, "pred")
@@ -294,7 +292,7 @@ class TypedGraphMetric:
                 "raw_distance": 0.0, "denom": 0.0, "similarity": 1.0, "higher_is_better": False, "exact": True})
         n = max(len(pred_nodes), len(gold_nodes))
         if self.max_nodes is not None and n > self.max_nodes:
-            raise ValueError(
+            raise InputTooLargeError(
                 f"TypedGraphMetric: {n} nodes exceeds max_nodes={self.max_nodes}. Graph edit distance is "
                 "NP-hard; raise max_nodes only if you accept the cost, or pre-reduce the graphs.")
 

@@ -17,9 +17,13 @@ agreement are those of the reference.
 
 Decisions where the reference is silent or accidental:
 
-* a NaN confidence (from a pair, a block or ``mean_confidence``) raises ``ValueError`` naming the
-  hypothesis and token (the reference would let NaN scores pick winners arbitrarily);
-  ``conf_weight`` and ``null_conf`` must be finite numbers;
+* confidences are probabilities: every token confidence (from a pair, a block or
+  ``mean_confidence``), ``conf_weight`` and ``null_conf`` must be a number in ``[0, 1]``; anything
+  else (NaN, ±inf, 1e308, -0.5) raises :class:`~scorekit.errors.InvalidValueError` naming the
+  hypothesis and token or the parameter (the reference lets NaN scores pick winners arbitrarily,
+  and one huge confidence outvote any majority);
+* ``hypotheses`` is a collection of hypotheses, one per engine: a bare ``str`` or ``bytes`` (which
+  would make every character an engine) raises :class:`~scorekit.errors.InvalidTypeError`;
 * a custom ``tokenize`` may return any ``==``-comparable tokens except ``None``, which is the NULL
   vote and is rejected (``ValueError``);
 * ``scorekit.qe.rover`` is, as in the reference, the function (the package re-export shadows this
@@ -43,6 +47,7 @@ import numpy as np
 
 from scorekit._interning import ValueInterner
 from scorekit._kernels import rover as rover_kernel
+from scorekit.errors import InputTooLargeError, InvalidTypeError, InvalidValueError, describe
 
 __all__ = [
     "DEFAULT_TOKEN_CONF",
@@ -104,7 +109,14 @@ class RoverConsensus:
 
 
 def _conf(value: Any, default: float = DEFAULT_TOKEN_CONF) -> float:
-    return default if value is None else float(value)
+    """``float(value)`` (``default`` for None); an int too large for a float reads as ±inf (then
+    rejected with the other out-of-range confidences)."""
+    if value is None:
+        return default
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
 
 
 def _as_units(hyp: Any, *, default_conf: float = DEFAULT_TOKEN_CONF) -> list[Unit]:
@@ -127,19 +139,24 @@ def _as_units(hyp: Any, *, default_conf: float = DEFAULT_TOKEN_CONF) -> list[Uni
     for item in hyp:
         if isinstance(item, (tuple, list)) and len(item) == 2:
             tok, conf = item
-            append((str(tok), default_conf if conf is None else float(conf)))
+            append((str(tok), _conf(conf, default_conf)))
         else:
             append((str(item), default_conf))
     return units
 
 
-def _finite(x: Any, name: str) -> float:
+def _probability(x: Any, name: str) -> float:
+    """``x`` as a float in ``[0, 1]``, or a named error."""
+    if isinstance(x, (str, bytes)):
+        raise InvalidTypeError(f"must be a number, got {describe(x)}", field=name)
     try:
         value = float(x)
+    except OverflowError:
+        value = math.inf
     except (TypeError, ValueError):
-        raise TypeError(f"{name} must be a number, got {type(x).__name__}: {x!r}") from None
-    if not math.isfinite(value):
-        raise ValueError(f"{name} must be finite, got {x!r}")
+        raise InvalidTypeError(f"must be a number, got {describe(x)}", field=name) from None
+    if not (math.isfinite(value) and 0.0 <= value <= 1.0):
+        raise InvalidValueError(f"must be finite and within [0, 1], got {x!r:.60}", field=name)
     return value
 
 
@@ -160,11 +177,17 @@ def rover(
     (``conf_weight`` ignored); otherwise ``score = (1 - conf_weight) * votes/N + conf_weight *
     mean confidence``, a NULL vote counting ``null_conf``. ``tokenize`` overrides the unit reader.
     A hypothesis longer than ``max_tokens`` tokens raises ``ValueError`` (``None`` disables).
+    Token confidences, ``conf_weight`` and ``null_conf`` must lie in ``[0, 1]``, and a single
+    ``str``/``bytes`` is not a collection of hypotheses (named errors otherwise).
     """
-    cw = _finite(conf_weight, "conf_weight") if use_confidence else 0.0
-    nc = _finite(null_conf, "null_conf")
+    if isinstance(hypotheses, (str, bytes, bytearray)):
+        raise InvalidTypeError(
+            f"must be a collection of hypotheses (one per engine), got a single {type(hypotheses).__name__}; "
+            "pass [text] for one engine", field="hypotheses")
+    cw = _probability(conf_weight, "conf_weight") if use_confidence else 0.0
+    nc = _probability(null_conf, "null_conf")
     if max_tokens is not None and (isinstance(max_tokens, bool) or not isinstance(max_tokens, int)):
-        raise TypeError(f"max_tokens must be an int or None, got {type(max_tokens).__name__}")
+        raise InvalidTypeError(f"must be an int or None, got {type(max_tokens).__name__}", field="max_tokens")
     read = tokenize if tokenize is not None else _as_units
     units = []
     for i, h in enumerate(hypotheses):
@@ -173,22 +196,22 @@ def rover(
         except TypeError as exc:
             if tokenize is not None:
                 raise
-            raise TypeError(
-                f"hypotheses[{i}] must be a string, a list of tokens or (token, confidence) pairs, "
-                f"or an OCR result; got {type(h).__name__}"
+            raise InvalidTypeError(
+                "must be a string, a list of tokens or (token, confidence) pairs, "
+                f"or an OCR result; got {type(h).__name__}", field=f"hypotheses[{i}]"
             ) from exc
     if not units:
         return RoverConsensus(n_engines=0)
     if max_tokens is not None:
         longest = max(len(u) for u in units)
         if longest > max_tokens:
-            raise ValueError(rover_kernel.too_long_message(longest, max_tokens))
+            raise InputTooLargeError(rover_kernel.too_long_message(longest, max_tokens))
     flat = [t for u in units for t, _ in u]
     try:
         confs = np.array([c for u in units for _, c in u], dtype=np.float64)
     except (TypeError, ValueError):
         confs = None
-    if confs is None or None in flat or np.isnan(confs).any():
+    if confs is None or None in flat or not ((confs >= 0.0) & (confs <= 1.0)).all():
         _raise_bad_unit(units)
         confs = np.array([float(c) for u in units for _, c in u], dtype=np.float64)
     if all(type(t) is str for t in flat):
@@ -219,18 +242,25 @@ def rover(
 
 
 def _raise_bad_unit(units: list[list[Unit]]) -> None:
-    """Raise the error for the first None token or NaN / non-numeric confidence."""
+    """Raise the error for the first None token or non-numeric, NaN or out-of-range confidence."""
     for i, hyp in enumerate(units):
         for k, (tok, conf) in enumerate(hyp):
+            field = f"hypotheses[{i}]"
             if tok is None:
-                raise ValueError(f"hypotheses[{i}] token {k} is None; None is reserved for the NULL vote")
+                raise InvalidValueError(f"token {k} is None; None is reserved for the NULL vote", field=field)
             try:
                 c = float(conf)
+            except OverflowError:
+                c = math.inf
             except (TypeError, ValueError):
-                raise TypeError(
-                    f"hypotheses[{i}] token {k} ({tok!r}) has a non-numeric confidence {conf!r}") from None
+                raise InvalidTypeError(
+                    f"token {k} ({tok!r}) has a non-numeric confidence {conf!r:.60}", field=field) from None
             if c != c:
-                raise ValueError(f"hypotheses[{i}] token {k} ({tok!r}) has a NaN confidence")
+                raise InvalidValueError(f"token {k} ({tok!r}) has a NaN confidence", field=field)
+            if not 0.0 <= c <= 1.0:
+                raise InvalidValueError(
+                    f"token {k} ({tok!r}) has confidence {conf!r:.60}; confidences must be within [0, 1]",
+                    field=field)
 
 
 @dataclass

@@ -2,7 +2,9 @@
 //!
 //! [`CallPacker`] reads the tool calls of many trajectories (`Step` objects, `(tool, args)` pairs,
 //! mappings), canonicalises string argument values, interns tools, argument names and values into
-//! ids whose equality is Python's `==`, and builds the call table of the Needleman–Wunsch kernel.
+//! ids whose equality is the exact, transitive rule of `scorekit._interning` (Python's `==` wherever
+//! that is transitive; numbers by exact value), and builds the call table of the Needleman–Wunsch
+//! kernel.
 //! `trajectory._Preparer` is its pure-Python twin and the reference: both give the same tool, name
 //! and value ids, masses and weights for every step (only the numbering of table rows may differ).
 //! Every input the fast path does not recognise is handed to the same Python helpers the twin
@@ -153,7 +155,8 @@ impl SeenObjects {
     }
 }
 
-/// Values → dense ids (`0, 1, 2, …` in first-seen order) with Python `==` semantics.
+/// Values → dense ids (`0, 1, 2, …` in first-seen order) under the equality rule of
+/// `scorekit._interning` (native values are compared here exactly as that rule compares them).
 ///
 /// Native values are interned in Rust maps (and remembered by address); any other value goes to a
 /// Python `ValueInterner` (the fallback). From the first fallback value on, every native value is registered with the fallback
@@ -205,18 +208,24 @@ impl Interner {
         (self.keys.len() - 1) as u32
     }
 
-    /// The fallback's id of `obj` mapped to ours; `key` is kept if the value is new.
-    fn via_fallback(&mut self, py: Python<'_>, obj: &Bound<'_, PyAny>, key: Key) -> PyResult<u32> {
+    /// `(id, shared)`: the fallback's id of `obj` mapped to ours (`key` is kept if the value is
+    /// new), and whether another value can ever get it (not for a value equal to nothing, a NaN).
+    fn via_fallback(
+        &mut self,
+        py: Python<'_>,
+        obj: &Bound<'_, PyAny>,
+        key: Key,
+    ) -> PyResult<(u32, bool)> {
         let fallback = self.fallback(py)?;
-        let local: usize = fallback
-            .call_method1(py, intern!(py, "id"), (obj,))?
+        let (local, shared): (usize, bool) = fallback
+            .call_method1(py, intern!(py, "id_shared"), (obj,))?
             .extract(py)?;
         if local < self.fallback_ids.len() {
-            return Ok(self.fallback_ids[local]);
+            return Ok((self.fallback_ids[local], shared));
         }
         let id = self.push(key);
         self.fallback_ids.push(id);
-        Ok(id)
+        Ok((id, shared))
     }
 
     /// The fallback interner, created (and given every native value so far) on first use.
@@ -275,7 +284,7 @@ impl Interner {
                 Some(v) => v.clone(),
                 None => key.to_object(py, &self.text)?.into_bound(py),
             };
-            self.via_fallback(py, &obj, key)?
+            self.via_fallback(py, &obj, key)?.0
         } else {
             self.push(key)
         };
@@ -321,7 +330,7 @@ impl Interner {
         self.native_id(py, None, Native::Str(s))
     }
 
-    /// `(id, v == v)` of any value.
+    /// `(id, shared)` of any value (`shared` is false for a value equal to nothing, a NaN).
     #[inline]
     fn id(&mut self, py: Python<'_>, v: &Bound<'_, PyAny>) -> PyResult<(u32, bool)> {
         match self.seen.get(v) {
@@ -340,12 +349,8 @@ impl Interner {
                 Ok((id, true))
             }
             Err(()) => Ok((self.push(Key::Object(v.clone().unbind())), false)),
-            Ok(None) => {
-                // a value unequal to itself gets a fresh id from the fallback, as in the twin
-                let equal_to_itself = v.eq(v)?;
-                let id = self.via_fallback(py, v, Key::Object(v.clone().unbind()))?;
-                Ok((id, equal_to_itself))
-            }
+            // a value equal to nothing gets a fresh id from the fallback, as in the twin
+            Ok(None) => self.via_fallback(py, v, Key::Object(v.clone().unbind())),
         }
     }
 }
@@ -648,9 +653,11 @@ type Packed<'py> = (
 /// instance serves one metric call (the pred and gold sides of a batch share its ids).
 ///
 /// Arguments are the Python twin's helpers: `step_type` (`Step`), `calls_of`, `as_call`,
-/// `norm_value` (`norm(v)` for values other than plain strings and numbers), `interner_type`
-/// (`ValueInterner`), the canonicaliser `canon` (`None`: none) with `ascii_steps`, the names of its
-/// built-in steps when they fully describe it (ASCII strings are then canonicalised here), and
+/// `norm_value` (`norm(v)` for values other than plain strings and numbers), `value_error(exc,
+/// item, step, name)` (the error to raise when reading an argument value raised `exc`),
+/// `interner_type` (`ValueInterner`, whose `id_shared` decides equality beyond native values),
+/// the canonicaliser `canon` (`None`: none) with `ascii_steps`, the names of its built-in steps
+/// when they fully describe it (ASCII strings are then canonicalised here), and
 /// the weight functions `tool_weight(tool)`/`arg_weight(tool, name)` (`None`: unit weights).
 #[pyclass(module = "scorekit._core")]
 pub struct CallPacker {
@@ -659,6 +666,7 @@ pub struct CallPacker {
     calls_of: Py<PyAny>,
     as_call: Py<PyAny>,
     norm: Py<PyAny>,
+    value_error: Py<PyAny>,
     canon: Option<Py<PyAny>>,
     ascii_steps: Option<Vec<AsciiStep>>,
     weights: Option<(Py<PyAny>, Py<PyAny>)>,
@@ -679,7 +687,7 @@ pub struct CallPacker {
 }
 
 impl CallPacker {
-    /// `(id, v == v)` of an argument value after canonicalisation.
+    /// `(id, shared)` of an argument value after canonicalisation.
     fn value_id(&mut self, py: Python<'_>, v: &Bound<'_, PyAny>) -> PyResult<(u32, bool)> {
         if let Some(id) = self.raw_seen.get(v) {
             return Ok((id, true));
@@ -687,11 +695,11 @@ impl CallPacker {
         let Ok(s) = v.cast_exact::<PyString>() else {
             if let Ok(Some(Native::Num(_) | Native::None)) | Err(()) = classify(v) {
                 // numbers and None are their own canonical form
-                let (id, equal_to_itself) = self.values.id(py, v)?;
-                if equal_to_itself {
+                let (id, shared) = self.values.id(py, v)?;
+                if shared {
                     self.raw_seen.remember(v, id);
                 }
-                return Ok((id, equal_to_itself));
+                return Ok((id, shared));
             }
             let normed = self.norm.call1(py, (v,))?;
             return self.values.id(py, normed.bind(py));
@@ -810,21 +818,28 @@ impl CallPacker {
             .map(|&(_, row)| row)
     }
 
-    /// The row of call `(tool, items)`, added to the table if new.
+    /// The row of call `(tool, items)`, added to the table if new; `(item, step)` locate the call
+    /// for the error of a bad argument value (made by the twin's `value_error`).
     fn row(
         &mut self,
         py: Python<'_>,
         tool: &Bound<'_, PyAny>,
         items: &[(Bound<'_, PyAny>, Bound<'_, PyAny>)],
         key: &mut Vec<u32>,
+        (item, step): (usize, usize),
     ) -> PyResult<u32> {
         key.clear();
         key.push(self.tools.id(py, tool)?.0);
         let mut memoisable = true;
         for (name, value) in items {
             key.push(self.names.id(py, name)?.0);
-            let (vid, equal_to_itself) = self.value_id(py, value)?;
-            memoisable &= equal_to_itself;
+            let (vid, shared) = self.value_id(py, value).map_err(|e| {
+                match self.value_error.call1(py, (e.value(py), item, step, name)) {
+                    Ok(named) => PyErr::from_value(named.into_bound(py)),
+                    Err(failed) => failed,
+                }
+            })?;
+            memoisable &= shared;
             key.push(vid);
         }
         let hash = hash_key(key);
@@ -863,19 +878,32 @@ impl CallPacker {
         Ok(row)
     }
 
-    /// Pack `pairs` into a fresh call table (this packer's), appending each side's total masses
-    /// and lengths to its lists: `(pred side, gold side, arguments in the kernel's order)`.
+    /// Pack `pairs` (the batch's pairs from `first_item` on) into a fresh call table (this
+    /// packer's), appending each side's total masses and lengths to its lists: `(pred side, gold
+    /// side, arguments in the kernel's order)`.
     fn pack_pairs<'py>(
         &mut self,
         py: Python<'py>,
-        pairs: (&[Bound<'py, PyAny>], &[Bound<'py, PyAny>]),
+        (first_item, pairs): (usize, (&[Bound<'py, PyAny>], &[Bound<'py, PyAny>])),
         (p_totals, p_lengths): (&Bound<'py, PyList>, &Bound<'py, PyList>),
         (g_totals, g_lengths): (&Bound<'py, PyList>, &Bound<'py, PyList>),
         name_key: &Bound<'py, PyAny>,
     ) -> PyResult<(Side, Side, SortedArguments)> {
         self.reset();
-        let a = self.pack_side(py, pairs.0.iter().cloned().map(Ok), p_totals, p_lengths)?;
-        let b = self.pack_side(py, pairs.1.iter().cloned().map(Ok), g_totals, g_lengths)?;
+        let a = self.pack_side(
+            py,
+            pairs.0.iter().cloned().map(Ok),
+            first_item,
+            p_totals,
+            p_lengths,
+        )?;
+        let b = self.pack_side(
+            py,
+            pairs.1.iter().cloned().map(Ok),
+            first_item,
+            g_totals,
+            g_lengths,
+        )?;
         Ok((a, b, self.sorted_arguments(py, name_key)?))
     }
 
@@ -896,6 +924,7 @@ impl CallPacker {
         &mut self,
         py: Python<'py>,
         trajectories: impl Iterator<Item = PyResult<Bound<'py, PyAny>>>,
+        first_item: usize,
         totals: &Bound<'py, PyList>,
         lengths: &Bound<'py, PyList>,
     ) -> PyResult<Side> {
@@ -905,7 +934,7 @@ impl CallPacker {
         let mut key: Vec<u32> = Vec::new();
         let mut entries: Vec<(usize, usize)> = Vec::new();
         let step_type = self.step_type.bind(py).clone();
-        for x in trajectories {
+        for (item, x) in (first_item..).zip(trajectories) {
             let x = x?;
             let calls = if x.is_exact_instance_of::<PyList>() || x.is_exact_instance_of::<PyTuple>()
             {
@@ -916,7 +945,7 @@ impl CallPacker {
             let start = ids.len();
             let mut total = 0.0;
             prefetch_items(&calls);
-            for c in calls.try_iter()? {
+            for (step, c) in calls.try_iter()?.enumerate() {
                 let c = c?;
                 let call = if c.get_type().is(&step_type) {
                     step_fields(&c, self.step_slots)?
@@ -945,7 +974,7 @@ impl CallPacker {
                         items.push((item.get_item(0)?, item.get_item(1)?));
                     }
                 }
-                let row = self.row(py, &tool, &items, &mut key)?;
+                let row = self.row(py, &tool, &items, &mut key, (item, step))?;
                 ids.push(row);
                 total += self.rows.mass[row as usize];
             }
@@ -1030,7 +1059,7 @@ impl CallPacker {
 #[pymethods]
 impl CallPacker {
     #[new]
-    #[pyo3(signature = (step_type, calls_of, as_call, norm, interner_type, canon, ascii_steps, tool_weight, arg_weight))]
+    #[pyo3(signature = (step_type, calls_of, as_call, norm, value_error, interner_type, canon, ascii_steps, tool_weight, arg_weight))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -1038,6 +1067,7 @@ impl CallPacker {
         calls_of: Py<PyAny>,
         as_call: Py<PyAny>,
         norm: Py<PyAny>,
+        value_error: Py<PyAny>,
         interner_type: Py<PyAny>,
         canon: Option<Py<PyAny>>,
         ascii_steps: Option<Vec<String>>,
@@ -1076,6 +1106,7 @@ impl CallPacker {
             calls_of,
             as_call,
             norm,
+            value_error,
             canon,
             ascii_steps,
             weights,
@@ -1105,7 +1136,7 @@ impl CallPacker {
         trajectories: &Bound<'py, PyAny>,
     ) -> PyResult<Packed<'py>> {
         let (totals, lengths) = (PyList::empty(py), PyList::empty(py));
-        let side = self.pack_side(py, trajectories.try_iter()?, &totals, &lengths)?;
+        let side = self.pack_side(py, trajectories.try_iter()?, 0, &totals, &lengths)?;
         Ok((
             side.ids.into_pyarray(py),
             side.offsets.into_pyarray(py),
@@ -1148,7 +1179,7 @@ impl CallPacker {
         if n <= chunk_size {
             let (a, b, sorted) = self.pack_pairs(
                 py,
-                (&preds, &golds),
+                (0, (&preds, &golds)),
                 (&p_totals, &p_lengths),
                 (&g_totals, &g_lengths),
                 name_key,
@@ -1175,7 +1206,7 @@ impl CallPacker {
                 let end = n.min(start + chunk_size);
                 let packed_pairs = self.pack_pairs(
                     py,
-                    (&preds[start..end], &golds[start..end]),
+                    (start, (&preds[start..end], &golds[start..end])),
                     (&p_totals, &p_lengths),
                     (&g_totals, &g_lengths),
                     name_key,

@@ -103,6 +103,9 @@ pub fn validate(
     if let Some(k) = confs.iter().position(|c| c.is_nan()) {
         return invalid(format!("confs must not be NaN (token {k})"));
     }
+    if let Some(k) = confs.iter().position(|c| !(0.0..=1.0).contains(c)) {
+        return invalid(format!("confs must be within [0, 1] (token {k})"));
+    }
     if let Some(max) = max_tokens {
         let longest = offsets
             .windows(2)
@@ -299,6 +302,11 @@ pub fn rover(
     max_tokens: Option<usize>,
 ) -> Result<RoverResult, RoverError> {
     validate(tokens, confs, offsets, max_tokens)?;
+    for (name, value) in [("conf_weight", conf_weight), ("null_conf", null_conf)] {
+        if !(0.0..=1.0).contains(&value) {
+            return Err(RoverError::Invalid(format!("{name} must be within [0, 1]")));
+        }
+    }
     let n_engines = offsets.len() - 1;
     let mut result = RoverResult {
         n_engines,

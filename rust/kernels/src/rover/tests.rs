@@ -129,6 +129,25 @@ fn guard_and_validation() {
     assert!(rover(&t, &c, &o, 0.5, 0.7, None).is_ok());
     let err = rover(&[0], &[f64::NAN], &[0, 1], 0.5, 0.7, None).unwrap_err();
     assert!(err.to_string().contains("confs must not be NaN"));
+    for bad in [
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        1e308,
+        -0.5,
+        1.0 + f64::EPSILON,
+    ] {
+        let err = rover(&[0], &[bad], &[0, 1], 0.5, 0.7, None).unwrap_err();
+        assert_eq!(err.to_string(), "confs must be within [0, 1] (token 0)");
+    }
+    for (cw, nc) in [
+        (1.5, 0.7),
+        (0.5, -0.1),
+        (f64::NAN, 0.7),
+        (0.5, f64::INFINITY),
+    ] {
+        assert!(rover(&[0], &[1.0], &[0, 1], cw, nc, None).is_err());
+    }
+    assert!(rover(&[0, 1], &[0.0, 1.0], &[0, 1, 2], 0.0, 1.0, None).is_ok());
     assert!(rover(&[NULL], &[1.0], &[0, 1], 0.5, 0.7, None).is_err());
     assert!(rover(&[0], &[1.0], &[0, 2], 0.5, 0.7, None).is_err());
 }
