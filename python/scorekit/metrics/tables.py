@@ -168,18 +168,7 @@ class Table:
     rows: tuple[tuple[Cell, ...], ...] = ()
 
     def __post_init__(self) -> None:
-        rows = []
-        for r, row in enumerate(_iterate(self.rows, "rows")):
-            cells = tuple(_iterate(row, f"rows[{r}]"))
-            for c, cell in enumerate(cells):
-                if not isinstance(cell, Cell):
-                    raise InvalidTypeError(f"must be a Cell, got {type(cell).__name__}", field=f"rows[{r}][{c}]")
-                at = _lone_surrogate(cell.text)
-                if at is not None:
-                    raise InvalidValueError(f"holds a lone surrogate {cell.text[at]!r} at character {at}",
-                                            field=f"rows[{r}][{c}].text")
-            rows.append(cells)
-        object.__setattr__(self, "rows", tuple(rows))
+        object.__setattr__(self, "rows", _checked_rows(self.rows, "rows"))
 
     @classmethod
     def coerce(cls, obj: Any, argument: str = "table") -> "Table":
@@ -199,7 +188,7 @@ class Table:
             if not reader.saw_table:
                 raise InvalidValueError(f"is not a table: a str must hold a <table> element, got {obj[:40]!r}",
                                         field=argument)
-            return cls(tuple(reader.rows))
+            return cls(_checked_rows(reader.rows, argument))
         if isinstance(obj, (bytes, bytearray, Cell)) or obj is None or isinstance(obj, (int, float)):
             raise InvalidTypeError(f"must be a Table, an HTML str or rows of cell values, got {type(obj).__name__}",
                                    field=argument)
@@ -216,7 +205,7 @@ class Table:
         out = []
         for r, row in enumerate(_iterate(grid, argument)):
             out.append(tuple(Cell(str(v)) for v in _iterate(row, f"{argument}[{r}]") if v is not None))
-        return cls(tuple(out))
+        return cls(_checked_rows(out, argument))
 
     @classmethod
     def from_html(cls, html: str) -> "Table":
@@ -269,6 +258,23 @@ class Table:
 def _grid_too_large(rows: int, columns: int) -> None:
     raise InputTooLargeError(f"needs at least {rows} rows x {columns} columns, above the "
                              f"{MAX_GRID_POSITIONS}-position guard (MAX_GRID_POSITIONS)", field="table grid")
+
+
+def _checked_rows(rows: Any, argument: str) -> tuple[tuple[Cell, ...], ...]:
+    """``rows`` as a tuple of tuples of cells; a non-cell or a lone surrogate in a cell's text is an
+    error naming the cell (``argument[r][c]``)."""
+    out = []
+    for r, row in enumerate(_iterate(rows, argument)):
+        cells = tuple(_iterate(row, f"{argument}[{r}]"))
+        for c, cell in enumerate(cells):
+            if not isinstance(cell, Cell):
+                raise InvalidTypeError(f"must be a Cell, got {type(cell).__name__}", field=f"{argument}[{r}][{c}]")
+            at = _lone_surrogate(cell.text)
+            if at is not None:
+                raise InvalidValueError(f"holds a lone surrogate {cell.text[at]!r} at character {at}",
+                                        field=f"{argument}[{r}][{c}].text")
+        out.append(cells)
+    return tuple(out)
 
 
 def _iterate(value: Any, field: str) -> Iterable[Any]:
