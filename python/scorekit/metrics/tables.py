@@ -511,6 +511,13 @@ def _grits_guard(shape_p: tuple[int, int], shape_g: tuple[int, int]) -> None:
                                      "(MAX_GRITS_ALIGN)", field="GritsMetric")
 
 
+def _distinct(texts: list[str]) -> tuple[list[str], np.ndarray]:
+    """The distinct texts in first-seen order and the index of each text among them."""
+    index: dict[str, int] = {}
+    which = np.fromiter((index.setdefault(t, len(index)) for t in texts), dtype=np.int64, count=len(texts))
+    return list(index), which
+
+
 class _PositionSimilarity:
     """GriTS position similarities of two dense grids, computed on demand.
 
@@ -529,7 +536,8 @@ class _PositionSimilarity:
         self.ig = self._index(gg, self.cells_g)
         self.n_gold_cells = len(self.cells_g)
         self.spans_g = np.array([(c.rowspan, c.colspan) for c in self.cells_g])
-        self.texts_g = [c.text for c in self.cells_g]
+        # Texts are compared once per distinct pair of texts (tables repeat "", numbers, units ...).
+        self.texts_g, self.text_of_g = _distinct([c.text for c in self.cells_g])
         self.full: Optional[np.ndarray] = None
         if (len(self.cells_p) + 1) * (len(self.cells_g) + 1) <= _BLOCK:
             self.full = self._compute(np.arange(len(self.cells_p)))
@@ -559,9 +567,9 @@ class _PositionSimilarity:
             if self.structure_only:
                 out[:-1, :-1] = same
             else:
-                text = cdist([c.text for c in cells], self.texts_g, scorer=Levenshtein.normalized_similarity,
-                             dtype=np.float64)
-                out[:-1, :-1] = 0.5 * same + 0.5 * text
+                texts, text_of = _distinct([c.text for c in cells])
+                text = cdist(texts, self.texts_g, scorer=Levenshtein.normalized_similarity, dtype=np.float64)
+                out[:-1, :-1] = 0.5 * same + 0.5 * text[text_of[:, None], self.text_of_g[None, :]]
         return out
 
     def rows(self, ids: np.ndarray) -> np.ndarray:
