@@ -404,6 +404,11 @@ class GritsMetric:
     the overlap sums the position similarities over the aligned rows × aligned columns; precision and
     recall divide it by the occupied positions of each grid. ``aggregate`` pools the overlaps and
     position counts of all tables before dividing (never a mean of F1s); 1.0 for no scores.
+
+    Cost: time grows with the product of the two grids' position counts (refused above
+    ``MAX_GRITS_WORK`` with an :class:`~scorekit.errors.InputTooLargeError`); memory stays within a
+    few working blocks and the two alignment matrices (rows × rows, columns × columns, each at most
+    ``MAX_GRITS_ALIGN`` entries), whatever the table sizes.
     """
 
     name = "grits"
