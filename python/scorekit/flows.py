@@ -331,8 +331,9 @@ def _flowsims(preds: Sequence[_Analysed], refs: Sequence[_Analysed], threads: Op
 
 def _check_size(flow: _Analysed, what: str, max_nodes: int) -> _Analysed:
     if len(flow.labels) > max_nodes:
-        raise InputTooLargeError(f"{what} has {len(flow.labels)} tree nodes, above max_nodes={max_nodes}: the tree edit "
-                         "distance needs O(n1*n2) memory and time; pass a larger max_nodes to allow it")
+        raise InputTooLargeError(f"{what} has {len(flow.labels)} tree nodes, above max_nodes={max_nodes}: the "
+                                 "tree edit distance needs O(n1*n2) memory and time; pass a larger max_nodes "
+                                 "to allow it")
     return flow
 
 

@@ -140,7 +140,8 @@ class Tree:
                 raise InvalidValueError(f"unexpected {ch!r} at position {i} after the root closed")
             if ch == "\\":
                 if not in_label or i + 1 >= len(s) or s[i + 1] not in "{}\\":
-                    raise InvalidValueError(f"bad escape at position {i}: only \\{{, \\}} and \\\\ are allowed in labels")
+                    raise InvalidValueError(
+                        f"bad escape at position {i}: only \\{{, \\}} and \\\\ are allowed in labels")
                 stack[-1][0].append(s[i + 1])
                 i += 2
                 continue
@@ -218,7 +219,8 @@ def _nested_node(obj: Any) -> tuple[str, Sequence[Any], Optional[str]]:
     if not isinstance(label, str):
         raise InvalidValueError(f"from_nested: a label must be a str, got {label!r:.60}")
     if not isinstance(children, (list, tuple)):
-        raise InvalidValueError(f"from_nested: children of {label!r} must be a list or tuple, got {type(children).__name__}")
+        raise InvalidValueError(
+            f"from_nested: children of {label!r} must be a list or tuple, got {type(children).__name__}")
     return label, children, text
 
 
@@ -355,7 +357,8 @@ def _node_costs(spec: NodeCost, nodes: list[Tree], argument: str) -> Optional[np
         return np.fromiter((checked.get(n.label, 1.0) for n in nodes), dtype=np.float64, count=len(nodes))
     if callable(spec):
         return np.fromiter((_check_cost(spec(n), argument) for n in nodes), dtype=np.float64, count=len(nodes))
-    raise InvalidValueError(f"{argument} must be None, a number, a mapping label -> cost or a callable, got {spec!r:.60}")
+    raise InvalidValueError(
+        f"{argument} must be None, a number, a mapping label -> cost or a callable, got {spec!r:.60}")
 
 
 def _checked_rename(spec: RenameCost) -> RenameCost:
@@ -463,7 +466,8 @@ class _Packed:
             self.costs["rename_mode"] = _tree_kernels.RENAME_UNIT
         elif isinstance(rename_cost, str):
             if rename_cost != "text":
-                raise InvalidValueError(f"rename_cost must be None, 'text', a mapping or a callable, got {rename_cost!r}")
+                raise InvalidValueError(
+                    f"rename_cost must be None, 'text', a mapping or a callable, got {rename_cost!r}")
             (v1, o1), (v2, o2) = _texts(self.nodes[0]), _texts(self.nodes[1])
             self.costs.update(rename_mode=_tree_kernels.RENAME_TEXT, text1_values=v1, text1_offsets=o1,
                               text2_values=v2, text2_offsets=o2, label_mismatch=1.0)
@@ -471,7 +475,8 @@ class _Packed:
             self.costs.update(rename_mode=_tree_kernels.RENAME_TABLE,
                               rename_table=_rename_table(rename_cost, intern), n_labels=len(intern))
         else:
-            raise InvalidValueError(f"rename_cost must be None, 'text', a mapping or a callable, got {rename_cost!r:.60}")
+            raise InvalidValueError(
+                f"rename_cost must be None, 'text', a mapping or a callable, got {rename_cost!r:.60}")
 
 
 def tree_edit_distance_batch(
