@@ -43,7 +43,7 @@ import numpy as np
 
 from scorekit import _kernels
 from scorekit._kernels import tree as _tree_kernels
-from scorekit.errors import InvalidValueError
+from scorekit.errors import InputTooLargeError, InvalidTypeError, InvalidValueError
 from scorekit.trees import MAX_NODES, Tree, postorder_with_leftmost
 
 __all__ = [
@@ -67,6 +67,12 @@ FLOW, TRIGGER, COMPONENTS = "flow", "trigger", "components"
 METRIC_NAMES = ("flowsim", "treebleu", "trigger_match", "component_match")
 
 _FENCE = re.compile(r"```(?:json)?\s*\n?(.*?)```", re.DOTALL | re.IGNORECASE)
+_JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
+
+#: Deepest nesting of arrays and objects a workflow's JSON text may have. Inline ``children`` are
+#: limited to 200 levels (two JSON levels each), so no workflow needs more; deeper text is refused
+#: before it is parsed, so reading never depends on Python's recursion limit.
+MAX_JSON_DEPTH = 512
 
 # A node of a decomposed flow: (label, children).
 _Node = tuple[str, list]
@@ -85,13 +91,29 @@ def parse_flow(text: Union[str, bytes]) -> Any:
     if isinstance(text, bytes):
         text = text.decode("utf-8", errors="replace")
     if not isinstance(text, str):
-        raise TypeError(f"parse_flow needs str or bytes, got {type(text).__name__}")
+        raise InvalidTypeError(f"parse_flow needs str or bytes, got {type(text).__name__}")
     fenced = _FENCE.search(text)
     body = fenced.group(1) if fenced else text
+    depth = _json_depth(body)
+    if depth > MAX_JSON_DEPTH:
+        raise FlowFormatError(f"JSON nested {depth} levels deep, above the {MAX_JSON_DEPTH}-level guard "
+                              "(MAX_JSON_DEPTH)")
     try:
         return json.loads(body)
     except json.JSONDecodeError as exc:
         raise FlowFormatError(f"not valid JSON: {exc}") from None
+    except RecursionError:  # only when the caller is itself deep in the stack
+        raise FlowFormatError("JSON nested too deeply for the reader") from None
+
+
+def _json_depth(body: str) -> int:
+    """Deepest nesting of ``[`` / ``{`` in JSON text, string literals skipped (linear, vectorised)."""
+    if "[" not in body and "{" not in body:
+        return 0
+    skeleton = _JSON_STRING.sub("", body).encode("utf-8", "surrogatepass")
+    codes = np.frombuffer(skeleton, np.uint8)
+    steps = (np.isin(codes, (0x5B, 0x7B)).astype(np.int64) - np.isin(codes, (0x5D, 0x7D)))
+    return int(np.cumsum(steps).max(initial=0))
 
 
 def _is_object(value: Any) -> bool:
@@ -309,8 +331,9 @@ def _flowsims(preds: Sequence[_Analysed], refs: Sequence[_Analysed], threads: Op
 
 def _check_size(flow: _Analysed, what: str, max_nodes: int) -> _Analysed:
     if len(flow.labels) > max_nodes:
-        raise ValueError(f"{what} has {len(flow.labels)} tree nodes, above max_nodes={max_nodes}: the tree edit "
-                         "distance needs O(n1*n2) memory and time; pass a larger max_nodes to allow it")
+        raise InputTooLargeError(f"{what} has {len(flow.labels)} tree nodes, above max_nodes={max_nodes}: the "
+                                 "tree edit distance needs O(n1*n2) memory and time; pass a larger max_nodes "
+                                 "to allow it")
     return flow
 
 
@@ -482,7 +505,7 @@ def _score(ids: list[str], preds: list[Any], refs: list[Any], ref_name: Callable
             try:
                 ref_flows.append(_check_size(_analyse(refs[k]), ref_name(k), max_nodes))
             except FlowFormatError as exc:
-                raise ValueError(f"{ref_name(k)} is not a workflow: {exc}") from None
+                raise FlowFormatError(f"{ref_name(k)} is not a workflow: {exc}") from None
             try:
                 pred_flows.append(_check_size(_analyse(documents[k]), f"the prediction of item {ids[k]!r}",
                                               max_nodes))
@@ -513,7 +536,7 @@ def _reference(key: Any, ref: Any) -> Any:
         try:
             return parse_flow(ref)
         except FlowFormatError as exc:
-            raise ValueError(f"reference of item {key!r} is not a workflow: {exc}") from None
+            raise FlowFormatError(f"reference of item {key!r} is not a workflow: {exc}") from None
     return ref
 
 
@@ -567,7 +590,7 @@ def evaluate_flows(
         try:
             refs.append(parse_flow(file.read_bytes()))
         except FlowFormatError as exc:
-            raise ValueError(f"reference file {str(file)!r} is not a workflow: {exc}") from None
+            raise FlowFormatError(f"reference file {str(file)!r} is not a workflow: {exc}") from None
         ids.append(stem)
         names.append(f"reference file {str(file)!r}")
         pred_file = pred_files.get(stem)

@@ -59,23 +59,50 @@ def join_lines_with_hyphenation(text_or_lines: Union[str, Sequence[str]]) -> Joi
         for k, line in enumerate(lines):
             if not isinstance(line, str):
                 raise TypeError(f"text_or_lines[{k}] must be str, got {type(line).__name__}")
-    kept = [line.strip() for line in lines if line.strip()]
+    kept = [stripped for stripped in map(str.strip, lines) if stripped]
     if not kept:
         return JoinedText("", ())
-    out, joins = kept[0], []
+    # The output is built as a list of pieces (linear time); only its last two characters are ever
+    # inspected or removed, and ``length`` is its length so far.
+    pieces, joins = [kept[0]], []
+    length = len(kept[0])
     for nxt in kept[1:]:
-        if len(out) >= 2 and out[-1] in HYPHEN_CHARS and not out[-2].isspace():
-            stem = out[:-1]
-            if stem.endswith(_YE) and nxt[0] in (_VO, _YIWN):
-                out = stem[:-1] + _VEW
-                joins.append(len(out))
-                out += nxt[1:]
+        last = _last_two(pieces)
+        if len(last) == 2 and last[1] in HYPHEN_CHARS and not last[0].isspace():
+            _drop_last(pieces)  # the hyphen
+            length -= 1
+            if last[0] == _YE and nxt[0] in (_VO, _YIWN):
+                _drop_last(pieces)
+                pieces.append(_VEW)
+                joins.append(length)
+                if len(nxt) > 1:
+                    pieces.append(nxt[1:])
+                length += len(nxt) - 1
             else:
-                joins.append(len(stem))
-                out = stem + nxt
+                joins.append(length)
+                pieces.append(nxt)
+                length += len(nxt)
         else:
-            out = out + " " + nxt
-    return JoinedText(out, tuple(joins))
+            pieces.append(" ")
+            pieces.append(nxt)
+            length += 1 + len(nxt)
+    return JoinedText("".join(pieces), tuple(joins))
+
+
+def _last_two(pieces: list[str]) -> str:
+    """The last two characters of ``"".join(pieces)`` (fewer if it is shorter); pieces are non-empty."""
+    last = pieces[-1]
+    if len(last) >= 2 or len(pieces) == 1:
+        return last[-2:]
+    return pieces[-2][-1:] + last
+
+
+def _drop_last(pieces: list[str]) -> None:
+    """Remove the last character of ``"".join(pieces)``, keeping every piece non-empty."""
+    if len(pieces[-1]) == 1:
+        pieces.pop()
+    else:
+        pieces[-1] = pieces[-1][:-1]
 
 
 def concat_joined(parts: Iterable[JoinedText], sep: str = "\n") -> JoinedText:

@@ -11,11 +11,18 @@ Costs (all finite and >= 0, else ``ValueError``):
   mapping ``label -> cost`` (labels not in it cost 1), or a callable ``node -> cost``.
 * ``rename_cost``: ``None`` (0 for equal labels, else 1), a mapping ``(label_a, label_b) -> cost``
   (pairs not in it: 0 for equal labels, else 1), a callable ``(label_a, label_b) -> cost`` (called
-  once per distinct label pair), or ``"text"``: 1 when the labels differ, else the normalised
-  Levenshtein distance ``lev(a.text, b.text) / max(len)`` between the nodes' texts (0 when equal).
+  once per label pair of a block of tree pairs, see below), or ``"text"``: 1 when the labels differ,
+  else the normalised Levenshtein distance ``lev(a.text, b.text) / max(len)`` between the nodes'
+  texts (0 when equal).
+
+A mapping or callable ``rename_cost`` becomes a label-by-label cost table. A batch builds it per
+block of consecutive pairs, over the labels of that block only, closing a block before its table
+would pass :data:`RENAME_TABLE_ENTRIES` entries (a single pair larger than that gets a table of its
+own labels): memory follows the largest pair, never the number of distinct labels in the batch.
 
 Size guard: a distance needs O(n1·n2) memory (16 bytes per node pair), so trees above ``max_nodes``
-nodes (default :data:`MAX_NODES`) are refused with a ``ValueError`` instead of an unbounded run.
+nodes (default :data:`MAX_NODES`) are refused with an ``InputTooLargeError`` (a ``ValueError``)
+instead of an unbounded run. Tree constructors and readers are iterative: any depth works.
 """
 
 from __future__ import annotations
@@ -28,6 +35,7 @@ from typing import Any, Optional, Union
 import numpy as np
 
 from scorekit._kernels import tree as _tree_kernels
+from scorekit.errors import InputTooLargeError, InvalidTypeError, InvalidValueError
 
 __all__ = [
     "MAX_NODES",
@@ -39,6 +47,8 @@ __all__ = [
 
 #: Default size guard: the largest tree (in nodes) a distance accepts.
 MAX_NODES = 5000
+#: Entries of one label-by-label rename table of a batch (8 MB of float64); see the module docs.
+RENAME_TABLE_ENTRIES = 1 << 20
 
 NodeCost = Union[None, float, int, Mapping[str, float], Callable[["Tree"], float]]
 RenameCost = Union[None, str, Mapping[tuple[str, str], float], Callable[[str, str], float]]
@@ -61,13 +71,13 @@ class Tree:
 
     def __init__(self, label: str, children: Iterable["Tree"] = (), text: Optional[str] = None) -> None:
         if not isinstance(label, str):
-            raise TypeError(f"label must be a str, got {type(label).__name__}")
+            raise InvalidTypeError(f"label must be a str, got {type(label).__name__}")
         if text is not None and not isinstance(text, str):
-            raise TypeError(f"text must be a str or None, got {type(text).__name__}")
+            raise InvalidTypeError(f"text must be a str or None, got {type(text).__name__}")
         kids = tuple(children)
         for child in kids:
             if not isinstance(child, Tree):
-                raise TypeError(f"children must be Tree nodes, got {type(child).__name__}")
+                raise InvalidTypeError(f"children must be Tree nodes, got {type(child).__name__}")
         self.label = label
         self.children = kids
         self.text = text
@@ -115,10 +125,10 @@ class Tree:
         naming the position.
         """
         if not isinstance(text, str):
-            raise TypeError(f"from_brackets needs a str, got {type(text).__name__}")
+            raise InvalidTypeError(f"from_brackets needs a str, got {type(text).__name__}")
         s = text.strip()
         if not s.startswith("{"):
-            raise ValueError(f"bracket notation must start with '{{', got {text[:20]!r}")
+            raise InvalidValueError(f"bracket notation must start with '{{', got {text[:20]!r}")
         # Open nodes: [label characters, children, label finished?]
         stack: list[tuple[list[str], list[Tree]]] = []
         root: Optional[Tree] = None
@@ -127,10 +137,11 @@ class Tree:
         while i < len(s):
             ch = s[i]
             if root is not None:
-                raise ValueError(f"unexpected {ch!r} at position {i} after the root closed")
+                raise InvalidValueError(f"unexpected {ch!r} at position {i} after the root closed")
             if ch == "\\":
                 if not in_label or i + 1 >= len(s) or s[i + 1] not in "{}\\":
-                    raise ValueError(f"bad escape at position {i}: only \\{{, \\}} and \\\\ are allowed in labels")
+                    raise InvalidValueError(
+                        f"bad escape at position {i}: only \\{{, \\}} and \\\\ are allowed in labels")
                 stack[-1][0].append(s[i + 1])
                 i += 2
                 continue
@@ -139,7 +150,7 @@ class Tree:
                 in_label = True
             elif ch == "}":
                 if not stack:
-                    raise ValueError(f"unbalanced '}}' at position {i}")
+                    raise InvalidValueError(f"unbalanced '}}' at position {i}")
                 chars, kids = stack.pop()
                 node = cls("".join(chars), kids)
                 if stack:
@@ -150,10 +161,10 @@ class Tree:
             elif in_label:
                 stack[-1][0].append(ch)
             else:
-                raise ValueError(f"unexpected {ch!r} at position {i}: text between sibling nodes")
+                raise InvalidValueError(f"unexpected {ch!r} at position {i}: text between sibling nodes")
             i += 1
         if root is None:
-            raise ValueError(f"unbalanced '{{': {len(stack)} node(s) never closed")
+            raise InvalidValueError(f"unbalanced '{{': {len(stack)} node(s) never closed")
         return root
 
     def to_brackets(self) -> str:
@@ -202,13 +213,14 @@ def _nested_node(obj: Any) -> tuple[str, Sequence[Any], Optional[str]]:
     if isinstance(obj, str):
         return obj, (), None
     if not isinstance(obj, (tuple, list)) or len(obj) not in (2, 3):
-        raise ValueError(f"from_nested expects (label, children[, text]) or a str, got {obj!r:.60}")
+        raise InvalidValueError(f"from_nested expects (label, children[, text]) or a str, got {obj!r:.60}")
     label, children = obj[0], obj[1]
     text = obj[2] if len(obj) == 3 else None
     if not isinstance(label, str):
-        raise ValueError(f"from_nested: a label must be a str, got {label!r:.60}")
+        raise InvalidValueError(f"from_nested: a label must be a str, got {label!r:.60}")
     if not isinstance(children, (list, tuple)):
-        raise ValueError(f"from_nested: children of {label!r} must be a list or tuple, got {type(children).__name__}")
+        raise InvalidValueError(
+            f"from_nested: children of {label!r} must be a list or tuple, got {type(children).__name__}")
     return label, children, text
 
 
@@ -227,7 +239,7 @@ def _json_node(obj: Any) -> tuple[str, Sequence[Any], Optional[str]]:
     if isinstance(obj, Mapping):
         for key in obj:
             if not isinstance(key, str):
-                raise ValueError(f"from_json: object keys must be str, got {key!r:.60}")
+                raise InvalidValueError(f"from_json: object keys must be str, got {key!r:.60}")
         return "{}", [_Keyed(k, obj[k]) for k in sorted(obj)], None
     if isinstance(obj, (list, tuple)):
         return "[]", obj, None
@@ -235,9 +247,9 @@ def _json_node(obj: Any) -> tuple[str, Sequence[Any], Optional[str]]:
         return json.dumps(obj, ensure_ascii=False), (), None
     if isinstance(obj, float):
         if not math.isfinite(obj):
-            raise ValueError(f"from_json: {obj} is not a JSON number")
+            raise InvalidValueError(f"from_json: {obj} is not a JSON number")
         return json.dumps(obj), (), None
-    raise ValueError(f"from_json: {type(obj).__name__} is not a JSON value")
+    raise InvalidValueError(f"from_json: {type(obj).__name__} is not a JSON value")
 
 
 def _build(obj: Any, describe: Callable[[Any], tuple[str, Sequence[Any], Optional[str]]]) -> Tree:
@@ -254,7 +266,7 @@ def _build(obj: Any, describe: Callable[[Any], tuple[str, Sequence[Any], Optiona
             frame[3] += 1
             container = isinstance(source, (list, tuple, Mapping))
             if container and id(source) in on_path:
-                raise ValueError("the structure contains a cycle; a tree cannot contain itself")
+                raise InvalidValueError("the structure contains a cycle; a tree cannot contain itself")
             child_label, child_kids, child_text = describe(source)
             stack.append([child_label, child_text, child_kids, 0, [], id(source) if container else None])
             if container:
@@ -319,12 +331,16 @@ def _children(node: Tree) -> Sequence[Tree]:
 
 
 def _check_cost(value: Any, argument: str) -> float:
+    if isinstance(value, (str, bytes)):
+        raise InvalidTypeError(f"{argument} must give numbers, got {value!r:.60}")
     try:
         cost = float(value)
+    except OverflowError:
+        cost = math.inf
     except (TypeError, ValueError):
-        raise ValueError(f"{argument} must give numbers, got {value!r:.60}") from None
+        raise InvalidTypeError(f"{argument} must give numbers, got {value!r:.60}") from None
     if not (math.isfinite(cost) and cost >= 0):
-        raise ValueError(f"{argument} must give finite non-negative costs, got {value!r}")
+        raise InvalidValueError(f"{argument} must give finite non-negative costs, got {value!r:.60}")
     return cost
 
 
@@ -332,7 +348,7 @@ def _node_costs(spec: NodeCost, nodes: list[Tree], argument: str) -> Optional[np
     if spec is None:
         return None
     if isinstance(spec, bool):
-        raise ValueError(f"{argument} must be None, a number, a mapping label -> cost or a callable, got a bool")
+        raise InvalidValueError(f"{argument} must be None, a number, a mapping label -> cost or a callable, got a bool")
     if isinstance(spec, (int, float)):
         cost = _check_cost(spec, argument)
         return np.full(len(nodes), cost, dtype=np.float64)
@@ -341,26 +357,72 @@ def _node_costs(spec: NodeCost, nodes: list[Tree], argument: str) -> Optional[np
         return np.fromiter((checked.get(n.label, 1.0) for n in nodes), dtype=np.float64, count=len(nodes))
     if callable(spec):
         return np.fromiter((_check_cost(spec(n), argument) for n in nodes), dtype=np.float64, count=len(nodes))
-    raise ValueError(f"{argument} must be None, a number, a mapping label -> cost or a callable, got {spec!r:.60}")
+    raise InvalidValueError(
+        f"{argument} must be None, a number, a mapping label -> cost or a callable, got {spec!r:.60}")
+
+
+def _checked_rename(spec: RenameCost) -> RenameCost:
+    """A mapping ``rename_cost`` as a dict of checked float costs (validated once per call); other
+    specifications unchanged."""
+    if not isinstance(spec, Mapping):
+        return spec
+    checked: dict[tuple[str, str], float] = {}
+    for key, value in spec.items():
+        if not (isinstance(key, tuple) and len(key) == 2):
+            raise InvalidValueError(f"mapping keys must be (label_a, label_b) pairs, got {key!r:.60}",
+                                    field="rename_cost")
+        checked[key] = _check_cost(value, "rename_cost")
+    return checked
 
 
 def _rename_table(spec: RenameCost, intern: dict[str, int]) -> np.ndarray:
+    """The ``len(intern)²`` cost table of a checked mapping or a callable over the labels of ``intern``."""
     names = sorted(intern, key=intern.__getitem__)
     n = len(names)
     table = 1.0 - np.eye(n, dtype=np.float64)
     if isinstance(spec, Mapping):
-        for key, value in spec.items():
-            if not (isinstance(key, tuple) and len(key) == 2):
-                raise ValueError(f"rename_cost mapping keys must be (label_a, label_b) pairs, got {key!r:.60}")
-            a, b = intern.get(key[0]), intern.get(key[1])
-            cost = _check_cost(value, "rename_cost")
-            if a is not None and b is not None:
-                table[a, b] = cost
+        if len(spec) <= n * n:
+            for (name_a, name_b), cost in spec.items():
+                a, b = intern.get(name_a), intern.get(name_b)
+                if a is not None and b is not None:
+                    table[a, b] = cost
+        else:
+            for a, name_a in enumerate(names):
+                for b, name_b in enumerate(names):
+                    cost = spec.get((name_a, name_b))
+                    if cost is not None:
+                        table[a, b] = cost
     else:
         for a, name_a in enumerate(names):
             for b, name_b in enumerate(names):
                 table[a, b] = _check_cost(spec(name_a, name_b), "rename_cost")  # type: ignore[misc, operator]
     return table.ravel()
+
+
+def _checked_pair(pair: Any, k: int) -> tuple[Tree, Tree]:
+    if not (isinstance(pair, tuple) and len(pair) == 2):
+        raise InvalidTypeError(f"must be a (tree, tree) tuple, got {type(pair).__name__}", field=f"pairs[{k}]",
+                               item=k)
+    for t in pair:
+        if not isinstance(t, Tree):
+            raise InvalidTypeError(f"holds a {type(t).__name__}, not a Tree", field=f"pairs[{k}]", item=k)
+    return pair
+
+
+def _table_blocks(pairs: Sequence[tuple[Tree, Tree]]) -> Iterator[tuple[int, int]]:
+    """``(start, stop)`` blocks of consecutive pairs whose distinct labels, squared, stay within
+    :data:`RENAME_TABLE_ENTRIES` (a block holds at least one pair)."""
+    start, labels = 0, set()
+    for k, pair in enumerate(pairs):
+        own = {node.label for t in _checked_pair(pair, k) for node in t.iter_postorder()}
+        grown = len(labels) + len(own - labels)
+        if k > start and grown * grown > RENAME_TABLE_ENTRIES:
+            yield start, k
+            start, labels = k, own
+        else:
+            labels |= own
+    if start < len(pairs):
+        yield start, len(pairs)
 
 
 def _texts(nodes: list[Tree]) -> tuple[np.ndarray, np.ndarray]:
@@ -376,24 +438,20 @@ class _Packed:
     """Both sides of a batch of tree pairs, packed for the kernel, with the cost arrays."""
 
     def __init__(self, pairs: Sequence[tuple[Tree, Tree]], delete_cost: NodeCost, insert_cost: NodeCost,
-                 rename_cost: RenameCost, max_nodes: int) -> None:
-        if isinstance(max_nodes, bool) or not isinstance(max_nodes, int) or max_nodes < 1:
-            raise ValueError(f"max_nodes must be a positive int, got {max_nodes!r}")
+                 rename_cost: RenameCost, max_nodes: int, first: int = 0) -> None:
+        """``pairs`` are items ``first``, ``first + 1``... of the caller's batch (for error messages);
+        a mapping ``rename_cost`` has been through :func:`_checked_rename`."""
         intern: dict[str, int] = {}
         sides: list[tuple[list[int], list[int], list[int], list[Tree]]] = [([], [], [0], []), ([], [], [0], [])]
-        for k, pair in enumerate(pairs):
-            if not (isinstance(pair, tuple) and len(pair) == 2):
-                raise ValueError(f"pairs[{k}] must be a (tree, tree) tuple, got {type(pair).__name__}")
-            for side, t in zip(sides, pair):
-                if not isinstance(t, Tree):
-                    raise TypeError(f"pairs[{k}] holds a {type(t).__name__}, not a Tree")
+        for k, pair in enumerate(pairs, first):
+            for side, t in zip(sides, _checked_pair(pair, k)):
                 labels, lld, offsets, nodes = side
                 _flatten(t, intern, labels, lld, nodes)
                 size = len(labels) - offsets[-1]
                 if size > max_nodes:
-                    raise ValueError(
-                        f"pairs[{k}] has a tree of {size} nodes, above max_nodes={max_nodes}: the distance needs "
-                        f"O(n1*n2) memory and time; pass a larger max_nodes to allow it")
+                    raise InputTooLargeError(
+                        f"has a tree of {size} nodes, above max_nodes={max_nodes}: the distance needs "
+                        f"O(n1*n2) memory and time; pass a larger max_nodes to allow it", field=f"pairs[{k}]", item=k)
                 offsets.append(len(labels))
         self.arrays = [
             (np.asarray(labels, np.uint32), np.asarray(lld, np.uint32), np.asarray(offsets, np.int64))
@@ -408,7 +466,8 @@ class _Packed:
             self.costs["rename_mode"] = _tree_kernels.RENAME_UNIT
         elif isinstance(rename_cost, str):
             if rename_cost != "text":
-                raise ValueError(f"rename_cost must be None, 'text', a mapping or a callable, got {rename_cost!r}")
+                raise InvalidValueError(
+                    f"rename_cost must be None, 'text', a mapping or a callable, got {rename_cost!r}")
             (v1, o1), (v2, o2) = _texts(self.nodes[0]), _texts(self.nodes[1])
             self.costs.update(rename_mode=_tree_kernels.RENAME_TEXT, text1_values=v1, text1_offsets=o1,
                               text2_values=v2, text2_offsets=o2, label_mismatch=1.0)
@@ -416,7 +475,8 @@ class _Packed:
             self.costs.update(rename_mode=_tree_kernels.RENAME_TABLE,
                               rename_table=_rename_table(rename_cost, intern), n_labels=len(intern))
         else:
-            raise ValueError(f"rename_cost must be None, 'text', a mapping or a callable, got {rename_cost!r:.60}")
+            raise InvalidValueError(
+                f"rename_cost must be None, 'text', a mapping or a callable, got {rename_cost!r:.60}")
 
 
 def tree_edit_distance_batch(
@@ -434,9 +494,23 @@ def tree_edit_distance_batch(
     tree's nodes for deletions and the second tree's for insertions. ``threads``: ``None``/0 = all
     cores; the result does not depend on it.
     """
-    packed = _Packed(list(pairs), delete_cost, insert_cost, rename_cost, max_nodes)
-    (l1, d1, o1), (l2, d2, o2) = packed.arrays
-    return _tree_kernels.distance_batch(l1, d1, o1, l2, d2, o2, threads=threads or 0, **packed.costs)
+    pairs = list(pairs)
+    _check_max_nodes(max_nodes)
+    rename_cost = _checked_rename(rename_cost)
+    tabled = isinstance(rename_cost, Mapping) or callable(rename_cost)
+    blocks = _table_blocks(pairs) if tabled else [(0, len(pairs))]
+    out = np.empty(len(pairs), np.float64)
+    for start, stop in blocks:
+        packed = _Packed(pairs[start:stop], delete_cost, insert_cost, rename_cost, max_nodes, first=start)
+        (l1, d1, o1), (l2, d2, o2) = packed.arrays
+        out[start:stop] = _tree_kernels.distance_batch(l1, d1, o1, l2, d2, o2, threads=threads or 0,
+                                                       **packed.costs)
+    return out
+
+
+def _check_max_nodes(max_nodes: Any) -> None:
+    if isinstance(max_nodes, bool) or not isinstance(max_nodes, int) or max_nodes < 1:
+        raise InvalidValueError(f"must be a positive int, got {max_nodes!r:.60}", field="max_nodes")
 
 
 def tree_edit_distance(
@@ -469,7 +543,8 @@ def tree_edit_mapping(
     """The distance and one optimal edit mapping: ``(node_a, node_b)`` pairs where ``(a, None)``
     deletes ``a``, ``(None, b)`` inserts ``b`` and ``(a, b)`` keeps or renames ``a`` into ``b``.
     Every node of both trees appears once; the pairs' costs add up to the distance."""
-    packed = _Packed([(t1, t2)], delete_cost, insert_cost, rename_cost, max_nodes)
+    _check_max_nodes(max_nodes)
+    packed = _Packed([(t1, t2)], delete_cost, insert_cost, _checked_rename(rename_cost), max_nodes)
     (l1, d1, _), (l2, d2, _) = packed.arrays
     distance, rows = _tree_kernels.mapping(l1, d1, l2, d2, **packed.costs)
     n1, n2 = packed.nodes

@@ -4,12 +4,25 @@ This module owns the table model (:class:`Cell`, :class:`Table` with its HTML an
 docs/decisions.md#tables), :class:`TedsMetric`, :class:`GritsMetric`, and :func:`teds_html`, which scores
 full HTML table trees the way table-recognition papers report TEDS. Tree edit distances run on the
 compiled Zhang–Shasha kernel (``scorekit._kernels.tree``) with node texts compared inside the kernel;
-GriTS's alignments run as NumPy array operations over all row (or column) pairs at once.
+GriTS's alignments run as NumPy array operations over blocks of row (or column) pairs.
+
+Hostile input gets a named error (``scorekit.errors``), never an unbounded run:
+
+* a cell's ``rowspan`` must be an int in ``[1, MAX_ROWSPAN]`` and its ``colspan`` in
+  ``[1, MAX_COLSPAN]`` (the bounds HTML itself uses; the HTML readers clamp larger values to them),
+  and its text must be a ``str`` without lone surrogates;
+* a table's dense grid (spans expanded) may hold at most :data:`MAX_GRID_POSITIONS` positions;
+* GriTS compares every position of one grid with every position of the other, so it refuses pairs
+  whose position counts multiply to more than :data:`MAX_GRITS_WORK`, or whose row (column) counts
+  multiply to more than :data:`MAX_GRITS_ALIGN` (the traceback matrices); its working memory is
+  bounded by blocks of :data:`_BLOCK` entries whatever the table sizes;
+* TEDS trees are limited to :data:`MAX_NODES` nodes (O(n1·n2) memory and time).
 """
 
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from html.parser import HTMLParser
@@ -17,36 +30,77 @@ from typing import Any, Optional
 
 import numpy as np
 from rapidfuzz.distance import Levenshtein
-from rapidfuzz.process import cdist
+from rapidfuzz.process import cdist, cpdist
 
 from scorekit._kernels import tree as _tree_kernels
 from scorekit.base import GraphGrammar, Score
+from scorekit.errors import InputTooLargeError, InvalidTypeError, InvalidValueError
 from scorekit.trees import postorder_with_leftmost
 
 __all__ = ["Cell", "GritsMetric", "Table", "TedsMetric", "teds_html"]
 
 #: Largest tree (nodes) a TEDS computation accepts: O(n1·n2) memory and time beyond it.
 MAX_NODES = 10000
+#: Largest ``rowspan`` / ``colspan`` of a cell (HTML's own limits).
+MAX_ROWSPAN, MAX_COLSPAN = 65534, 1000
+#: Largest dense grid (rows × columns, spans expanded) of one table.
+MAX_GRID_POSITIONS = 1 << 20
+#: Largest product of the two grids' position counts GriTS compares (about a minute of work).
+MAX_GRITS_WORK = 1 << 28
+#: Largest product of the two tables' row counts (and of their column counts) GriTS aligns.
+MAX_GRITS_ALIGN = 1 << 22
+#: Entries of one GriTS working block (float64): bounds its memory at a few times 8 MB.
+_BLOCK = 1 << 20
 
 
 @dataclass(frozen=True)
 class Cell:
-    """One logical cell. Spans are not validated here (only the HTML reader clamps them to >= 1)."""
+    """One logical cell: its text and spans (``rowspan`` in ``[1, MAX_ROWSPAN]``, ``colspan`` in
+    ``[1, MAX_COLSPAN]``; anything else is an :class:`~scorekit.errors.InvalidValueError`)."""
 
     text: str = ""
     rowspan: int = 1
     colspan: int = 1
 
+    def __post_init__(self) -> None:
+        if not isinstance(self.text, str):
+            raise InvalidTypeError(f"must be a str, got {type(self.text).__name__}", field="text")
+        for name, limit in (("rowspan", MAX_ROWSPAN), ("colspan", MAX_COLSPAN)):
+            value = getattr(self, name)
+            try:
+                number = operator.index(value) if not isinstance(value, bool) else None
+            except TypeError:
+                number = None
+            if number is None or not 1 <= number <= limit:
+                raise InvalidValueError(f"must be an int in [1, {limit}], got {value!r:.40}", field=name)
+            object.__setattr__(self, name, int(number))
 
-def _pos_int(value: Optional[str]) -> int:
-    """An HTML span attribute: ``int(value)``, or 1 when missing, unparsable or below 1."""
+
+def _lone_surrogate(text: str) -> Optional[int]:
+    """Index of the first lone surrogate in ``text``, or None."""
+    if text.isascii():
+        return None
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        return exc.start
+    return None
+
+
+def _pos_int(value: Optional[str], limit: int) -> int:
+    """An HTML span attribute: ``int(value)`` clamped to ``limit``, or 1 when missing, unparsable or
+    below 1 (as browsers read it)."""
     if value is None:
         return 1
     try:
         number = int(value)
     except ValueError:
         return 1
-    return number if number >= 1 else 1
+    return min(number, limit) if number >= 1 else 1
+
+
+def _spans(attrs: dict[str, Optional[str]]) -> tuple[int, int]:
+    return _pos_int(attrs.get("rowspan"), MAX_ROWSPAN), _pos_int(attrs.get("colspan"), MAX_COLSPAN)
 
 
 class _CellReader(HTMLParser):
@@ -55,6 +109,7 @@ class _CellReader(HTMLParser):
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
         self.depth = 0
+        self.saw_table = False
         self.rows: list[tuple[Cell, ...]] = []
         self.row: Optional[list[Cell]] = None
         self.cell: Optional[tuple[list[str], dict[str, Optional[str]]]] = None
@@ -62,7 +117,7 @@ class _CellReader(HTMLParser):
     def _flush_cell(self) -> None:
         if self.cell is not None:
             parts, attrs = self.cell
-            cell = Cell("".join(parts).strip(), _pos_int(attrs.get("rowspan")), _pos_int(attrs.get("colspan")))
+            cell = Cell("".join(parts).strip(), *_spans(attrs))
             if self.row is None:
                 self.row = []
             self.row.append(cell)
@@ -77,6 +132,7 @@ class _CellReader(HTMLParser):
     def handle_starttag(self, tag: str, attrs: list[tuple[str, Optional[str]]]) -> None:
         if tag == "table":
             self.depth += 1
+            self.saw_table = True
         elif self.depth == 1 and tag == "tr":
             self._flush_row()
             self.row = []
@@ -103,52 +159,80 @@ class _CellReader(HTMLParser):
 
 @dataclass(frozen=True)
 class Table:
-    """Ordered rows of logical :class:`Cell` objects in reading order; spans live on the cells."""
+    """Ordered rows of logical :class:`Cell` objects in reading order; spans live on the cells.
+
+    ``rows`` is stored as a tuple of tuples; a row that is not an iterable of cells, or a cell
+    text with a lone surrogate, is an error naming the cell (``rows[r][c]``).
+    """
 
     rows: tuple[tuple[Cell, ...], ...] = ()
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "rows", _checked_rows(self.rows, "rows"))
+
     @classmethod
-    def coerce(cls, obj: Any) -> "Table":
-        """A Table as is; a ``str`` through :meth:`from_html`; anything else through :meth:`from_grid`."""
+    def coerce(cls, obj: Any, argument: str = "table") -> "Table":
+        """A Table as is; a ``str`` through :meth:`from_html`; anything else through :meth:`from_grid`.
+
+        Metrics read their inputs here, so it is strict where the readers are lenient: a non-blank
+        ``str`` without a ``<table>`` element is an :class:`~scorekit.errors.InvalidValueError` and a
+        value that is not rows of cells an :class:`~scorekit.errors.InvalidTypeError`, both naming
+        ``argument``. A blank ``str`` (a failed prediction) is the empty table.
+        """
         if isinstance(obj, Table):
             return obj
         if isinstance(obj, str):
-            return cls.from_html(obj)
-        return cls.from_grid(obj)
+            if not obj.strip():
+                return cls()
+            reader = _read_cells(obj)
+            if not reader.saw_table:
+                raise InvalidValueError(f"is not a table: a str must hold a <table> element, got {obj[:40]!r}",
+                                        field=argument)
+            return cls(_checked_rows(reader.rows, argument))
+        if isinstance(obj, (bytes, bytearray, Cell)) or obj is None or isinstance(obj, (int, float)):
+            raise InvalidTypeError(f"must be a Table, an HTML str or rows of cell values, got {type(obj).__name__}",
+                                   field=argument)
+        return cls._from_grid(obj, argument)
 
     @classmethod
     def from_grid(cls, grid: Iterable[Iterable[Any]]) -> "Table":
         """Rows of cell values; ``None`` (a spanned-over position) is dropped, other values become
         ``Cell(str(v))`` with spans of 1. A ``str`` row is iterated character by character."""
-        try:
-            rows = iter(grid)
-        except TypeError:
-            raise TypeError(f"a table grid must be an iterable of rows, got {type(grid).__name__}") from None
+        return cls._from_grid(grid, "grid")
+
+    @classmethod
+    def _from_grid(cls, grid: Iterable[Iterable[Any]], argument: str) -> "Table":
         out = []
-        for row in rows:
-            try:
-                values = iter(row)
-            except TypeError:
-                raise TypeError(f"a table row must be iterable, got {type(row).__name__}") from None
-            out.append(tuple(Cell(str(v)) for v in values if v is not None))
-        return cls(tuple(out))
+        for r, row in enumerate(_iterate(grid, argument)):
+            out.append(tuple(Cell(str(v)) for v in _iterate(row, f"{argument}[{r}]") if v is not None))
+        return cls(_checked_rows(out, argument))
 
     @classmethod
     def from_html(cls, html: str) -> "Table":
         """Cells of the outermost ``<table>`` elements (several are merged), with ``rowspan`` /
-        ``colspan``; ``th`` is read as ``td``, nested tables' text flows into the enclosing cell,
-        rows without cells are dropped, and a row still open at the end of the input is lost."""
+        ``colspan`` (a value that is not an integer >= 1 reads as 1, a larger one than the bound is
+        clamped to it); ``th`` is read as ``td``, nested tables' text flows into the enclosing cell,
+        rows without cells are dropped, and a row still open at the end of the input is lost. A string
+        without a table gives the empty table."""
         if not isinstance(html, str):
-            raise TypeError(f"from_html needs a str, got {type(html).__name__}")
-        reader = _CellReader()
-        reader.feed(html)
-        reader.close()
-        return cls(tuple(reader.rows))
+            raise InvalidTypeError(f"must be a str, got {type(html).__name__}", field="html")
+        return cls(tuple(_read_cells(html).rows))
 
     def as_grid(self) -> list[list[Optional[Cell]]]:
         """The dense grid: spans expanded (a spanned position repeats the same Cell), rows padded
-        with ``None`` to the widest row."""
+        with ``None`` to the widest row. A grid of more than :data:`MAX_GRID_POSITIONS` positions is
+        an :class:`~scorekit.errors.InputTooLargeError`, raised before it is built beyond the guard."""
         grid: list[list[Optional[Cell]]] = []
+        built = 0  # positions allocated so far
+
+        def grow(line: list[Optional[Cell]], length: int) -> None:
+            nonlocal built
+            if length > len(line):
+                built += length - len(line)
+                if built > MAX_GRID_POSITIONS:
+                    _grid_too_large(len(grid), length)
+                line.extend([None] * (length - len(line)))
+
         for r, row in enumerate(self.rows):
             while len(grid) <= r:
                 grid.append([])
@@ -160,15 +244,52 @@ class Table:
                     while len(grid) <= r + dr:
                         grid.append([])
                     line = grid[r + dr]
-                    for dc in range(cell.colspan):
-                        while len(line) <= col + dc:
-                            line.append(None)
-                        line[col + dc] = cell
+                    grow(line, col + cell.colspan)
+                    line[col:col + cell.colspan] = [cell] * cell.colspan
                 col += cell.colspan
         width = max((len(line) for line in grid), default=0)
+        if len(grid) * width > MAX_GRID_POSITIONS:
+            _grid_too_large(len(grid), width)
         for line in grid:
             line.extend([None] * (width - len(line)))
         return grid
+
+
+def _grid_too_large(rows: int, columns: int) -> None:
+    raise InputTooLargeError(f"needs at least {rows} rows x {columns} columns, above the "
+                             f"{MAX_GRID_POSITIONS}-position guard (MAX_GRID_POSITIONS)", field="table grid")
+
+
+def _checked_rows(rows: Any, argument: str) -> tuple[tuple[Cell, ...], ...]:
+    """``rows`` as a tuple of tuples of cells; a non-cell or a lone surrogate in a cell's text is an
+    error naming the cell (``argument[r][c]``)."""
+    out = []
+    for r, row in enumerate(_iterate(rows, argument)):
+        cells = tuple(_iterate(row, f"{argument}[{r}]"))
+        for c, cell in enumerate(cells):
+            if not isinstance(cell, Cell):
+                raise InvalidTypeError(f"must be a Cell, got {type(cell).__name__}", field=f"{argument}[{r}][{c}]")
+            at = _lone_surrogate(cell.text)
+            if at is not None:
+                raise InvalidValueError(f"holds a lone surrogate {cell.text[at]!r} at character {at}",
+                                        field=f"{argument}[{r}][{c}].text")
+        out.append(cells)
+    return tuple(out)
+
+
+def _iterate(value: Any, field: str) -> Iterable[Any]:
+    """``iter(value)``, or an InvalidTypeError naming ``field``."""
+    try:
+        return iter(value)
+    except TypeError:
+        raise InvalidTypeError(f"must be iterable, got {type(value).__name__}", field=field) from None
+
+
+def _read_cells(html: str) -> _CellReader:
+    reader = _CellReader()
+    reader.feed(html)
+    reader.close()
+    return reader
 
 
 # -- tree edit distance on packed (label, tokens, children) trees -------------------------------------
@@ -207,8 +328,8 @@ def _tree_distance(a: _Node, b: _Node, what: str) -> tuple[float, int, int]:
     l2, d2, t2 = _pack(b, intern)
     for size in (len(l1), len(l2)):
         if size > MAX_NODES:
-            raise ValueError(f"{what}: a table tree has {size} nodes, above the {MAX_NODES}-node guard "
-                             "(TEDS needs O(n1*n2) memory and time)")
+            raise InputTooLargeError(f"a table tree has {size} nodes, above the {MAX_NODES}-node guard "
+                                     "(TEDS needs O(n1*n2) memory and time)", field=f"{what}:")
 
     def texts(parts: list[Sequence[int]]) -> tuple[np.ndarray, np.ndarray]:
         offsets = np.zeros(len(parts) + 1, np.int64)
@@ -257,7 +378,7 @@ class TedsMetric:
         self.structure_only = bool(structure_only)
 
     def __call__(self, pred: Any, gold: Any, *, grammar: Optional[GraphGrammar] = None) -> Score:
-        p, g = Table.coerce(pred), Table.coerce(gold)
+        p, g = Table.coerce(pred, "pred"), Table.coerce(gold, "gold")
         distance, size_p, size_g = _tree_distance(
             _table_tree(p, self.structure_only), _table_tree(g, self.structure_only), "TedsMetric")
         denom = max(size_p, size_g)
@@ -283,6 +404,11 @@ class GritsMetric:
     the overlap sums the position similarities over the aligned rows × aligned columns; precision and
     recall divide it by the occupied positions of each grid. ``aggregate`` pools the overlaps and
     position counts of all tables before dividing (never a mean of F1s); 1.0 for no scores.
+
+    Cost: time grows with the product of the two grids' position counts (refused above
+    ``MAX_GRITS_WORK`` with an :class:`~scorekit.errors.InputTooLargeError`); memory stays within a
+    few working blocks and the two alignment matrices (rows × rows, columns × columns, each at most
+    ``MAX_GRITS_ALIGN`` entries), whatever the table sizes.
     """
 
     name = "grits"
@@ -290,58 +416,41 @@ class GritsMetric:
     def __init__(self, *, structure_only: bool = False) -> None:
         self.structure_only = bool(structure_only)
 
-    def _similarity(self, gp: list[list[Optional[Cell]]], gg: list[list[Optional[Cell]]]) -> np.ndarray:
-        """``M[ip, jp, ig, jg]``: similarity of every pred position with every gold position."""
-        cells_p: dict[int, tuple[int, Cell]] = {}
-        cells_g: dict[int, tuple[int, Cell]] = {}
-
-        def index(grid: list[list[Optional[Cell]]], cells: dict[int, tuple[int, Cell]]) -> np.ndarray:
-            width = len(grid[0]) if grid else 0
-            out = np.full((len(grid), width), -1, np.int64)
-            for r, line in enumerate(grid):
-                for c, cell in enumerate(line):
-                    if cell is not None:
-                        out[r, c] = cells.setdefault(id(cell), (len(cells), cell))[0]
-            return out
-
-        ip, ig = index(gp, cells_p), index(gg, cells_g)
-        up = [cell for _, cell in sorted(cells_p.values(), key=lambda x: x[0])]
-        ug = [cell for _, cell in sorted(cells_g.values(), key=lambda x: x[0])]
-        sim = np.zeros((len(up) + 1, len(ug) + 1))  # the extra row/column is the empty position
-        if up and ug:
-            spans_p = np.array([(c.rowspan, c.colspan) for c in up])
-            spans_g = np.array([(c.rowspan, c.colspan) for c in ug])
-            same = ((spans_p[:, None, 0] == spans_g[None, :, 0]) & (spans_p[:, None, 1] == spans_g[None, :, 1]))
-            if self.structure_only:
-                sim[:-1, :-1] = same
-            else:
-                text_sim = cdist([c.text for c in up], [c.text for c in ug],
-                                 scorer=Levenshtein.normalized_similarity, dtype=np.float64)
-                sim[:-1, :-1] = 0.5 * same + 0.5 * text_sim
-        return sim[ip[:, :, None, None], ig[None, None, :, :]]
-
     @staticmethod
-    def _align_values(m: np.ndarray) -> np.ndarray:
-        """For ``m`` of shape (A, n, B, k): best monotone alignment value of every (a, b) pair, where
-        aligning position i of a with position j of b scores ``m[a, i, b, j]``; shape (A, B)."""
-        n, k = m.shape[1], m.shape[3]
-        previous = np.zeros((k + 1, m.shape[0], m.shape[2]))
-        for i in range(1, n + 1):
-            current = np.zeros_like(previous)
-            for j in range(1, k + 1):
-                current[j] = np.maximum(np.maximum(previous[j], current[j - 1]),
-                                        previous[j - 1] + m[:, i - 1, :, j - 1])
-            previous = current
-        return previous[k]
+    def _align_values(sim: "_PositionSimilarity", transpose: bool) -> np.ndarray:
+        """Best monotone alignment value of every (pred row, gold row) pair — of every column pair
+        with ``transpose`` — where aligning position i of one line with position j of the other
+        scores their similarity; shape (lines_pred, lines_gold).
+
+        The DP over positions runs one pred position at a time over a block of pred lines × every
+        gold line × every gold position: ``current[j] = max(current[j-1], previous[j],
+        previous[j-1] + m[i, j])``, the ``current[j-1]`` term being a running maximum along j.
+        """
+        ip, ig = (sim.ip.T, sim.ig.T) if transpose else (sim.ip, sim.ig)
+        n_a, n = ip.shape
+        n_b, k = ig.shape
+        values = np.zeros((n_a, n_b))
+        block = max(1, _BLOCK // max(n_b * (k + 1), sim.n_gold_cells + 1))
+        for a0 in range(0, n_a, block):
+            rows = ip[a0:a0 + block]
+            previous = np.zeros((rows.shape[0], n_b, k + 1))
+            pick = np.arange(rows.shape[0])[:, None, None]
+            for i in range(n):
+                m = sim.rows(rows[:, i])[pick, ig[None, :, :]]  # (block, n_b, k)
+                current = np.zeros_like(previous)
+                current[:, :, 1:] = np.maximum.accumulate(
+                    np.maximum(previous[:, :, 1:], previous[:, :, :-1] + m), axis=2)
+                previous = current
+            values[a0:a0 + block] = previous[:, :, k]
+        return values
 
     @staticmethod
     def _align_pairs(s: np.ndarray) -> list[tuple[int, int]]:
         """Traceback of the same DP over a full similarity matrix (docs/decisions.md#tables), ascending pairs."""
         n_a, n_b = s.shape
         dp = np.zeros((n_a + 1, n_b + 1))
-        for i in range(1, n_a + 1):
-            for j in range(1, n_b + 1):
-                dp[i, j] = max(dp[i - 1, j], dp[i, j - 1], dp[i - 1, j - 1] + s[i - 1, j - 1])
+        for i in range(1, n_a + 1):  # dp[i, j] = max(dp[i-1, j], dp[i, j-1], dp[i-1, j-1] + s[i-1, j-1])
+            dp[i, 1:] = np.maximum.accumulate(np.maximum(dp[i - 1, 1:], dp[i - 1, :-1] + s[i - 1]))
         pairs = []
         i, j = n_a, n_b
         while i > 0 and j > 0:
@@ -356,18 +465,21 @@ class GritsMetric:
         return pairs[::-1]
 
     def __call__(self, pred: Any, gold: Any, *, grammar: Optional[GraphGrammar] = None) -> Score:
-        gp, gg = Table.coerce(pred).as_grid(), Table.coerce(gold).as_grid()
+        gp, gg = Table.coerce(pred, "pred").as_grid(), Table.coerce(gold, "gold").as_grid()
         n_pred = sum(cell is not None for line in gp for cell in line)
         n_gold = sum(cell is not None for line in gg for cell in line)
         overlap = 0.0
         if n_pred and n_gold:
-            m = self._similarity(gp, gg)
-            row_pairs = self._align_pairs(self._align_values(m))
-            col_pairs = self._align_pairs(self._align_values(m.transpose(1, 0, 3, 2)))
+            shape_p, shape_g = (len(gp), len(gp[0])), (len(gg), len(gg[0]))
+            _grits_guard(shape_p, shape_g)
+            sim = _PositionSimilarity(gp, gg, self.structure_only)
+            row_pairs = self._align_pairs(self._align_values(sim, transpose=False))
+            col_pairs = self._align_pairs(self._align_values(sim, transpose=True))
             if row_pairs and col_pairs:
                 rp, rg = (np.array(x) for x in zip(*row_pairs))
                 cp, cg = (np.array(x) for x in zip(*col_pairs))
-                overlap = math.fsum(m[rp[:, None], cp[None, :], rg[:, None], cg[None, :]].ravel().tolist())
+                overlap = math.fsum(sim.pairs(sim.ip[rp[:, None], cp[None, :]].ravel(),
+                                              sim.ig[rg[:, None], cg[None, :]].ravel()).tolist())
         precision, recall, f1 = _rates(overlap, n_pred, n_gold)
         return Score(
             value=f1, precision=precision, recall=recall, f1=f1,
@@ -390,6 +502,108 @@ def _rates(overlap: float, n_pred: int, n_gold: int) -> tuple[float, float, floa
     recall = overlap / n_gold if n_gold > 0 else (1.0 if n_pred == 0 else 0.0)
     f1 = 2 * precision * recall / (precision + recall) if precision + recall > 0 else 0.0
     return precision, recall, f1
+
+
+def _grits_guard(shape_p: tuple[int, int], shape_g: tuple[int, int]) -> None:
+    work = shape_p[0] * shape_p[1] * shape_g[0] * shape_g[1]
+    if work > MAX_GRITS_WORK:
+        raise InputTooLargeError(
+            f"grids of {shape_p[0]}x{shape_p[1]} and {shape_g[0]}x{shape_g[1]} positions need {work} position "
+            f"comparisons, above the {MAX_GRITS_WORK} guard (MAX_GRITS_WORK)", field="GritsMetric")
+    for what, a, b in (("rows", shape_p[0], shape_g[0]), ("columns", shape_p[1], shape_g[1])):
+        if (a + 1) * (b + 1) > MAX_GRITS_ALIGN:
+            raise InputTooLargeError(f"aligning {a} x {b} {what} is above the {MAX_GRITS_ALIGN}-entry guard "
+                                     "(MAX_GRITS_ALIGN)", field="GritsMetric")
+
+
+def _distinct(texts: list[str]) -> tuple[list[str], np.ndarray]:
+    """The distinct texts in first-seen order and the index of each text among them."""
+    index: dict[str, int] = {}
+    which = np.fromiter((index.setdefault(t, len(index)) for t in texts), dtype=np.int64, count=len(texts))
+    return list(index), which
+
+
+class _PositionSimilarity:
+    """GriTS position similarities of two dense grids, computed on demand.
+
+    ``ip`` / ``ig`` map each grid position to its cell's index among the grid's distinct cells (-1 for
+    an empty position). The similarity of a pred cell and a gold cell is ``[spans equal]`` for
+    GriTS-Top, ``0.5·[spans equal] + 0.5·(1 − lev/max(len))`` for GriTS-Con; an empty position scores 0.
+    When the full cell-by-cell matrix fits in :data:`_BLOCK` entries it is computed once; otherwise
+    the rows a caller asks for are computed each time, so memory never grows with the table sizes.
+    """
+
+    def __init__(self, gp: list[list[Optional[Cell]]], gg: list[list[Optional[Cell]]], structure_only: bool) -> None:
+        self.structure_only = structure_only
+        self.cells_p: list[Cell] = []
+        self.cells_g: list[Cell] = []
+        self.ip = self._index(gp, self.cells_p)
+        self.ig = self._index(gg, self.cells_g)
+        self.n_gold_cells = len(self.cells_g)
+        self.spans_g = np.array([(c.rowspan, c.colspan) for c in self.cells_g])
+        # Texts are compared once per distinct pair of texts (tables repeat "", numbers, units ...).
+        self.texts_g, self.text_of_g = _distinct([c.text for c in self.cells_g])
+        self.full: Optional[np.ndarray] = None
+        if (len(self.cells_p) + 1) * (len(self.cells_g) + 1) <= _BLOCK:
+            self.full = self._compute(np.arange(len(self.cells_p)))
+
+    @staticmethod
+    def _index(grid: list[list[Optional[Cell]]], cells: list[Cell]) -> np.ndarray:
+        seen: dict[int, int] = {}
+        out = np.full((len(grid), len(grid[0]) if grid else 0), -1, np.int64)
+        for r, line in enumerate(grid):
+            for c, cell in enumerate(line):
+                if cell is not None:
+                    k = seen.get(id(cell))
+                    if k is None:
+                        k = seen[id(cell)] = len(cells)
+                        cells.append(cell)
+                    out[r, c] = k
+        return out
+
+    def _compute(self, ids: np.ndarray) -> np.ndarray:
+        """Similarities of pred cells ``ids`` (>= 0) with every gold cell, plus a zero column for
+        the empty position and a zero last row (so that ``-1`` indexes zeros)."""
+        out = np.zeros((len(ids) + 1, self.n_gold_cells + 1))
+        if len(ids) and self.n_gold_cells:
+            cells = [self.cells_p[k] for k in ids.tolist()]
+            spans = np.array([(c.rowspan, c.colspan) for c in cells])
+            same = (spans[:, None, 0] == self.spans_g[None, :, 0]) & (spans[:, None, 1] == self.spans_g[None, :, 1])
+            if self.structure_only:
+                out[:-1, :-1] = same
+            else:
+                texts, text_of = _distinct([c.text for c in cells])
+                text = cdist(texts, self.texts_g, scorer=Levenshtein.normalized_similarity, dtype=np.float64)
+                out[:-1, :-1] = 0.5 * same + 0.5 * text[text_of[:, None], self.text_of_g[None, :]]
+        return out
+
+    def rows(self, ids: np.ndarray) -> np.ndarray:
+        """Similarity of each pred cell in ``ids`` (-1 = empty) with every gold cell (column -1 = empty)."""
+        if self.full is not None:
+            return self.full[ids]
+        present, where = np.unique(ids[ids >= 0], return_inverse=True)
+        table = self._compute(present)
+        index = np.full(len(ids), len(present), np.int64)
+        index[ids >= 0] = where
+        return table[index]
+
+    def pairs(self, ids_p: np.ndarray, ids_g: np.ndarray) -> np.ndarray:
+        """Similarity of each (pred cell, gold cell) pair, element-wise (-1 = empty, scoring 0)."""
+        if self.full is not None:
+            return self.full[ids_p, ids_g]
+        out = np.zeros(len(ids_p))
+        both = np.flatnonzero((ids_p >= 0) & (ids_g >= 0))
+        if both.size:
+            cp = [self.cells_p[k] for k in ids_p[both].tolist()]
+            cg = [self.cells_g[k] for k in ids_g[both].tolist()]
+            same = np.array([(a.rowspan, a.colspan) == (b.rowspan, b.colspan) for a, b in zip(cp, cg)])
+            if self.structure_only:
+                out[both] = same
+            else:
+                text = cpdist([c.text for c in cp], [c.text for c in cg], scorer=Levenshtein.normalized_similarity,
+                              dtype=np.float64)
+                out[both] = 0.5 * same + 0.5 * text
+        return out
 
 
 # -- full HTML table trees (the papers' TEDS) -------------------------------------------------------
@@ -418,42 +632,50 @@ class _Element:
 
 
 class _DomReader(HTMLParser):
-    """A small, forgiving HTML element tree (comments dropped, optional end tags implied)."""
+    """A small, forgiving HTML element tree (comments dropped, optional end tags implied).
+
+    ``open`` is the stack of open elements; ``where[tag]`` lists the stack positions of the open
+    elements of each tag, so finding the innermost open element of a tag is O(1) and every element is
+    pushed and popped once: reading is linear in the input however deep the nesting.
+    """
 
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
         self.root = _Element("#document", {})
         self.open: list[_Element] = [self.root]
+        self.where: dict[str, list[int]] = {}
 
-    def _close_until(self, tags: tuple[str, ...]) -> None:
-        # Pop open elements of these tags, never past a table boundary.
-        while len(self.open) > 1 and self.open[-1].tag in tags:
-            self.open.pop()
+    def _innermost(self, tag: str) -> int:
+        """Stack position of the innermost open ``tag`` element, 0 if none."""
+        positions = self.where.get(tag)
+        return positions[-1] if positions else 0
+
+    def _close_from(self, k: int) -> None:
+        """Close the open elements at stack positions ``k`` and above."""
+        while len(self.open) > k:
+            self.where[self.open.pop().tag].pop()
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, Optional[str]]]) -> None:
         implied = _IMPLIED_CLOSE.get(tag)
-        if implied:
-            for k in range(len(self.open) - 1, 0, -1):  # is one of them open inside the current table?
-                if self.open[k].tag == "table":
-                    break
-                if self.open[k].tag in implied:
-                    del self.open[k:]
-                    break
+        if implied:  # the innermost open one of them inside the current table, if any
+            k = max(self._innermost(t) for t in implied)
+            if k > self._innermost("table"):
+                self._close_from(k)
         element = _Element(tag, dict(attrs))
         self.open[-1].children.append(element)
         if tag not in _VOID:
+            self.where.setdefault(tag, []).append(len(self.open))
             self.open.append(element)
 
     def handle_startendtag(self, tag: str, attrs: list[tuple[str, Optional[str]]]) -> None:
         self.handle_starttag(tag, attrs)
         if tag not in _VOID:
-            self.open.pop()
+            self._close_from(len(self.open) - 1)
 
     def handle_endtag(self, tag: str) -> None:
-        for k in range(len(self.open) - 1, 0, -1):
-            if self.open[k].tag == tag:
-                del self.open[k:]
-                return
+        k = self._innermost(tag)
+        if k:
+            self._close_from(k)
         # A stray end tag closes nothing.
 
     def handle_data(self, data: str) -> None:
@@ -466,7 +688,10 @@ class _DomReader(HTMLParser):
 
 def _first_table(html: str, argument: str) -> _Element:
     if not isinstance(html, str):
-        raise TypeError(f"{argument} must be a str, got {type(html).__name__}")
+        raise InvalidTypeError(f"must be a str, got {type(html).__name__}", field=argument)
+    at = _lone_surrogate(html)
+    if at is not None:
+        raise InvalidValueError(f"holds a lone surrogate {html[at]!r} at character {at}", field=argument)
     reader = _DomReader()
     reader.feed(html)
     reader.close()
@@ -476,7 +701,7 @@ def _first_table(html: str, argument: str) -> _Element:
         if element.tag == "table":
             return element
         stack.extend(reversed(element.children))
-    raise ValueError(f"{argument} contains no <table> element: {html[:60]!r}")
+    raise InvalidValueError(f"contains no <table> element: {html[:60]!r}", field=argument)
 
 
 def _cell_tokens(td: _Element, tag_ids: dict[str, int]) -> list[int]:
@@ -503,7 +728,8 @@ def _cell_tokens(td: _Element, tag_ids: dict[str, int]) -> list[int]:
 def _html_tree(table: _Element, structure_only: bool, tag_ids: dict[str, int]) -> tuple[_Node, int]:
     """The TEDS tree of a parsed table and its PubTabNet node count (elements below ``<table>``)."""
     def label(e: _Element) -> str:
-        return f"{e.tag}|{_pos_int(e.attrs.get('rowspan'))}|{_pos_int(e.attrs.get('colspan'))}"
+        rowspan, colspan = _spans(e.attrs)
+        return f"{e.tag}|{rowspan}|{colspan}"
 
     empty: Sequence[int] = ()
     count = -1  # the table itself is not counted
@@ -536,14 +762,21 @@ def teds_html(pred_html: str, true_html: str, *, structure_only: bool = False) -
     ``<tag>``/``</tag>`` tokens for inline elements (``<b>``, ``<br>``...). Renames cost 1 when tag or
     spans differ, else (for ``td``) the normalised Levenshtein distance of the contents, 0 for other
     tags; insertions and deletions cost 1. ``structure_only=True`` empties the contents (TEDS-Struct).
+    Span attributes are read as browsers read them: a value that is not an integer >= 1 is 1, and
+    values above ``MAX_ROWSPAN`` / ``MAX_COLSPAN`` are clamped to them.
 
     **Normalisation**: ``1 − dist / max(n_pred, n_true)`` where ``n`` counts every element *below*
     ``<table>`` — including inline tags inside cells, excluding ``<table>`` itself — which is what
     PubTabNet's ``len(table.xpath(".//*"))`` counts. It is used because the numbers reported on
     PubTabNet, FinTabNet and OmniDocBench come from that code; dividing by the tree size instead (as
-    ``table-recognition-metric`` does) gives slightly different values. ``TedsMetric`` scores the
-    simplified ``table/tr/td`` tree of ek instead. An empty ``pred_html`` (a failed prediction)
-    scores 0.0; a non-empty string without a ``<table>`` is a ``ValueError``.
+    ``table-recognition-metric`` does) gives slightly different values. Because the edit distance can
+    exceed that count when the two trees differ more in shape than in size (three empty rows against
+    one row of two cells: distance 4, count 3), the reference formula can go below 0; the value is
+    clipped to 0 there, so it always lies in [0, 1]. ``TedsMetric`` scores the simplified
+    ``table/tr/td`` tree of ek instead. An empty ``pred_html`` (a failed prediction) scores 0.0; a
+    non-empty string without a ``<table>`` is an :class:`~scorekit.errors.InvalidValueError`, and so
+    is a lone surrogate; a tree above ``MAX_NODES`` nodes is an
+    :class:`~scorekit.errors.InputTooLargeError`.
 
     >>> teds_html("<table><tr><td>a</td></tr></table>", "<table><tr><td>b</td></tr></table>")
     0.5
@@ -557,4 +790,4 @@ def teds_html(pred_html: str, true_html: str, *, structure_only: bool = False) -
     denom = max(n_p, n_t)
     if denom == 0:
         return 1.0 if distance == 0 else 0.0
-    return 1.0 - distance / denom
+    return max(0.0, 1.0 - distance / denom)
