@@ -82,6 +82,9 @@ def test_evaluate_text_metrics(cases, metric, threads, normalize):
     assert report.n == len(cases) == len(report.scores)
     if not cases:
         return
+    if report.metric == "fields":  # metric=None on records picks the field metric
+        assert 0.0 <= report.aggregate <= 1.0
+        return
     edits = sum(s.detail["edits"] for s in report.scores)
     ref_len = sum(s.detail["ref_len"] for s in report.scores)
     if ref_len:
@@ -225,8 +228,8 @@ def test_normalizers(name, value):
     if isinstance(value, str):
         assert out[0] == "ok" and isinstance(out[1], str)
         assert function(out[1]) == out[1] or name in ("lower", "nfkc")  # casefold/NFKC need not be idempotent
-    else:
-        assert out[:2] == ("error", "TypeError")
+    else:  # the message quotes the value: a hostile __repr__ raises its own error first
+        assert out[:2] in (("error", "TypeError"), ("error", "HostileError"))
 
 
 @given(st.one_of(normalize_values, st.lists(st.one_of(st.sampled_from(NORMALIZER_NAMES), wrong_values), max_size=3)),

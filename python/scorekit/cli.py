@@ -57,12 +57,19 @@ def _add_normalize(p: argparse.ArgumentParser) -> None:
                         "nfc, nfkc, lower, strip, collapse_whitespace, strip_punctuation)")
 
 
+def _error_line(message: Any) -> str:
+    """``scorekit: error: …`` on one line, whatever line breaks the message (or an argument it
+    quotes) holds."""
+    text = str(message).replace("\r", "\\r").replace("\n", "\\n")
+    return f"scorekit: error: {text}"
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse with the command line's one error format: usage, then ``scorekit: error: …``, status 2."""
 
     def error(self, message: str) -> NoReturn:
         self.print_usage(sys.stderr)
-        self.exit(2, f"scorekit: error: {message}\n")
+        self.exit(2, _error_line(message) + "\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -159,6 +166,14 @@ def _parse_json(line: str) -> Any:
     return json.loads(line, parse_constant=_reject_constant, parse_float=_parse_float, parse_int=_parse_int)
 
 
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _records(path: str, label: str, fmt: str) -> Iterator[tuple[str, Any]]:
     """(text, slice) per item of ``path``, read once from start to end; text files give slice ``None``.
 
@@ -199,6 +214,8 @@ def _records(path: str, label: str, fmt: str) -> Iterator[tuple[str, Any]]:
             if slice_ is not None and not isinstance(slice_, (str, int, float)):
                 raise CliError(f"{label} {where}:{number}: 'slice' must be a string, number, boolean or null, "
                                f"got {type(slice_).__name__}")
+            if isinstance(slice_, str) and not _encodable(slice_):
+                raise CliError(f"{label} {where}:{number}: 'slice' contains a lone surrogate")
             yield text or "", slice_
     finally:
         if f is not sys.stdin.buffer:
@@ -385,7 +402,7 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _error(message: Any) -> int:
-    print(f"scorekit: error: {message}", file=sys.stderr)
+    print(_error_line(message), file=sys.stderr)
     return 2
 
 
@@ -421,7 +438,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return _error(exc.args[0] if exc.args else exc)
     except OSError as exc:
         return _error(f"{exc.strerror or exc}: {exc.filename!r}" if exc.filename else exc)
-    except (ScorekitError, ValueError, TypeError) as exc:
+    except (ScorekitError, ValueError, TypeError, OverflowError) as exc:
         return _error(exc)
     except RecursionError:
         return _error("input nested too deeply")
