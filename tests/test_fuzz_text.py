@@ -17,7 +17,7 @@ from scorekit.metrics.fields import FieldMetric
 from scorekit.text import JoinedText, join_lines_with_hyphenation, schwa_distance, schwa_distance_batch
 
 from fuzz_harness import (
-    NORMALIZER_NAMES, Hostile, any_text, normalize_values, on_both_backends, outcome, scalar_text,
+    NORMALIZER_NAMES, Hostile, any_text, hostile_objects, normalize_values, on_both_backends, outcome, scalar_text,
     text_or_wrong, texts, threads_values, wrong_values,
 )
 
@@ -65,8 +65,10 @@ def test_score_text_metrics(pred, gold, metric, normalize):
         check_text_score(ek.score(pred, gold, metric=metric), pred, gold, metric)
 
 
-@given(st.lists(st.tuples(text_or_wrong, text_or_wrong, st.one_of(st.none(), st.integers(0, 2), st.sampled_from(["1", 1.0, True]))),
-                max_size=8),
+slice_labels = st.one_of(st.none(), st.integers(0, 2), st.sampled_from(["1", 1.0, True, (1, [2])]), hostile_objects())
+
+
+@given(st.lists(st.tuples(text_or_wrong, text_or_wrong, slice_labels), max_size=8),
        st.sampled_from(["cer", "wer", None]), threads_values, normalize_values)
 def test_evaluate_text_metrics(cases, metric, threads, normalize):
     def run():
