@@ -118,15 +118,11 @@ def _is_jsonl(path: str, fmt: str) -> bool:
 
 
 def _open(path: str, label: str) -> BinaryIO:
-    """``path`` opened for binary reading (``-`` is standard input); a directory is an error."""
+    """``path`` opened for binary reading (``-`` is standard input)."""
     if path == "-":
         return sys.stdin.buffer
-    if os.path.isdir(path):
-        raise CliError(f"{label} {path!r} is a directory, not a file")
     try:
         return open(path, "rb")
-    except FileNotFoundError:
-        raise CliError(f"{label} file not found: {path!r}") from None
     except OSError as exc:
         raise CliError(f"cannot read {label} file {path!r}: {exc.strerror}") from None
 
@@ -330,7 +326,9 @@ def _cmd_eval_text(args: argparse.Namespace) -> int:
     if args.pred == "-" and args.gold == "-":
         raise CliError("only one of PRED and GOLD can be '-' (standard input)")
     for label, path in (("PRED", args.pred), ("GOLD", args.gold)):
-        if path != "-" and not os.path.exists(path):
+        if path == "-":
+            continue
+        if not os.path.exists(path):
             raise CliError(f"{label} file not found: {path!r}")
         if os.path.isdir(path):
             raise CliError(f"{label} {path!r} is a directory, not a file")
