@@ -56,7 +56,8 @@ def test_eval_text_jsonl_slices(tmp_path, capsys):
                               [("cat", "easy"), ("dog", "hard"), ("ab", "easy")]) + "\n", encoding="utf-8")
     code, out, _ = run(capsys, "eval-text", str(pred), str(gold), "--json")
     report = json.loads(out)
-    assert report["per_slice"] == {"easy": {"aggregate": 0.4, "n": 2}, "hard": {"aggregate": 1.0, "n": 1}}
+    assert report["per_slice"] == [{"slice": "easy", "aggregate": 0.4, "n": 2},
+                                   {"slice": "hard", "aggregate": 1.0, "n": 1}]
     code, out, _ = run(capsys, "eval-text", str(pred), str(gold), "--metric", "wer")
     assert code == 0 and "WER over 3 pairs" in out and "easy" in out
 

@@ -1,5 +1,10 @@
 """``python -m scorekit``: the command-line interface (see :mod:`scorekit.cli`)."""
 
-from scorekit.cli import main
+import sys
 
-raise SystemExit(main())
+try:
+    from scorekit.cli import main
+except KeyboardInterrupt:  # Ctrl-C while the package is still importing
+    sys.exit(130)
+
+sys.exit(main())

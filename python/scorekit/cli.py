@@ -1,26 +1,43 @@
 """The ``scorekit`` command line: quick CER/WER of two strings, corpus scoring of text files,
-workflow-tree metrics over two folders (``flows``), ROVER consensus (``rover``), the demo over the packaged sample corpus, and
-the version.
+workflow-tree metrics over two folders (``flows``), ROVER consensus (``rover``), the demo over the
+packaged sample corpus, and the version.
 
-Owns argument parsing, reading line-aligned text and JSONL files (streamed, never modified),
-progress display on long inputs, and human or JSON output. Scoring itself is ``scorekit.evaluate``.
-Errors (unreadable files, mismatched line counts, bad JSON, unknown normalizers) print one line
-``scorekit: error: …`` and exit with status 2.
+Owns argument parsing, reading line-aligned text and JSONL files, progress display on long inputs,
+and human or JSON output. Scoring itself is ``scorekit.evaluate``.
+
+Input: files are streamed once from start to end (``-`` is standard input, named pipes work) and
+never modified. A UTF-8 byte order mark at the start of a file is dropped. In a text file every
+line is an item, a blank line being the empty string; in a JSONL file blank lines are skipped.
+
+Output: every JSON printed is strict JSON (no ``NaN``): an aggregate without any reference unit is
+``null``. ``eval-text --json`` gives ``per_slice`` as a list of ``{"slice", "aggregate", "n"}`` in
+first-appearance order, so that slices ``1``, ``"1"`` and ``true`` stay three slices.
+
+Exit status: 0 success; 2 bad input, with one line ``scorekit: error: …`` on stderr for every
+subcommand (usage errors, unreadable or invalid files, mismatched line counts, errors raised by the
+library); 130 on Ctrl-C and 141 (128 + SIGPIPE, what a shell reports for a tool stopped by a closed
+pipe) when stdout's reader has gone (``scorekit … | head -1``), both without a traceback.
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
+import math
 import os
+import signal
 import sys
 import time
-from collections import Counter
 from importlib import resources
-from typing import Any, Iterator, Optional, Sequence
+from typing import Any, BinaryIO, Iterator, NoReturn, Optional, Sequence
+
+from scorekit.errors import ScorekitError
 
 #: Inputs with at least this many pairs show a progress line (when stderr is a terminal).
 PROGRESS_MIN_PAIRS = 100_000
+#: ``demo --repeat`` bound: the sample corpus scored this many times stays seconds and ~50 MB.
+MAX_DEMO_REPEAT = 1000
 
 
 class CliError(Exception):
@@ -40,8 +57,23 @@ def _add_normalize(p: argparse.ArgumentParser) -> None:
                         "nfc, nfkc, lower, strip, collapse_whitespace, strip_punctuation)")
 
 
+def _error_line(message: Any) -> str:
+    """``scorekit: error: …`` on one line, whatever line breaks the message (or an argument it
+    quotes) holds."""
+    text = str(message).replace("\r", "\\r").replace("\n", "\\n")
+    return f"scorekit: error: {text}"
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with the command line's one error format: usage, then ``scorekit: error: …``, status 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        self.exit(2, _error_line(message) + "\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="scorekit", description="Exact, fast evaluation of extraction outputs.")
+    parser = _Parser(prog="scorekit", description="Exact, fast evaluation of extraction outputs.")
     sub = parser.add_subparsers(dest="command", required=True)
     for mode in ("cer", "wer"):
         p = sub.add_parser(mode, help=f"{mode.upper()} of one prediction against one reference")
@@ -49,9 +81,16 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("gold")
         _add_normalize(p)
     sub.add_parser("version", help="print the scorekit version")
-    p = sub.add_parser("eval-text", help="score line-aligned text files or JSONL files (corpus CER/WER)")
-    p.add_argument("pred", help="predictions: one per line, or .jsonl records with a 'text' field")
-    p.add_argument("gold", help="references, aligned line by line with PRED (.jsonl may carry 'slice')")
+    p = sub.add_parser("eval-text", help="score line-aligned text files or JSONL files (corpus CER/WER)",
+                       epilog="Files are read once, start to end, so '-' (standard input), pipes and FIFOs work. "
+                              "A UTF-8 byte order mark at the start of a file is ignored. In a text file every line is "
+                              "an item (a blank line is an empty string); in JSONL, blank lines are skipped. With "
+                              "--json, an aggregate with no reference unit at all is null, and per_slice is a list "
+                              "of {slice, aggregate, n} in first-appearance order (slices 1 and \"1\" stay apart).")
+    p.add_argument("pred", help="predictions: one per line, or .jsonl records with a 'text' field ('-': stdin)")
+    p.add_argument("gold", help="references, aligned line by line with PRED (.jsonl may carry 'slice'; '-': stdin)")
+    p.add_argument("--format", choices=("auto", "text", "jsonl"), default="auto",
+                   help="input format of both files (auto: .jsonl/.ndjson are JSONL, anything else and '-' text)")
     p.add_argument("--metric", choices=("cer", "wer"), default="cer")
     _add_normalize(p)
     p.add_argument("--json", action="store_true", help="print the report as JSON")
@@ -66,67 +105,136 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("ref_dir", help="reference workflows, matched to predictions by file name stem")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p = sub.add_parser("demo", help="score the sample corpus shipped with scorekit")
-    p.add_argument("--repeat", type=int, default=50, help="score the corpus this many times over (throughput)")
+    p.add_argument("--repeat", type=int, default=50,
+                   help=f"score the corpus this many times over (throughput; 1 to {MAX_DEMO_REPEAT:,})")
     return parser
 
 
 # ----------------------------------------------------------------------------------- file input
-def _is_jsonl(path: str) -> bool:
-    return path.lower().endswith((".jsonl", ".ndjson"))
+def _is_jsonl(path: str, fmt: str) -> bool:
+    if fmt != "auto":
+        return fmt == "jsonl"
+    return path != "-" and path.lower().endswith((".jsonl", ".ndjson"))
 
 
-def _count_lines(path: str) -> int:
-    with open(path, "rb") as f:
-        count = sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 20), b""))
-    size = os.path.getsize(path)
-    if size:
-        with open(path, "rb") as f:
-            f.seek(-1, os.SEEK_END)
-            count += f.read(1) != b"\n"
-    return count
-
-
-def _records(path: str, label: str) -> Iterator[tuple[str, Any]]:
-    """(text, slice) per line of ``path``; text files give slice ``None``."""
-    jsonl = _is_jsonl(path)
+def _open(path: str, label: str) -> BinaryIO:
+    """``path`` opened for binary reading (``-`` is standard input)."""
+    if path == "-":
+        return sys.stdin.buffer
     try:
-        f = open(path, "rb")
+        return open(path, "rb")
     except OSError as exc:
         raise CliError(f"cannot read {label} file {path!r}: {exc.strerror}") from None
-    with f:
+
+
+def _count_lines(path: str) -> Optional[int]:
+    """Lines of a regular file (for the progress line); ``None`` for stdin, pipes and devices,
+    which can be read only once."""
+    if path == "-" or not os.path.isfile(path):
+        return None
+    with open(path, "rb") as f:
+        count = last = 0
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            count += chunk.count(b"\n")
+            last = chunk[-1]
+    return count + (last not in (0, 0x0A))
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def _parse_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"number {text[:20]}{'…' if len(text) > 20 else ''} is out of range")
+    return value
+
+
+def _parse_int(text: str) -> int:
+    if len(text) > 4300:  # Python's own bound on decimal integer conversion
+        raise ValueError(f"integer of {len(text):,} digits is out of range")
+    return int(text)
+
+
+def _parse_json(line: str) -> Any:
+    """A JSON value; NaN/Infinity, numbers beyond float range and huge integers are errors."""
+    return json.loads(line, parse_constant=_reject_constant, parse_float=_parse_float, parse_int=_parse_int)
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _records(path: str, label: str, fmt: str) -> Iterator[tuple[str, Any]]:
+    """(text, slice) per item of ``path``, read once from start to end; text files give slice ``None``.
+
+    A UTF-8 byte order mark at the start is dropped. In a text file every line is an item (a blank
+    line is an empty string); in a JSONL file, blank lines are skipped.
+    """
+    jsonl = _is_jsonl(path, fmt)
+    f = _open(path, label)
+    where = "<stdin>" if path == "-" else path
+    try:
         for number, raw in enumerate(f, 1):
             try:
                 line = raw.decode("utf-8")
             except UnicodeDecodeError as exc:
-                raise CliError(f"{label} {path}:{number}: invalid UTF-8 ({exc.reason} at byte {exc.start})") from None
+                raise CliError(f"{label} {where}:{number}: invalid UTF-8 ({exc.reason} at byte {exc.start})") from None
+            if number == 1 and line.startswith("\ufeff"):
+                line = line[1:]
             line = line.rstrip("\n").rstrip("\r")
             if not jsonl:
                 yield line, None
                 continue
+            if not line.strip():
+                continue
             try:
-                record = json.loads(line)
+                record = _parse_json(line)
             except json.JSONDecodeError as exc:
-                raise CliError(f"{label} {path}:{number}: invalid JSON ({exc.msg})") from None
+                raise CliError(f"{label} {where}:{number}: invalid JSON ({exc.msg})") from None
+            except ValueError as exc:  # NaN/Infinity, a number out of range, an integer too long
+                raise CliError(f"{label} {where}:{number}: invalid JSON ({exc})") from None
+            except RecursionError:
+                raise CliError(f"{label} {where}:{number}: invalid JSON (nested too deeply)") from None
             if not isinstance(record, dict) or "text" not in record:
-                raise CliError(f"{label} {path}:{number}: expected an object with a 'text' field")
+                raise CliError(f"{label} {where}:{number}: expected an object with a 'text' field")
             text = record["text"]
             if text is not None and not isinstance(text, str):
-                raise CliError(f"{label} {path}:{number}: 'text' must be a string or null")
-            yield text or "", record.get("slice")
+                raise CliError(f"{label} {where}:{number}: 'text' must be a string or null")
+            slice_ = record.get("slice")
+            if slice_ is not None and not isinstance(slice_, (str, int, float)):
+                raise CliError(f"{label} {where}:{number}: 'slice' must be a string, number, boolean or null, "
+                               f"got {type(slice_).__name__}")
+            if isinstance(slice_, str) and not _encodable(slice_):
+                raise CliError(f"{label} {where}:{number}: 'slice' contains a lone surrogate")
+            yield text or "", slice_
+    finally:
+        if f is not sys.stdin.buffer:
+            f.close()
 
 
 class _Progress:
-    def __init__(self, total: int, enabled: bool) -> None:
+    """The progress line on stderr; ``total`` is ``None`` when the input can be read only once."""
+
+    def __init__(self, total: Optional[int], enabled: bool) -> None:
         self.total, self.enabled, self.start, self.done = total, enabled, time.perf_counter(), 0
 
     def update(self, n: int) -> None:
         self.done += n
         if not self.enabled or self.done % 65536:
             return
-        elapsed = max(time.perf_counter() - self.start, 1e-9)
-        frac = self.done / self.total if self.total else 1.0
-        bar = "#" * int(30 * frac)
-        sys.stderr.write(f"\r[{bar:<30}] {frac:6.1%} {self.done:,}/{self.total:,} pairs {self.done / elapsed:,.0f}/s")
+        rate = self.done / max(time.perf_counter() - self.start, 1e-9)
+        if self.total is None:
+            sys.stderr.write(f"\r{self.done:,} pairs {rate:,.0f}/s")
+        else:
+            frac = min(self.done / self.total, 1.0) if self.total else 1.0
+            bar = "#" * int(30 * frac)
+            sys.stderr.write(f"\r[{bar:<30}] {frac:6.1%} {self.done:,}/{self.total:,} pairs {rate:,.0f}/s")
         sys.stderr.flush()
 
     def close(self) -> None:
@@ -134,55 +242,72 @@ class _Progress:
             sys.stderr.write("\n")
 
 
-def _pairs(pred_path: str, gold_path: str, progress: _Progress, slice_counts: Counter) -> Iterator[tuple]:
-    preds = _records(pred_path, "PRED")
-    golds = _records(gold_path, "GOLD")
+def slice_key(label: Any) -> str:
+    """The slice a JSONL ``slice`` value names: its JSON text, so that ``1``, ``"1"``, ``1.0`` and
+    ``true`` are four slices (a JSON object's keys could not keep them apart)."""
+    return json.dumps(label, ensure_ascii=False)
+
+
+def _pairs(args: argparse.Namespace, progress: _Progress, slices: dict[str, list]) -> Iterator[tuple]:
+    """(pred, gold, slice key) per aligned pair; ``slices`` collects key -> [label, count]."""
+    preds = _records(args.pred, "PRED", args.format)
+    golds = _records(args.gold, "GOLD", args.format)
     n = 0
     for pred in preds:
         gold = next(golds, None)
         if gold is None:
-            raise CliError(f"line counts differ: PRED has more lines than GOLD ({n} in GOLD)")
+            total = n + 1 + sum(1 for _ in preds)
+            raise CliError(f"line counts differ: PRED has more lines than GOLD (PRED {total:,}, GOLD {n:,})")
         label = gold[1] if gold[1] is not None else pred[1]
+        key = None
         if label is not None:
-            try:
-                slice_counts[label] += 1
-            except TypeError:
-                raise CliError(f"line {n + 1}: 'slice' must be a string or number, got {type(label).__name__}") from None
+            key = slice_key(label)
+            slices.setdefault(key, [label, 0])[1] += 1
         n += 1
         progress.update(1)
-        yield pred[0], gold[0], label
+        yield pred[0], gold[0], key
     if next(golds, None) is not None:
-        raise CliError(f"line counts differ: GOLD has more lines than PRED ({n} in PRED)")
+        total = n + 1 + sum(1 for _ in golds)
+        raise CliError(f"line counts differ: GOLD has more lines than PRED (PRED {n:,}, GOLD {total:,})")
 
 
 # --------------------------------------------------------------------------------------- output
-def _report_dict(report: Any, slice_counts: Counter, seconds: float) -> dict:
+def _finite(x: Optional[float]) -> Optional[float]:
+    """``None`` for a missing or non-finite aggregate (no reference unit at all): JSON has no NaN."""
+    return x if x is not None and math.isfinite(x) else None
+
+
+def _json_text(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, indent=2, allow_nan=False)
+
+
+def _report_dict(report: Any, slices: dict[str, list], seconds: float) -> dict:
     return {
         "metric": report.metric,
         "n": report.n,
-        "aggregate": report.aggregate,
+        "aggregate": _finite(report.aggregate),
         "totals": report.detail,
-        "per_slice": {str(k): {"aggregate": v, "n": slice_counts[k]} for k, v in report.per_slice.items()},
+        "per_slice": [{"slice": slices[key][0], "aggregate": _finite(value), "n": slices[key][1]}
+                      for key, value in report.per_slice.items()],
         "seconds": round(seconds, 6),
         "pairs_per_second": round(report.n / seconds) if seconds > 0 else None,
     }
 
 
 def _fmt(x: Optional[float]) -> str:
-    return "n/a" if x is None or x != x else f"{x:.4f}"
+    return "n/a" if _finite(x) is None else f"{x:.4f}"
 
 
-def _print_report(report: Any, slice_counts: Counter, seconds: float, title: str = "") -> None:
+def _print_report(report: Any, slices: dict[str, list], seconds: float) -> None:
+    """The human-readable report; slices are shown by their JSON text (``"1"`` vs ``1``)."""
     d = report.detail
-    if title:
-        print(title)
     print(f"{report.metric.upper()} over {report.n:,} pairs: {_fmt(report.aggregate)}"
           f"  (edits {d.get('edits', 0):,} / reference {d.get('ref_len', 0):,}; "
           f"S {d.get('substitutions', 0):,}  D {d.get('deletions', 0):,}  I {d.get('insertions', 0):,}  H {d.get('hits', 0):,})")
     if report.per_slice:
-        width = max(len(str(k)) for k in report.per_slice)
-        for label, value in report.per_slice.items():
-            print(f"  {str(label):<{width}}  {_fmt(value)}  (n={slice_counts[label]:,})")
+        width = max(len(k) for k in report.per_slice)
+        for key, value in report.per_slice.items():
+            print(f"  {key:<{width}}  {_fmt(value)}  (n={slices[key][1]:,})")
     if seconds > 0:
         print(f"  {report.n / seconds:,.0f} pairs/s ({seconds:.3f} s)")
 
@@ -198,22 +323,29 @@ def _cmd_string(mode: str, args: argparse.Namespace) -> int:
 def _cmd_eval_text(args: argparse.Namespace) -> int:
     from scorekit.facade import evaluate
 
+    if args.pred == "-" and args.gold == "-":
+        raise CliError("only one of PRED and GOLD can be '-' (standard input)")
     for label, path in (("PRED", args.pred), ("GOLD", args.gold)):
-        if not os.path.isfile(path):
+        if path == "-":
+            continue
+        if not os.path.exists(path):
             raise CliError(f"{label} file not found: {path!r}")
-    total = _count_lines(args.gold)
-    show = args.progress == "always" or (args.progress == "auto" and total >= PROGRESS_MIN_PAIRS and sys.stderr.isatty())
+        if os.path.isdir(path):
+            raise CliError(f"{label} {path!r} is a directory, not a file")
+    wanted = args.progress == "always" or (args.progress == "auto" and sys.stderr.isatty())
+    total = _count_lines(args.gold) if wanted else None
+    show = args.progress == "always" or (wanted and total is not None and total >= PROGRESS_MIN_PAIRS)
     progress = _Progress(total, show)
-    slices: Counter = Counter()
+    slices: dict[str, list] = {}
     start = time.perf_counter()
     try:
-        report = evaluate(_pairs(args.pred, args.gold, progress, slices), metric=args.metric,
+        report = evaluate(_pairs(args, progress, slices), metric=args.metric,
                           normalize=_normalize_arg(args.normalize), threads=args.threads)
     finally:
         progress.close()
     seconds = time.perf_counter() - start
     if args.json:
-        print(json.dumps(_report_dict(report, slices, seconds), ensure_ascii=False, indent=2))
+        print(_json_text(_report_dict(report, slices, seconds)))
     else:
         _print_report(report, slices, seconds)
     return 0
@@ -230,47 +362,83 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     from scorekit._kernels import current_backend
     from scorekit.facade import evaluate
 
-    if args.repeat < 1:
-        raise CliError(f"--repeat must be >= 1, got {args.repeat}")
-    corpus = load_sample_corpus()
-    cases = corpus * args.repeat
-    slices = Counter(label for _, _, label in cases)
-    print(f"scorekit demo: {len(corpus):,} OCR-like line pairs x {args.repeat} = {len(cases):,} pairs "
+    if not 1 <= args.repeat <= MAX_DEMO_REPEAT:
+        raise CliError(f"--repeat must be between 1 and {MAX_DEMO_REPEAT:,}, got {args.repeat:,}")
+    corpus = [(p, g, slice_key(label)) for p, g, label in load_sample_corpus()]
+    slices: dict[str, list] = {}
+    for _, _, key in corpus:
+        slices.setdefault(key, [key, 0])[1] += args.repeat
+    print(f"scorekit demo: {len(corpus):,} OCR-like line pairs x {args.repeat} = {len(corpus) * args.repeat:,} pairs "
           f"(backend: {current_backend()})")
     for metric in ("cer", "wer"):
         start = time.perf_counter()
-        report = evaluate(cases, metric=metric)
+        report = evaluate(itertools.chain.from_iterable(itertools.repeat(corpus, args.repeat)), metric=metric)
         _print_report(report, slices, time.perf_counter() - start)
     return 0
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+def _run(args: argparse.Namespace) -> int:
+    if args.command in ("cer", "wer"):
+        return _cmd_string(args.command, args)
+    if args.command == "version":
+        import scorekit
+
+        print(scorekit.__version__)
+        return 0
+    if args.command == "eval-text":
+        return _cmd_eval_text(args)
+    if args.command == "rover":
+        from scorekit.qe.rover import rover_command
+
+        print(json.dumps(rover_command(args.hypotheses, not args.no_confidence), ensure_ascii=False, allow_nan=False))
+        return 0
+    if args.command == "flows":
+        from scorekit.flows import flows_command
+
+        return flows_command(args.pred_dir, args.ref_dir, args.json)
+    return _cmd_demo(args)
+
+
+def _error(message: Any) -> int:
+    print(_error_line(message), file=sys.stderr)
+    return 2
+
+
+def _stdout_gone() -> int:
+    """stdout's reader went away (``scorekit … | head -1``): point stdout at /dev/null so the
+    interpreter's final flush is silent, and report 141 (128 + SIGPIPE), as a shell does."""
     try:
-        if args.command in ("cer", "wer"):
-            return _cmd_string(args.command, args)
-        if args.command == "version":
-            import scorekit
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # stdout is not a real file (captured in-process)
+        pass
+    return 128 + signal.SIGPIPE
 
-            print(scorekit.__version__)
-            return 0
-        if args.command == "eval-text":
-            return _cmd_eval_text(args)
-        if args.command == "rover":
-            from scorekit.qe.rover import rover_command
 
-            print(json.dumps(rover_command(args.hypotheses, not args.no_confidence), ensure_ascii=False))
-            return 0
-        if args.command == "flows":
-            from scorekit.flows import flows_command
-
-            return flows_command(args.pred_dir, args.ref_dir, args.json)
-        return _cmd_demo(args)
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Run the command line; returns the exit status (0 ok, 2 bad input, 130 Ctrl-C, 141 closed stdout)."""
+    try:
+        try:
+            args = build_parser().parse_args(argv)
+        except SystemExit as exc:  # --help (0) or a usage error (2, already printed)
+            return exc.code if isinstance(exc.code, int) else 2
+        code = _run(args)
+        sys.stdout.flush()
+        return code
+    except KeyboardInterrupt:
+        return 128 + signal.SIGINT
+    except BrokenPipeError:
+        return _stdout_gone()
     except CliError as exc:
-        print(f"scorekit: error: {exc}", file=sys.stderr)
-        return 2
-    except (KeyError, ValueError, TypeError) as exc:
-        message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
-        print(f"scorekit: error: {message}", file=sys.stderr)
-        return 2
+        return _error(exc)
+    except KeyError as exc:
+        return _error(exc.args[0] if exc.args else exc)
+    except OSError as exc:
+        return _error(f"{exc.strerror or exc}: {exc.filename!r}" if exc.filename else exc)
+    except (ScorekitError, ValueError, TypeError, OverflowError) as exc:
+        return _error(exc)
+    except RecursionError:
+        return _error("input nested too deeply")
+    except MemoryError:
+        return _error("out of memory (input too large)")

@@ -14,7 +14,7 @@ import bisect
 import itertools
 import operator
 import re
-from collections.abc import Hashable, Mapping
+from collections.abc import Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Iterable, Iterator, Optional, Sequence
 
@@ -23,6 +23,7 @@ import numpy as np
 from scorekit import _kernels
 from scorekit.base import GraphGrammar, Report, Score
 from scorekit.canonicalize import resolve_canonicalizer
+from scorekit.errors import InvalidTypeError, describe
 from scorekit.metrics.fields import FieldMetric
 from scorekit._packing import Packed, pack_texts
 from scorekit.metrics.strings import StringMetric, count_packed, error_rate, text_score
@@ -124,7 +125,10 @@ def evaluate(cases: Iterable[Any], *, metric: Any = None, grammar: Optional[Grap
 
     The metric is resolved once, from the first case. ``aggregate`` is the metric's own corpus
     aggregate (global Σedits/Σref_len for CER/WER, micro-F1 for fields); ``per_slice`` maps each
-    slice label (first-appearance order; ``None`` is not grouped) to its aggregate. ``threads``
+    slice label (first-appearance order; ``None`` is not grouped) to its aggregate. Labels are dict
+    keys: Python equality decides what one slice is, so ``1`` and ``"1"`` are two slices while
+    ``1``, ``1.0`` and ``True`` are one; a label that cannot be hashed is an ``InvalidTypeError``
+    naming the case. ``threads``
     (CER/WER only) bounds the kernel threads; ``None`` uses all cores.
 
     >>> r = evaluate([("ct", "cat"), ("dg", "dog")], metric="cer")
@@ -157,7 +161,10 @@ def _evaluate_generic(m: Any, cases: Iterable[Any], grammar: Optional[GraphGramm
         s = m(pred, gold, grammar=grammar)
         scores.append(s)
         if label is not None:
-            buckets.setdefault(label, []).append(s)
+            try:
+                buckets.setdefault(label, []).append(s)
+            except Exception as exc:
+                raise _slice_label_error([label], k, exc) from None
     return Report(
         metric=metric_label(m),
         aggregate=aggregate_scores(m, scores),
@@ -233,22 +240,33 @@ def _labels(block: list) -> list:
     return [case[2] if len(case) > 2 else None for case in block]
 
 
-def _add_slice_totals(slice_totals: dict[Any, list[int]], labels: list, counts: np.ndarray) -> None:
-    """Add each labelled case's (edits, ref_len) to its slice, slices in first-appearance order."""
+def _slice_label_error(labels: list, offset: int, exc: BaseException) -> InvalidTypeError:
+    """The named error for the first label of ``labels`` that cannot key a slice."""
+    for k, label in enumerate(labels):
+        try:
+            hash(label)
+        except Exception as bad:  # a hostile __hash__ may raise anything, StopIteration included
+            return InvalidTypeError(f"must be hashable, got {type(label).__name__}: {describe(label)}; "
+                                    f"hash() raised {type(bad).__name__}: {bad}", field="slice labels", item=offset + k)
+    return InvalidTypeError(f"must hash and compare consistently ({type(exc).__name__}: {exc})", field="slice labels")
+
+
+def _add_slice_totals(slice_totals: dict[Any, list[int]], labels: list, counts: np.ndarray, offset: int) -> None:
+    """Add each labelled case's (edits, ref_len) to its slice, slices in first-appearance order.
+    Labels are dict keys: Python equality decides what one slice is (``1`` and ``"1"`` are two)."""
     try:
         order = dict.fromkeys(labels)  # unique labels, first appearance first
-    except TypeError:
-        bad = next(label for label in labels if not isinstance(label, Hashable))
-        raise TypeError(f"slice labels must be hashable, got {type(bad).__name__}") from None
-    code_of = {label: code for code, label in enumerate(order)}
-    codes = np.fromiter(map(code_of.__getitem__, labels), dtype=np.int64, count=len(labels))
-    edits = np.bincount(codes, weights=counts[:, 1:].sum(axis=1), minlength=len(order))
-    ref_len = np.bincount(codes, weights=counts[:, 0], minlength=len(order))
-    for label, e, n in zip(order, edits.tolist(), ref_len.tolist()):
-        if label is not None:
-            acc = slice_totals.setdefault(label, [0, 0])
-            acc[0] += round(e)
-            acc[1] += round(n)
+        code_of = {label: code for code, label in enumerate(order)}
+        codes = np.fromiter(map(code_of.__getitem__, labels), dtype=np.int64, count=len(labels))
+        edits = np.bincount(codes, weights=counts[:, 1:].sum(axis=1), minlength=len(order))
+        ref_len = np.bincount(codes, weights=counts[:, 0], minlength=len(order))
+        for label, e, n in zip(order, edits.tolist(), ref_len.tolist()):
+            if label is not None:
+                acc = slice_totals.setdefault(label, [0, 0])
+                acc[0] += round(e)
+                acc[1] += round(n)
+    except Exception as exc:
+        raise _slice_label_error(labels, offset, exc) from None
 
 
 def _evaluate_text(m: StringMetric, cases: Iterable[Any], threads: int) -> Report:
@@ -260,21 +278,21 @@ def _evaluate_text(m: StringMetric, cases: Iterable[Any], threads: int) -> Repor
     k = 0
     iterator = iter(cases)
 
-    def collect(job: tuple[Future, Optional[list]]) -> None:
+    def collect(job: tuple[Future, Optional[list], int]) -> None:
         nonlocal totals
-        future, labels = job
+        future, labels, offset = job
         counts = future.result()
         totals += counts.sum(axis=0)
         if labels is not None:
-            _add_slice_totals(slice_totals, labels, counts)
+            _add_slice_totals(slice_totals, labels, counts, offset)
         chunks.append(_compact(counts))
 
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="scorekit-evaluate") as worker:
         pending = None
         while block := list(itertools.islice(iterator, CHUNK_SIZE)):
             hyp, ref, labels = _pack_block(m, block, k)
+            job = (worker.submit(count_packed, hyp, ref, m.mode, threads=threads), labels, k)
             k += len(block)
-            job = (worker.submit(count_packed, hyp, ref, m.mode, threads=threads), labels)
             if pending is not None:
                 collect(pending)
             pending = job

@@ -622,7 +622,7 @@ def flows_command(pred_dir: Union[str, Path], ref_dir: Union[str, Path], as_json
     try:
         report = evaluate_flows(pred_dir=pred_dir, ref_dir=ref_dir)
     except ValueError as exc:
-        print(f"scorekit flows: {exc}", file=sys.stderr)
+        print(f"scorekit: error: {exc}", file=sys.stderr)
         return 2
     if as_json:
         print(json.dumps(_json_safe(report.to_dict()), indent=2, ensure_ascii=False))

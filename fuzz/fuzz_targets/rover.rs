@@ -1,0 +1,68 @@
+//! ROVER: the slot network keeps every hypothesis (an engine's column, NULLs removed, is its
+//! hypothesis), each winner is NULL or a token of its slot, vote shares lie in [0, 1] and scores
+//! are finite for confidences in [0, 1]. Malformed packed input is an error, never a panic.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use scorekit_fuzz::Input;
+use scorekit_kernels::rover::{rover, NULL};
+
+fuzz_target!(|data: &[u8]| {
+    let mut input = Input::new(data);
+    let n_engines = input.below(6);
+    let mut offsets = vec![0i64];
+    let mut tokens = Vec::new();
+    for _ in 0..n_engines {
+        for _ in 0..input.below(12) {
+            tokens.push(u32::from(input.byte() % 5));
+        }
+        offsets.push(tokens.len() as i64);
+    }
+    let confs: Vec<f64> = tokens.iter().map(|_| input.cost() / 4.0).collect();
+    let (conf_weight, null_conf) = (input.cost() / 4.0, input.cost() / 4.0);
+    let result =
+        rover(&tokens, &confs, &offsets, conf_weight, null_conf, Some(64)).expect("valid input");
+    assert_eq!(result.n_engines, n_engines);
+    assert_eq!(result.tokens.len(), result.n_slots() * n_engines);
+    for e in 0..n_engines {
+        let column: Vec<u32> = result
+            .tokens
+            .chunks_exact(n_engines)
+            .map(|row| row[e])
+            .filter(|&t| t != NULL)
+            .collect();
+        assert_eq!(column, tokens[offsets[e] as usize..offsets[e + 1] as usize]);
+    }
+    for (slot, row) in result.tokens.chunks_exact(n_engines.max(1)).enumerate() {
+        let winner = result.winners[slot];
+        assert!(winner == NULL || row.contains(&winner));
+        assert!((0.0..=1.0).contains(&result.vote_shares[slot]));
+        assert!(result.scores[slot].is_finite());
+    }
+
+    // Malformed or extreme input: an error or a result, never a panic.
+    let bad_offsets: Vec<i64> = (0..input.below(4))
+        .map(|_| i64::from(input.byte()) - 2)
+        .collect();
+    let extreme = [f64::NAN, f64::INFINITY, -f64::INFINITY, 1e308, -1.0, 0.5];
+    let bad_confs: Vec<f64> = tokens
+        .iter()
+        .map(|_| extreme[input.below(extreme.len())])
+        .collect();
+    let _ = rover(
+        &tokens,
+        &confs,
+        &bad_offsets,
+        conf_weight,
+        null_conf,
+        Some(64),
+    );
+    let _ = rover(
+        &tokens,
+        &bad_confs,
+        &offsets,
+        extreme[input.below(6)],
+        extreme[input.below(6)],
+        None,
+    );
+});

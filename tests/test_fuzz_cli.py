@@ -1,0 +1,129 @@
+"""Fuzzing the command line in-process: hostile arguments and file contents give either a result
+(strict JSON where JSON is printed) or exit status 2 with exactly one ``scorekit: error: …`` line,
+never a traceback."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import math
+import os
+import tempfile
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from scorekit.cli import main
+
+from fuzz_harness import NORMALIZER_NAMES, SPECIAL_CHARS, any_text, joined
+
+
+def reject(name):
+    raise AssertionError(f"{name} in JSON output")
+
+
+def run(argv):
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(argv)
+    return code, out.getvalue(), err.getvalue()
+
+
+def last_line(err: str) -> str:
+    return err.rstrip("\n").split("\n")[-1]
+
+
+def check(code, out, err, usage=False):
+    """Exit 0 with nothing on stderr, or 2 with one error line (after argparse's usage line when
+    ``usage``)."""
+    assert code in (0, 2), (code, err)
+    if code == 0:
+        assert err == ""
+        return
+    assert out == "" and err.endswith("\n") and last_line(err).startswith("scorekit: error: "), err
+    if not usage:
+        assert err.count("\n") == 1, err
+
+
+normalize_args = st.lists(st.sampled_from(NORMALIZER_NAMES + ("nope", "lower,strip", ",", "")), max_size=2).map(
+    lambda names: [a for n in names for a in ("--normalize", n)])
+
+
+@given(st.sampled_from(["cer", "wer"]), any_text, any_text, normalize_args)
+def test_string_commands(mode, pred, gold, normalize):
+    code, out, err = run([mode, *normalize, "--", pred, gold])
+    check(code, out, err)
+    if code == 0:
+        value = float(out)
+        assert math.isfinite(value) and value >= 0
+
+
+@given(st.lists(any_text, max_size=5), st.booleans())
+def test_rover_command(hypotheses, no_confidence):
+    code, out, err = run(["rover", *(["--no-confidence"] if no_confidence else []), "--", *hypotheses])
+    check(code, out, err, usage=not hypotheses)  # argparse wants at least one hypothesis
+    if code == 0:
+        report = json.loads(out, parse_constant=reject)
+        assert report["n_engines"] == len(hypotheses)
+
+
+json_scalars = st.one_of(st.none(), st.booleans(), st.integers(-3, 3), st.floats(allow_nan=False, allow_infinity=False),
+                         any_text)
+records = st.one_of(
+    st.fixed_dictionaries({"text": st.one_of(any_text, st.none())}, optional={"slice": json_scalars}),
+    st.dictionaries(st.sampled_from(["text", "slice", "x"]), json_scalars, max_size=3),
+    json_scalars,
+)
+#: A JSONL line: a serialised record, or raw hostile text (broken JSON, NaN, deep nesting, BOM …).
+jsonl_lines = st.one_of(
+    records.map(lambda r: json.dumps(r, ensure_ascii=False)),
+    records.map(json.dumps),
+    joined(st.sampled_from(SPECIAL_CHARS + ("{", "}", "[", '"', ":", "NaN", "1e999", '{"text": ')), max_size=12),
+    st.integers(1, 3000).map(lambda n: '{"text": ' + "[" * n),
+)
+text_lines = any_text
+
+
+def encode(lines, bom, newline, invalid):
+    data = newline.join(lines).encode("utf-8", "surrogatepass")
+    if invalid:
+        data += b"\xff\xfe"
+    return (b"\xef\xbb\xbf" if bom else b"") + data
+
+
+files = st.tuples(st.booleans(), st.sampled_from(["\n", "\r\n"]), st.booleans())
+
+
+@given(st.sampled_from([".txt", ".jsonl"]), st.data(), files, files,
+       st.sampled_from(["cer", "wer"]), normalize_args, st.booleans())
+def test_eval_text(suffix, data, pred_file, gold_file, metric, normalize, as_json):
+    line_strategy = jsonl_lines if suffix == ".jsonl" else text_lines
+    pred_lines = data.draw(st.lists(line_strategy, max_size=5))
+    gold_lines = data.draw(st.one_of(st.just(pred_lines), st.lists(line_strategy, max_size=5)))
+    with tempfile.TemporaryDirectory() as tmp:
+        paths = []
+        for name, lines, (bom, newline, invalid) in (("pred", pred_lines, pred_file), ("gold", gold_lines, gold_file)):
+            path = os.path.join(tmp, name + suffix)
+            with open(path, "wb") as f:
+                f.write(encode(lines, bom, newline, invalid))
+            paths.append(path)
+        before = [open(p, "rb").read() for p in paths]
+        code, out, err = run(["eval-text", *paths, "--metric", metric, *normalize] + (["--json"] if as_json else []))
+        assert [open(p, "rb").read() for p in paths] == before  # inputs never modified
+    check(code, out, err)
+    if code == 0 and as_json:
+        report = json.loads(out, parse_constant=reject)
+        assert report["metric"] == metric
+        assert report["aggregate"] is None or report["aggregate"] >= 0
+        assert sum(s["n"] for s in report["per_slice"]) <= report["n"]
+
+
+@given(st.lists(st.one_of(any_text, st.sampled_from(["--json", "--repeat", "-1", "0", "99999999999999999999", "-",
+                                                        "--threads", "--metric", "--format", "jsonl"])),
+                max_size=5),
+       st.sampled_from(["cer", "wer", "eval-text", "rover", "flows", "demo", "version", "nope", ""]))
+def test_any_arguments(args, command):
+    if command == "demo":  # every --repeat value drawn is out of range: only the demo's errors run
+        args = ["--repeat", "0", *args]
+    check(*run([command, *args] if command else args), usage=True)
