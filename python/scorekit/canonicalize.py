@@ -39,6 +39,7 @@ import warnings
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Optional, Union, cast
 
+from scorekit.errors import InvalidTypeError, describe
 from scorekit.registry import get, register
 
 __all__ = [
@@ -64,7 +65,7 @@ MARKS_WARNING = (
 
 def _require_text(s: Any, function: str) -> None:
     if not isinstance(s, str):
-        raise TypeError(f"{function}() expects a str, got {type(s).__name__}: {s!r}")
+        raise InvalidTypeError(f"expects a str, got {type(s).__name__}: {describe(s)}", field=f"{function}()")
 
 
 @register("normalizers", "nfc")
@@ -176,7 +177,7 @@ class Canonicalizer:
 
     def __call__(self, s: str) -> str:
         if not isinstance(s, str):
-            raise TypeError(f"Canonicalizer expects a str, got {type(s).__name__}: {s!r}")
+            raise InvalidTypeError(f"expects a str, got {type(s).__name__}: {describe(s)}", field="Canonicalizer")
         if self.audit_marks and mark_class_count(s) > 0:
             warnings.warn(MARKS_WARNING, UserWarning, stacklevel=2)
         for function in self._functions:
