@@ -14,9 +14,9 @@ import bisect
 import itertools
 import operator
 import re
+import sys
 from collections.abc import Hashable, Mapping
-from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any, Iterable, Iterator, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Optional, Sequence
 
 import numpy as np
 
@@ -28,6 +28,9 @@ from scorekit._packing import Packed, pack_texts
 from scorekit.metrics.strings import StringMetric, count_packed, error_rate, text_score
 from scorekit.registry import get
 
+if TYPE_CHECKING:
+    from concurrent.futures import Future
+
 #: Pairs per kernel call on the streaming text path (small enough to pipeline packing and counting).
 CHUNK_SIZE = 1 << 13
 
@@ -35,11 +38,9 @@ _third = operator.itemgetter(2)
 
 
 def _typed_graph_class() -> Optional[type]:
-    try:
-        from scorekit.metrics.graphs import TypedGraph
-    except ImportError:
-        return None
-    return TypedGraph
+    # A TypedGraph exists only once its module has been imported; not importing it here keeps the
+    # graph metric (and its kernels) out of the text path.
+    return getattr(sys.modules.get("scorekit.metrics.graphs"), "TypedGraph", None)
 
 
 def _is_text_like(x: Any) -> bool:
@@ -268,6 +269,8 @@ def _evaluate_text(m: StringMetric, cases: Iterable[Any], threads: int) -> Repor
         if labels is not None:
             _add_slice_totals(slice_totals, labels, counts)
         chunks.append(_compact(counts))
+
+    from concurrent.futures import ThreadPoolExecutor  # imported here: only corpora need it
 
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="scorekit-evaluate") as worker:
         pending = None
