@@ -35,15 +35,14 @@ else:
     _core_error = None
 
 
+#: How to get the compiled core.
+_CORE_HINT = "install a scorekit wheel built for this platform, or build the core (`make build` in a source checkout)"
 #: What to do when neither backend can run.
-_INSTALL_HINT = (
-    "install the Numba backend with:  pip install scorekit[numba]  -- or build the compiled core "
-    "(`make build`, or `maturin develop --release` in a source checkout)"
-)
+_INSTALL_HINT = f"install the Numba backend with:  pip install scorekit[numba]  -- or {_CORE_HINT}"
 
 
 def _core_missing(context: str) -> MissingExtraError:
-    return MissingExtraError(f"{context}: scorekit._core failed to import ({_core_error}); {_INSTALL_HINT}")
+    return MissingExtraError(f"{context}: scorekit._core failed to import ({_core_error}); {_CORE_HINT}")
 
 
 def _numba_missing(context: str, exc: BaseException) -> MissingExtraError:
@@ -59,6 +58,14 @@ def _require_numba(context: str) -> None:
         raise _numba_missing(context, exc) from exc
 
 
+def _numba_installed() -> bool:
+    """Whether Numba looks installed, found without importing it."""
+    try:
+        return importlib.util.find_spec("numba") is not None
+    except (ImportError, ValueError):  # a broken or blocked installation
+        return False
+
+
 def _initial_backend() -> str:
     forced = os.environ.get("SCOREKIT_BACKEND", "").strip().lower()
     if forced:
@@ -70,7 +77,7 @@ def _initial_backend() -> str:
             _require_numba("SCOREKIT_BACKEND=numba")
         return forced
     if _core is None:
-        if importlib.util.find_spec("numba") is not None:  # looks for numba without importing it
+        if _numba_installed():
             warnings.warn(
                 f"scorekit._core is not available ({_core_error}); using the Numba backend.",
                 RuntimeWarning,
