@@ -1,5 +1,6 @@
 """Numba is optional: scoring through the compiled core never imports it, and without either
-backend the first kernel call says what to install.
+backend the first kernel call says what to install. A first ``score`` loads neither NumPy (one
+pair goes to the core as two ``str``, :func:`~scorekit.metrics.strings.count_pair`) nor SciPy.
 
 Each test runs a fresh interpreter (module caches and the backend choice are per process). Numba
 is made unimportable by a meta-path finder that refuses it and records every attempt, so "never
@@ -10,12 +11,19 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 import scorekit as ek
-from scorekit._kernels import use_backend
+from scorekit import _kernels
+from scorekit._kernels import BACKENDS, use_backend
+from scorekit.metrics.strings import StringMetric, count_errors, count_pair
 
 PYTHON_DIR = Path(ek.__file__).resolve().parent.parent
 
@@ -71,18 +79,45 @@ def parent_values() -> dict:
     return scope["values"]
 
 
-def test_first_score_imports_neither_numba_nor_scipy() -> None:
+def test_first_score_imports_neither_numba_nor_scipy_nor_numpy() -> None:
     code = """
 import scorekit as ek
 bare = sorted(m for m in ("numpy", "numba", "scipy", "pydantic", "rapidfuzz") if m in sys.modules)
 score = ek.score("hello wrld", "hello world")
-heavy = sorted(m for m in ("numba", "llvmlite", "scipy", "pydantic") if m in sys.modules)
-print(json.dumps({"bare": bare, "heavy": heavy, "value": score.value, "backend": ek._kernels.current_backend()}))
+wer = ek.score("hello wrld", "hello world", metric="wer")
+heavy = sorted(m for m in ("numpy", "numba", "llvmlite", "scipy", "pydantic") if m in sys.modules)
+print(json.dumps({"bare": bare, "heavy": heavy, "values": [score.value, wer.value],
+                  "backend": ek._kernels.current_backend()}))
 """
     out = run_child(code, blocked="")
     assert out.returncode == 0, out.stderr
     got = json.loads(out.stdout)
-    assert got == {"bare": [], "heavy": [], "value": 1 / 11, "backend": "rust"}
+    assert got == {"bare": [], "heavy": [], "values": [1 / 11, 0.5], "backend": "rust"}
+
+
+TEXT = st.text(alphabet=st.sampled_from("ab c\tdé\u00a0\u3000x"), max_size=30)
+
+
+@settings(max_examples=200, deadline=None)
+@given(pred=TEXT, gold=TEXT, mode=st.sampled_from(["cer", "wer"]))
+def test_pair_counts_equal_the_batch_kernels_on_both_backends(pred: str, gold: str, mode: str) -> None:
+    """One pair through ``_core.text_pair_counts`` counts what the batch kernels count."""
+    expected = [int(v) for v in count_errors([pred], [gold], mode, threads=1)[0]]
+    assert list(_kernels._core.text_pair_counts(gold, pred, mode)) == expected
+    for backend in BACKENDS:
+        with use_backend(backend):
+            assert list(count_pair(pred, gold, mode)) == expected
+
+
+def test_pair_counts_reject_what_the_batch_path_rejects() -> None:
+    for pred, gold, bad in (("a\ud800", "b", "pred[0]"), ("a", "b\udc00", "gold[0]"), ("\ud800", "\udc00", "pred[0]")):
+        for backend in BACKENDS:
+            with use_backend(backend), pytest.raises(ValueError, match=rf"^{re.escape(bad)} contains a lone surrogate"):
+                StringMetric("cer")(pred, gold)
+    with pytest.raises(ValueError, match="mode must be 'cer' or 'wer', got 'xer'"):
+        _kernels._core.text_pair_counts("a", "b", "xer")
+    with pytest.raises(TypeError):
+        _kernels._core.text_pair_counts(b"a", "b", "cer")
 
 
 def test_compiled_core_scores_everything_without_numba() -> None:

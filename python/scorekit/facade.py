@@ -18,18 +18,19 @@ import sys
 from collections.abc import Hashable, Mapping
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, Optional, Sequence
 
-import numpy as np
-
 from scorekit import _kernels
 from scorekit.base import GraphGrammar, Report, Score
 from scorekit.canonicalize import resolve_canonicalizer
 from scorekit.metrics.fields import FieldMetric
-from scorekit._packing import Packed, pack_texts
 from scorekit.metrics.strings import StringMetric, count_packed, error_rate, text_score
 from scorekit.registry import get
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # NumPy and the packer are imported where corpora need them: score() needs neither
     from concurrent.futures import Future
+
+    import numpy as np
+
+    from scorekit._packing import Packed
 
 #: Pairs per kernel call on the streaming text path (small enough to pipeline packing and counting).
 CHUNK_SIZE = 1 << 13
@@ -212,6 +213,8 @@ class TextScores(Sequence[Score]):
 
 def _compact(counts: np.ndarray) -> np.ndarray:
     """int32 storage when it fits (it always does for realistic text), int64 otherwise."""
+    import numpy as np
+
     return counts.astype(np.int32) if counts.size == 0 or counts.max() < 2**31 else counts
 
 
@@ -236,6 +239,8 @@ def _labels(block: list) -> list:
 
 def _add_slice_totals(slice_totals: dict[Any, list[int]], labels: list, counts: np.ndarray) -> None:
     """Add each labelled case's (edits, ref_len) to its slice, slices in first-appearance order."""
+    import numpy as np
+
     try:
         order = dict.fromkeys(labels)  # unique labels, first appearance first
     except TypeError:
@@ -255,6 +260,10 @@ def _add_slice_totals(slice_totals: dict[Any, list[int]], labels: list, counts: 
 def _evaluate_text(m: StringMetric, cases: Iterable[Any], threads: int) -> Report:
     """The streaming text path. Chunks are pipelined: while the kernels count chunk k on a worker
     thread (they release the GIL), the calling thread reads and packs chunk k + 1."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    import numpy as np
+
     chunks: list[np.ndarray] = []
     slice_totals: dict[Any, list[int]] = {}
     totals = np.zeros(4, dtype=np.int64)
@@ -269,8 +278,6 @@ def _evaluate_text(m: StringMetric, cases: Iterable[Any], threads: int) -> Repor
         if labels is not None:
             _add_slice_totals(slice_totals, labels, counts)
         chunks.append(_compact(counts))
-
-    from concurrent.futures import ThreadPoolExecutor  # imported here: only corpora need it
 
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="scorekit-evaluate") as worker:
         pending = None
@@ -299,6 +306,8 @@ def _pack_block(m: StringMetric, block: list, offset: int) -> tuple[Packed, Pack
     """Packed predictions, packed golds and slice labels of one chunk of cases. Plain
     ``(str, str[, slice])`` cases without a canonicaliser are packed straight from the tuples by the
     compiled core; anything else (``None``, OCR results, numbers) is coerced first."""
+    from scorekit._packing import pack_texts
+
     try:
         if m.canonicalizer is None and _kernels._core is not None:
             try:

@@ -19,9 +19,12 @@ prefixes/suffixes are hits. Large problems are split Hirschberg-style exactly as
 
 from __future__ import annotations
 
-import numpy as np
+from typing import TYPE_CHECKING
 
 from scorekit import _kernels
+
+if TYPE_CHECKING:
+    import numpy as np
 
 #: Column order of :func:`alignment_batch` results.
 ALIGNMENT_COLUMNS = ("hits", "substitutions", "deletions", "insertions")
