@@ -3,7 +3,7 @@
 Each run starts a new interpreter that times, in-process, ``import scorekit as ek`` followed by
 ``ek.score("hello wrld", "hello world")``, and reports that time, the CPU time of the whole process
 (less sensitive than wall time to other load on the machine), the whole process's wall time, and
-whether Numba or SciPy were loaded. Usage::
+which of NumPy, Numba, SciPy and pydantic were loaded. Usage::
 
     python benches/startup.py [--runs 21] [--python PATH]
 """
@@ -25,7 +25,7 @@ import scorekit as ek
 ek.score("hello wrld", "hello world")
 t1 = time.perf_counter()
 import json
-heavy = sorted(m for m in ("numba", "scipy", "pydantic", "llvmlite") if m in sys.modules)
+heavy = sorted(m for m in ("numpy", "numba", "scipy", "pydantic", "llvmlite") if m in sys.modules)
 print(json.dumps({"in_process_ms": (t1 - t0) * 1e3, "heavy": heavy}))
 """
 
@@ -50,7 +50,7 @@ def main() -> None:
     for key in ("in_process_ms", "process_cpu_ms", "process_wall_ms"):
         values = sorted(r[key] for r in runs)
         print(f"{key:16s} median {statistics.median(values):7.1f}   min {values[0]:7.1f}   max {values[-1]:7.1f}")
-    print("heavy modules loaded:", sorted({m for r in runs for m in r["heavy"]}) or "none")
+    print("loaded by the first score:", sorted({m for r in runs for m in r["heavy"]}) or "none of numpy, numba, scipy, pydantic")
 
 
 if __name__ == "__main__":
