@@ -1,49 +1,58 @@
 # The two entry points of scorekit (see README): `make demo` and `make test`.
 # Everything is installed into .venv from PyPI and crates.io; nothing by hand.
+# `make demo` installs only the runtime dependencies; `make test` adds the `test` extra
+# (the oracles and Numba), `make bench`/`make bench-asv` the `bench` extra (pyproject.toml).
 
 VENV    ?= .venv
 PYTHON  ?= python3
 PY      := $(VENV)/bin/python
-STAMP   := $(VENV)/.deps-installed
+MATURIN := $(VENV)/bin/maturin
+# Extras of pyproject.toml installed with the build (set per target below).
+EXTRAS  :=
 
-.PHONY: demo test build deps rust-test py-test bench clean
+.PHONY: demo test build rust-test py-test bench bench-asv clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 
-$(STAMP): pyproject.toml | $(PY)
-	$(PY) -m pip install -q "maturin>=1.5,<2" numpy numba rapidfuzz pydantic scipy \
-	    pytest hypothesis jiwer zss apted networkx biopython
-	touch $(STAMP)
+$(MATURIN): | $(PY)
+	$(PY) -m pip install -q "maturin>=1.5,<2"
 
-deps: $(STAMP)
-
-# One release build of the compiled core, installed into .venv (editable).
-build: deps
+# One release build of the compiled core, installed into .venv (editable) with the runtime
+# dependencies and $(EXTRAS).
+build: | $(MATURIN)
 	VIRTUAL_ENV=$(abspath $(VENV)) PATH=$(abspath $(VENV))/bin:$$PATH \
-	    $(VENV)/bin/maturin develop --release --quiet
+	    $(MATURIN) develop --release --quiet $(if $(EXTRAS),--extras $(EXTRAS))
 
 rust-test:
 	cargo test --release -p scorekit-kernels --quiet
 
+py-test: EXTRAS := test
 py-test: build
 	$(PY) -m pytest -q tests
 
-# Main job: score the sample corpus shipped inside the package.
+# Main job: score the sample corpus shipped inside the package (needs no extra).
 demo: build
 	$(PY) -m scorekit demo
 
 # Every test: Rust kernel tests, then pytest (each kernel test runs on both backends).
+test: EXTRAS := test
 test: build rust-test py-test
 
 # Side-by-side benchmarks against the peers (results go to benches/RESULTS*.md by hand).
+bench: EXTRAS := bench
 bench: build
-	$(PY) -m pip install -q asv
 	$(PY) benches/compare_strings.py
 	$(PY) benches/bench_trees.py
 	$(PY) benches/bench_sequences.py
 	$(PY) benches/bench_graphs.py
+
+# The asv suites (benches/asv_suites, asv.conf.json), once each, against the build in .venv.
+bench-asv: EXTRAS := bench
+bench-asv: build
+	$(VENV)/bin/asv machine --yes
+	$(VENV)/bin/asv run --python=same --quick --show-stderr
 
 clean:
 	rm -rf target $(VENV) python/scorekit/_core*.so

@@ -15,7 +15,6 @@ metrics, batch API) is imported on first access.
 from __future__ import annotations
 
 import importlib
-from importlib.metadata import PackageNotFoundError, version as _dist_version
 from typing import Any
 
 from scorekit import canonicalize, registry
@@ -49,11 +48,6 @@ from scorekit.base import (
 from scorekit.canonicalize import Canonicalizer, default_canonicalizer
 from scorekit.registry import check_requirements, get, names, register, requires_extra, resolve
 
-try:
-    __version__ = _dist_version("scorekit")
-except PackageNotFoundError:  # running from a source tree that was never installed
-    __version__ = "0.0.0+source"
-
 #: Names imported on first access: public name -> module that defines it.
 _LAZY = {
     "score": "scorekit.facade",
@@ -81,8 +75,19 @@ _LAZY = {
 _SUBMODULES = ("metrics", "batch", "text", "facade", "trees", "flows", "agents", "qe", "graphs")
 
 
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version  # slow to load: only when asked
+
+    try:
+        return version("scorekit")
+    except PackageNotFoundError:  # running from a source tree that was never installed
+        return "0.0.0+source"
+
+
 def __getattr__(name: str) -> Any:
-    if name in _LAZY:
+    if name == "__version__":
+        value = _version()
+    elif name in _LAZY:
         value = getattr(importlib.import_module(_LAZY[name]), name)
     elif name in _SUBMODULES:
         value = importlib.import_module(f"scorekit.{name}")
@@ -93,7 +98,7 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY) | set(_SUBMODULES))
+    return sorted(set(globals()) | set(_LAZY) | set(_SUBMODULES) | {"__version__"})
 
 
 __all__ = [

@@ -26,6 +26,10 @@ def pack_pairs(cases: list[tuple[str, str] | list[str]]) -> tuple[tuple[U32, I64
 def pack_joined(items: list[object], name: str, joins_name: str) -> tuple[tuple[U32, I64], I64, I64]:
     """Pack ``str``/``JoinedText`` items: (values, offsets), join values, join offsets."""
 
+def text_pair_counts(reference: str, hypothesis: str, mode: str) -> tuple[int, int, int, int]:
+    """(ref_len, substitutions, deletions, insertions) of one pair, ``mode`` "cer" or "wer"; takes the
+    strings as they are and returns ints (no NumPy); a lone surrogate is a ValueError naming pred[0]/gold[0]."""
+
 def levenshtein_distance_batch(a_values: U32, a_offsets: I64, b_values: U32, b_offsets: I64, threads: int) -> I64:
     """Unit-cost Levenshtein distance of every pair; shape (n,)."""
 

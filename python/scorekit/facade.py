@@ -14,20 +14,24 @@ import bisect
 import itertools
 import operator
 import re
+import sys
 from collections.abc import Mapping
-from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any, Iterable, Iterator, Optional, Sequence
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Optional, Sequence
 
 from scorekit import _kernels
 from scorekit.base import GraphGrammar, Report, Score
 from scorekit.canonicalize import resolve_canonicalizer
 from scorekit.errors import InvalidTypeError, describe
 from scorekit.metrics.fields import FieldMetric
-from scorekit._packing import Packed, pack_texts
 from scorekit.metrics.strings import StringMetric, count_packed, error_rate, text_score
 from scorekit.registry import get
+
+if TYPE_CHECKING:  # NumPy and the packer are imported where corpora need them: score() needs neither
+    from concurrent.futures import Future
+
+    import numpy as np
+
+    from scorekit._packing import Packed
 
 #: Pairs per kernel call on the streaming text path (small enough to pipeline packing and counting).
 CHUNK_SIZE = 1 << 13
@@ -36,11 +40,9 @@ _third = operator.itemgetter(2)
 
 
 def _typed_graph_class() -> Optional[type]:
-    try:
-        from scorekit.metrics.graphs import TypedGraph
-    except ImportError:
-        return None
-    return TypedGraph
+    # A TypedGraph exists only once its module has been imported; not importing it here keeps the
+    # graph metric (and its kernels) out of the text path.
+    return getattr(sys.modules.get("scorekit.metrics.graphs"), "TypedGraph", None)
 
 
 def _is_text_like(x: Any) -> bool:
@@ -218,6 +220,8 @@ class TextScores(Sequence[Score]):
 
 def _compact(counts: np.ndarray) -> np.ndarray:
     """int32 storage when it fits (it always does for realistic text), int64 otherwise."""
+    import numpy as np
+
     return counts.astype(np.int32) if counts.size == 0 or counts.max() < 2**31 else counts
 
 
@@ -254,6 +258,8 @@ def _slice_label_error(labels: list, offset: int, exc: BaseException) -> Invalid
 def _add_slice_totals(slice_totals: dict[Any, list[int]], labels: list, counts: np.ndarray, offset: int) -> None:
     """Add each labelled case's (edits, ref_len) to its slice, slices in first-appearance order.
     Labels are dict keys: Python equality decides what one slice is (``1`` and ``"1"`` are two)."""
+    import numpy as np
+
     try:
         order = dict.fromkeys(labels)  # unique labels, first appearance first
         code_of = {label: code for code, label in enumerate(order)}
@@ -272,6 +278,10 @@ def _add_slice_totals(slice_totals: dict[Any, list[int]], labels: list, counts: 
 def _evaluate_text(m: StringMetric, cases: Iterable[Any], threads: int) -> Report:
     """The streaming text path. Chunks are pipelined: while the kernels count chunk k on a worker
     thread (they release the GIL), the calling thread reads and packs chunk k + 1."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    import numpy as np
+
     chunks: list[np.ndarray] = []
     slice_totals: dict[Any, list[int]] = {}
     totals = np.zeros(4, dtype=np.int64)
@@ -314,6 +324,8 @@ def _pack_block(m: StringMetric, block: list, offset: int) -> tuple[Packed, Pack
     """Packed predictions, packed golds and slice labels of one chunk of cases. Plain
     ``(str, str[, slice])`` cases without a canonicaliser are packed straight from the tuples by the
     compiled core; anything else (``None``, OCR results, numbers) is coerced first."""
+    from scorekit._packing import pack_texts
+
     try:
         if m.canonicalizer is None and _kernels._core is not None:
             try:

@@ -39,7 +39,6 @@ from __future__ import annotations
 import functools
 import importlib
 from collections.abc import Callable, Iterable
-from importlib.metadata import entry_points
 from typing import Any, Optional, TypeVar, overload
 
 from scorekit.errors import ScorekitError
@@ -115,7 +114,7 @@ def register(namespace: str, name: str, obj: Any = None) -> Any:
 #: imported on the first lookup, so that ``import scorekit.registry`` stays cheap.
 BUILTIN_MODULES: dict[str, tuple[str, ...]] = {
     "normalizers": ("scorekit.canonicalize",),
-    "metrics": ("scorekit.canonicalize", "scorekit.metrics", "scorekit.agents"),
+    "metrics": ("scorekit.canonicalize", "scorekit.metrics.builtins", "scorekit.agents"),
     "signals": ("scorekit.qe",),
 }
 
@@ -126,6 +125,14 @@ class UnknownStrategyError(ScorekitError, KeyError, ValueError):
 
     def __str__(self) -> str:  # the plain message, not KeyError's quoted repr
         return str(self.args[0]) if self.args else ""
+
+
+def entry_points(*, group: str) -> Iterable[Any]:
+    """The installed entry points of ``group``; ``importlib.metadata`` is slow to import, so it is
+    loaded here, on the first lookup, rather than with this module."""
+    from importlib.metadata import entry_points as installed
+
+    return installed(group=group)
 
 
 def _discover(namespace: str) -> None:

@@ -5,15 +5,24 @@ default the compiled core is used and Numba is the fallback (with one warning) w
 be imported. Tests switch backends in-process with :func:`use_backend`.
 
 Each family lives in ``<family>.py`` (the dispatching functions users' code calls) beside
-``<family>_numba.py`` (the Numba twin). Both take and return the same NumPy arrays.
+``<family>_numba.py`` (the Numba twin). Both take and return the same NumPy arrays. Numba is an
+optional extra (``scorekit[numba]``): a twin, and with it Numba, is imported only when a kernel of
+its family first runs on the Numba backend (:func:`implementation`), so scoring through the
+compiled core never loads Numba. Without the core and without Numba, selecting the Numba backend
+or running a kernel raises :class:`~scorekit.registry.MissingExtraError` saying what to install.
 """
 
 from __future__ import annotations
 
 import contextlib
+import importlib
+import importlib.util
 import os
 import warnings
+from types import ModuleType
 from typing import Iterator
+
+from scorekit.registry import MissingExtraError
 
 BACKENDS = ("rust", "numba")
 
@@ -26,21 +35,55 @@ else:
     _core_error = None
 
 
+#: How to get the compiled core.
+_CORE_HINT = "install a scorekit wheel built for this platform, or build the core (`make build` in a source checkout)"
+#: What to do when neither backend can run.
+_INSTALL_HINT = f"install the Numba backend with:  pip install scorekit[numba]  -- or {_CORE_HINT}"
+
+
+def _core_missing(context: str) -> MissingExtraError:
+    return MissingExtraError(f"{context}: scorekit._core failed to import ({_core_error}); {_CORE_HINT}")
+
+
+def _numba_missing(context: str, exc: BaseException) -> MissingExtraError:
+    reason = f"the compiled core is not available ({_core_error}) and " if _core is None else ""
+    return MissingExtraError(f"{context}: {reason}Numba cannot be imported ({exc}); {_INSTALL_HINT}")
+
+
+def _require_numba(context: str) -> None:
+    """Import Numba (the user asked for its backend), or raise :class:`MissingExtraError`."""
+    try:
+        importlib.import_module("numba")
+    except ImportError as exc:
+        raise _numba_missing(context, exc) from exc
+
+
+def _numba_installed() -> bool:
+    """Whether Numba looks installed, found without importing it."""
+    try:
+        return importlib.util.find_spec("numba") is not None
+    except (ImportError, ValueError):  # a broken or blocked installation
+        return False
+
+
 def _initial_backend() -> str:
     forced = os.environ.get("SCOREKIT_BACKEND", "").strip().lower()
     if forced:
         if forced not in BACKENDS:
             raise ValueError(f"SCOREKIT_BACKEND must be one of {BACKENDS}, got {forced!r}")
         if forced == "rust" and _core is None:
-            raise ImportError(f"SCOREKIT_BACKEND=rust but scorekit._core failed to import: {_core_error}")
+            raise _core_missing("SCOREKIT_BACKEND=rust")
+        if forced == "numba":
+            _require_numba("SCOREKIT_BACKEND=numba")
         return forced
     if _core is None:
-        warnings.warn(
-            f"scorekit._core is not available ({_core_error}); using the Numba backend.",
-            RuntimeWarning,
-            stacklevel=2,
-        )
-        return "numba"
+        if _numba_installed():
+            warnings.warn(
+                f"scorekit._core is not available ({_core_error}); using the Numba backend.",
+                RuntimeWarning,
+                stacklevel=2,
+            )
+        return "numba"  # without Numba either, the first kernel call raises MissingExtraError
     return "rust"
 
 
@@ -58,8 +101,19 @@ def set_backend(name: str) -> None:
     if name not in BACKENDS:
         raise ValueError(f"backend must be one of {BACKENDS}, got {name!r}")
     if name == "rust" and _core is None:
-        raise ImportError(f"the rust backend needs scorekit._core, which failed to import: {_core_error}")
+        raise _core_missing("the rust backend")
+    if name == "numba":
+        _require_numba("the numba backend")
     _current = name
+
+
+def implementation(family: str) -> ModuleType:
+    """The module running kernel family ``family`` (``"ged"``, ``"tree"`` …) on the current backend:
+    ``scorekit._core``, or the family's Numba twin, imported here on first use."""
+    if _current == "rust":
+        return _core
+    _require_numba(f"the {family} kernels")
+    return importlib.import_module(f"scorekit._kernels.{family}_numba")
 
 
 @contextlib.contextmanager

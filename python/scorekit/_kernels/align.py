@@ -30,14 +30,13 @@ from __future__ import annotations
 import numpy as np
 
 from scorekit import _kernels
-from scorekit._kernels import align_numba
 
 #: Operation codes of alignment rows.
 OP_MATCH, OP_DELETE, OP_INSERT = 0, 1, 2
 
 
 def _impl():
-    return _kernels._core if _kernels.current_backend() == "rust" else align_numba
+    return _kernels.implementation("align")
 
 
 def table_align(a, b, table, del_, ins) -> tuple[float, np.ndarray]:

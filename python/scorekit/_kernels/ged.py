@@ -28,7 +28,9 @@ from typing import NamedTuple, Sequence
 import numpy as np
 
 from scorekit import _kernels
-from scorekit._kernels import ged_numba
+
+#: Budget standing for "no limit" (more expansions than any search can make).
+UNLIMITED = 2**62
 
 
 class GedOutcome(NamedTuple):
@@ -43,7 +45,7 @@ class GedOutcome(NamedTuple):
 
 
 def _impl():
-    return _kernels._core if _kernels.current_backend() == "rust" else ged_numba
+    return _kernels.implementation("ged")
 
 
 def check_budget(budget: int | None) -> int | None:
@@ -54,7 +56,7 @@ def check_budget(budget: int | None) -> int | None:
         raise TypeError(f"budget must be an int or None, got {type(budget).__name__}")
     if budget < 0:
         raise ValueError(f"budget must be >= 0 expanded states (or None), got {budget}")
-    return min(int(budget), ged_numba.UNLIMITED)
+    return min(int(budget), UNLIMITED)
 
 
 def _arrays(problem: Sequence) -> tuple:

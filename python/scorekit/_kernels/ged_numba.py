@@ -17,11 +17,11 @@ import math
 import numba as nb
 import numpy as np
 
+from scorekit._kernels.ged import UNLIMITED
+
 _UNDECIDED = -2
 _EPS = -1
 _NO_EDGE = -1
-#: Budget standing for "no limit" (more expansions than any search can make).
-UNLIMITED = 2**62
 
 
 @nb.njit(cache=True)

@@ -19,9 +19,12 @@ prefixes/suffixes are hits. Large problems are split Hirschberg-style exactly as
 
 from __future__ import annotations
 
-import numpy as np
+from typing import TYPE_CHECKING
 
 from scorekit import _kernels
+
+if TYPE_CHECKING:
+    import numpy as np
 
 #: Column order of :func:`alignment_batch` results.
 ALIGNMENT_COLUMNS = ("hits", "substitutions", "deletions", "insertions")
@@ -32,11 +35,7 @@ OP_SUBSTITUTE, OP_DELETE, OP_INSERT = 1, 2, 3
 
 
 def _impl():
-    if _kernels.current_backend() == "rust":
-        return _kernels._core
-    from scorekit._kernels import levenshtein_numba  # imported on first use: numba is slow to load
-
-    return levenshtein_numba
+    return _kernels.implementation("levenshtein")
 
 
 def distance_batch(a_values, a_offsets, b_values, b_offsets, threads: int = 0) -> np.ndarray:

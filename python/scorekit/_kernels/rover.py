@@ -15,16 +15,22 @@ It does not tokenise text or build Python result objects (that is ``scorekit.qe.
 from __future__ import annotations
 
 from scorekit import _kernels
-from scorekit._kernels import rover_numba
 
 #: Token id of a NULL entry.
-NULL = int(rover_numba.NULL)
-#: Message of the ``max_tokens`` guard (the same text in both backends).
-too_long_message = rover_numba.too_long_message
+NULL = 0xFFFFFFFF
+
+
+def too_long_message(longest: int, max_tokens: int) -> str:
+    """The ``max_tokens`` guard's error message, the same text as the Rust kernel's."""
+    return (
+        f"ROVER hypothesis has {longest} tokens (> max_tokens={max_tokens}); the O(N*l*L*L') aligner is "
+        "designed for a handful of short-to-medium sequences. Pass max_tokens=<larger> (or None) to "
+        "override deliberately."
+    )
 
 
 def _impl():
-    return _kernels._core if _kernels.current_backend() == "rust" else rover_numba
+    return _kernels.implementation("rover")
 
 
 def align_vote(tokens, confs, offsets, conf_weight: float, null_conf: float, max_tokens: int | None = None):

@@ -11,17 +11,11 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-NULL = np.uint32(0xFFFFFFFF)
+from scorekit._kernels import rover as _contract
+from scorekit._kernels.rover import too_long_message
+
+NULL = np.uint32(_contract.NULL)
 OP_MATCH, OP_DELETE, OP_INSERT = 0, 1, 2
-
-
-def too_long_message(longest: int, max_tokens: int) -> str:
-    """The ``max_tokens`` guard's error message (ek's wording), shared with the Rust kernel."""
-    return (
-        f"ROVER hypothesis has {longest} tokens (> max_tokens={max_tokens}); the O(N*l*L*L') aligner is "
-        "designed for a handful of short-to-medium sequences. Pass max_tokens=<larger> (or None) to "
-        "override deliberately."
-    )
 
 
 def _validate(tokens, confs, offsets, max_tokens):

@@ -22,13 +22,12 @@ from __future__ import annotations
 import numpy as np
 
 from scorekit import _kernels
-from scorekit._kernels import tree_numba
 
 RENAME_UNIT, RENAME_TABLE, RENAME_TEXT = 0, 1, 2
 
 
 def _impl():
-    return _kernels._core if _kernels.current_backend() == "rust" else tree_numba
+    return _kernels.implementation("tree")
 
 
 def _u32(a) -> np.ndarray:

@@ -1,29 +1,41 @@
-"""The metric classes, re-exported, and their registration under the ``"metrics"`` namespace.
+"""The metric classes, re-exported.
 
-This package module owns two things: the public re-exports of the metric modules beside it and
-the registration of the built-in metric names (``registry.get("metrics", name)``), done once at
-import (re-importing re-registers the same names, so it is idempotent). Each metric lives in its
-own module; nothing here computes a score.
+This package module owns only the public re-exports of the metric modules beside it, each imported
+on first access so that importing one metric (``scorekit.metrics.strings`` on the text path) does not
+load the others and their dependencies. The built-in metric names (``registry.get("metrics", name)``)
+are registered by :mod:`scorekit.metrics.builtins`, which the registry imports before the first
+lookup. Each metric lives in its own module; nothing here computes a score.
 """
 
 from __future__ import annotations
 
-from scorekit.metrics.fields import FieldMetric
-from scorekit.metrics.graphs import TypedEdge, TypedGraph, TypedGraphMetric, TypedNode
-from scorekit.metrics.strings import StringMetric
-from scorekit.metrics.tables import Cell, GritsMetric, Table, TedsMetric
-from scorekit.registry import register
+import importlib
+from typing import Any
 
-__all__ = ["FieldMetric", "StringMetric", "Cell", "Table", "TedsMetric", "GritsMetric", "TypedGraphMetric",
-           "TypedGraph", "TypedNode", "TypedEdge"]
+#: Public name -> module that defines it.
+_EXPORTS = {
+    "FieldMetric": "scorekit.metrics.fields",
+    "StringMetric": "scorekit.metrics.strings",
+    "Cell": "scorekit.metrics.tables",
+    "Table": "scorekit.metrics.tables",
+    "TedsMetric": "scorekit.metrics.tables",
+    "GritsMetric": "scorekit.metrics.tables",
+    "TypedGraphMetric": "scorekit.metrics.graphs",
+    "TypedGraph": "scorekit.metrics.graphs",
+    "TypedNode": "scorekit.metrics.graphs",
+    "TypedEdge": "scorekit.metrics.graphs",
+}
 
-register("metrics", "cer", StringMetric("cer"))
-register("metrics", "wer", StringMetric("wer"))
-register("metrics", "fields", FieldMetric())
-register("metrics", "graph", TypedGraphMetric())
-register("metrics", "typed_graph", TypedGraphMetric())
-register("metrics", "teds", TedsMetric())
-register("metrics", "teds_struct", TedsMetric(structure_only=True))
-register("metrics", "grits", GritsMetric())
-register("metrics", "grits_con", GritsMetric())
-register("metrics", "grits_top", GritsMetric(structure_only=True))
+__all__ = list(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'scorekit.metrics' has no attribute {name!r}")
+    value = getattr(importlib.import_module(_EXPORTS[name]), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))

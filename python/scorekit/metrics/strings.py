@@ -1,9 +1,10 @@
 """Character and word error rates: ``StringMetric`` and the batch machinery behind it.
 
 Owns text coercion (``None`` → "", objects with ``.text``), canonicalisation of both sides, the
-call into the Levenshtein kernels for whole batches, and the construction of ``Score`` objects
-with exact corpus aggregation (Σ edits / Σ reference length, never a mean of rates). It never
-loops over DP cells: every pair, alone or in a corpus, goes through the batch kernels.
+call into the Levenshtein kernels, and the construction of ``Score`` objects with exact corpus
+aggregation (Σ edits / Σ reference length, never a mean of rates). It never loops over DP cells:
+a corpus goes through the batch kernels, a single pair through the same kernels without packing
+(:func:`count_pair`), so that one ``score`` call does not import NumPy.
 
 Decisions (documented where they differ from the reference kit's jiwer backend):
 
@@ -20,13 +21,14 @@ Decisions (documented where they differ from the reference kit's jiwer backend):
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Iterable, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, Sequence
 
-import numpy as np
-
+from scorekit import _kernels
 from scorekit._kernels import levenshtein as lev
-from scorekit._packing import pack_texts
 from scorekit.base import GraphGrammar, Score
+
+if TYPE_CHECKING:
+    import numpy as np
 
 MODES = ("cer", "wer")
 
@@ -60,6 +62,8 @@ def count_errors(
 ) -> np.ndarray:
     """Error counts of every (pred, ref) pair of strings: ``int64[n, 4]`` in :data:`COUNT_COLUMNS`
     order (reference length in characters or words, substitutions, deletions, insertions)."""
+    from scorekit._packing import pack_texts  # NumPy is loaded only by batches (see count_pair)
+
     hyp = pack_texts(preds, pred_name)
     ref = pack_texts(refs, ref_name)
     if len(hyp[1]) != len(ref[1]):
@@ -70,6 +74,8 @@ def count_errors(
 def count_packed(hyp: tuple[np.ndarray, np.ndarray], ref: tuple[np.ndarray, np.ndarray], mode: str, *,
                  threads: int = 0) -> np.ndarray:
     """:func:`count_errors` on sides already packed as (values, offsets)."""
+    import numpy as np
+
     (hyp_values, hyp_offsets), (ref_values, ref_offsets) = hyp, ref
     out = np.empty((len(ref_offsets) - 1, 4), dtype=np.int64)
     if mode == "cer":
@@ -81,6 +87,16 @@ def count_packed(hyp: tuple[np.ndarray, np.ndarray], ref: tuple[np.ndarray, np.n
         out[:, 0] = raw[:, 4]
         out[:, 1:] = raw[:, 1:4]
     return out
+
+
+def count_pair(pred: str, gold: str, mode: str) -> tuple[int, int, int, int]:
+    """:func:`count_errors` of one pair, as ints. The compiled core takes the two strings as they
+    are, so scoring one pair loads no NumPy and a first ``score`` call starts fast; the Numba
+    backend packs the pair and runs the batch kernels."""
+    if _kernels.current_backend() == "rust":
+        return _kernels._core.text_pair_counts(gold, pred, mode)
+    counts = count_errors([pred], [gold], mode, threads=1, pred_name="pred", ref_name="gold")
+    return tuple(int(v) for v in counts[0])
 
 
 def text_score(mode: str, ref_len: int, substitutions: int, deletions: int, insertions: int) -> Score:
@@ -142,9 +158,7 @@ class StringMetric:
         return text
 
     def __call__(self, pred: Any, gold: Any, *, grammar: Optional[GraphGrammar] = None) -> Score:
-        counts = count_errors([self.prepare(pred)], [self.prepare(gold)], self.mode,
-                              threads=1, pred_name="pred", ref_name="gold")
-        return text_score(self.mode, *map(int, counts[0]))
+        return text_score(self.mode, *count_pair(self.prepare(pred), self.prepare(gold), self.mode))
 
     def aggregate(self, scores: Iterable[Any]) -> float:
         """Corpus rate Σ detail["edits"] / Σ detail["ref_len"] (missing keys count 0); NaN if Σref_len is 0."""

@@ -19,6 +19,7 @@ mod levenshtein;
 mod packing;
 mod parallel;
 mod rover;
+mod text_pair;
 mod tree;
 
 #[pymodule]
@@ -34,5 +35,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     align::register(m)?;
     calls::register(m)?;
     rover::register(m)?;
+    text_pair::register(m)?;
     Ok(())
 }

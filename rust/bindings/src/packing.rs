@@ -10,7 +10,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyList, PySequence, PyString, PyTuple};
 
 /// Code points of `s` appended to `values`; a lone surrogate is a `ValueError` naming `name[k]`.
-fn append_code_points(
+pub(crate) fn append_code_points(
     py: Python<'_>,
     s: &Bound<'_, PyString>,
     values: &mut Vec<u32>,

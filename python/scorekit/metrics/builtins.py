@@ -1,0 +1,24 @@
+"""Registration of the built-in metric names under the ``"metrics"`` namespace.
+
+Imported by the registry before the first ``"metrics"`` lookup (``registry.BUILTIN_MODULES``);
+re-importing re-registers the same names, so it is idempotent.
+"""
+
+from __future__ import annotations
+
+from scorekit.metrics.fields import FieldMetric
+from scorekit.metrics.graphs import TypedGraphMetric
+from scorekit.metrics.strings import StringMetric
+from scorekit.metrics.tables import GritsMetric, TedsMetric
+from scorekit.registry import register
+
+register("metrics", "cer", StringMetric("cer"))
+register("metrics", "wer", StringMetric("wer"))
+register("metrics", "fields", FieldMetric())
+register("metrics", "graph", TypedGraphMetric())
+register("metrics", "typed_graph", TypedGraphMetric())
+register("metrics", "teds", TedsMetric())
+register("metrics", "teds_struct", TedsMetric(structure_only=True))
+register("metrics", "grits", GritsMetric())
+register("metrics", "grits_con", GritsMetric())
+register("metrics", "grits_top", GritsMetric(structure_only=True))

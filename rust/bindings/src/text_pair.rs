@@ -1,0 +1,54 @@
+//! One text pair scored straight from its two `str`s (`StringMetric` on a single pair): the
+//! counts come back as Python ints, so scoring one pair needs neither packing nor NumPy, and a
+//! first `scorekit.score` call does not pay for importing NumPy.
+
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::PyString;
+use scorekit_kernels::levenshtein::{align, word_alignment, AlignWorkspace, WordWorkspace};
+
+use crate::packing::append_code_points;
+use crate::parallel::run_detached;
+
+/// `(ref_len, substitutions, deletions, insertions)` of `hypothesis` against `reference`, with
+/// `ref_len` in code points (`mode="cer"`) or words split as Python's `str.split()` does
+/// (`mode="wer"`): the kernels and counts of `levenshtein_alignment_batch` and
+/// `word_alignment_batch`. A lone surrogate is a `ValueError` naming `pred[0]` or `gold[0]`.
+#[pyfunction]
+fn text_pair_counts(
+    py: Python<'_>,
+    reference: &Bound<'_, PyString>,
+    hypothesis: &Bound<'_, PyString>,
+    mode: &str,
+) -> PyResult<(i64, i64, i64, i64)> {
+    let words = match mode {
+        "cer" => false,
+        "wer" => true,
+        _ => {
+            return Err(PyValueError::new_err(format!(
+                "mode must be 'cer' or 'wer', got '{mode}'"
+            )))
+        }
+    };
+    let (mut pred, mut gold) = (Vec::new(), Vec::new());
+    append_code_points(py, hypothesis, &mut pred, "pred", 0)?;
+    append_code_points(py, reference, &mut gold, "gold", 0)?;
+    run_detached(py, 1, move || {
+        let (ref_len, c) = if words {
+            let w = word_alignment(&mut WordWorkspace::new(), &gold, &pred);
+            (w.ref_words, w.counts)
+        } else {
+            (gold.len(), align(&mut AlignWorkspace::new(), &gold, &pred))
+        };
+        (
+            ref_len as i64,
+            c.substitutions as i64,
+            c.deletions as i64,
+            c.insertions as i64,
+        )
+    })
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(text_pair_counts, m)?)
+}
