@@ -151,7 +151,10 @@ def outcome(call: Callable[[], Any]) -> tuple:
 
 
 def same(a: Any, b: Any) -> bool:
-    """Equality of results where NaN equals NaN and arrays compare element-wise."""
+    """Equality of results where NaN equals NaN and arrays compare element-wise; the very same
+    object (a hostile slice label handed back by both backends) is equal without calling ``==``."""
+    if a is b:
+        return True
     if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
         return isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.shape == b.shape and \
             bool(np.array_equal(a, b, equal_nan=a.dtype.kind == "f"))

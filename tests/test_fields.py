@@ -145,3 +145,16 @@ def test_name_and_registration() -> None:
     assert isinstance(registered, FieldMetric) and registered.canonicalizer is None
     score = registered({"a": "1"}, {"a": "2"})
     assert score.value == 0.0 and not math.isnan(registered.aggregate([score]))
+
+
+def test_values_without_a_truth_value_compare_exactly() -> None:
+    """NumPy arrays (whose ``==`` has no truth value) and comparisons that raise (an array against
+    an int too large for a float) compare by exact value instead of escaping as errors."""
+    import numpy as np
+
+    from scorekit.metrics.fields import FieldMetric
+
+    s = FieldMetric()({"a": np.array([1, 2]), "b": np.array([]), "c": 3}, {"a": [1.0, 2.0], "b": 10**400, "c": np.int64(3)})
+    assert (s.detail["tp"], s.detail["fp"], s.detail["fn"]) == (1, 2, 2)
+    same_arrays = FieldMetric()({"a": np.array([1, 2])}, {"a": np.array([1.0, 2.0])})
+    assert same_arrays.value == 1.0

@@ -4,7 +4,9 @@ This module owns :class:`FieldMetric`. Two records are compared key by key over 
 their keys: a key only in the prediction is a false positive, a key only in the gold a false
 negative, an equal value a true positive, and a wrong value counts as **both** a false positive
 and a false negative (slot-error accounting). Values are compared with Python ``==`` after
-optional canonicalization of ``str`` values; nested values are not recursed into.
+optional canonicalization of ``str`` values; nested values are not recursed into. Where ``==``
+gives no truth value (NumPy arrays) or raises, values compare by the exact rule of
+:mod:`scorekit._interning` (element by element, numbers by exact value).
 
 The corpus aggregate is micro-F1 over the summed ``tp``/``fp``/``fn`` counts each
 :class:`~scorekit.base.Score` carries in ``detail``, never a mean of per-record F1s. It is pure
@@ -19,6 +21,7 @@ from typing import Any, Optional, cast
 
 from scorekit.base import GraphGrammar, Score
 from scorekit.canonicalize import resolve_canonicalizer
+from scorekit.errors import InvalidValueError, ScorekitError
 
 __all__ = ["FieldMetric"]
 
@@ -52,6 +55,28 @@ def _field_normalizers(grammar: GraphGrammar) -> dict[str, TextNormalizer]:
         return normalizers
     _normalizer_cache[key] = (ref, normalizers)
     return normalizers
+
+
+def _values_equal(pred: Any, gold: Any, key: Any) -> bool:
+    """Python ``==`` where it gives a truth value; otherwise (NumPy arrays, a comparison that raises,
+    such as an array against a huge int) the exact equality rule of :mod:`scorekit._interning`."""
+    try:
+        result = pred == gold
+    except Exception:
+        result = NotImplemented
+    if isinstance(result, bool):
+        return result
+    if getattr(result, "shape", None) == ():  # a NumPy scalar comparison
+        return bool(result)
+    from scorekit._interning import exact_key
+
+    try:
+        return bool(exact_key(pred) == exact_key(gold))
+    except ScorekitError as exc:
+        raise InvalidValueError(exc.message, field=f"record field {key!r}") from None
+    except Exception as exc:
+        raise InvalidValueError(f"cannot be compared: {type(exc).__name__}: {exc}",
+                                field=f"record field {key!r}") from None
 
 
 def _precision_recall_f1(tp: int, fp: int, fn: int) -> tuple[float, float, float]:
@@ -93,7 +118,7 @@ class FieldMetric:
                 fn += 1
                 continue
             normalize = field_normalizers.get(key, self.canonicalizer)
-            if self._normalized(pred[key], normalize) == self._normalized(gold_value, normalize):
+            if _values_equal(self._normalized(pred[key], normalize), self._normalized(gold_value, normalize), key):
                 tp += 1
             else:
                 fp += 1
