@@ -303,7 +303,7 @@ fn fill_rows(ws: &mut AlignWorkspace, s1: &[u32], s2: &[u32]) -> Result<(), TryR
         let mut vp: u64 = if m == 64 { !0 } else { (1u64 << m) - 1 };
         let mut vn: u64 = 0;
         for &c in s2 {
-            hyyro_step(ws.dist.masks.mask(c, 0), &mut vp, &mut vn);
+            hyyro_step(ws.dist.masks.single(c), &mut vp, &mut vn);
             ws.vp.push(vp);
             ws.vn.push(vn);
         }

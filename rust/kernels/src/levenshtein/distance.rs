@@ -78,7 +78,7 @@ pub(crate) fn hyyro_single(masks: &PatternMasks, m: usize, text: &[u32]) -> usiz
     let last = 1u64 << (m - 1);
     let mut score = m;
     for &c in text {
-        let (hp, hn) = hyyro_step(masks.mask(c, 0), &mut vp, &mut vn);
+        let (hp, hn) = hyyro_step(masks.single(c), &mut vp, &mut vn);
         if hp & last != 0 {
             score += 1;
         } else if hn & last != 0 {

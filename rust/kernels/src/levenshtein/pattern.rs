@@ -45,6 +45,9 @@ pub struct PatternMasks {
     words: usize,
     /// Dense id of each symbol below 256 (`ABSENT` if not in the pattern).
     direct: Vec<u32>,
+    /// One-block patterns: the mask of each symbol below 256, read without the id indirection
+    /// (the hot path of short strings).
+    direct_mask: Vec<u64>,
     /// Open-addressing table of the other symbols: key and id per slot (`ABSENT` id = empty).
     keys: Vec<u32>,
     key_ids: Vec<u32>,
@@ -81,6 +84,7 @@ impl PatternMasks {
     fn clear(&mut self) {
         for &c in &self.direct_used {
             self.direct[c as usize] = ABSENT;
+            self.direct_mask[c as usize] = 0;
         }
         self.direct_used.clear();
         for &slot in &self.slots_used {
@@ -121,6 +125,7 @@ impl PatternMasks {
     fn assign_ids(&mut self, pattern: &[u32]) -> Result<usize, TryReserveError> {
         if self.direct.is_empty() {
             fill(&mut self.direct, DIRECT, ABSENT)?;
+            fill(&mut self.direct_mask, DIRECT, 0)?;
         }
         // Hash capacity: a power of two at least twice the pattern length (load ≤ 1/2).
         let capacity = (2 * pattern.len()).next_power_of_two().max(16);
@@ -129,11 +134,12 @@ impl PatternMasks {
             fill(&mut self.key_ids, capacity, ABSENT)?;
         }
         let capacity = self.keys.len();
-        fill(&mut self.pattern_ids, pattern.len(), 0)?;
+        self.pattern_ids.clear();
+        self.pattern_ids.try_reserve(pattern.len())?;
         self.direct_used.try_reserve(pattern.len().min(DIRECT))?;
         self.slots_used.try_reserve(pattern.len())?;
         let mut count = 0u32;
-        for (i, &c) in pattern.iter().enumerate() {
+        for &c in pattern {
             let id = if (c as usize) < DIRECT {
                 let id = &mut self.direct[c as usize];
                 if *id == ABSENT {
@@ -159,7 +165,7 @@ impl PatternMasks {
                     slot = (slot + 1) & (capacity - 1);
                 }
             };
-            self.pattern_ids[i] = id;
+            self.pattern_ids.push(id);
         }
         Ok(count as usize)
     }
@@ -171,15 +177,21 @@ impl PatternMasks {
         self.words = words;
         let ids = self.assign_ids(pattern)?;
         let dense_budget = (DENSE_BYTES_PER_SYMBOL * pattern.len()).max(DENSE_MIN_BYTES) / 8;
-        self.sparse = ids.saturating_mul(words) > dense_budget;
+        // One-block patterns are always dense (at most 64 ids): `single` reads them.
+        self.sparse = words > 1 && ids.saturating_mul(words) > dense_budget;
         #[cfg(test)]
         {
-            self.sparse |= self.force_sparse;
+            self.sparse |= words > 1 && self.force_sparse;
         }
         if !self.sparse {
             fill(&mut self.dense, ids * words, 0)?;
             for (i, &id) in self.pattern_ids.iter().enumerate() {
                 self.dense[id as usize * words + i / 64] |= 1u64 << (i % 64);
+            }
+            if words == 1 {
+                for &c in &self.direct_used {
+                    self.direct_mask[c as usize] = self.dense[self.direct[c as usize] as usize];
+                }
             }
             return Ok(());
         }
@@ -232,8 +244,18 @@ impl PatternMasks {
         }
     }
 
-    /// Mask of symbol `c` in block `word`.
+    /// Mask of symbol `c` for a pattern of at most 64 symbols.
     #[inline]
+    pub fn single(&self, c: u32) -> u64 {
+        debug_assert_eq!(self.words, 1);
+        if (c as usize) < DIRECT {
+            return self.direct_mask[c as usize];
+        }
+        self.id(c).map_or(0, |id| self.dense[id])
+    }
+
+    /// Mask of symbol `c` in block `word`.
+    #[cfg(test)]
     pub fn mask(&self, c: u32, word: usize) -> u64 {
         match self.row(c) {
             Row::Absent => 0,
@@ -260,11 +282,15 @@ mod tests {
         assert_eq!(pm.mask(0x1F600, 0), 0b01000);
         assert_eq!(pm.mask(98, 0), 0);
         assert_eq!(pm.mask(0x4E00, 0), 0);
+        for c in [97, 0x0568, 0x1F600, 98, 0x4E00] {
+            assert_eq!(pm.single(c), pm.mask(c, 0));
+        }
         // Rebuilding clears the previous pattern.
         pm.build(&[0x4E00]).unwrap();
         assert_eq!(pm.mask(97, 0), 0);
         assert_eq!(pm.mask(0x0568, 0), 0);
         assert_eq!(pm.mask(0x4E00, 0), 1);
+        assert_eq!((pm.single(97), pm.single(0x4E00)), (0, 1));
     }
 
     #[test]
