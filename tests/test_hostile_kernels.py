@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import subprocess
 import sys
 import textwrap
@@ -242,6 +243,35 @@ def _pack(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
 
 def _thread_count() -> int:
     return len(os.listdir("/proc/self/task"))
+
+
+SPAWN_REFUSED = """
+    import numpy as np
+    from scorekit._packing import pack_texts
+    a = np.random.default_rng(0).integers(97, 110, 20_000, dtype=np.uint32)
+    b = a[::-1].copy()
+    offsets = np.arange(0, 20_001, 1000, dtype=np.int64)
+    pack_texts(["warm up the allocator"] * 100, "x")
+    if _kernels.current_backend() == "numba":  # compile (serial: no worker thread is started)
+        lev.distance_batch(a[:10], offsets[:2] // 100, b[:10], offsets[:2] // 100, threads=1)
+    # No room left for a thread stack: the OS refuses every new thread.
+    size = int(next(l.split()[1] for l in open("/proc/self/status") if l.startswith("VmSize:"))) * 1024
+    resource.setrlimit(resource.RLIMIT_AS, (size + (1 << 20), size + (1 << 20)))
+    try:
+        result = ["ok", lev.distance_batch(a, offsets, b, offsets, threads=0).tolist()]
+    except RuntimeError as e:
+        result = ["RuntimeError", str(e)]
+"""
+
+
+def test_a_refused_thread_is_a_runtime_error(backend):
+    result = run_limited(backend, SPAWN_REFUSED, MIMALLOC_ARENA_RESERVE="64MiB")
+    if backend == "rust":  # the core starts its pool on first use, whatever the core count
+        assert result[0] == "RuntimeError" and re.match(r"cannot start \d+ worker threads", result[1])
+    elif _kernels.available_cores() > 1:
+        assert result[0] == "RuntimeError"
+    else:  # one core: the Numba twin runs the batch on the calling thread
+        assert result[0] == "ok"
 
 
 def test_distinct_thread_values_leave_a_bounded_thread_count(backend):
