@@ -283,3 +283,30 @@ def test_distinct_thread_values_leave_a_bounded_thread_count(backend):
     cores = _kernels.available_cores()
     # at most one pool per worker count from 1 to the number of cores
     assert _thread_count() - before <= cores * (cores + 1)
+
+
+# --------------------------------------------------------------------------------------------------
+# schwa-forgiving distance: banded on both backends (the full table of a long pair would not finish)
+# --------------------------------------------------------------------------------------------------
+
+def test_long_schwa_pair_with_joins(backend):
+    """200,000 characters; a schwa inserted at each of 100 gt joins (free) and 50 substitutions
+    (never free): the distance is exactly 50 (the strict distance 150 minus the 100 free schwas is
+    a lower bound, and this alignment reaches it)."""
+    rng = random.Random(15)
+    gt = [rng.choice("աբգդեզ ") for _ in range(200_000)]
+    joins = sorted(rng.sample(range(1, 200_000, 2), 100))
+    pred = list(gt)
+    substituted = rng.sample(sorted(set(range(200_000)) - set(joins) - {j - 1 for j in joins}), 50)
+    for k in substituted:
+        pred[k] = "ժ"
+    for k in reversed(joins):
+        pred.insert(k, "ը")
+    (gv, go), (pv, po) = _pack(["".join(gt)]), _pack(["".join(pred)])
+    got = lev.schwa_distance_batch(
+        gv, go, pv, po, np.array(joins, dtype=np.int64), np.array([0, len(joins)], dtype=np.int64),
+        np.zeros(0, dtype=np.int64), np.array([0, 0], dtype=np.int64),
+        np.array([ord("ը"), ord("Ը")], dtype=np.uint32), threads=1,
+    )
+    assert Levenshtein.distance("".join(gt), "".join(pred), score_cutoff=300) == 150
+    assert got.tolist() == [50]

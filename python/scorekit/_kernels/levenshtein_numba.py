@@ -662,41 +662,66 @@ def _schwa_flags(text, schwa):
 @_jit
 def _schwa_distance(g, p, g_joins, p_joins, schwa, scratch):
     """§5.4: deleting ``g[i-1]`` / inserting ``p[j-1]`` is free when it is a schwa next to a join of
-    its own string or at the current position's join of the other string. One DP row over ``p``."""
+    its own string or at the current position's join of the other string. One DP row over ``p``,
+    restricted to the diagonals an optimal path can reach, as the Rust kernel does: such a path
+    makes at most ``strict + F`` insertions and deletions (``F`` = schwas that can ever be free),
+    and one through diagonal ``d = j - i`` ending on ``m - n`` makes at least ``|d| + |m - n - d|``."""
     n, m = g.shape[0], p.shape[0]
     g_schwa, g_any = _schwa_flags(g, schwa)
     p_schwa, p_any = _schwa_flags(p, schwa)
     has_joins = g_joins.shape[0] > 0 or p_joins.shape[0] > 0
     if not has_joins or not (g_any or p_any):  # no operation can be free: plain distance
         return _distance(g, p, scratch)
+    strict = _distance(g, p, scratch)
+    if strict == 0:
+        return 0
     jg = _mark(g_joins, n)
     jp = _mark(p_joins, m)
-    row = np.empty(m + 1, dtype=np.int64)
-    row[0] = 0
-    for j in range(1, m + 1):
-        free = p_schwa[j - 1] and (jp[j - 1] or jp[j] or jg[0])
-        row[j] = row[j - 1] + (0 if free else 1)
+    free = 0
+    for i in range(n):
+        if g_schwa[i] and (jg[i] or jg[i + 1] or p_joins.shape[0] > 0):
+            free += 1
+    for j in range(m):
+        if p_schwa[j] and (jp[j] or jp[j + 1] or g_joins.shape[0] > 0):
+            free += 1
+    if free == 0:
+        return strict
+    budget, delta = strict + free, m - n
+    d_lo, d_hi = -((budget - delta) // 2), (budget + delta) // 2  # budget >= |delta|: both halves >= 0
+    prev = np.full(m + 2, _FAR, dtype=np.int64)
+    cur = np.full(m + 2, _FAR, dtype=np.int64)
+    prev[0] = 0
+    for j in range(1, min(d_hi, m) + 1):
+        free_ins = p_schwa[j - 1] and (jp[j - 1] or jp[j] or jg[0])
+        prev[j] = prev[j - 1] + (0 if free_ins else 1)
     for i in range(1, n + 1):
+        lo, hi = max(i + d_lo, 0), min(i + d_hi, m)
         del_schwa = g_schwa[i - 1]
         del_at_join = jg[i - 1] or jg[i]
-        diag = row[0]
-        free = del_schwa and (del_at_join or jp[0])
-        row[0] = diag + (0 if free else 1)
         gi = g[i - 1]
-        for j in range(1, m + 1):
-            up = row[j]
+        # column lo has no left neighbour inside the band
+        free_del = del_schwa and (del_at_join or jp[lo])
+        left = prev[lo] + (0 if free_del else 1)
+        if lo > 0:
+            cand = prev[lo - 1] + (0 if gi == p[lo - 1] else 1)
+            if cand < left:
+                left = cand
+        cur[lo] = left
+        for j in range(lo + 1, hi + 1):
             free_del = del_schwa and (del_at_join or jp[j])
             free_ins = p_schwa[j - 1] and (jp[j - 1] or jp[j] or jg[i])
-            best = diag + (0 if gi == p[j - 1] else 1)
-            cand = up + (0 if free_del else 1)
+            best = prev[j - 1] + (0 if gi == p[j - 1] else 1)
+            cand = prev[j] + (0 if free_del else 1)
             if cand < best:
                 best = cand
-            cand = row[j - 1] + (0 if free_ins else 1)
+            cand = left + (0 if free_ins else 1)
             if cand < best:
                 best = cand
-            diag = up
-            row[j] = best
-    return row[m]
+            cur[j] = best
+            left = best
+        cur[hi + 1] = _FAR
+        prev, cur = cur, prev
+    return prev[m]
 
 
 # --------------------------------------------------------------------------------------------------
