@@ -22,6 +22,7 @@ import warnings
 from types import ModuleType
 from typing import Iterator
 
+from scorekit.errors import InvalidTypeError, InvalidValueError
 from scorekit.registry import MissingExtraError
 
 BACKENDS = ("rust", "numba")
@@ -127,12 +128,22 @@ def use_backend(name: str) -> Iterator[str]:
         set_backend(previous)
 
 
+def available_cores() -> int:
+    """Cores this process may run on (its CPU affinity where the OS reports it)."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except AttributeError:  # pragma: no cover - platforms without sched_getaffinity
+        return os.cpu_count() or 1
+
+
 def resolve_threads(threads: int | None) -> int:
-    """``None``/``0`` → all cores (0 is passed to the kernels, meaning 'all'); a positive int → that many."""
+    """Worker threads for a ``threads`` argument: ``None``/``0`` → 0, which the kernels read as 'all
+    cores'; a positive int → that many, capped at :func:`available_cores` (a larger value also means
+    all cores). Anything else is an error naming ``threads``."""
     if threads is None:
         return 0
     if isinstance(threads, bool) or not isinstance(threads, int):
-        raise TypeError(f"threads must be an int or None, got {type(threads).__name__}")
+        raise InvalidTypeError(f"must be an int or None, got {type(threads).__name__}", field="threads")
     if threads < 0:
-        raise ValueError(f"threads must be >= 0 (0 = all cores), got {threads}")
-    return threads
+        raise InvalidValueError(f"must be >= 0 (0 = all cores), got {threads}", field="threads")
+    return min(threads, available_cores())

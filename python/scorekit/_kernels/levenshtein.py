@@ -40,17 +40,20 @@ def _impl():
 
 def distance_batch(a_values, a_offsets, b_values, b_offsets, threads: int = 0) -> np.ndarray:
     """Unit-cost Levenshtein distance of every pair; ``int64[n]``."""
+    threads = _kernels.resolve_threads(threads)
     return _impl().levenshtein_distance_batch(a_values, a_offsets, b_values, b_offsets, threads)
 
 
 def alignment_batch(ref_values, ref_offsets, hyp_values, hyp_offsets, threads: int = 0) -> np.ndarray:
     """Alignment breakdown of every (ref, hyp) pair; ``int64[n, 4]`` in :data:`ALIGNMENT_COLUMNS` order."""
+    threads = _kernels.resolve_threads(threads)
     return _impl().levenshtein_alignment_batch(ref_values, ref_offsets, hyp_values, hyp_offsets, threads)
 
 
 def word_alignment_batch(ref_values, ref_offsets, hyp_values, hyp_offsets, threads: int = 0) -> np.ndarray:
     """Word-level breakdown: each side is split on Python ``str.split()`` whitespace inside the kernel,
     words are compared by exact code-point equality; ``int64[n, 6]`` in :data:`WORD_ALIGNMENT_COLUMNS` order."""
+    threads = _kernels.resolve_threads(threads)
     return _impl().word_alignment_batch(ref_values, ref_offsets, hyp_values, hyp_offsets, threads)
 
 
@@ -67,7 +70,7 @@ def schwa_distance_batch(
     return _impl().schwa_distance_batch(
         gt_values, gt_offsets, pred_values, pred_offsets,
         gt_join_values, gt_join_offsets, pred_join_values, pred_join_offsets,
-        schwa_chars, threads,
+        schwa_chars, _kernels.resolve_threads(threads),
     )
 
 

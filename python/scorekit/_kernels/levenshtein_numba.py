@@ -18,18 +18,23 @@ independently, so no result depends on the number of threads.
 Bit-parallel conventions: rows ``i = 1..len(pattern)`` are pattern positions, columns ``j`` are text
 positions. For a column, bit ``r`` of a block ``VP``/``VN`` word says that
 ``D[64*blk + r + 1][j] - D[64*blk + r][j]`` is ``+1``/``-1`` (the vertical deltas).
+
+Memory is linear in the input, as in the Rust kernels: the match masks of a long pattern are a dense
+``elements x blocks`` table only while that table is small (at most ``_DENSE_BYTES_PER_ELEMENT``
+bytes per pattern element, or ``_DENSE_MIN_BYTES``), otherwise per element only the blocks where it
+occurs; stored traceback rows are bounded by the Hirschberg splitting. An allocation that fails
+raises ``MemoryError``.
 """
 
 from __future__ import annotations
 
-import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import numba
 import numpy as np
 
-from scorekit._kernels import resolve_threads
+from scorekit._kernels import available_cores, resolve_threads
 
 __all__ = [
     "WHITESPACE_CODE_POINTS",
@@ -64,6 +69,10 @@ _TOP_BIT = np.uint64(1) << np.uint64(63)
 _SMALL_TABLE = 128  # hashed slots of the reusable element map (patterns of at most 64 elements)
 _HASH_MUL = np.int64(-7046029254386353131)  # 0x9E3779B97F4A7C15, Fibonacci hashing
 _INITIAL_BAND = 64
+_FAR = 1 << 60  # "outside the computed band": larger than any distance, and safe to add twice
+# Mask layout rule, the same as the Rust kernels' (rust/kernels/src/levenshtein/pattern.rs).
+_DENSE_BYTES_PER_ELEMENT = 64
+_DENSE_MIN_BYTES = 8 << 20
 
 _jit = numba.njit(cache=True, nogil=True)
 # Small helpers are inlined into their callers' Numba IR: no separate compilation per call-site
@@ -147,14 +156,40 @@ def _map_clear(pattern, direct, keys):
 
 @_jit
 def _block_masks(pattern, direct, keys, slots):
-    """Build the (empty) map of ``pattern`` and its per-block match masks ``pm[element, block]``."""
+    """Build the (empty) map of ``pattern`` and its per-block match masks ``(pm, starts, blocks,
+    bits)``. Dense layout (``starts`` empty): ``pm[element, block]``. Sparse layout (``pm`` empty):
+    entries ``starts[e]:starts[e + 1]`` of ``blocks`` (increasing) and ``bits`` are element ``e``'s."""
     m = pattern.shape[0]
+    words = (m + 63) // 64
     index = np.empty(m, dtype=np.int64)
     count = _map_fill(pattern, direct, keys, slots, index)
-    pm = np.zeros((max(count, 1), (m + 63) // 64), dtype=np.uint64)
+    if count * words <= max(_DENSE_BYTES_PER_ELEMENT * m, _DENSE_MIN_BYTES) // 8:
+        pm = np.zeros((max(count, 1), words), dtype=np.uint64)
+        for i in range(m):
+            pm[index[i], i >> 6] |= _ONE << np.uint64(i & 63)
+        none = np.empty(0, dtype=np.int64)
+        return pm, none, none, np.empty(0, dtype=np.uint64)
+    # Count each element's blocks, then fill them in pattern order (so they come out increasing).
+    starts = np.zeros(count + 1, dtype=np.int64)
+    last = np.full(count, -1, dtype=np.int64)
     for i in range(m):
-        pm[index[i], i >> 6] |= _ONE << np.uint64(i & 63)
-    return pm
+        if last[index[i]] != i >> 6:
+            last[index[i]] = i >> 6
+            starts[index[i] + 1] += 1
+    for e in range(count):
+        starts[e + 1] += starts[e]
+    blocks = np.empty(starts[count], dtype=np.int64)
+    bits = np.zeros(starts[count], dtype=np.uint64)
+    cursor = starts[:count].copy()
+    last[:] = -1
+    for i in range(m):
+        e = index[i]
+        if last[e] != i >> 6:
+            last[e] = i >> 6
+            blocks[cursor[e]] = i >> 6
+            cursor[e] += 1
+        bits[cursor[e] - 1] |= _ONE << np.uint64(i & 63)
+    return np.empty((0, 0), dtype=np.uint64), starts, blocks, bits
 
 
 @_jit
@@ -215,9 +250,10 @@ def _band_blocks(j, w, m):
 
 
 @_jit
-def _banded_pass(pm, direct, keys, slots, m, text, w, vp_out, vn_out):
+def _banded_pass(masks, direct, keys, slots, m, text, w, vp_out, vn_out):
     """Run the block recurrence over all columns of ``text``, computing only blocks that meet the
-    diagonal band ``|i - j| <= w`` of the ``m``-row pattern whose masks are ``pm``.
+    diagonal band ``|i - j| <= w`` of the ``m``-row pattern whose masks (:func:`_block_masks`) are
+    ``masks``.
 
     Blocks outside the band are never computed: the first computed block assumes a horizontal
     delta of +1 above it, and a block entering the band at the bottom starts from vertical deltas of
@@ -228,11 +264,14 @@ def _banded_pass(pm, direct, keys, slots, m, text, w, vp_out, vn_out):
 
     When ``vp_out`` has rows (one per column), the column-``j`` words of blocks ``fb(j)..lb(j)`` go to
     ``vp_out[j-1, blk - fb(j)]`` / ``vn_out``. Returns the final ``VP``/``VN`` words of all blocks and
-    the computed ``D[m][len(text)]`` (meaningful when row ``m`` is in the band at the last column).
+    the computed ``D`` at each block's last row in the last column (``D[m][len(text)]`` is the last
+    entry, meaningful when row ``m`` is in the band at the last column).
     """
     nblocks = (m + 63) >> 6
     last_bit = _ONE << np.uint64((m - 1) & 63)
     store = vp_out.shape[0] > 0
+    pm, starts, blocks, bits = masks
+    sparse = starts.shape[0] > 0
     text_index = np.empty(text.shape[0], dtype=np.int64)
     _map_lookup(text, direct, keys, slots, text_index)
     vp = np.full(nblocks, _ALL, dtype=np.uint64)
@@ -249,15 +288,31 @@ def _banded_pass(pm, direct, keys, slots, m, text, w, vp_out, vn_out):
             prev_lb = lb
         k = text_index[j - 1]
         hin = 1
+        e = end = 0
+        if sparse and k >= 0:  # the element's first block at or after fb; its blocks follow in order
+            e, end = starts[k], starts[k + 1]
+            hi = end
+            while e < hi:
+                mid = (e + hi) >> 1
+                if blocks[mid] < fb:
+                    e = mid + 1
+                else:
+                    hi = mid
         for blk in range(fb, lb + 1):
-            eq = pm[k, blk] if k >= 0 else np.uint64(0)
+            eq = np.uint64(0)
+            if k >= 0:
+                if not sparse:
+                    eq = pm[k, blk]
+                elif e < end and blocks[e] == blk:
+                    eq = bits[e]
+                    e += 1
             out_bit = last_bit if blk == nblocks - 1 else _TOP_BIT
             vp[blk], vn[blk], hin = _advance(eq, vp[blk], vn[blk], hin, out_bit)
             bottom[blk] += hin
             if store:
                 vp_out[j - 1, blk - fb] = vp[blk]
                 vn_out[j - 1, blk - fb] = vn[blk]
-    return vp, vn, bottom[nblocks - 1]
+    return vp, vn, bottom
 
 
 # --------------------------------------------------------------------------------------------------
@@ -309,11 +364,11 @@ def _blocked_distance(pattern, text):
     """Distance for a pattern longer than 64: banded blocks, doubling the band until exact."""
     m, n = pattern.shape[0], text.shape[0]
     direct, keys, slots = _map_new(m)
-    pm = _block_masks(pattern, direct, keys, slots)
+    masks = _block_masks(pattern, direct, keys, slots)
     no_store = np.empty((0, 0), dtype=np.uint64)
     w = max(_INITIAL_BAND, abs(m - n))
     while True:
-        d = _banded_pass(pm, direct, keys, slots, m, text, w, no_store, no_store)[2]
+        d = _banded_pass(masks, direct, keys, slots, m, text, w, no_store, no_store)[2][-1]
         if d <= w or w >= max(m, n):
             return d
         w *= 2
@@ -339,19 +394,27 @@ def _distance(a, b, scratch):
 # --------------------------------------------------------------------------------------------------
 
 @_jit
-def _column_scores(pattern, text):
-    """``D[i][len(text)]`` for ``i = 0..len(pattern)`` (pattern longer than 64, text non-empty)."""
-    m = pattern.shape[0]
+def _column_scores(pattern, text, w):
+    """Upper bounds of ``D[i][len(text)]`` for ``i = 0..len(pattern)``, exact wherever they are at most
+    ``w`` (pattern longer than 64, text non-empty); ``_FAR`` for rows outside the band of the last
+    column. Only the band ``|i - j| <= w`` is computed (see :func:`_banded_pass`)."""
+    m, n = pattern.shape[0], text.shape[0]
     direct, keys, slots = _map_new(m)
-    pm = _block_masks(pattern, direct, keys, slots)
+    masks = _block_masks(pattern, direct, keys, slots)
     no_store = np.empty((0, 0), dtype=np.uint64)
-    vp, vn, _ = _banded_pass(pm, direct, keys, slots, m, text, m + text.shape[0], no_store, no_store)
-    scores = np.empty(m + 1, dtype=np.int64)
-    scores[0] = text.shape[0]
-    for i in range(1, m + 1):
-        bit = _ONE << np.uint64((i - 1) & 63)
-        word = (i - 1) >> 6
-        scores[i] = scores[i - 1] + (1 if vp[word] & bit else 0) - (1 if vn[word] & bit else 0)
+    vp, vn, bottom = _banded_pass(masks, direct, keys, slots, m, text, w, no_store, no_store)
+    scores = np.full(m + 1, _FAR, dtype=np.int64)
+    scores[0] = n
+    fb, lb = _band_blocks(n, w, m)
+    for blk in range(fb, lb + 1):  # walk up each band block from its computed last row
+        end = min(64 * (blk + 1), m)
+        v = bottom[blk]
+        scores[end] = v
+        for i in range(end, 64 * blk, -1):
+            bit = _ONE << np.uint64((i - 1) & 63)
+            v += (1 if vn[blk] & bit else 0) - (1 if vp[blk] & bit else 0)
+            if v < scores[i - 1]:
+                scores[i - 1] = v
     return scores
 
 
@@ -423,8 +486,8 @@ def _direct_alignment(a, b, off_a, off_b, hint, hint_exact, ops, n, scratch):
         vp_store = np.empty((b.shape[0], width), dtype=np.uint64)
         vn_store = np.empty((b.shape[0], width), dtype=np.uint64)
         direct, keys, slots = _map_new(m)
-        pm = _block_masks(a, direct, keys, slots)
-        _banded_pass(pm, direct, keys, slots, m, b, w, vp_store, vn_store)
+        masks = _block_masks(a, direct, keys, slots)
+        _banded_pass(masks, direct, keys, slots, m, b, w, vp_store, vn_store)
         n = _walk_back(a, b, off_a, off_b, ops, n, vp_store, vn_store, w)
     _reverse_rows(ops, start, n)
     return n
@@ -449,7 +512,8 @@ def _align(a, b, ops, scratch):
     banded bit matrix would exceed 1 MiB is cut at the middle column ``mid = len(b) // 2`` and at the
     smallest ref position ``i`` minimising ``D(a[:i], b[:mid]) + D(a[i:], b[mid:])``; both halves
     are solved the same way, each with its exact distance as the band hint. At the top level the
-    hint is ``max(len(a), len(b))``. ``scratch`` (:func:`_scratch_new`) fits ``max(len(a), len(b))``.
+    hint is ``max(len(a), len(b))`` (it decides the first split; the split itself is computed in the
+    band of the exact distance). ``scratch`` (:func:`_scratch_new`) fits ``max(len(a), len(b))``.
     """
     # Pending problems; each split replaces one entry by two, and halves len(b), so depth <= 2 * 64.
     stack = np.empty((130, 6), dtype=np.int64)
@@ -472,9 +536,12 @@ def _align(a, b, ops, scratch):
         if 2 * band * l2 // 8 < _SPLIT_BYTES or l1 < _SPLIT_MIN_REF or l2 < _SPLIT_MIN_HYP:
             n = _direct_alignment(sa, sb, a_lo, b_lo, hint, hint_exact != 0, ops, n, scratch)
             continue
+        # Every optimal split lies within the band of the exact distance d (plus one), so only that
+        # band of the forward and backward passes is computed.
+        d = hint if hint_exact else _distance(sa, sb, scratch)
         mid = l2 // 2
-        left = _column_scores(sa, sb[:mid])
-        right = _column_scores(sa[::-1].copy(), sb[mid:][::-1].copy())
+        left = _column_scores(sa, sb[:mid], d + 1)
+        right = _column_scores(sa[::-1].copy(), sb[mid:][::-1].copy(), d + 1)
         best = 0
         for i in range(1, l1 + 1):
             if left[i] + right[l1 - i] < left[best] + right[l1 - best]:
@@ -595,41 +662,66 @@ def _schwa_flags(text, schwa):
 @_jit
 def _schwa_distance(g, p, g_joins, p_joins, schwa, scratch):
     """Deleting ``g[i-1]`` / inserting ``p[j-1]`` is free when it is a schwa next to a join of
-    its own string or at the current position's join of the other string. One DP row over ``p``."""
+    its own string or at the current position's join of the other string. One DP row over ``p``,
+    restricted to the diagonals an optimal path can reach, as the Rust kernel does: such a path
+    makes at most ``strict + F`` insertions and deletions (``F`` = schwas that can ever be free),
+    and one through diagonal ``d = j - i`` ending on ``m - n`` makes at least ``|d| + |m - n - d|``."""
     n, m = g.shape[0], p.shape[0]
     g_schwa, g_any = _schwa_flags(g, schwa)
     p_schwa, p_any = _schwa_flags(p, schwa)
     has_joins = g_joins.shape[0] > 0 or p_joins.shape[0] > 0
     if not has_joins or not (g_any or p_any):  # no operation can be free: plain distance
         return _distance(g, p, scratch)
+    strict = _distance(g, p, scratch)
+    if strict == 0:
+        return 0
     jg = _mark(g_joins, n)
     jp = _mark(p_joins, m)
-    row = np.empty(m + 1, dtype=np.int64)
-    row[0] = 0
-    for j in range(1, m + 1):
-        free = p_schwa[j - 1] and (jp[j - 1] or jp[j] or jg[0])
-        row[j] = row[j - 1] + (0 if free else 1)
+    free = 0
+    for i in range(n):
+        if g_schwa[i] and (jg[i] or jg[i + 1] or p_joins.shape[0] > 0):
+            free += 1
+    for j in range(m):
+        if p_schwa[j] and (jp[j] or jp[j + 1] or g_joins.shape[0] > 0):
+            free += 1
+    if free == 0:
+        return strict
+    budget, delta = strict + free, m - n
+    d_lo, d_hi = -((budget - delta) // 2), (budget + delta) // 2  # budget >= |delta|: both halves >= 0
+    prev = np.full(m + 2, _FAR, dtype=np.int64)
+    cur = np.full(m + 2, _FAR, dtype=np.int64)
+    prev[0] = 0
+    for j in range(1, min(d_hi, m) + 1):
+        free_ins = p_schwa[j - 1] and (jp[j - 1] or jp[j] or jg[0])
+        prev[j] = prev[j - 1] + (0 if free_ins else 1)
     for i in range(1, n + 1):
+        lo, hi = max(i + d_lo, 0), min(i + d_hi, m)
         del_schwa = g_schwa[i - 1]
         del_at_join = jg[i - 1] or jg[i]
-        diag = row[0]
-        free = del_schwa and (del_at_join or jp[0])
-        row[0] = diag + (0 if free else 1)
         gi = g[i - 1]
-        for j in range(1, m + 1):
-            up = row[j]
+        # column lo has no left neighbour inside the band
+        free_del = del_schwa and (del_at_join or jp[lo])
+        left = prev[lo] + (0 if free_del else 1)
+        if lo > 0:
+            cand = prev[lo - 1] + (0 if gi == p[lo - 1] else 1)
+            if cand < left:
+                left = cand
+        cur[lo] = left
+        for j in range(lo + 1, hi + 1):
             free_del = del_schwa and (del_at_join or jp[j])
             free_ins = p_schwa[j - 1] and (jp[j - 1] or jp[j] or jg[i])
-            best = diag + (0 if gi == p[j - 1] else 1)
-            cand = up + (0 if free_del else 1)
+            best = prev[j - 1] + (0 if gi == p[j - 1] else 1)
+            cand = prev[j] + (0 if free_del else 1)
             if cand < best:
                 best = cand
-            cand = row[j - 1] + (0 if free_ins else 1)
+            cand = left + (0 if free_ins else 1)
             if cand < best:
                 best = cand
-            diag = up
-            row[j] = best
-    return row[m]
+            cur[j] = best
+            left = best
+        cur[hi + 1] = _FAR
+        prev, cur = cur, prev
+    return prev[m]
 
 
 # --------------------------------------------------------------------------------------------------
@@ -753,6 +845,7 @@ _MIN_CHUNK_ELEMENTS = 4096
 
 
 def _pool(threads: int) -> ThreadPoolExecutor:
+    """The executor of ``threads`` workers (at most one per count up to the number of cores)."""
     with _POOLS_LOCK:
         if threads not in _POOLS:
             _POOLS[threads] = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="scorekit-levenshtein")
@@ -768,7 +861,7 @@ def _run(chunk_kernel, threads, out: np.ndarray, elements: int, *args) -> np.nda
     rather than ``prange``: Numba's parallel lowering would add about 20 s of CPU to the first,
     uncached compilation, for the same speed.)
     """
-    threads = resolve_threads(threads) or (os.cpu_count() or 1)
+    threads = resolve_threads(threads) or available_cores()
     n = out.shape[0]
     nchunks = min(n, 8 * threads, elements // _MIN_CHUNK_ELEMENTS)
     if threads == 1 or nchunks <= 1:

@@ -1199,7 +1199,12 @@ impl CallPacker {
             // no helper for a single chunk, and never more helpers than chunks after the first
             let helpers: Vec<_> = (1..workers)
                 .take(n.div_ceil(chunk_size).saturating_sub(1))
-                .map(|_| scope.spawn(|| score_queue(&queue)))
+                // a thread the OS refuses to start is one helper fewer (this thread scores the rest)
+                .map_while(|_| {
+                    std::thread::Builder::new()
+                        .spawn_scoped(scope, || score_queue(&queue))
+                        .ok()
+                })
                 .collect();
             let mut packed = Ok(());
             for start in (0..n).step_by(chunk_size) {

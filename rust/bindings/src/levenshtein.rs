@@ -1,37 +1,74 @@
 //! Bindings of the Levenshtein family: batch distance, alignment breakdown, word alignment,
 //! schwa-forgiving distance and single-pair edit operations (see `scorekit._kernels.levenshtein`).
+//! A kernel that runs out of memory raises `MemoryError` naming the item.
+
+use std::collections::TryReserveError;
+use std::sync::Mutex;
 
 use numpy::ndarray::Array2;
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1};
-use pyo3::exceptions::PyValueError;
+use pyo3::exceptions::{PyMemoryError, PyValueError};
 use pyo3::prelude::*;
 use rayon::prelude::*;
 use scorekit_kernels::levenshtein::{
     align, distance, editops, schwa_distance, word_alignment, AlignWorkspace, DistanceWorkspace,
-    SchwaWorkspace, WordWorkspace,
+    SchwaError, SchwaWorkspace, WordWorkspace,
 };
 
 use crate::parallel::{
     check_offsets, item, run_detached, same_count, PairBatch, MIN_ITEMS_PER_TASK, SERIAL_BELOW,
 };
 
+/// `MemoryError` for a kernel buffer that could not be allocated (`item` in a batch).
+fn out_of_memory(item: Option<usize>, e: TryReserveError) -> PyErr {
+    let at = item.map_or(String::new(), |k| format!("item {k}: "));
+    PyMemoryError::new_err(format!("{at}out of memory ({e})"))
+}
+
+/// A zeroed result buffer of `len` entries, or `MemoryError`.
+fn zeroed(len: usize) -> PyResult<Vec<i64>> {
+    let mut out = Vec::new();
+    out.try_reserve(len).map_err(|e| out_of_memory(None, e))?;
+    out.resize(len, 0);
+    Ok(out)
+}
+
 /// Fill `out` (`width` columns per item) with `f(workspace, k, row)` for every item `k`,
-/// in parallel for large batches. Results never depend on the thread count.
-fn fill_rows<W, F>(out: &mut [i64], width: usize, init: fn() -> W, f: F)
+/// in parallel for large batches. Results never depend on the thread count: on failure, the
+/// error of the lowest failing item is returned.
+fn fill_rows<W, E, F>(
+    out: &mut [i64],
+    width: usize,
+    init: fn() -> W,
+    f: F,
+) -> Result<(), (usize, E)>
 where
-    F: Fn(&mut W, usize, &mut [i64]) + Sync + Send,
+    E: Send,
+    F: Fn(&mut W, usize, &mut [i64]) -> Result<(), E> + Sync + Send,
 {
     let n = out.len() / width.max(1);
     if n < SERIAL_BELOW {
         let mut ws = init();
         for (k, row) in out.chunks_mut(width).enumerate() {
-            f(&mut ws, k, row);
+            f(&mut ws, k, row).map_err(|e| (k, e))?;
         }
-    } else {
-        out.par_chunks_mut(width)
-            .enumerate()
-            .with_min_len(MIN_ITEMS_PER_TASK)
-            .for_each_init(init, |ws, (k, row)| f(ws, k, row));
+        return Ok(());
+    }
+    let first = Mutex::new(None::<(usize, E)>);
+    out.par_chunks_mut(width)
+        .enumerate()
+        .with_min_len(MIN_ITEMS_PER_TASK)
+        .for_each_init(init, |ws, (k, row)| {
+            if let Err(e) = f(ws, k, row) {
+                let mut first = first.lock().unwrap_or_else(|p| p.into_inner());
+                if first.as_ref().is_none_or(|(j, _)| k < *j) {
+                    *first = Some((k, e));
+                }
+            }
+        });
+    match first.into_inner().unwrap_or_else(|p| p.into_inner()) {
+        Some(failure) => Err(failure),
+        None => Ok(()),
     }
 }
 
@@ -48,7 +85,7 @@ fn pair_rows<'py, W>(
     threads: usize,
     width: usize,
     init: fn() -> W,
-    f: impl Fn(&mut W, &[u32], &[u32], &mut [i64]) + Sync + Send,
+    f: impl Fn(&mut W, &[u32], &[u32], &mut [i64]) -> Result<(), TryReserveError> + Sync + Send,
 ) -> PyResult<(Vec<i64>, usize)> {
     let batch = PairBatch::new(
         a.as_slice()?,
@@ -58,14 +95,14 @@ fn pair_rows<'py, W>(
         names,
     )?;
     let n = batch.n;
-    let out = run_detached(py, threads, || {
-        let mut out = vec![0i64; n * width];
+    let mut out = zeroed(n * width)?;
+    run_detached(py, threads, || {
         fill_rows(&mut out, width, init, |ws, k, row| {
             let (x, y) = batch.pair(k);
             f(ws, x, y, row)
-        });
-        out
-    })?;
+        })
+    })?
+    .map_err(|(k, e)| out_of_memory(Some(k), e))?;
     Ok((out, n))
 }
 
@@ -88,7 +125,10 @@ fn levenshtein_distance_batch<'py>(
         threads,
         1,
         DistanceWorkspace::new,
-        |ws, a, b, row| row[0] = distance(ws, a, b) as i64,
+        |ws, a, b, row| {
+            row[0] = distance(ws, a, b)? as i64;
+            Ok(())
+        },
     )?;
     Ok(out.into_pyarray(py))
 }
@@ -113,10 +153,11 @@ fn levenshtein_alignment_batch<'py>(
         4,
         AlignWorkspace::new,
         |ws, r, h, row| {
-            let c = align(ws, r, h);
+            let c = align(ws, r, h)?;
             row.copy_from_slice(
                 &[c.hits, c.substitutions, c.deletions, c.insertions].map(|v| v as i64),
             );
+            Ok(())
         },
     )?;
     to_matrix(py, out, n, 4)
@@ -142,7 +183,7 @@ fn word_alignment_batch<'py>(
         6,
         WordWorkspace::new,
         |ws, r, h, row| {
-            let w = word_alignment(ws, r, h);
+            let w = word_alignment(ws, r, h)?;
             let c = w.counts;
             row.copy_from_slice(
                 &[
@@ -155,6 +196,7 @@ fn word_alignment_batch<'py>(
                 ]
                 .map(|v| v as i64),
             );
+            Ok(())
         },
     )?;
     to_matrix(py, out, n, 6)
@@ -206,38 +248,25 @@ fn schwa_distance_batch<'py>(
         "pred",
         "pred_joins",
     )?;
-    let result: Result<Vec<i64>, String> = run_detached(py, threads, || {
-        let mut out = vec![0i64; n];
-        let errors = std::sync::Mutex::new(None::<(usize, String)>);
-        fill_rows(
-            &mut out,
-            1,
-            SchwaWorkspace::new,
-            |ws, k, row| match schwa_distance(
+    let mut out = zeroed(n)?;
+    run_detached(py, threads, || {
+        fill_rows(&mut out, 1, SchwaWorkspace::new, |ws, k, row| {
+            row[0] = schwa_distance(
                 ws,
                 item(gv, go, k),
                 item(pv, po, k),
                 item(gjv, gjo, k),
                 item(pjv, pjo, k),
                 schwa,
-            ) {
-                Ok(d) => row[0] = d as i64,
-                Err(e) => {
-                    let mut first = errors.lock().unwrap_or_else(|p| p.into_inner());
-                    if first.as_ref().is_none_or(|(j, _)| k < *j) {
-                        *first = Some((k, e));
-                    }
-                }
-            },
-        );
-        match errors.into_inner().unwrap_or_else(|p| p.into_inner()) {
-            Some((k, e)) => Err(format!("item {k}: {e}")),
-            None => Ok(out),
-        }
+            )? as i64;
+            Ok(())
+        })
+    })?
+    .map_err(|(k, e)| match e {
+        SchwaError::BadJoin(message) => PyValueError::new_err(format!("item {k}: {message}")),
+        SchwaError::OutOfMemory(e) => out_of_memory(Some(k), e),
     })?;
-    result
-        .map(|v| v.into_pyarray(py))
-        .map_err(PyValueError::new_err)
+    Ok(out.into_pyarray(py))
 }
 
 #[pyfunction]
@@ -247,11 +276,15 @@ fn levenshtein_editops<'py>(
     hypothesis: PyReadonlyArray1<'py, u32>,
 ) -> PyResult<Bound<'py, PyArray2<i64>>> {
     let (r, h) = (reference.as_slice()?, hypothesis.as_slice()?);
-    let ops = py.detach(|| editops(&mut AlignWorkspace::new(), r, h));
-    let flat: Vec<i64> = ops
-        .iter()
-        .flat_map(|op| [op.kind as i64, op.ref_pos as i64, op.hyp_pos as i64])
-        .collect();
+    let ops = run_detached(py, 1, || editops(&mut AlignWorkspace::new(), r, h))?
+        .map_err(|e| out_of_memory(None, e))?;
+    let mut flat = Vec::new();
+    flat.try_reserve(3 * ops.len())
+        .map_err(|e| out_of_memory(None, e))?;
+    flat.extend(
+        ops.iter()
+            .flat_map(|op| [op.kind as i64, op.ref_pos as i64, op.hyp_pos as i64]),
+    );
     to_matrix(py, flat, ops.len(), 3)
 }
 

@@ -1,10 +1,18 @@
-//! Shared plumbing for batch bindings: validated views of the packed batch layout and rayon
-//! thread pools sized by the caller's `threads` argument (0 = rayon's global pool, all cores).
+//! Shared plumbing for batch bindings: validated views of the packed batch layout, and the rayon
+//! thread pools that run them.
+//!
+//! `threads` is capped at the machine's parallelism: 0, or any larger value, means every core.
+//! Pools are made on first use, one per worker count, and kept: at most one pool per count from 1
+//! to the number of cores, whatever values callers pass. A thread the OS refuses to start is a
+//! `RuntimeError`; a panic inside a kernel is caught at this boundary (`RuntimeError`, or
+//! `MemoryError` for a kernel that reports running out of memory by panicking).
 
+use std::any::Any;
 use std::collections::HashMap;
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::exceptions::{PyMemoryError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use rayon::ThreadPool;
 
@@ -13,13 +21,15 @@ pub const SERIAL_BELOW: usize = 32;
 /// Items per rayon task: keeps scheduling overhead small next to short kernels.
 pub const MIN_ITEMS_PER_TASK: usize = 128;
 
-/// Worker threads meant by a `threads` argument: itself, or every core for 0. The core count is
-/// read once (`available_parallelism` reads cgroup files on Linux, too slow for every call).
+/// Worker threads meant by a `threads` argument: itself, capped at the number of cores; 0 means
+/// every core. The core count is read once (`available_parallelism` reads cgroup files on Linux,
+/// too slow for every call).
 pub fn worker_count(threads: usize) -> usize {
     static CORES: OnceLock<usize> = OnceLock::new();
+    let cores = *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |w| w.get()));
     match threads {
-        0 => *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |w| w.get())),
-        t => t,
+        0 => cores,
+        t => t.min(cores),
     }
 }
 
@@ -110,37 +120,48 @@ pub fn item<'a, T>(values: &'a [T], offsets: &[i64], k: usize) -> &'a [T] {
     &values[offsets[k] as usize..offsets[k + 1] as usize]
 }
 
-fn pool(threads: usize) -> PyResult<Arc<ThreadPool>> {
+/// The pool of `workers` threads (`1..=cores`), started on first use.
+fn pool(workers: usize) -> PyResult<Arc<ThreadPool>> {
     static POOLS: OnceLock<Mutex<HashMap<usize, Arc<ThreadPool>>>> = OnceLock::new();
     let pools = POOLS.get_or_init(|| Mutex::new(HashMap::new()));
-    let mut guard = pools
-        .lock()
-        .map_err(|_| PyRuntimeError::new_err("thread-pool cache poisoned"))?;
-    if let Some(p) = guard.get(&threads) {
+    let mut guard = pools.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(p) = guard.get(&workers) {
         return Ok(p.clone());
     }
     let p = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
+        .num_threads(workers)
+        .thread_name(|k| format!("scorekit-{k}"))
         .build()
-        .map_err(|e| PyRuntimeError::new_err(format!("cannot start {threads} threads: {e}")))?;
+        .map_err(|e| {
+            PyRuntimeError::new_err(format!("cannot start {workers} worker threads: {e}"))
+        })?;
     let p = Arc::new(p);
-    guard.insert(threads, p.clone());
+    guard.insert(workers, p.clone());
     Ok(p)
 }
 
-/// Run `work` with the GIL released, inside a pool of `threads` threads (0 = all cores).
+/// The Python error for a panic caught at the binding boundary.
+fn panic_error(payload: Box<dyn Any + Send>) -> PyErr {
+    let message = payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".to_string());
+    if message.starts_with("out of memory") {
+        PyMemoryError::new_err(message)
+    } else {
+        PyRuntimeError::new_err(format!("internal error in scorekit._core: {message}"))
+    }
+}
+
+/// Run `work` with the GIL released, inside the pool of [`worker_count`]`(threads)` threads; a
+/// panic becomes a Python exception instead of crossing into Python.
 pub fn run_detached<R, F>(py: Python<'_>, threads: usize, work: F) -> PyResult<R>
 where
     R: Send,
     F: FnOnce() -> R + Send,
 {
-    let pool = if threads == 0 {
-        None
-    } else {
-        Some(pool(threads)?)
-    };
-    Ok(py.detach(move || match pool {
-        Some(p) => p.install(work),
-        None => work(),
-    }))
+    let pool = pool(worker_count(threads))?;
+    py.detach(move || catch_unwind(AssertUnwindSafe(|| pool.install(work))))
+        .map_err(panic_error)
 }

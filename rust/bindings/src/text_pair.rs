@@ -2,7 +2,7 @@
 //! counts come back as Python ints, so scoring one pair needs neither packing nor NumPy, and a
 //! first `scorekit.score` call does not pay for importing NumPy.
 
-use pyo3::exceptions::PyValueError;
+use pyo3::exceptions::{PyMemoryError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyString;
 use scorekit_kernels::levenshtein::{align, word_alignment, AlignWorkspace, WordWorkspace};
@@ -33,20 +33,21 @@ fn text_pair_counts(
     let (mut pred, mut gold) = (Vec::new(), Vec::new());
     append_code_points(py, hypothesis, &mut pred, "pred", 0)?;
     append_code_points(py, reference, &mut gold, "gold", 0)?;
-    run_detached(py, 1, move || {
-        let (ref_len, c) = if words {
-            let w = word_alignment(&mut WordWorkspace::new(), &gold, &pred);
-            (w.ref_words, w.counts)
+    let counts = run_detached(py, 1, move || {
+        if words {
+            word_alignment(&mut WordWorkspace::new(), &gold, &pred).map(|w| (w.ref_words, w.counts))
         } else {
-            (gold.len(), align(&mut AlignWorkspace::new(), &gold, &pred))
-        };
-        (
-            ref_len as i64,
-            c.substitutions as i64,
-            c.deletions as i64,
-            c.insertions as i64,
-        )
-    })
+            align(&mut AlignWorkspace::new(), &gold, &pred).map(|c| (gold.len(), c))
+        }
+    })?;
+    let (ref_len, c) =
+        counts.map_err(|e| PyMemoryError::new_err(format!("out of memory ({e})")))?;
+    Ok((
+        ref_len as i64,
+        c.substitutions as i64,
+        c.deletions as i64,
+        c.insertions as i64,
+    ))
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

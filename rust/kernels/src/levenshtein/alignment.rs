@@ -12,10 +12,14 @@
 //! text row, and the first pattern column with a minimal forward + backward distance. Memory is
 //! bounded: a direct traceback stores only the bit rows inside a diagonal band of half-width
 //! `distance + 3`, which holds every cell an optimal path (and the rule) can touch, because a
-//! cell `(i, j)` on an optimal path has `|i − j| ≤ D[i][j] ≤ distance`.
+//! cell `(i, j)` on an optimal path has `|i − j| ≤ D[i][j] ≤ distance`. Every other buffer is
+//! linear in the input, and all are grown fallibly (out of memory is an error, not an abort).
+
+use std::collections::TryReserveError;
 
 use super::common_affix;
 use super::distance::{band_blocks, hyyro_step, myers_banded, DistanceWorkspace};
+use super::pattern::fill;
 
 /// Kind of one edit operation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -124,27 +128,43 @@ impl AlignWorkspace {
     }
 }
 
-/// Counts of the alignment of `reference` and `hypothesis`.
-pub fn align(ws: &mut AlignWorkspace, reference: &[u32], hypothesis: &[u32]) -> AlignmentCounts {
+/// Counts of the alignment of `reference` and `hypothesis` (an error only when out of memory).
+pub fn align(
+    ws: &mut AlignWorkspace,
+    reference: &[u32],
+    hypothesis: &[u32],
+) -> Result<AlignmentCounts, TryReserveError> {
     let mut counts = AlignmentCounts::default();
-    run(ws, reference, hypothesis, &mut counts);
+    run(ws, reference, hypothesis, &mut counts)?;
     counts.hits = reference.len() - counts.substitutions - counts.deletions;
-    counts
+    Ok(counts)
 }
 
-/// The edit operations turning `reference` into `hypothesis`, in sequence order.
-pub fn editops(ws: &mut AlignWorkspace, reference: &[u32], hypothesis: &[u32]) -> Vec<EditOp> {
+/// The edit operations turning `reference` into `hypothesis`, in sequence order (an error only
+/// when out of memory).
+pub fn editops(
+    ws: &mut AlignWorkspace,
+    reference: &[u32],
+    hypothesis: &[u32],
+) -> Result<Vec<EditOp>, TryReserveError> {
     let mut ops = Vec::new();
-    run(ws, reference, hypothesis, &mut ops);
-    ops
+    // A script never has more operations than the longer side has symbols.
+    ops.try_reserve(reference.len().max(hypothesis.len()))?;
+    run(ws, reference, hypothesis, &mut ops)?;
+    Ok(ops)
 }
 
-fn run<S: OpSink>(ws: &mut AlignWorkspace, s1: &[u32], s2: &[u32], sink: &mut S) {
+fn run<S: OpSink>(
+    ws: &mut AlignWorkspace,
+    s1: &[u32],
+    s2: &[u32],
+    sink: &mut S,
+) -> Result<(), TryReserveError> {
     // rapidfuzz's Python `editops` starts from the trivial bound max(len1, len2) (no exact
     // distance first); that bound decides where the Hirschberg splits happen. Verified against
     // rapidfuzz 3.14 on random strings of up to 5,000 symbols (tests/test_levenshtein_kernels.py).
     let bound = s1.len().max(s2.len());
-    align_part(ws, s1, s2, 0, 0, bound, false, sink);
+    align_part(ws, s1, s2, 0, 0, bound, false, sink)
 }
 
 /// Align one part; `bound` is the bound rapidfuzz would use here, and the exact distance of the
@@ -159,7 +179,7 @@ fn align_part<S: OpSink>(
     bound: usize,
     exact: bool,
     sink: &mut S,
-) {
+) -> Result<(), TryReserveError> {
     let (prefix, suffix) = common_affix(s1, s2);
     let s1 = &s1[prefix..s1.len() - suffix];
     let s2 = &s2[prefix..s2.len() - suffix];
@@ -168,15 +188,14 @@ fn align_part<S: OpSink>(
     let full_band = s1.len().min(2 * clipped + 1);
     let matrix_bytes = 2 * full_band * s2.len() / 8;
     if matrix_bytes < 1 << 20 || s1.len() < 65 || s2.len() < 10 {
-        direct_traceback(ws, s1, s2, src_pos, dest_pos, sink);
-        return;
+        return direct_traceback(ws, s1, s2, src_pos, dest_pos, sink);
     }
     let d = if exact {
         bound
     } else {
-        super::distance(&mut ws.dist, s1, s2)
+        super::distance(&mut ws.dist, s1, s2)?
     };
-    let (mid1, mid2, left, right) = hirschberg_split(ws, s1, s2, d);
+    let (mid1, mid2, left, right) = hirschberg_split(ws, s1, s2, d)?;
     align_part(
         ws,
         &s1[..mid1],
@@ -186,7 +205,7 @@ fn align_part<S: OpSink>(
         left,
         true,
         sink,
-    );
+    )?;
     align_part(
         ws,
         &s1[mid1..],
@@ -196,7 +215,7 @@ fn align_part<S: OpSink>(
         right,
         true,
         sink,
-    );
+    )
 }
 
 /// Upper bounds of the distances from the pattern's prefixes to `text`, exact wherever they are at
@@ -207,9 +226,9 @@ fn prefix_distances(
     text: &[u32],
     w: usize,
     out: &mut Vec<usize>,
-) {
+) -> Result<(), TryReserveError> {
     let m = pattern.len();
-    ws.dist.masks.build(pattern);
+    ws.dist.masks.build(pattern)?;
     myers_banded(
         &ws.dist.masks,
         m,
@@ -219,9 +238,8 @@ fn prefix_distances(
         &mut ws.block_vn,
         &mut ws.bottom,
         |_, _, _, _| {},
-    );
-    out.clear();
-    out.resize(m + 1, usize::MAX);
+    )?;
+    fill(out, m + 1, usize::MAX)?;
     out[0] = text.len();
     let (first, last) = band_blocks(text.len(), w, m);
     for b in first..=last {
@@ -234,6 +252,7 @@ fn prefix_distances(
             out[i - 1] = out[i - 1].min(v);
         }
     }
+    Ok(())
 }
 
 /// Split at the middle row of `s2` and the first column of `s1` (0 included) minimising the sum of
@@ -244,14 +263,19 @@ fn hirschberg_split(
     s1: &[u32],
     s2: &[u32],
     d: usize,
-) -> (usize, usize, usize, usize) {
+) -> Result<(usize, usize, usize, usize), TryReserveError> {
     let mid2 = s2.len() / 2;
-    let mut forward = Vec::with_capacity(s1.len() + 1);
-    prefix_distances(ws, s1, &s2[..mid2], d + 1, &mut forward);
-    let rev1: Vec<u32> = s1.iter().rev().copied().collect();
-    let rev2: Vec<u32> = s2[mid2..].iter().rev().copied().collect();
-    let mut backward = Vec::with_capacity(s1.len() + 1);
-    prefix_distances(ws, &rev1, &rev2, d + 1, &mut backward);
+    let mut forward = Vec::new();
+    prefix_distances(ws, s1, &s2[..mid2], d + 1, &mut forward)?;
+    let reversed = |s: &[u32]| -> Result<Vec<u32>, TryReserveError> {
+        let mut r = Vec::new();
+        r.try_reserve(s.len())?;
+        r.extend(s.iter().rev());
+        Ok(r)
+    };
+    let (rev1, rev2) = (reversed(s1)?, reversed(&s2[mid2..])?);
+    let mut backward = Vec::new();
+    prefix_distances(ws, &rev1, &rev2, d + 1, &mut backward)?;
     let n = s1.len();
     let (mut best, mut mid1) = (usize::MAX, 0);
     for i in 0..=n {
@@ -261,33 +285,46 @@ fn hirschberg_split(
             mid1 = i;
         }
     }
-    (mid1, mid2, forward[mid1], backward[n - mid1])
+    Ok((mid1, mid2, forward[mid1], backward[n - mid1]))
 }
 
 /// Fill the stored bit rows for pattern `s1` over text `s2` (band of the exact distance).
-fn fill_rows(ws: &mut AlignWorkspace, s1: &[u32], s2: &[u32]) {
+fn fill_rows(ws: &mut AlignWorkspace, s1: &[u32], s2: &[u32]) -> Result<(), TryReserveError> {
     let m = s1.len();
     ws.vp.clear();
     ws.vn.clear();
     ws.first_word.clear();
     ws.row_start.clear();
-    ws.dist.masks.build(s1);
+    ws.dist.masks.build(s1)?;
     ws.single_word = m <= 64;
     if ws.single_word {
+        ws.vp.try_reserve(s2.len())?;
+        ws.vn.try_reserve(s2.len())?;
         let mut vp: u64 = if m == 64 { !0 } else { (1u64 << m) - 1 };
         let mut vn: u64 = 0;
         for &c in s2 {
-            hyyro_step(ws.dist.masks.mask(c, 0), &mut vp, &mut vn);
+            hyyro_step(ws.dist.masks.single(c), &mut vp, &mut vn);
             ws.vp.push(vp);
             ws.vn.push(vn);
         }
-        return;
+        return Ok(());
     }
-    let d = super::distance(&mut ws.dist, s1, s2);
-    ws.dist.masks.build(s1);
+    let d = super::distance(&mut ws.dist, s1, s2)?;
+    ws.dist.masks.build(s1)?;
     // Exact vertical deltas wherever D ≤ d + 3: everything the traceback reads (path cells have
     // D ≤ d and the rule only compares them with neighbours).
     let margin = d + 3;
+    // Reserve the band's words up front, so that storing them cannot fail half-way.
+    let stored: usize = (1..=s2.len())
+        .map(|j| {
+            let (first, last) = band_blocks(j, margin, m);
+            last + 1 - first
+        })
+        .sum();
+    ws.vp.try_reserve(stored)?;
+    ws.vn.try_reserve(stored)?;
+    ws.first_word.try_reserve(s2.len())?;
+    ws.row_start.try_reserve(s2.len() + 1)?;
     let (vp, vn, first_word, row_start) = (
         &mut ws.vp,
         &mut ws.vn,
@@ -308,8 +345,9 @@ fn fill_rows(ws: &mut AlignWorkspace, s1: &[u32], s2: &[u32]) {
             vp.extend_from_slice(band_vp);
             vn.extend_from_slice(band_vn);
         },
-    );
+    )?;
     ws.row_start.push(ws.vp.len());
+    Ok(())
 }
 
 fn direct_traceback<S: OpSink>(
@@ -319,11 +357,11 @@ fn direct_traceback<S: OpSink>(
     src_pos: usize,
     dest_pos: usize,
     sink: &mut S,
-) {
+) -> Result<(), TryReserveError> {
     let start = sink.segment_start();
     let (mut col, mut row) = (s1.len(), s2.len());
     if col > 0 && row > 0 {
-        fill_rows(ws, s1, s2);
+        fill_rows(ws, s1, s2)?;
         while row > 0 && col > 0 {
             if ws.bit(true, row - 1, col - 1) {
                 col -= 1;
@@ -350,6 +388,7 @@ fn direct_traceback<S: OpSink>(
         sink.op(EditOpKind::Insert, col + src_pos, row + dest_pos);
     }
     sink.segment_end(start);
+    Ok(())
 }
 
 #[cfg(test)]
@@ -419,7 +458,7 @@ mod tests {
         // rapidfuzz documents editops("qabxcd", "abycdf"): delete 0, replace 3→2, insert 6→5.
         let s = |t: &str| t.chars().map(|c| c as u32).collect::<Vec<_>>();
         let mut ws = AlignWorkspace::new();
-        let ops = editops(&mut ws, &s("qabxcd"), &s("abycdf"));
+        let ops = editops(&mut ws, &s("qabxcd"), &s("abycdf")).unwrap();
         let expected = vec![
             EditOp {
                 kind: EditOpKind::Delete,
@@ -438,7 +477,7 @@ mod tests {
             },
         ];
         assert_eq!(ops, expected);
-        let counts = align(&mut ws, &s("hello world"), &s("hello wrld"));
+        let counts = align(&mut ws, &s("hello world"), &s("hello wrld")).unwrap();
         assert_eq!(
             counts,
             AlignmentCounts {
@@ -462,15 +501,47 @@ mod tests {
             for _ in 0..1500 {
                 let a = rng.seq(max_len, &alphabet);
                 let b = rng.seq(max_len, &alphabet);
-                let ops = editops(&mut ws, &a, &b);
+                let ops = editops(&mut ws, &a, &b).unwrap();
                 check_script(&a, &b, &ops);
                 assert_eq!(
-                    align(&mut ws, &a, &b),
+                    align(&mut ws, &a, &b).unwrap(),
                     rule_counts(&a, &b),
                     "{a:?} vs {b:?}"
                 );
             }
         }
+    }
+
+    #[test]
+    fn sparse_masks_align_exactly_like_dense_ones() {
+        let mut rng = Rng(31);
+        let (mut dense, mut sparse) = (AlignWorkspace::new(), AlignWorkspace::new());
+        sparse.dist.masks.force_sparse = true;
+        let alphabet: Vec<u32> = (250..330).chain([1, 2, 3]).collect();
+        for max_len in [60, 200, 700] {
+            for _ in 0..150 {
+                let a = rng.seq(max_len, &alphabet);
+                let b = rng.seq(max_len, &alphabet);
+                let ops = editops(&mut sparse, &a, &b).unwrap();
+                check_script(&a, &b, &ops);
+                assert_eq!(ops, editops(&mut dense, &a, &b).unwrap());
+                assert_eq!(align(&mut sparse, &a, &b).unwrap(), rule_counts(&a, &b));
+            }
+        }
+    }
+
+    #[test]
+    fn traceback_storage_stays_bounded() {
+        // Unrelated 6,000-symbol sequences: a full bit matrix would hold 6,000 × 94 words per
+        // side; the Hirschberg splits keep each stored band under about 1 MiB.
+        let mut rng = Rng(8);
+        let a: Vec<u32> = (0..6000).map(|_| rng.below(4) as u32).collect();
+        let b: Vec<u32> = (0..6000).map(|_| rng.below(4) as u32).collect();
+        let mut ws = AlignWorkspace::new();
+        let ops = editops(&mut ws, &a, &b).unwrap();
+        check_script(&a, &b, &ops);
+        let stored_bytes = 8 * (ws.vp.capacity() + ws.vn.capacity());
+        assert!(stored_bytes < 3 << 20, "{stored_bytes} bytes of bit rows");
     }
 
     #[test]
@@ -480,9 +551,9 @@ mod tests {
         for _ in 0..3 {
             let a: Vec<u32> = (0..2500).map(|_| rng.below(4) as u32).collect();
             let b: Vec<u32> = (0..2300).map(|_| rng.below(4) as u32).collect();
-            let ops = editops(&mut ws, &a, &b);
+            let ops = editops(&mut ws, &a, &b).unwrap();
             check_script(&a, &b, &ops);
-            let counts = align(&mut ws, &a, &b);
+            let counts = align(&mut ws, &a, &b).unwrap();
             assert_eq!(counts.edits(), ops.len());
         }
     }

@@ -6,8 +6,10 @@
 //! bits (bit `i` ↔ pattern position `i`), the *text* is consumed one symbol per row, and after
 //! row `j` bit `i` of `vp`/`vn` says whether `D[i+1][j+1] − D[i][j+1]` is `+1`/`−1`.
 
+use std::collections::TryReserveError;
+
 use super::common_affix;
-use super::pattern::PatternMasks;
+use super::pattern::{fill, PatternMasks, Row};
 
 /// Reusable buffers for distance computations (one per thread in batch use).
 #[derive(Default)]
@@ -76,7 +78,7 @@ pub(crate) fn hyyro_single(masks: &PatternMasks, m: usize, text: &[u32]) -> usiz
     let last = 1u64 << (m - 1);
     let mut score = m;
     for &c in text {
-        let (hp, hn) = hyyro_step(masks.mask(c, 0), &mut vp, &mut vn);
+        let (hp, hn) = hyyro_step(masks.single(c), &mut vp, &mut vn);
         if hp & last != 0 {
             score += 1;
         } else if hn & last != 0 {
@@ -102,7 +104,8 @@ pub(crate) fn band_blocks(j: usize, w: usize, m: usize) -> (usize, usize) {
 /// describe real paths, so every computed value is an upper bound of the true `D`, exact wherever
 /// `D ≤ w` (a path of cost `c` never leaves the band of half-width `c`). `visit(j, first_block,
 /// vp, vn)` sees the band's words of every column. Returns the computed `D[m][n]`, exact when the
-/// distance is at most `w` and `|m − n| ≤ w`.
+/// distance is at most `w` and `|m − n| ≤ w`. Memory: three words per pattern block.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn myers_banded(
     masks: &PatternMasks,
     m: usize,
@@ -112,15 +115,15 @@ pub(crate) fn myers_banded(
     vn: &mut Vec<u64>,
     bottom: &mut Vec<usize>,
     mut visit: impl FnMut(usize, usize, &[u64], &[u64]),
-) -> usize {
+) -> Result<usize, TryReserveError> {
     let words = m.div_ceil(64);
     let last_bit_final = 1u64 << ((m - 1) % 64);
-    vp.clear();
-    vp.resize(words, !0);
-    vn.clear();
-    vn.resize(words, 0);
-    bottom.clear();
-    bottom.extend((0..words).map(|b| (64 * (b + 1)).min(m)));
+    fill(vp, words, !0)?;
+    fill(vn, words, 0)?;
+    fill(bottom, words, 0)?;
+    for (b, v) in bottom.iter_mut().enumerate() {
+        *v = (64 * (b + 1)).min(m);
+    }
     let mut prev_last = band_blocks(0, w, m).1;
     for (col, &c) in text.iter().enumerate() {
         let (first, last) = band_blocks(col + 1, w, m);
@@ -128,10 +131,8 @@ pub(crate) fn myers_banded(
             bottom[last] = bottom[last - 1] + (64 * (last + 1)).min(m) - 64 * last;
             prev_last = last;
         }
-        let eqs = masks.masks(c);
         let mut h = 1i32;
-        for b in first..=last {
-            let eq = eqs.map_or(0, |e| e[b]);
+        let mut step = |b: usize, eq: u64| {
             let last_bit = if b + 1 == words {
                 last_bit_final
             } else {
@@ -139,15 +140,36 @@ pub(crate) fn myers_banded(
             };
             h = block_step(eq, &mut vp[b], &mut vn[b], h, last_bit);
             bottom[b] = (bottom[b] as isize + h as isize) as usize;
+        };
+        match masks.row(c) {
+            Row::Absent => (first..=last).for_each(|b| step(b, 0)),
+            Row::Dense(eqs) => (first..=last).for_each(|b| step(b, eqs[b])),
+            Row::Sparse(blocks, bits) => {
+                // Walk the symbol's blocks alongside the band's.
+                let mut k = blocks.partition_point(|&x| (x as usize) < first);
+                for b in first..=last {
+                    let eq = if blocks.get(k) == Some(&(b as u32)) {
+                        k += 1;
+                        bits[k - 1]
+                    } else {
+                        0
+                    };
+                    step(b, eq);
+                }
+            }
         }
         visit(col, first, &vp[first..=last], &vn[first..=last]);
     }
-    bottom[words - 1]
+    Ok(bottom[words - 1])
 }
 
 /// Distance of a pattern longer than 64 symbols: banded passes, doubling the band until the
 /// result fits in it.
-fn banded_distance(ws: &mut DistanceWorkspace, m: usize, text: &[u32]) -> usize {
+fn banded_distance(
+    ws: &mut DistanceWorkspace,
+    m: usize,
+    text: &[u32],
+) -> Result<usize, TryReserveError> {
     let longest = m.max(text.len());
     let mut w = 64.max(m.abs_diff(text.len()));
     loop {
@@ -160,27 +182,31 @@ fn banded_distance(ws: &mut DistanceWorkspace, m: usize, text: &[u32]) -> usize 
             &mut ws.vn,
             &mut ws.bottom,
             |_, _, _, _| {},
-        );
+        )?;
         if d <= w || w >= longest {
-            return d;
+            return Ok(d);
         }
         w *= 2;
     }
 }
 
-/// Unit-cost Levenshtein distance between `a` and `b`.
-pub fn distance(ws: &mut DistanceWorkspace, a: &[u32], b: &[u32]) -> usize {
+/// Unit-cost Levenshtein distance between `a` and `b` (an error only when out of memory).
+pub fn distance(
+    ws: &mut DistanceWorkspace,
+    a: &[u32],
+    b: &[u32],
+) -> Result<usize, TryReserveError> {
     let (prefix, suffix) = common_affix(a, b);
     let a = &a[prefix..a.len() - suffix];
     let b = &b[prefix..b.len() - suffix];
     // The shorter side becomes the bit-parallel pattern.
     let (pattern, text) = if a.len() <= b.len() { (a, b) } else { (b, a) };
     if pattern.is_empty() {
-        return text.len();
+        return Ok(text.len());
     }
-    ws.masks.build(pattern);
+    ws.masks.build(pattern)?;
     if pattern.len() <= 64 {
-        hyyro_single(&ws.masks, pattern.len(), text)
+        Ok(hyyro_single(&ws.masks, pattern.len(), text))
     } else {
         banded_distance(ws, pattern.len(), text)
     }
@@ -194,11 +220,13 @@ mod tests {
     fn check(alphabet: &[u32], max_len: usize, cases: usize, seed: u64) {
         let mut rng = Rng(seed);
         let mut ws = DistanceWorkspace::new();
+        // Odd seeds run the sparse mask layout, even ones the dense.
+        ws.masks.force_sparse = seed % 2 == 1;
         for _ in 0..cases {
             let a = rng.seq(max_len, alphabet);
             let b = rng.seq(max_len, alphabet);
             assert_eq!(
-                distance(&mut ws, &a, &b),
+                distance(&mut ws, &a, &b).unwrap(),
                 reference::distance(&a, &b),
                 "{a:?} vs {b:?}"
             );
@@ -209,11 +237,14 @@ mod tests {
     fn known_values() {
         let mut ws = DistanceWorkspace::new();
         let s = |t: &str| t.chars().map(|c| c as u32).collect::<Vec<_>>();
-        assert_eq!(distance(&mut ws, &s("kitten"), &s("sitting")), 3);
-        assert_eq!(distance(&mut ws, &s(""), &s("abc")), 3);
-        assert_eq!(distance(&mut ws, &s("hello world"), &s("hello wrld")), 1);
-        assert_eq!(distance(&mut ws, &s("բարև"), &s("բարեւ")), 2);
-        assert_eq!(distance(&mut ws, &s(""), &s("")), 0);
+        assert_eq!(distance(&mut ws, &s("kitten"), &s("sitting")).unwrap(), 3);
+        assert_eq!(distance(&mut ws, &s(""), &s("abc")).unwrap(), 3);
+        assert_eq!(
+            distance(&mut ws, &s("hello world"), &s("hello wrld")).unwrap(),
+            1
+        );
+        assert_eq!(distance(&mut ws, &s("բարև"), &s("բարեւ")).unwrap(), 2);
+        assert_eq!(distance(&mut ws, &s(""), &s("")).unwrap(), 0);
     }
 
     #[test]
@@ -225,6 +256,9 @@ mod tests {
     #[test]
     fn long_random_pairs_match_the_plain_dp() {
         check(&[1, 2, 3, 4], 300, 300, 13);
+        check(&[1, 2, 3, 4], 300, 300, 14);
         check(&(0..40).collect::<Vec<_>>(), 200, 300, 17);
+        check(&(250..1250).collect::<Vec<_>>(), 400, 200, 18);
+        check(&(250..1250).collect::<Vec<_>>(), 400, 200, 19);
     }
 }

@@ -2,7 +2,9 @@
 //! tie-breaking, so counts equal jiwer's), word tokenisation for WER, and the schwa-forgiving
 //! distance (free insertion/deletion of designated code points at join positions).
 //!
-//! All sequences are `&[u32]`: Unicode code points, or interned token ids.
+//! All sequences are `&[u32]`: Unicode code points, or interned token ids. Memory is linear in
+//! the input (see `pattern` and `alignment`), and every buffer is grown fallibly: running out of
+//! memory is an `Err(TryReserveError)`, never an abort.
 
 mod alignment;
 mod distance;
@@ -12,7 +14,7 @@ mod words;
 
 pub use alignment::{align, editops, AlignWorkspace, AlignmentCounts, EditOp, EditOpKind};
 pub use distance::{distance, DistanceWorkspace};
-pub use schwa::{schwa_distance, SchwaWorkspace};
+pub use schwa::{schwa_distance, SchwaError, SchwaWorkspace};
 pub use words::{is_python_whitespace, split_words, word_alignment, WordAlignment, WordWorkspace};
 
 /// Lengths of the common prefix and the common suffix of `a` and `b` (they never overlap).

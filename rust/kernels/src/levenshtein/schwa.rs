@@ -8,7 +8,25 @@
 //! diagonal `δ = m - n` makes at least `|d| + |δ - d|` of them, so the DP runs only over the
 //! diagonals with `|d| + |δ - d| <= strict + F`; when `F` is 0 the answer is the strict distance.
 
+use std::collections::TryReserveError;
+
 use super::distance::{distance, DistanceWorkspace};
+use super::pattern::fill;
+
+/// Why [`schwa_distance`] gave no distance.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SchwaError {
+    /// A join position outside its string (the message says which).
+    BadJoin(String),
+    /// A buffer could not be allocated.
+    OutOfMemory(TryReserveError),
+}
+
+impl From<TryReserveError> for SchwaError {
+    fn from(e: TryReserveError) -> Self {
+        SchwaError::OutOfMemory(e)
+    }
+}
 
 /// Reusable buffers for [`schwa_distance`].
 #[derive(Default)]
@@ -29,12 +47,18 @@ impl SchwaWorkspace {
     }
 }
 
-fn mark_joins(joins: &[i64], len: usize, out: &mut Vec<bool>, side: &str) -> Result<(), String> {
-    out.clear();
-    out.resize(len + 1, false);
+fn mark_joins(
+    joins: &[i64],
+    len: usize,
+    out: &mut Vec<bool>,
+    side: &str,
+) -> Result<(), SchwaError> {
+    fill(out, len + 1, false)?;
     for &k in joins {
         if k < 0 || k as usize > len {
-            return Err(format!("{side} join position {k} is outside 0..={len}"));
+            return Err(SchwaError::BadJoin(format!(
+                "{side} join position {k} is outside 0..={len}"
+            )));
         }
         out[k as usize] = true;
     }
@@ -54,8 +78,9 @@ fn mark_schwas(
     schwa_chars: &[u32],
     other_has_joins: bool,
     out: &mut Vec<u8>,
-) -> usize {
+) -> Result<usize, TryReserveError> {
     out.clear();
+    out.try_reserve(text.len() + 1)?;
     out.push(0);
     let mut free = 0;
     for (k, c) in text.iter().enumerate() {
@@ -71,11 +96,12 @@ fn mark_schwas(
         }
         out.push(f);
     }
-    free
+    Ok(free)
 }
 
 /// Schwa-forgiving distance between `gt` and `pred` with join boundary positions `gt_joins`,
-/// `pred_joins` (each in `0..=len`); an out-of-range join is an error.
+/// `pred_joins` (each in `0..=len`); an out-of-range join is an error, and so is running out of
+/// memory.
 pub fn schwa_distance(
     ws: &mut SchwaWorkspace,
     gt: &[u32],
@@ -83,10 +109,10 @@ pub fn schwa_distance(
     gt_joins: &[i64],
     pred_joins: &[i64],
     schwa_chars: &[u32],
-) -> Result<usize, String> {
+) -> Result<usize, SchwaError> {
     mark_joins(gt_joins, gt.len(), &mut ws.gt_join, "gt")?;
     mark_joins(pred_joins, pred.len(), &mut ws.pred_join, "pred")?;
-    let strict = distance(&mut ws.dist, gt, pred);
+    let strict = distance(&mut ws.dist, gt, pred)?;
     if strict == 0 || (gt_joins.is_empty() && pred_joins.is_empty()) {
         return Ok(strict);
     }
@@ -96,13 +122,13 @@ pub fn schwa_distance(
         schwa_chars,
         !pred_joins.is_empty(),
         &mut ws.gt_flags,
-    ) + mark_schwas(
+    )? + mark_schwas(
         pred,
         &ws.pred_join,
         schwa_chars,
         !gt_joins.is_empty(),
         &mut ws.pred_flags,
-    );
+    )?;
     if free == 0 {
         return Ok(strict);
     }
@@ -115,8 +141,7 @@ pub fn schwa_distance(
     // is free across from a pred join.
     let (gj, pj, gf, pf) = (&ws.gt_join, &ws.pred_join, &ws.gt_flags, &ws.pred_flags);
     let tables = &mut ws.tables;
-    tables.clear();
-    tables.resize(5 * (m + 1), 0);
+    fill(tables, 5 * (m + 1), 0)?;
     let (ins_plain, rest) = tables.split_at_mut(m + 1);
     let (ins_at_gt_join, rest) = rest.split_at_mut(m + 1);
     let (del_schwa, rest) = rest.split_at_mut(m + 1);
@@ -131,10 +156,8 @@ pub fn schwa_distance(
     }
     let zeros: &[u32] = zeros;
     let (prev, cur) = (&mut ws.prev, &mut ws.cur);
-    prev.clear();
-    prev.resize(m + 2, INF);
-    cur.clear();
-    cur.resize(m + 2, INF);
+    fill(prev, m + 2, INF)?;
+    fill(cur, m + 2, INF)?;
     // Row 0 over its band.
     let hi0 = (d_hi as usize).min(m);
     let ins0: &[u32] = if gj[0] { ins_at_gt_join } else { ins_plain };

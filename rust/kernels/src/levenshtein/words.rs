@@ -2,7 +2,10 @@
 //! `str.split()` (runs of Unicode whitespace as Python defines it), intern the words of one pair
 //! to small ids, and align the id sequences with the character-level rule.
 
+use std::collections::TryReserveError;
+
 use super::alignment::{align, AlignWorkspace, AlignmentCounts};
+use super::pattern::fill;
 
 /// True for the code points Python's `str.isspace()` accepts (Python 3.11, Unicode 14.0).
 #[inline]
@@ -15,8 +18,11 @@ pub fn is_python_whitespace(c: u32) -> bool {
     }
 }
 
-/// Append the `(start, end)` spans of the words of `text` to `out`.
-pub fn split_words(text: &[u32], out: &mut Vec<(usize, usize)>) {
+/// Append the `(start, end)` spans of the words of `text` to `out` (an error only when out of
+/// memory).
+pub fn split_words(text: &[u32], out: &mut Vec<(usize, usize)>) -> Result<(), TryReserveError> {
+    // A text of `len` symbols holds at most `(len + 1) / 2` words.
+    out.try_reserve(text.len().div_ceil(2))?;
     let mut start = None;
     for (k, &c) in text.iter().enumerate() {
         match (is_python_whitespace(c), start) {
@@ -31,6 +37,7 @@ pub fn split_words(text: &[u32], out: &mut Vec<(usize, usize)>) {
     if let Some(s) = start {
         out.push((s, text.len()));
     }
+    Ok(())
 }
 
 /// Word counts and alignment counts of one pair.
@@ -69,23 +76,26 @@ fn hash_word(word: &[u32]) -> u64 {
     h ^ (h >> 29)
 }
 
-/// Word-level alignment of `reference` and `hypothesis` (code points).
+/// Word-level alignment of `reference` and `hypothesis` (code points); an error only when out of
+/// memory.
 pub fn word_alignment(
     ws: &mut WordWorkspace,
     reference: &[u32],
     hypothesis: &[u32],
-) -> WordAlignment {
+) -> Result<WordAlignment, TryReserveError> {
     ws.ref_spans.clear();
     ws.hyp_spans.clear();
-    split_words(reference, &mut ws.ref_spans);
-    split_words(hypothesis, &mut ws.hyp_spans);
+    split_words(reference, &mut ws.ref_spans)?;
+    split_words(hypothesis, &mut ws.hyp_spans)?;
     let total = ws.ref_spans.len() + ws.hyp_spans.len();
     let capacity = (2 * total).next_power_of_two().max(16);
-    ws.table.clear();
-    ws.table.resize(capacity, u32::MAX);
+    fill(&mut ws.table, capacity, u32::MAX)?;
     ws.words.clear();
+    ws.words.try_reserve(total)?;
     ws.ref_ids.clear();
+    ws.ref_ids.try_reserve(ws.ref_spans.len())?;
     ws.hyp_ids.clear();
+    ws.hyp_ids.try_reserve(ws.hyp_spans.len())?;
     for side in [false, true] {
         let (text, spans) = if side {
             (hypothesis, &ws.hyp_spans)
@@ -121,12 +131,12 @@ pub fn word_alignment(
             }
         }
     }
-    let counts = align(&mut ws.align, &ws.ref_ids, &ws.hyp_ids);
-    WordAlignment {
+    let counts = align(&mut ws.align, &ws.ref_ids, &ws.hyp_ids)?;
+    Ok(WordAlignment {
         counts,
         ref_words: ws.ref_ids.len(),
         hyp_words: ws.hyp_ids.len(),
-    }
+    })
 }
 
 #[cfg(test)]
@@ -140,14 +150,14 @@ mod tests {
     #[test]
     fn splits_like_python() {
         let mut spans = Vec::new();
-        split_words(&s("  a\u{a0}bb\tc\u{3000}\u{200b}d  "), &mut spans);
+        split_words(&s("  a\u{a0}bb\tc\u{3000}\u{200b}d  "), &mut spans).unwrap();
         assert_eq!(spans, vec![(2, 3), (4, 6), (7, 8), (9, 11)]);
     }
 
     #[test]
     fn word_counts() {
         let mut ws = WordWorkspace::new();
-        let r = word_alignment(&mut ws, &s("hello world"), &s("hello wrld"));
+        let r = word_alignment(&mut ws, &s("hello world"), &s("hello wrld")).unwrap();
         assert_eq!(
             r.counts,
             AlignmentCounts {
@@ -161,21 +171,26 @@ mod tests {
         // Morris et al. vectors (jiwer's tests): WER 3, 2/3, 2.
         assert_eq!(
             word_alignment(&mut ws, &s("X"), &s("X X Y Y"))
+                .unwrap()
                 .counts
                 .edits(),
             3
         );
         assert_eq!(
             word_alignment(&mut ws, &s("X Y X"), &s("X Z"))
+                .unwrap()
                 .counts
                 .edits(),
             2
         );
         assert_eq!(
-            word_alignment(&mut ws, &s("X"), &s("Y Z")).counts.edits(),
+            word_alignment(&mut ws, &s("X"), &s("Y Z"))
+                .unwrap()
+                .counts
+                .edits(),
             2
         );
-        let empty = word_alignment(&mut ws, &s("   "), &s(""));
+        let empty = word_alignment(&mut ws, &s("   "), &s("")).unwrap();
         assert_eq!(
             (empty.ref_words, empty.hyp_words, empty.counts.edits()),
             (0, 0, 0)

@@ -151,7 +151,8 @@ impl Pricing<'_, '_> {
                 let edits = if x.is_empty() || y.is_empty() {
                     x.len().max(y.len())
                 } else if self.masks.long[a] {
-                    levenshtein(lev, x, y)
+                    // Label texts are short; out of memory here is a panic the bindings report.
+                    levenshtein(lev, x, y).expect("out of memory: label text distance")
                 } else {
                     self.masks.distance(a, x.len(), y)
                 };
