@@ -18,8 +18,9 @@ from scorekit.errors import InvalidTypeError, InvalidValueError, ScorekitError, 
 __all__ = ["checked_weight", "grammar_weight"]
 
 
-def checked_weight(raw: Any, what: str) -> float:
-    """``raw`` as a finite, non-negative float, or a named error (``what`` names the weight)."""
+def checked_weight(raw: Any, what: str, *, at_most: float | None = None) -> float:
+    """``raw`` as a finite, non-negative float (and ``<= at_most`` when given: a probability is
+    ``at_most=1.0``), or a named error (``what`` names the weight)."""
     if isinstance(raw, (str, bytes)):
         raise InvalidTypeError(f"must be a number, got {describe(raw)}", field=what)
     try:
@@ -28,8 +29,9 @@ def checked_weight(raw: Any, what: str) -> float:
         w = math.inf
     except (TypeError, ValueError):
         raise InvalidTypeError(f"must be a number, got {describe(raw)}", field=what) from None
-    if not (math.isfinite(w) and w >= 0):
-        raise InvalidValueError(f"must be finite and non-negative, got {raw!r:.60}", field=what)
+    if not (math.isfinite(w) and w >= 0 and (at_most is None or w <= at_most)):
+        rule = "non-negative" if at_most is None else f"within [0, {at_most:g}]"
+        raise InvalidValueError(f"must be finite and {rule}, got {raw!r:.60}", field=what)
     return w
 
 

@@ -47,7 +47,8 @@ import numpy as np
 
 from scorekit._interning import ValueInterner
 from scorekit._kernels import rover as rover_kernel
-from scorekit.errors import InputTooLargeError, InvalidTypeError, InvalidValueError, describe
+from scorekit._weights import checked_weight
+from scorekit.errors import InputTooLargeError, InvalidTypeError, InvalidValueError
 
 __all__ = [
     "DEFAULT_TOKEN_CONF",
@@ -147,17 +148,7 @@ def _as_units(hyp: Any, *, default_conf: float = DEFAULT_TOKEN_CONF) -> list[Uni
 
 def _probability(x: Any, name: str) -> float:
     """``x`` as a float in ``[0, 1]``, or a named error."""
-    if isinstance(x, (str, bytes)):
-        raise InvalidTypeError(f"must be a number, got {describe(x)}", field=name)
-    try:
-        value = float(x)
-    except OverflowError:
-        value = math.inf
-    except (TypeError, ValueError):
-        raise InvalidTypeError(f"must be a number, got {describe(x)}", field=name) from None
-    if not (math.isfinite(value) and 0.0 <= value <= 1.0):
-        raise InvalidValueError(f"must be finite and within [0, 1], got {x!r:.60}", field=name)
-    return value
+    return checked_weight(x, name, at_most=1.0)
 
 
 def rover(
