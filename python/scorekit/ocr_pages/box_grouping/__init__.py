@@ -1,0 +1,1 @@
+"""Loading of annotation boxes and predicted words, and the page geometry that matches them."""
