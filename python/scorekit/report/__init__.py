@@ -1,0 +1,132 @@
+"""Reports: self-contained, offline HTML pages that every scorekit system (OCR pages, flowcharts,
+case benchmarks) builds the same way.
+
+This package owns the page template, its stylesheet and sorting script, the section builders
+(:func:`summary_table`, :func:`data_table`, :func:`diff_view`, and the SVG charts
+:func:`bar_chart`, :func:`histogram`, :func:`heatmap`), rendering (:func:`render_page`) and the
+atomic file write (:func:`write_report`). The rules every page keeps:
+
+- no external URL and no network request: CSS, script and charts are inline;
+- everything that comes from data is text, escaped by the template (Jinja2 with autoescape) or
+  by the chart builders, and shown through :func:`display_text` (control characters made
+  visible, lone surrogates replaced);
+- a strict Content-Security-Policy in a ``<meta>`` tag: nothing is allowed by default, and the
+  one inline ``<style>`` and one inline ``<script>`` are allowed by their SHA-256 hashes,
+  computed here from the exact text inserted (no ``'unsafe-inline'``).
+
+Jinja2 (``jinja2>=3``) is imported only when a page is rendered.
+
+>>> from scorekit import report
+>>> page = report.render_page("Run 1", [report.summary_table("Corpus", {"pages": 2, "CER": 0.05})])
+>>> "Content-Security-Policy" in page and "<td class=\\"num\\">0.0500</td>" in page
+True
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import os
+import tempfile
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+from scorekit.errors import InvalidTypeError, InvalidValueError
+from scorekit.report.charts import bar_chart, heatmap, histogram
+from scorekit.report.sections import Section, data_table, diff_view, display_text, summary_table
+
+__all__ = ["Section", "bar_chart", "content_security_policy", "data_table", "diff_view", "display_text",
+           "heatmap", "histogram", "render_page", "summary_table", "write_report"]
+
+TEMPLATE_DIR = Path(__file__).parent / "templates"
+_environment: Any = None
+
+
+class _Trusted(str):
+    """Text of this package's own files, inserted into the page as is (see ``_Svg``)."""
+
+    def __html__(self) -> str:
+        return str(self)
+
+
+def _sha256(text: str) -> str:
+    return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode("ascii") + "'"
+
+
+def content_security_policy(style: str, script: str) -> str:
+    """The policy of a page whose only inline style and script are ``style`` and ``script``."""
+    return (f"default-src 'none'; style-src {_sha256(style)}; script-src {_sha256(script)}; "
+            "img-src data:; base-uri 'none'; form-action 'none'")
+
+
+def _env() -> Any:
+    global _environment
+    if _environment is None:
+        import jinja2
+
+        _environment = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATE_DIR), autoescape=True,
+                                          undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    return _environment
+
+
+def render_page(title: str, sections: Sequence[Section], *, template: str = "page.html") -> str:
+    """The HTML of one report page: ``title`` then ``sections`` in order.
+
+    ``template`` names a template file of this package's ``templates`` folder (not a path: a
+    report never loads markup from elsewhere)."""
+    if not isinstance(title, str):
+        raise InvalidTypeError(f"must be a string, not {type(title).__name__}", field="title")
+    sections = list(sections)
+    for index, section in enumerate(sections):
+        if not isinstance(section, Section):
+            raise InvalidTypeError(f"must be built by a section builder, not {type(section).__name__}",
+                                   field="sections", item=index)
+    if (not isinstance(template, str) or Path(template).name != template
+            or not template.endswith(".html") or not (TEMPLATE_DIR / template).is_file()):
+        raise InvalidValueError(f"{template!r} is not a template of scorekit.report", field="template")
+    css = (TEMPLATE_DIR / "report.css").read_text(encoding="utf-8")
+    script = (TEMPLATE_DIR / "report.js").read_text(encoding="utf-8")
+    return _env().get_template(template).render(
+        title=display_text(title), sections=sections, css=_Trusted(css), script=_Trusted(script),
+        csp=content_security_policy(css, script))
+
+
+def write_report(path: str | os.PathLike[str], html: str, *, inputs: Iterable[str | os.PathLike[str]] = ()) -> Path:
+    """Write ``html`` to ``path`` atomically and return the path.
+
+    The page goes to a temporary file in the same folder, which is flushed and renamed over
+    ``path``, so a reader sees the old file or the whole new one, never a part; on any error the
+    temporary file is removed. Nothing else is written. ``inputs`` are the files the report was
+    built from: writing over one of them (same file, through any path or link) is refused, as is
+    a ``path`` that is a folder or whose folder does not exist."""
+    if not isinstance(html, str):
+        raise InvalidTypeError(f"must be a string, not {type(html).__name__}", field="html")
+    try:
+        data = html.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InvalidValueError(f"cannot be written as UTF-8 (character at {exc.start}); build pages "
+                                "with render_page, which cleans text from data", field="html") from None
+    target = Path(path)
+    folder = target.parent
+    if not folder.is_dir():
+        raise InvalidValueError(f"{str(path)!r}: folder {str(folder)!r} does not exist", field="path")
+    if target.is_dir():
+        raise InvalidValueError(f"{str(path)!r} is a folder", field="path")
+    resolved = target.resolve()
+    for index, source in enumerate(inputs):
+        source = Path(source)
+        if source.resolve() == resolved or (target.exists() and source.exists() and os.path.samefile(source, target)):
+            raise InvalidValueError(f"{str(path)!r} is input {str(source)!r}; a report never overwrites its inputs",
+                                    field="path", item=index)
+    fd, temp = tempfile.mkstemp(dir=folder, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(temp, 0o644)
+        os.replace(temp, target)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
+    return target

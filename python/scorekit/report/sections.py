@@ -1,0 +1,241 @@
+"""Section builders of a report page: the values a template shows, already cleaned for display.
+
+Every builder turns data into a :class:`Section` whose strings are plain text (the template escapes
+them) and whose only pre-built markup is the SVG of a chart (built by :mod:`scorekit.report.charts`,
+which escapes every label itself). :func:`display_text` is the one place that decides how a
+character from data is shown.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping, NamedTuple, Optional, Sequence
+
+from scorekit.errors import InvalidTypeError, InvalidValueError
+
+
+def _display_table() -> dict[int, int]:
+    table = {c: 0x2400 + c for c in range(0x20) if c not in (0x09, 0x0A)}   # C0 controls -> control pictures
+    table[0x7F] = 0x2421                                                    # DEL -> its picture
+    replacement = 0xFFFD
+    for c in (*range(0x80, 0xA0), *range(0xD800, 0xE000), *range(0xFDD0, 0xFDF0)):
+        table[c] = replacement                                              # C1, lone surrogates, noncharacters
+    for plane in range(17):
+        table[plane * 0x10000 + 0xFFFE] = replacement
+        table[plane * 0x10000 + 0xFFFF] = replacement
+    return table
+
+
+_DISPLAY = _display_table()
+
+
+def display_text(text: str) -> str:
+    """``text`` as a report shows it: one character for each code point, so positions hold.
+
+    Control characters (NUL, CR, …, except tab and line feed) become their visible Unicode
+    "control picture" (NUL -> ␀, CR -> ␍); C1 controls, lone surrogates and noncharacters, which
+    cannot be written as UTF-8 or shown, become U+FFFD. Bidirectional text is kept as is; the
+    page's stylesheet isolates every piece of data so it cannot reorder its neighbours.
+
+    >>> display_text("a\\x00b\\rc\\ud800")
+    'a␀b␍c�'
+    """
+    return text.translate(_DISPLAY)
+
+
+class Cell(NamedTuple):
+    """One table cell: the shown text, whether it sorts as a number, and the number as sorted."""
+
+    text: str
+    numeric: bool
+    value: str
+
+
+def format_number(value: float) -> str:
+    """How a report prints a number: integers (and integral floats) exactly, other floats with
+    four decimals (``g`` for tiny or huge magnitudes), ``NaN`` and ``±inf`` by name.
+
+    >>> [format_number(x) for x in (3, 2.0, 0.01234567, 1e-7, float("nan"))]
+    ['3', '2', '0.0123', '1e-07', 'NaN']
+    """
+    if isinstance(value, numbers.Integral):
+        return str(int(value))
+    value = float(value)
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    if value.is_integer() and abs(value) < 1e15:
+        return str(int(value))
+    if 1e-4 <= abs(value) < 1e9:
+        return f"{value:.4f}"
+    return f"{value:.4g}"
+
+
+def make_cell(value: Any, *, field: str, item: Optional[int] = None) -> Cell:
+    """A cell from a string, a number (int, float, NumPy scalar) or ``None`` (an empty cell)."""
+    if value is None:
+        return Cell("", False, "")
+    if isinstance(value, str):
+        return Cell(display_text(value), False, "")
+    if isinstance(value, bool):
+        return Cell("true" if value else "false", False, "")
+    if isinstance(value, numbers.Integral):
+        return Cell(str(int(value)), True, str(int(value)))
+    if isinstance(value, numbers.Real):
+        number = float(value)
+        if math.isnan(number):
+            sort_key = "NaN"
+        elif math.isinf(number):
+            sort_key = "Infinity" if number > 0 else "-Infinity"
+        else:
+            sort_key = repr(number)
+        return Cell(format_number(number), True, sort_key)
+    raise InvalidTypeError(f"must be a string, a number or None, not {type(value).__name__}",
+                           field=field, item=item)
+
+
+def _label(value: Any, field: str, item: Optional[int] = None) -> str:
+    if not isinstance(value, str):
+        raise InvalidTypeError(f"must be a string, not {type(value).__name__}", field=field, item=item)
+    return display_text(value)
+
+
+class Segment(NamedTuple):
+    """A run of one diff pane: ``op`` is ``eq``, ``sub``, ``del``, ``ins`` or ``gap`` (an empty
+    marker where the other text has an insertion or deletion); ``index`` pairs it with the
+    segment of the same index in the other pane."""
+
+    op: str
+    index: int
+    text: str
+
+
+class Pane(NamedTuple):
+    label: str
+    segments: tuple[Segment, ...]
+
+
+@dataclass(frozen=True)
+class Section:
+    """One block of a report page. Build it with a section builder, not directly."""
+
+    kind: str
+    title: str
+    rows: tuple = ()
+    columns: tuple[str, ...] = ()
+    sort_col: Optional[int] = None
+    sort_dir: str = "ascending"
+    panes: tuple[Pane, ...] = ()
+    svg: Any = None
+
+
+def summary_table(title: str, items: Mapping[str, Any] | Iterable[tuple[str, Any]]) -> Section:
+    """A key/value table (corpus totals, run settings); values are strings, numbers or None."""
+    pairs = list(items.items() if isinstance(items, Mapping) else items)
+    rows = []
+    for index, pair in enumerate(pairs):
+        if not isinstance(pair, tuple) or len(pair) != 2:
+            raise InvalidTypeError("must be a (key, value) pair", field="items", item=index)
+        rows.append((_label(pair[0], "items key", index), make_cell(pair[1], field="items value", item=index)))
+    return Section("summary", _label(title, "title"), rows=tuple(rows))
+
+
+def data_table(title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]], *,
+               sort_by: Optional[int | str] = None, descending: bool = False) -> Section:
+    """A table sortable by clicking a column header; ``sort_by`` (column index or name) is the
+    order the page opens in. Numbers sort numerically (NaN last), text by code point."""
+    names = tuple(_label(c, "columns", i) for i, c in enumerate(columns))
+    if not names:
+        raise InvalidValueError("must name at least one column", field="columns")
+    table_rows = []
+    for index, row in enumerate(rows):
+        row = list(row)
+        if len(row) != len(names):
+            raise InvalidValueError(f"has {len(row)} cells, expected {len(names)} (one per column)",
+                                    field="rows", item=index)
+        table_rows.append(tuple(make_cell(v, field="rows", item=index) for v in row))
+    sort_col = None
+    if sort_by is not None:
+        if isinstance(sort_by, str):
+            if sort_by not in columns:
+                raise InvalidValueError(f"{sort_by!r} is not one of the columns", field="sort_by")
+            sort_col = list(columns).index(sort_by)
+        elif isinstance(sort_by, numbers.Integral) and not isinstance(sort_by, bool) and 0 <= sort_by < len(names):
+            sort_col = int(sort_by)
+        else:
+            raise InvalidValueError(f"must be a column name or an index below {len(names)}", field="sort_by")
+    return Section("table", _label(title, "title"), rows=tuple(table_rows), columns=names,
+                   sort_col=sort_col, sort_dir="descending" if descending else "ascending")
+
+
+_OPS = {"replace": "sub", "delete": "del", "insert": "ins"}
+
+
+def _diff_runs(gt: str, pred: str, ops: Iterable[Sequence[Any]]) -> list[tuple[str, str, str]]:
+    """(op, gt text, pred text) runs of an edit script; checks the script really turns gt into pred."""
+    runs: list[tuple[str, str, str]] = []
+
+    def add(op: str, a: str, b: str) -> None:
+        if runs and runs[-1][0] == op:
+            runs[-1] = (op, runs[-1][1] + a, runs[-1][2] + b)
+        else:
+            runs.append((op, a, b))
+
+    def equal_run(i_end: int, j_end: int, index: Any) -> None:
+        if i_end > len(gt) or j_end > len(pred):
+            raise InvalidValueError(f"position ({i_end}, {j_end}) is past the end of the texts",
+                                    field="ops", item=index)
+        if i_end - i != j_end - j or i_end < i:
+            raise InvalidValueError(f"operation at ({i_end}, {j_end}) does not follow the previous one "
+                                    f"(expected positions increasing in step)", field="ops", item=index)
+        if gt[i:i_end] != pred[j:j_end]:
+            raise InvalidValueError("leaves unequal characters unedited: not an edit script of these texts",
+                                    field="ops", item=index)
+        if i_end > i:
+            add("eq", gt[i:i_end], pred[j:j_end])
+
+    i = j = 0
+    for index, op in enumerate(ops):
+        if len(op) != 3 or op[0] not in _OPS or not all(
+                isinstance(p, numbers.Integral) and not isinstance(p, bool) for p in op[1:]):
+            raise InvalidValueError("must be ('replace' | 'delete' | 'insert', gt_pos, pred_pos)",
+                                    field="ops", item=index)
+        name, p, q = _OPS[op[0]], int(op[1]), int(op[2])
+        equal_run(p, q, index)
+        if (name != "ins" and p >= len(gt)) or (name != "del" and q >= len(pred)):
+            raise InvalidValueError(f"position ({p}, {q}) is past the end of the texts", field="ops", item=index)
+        if name == "sub":
+            add("sub", gt[p], pred[q])
+            i, j = p + 1, q + 1
+        elif name == "del":
+            add("del", gt[p], "")
+            i, j = p + 1, q
+        else:
+            add("ins", "", pred[q])
+            i, j = p, q + 1
+    equal_run(len(gt), len(pred), "end")
+    return runs
+
+
+def diff_view(title: str, gt: str, pred: str, ops: Iterable[Sequence[Any]], *,
+              labels: tuple[str, str] = ("ground truth", "prediction")) -> Section:
+    """Ground truth and prediction side by side, with every substitution, deletion and insertion
+    highlighted, from an edit script ``ops`` of ``(op, gt_pos, pred_pos)`` triples as
+    :func:`scorekit.batch.editops` (or ``rapidfuzz`` ``Levenshtein.editops(...).as_list()``)
+    returns. The script is checked against the texts. Each pane's spans concatenate to
+    ``display_text`` of its text; segment ``k`` of one pane corresponds to segment ``k`` of the
+    other (the other side of a deletion or insertion is an empty ``gap`` marker)."""
+    if not isinstance(gt, str) or not isinstance(pred, str):
+        raise InvalidTypeError("ground truth and prediction must be strings", field="gt/pred")
+    if len(labels) != 2:
+        raise InvalidValueError("must be two labels (ground truth, prediction)", field="labels")
+    gt_segments, pred_segments = [], []
+    for index, (op, a, b) in enumerate(_diff_runs(gt, pred, ops)):
+        gt_segments.append(Segment("gap" if op == "ins" else op, index, display_text(a)))
+        pred_segments.append(Segment("gap" if op == "del" else op, index, display_text(b)))
+    panes = (Pane(_label(labels[0], "labels", 0), tuple(gt_segments)),
+             Pane(_label(labels[1], "labels", 1), tuple(pred_segments)))
+    return Section("diff", _label(title, "title"), panes=panes)
