@@ -39,15 +39,15 @@ def _short(text: str) -> str:
 
 
 def _numbers(values: Sequence[Any], field: str, *, nonnegative: bool) -> list[float]:
-    out = []
+    """Finite numbers, integers kept as ``int`` so that counts print as counts."""
+    out: list[float] = []
     for index, v in enumerate(values):
         if isinstance(v, bool) or not isinstance(v, numbers.Real):
             raise InvalidTypeError(f"must be a number, not {type(v).__name__}", field=field, item=index)
-        v = float(v)
         if not math.isfinite(v) or (nonnegative and v < 0):
             raise InvalidValueError(f"must be a finite{' non-negative' if nonnegative else ''} number, not {v}",
                                     field=field, item=index)
-        out.append(v)
+        out.append(int(v) if isinstance(v, numbers.Integral) else float(v))
     return out
 
 

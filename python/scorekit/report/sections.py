@@ -54,11 +54,11 @@ class Cell(NamedTuple):
 
 
 def format_number(value: float) -> str:
-    """How a report prints a number: integers (and integral floats) exactly, other floats with
-    four decimals (``g`` for tiny or huge magnitudes), ``NaN`` and ``±inf`` by name.
+    """How a report prints a number: integers exactly, floats with four decimals (``g`` for tiny
+    or huge magnitudes), ``NaN`` and ``±inf`` by name.
 
     >>> [format_number(x) for x in (3, 2.0, 0.01234567, 1e-7, float("nan"))]
-    ['3', '2', '0.0123', '1e-07', 'NaN']
+    ['3', '2.0000', '0.0123', '1e-07', 'NaN']
     """
     if isinstance(value, numbers.Integral):
         return str(int(value))
@@ -67,9 +67,7 @@ def format_number(value: float) -> str:
         return "NaN"
     if math.isinf(value):
         return "inf" if value > 0 else "-inf"
-    if value.is_integer() and abs(value) < 1e15:
-        return str(int(value))
-    if 1e-4 <= abs(value) < 1e9:
+    if value == 0 or 1e-4 <= abs(value) < 1e9:
         return f"{value:.4f}"
     return f"{value:.4g}"
 
@@ -146,7 +144,7 @@ def summary_table(title: str, items: Mapping[str, Any] | Iterable[tuple[str, Any
 def data_table(title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]], *,
                sort_by: Optional[int | str] = None, descending: bool = False) -> Section:
     """A table sortable by clicking a column header; ``sort_by`` (column index or name) is the
-    order the page opens in. Numbers sort numerically (NaN last), text by code point."""
+    order the page opens in. Numbers sort numerically (NaN last), text by character code."""
     names = tuple(_label(c, "columns", i) for i, c in enumerate(columns))
     if not names:
         raise InvalidValueError("must name at least one column", field="columns")
