@@ -344,12 +344,13 @@ def test_render_page_rejects_foreign_sections():
     assert info.value.item == 1
 
 
-def test_jinja2_is_imported_only_when_rendering():
+def test_jinja2_is_imported_only_when_rendering_and_numpy_never():
     code = ("import sys, scorekit, scorekit.report as r\n"
             "s = [r.summary_table('s', {'a': 1}), r.bar_chart('b', ['x'], [1])]\n"
             "assert 'jinja2' not in sys.modules, 'imported early'\n"
+            "assert 'numpy' not in sys.modules, 'building a report needs no NumPy'\n"
             "r.render_page('t', s)\n"
-            "assert 'jinja2' in sys.modules\n")
+            "assert 'jinja2' in sys.modules and 'numpy' not in sys.modules\n")
     env = dict(os.environ, PYTHONPATH=str(Path(report.__file__).parents[2]))
     subprocess.run([sys.executable, "-c", code], check=True, env=env)
 
@@ -390,6 +391,8 @@ def test_write_report_never_overwrites_an_input(tmp_path, monkeypatch):
         with pytest.raises(InvalidValueError, match="never overwrites its inputs") as info:
             report.write_report(path, "<p>x</p>", inputs=[tmp_path / "other.json", data])
         assert info.value.item == 1
+    with pytest.raises(InvalidValueError, match="never overwrites its inputs"):
+        report.write_report(data, "<p>x</p>", inputs=str(data))   # one path, not a sequence of characters
     assert data.read_text(encoding="utf-8") == "{}"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["gt.json", "link.json", "sub"]
 

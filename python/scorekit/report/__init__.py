@@ -97,7 +97,7 @@ def write_report(path: str | os.PathLike[str], html: str, *, inputs: Iterable[st
     The page goes to a temporary file in the same folder, which is flushed and renamed over
     ``path``, so a reader sees the old file or the whole new one, never a part; on any error the
     temporary file is removed. Nothing else is written. ``inputs`` are the files the report was
-    built from: writing over one of them (same file, through any path or link) is refused, as is
+    built from (one path or several): writing over one of them (same file, through any path or link) is refused, as is
     a ``path`` that is a folder or whose folder does not exist."""
     if not isinstance(html, str):
         raise InvalidTypeError(f"must be a string, not {type(html).__name__}", field="html")
@@ -113,6 +113,8 @@ def write_report(path: str | os.PathLike[str], html: str, *, inputs: Iterable[st
     if target.is_dir():
         raise InvalidValueError(f"{str(path)!r} is a folder", field="path")
     resolved = target.resolve()
+    if isinstance(inputs, (str, os.PathLike)):
+        inputs = [inputs]
     for index, source in enumerate(inputs):
         source = Path(source)
         if source.resolve() == resolved or (target.exists() and source.exists() and os.path.samefile(source, target)):
