@@ -10,7 +10,7 @@ MATURIN := $(VENV)/bin/maturin
 # Extras of pyproject.toml installed with the build (set per target below).
 EXTRAS  :=
 
-.PHONY: demo test build rust-test py-test bench bench-asv clean
+.PHONY: demo test build browser rust-test py-test bench bench-asv clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -29,8 +29,18 @@ rust-test:
 	cargo test --release -p scorekit-kernels --quiet
 
 py-test: EXTRAS := test
-py-test: build
+py-test: build browser
 	$(PY) -m pytest -q tests
+
+# The report tests load pages in headless Chromium (Debian's package): installed here when missing
+# and this runs as root (CI, the project's machines); otherwise say how to get it.
+browser:
+	@command -v chromium >/dev/null 2>&1 || { \
+	    if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	    else \
+	        echo "make test needs chromium for the report checks: sudo apt-get install chromium (or set SCOREKIT_SKIP_BROWSER=1)"; exit 1; \
+	    fi; }
 
 # Main job: score the sample corpus shipped inside the package (needs no extra).
 demo: build

@@ -8,7 +8,7 @@ import importlib
 import pytest
 
 MODULES = ["scorekit", "scorekit.facade", "scorekit.batch", "scorekit.text", "scorekit.metrics.strings",
-           "scorekit.registry", "scorekit.canonicalize", "scorekit.base", "scorekit.errors"]
+           "scorekit.registry", "scorekit.canonicalize", "scorekit.base", "scorekit.errors", "scorekit.report"]
 
 
 @pytest.mark.parametrize("name", MODULES)
