@@ -112,7 +112,8 @@ def test_join_accepts_a_sequence_of_lines():
 
 
 def test_concat_joined_vector():
-    assert concat_joined([join("գրա-\nկան"), join("մը-\nտնել")], "\n") == JoinedText("գրական\nմըտնել", (3, 9))  # J13
+    parts = [join("գրա-\nկան"), join("մը-\nտնել")]
+    assert concat_joined(parts, "\n") == JoinedText("գրական\nմըտնել", (3, 9))  # J13
 
 
 def test_prepare_keeps_join_positions():
@@ -250,7 +251,15 @@ LATIN = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 EXTRA = " \u00a0.,:;-\u058a\u2014\u2013\u2026\u0589\u055d\u0301\u2116\ue000\u0130"
 PAGE_CHARS = st.sampled_from(list(ARMENIAN + LATIN + EXTRA) + ["--", "եւ", "ե-\nվ", "-\n", "\n", "\r\n", "ը-\n"])
 PAGE_TEXT = st.lists(PAGE_CHARS, max_size=120).map("".join)
-PAGE = st.one_of(PAGE_TEXT, PAGE_TEXT.map(join))
+
+@st.composite
+def joined_small(draw):
+    """Short texts with joins anywhere, where schwas and joins meet often (and upper case is rare)."""
+    text = draw(st.text(alphabet=["ա", "ը", "Ը", "Ա", "-", " ", "b"], max_size=25))
+    return JoinedText(text, tuple(draw(st.lists(st.integers(0, len(text)), max_size=3))))
+
+
+PAGE = st.one_of(PAGE_TEXT, PAGE_TEXT.map(join), joined_small(), st.text(alphabet="աըբ", max_size=10))
 
 
 @settings(max_examples=30, deadline=None)
