@@ -5,8 +5,9 @@ whitespace collapse, then the punctuation table of ``normalize_punctuation_chars
 lines at line-end hyphens (``join_box_lines_with_hyphenation``), the two distances (plain and
 schwa-forgiving, both computed by the Levenshtein kernels of ``scorekit.batch`` and
 ``scorekit.text``; no dynamic programme runs here) and the per-text CER record ``TextMetrics``,
-single (``compute_text_metrics``) or for a whole corpus in one kernel call per distance
-(``compute_text_metrics_batch``). It imports nothing from ``box_grouping``.
+single (``compute_text_metrics``) or for a whole corpus
+(``compute_text_metrics_batch``, one plain and one schwa-forgiving kernel call for the whole batch).
+It imports nothing from ``box_grouping``.
 
 Differences from the plain ``scorekit.text`` functions it wraps: every argument is checked here, so
 a wrong type is a ``scorekit.errors.InvalidTypeError`` and a lone surrogate (not a Unicode scalar
