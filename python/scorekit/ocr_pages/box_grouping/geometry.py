@@ -162,13 +162,29 @@ def rect_polygon_intersection_area(rect: Sequence[float], poly: Sequence[Point])
     return float(shapely.area(shapely.intersection(shapely.box(rx1, ry1, rx2, ry2), shapely.Polygon(poly))))
 
 
+def _check_rects(rects: Any) -> Any:
+    """Reject non-finite or unnormalised word rectangles, naming the first bad one."""
+    import numpy as np
+
+    from scorekit.errors import InvalidValueError
+
+    bad = ~np.isfinite(rects).all(axis=1) | (rects[:, 0] > rects[:, 2]) | (rects[:, 1] > rects[:, 3])
+    if bad.any():
+        k = int(np.flatnonzero(bad)[0])
+        raise InvalidValueError(
+            f"must be finite with x1<=x2 and y1<=y2, got {rects[k].tolist()}", field="word rectangle", item=k
+        )
+    return rects
+
+
 @dataclass(frozen=True)
 class WordBoxPairs:
-    """Every (word, box) pair whose word touches the box (see :meth:`BoxIndex.word_pairs`).
+    """(word, box) pairs with their measures (see :meth:`BoxIndex.word_pairs`).
 
     Parallel NumPy arrays, sorted by word then box: ``word`` and ``box`` indices, ``inside``
     (the word centre lies in the box polygon), ``overlap`` (area of the word rectangle inside the
-    box) and ``word_area``.
+    box), ``word_area`` and ``touches`` (``inside``, or the word has area and at least
+    ``WORD_TOUCH_MIN_AREA_FRACTION`` of it lies inside).
     """
 
     word: Any
@@ -176,6 +192,11 @@ class WordBoxPairs:
     inside: Any
     overlap: Any
     word_area: Any
+    touches: Any
+
+    def select(self, mask: Any) -> "WordBoxPairs":
+        """The pairs where ``mask`` is true."""
+        return WordBoxPairs(*(a[mask] for a in (self.word, self.box, self.inside, self.overlap, self.word_area, self.touches)))
 
 
 @dataclass(frozen=True)
@@ -184,8 +205,10 @@ class RowBoxMeasures:
 
     Parallel NumPy arrays sorted by row then box: ``row``, ``box``, ``coverage`` (share of the
     row's words whose centre is in the box) and ``overlap_coverage`` (area-weighted share of the
-    row's word rectangles inside the box; ``coverage`` when the row has no area). ``words`` holds
-    the word-level pairs the row pairs were built from.
+    row's word rectangles inside the box; ``coverage`` when the row has no area). ``words`` holds,
+    for those pairs, every word of the row whose rectangle meets the box (touching or not), so a
+    word's overlap with each box its row touches can be read from it; a word of the row missing
+    there has no centre inside and zero overlap.
     """
 
     row: Any
@@ -242,14 +265,21 @@ class BoxIndex:
         """For word rectangles ``rects`` (shape ``(m, 4)``: x1, y1, x2, y2 with x1<=x2, y1<=y2),
         every pair where the word touches the box: its centre is inside, or the word has area and
         at least ``WORD_TOUCH_MIN_AREA_FRACTION`` of it lies inside."""
+        pairs = self._candidates(rects)
+        return pairs.select(pairs.touches)
+
+    def _candidates(self, rects: Any) -> WordBoxPairs:
+        """Every (word, box) pair whose envelopes meet (padded by the centre-test tolerance), with
+        exact measures; pairs outside this set have no centre inside and zero overlap."""
         import numpy as np
 
         shapely = _shapely()
-        rects = np.asarray(rects, dtype=np.float64).reshape(-1, 4)
+        rects = _check_rects(np.asarray(rects, dtype=np.float64).reshape(-1, 4))
         empty_i = np.empty(0, dtype=np.intp)
         empty_f = np.empty(0, dtype=np.float64)
         if self._n == 0 or len(rects) == 0:
-            return WordBoxPairs(empty_i, empty_i, np.empty(0, dtype=bool), empty_f, empty_f)
+            no = np.empty(0, dtype=bool)
+            return WordBoxPairs(empty_i, empty_i, no, empty_f, empty_f, no)
         p = self._pad
         queries = shapely.box(rects[:, 0] - p, rects[:, 1] - p, rects[:, 2] + p, rects[:, 3] + p)
         word, box = self._tree.query(queries)
@@ -274,7 +304,7 @@ class BoxIndex:
             )
             overlap[rotated] = shapely.area(clipped)
         touches = inside | ((area > 0) & (overlap >= WORD_TOUCH_MIN_AREA_FRACTION * area))
-        return WordBoxPairs(word[touches], box[touches], inside[touches], overlap[touches], area[touches])
+        return WordBoxPairs(word, box, inside, overlap, area, touches)
 
     def _centres_inside(self, x: Any, y: Any, box: Any) -> Any:
         """:func:`point_in_polygon` for points ``(x[k], y[k])`` against box ``box[k]``."""
@@ -312,7 +342,7 @@ class BoxIndex:
             raise InvalidValueError(f"has {len(rows)} entries for {len(rects)} words", field="row_of_word")
         if len(rows) and (rows.min() < 0 or rows.max() >= n_rows):
             raise InvalidValueError(f"must lie in [0, {n_rows})", field="row_of_word")
-        pairs = self.word_pairs(rects)
+        pairs = self._candidates(rects)
         words_per_row = np.bincount(rows, minlength=n_rows)
         area = (rects[:, 2] - rects[:, 0]) * (rects[:, 3] - rects[:, 1])
         area_per_row = np.zeros(n_rows, dtype=np.float64)
@@ -322,6 +352,7 @@ class BoxIndex:
         key_row, key_box = pair_row[order], pairs.box[order]
         if len(order) == 0:
             return RowBoxMeasures(key_row, key_box, np.empty(0), np.empty(0), pairs)
+        # group the pairs by (row, box); sums run over all candidate words, in word order
         starts = np.flatnonzero(np.r_[True, (key_row[1:] != key_row[:-1]) | (key_box[1:] != key_box[:-1])])
         is_start = np.zeros(len(order), dtype=np.intp)
         is_start[starts] = 1
@@ -329,9 +360,12 @@ class BoxIndex:
         n_inside = np.bincount(group, weights=pairs.inside[order].astype(np.float64), minlength=len(starts))
         overlap_sum = np.zeros(len(starts), dtype=np.float64)
         np.add.at(overlap_sum, group, pairs.overlap[order])
-        out_row, out_box = key_row[starts], key_box[starts]
-        coverage = n_inside / words_per_row[out_row]
+        touched = np.bincount(group, weights=pairs.touches[order].astype(np.float64), minlength=len(starts)) > 0
+        out_row, out_box = key_row[starts][touched], key_box[starts][touched]
+        coverage = n_inside[touched] / words_per_row[out_row]
         row_area = area_per_row[out_row]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            overlap_coverage = np.where(row_area == 0, coverage, overlap_sum / np.where(row_area == 0, 1.0, row_area))
-        return RowBoxMeasures(out_row, out_box, coverage, overlap_coverage, pairs)
+        safe_area = np.where(row_area == 0, 1.0, row_area)
+        overlap_coverage = np.where(row_area == 0, coverage, overlap_sum[touched] / safe_area)
+        keep = np.zeros(len(order), dtype=bool)
+        keep[order] = touched[group]
+        return RowBoxMeasures(out_row, out_box, coverage, overlap_coverage, pairs.select(keep))

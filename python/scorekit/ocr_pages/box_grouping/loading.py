@@ -16,6 +16,7 @@ zero-size, duplicates, containers) are skipped, and the skips are counted in
 from __future__ import annotations
 
 import csv
+import io
 import json
 import math
 import os
@@ -239,7 +240,9 @@ def load_prediction_words(csv_path: Any) -> list[PredictedWord]:
     """
     where = _path_field(csv_path)
     text = _read_text(csv_path)
-    reader = csv.reader(text.splitlines(keepends=True))
+    # newline="" splits records only at \n, \r and \r\n, as the csv module expects; a U+2028 or
+    # form feed inside a text cell stays part of the text.
+    reader = csv.reader(io.StringIO(text, newline=""))
     words: list[PredictedWord] = []
     first = True
     end_line = 0
