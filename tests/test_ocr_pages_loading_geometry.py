@@ -606,3 +606,40 @@ def test_import_scorekit_does_not_import_shapely():
         "assert 'shapely' not in sys.modules, 'shapely imported eagerly'\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_geometry_docstring_examples():
+    import doctest
+
+    from scorekit.ocr_pages.box_grouping import geometry
+
+    result = doctest.testmod(geometry)
+    assert result.failed == 0 and result.attempted > 0
+
+
+def test_loaded_boxes_pickle_round_trip():
+    import pickle
+
+    boxes = annotation_boxes_from_records(H1_RECORDS)
+    boxes[0].polygon  # noqa: B018 - fill the cached property before pickling
+    again = pickle.loads(pickle.dumps(boxes))
+    assert again == boxes and again.dropped == boxes.dropped and again[0].polygon == boxes[0].polygon
+
+
+def test_label_studio_empty_textarea_still_counts_as_transcribed(tmp_path):
+    rect = {"x": 10, "y": 10, "width": 10, "height": 10}
+    result = [
+        ls_item("a", rect),
+        ls_item("a", {"text": []}, kind="textarea"),
+        ls_item("a", {"number": 4}, kind="number"),
+        ls_item("a", {"number": 9}, kind="number"),
+        ls_item("b", dict(rect, y=50)),
+    ]
+    boxes = load_annotation_boxes(write_json(tmp_path, "t.json", {"annotations": [{"result": result}]}))
+    assert [(b.id, b.transcription, b.has_transcription, b.reading_order) for b in boxes] == [
+        ("a", "", True, 4),
+        ("b", "", False, None),
+    ]
+    # the HF adapter derives has_transcription from the text alone
+    (box,) = annotation_boxes_from_records([{"bbox": [0, 0, 1, 1], "transcription": "", "has_transcription": True}])
+    assert box.has_transcription is False

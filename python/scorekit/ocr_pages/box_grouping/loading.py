@@ -393,7 +393,7 @@ def _opt_str(value: Any) -> Optional[str]:
 def _build_boxes(entries: list[dict[str, Any]], source: str) -> AnnotationBoxes:
     """The adapter steps: drop Rule, build, drop degenerate, duplicates and containers, sort.
 
-    Each entry is a dict with the HF annotation keys plus the optional ``has_transcription``
+    Each entry is a dict with the HF annotation keys plus the optional ``_has_transcription``
     (the Label Studio loader knows it independently of the text) and ``_item`` (the position
     reported in errors).
     """
@@ -415,7 +415,7 @@ def _build_boxes(entries: list[dict[str, Any]], source: str) -> AnnotationBoxes:
         rotation = _number(entry.get("rotation") or 0, "rotation", source, item)
         raw_text = entry.get("transcription")
         text = "" if raw_text is None else str(raw_text).replace("\r\n", "\n").replace("\r", "\n")
-        has_text = bool(entry["has_transcription"]) if "has_transcription" in entry else bool(text)
+        has_text = bool(entry["_has_transcription"]) if "_has_transcription" in entry else bool(text)
         raw_order = entry.get("reading_order")
         if raw_order is None:
             order = None
@@ -520,7 +520,7 @@ def _label_studio_entries(task: Mapping[str, Any], where: str) -> list[dict[str,
 
     entries: list[dict[str, Any]] = []
     for key, items in groups.items():
-        entry: dict[str, Any] = {"id": key, "label": "", "has_transcription": False}
+        entry: dict[str, Any] = {"id": key, "label": "", "_has_transcription": False}
         texts: list[str] = []
         for pos, res in items:
             value = res.get("value") or {}
@@ -548,8 +548,8 @@ def _label_studio_entries(task: Mapping[str, Any], where: str) -> list[dict[str,
                 if isinstance(lines, str):
                     lines = [lines]
                 texts.append("\n".join(str(t) for t in lines))
-                entry["has_transcription"] = True
-            if res.get("type") == "number" and value.get("number") is not None:
+                entry["_has_transcription"] = True
+            if res.get("type") == "number" and value.get("number") is not None and "reading_order" not in entry:
                 entry["reading_order"] = value["number"]
             if res.get("parentID") is not None and "parent_id" not in entry:
                 entry["parent_id"] = res.get("parentID")
