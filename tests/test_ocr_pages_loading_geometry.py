@@ -643,3 +643,13 @@ def test_label_studio_empty_textarea_still_counts_as_transcribed(tmp_path):
     # the HF adapter derives has_transcription from the text alone
     (box,) = annotation_boxes_from_records([{"bbox": [0, 0, 1, 1], "transcription": "", "has_transcription": True}])
     assert box.has_transcription is False
+
+
+def test_box_index_finds_centres_inside_by_tolerance_only():
+    # a centre just above the top corner of a rotated box lies outside the box's envelope, yet
+    # within GEOMETRY_EPS of both edges, so it is inside; the candidate search must not miss it
+    box = Box((100.0, 100.0, 300.0, 140.0), 30.0)
+    centre = (100.0, 100.0 - 5e-10)
+    assert point_in_polygon(centre, box_polygon(box.bbox, box.rotation))
+    pairs = BoxIndex([box]).word_pairs(np.array([[centre[0], centre[1], centre[0], centre[1]]]))
+    assert pairs.word.tolist() == [0] and pairs.inside.tolist() == [True]
