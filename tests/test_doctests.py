@@ -8,7 +8,8 @@ import importlib
 import pytest
 
 MODULES = ["scorekit", "scorekit.facade", "scorekit.batch", "scorekit.text", "scorekit.metrics.strings",
-           "scorekit.registry", "scorekit.canonicalize", "scorekit.base", "scorekit.errors", "scorekit.report"]
+           "scorekit.registry", "scorekit.canonicalize", "scorekit.base", "scorekit.errors", "scorekit.report",
+           "scorekit.ocr_pages"]
 
 
 @pytest.mark.parametrize("name", MODULES)

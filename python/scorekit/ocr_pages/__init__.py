@@ -4,4 +4,51 @@ Scores newspaper pages (Armenian and other scripts) whose ground truth is a set 
 and whose predictions are word or line boxes: loading, geometry, row-to-box matching, text
 normalisation, hyphen joins, schwa-forgiving CER, regions and reports. ``box_grouping`` owns
 loading and geometry; ``evaluation`` owns text metrics and reports.
+
+What is here so far: the data model and loaders, the geometry (shapely ``STRtree`` index), and the
+text layer (normalisation, hyphen joins, distances, ``compute_text_metrics``). Row classification,
+regions, reports and the command line are still to come.
+
+>>> from scorekit import ocr_pages
+>>> m = ocr_pages.compute_text_metrics("բարև աշխարհ", "բարեվ աշխարհ")
+>>> m.char_edit_distance, m.gt_char_count
+(2, 11)
 """
+
+from scorekit.ocr_pages.box_grouping.geometry import (
+    GEOMETRY_EPS,
+    BoxIndex,
+    box_polygon,
+    point_in_polygon,
+)
+from scorekit.ocr_pages.box_grouping.loading import (
+    AnnotationBox,
+    PredictedRow,
+    PredictedWord,
+    RowMatch,
+    annotation_boxes_from_records,
+    load_annotation_boxes,
+    load_prediction_items,
+    load_prediction_words,
+)
+from scorekit.ocr_pages.evaluation.reports import is_non_armenian_text
+from scorekit.ocr_pages.evaluation.text_metrics import (
+    JoinedText,
+    TextMetrics,
+    compute_text_metrics,
+    compute_text_metrics_batch,
+    edit_distance,
+    edit_distance_schwa_forgiving,
+    join_box_lines_with_hyphenation,
+    normalize_punctuation_chars,
+    normalize_text,
+)
+
+__all__ = [
+    "AnnotationBox", "PredictedWord", "PredictedRow", "RowMatch", "JoinedText", "TextMetrics",
+    "load_annotation_boxes", "annotation_boxes_from_records", "load_prediction_words",
+    "load_prediction_items", "box_polygon", "point_in_polygon", "BoxIndex", "GEOMETRY_EPS",
+    "normalize_text", "normalize_punctuation_chars", "join_box_lines_with_hyphenation",
+    "edit_distance", "edit_distance_schwa_forgiving", "compute_text_metrics",
+    "compute_text_metrics_batch", "is_non_armenian_text",
+]
