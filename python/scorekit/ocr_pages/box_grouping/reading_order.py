@@ -1,7 +1,8 @@
 """Reading order on a page: the column-major XY-cut and the grouping of items into visual lines.
 
-Both functions take any items plus ``bbox_fn(item) -> (x1, y1, x2, y2)``, an axis-aligned envelope
-in image pixels (y down; for a rotated box, its polygon's envelope), and return the items themselves.
+Both functions take any items plus ``bbox_fn(item) -> (x1, y1, x2, y2)``, an axis-aligned
+envelope in image pixels (y down; for a rotated box, its polygon's envelope), and return the items
+themselves.
 
 * :func:`group_items_left_to_right_top_to_bottom` orders boxes by an XY-cut that tries vertical
   cuts (columns, left to right) before horizontal ones (bands, top to bottom). Each interval is
@@ -35,17 +36,22 @@ XY_CUT_SHRINK = 0.10
 """Share of its own length trimmed from each end of an interval before the XY-cut looks for gaps."""
 
 LINE_VERTICAL_OVERLAP_RATIO = 0.5
-"""Vertical overlap with a line, as a share of the smaller height, that puts an item on that line."""
+"""Vertical overlap with a line, as a share of the smaller height, that puts an item on it."""
 
 T = TypeVar("T")
 Rect = tuple[float, float, float, float]
+_PLAIN_NUMBERS = (float, int)
+
+
+def _is_real(v: Any) -> bool:
+    return isinstance(v, numbers.Real) and not isinstance(v, bool)
 
 
 def _bboxes(items: Sequence[Any], bbox_fn: Callable[[Any], Sequence[float]]) -> list[Rect]:
     """``bbox_fn`` of every item as float tuples, checked finite and of non-negative size."""
+    field = "bbox_fn(item)"
     out = []
     for i, item in enumerate(items):
-        field = "bbox_fn(item)"
         raw = bbox_fn(item)
         try:
             vals = tuple(raw)
@@ -53,14 +59,19 @@ def _bboxes(items: Sequence[Any], bbox_fn: Callable[[Any], Sequence[float]]) -> 
             raise InvalidTypeError(
                 f"must return (x1, y1, x2, y2), got {raw!r}", field=field, item=i
             ) from None
-        if len(vals) != 4 or not all(
-            isinstance(v, numbers.Real) and not isinstance(v, bool) for v in vals
+        if len(vals) != 4 or not (
+            all(type(v) in _PLAIN_NUMBERS for v in vals) or all(_is_real(v) for v in vals)
         ):
             raise InvalidTypeError(
                 f"must return 4 real numbers (x1, y1, x2, y2), got {raw!r}", field=field, item=i
             )
-        x1, y1, x2, y2 = (float(v) for v in vals)
-        if not all(math.isfinite(v) for v in (x1, y1, x2, y2)):
+        try:
+            x1, y1, x2, y2 = float(vals[0]), float(vals[1]), float(vals[2]), float(vals[3])
+        except OverflowError:  # an int too large for a float
+            raise InvalidValueError(f"must be finite, got {vals!r}", field=field, item=i) from None
+        if not (
+            math.isfinite(x1) and math.isfinite(y1) and math.isfinite(x2) and math.isfinite(y2)
+        ):
             raise InvalidValueError(f"must be finite, got {vals!r}", field=field, item=i)
         if x2 < x1 or y2 < y1:
             raise InvalidValueError(
@@ -77,23 +88,24 @@ def _shrunk(lo: float, hi: float) -> tuple[float, float]:
     return lo + trim, hi - trim
 
 
-def _split(members: list[int], lo: list[float], hi: list[float]) -> list[list[int]]:
+def _split(members: list[int], keys: list[tuple[float, float, int]]) -> list[list[int]]:
     """Members split into runs of overlapping or touching intervals, in ascending order.
 
-    Sorted by ``(lo, hi, index)``; a member joins the current run when its ``lo`` is at most the
-    run's highest ``hi``. One sort: O(m log m) for m members.
+    ``keys[i] = (lo, hi, i)``. Members are sorted by that key; one joins the current run when its
+    ``lo`` is at most the run's highest ``hi``. One sort: O(m log m) for m members.
     """
-    order = sorted(members, key=lambda i: (lo[i], hi[i], i))
+    order = sorted(members, key=keys.__getitem__)
     groups = [[order[0]]]
-    reach = hi[order[0]]
+    reach = keys[order[0]][1]
     for i in order[1:]:
-        if lo[i] <= reach:
+        lo, hi, _ = keys[i]
+        if lo <= reach:
             groups[-1].append(i)
-            if hi[i] > reach:
-                reach = hi[i]
+            if hi > reach:
+                reach = hi
         else:
             groups.append([i])
-            reach = hi[i]
+            reach = hi
     return groups
 
 
@@ -122,10 +134,9 @@ def group_items_left_to_right_top_to_bottom(
     rects = _bboxes(items, bbox_fn)
     if not items:
         return []
-    xs = [_shrunk(r[0], r[2]) for r in rects]
-    ys = [_shrunk(r[1], r[3]) for r in rects]
-    xlo, xhi = [a for a, _ in xs], [b for _, b in xs]
-    ylo, yhi = [a for a, _ in ys], [b for _, b in ys]
+    xkeys = [(*_shrunk(r[0], r[2]), i) for i, r in enumerate(rects)]
+    ykeys = [(*_shrunk(r[1], r[3]), i) for i, r in enumerate(rects)]
+    leaf_keys = [(r[1], r[0], i) for i, r in enumerate(rects)]
 
     out: list[int] = []
     # Each task: (members, try_columns, try_bands). Parts are pushed in reverse so the first
@@ -137,16 +148,16 @@ def group_items_left_to_right_top_to_bottom(
             out.extend(members)
             continue
         if try_columns:
-            parts = _split(members, xlo, xhi)
+            parts = _split(members, xkeys)
             if len(parts) > 1:
                 stack.extend((p, False, True) for p in reversed(parts))
                 continue
         if try_bands:
-            parts = _split(members, ylo, yhi)
+            parts = _split(members, ykeys)
             if len(parts) > 1:
                 stack.extend((p, True, False) for p in reversed(parts))
                 continue
-        out.extend(sorted(members, key=lambda i: (rects[i][1], rects[i][0], i)))
+        out.extend(sorted(members, key=leaf_keys.__getitem__))
     return [items[i] for i in out]
 
 
@@ -177,12 +188,12 @@ def group_into_lines(
         raise InvalidValueError(f"must be finite and >= 0, got {ratio!r}", field="ratio")
     items = list(items)
     rects = _bboxes(items, bbox_fn)
-    cx = [(r[0] + r[2]) / 2 for r in rects]
-    cy = [(r[1] + r[3]) / 2 for r in rects]
+    visit_keys = [((r[1] + r[3]) / 2, (r[0] + r[2]) / 2, i) for i, r in enumerate(rects)]
+    line_keys = [(r[0], (r[0] + r[2]) / 2, i) for i, r in enumerate(rects)]
 
     lines: list[list[int]] = []
     line_y1 = line_y2 = line_h_sum = 0.0
-    for i in sorted(range(len(items)), key=lambda i: (cy[i], cx[i], i)):
+    for i in sorted(range(len(items)), key=visit_keys.__getitem__):
         _, y1, _, y2 = rects[i]
         h = max(y2 - y1, 1.0)
         if lines:
@@ -195,5 +206,5 @@ def group_into_lines(
         lines.append([i])
         line_y1, line_y2, line_h_sum = y1, y2, h
     return [
-        [items[i] for i in sorted(line, key=lambda i: (rects[i][0], cx[i], i))] for line in lines
+        [items[i] for i in sorted(line, key=line_keys.__getitem__)] for line in lines
     ]
