@@ -120,9 +120,11 @@ def group_items_left_to_right_top_to_bottom(
     A set that no cut divides is read by ``(y1, x1, input position)``.
 
     Time: one sort per attempted cut, so O(n log n) per level of the cut tree and
-    O(n log n * depth) in all; real pages are a few levels deep. A part that just came out of a
-    column (band) split is one connected run in x (y), so that cut is not tried again on it.
-    Memory O(n). Bad boxes (NaN, infinite, negative size) raise ``InvalidValueError`` naming the
+    O(n log n * depth) in all. Real pages are a few levels deep (20,000 words in columns of lines
+    take well under a second); only a contrived spiral that peels one box per cut reaches depth n
+    and O(n^2 log n). A part that just came out of a column (band) split is one connected run in
+    x (y), so that cut is not tried again on it. The parts wait on an explicit stack, never in
+    recursion, so any depth is safe. Memory O(n). Bad boxes (NaN, infinite, negative size) raise ``InvalidValueError`` naming the
     item index; a ``bbox_fn`` result that is not four real numbers raises ``InvalidTypeError``.
 
     >>> boxes = {"H": (0, 0, 1000, 50), "A1": (0, 60, 490, 300), "A2": (0, 310, 490, 600),
