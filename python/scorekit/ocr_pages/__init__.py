@@ -6,7 +6,7 @@ normalisation, hyphen joins, schwa-forgiving CER, regions and reports. ``box_gro
 loading and geometry; ``evaluation`` owns text metrics and reports.
 
 What is here so far: the data model and loaders, the geometry (shapely ``STRtree`` index), and the
-text layer (normalisation, hyphen joins, distances, ``compute_text_metrics``). Row classification,
+text layer (normalisation, hyphen joins, distances, ``compute_text_metrics``), and reading order. Row classification,
 regions, reports and the command line are still to come.
 
 >>> from scorekit import ocr_pages
@@ -31,6 +31,10 @@ from scorekit.ocr_pages.box_grouping.loading import (
     load_prediction_items,
     load_prediction_words,
 )
+from scorekit.ocr_pages.box_grouping.reading_order import (
+    group_into_lines,
+    group_items_left_to_right_top_to_bottom,
+)
 from scorekit.ocr_pages.evaluation.reports import is_non_armenian_text
 from scorekit.ocr_pages.evaluation.text_metrics import (
     JoinedText,
@@ -50,5 +54,6 @@ __all__ = [
     "load_prediction_items", "box_polygon", "point_in_polygon", "BoxIndex", "GEOMETRY_EPS",
     "normalize_text", "normalize_punctuation_chars", "join_box_lines_with_hyphenation",
     "edit_distance", "edit_distance_schwa_forgiving", "compute_text_metrics",
-    "compute_text_metrics_batch", "is_non_armenian_text",
+    "compute_text_metrics_batch", "is_non_armenian_text", "group_items_left_to_right_top_to_bottom",
+    "group_into_lines",
 ]
