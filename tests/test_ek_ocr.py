@@ -15,6 +15,7 @@ import sys
 import types
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 import scorekit as ek
 from scorekit.errors import InvalidTypeError, InvalidValueError, ScorekitError
@@ -136,6 +137,15 @@ def test_default_run_id_is_utc_stamp(tmp_path):
     assert run_id.startswith("ocr-") and len(run_id) == len("ocr-20260101T000000") and run_id[12] == "T"
 
 
+def test_nan_aggregate_persists_as_null(tmp_path):
+    gold = {"e": {"image": "", "reference_text": "", "slice": "blank"}}
+    report = evaluate_ocr(lambda image: image, gold, persist=True, run_id="blank", rootdir=tmp_path)
+    assert math.isnan(report.aggregate) and math.isnan(report.per_slice["blank"])
+    assert store("runs", rootdir=tmp_path)["blank"] == {"metric": "cer", "aggregate": None, "n": 1,
+                                                        "per_slice": {"blank": None}}
+    assert store("results", rootdir=tmp_path)["blank"]["per_item"]["e"]["score"] == 0.0
+
+
 def test_gold_store_round_trip(tmp_path):
     add_gold_item("g1", "dog.png", "dog", slice="easy", rootdir=tmp_path)
     add_gold_item("g2", "dig", "dog", slice="hard", rootdir=tmp_path, scan="bad")
@@ -254,8 +264,11 @@ def test_store_errors(tmp_path):
         store("gold", rootdir=3)
     with pytest.raises(InvalidTypeError, match="reference_text"):
         add_gold_item("k", "img", None, rootdir=tmp_path)
-    with pytest.raises(InvalidTypeError, match="JSON-serialisable"):
-        add_gold_item("k", b"\x89PNG", "text", rootdir=tmp_path)
+    with pytest.raises(InvalidTypeError, match="strict JSON"):
+        add_gold_item("k", b"\x89PNG", "text", rootdir=tmp_path)  # a reference, not bytes
+    with pytest.raises(InvalidTypeError, match="store key 'r'"):
+        evaluate_ocr(lambda image: Result(text="x", backend=object()), {"k": {"image": 1, "reference_text": "x"}},
+                     persist=True, run_id="r", rootdir=tmp_path)
     s = JsonStore(tmp_path / "gold")
     assert len(s) == 0 and list(s) == []
     with pytest.raises(KeyError):
@@ -449,3 +462,29 @@ def test_recovered_table_scores():
     assert 0 < teds < 1 and 0 < grits <= 1
     assert TedsMetric(structure_only=True)(pred, gold).value == 1.0
     assert TedsMetric()(pred, Table.from_grid([["a", "b"], ["c", "d"]])).value == 1.0
+
+
+# -- properties -------------------------------------------------------------------------------------
+
+_texts = st.text(alphabet="abc ւ", max_size=12)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(_texts, _texts.filter(bool), st.sampled_from([None, "x", "y"])), max_size=6))
+def test_benchmark_scores_match_evaluate(cases):
+    gold = {f"k{i}": {"image": pred, "reference_text": ref, "slice": label}
+            for i, (pred, ref, label) in enumerate(cases)}
+    report = evaluate_ocr(lambda image: Result(text=image), gold)
+    direct = ek.evaluate(cases, metric="cer")
+    assert report.n == direct.n and report.aggregate == direct.aggregate and report.per_slice == direct.per_slice
+    assert [item["score"] for item in report.detail["per_item"].values()] == [s.value for s in direct.scores]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.lists(st.text(max_size=4), max_size=4), min_size=1, max_size=4))
+def test_grid_round_trip(grid):
+    table = table_from_ocr(Result(raw={"grid": grid}))
+    if any(grid):
+        assert cells(table) == grid
+    else:
+        assert table is None

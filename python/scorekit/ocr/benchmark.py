@@ -84,7 +84,11 @@ class JsonStore(MutableMapping):
 
     def __setitem__(self, key: str, value: Any) -> None:
         path = self._path(key)
-        text = json.dumps(value, ensure_ascii=False, allow_nan=False)
+        try:
+            text = json.dumps(value, ensure_ascii=False, allow_nan=False)
+        except (TypeError, ValueError) as exc:
+            raise InvalidTypeError(f"must be strict JSON (str/number/bool/None, lists, str-keyed dicts): {exc}",
+                                   field=f"value for store key {key!r}") from None
         self.directory.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(path.name + ".tmp")
         tmp.write_text(text, encoding="utf-8")
@@ -124,11 +128,6 @@ def add_gold_item(key: str, image: Any, reference_text: str, *, slice: Optional[
     record = {"image": image, "reference_text": reference_text, **extra}
     if slice is not None:
         record["slice"] = slice
-    try:
-        json.dumps(record, allow_nan=False)
-    except (TypeError, ValueError) as exc:
-        raise InvalidTypeError(f"must be JSON-serialisable (store a reference, not bytes): {exc}",
-                               field=f"gold[{key!r}]") from None
     store("gold", rootdir=rootdir)[key] = record
 
 
@@ -205,7 +204,8 @@ def evaluate_ocr(engine: Any, gold: Any, *, metric: Any = "cer", normalize: Any 
     prediction, reference, slice, score, ``mean_confidence`` (None or a finite number in [0, 1])
     and ``backend``. ``persist=True`` writes ``{metric, aggregate, n, per_slice, per_item}`` to the
     ``results`` store and the summary without ``per_item`` to ``runs``, under ``run_id`` (default:
-    ``ocr-<UTC time>``).
+    ``ocr-<UTC time>``); the stores hold strict JSON, so a NaN aggregate (no reference characters)
+    is stored as ``null`` while the returned report keeps it. Slice labels and keys are stored as str.
     """
     from scorekit.facade import evaluate
 
@@ -244,11 +244,16 @@ def evaluate_ocr(engine: Any, gold: Any, *, metric: Any = "cer", normalize: Any 
     return report
 
 
+def _finite_or_none(value: Any) -> Any:
+    """A NaN or infinite score (a corpus with no reference characters) is stored as JSON ``null``."""
+    return None if isinstance(value, float) and not math.isfinite(value) else value
+
+
 def _persist(report: Report, run_id: Optional[str], rootdir: Any) -> None:
     if run_id is None:
         run_id = datetime.now(timezone.utc).strftime("ocr-%Y%m%dT%H%M%S")
-    summary = {"metric": report.metric, "aggregate": report.aggregate, "n": report.n,
-               "per_slice": {str(k): v for k, v in report.per_slice.items()}}
-    per_item = {str(k): v for k, v in report.detail["per_item"].items()}
+    summary = {"metric": report.metric, "aggregate": _finite_or_none(report.aggregate), "n": report.n,
+               "per_slice": {str(k): _finite_or_none(v) for k, v in report.per_slice.items()}}
+    per_item = {str(k): {**v, "score": _finite_or_none(v.get("score"))} for k, v in report.detail["per_item"].items()}
     store("results", rootdir=rootdir)[run_id] = {**summary, "per_item": per_item}
     store("runs", rootdir=rootdir)[run_id] = summary

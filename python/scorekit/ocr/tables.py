@@ -22,7 +22,7 @@ True
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Callable, Optional
+from typing import Any, Optional
 
 from scorekit.errors import InvalidTypeError
 from scorekit.metrics.tables import Table
