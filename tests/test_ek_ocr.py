@@ -488,3 +488,13 @@ def test_grid_round_trip(grid):
         assert cells(table) == grid
     else:
         assert table is None
+
+
+def test_table_helpers_are_top_level_names_loaded_on_use() -> None:
+    """ek re-exports the OCR table helpers at the top level; scorekit loads them on first access."""
+    import scorekit.ocr
+
+    assert ek.table_from_ocr is scorekit.ocr.table_from_ocr
+    assert ek.has_table_structure is scorekit.ocr.has_table_structure
+    assert ek.resolve_table_parser is scorekit.ocr.resolve_table_parser
+    assert ek.engine_yields_tables is scorekit.ocr.engine_yields_tables
