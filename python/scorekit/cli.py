@@ -107,6 +107,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("demo", help="score the sample corpus shipped with scorekit")
     p.add_argument("--repeat", type=int, default=50,
                    help=f"score the corpus this many times over (throughput; 1 to {MAX_DEMO_REPEAT:,})")
+    p.add_argument("--html", metavar="REPORT", default=None,
+                   help="also write a self-contained HTML report of the sample corpus to REPORT")
     return parser
 
 
@@ -370,10 +372,23 @@ def _cmd_demo(args: argparse.Namespace) -> int:
         slices.setdefault(key, [key, 0])[1] += args.repeat
     print(f"scorekit demo: {len(corpus):,} OCR-like line pairs x {args.repeat} = {len(corpus) * args.repeat:,} pairs "
           f"(backend: {current_backend()})")
+    throughput = 0.0
     for metric in ("cer", "wer"):
         start = time.perf_counter()
         report = evaluate(itertools.chain.from_iterable(itertools.repeat(corpus, args.repeat)), metric=metric)
-        _print_report(report, slices, time.perf_counter() - start)
+        seconds = time.perf_counter() - start
+        _print_report(report, slices, seconds)
+        if metric == "cer":
+            throughput = report.n / seconds if seconds > 0 else 0.0
+    if args.html:
+        from scorekit.demo_report import build_demo_report
+        from scorekit.report import write_report
+
+        os.makedirs(os.path.dirname(os.path.abspath(args.html)), exist_ok=True)
+        sample = load_sample_corpus()
+        page = build_demo_report(sample, evaluate(sample, metric="cer"), evaluate(sample, metric="wer"),
+                                 backend=current_backend(), pairs_per_second=throughput)
+        print(f"report: {write_report(args.html, page)}")
     return 0
 
 
