@@ -15,6 +15,8 @@ from __future__ import annotations
 import unicodedata
 from typing import Any, Iterable, Optional, Sequence
 
+from rapidfuzz.distance import Levenshtein
+
 from scorekit.errors import InvalidTypeError, InvalidValueError
 from scorekit.ocr_pages.box_grouping.geometry import (
     GEOMETRY_EPS,
@@ -30,7 +32,6 @@ from scorekit.ocr_pages.box_grouping.loading import (
     RowMatch,
     load_prediction_words,
 )
-from scorekit.ocr_pages.evaluation.text_metrics import edit_distance
 
 __all__ = [
     "UNIT_LEVELS",
@@ -79,8 +80,11 @@ def _wkey(s: str) -> str:
 
 
 _PHRASE_KEYS = tuple(_wkey(p) for p in WATERMARK_PHRASES)
-_MIN_KEY = min(len(k) for k in _PHRASE_KEYS) - WATERMARK_MAX_EDIT_DISTANCE
-_MAX_KEY = max(len(k) for k in _PHRASE_KEYS) + WATERMARK_MAX_EDIT_DISTANCE
+_KEY_LENGTHS = frozenset(
+    len(k) + d for k in _PHRASE_KEYS for d in range(-WATERMARK_MAX_EDIT_DISTANCE, WATERMARK_MAX_EDIT_DISTANCE + 1)
+)
+"""Lengths a key can have and still be within reach of a phrase."""
+_MAX_KEY = max(_KEY_LENGTHS)
 
 
 def _key_is_watermark(key: str) -> bool:
@@ -89,7 +93,7 @@ def _key_is_watermark(key: str) -> bool:
     for phrase in _PHRASE_KEYS:
         if abs(len(key) - len(phrase)) > WATERMARK_MAX_EDIT_DISTANCE:
             continue
-        if edit_distance(key, phrase) <= WATERMARK_MAX_EDIT_DISTANCE:
+        if Levenshtein.distance(key, phrase, score_cutoff=WATERMARK_MAX_EDIT_DISTANCE) <= WATERMARK_MAX_EDIT_DISTANCE:
             return True
     return False
 
@@ -119,17 +123,25 @@ def remove_watermark_words(words: Sequence[PredictedWord]) -> tuple[list[Predict
     words = list(words)
     n = len(words)
     # The key of a space-joined window is the space-joined keys of its non-empty records (a space
-    # never composes with its neighbours under NFC), so window key lengths come cheaply from the
-    # per-record keys and rule out most windows before any text is built.
-    key_len = [len(_wkey(w.text)) for w in words]
+    # never composes with its neighbours under NFC), so windows are keyed from per-record keys.
+    # Key lengths only grow with the window, which bounds the lengths worth testing.
+    keys = [_wkey(w.text) for w in words]
     drop = [False] * n
     i = 0
     while i < n:
         hit = 0
-        for length in range(min(WATERMARK_MAX_WINDOW, n - i), 0, -1):
-            parts = [k for k in key_len[i:i + length] if k]
-            total = sum(parts) + max(len(parts) - 1, 0)
-            if _MIN_KEY <= total <= _MAX_KEY and is_watermark_text(" ".join(w.text for w in words[i:i + length])):
+        sizes: list[int] = []  # key length of the window of length L, at index L-1
+        total = -1
+        for k in keys[i:i + WATERMARK_MAX_WINDOW]:
+            if k:
+                total += len(k) + 1
+            if total > _MAX_KEY:
+                break
+            sizes.append(total)
+        for length in range(len(sizes), 0, -1):
+            if sizes[length - 1] not in _KEY_LENGTHS:
+                continue
+            if _key_is_watermark(" ".join(k for k in keys[i:i + length] if k)):
                 hit = length
                 break
         if hit:
