@@ -7,7 +7,6 @@ written here from the plain per-pair geometry functions.
 
 from __future__ import annotations
 
-import math
 import unicodedata
 
 import pytest
@@ -582,3 +581,18 @@ def test_classify_rows_matches_brute_force(box_specs, word_specs, unit_level, th
     got = [(m.row, m.status, m.box_index, m.touched, m.coverage, m.overlap_coverage, m.assignment, m.fragments)
            for m in classify_rows(rows, boxes, threshold)]
     assert got == slow_classify(rows, boxes, threshold)
+
+
+def test_detect_split_lines_on_single_row_matches():
+    boxes = make_boxes(PAGE_B_BOXES)
+    kept, _ = remove_watermark_words(make_words(PAGE_B_CSV))
+    rows = build_rows(kept, "word")
+    singles = [classify_row(r, boxes) for r in rows]
+    assert [m.status for m in singles].count("split_line") == 0
+    assert detect_split_lines(singles, boxes) == classify_rows(rows, boxes)
+
+
+def test_header_only_csv_gives_no_rows(tmp_path):
+    path = tmp_path / "empty.csv"
+    path.write_text("x1,y1,x2,y2,group_row,text\n", encoding="utf-8")
+    assert load_predicted_rows(path, "line") == ([], [])

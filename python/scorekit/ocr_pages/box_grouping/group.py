@@ -247,11 +247,6 @@ def _at_least(value: float, threshold: float) -> bool:
     return value >= threshold - _THRESHOLD_SLACK
 
 
-def _best(candidates: Iterable[int], key: Any) -> int:
-    """The candidate with the largest ``key`` (keys end in ``-index``, so they are all distinct)."""
-    return max(candidates, key=key)
-
-
 def _classify_all(rows: list[PredictedRow], boxes: Sequence[Any], threshold: float) -> list[RowMatch]:
     import numpy as np
 
@@ -275,12 +270,12 @@ def _classify_all(rows: list[PredictedRow], boxes: Sequence[Any], threshold: flo
         here = word_boxes[k]
         inside = [b for b, (ins, _) in here.items() if ins]
         if inside:
-            return _best(inside, lambda b: (here[b][1], -areas[b], -b))
+            return max(inside, key=lambda b: (here[b][1], -areas[b], -b))
         if centre_only:
             return None
         overlapping = [b for b, (_, ovl) in here.items() if ovl > 0]
         if overlapping:
-            return _best(overlapping, lambda b: (here[b][1], -areas[b], -b))
+            return max(overlapping, key=lambda b: (here[b][1], -areas[b], -b))
         return None
 
     matches = []
@@ -298,9 +293,9 @@ def _classify_all(rows: list[PredictedRow], boxes: Sequence[Any], threshold: flo
             loc = [b for b in boxes_t if _at_least(measures[b][0], MULTI_BOX_SINGLE_COLUMN_LOCATION_THRESHOLD)]
             ovl = [b for b in boxes_t if _at_least(measures[b][1], MULTI_BOX_SINGLE_COLUMN_OVERLAP_THRESHOLD)]
             if loc:
-                dominant = _best(loc, lambda b: (measures[b][0], measures[b][1], -areas[b], -b))
+                dominant = max(loc, key=lambda b: (measures[b][0], measures[b][1], -areas[b], -b))
             elif ovl:
-                dominant = _best(ovl, lambda b: (measures[b][1], measures[b][0], -areas[b], -b))
+                dominant = max(ovl, key=lambda b: (measures[b][1], measures[b][0], -areas[b], -b))
         if dominant is not None:
             status = "exactly_one_box"
             assignment = {words[k].csv_index: dominant for k in ks}
