@@ -42,9 +42,10 @@ browser:
 	        echo "make test needs chromium for the report checks: sudo apt-get install chromium (or set SCOREKIT_SKIP_BROWSER=1)"; exit 1; \
 	    fi; }
 
-# Main job: score the sample corpus shipped inside the package (needs no extra).
+# Main job: score the sample corpus shipped inside the package (needs no extra), and write its
+# report, one self-contained HTML page, under target/ (ignored by git).
 demo: build
-	$(PY) -m scorekit demo
+	$(PY) -m scorekit demo --html target/demo/scorekit-demo.html
 
 # Every test: Rust kernel tests, then pytest (each kernel test runs on both backends).
 test: EXTRAS := test

@@ -139,3 +139,21 @@ def test_rover_command(capsys):
     assert code == 0
     assert json.loads(out) == {"consensus": "the cat sat", "mean_agreement": 0.7778,
                                "agreement": [1.0, 0.6667, 0.6667], "n_engines": 3}
+
+
+def test_demo_html_report(tmp_path) -> None:
+    """``demo --html`` writes one self-contained page with the corpus figures the text output prints."""
+    import html
+    import re
+
+    from scorekit.facade import evaluate
+
+    out = tmp_path / "nested" / "demo.html"
+    assert main(["demo", "--repeat", "1", "--html", str(out)]) == 0
+    page = out.read_text(encoding="utf-8")
+    assert "Content-Security-Policy" in page and not re.search(r"(src|href)=\"(https?:)?//", page)
+    corpus = load_sample_corpus()
+    cer, wer = evaluate(corpus, metric="cer").aggregate, evaluate(corpus, metric="wer").aggregate
+    text = html.unescape(page)
+    assert f"{cer:.4f}" in text and f"{wer:.4f}" in text
+    assert text.count("Pair ") >= 8  # the aligned diffs of the worst pairs

@@ -30,6 +30,7 @@ from scorekit.ocr_pages.box_grouping.group import (
     remove_watermark_words,
 )
 from scorekit.ocr_pages.box_grouping.loading import AnnotationBox, PredictedRow, PredictedWord
+from scorekit.ocr_pages.box_grouping.reading_order import group_into_lines
 from scorekit.ocr_pages.evaluation.text_metrics import edit_distance
 
 
@@ -402,7 +403,7 @@ def test_page_r_rotated_box():  # P12
 
 def test_visual_lines_vector():  # L1 of the reading-order vectors
     a, b, d, c = (10, 10, 100, 30), (120, 12, 200, 32), (110, 28, 150, 48), (10, 45, 100, 65)
-    assert group._visual_lines([a, b, d, c]) == [[0, 1], [2], [3]]
+    assert group_into_lines(range(4), [a, b, d, c].__getitem__) == [[0, 1], [2], [3]]
 
 
 def test_same_group_rows_on_one_line_are_not_split():

@@ -20,6 +20,11 @@ WORST_PAIRS_SHOWN = 8
 CONFUSIONS_SHOWN = 15
 
 
+def _visible(c: str) -> str:
+    """A confused character as a chart label: a space is shown as ␣."""
+    return "␣" if c == " " else c
+
+
 def _rate(r: Report) -> float | None:
     value = r.aggregate
     return None if value != value else value  # NaN (no reference at all) shows as n/a
@@ -63,7 +68,7 @@ def build_demo_report(corpus: Sequence[tuple[str, str, str]], cer: Report, wer: 
     ]
     if top:
         sections.append(report.bar_chart("Most frequent character confusions (reference → prediction)",
-                                         [f"{a} → {b}" for (a, b), _ in top], [n for _, n in top]))
+                                         [f"{_visible(a)} → {_visible(b)}" for (a, b), _ in top], [n for _, n in top]))
     sections.append(report.data_table(
         "Worst pairs", ["#", "slice", "CER", "reference", "prediction"],
         [[k, corpus[k][2], float(char.rates[k]), refs[k], preds[k]] for k in order[:50]],

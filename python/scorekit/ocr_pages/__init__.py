@@ -5,9 +5,11 @@ and whose predictions are word or line boxes: loading, geometry, row-to-box matc
 normalisation, hyphen joins, schwa-forgiving CER, regions and reports. ``box_grouping`` owns
 loading and geometry; ``evaluation`` owns text metrics and reports.
 
-What is here so far: the data model and loaders, the geometry (shapely ``STRtree`` index), and the
-text layer (normalisation, hyphen joins, distances, ``compute_text_metrics``), and reading order. Row classification,
-regions, reports and the command line are still to come.
+What is here so far: the data model and loaders, the geometry (a shapely ``STRtree`` index),
+watermark removal, row building and row-to-box classification with split-line reassembly,
+reading order and line grouping, and the text layer (normalisation, hyphen joins, distances,
+``compute_text_metrics``). Regions, page reports, aggregation and the command line are still to
+come.
 
 >>> from scorekit import ocr_pages
 >>> m = ocr_pages.compute_text_metrics("բարև աշխարհ", "բարեվ աշխարհ")
@@ -20,6 +22,14 @@ from scorekit.ocr_pages.box_grouping.geometry import (
     BoxIndex,
     box_polygon,
     point_in_polygon,
+)
+from scorekit.ocr_pages.box_grouping.group import (
+    classify_row,
+    classify_rows,
+    detect_split_lines,
+    is_watermark_text,
+    load_predicted_rows,
+    remove_watermark_words,
 )
 from scorekit.ocr_pages.box_grouping.loading import (
     AnnotationBox,
@@ -55,5 +65,6 @@ __all__ = [
     "normalize_text", "normalize_punctuation_chars", "join_box_lines_with_hyphenation",
     "edit_distance", "edit_distance_schwa_forgiving", "compute_text_metrics",
     "compute_text_metrics_batch", "is_non_armenian_text", "group_items_left_to_right_top_to_bottom",
-    "group_into_lines",
+    "group_into_lines", "load_predicted_rows", "remove_watermark_words", "is_watermark_text",
+    "classify_row", "classify_rows", "detect_split_lines",
 ]

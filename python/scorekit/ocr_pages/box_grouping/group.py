@@ -26,6 +26,7 @@ from scorekit.ocr_pages.box_grouping.geometry import (
     rect_polygon_intersection_area,
     to_local,
 )
+from scorekit.ocr_pages.box_grouping.reading_order import group_into_lines
 from scorekit.ocr_pages.box_grouping.loading import (
     PredictedRow,
     PredictedWord,
@@ -67,8 +68,6 @@ ROW_STATUSES = ("exactly_one_box", "multiple_boxes", "no_box", "split_line")
 _THRESHOLD_SLACK = 1e-9
 """Every threshold comparison is ``value >= threshold - _THRESHOLD_SLACK``."""
 
-_LINE_OVERLAP_RATIO = 0.5
-"""Two rows share a visual line when their vertical overlap is this share of the smaller height."""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -367,34 +366,6 @@ def _local_bbox(row: PredictedRow, box: Any) -> tuple[float, float, float, float
     return (min(xs), min(ys), max(xs), max(ys))
 
 
-def _visual_lines(bboxes: list[tuple[float, float, float, float]]) -> list[list[int]]:
-    """Positions of ``bboxes`` grouped into visual lines (top to bottom), each left to right.
-
-    Items are taken by centre (y, then x); an item joins the last line when their vertical overlap
-    is at least half of the smaller of its height and the line's mean height (heights at least 1).
-    """
-    def centre(k: int) -> tuple[float, float]:
-        x1, y1, x2, y2 = bboxes[k]
-        return ((x1 + x2) / 2, (y1 + y2) / 2)
-
-    order = sorted(range(len(bboxes)), key=lambda k: (centre(k)[1], centre(k)[0], k))
-    lines: list[list[int]] = []
-    span: list[float] = []  # y1, y2, sum of heights of the last line
-    for k in order:
-        _, y1, _, y2 = bboxes[k]
-        h = max(y2 - y1, 1.0)
-        if lines:
-            line_h = span[2] / len(lines[-1])
-            ovl = min(y2, span[1]) - max(y1, span[0])
-            if ovl >= _LINE_OVERLAP_RATIO * min(h, line_h):
-                lines[-1].append(k)
-                span = [min(span[0], y1), max(span[1], y2), span[2] + h]
-                continue
-        lines.append([k])
-        span = [y1, y2, h]
-    return [sorted(line, key=lambda k: (bboxes[k][0], centre(k)[0], k)) for line in lines]
-
-
 def _merge(members: list[RowMatch], b: int, box: Any) -> RowMatch:
     words = tuple(w for m in members for w in m.row.words)
     inside = sum(1 for w in words if point_in_polygon(w.center, box.polygon))
@@ -435,7 +406,7 @@ def detect_split_lines(matches: Sequence[RowMatch], boxes: Sequence[Any]) -> lis
             continue
         box = boxes[b]
         local = [_local_bbox(matches[p].row, box) for p in positions]
-        for line in _visual_lines(local):
+        for line in group_into_lines(range(len(local)), local.__getitem__):
             if len(line) < 2:
                 continue
             members = [matches[positions[k]] for k in line]

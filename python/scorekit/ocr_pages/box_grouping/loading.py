@@ -22,7 +22,7 @@ import math
 import os
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Iterable, Mapping, Optional, Sequence
+from typing import Any, Iterable, Mapping, Optional
 
 from scorekit.errors import InvalidTypeError, InvalidValueError, describe
 from scorekit.ocr_pages.box_grouping import geometry
