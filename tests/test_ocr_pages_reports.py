@@ -389,3 +389,21 @@ def test_bad_arguments_are_named():
     with pytest.raises(InvalidValueError, match="filters"):
         aggregate_reports([page(PAGE_C, CSV_C, "line", page_id="a"),
                            page(PAGE_C, CSV_C, "line", page_id="b", filters="photo")])
+
+
+def test_duplicate_box_ids_and_bad_page_id():
+    a, b = boxes_of(("x", "Paragraph", [0, 0, 10, 10], "ա"), ("y", "Paragraph", [20, 0, 30, 10], "բ"))
+    import dataclasses
+    with pytest.raises(InvalidValueError, match="'x' occurs twice"):
+        evaluate_rows([a, dataclasses.replace(b, id="x")], [], page_id="p")
+    with pytest.raises(InvalidTypeError, match="page_id"):
+        evaluate_rows([a], [], page_id=None)
+
+
+@pytest.mark.parametrize("module", ["prediction", "reports"])
+def test_doctests(module):
+    import doctest
+    import importlib
+    mod = importlib.import_module(f"scorekit.ocr_pages.evaluation.{module}")
+    result = doctest.testmod(mod)
+    assert result.attempted > 0 and result.failed == 0

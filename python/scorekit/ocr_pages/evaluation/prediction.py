@@ -38,10 +38,20 @@ __all__ = ["build_ocr_region_reports", "evaluate_rows", "excluded_box_indices"]
 
 def _check_boxes(boxes: Any) -> list[AnnotationBox]:
     boxes = list(boxes)
+    ids: set[str] = set()
     for i, b in enumerate(boxes):
         if not isinstance(b, AnnotationBox):
             raise InvalidTypeError(f"must be an AnnotationBox, got {type(b).__name__}", field="boxes", item=i)
+        if b.id in ids:
+            raise InvalidValueError(f"box id {b.id!r} occurs twice", field="boxes", item=i)
+        ids.add(b.id)
     return boxes
+
+
+def _check_page_id(page_id: Any) -> str:
+    if not isinstance(page_id, str) or not page_id:
+        raise InvalidTypeError(f"must be a non-empty str, got {page_id!r}", field="page_id")
+    return page_id
 
 
 def excluded_box_indices(boxes: Sequence[AnnotationBox], filters: Sequence[str]) -> tuple[set[int], set[int]]:
@@ -119,7 +129,7 @@ def build_ocr_region_reports(boxes: Sequence[AnnotationBox], matches: Sequence[R
     boxes = _check_boxes(boxes)
     filters = canonical_filters(filters)
     untranscribed, filtered = excluded_box_indices(boxes, filters)
-    return _regions(boxes, list(matches), str(page_id), untranscribed | filtered,
+    return _regions(boxes, list(matches), _check_page_id(page_id), untranscribed | filtered,
                     _centre_boxes(matches, boxes), threads)
 
 
@@ -240,13 +250,21 @@ def evaluate_rows(boxes: Sequence[AnnotationBox], rows: Iterable[Union[Predicted
     names; the summary's ``variant`` is the report variant with those filters, else ``None``.
     ``has_predictions=False`` marks a page that had no prediction file. A page without boxes
     gives no regions and null CERs.
+
+    >>> from scorekit.ocr_pages.box_grouping.loading import annotation_boxes_from_records
+    >>> boxes = annotation_boxes_from_records([{"id": "a", "label": "Paragraph", "bbox": [0, 0, 100, 40],
+    ...                                         "transcription": "բարև"}])
+    >>> words = [PredictedWord(5, 5, 60, 30, "0", "բարեվ", 0)]
+    >>> rep = evaluate_rows(boxes, words, page_id="p1")
+    >>> rep["summary"]["ocr_region_cer"], rep["regions"][0]["predicted_text"]
+    (0.5, 'բարեվ')
     """
     boxes_list = _check_boxes(boxes)
     unit_level = _check_unit_level(unit_level)
     filters = canonical_filters(filters)
     threshold = _check_threshold(coverage_threshold)
     max_examples = _check_max_examples(max_examples)
-    page_id = str(page_id)
+    page_id = _check_page_id(page_id)
     items = list(rows)
     dropped = _dropped_count(dropped_words)
     if items and all(isinstance(x, PredictedWord) for x in items):

@@ -272,6 +272,10 @@ def aggregate_reports(reports: Iterable[Mapping[str, Any]], *, variant: Optional
     the failure examples are recomputed and the row failure examples merged, both cut to
     ``max_examples``. The variant is the one the inputs share, else ``variant``. No inputs give
     a report with zero counts and null CERs (unit level ``word``, the filters of ``variant``).
+
+    >>> empty = aggregate_reports([], variant="no_filter")["summary"]
+    >>> empty["page_count"], empty["ocr_region_cer"]
+    (0, None)
     """
     max_examples = _check_max_examples(max_examples)
     if isinstance(reports, Mapping):
