@@ -407,3 +407,15 @@ def test_doctests(module):
     mod = importlib.import_module(f"scorekit.ocr_pages.evaluation.{module}")
     result = doctest.testmod(mod)
     assert result.attempted > 0 and result.failed == 0
+
+
+def test_one_classification_serves_every_variant():
+    from scorekit.ocr_pages.evaluation.prediction import evaluate_matches
+    matches = classify_rows(build_rows(CSV_E, "word"), PAGE_E)
+    for name, filters in REPORT_VARIANTS.items():
+        direct = page(PAGE_E, CSV_E, "word", filters=filters)
+        assert evaluate_matches(PAGE_E, matches, page_id="p", unit_level="word", filters=filters) == direct
+    # a plain iterable of boxes works; it carries no drop counts, so those are zeros
+    rep = evaluate_rows((b for b in PAGE_E), CSV_E, page_id="p", unit_level="word")
+    assert rep["summary"]["gt_boxes_dropped"] == {"rule": 0, "degenerate": 0, "duplicate": 0, "container": 0}
+    assert rep["regions"] == page(PAGE_E, CSV_E, "word")["regions"]

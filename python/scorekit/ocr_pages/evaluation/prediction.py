@@ -23,7 +23,7 @@ from scorekit.ocr_pages.box_grouping.group import (
     DEFAULT_COVERAGE_THRESHOLD, DEFAULT_UNIT_LEVEL, ROW_STATUSES, _check_threshold, _check_unit_level, _local_bbox,
     build_rows, classify_rows, remove_watermark_words,
 )
-from scorekit.ocr_pages.box_grouping.loading import DROP_KINDS, AnnotationBox, PredictedRow, PredictedWord, RowMatch
+from scorekit.ocr_pages.box_grouping.loading import AnnotationBox, AnnotationBoxes, PredictedRow, PredictedWord, RowMatch
 from scorekit.ocr_pages.box_grouping.reading_order import group_into_lines, group_items_left_to_right_top_to_bottom
 from scorekit.ocr_pages.evaluation.reports import (
     FILTER_LABELS, MAX_FAILURE_EXAMPLES, SCHEMA_VERSION, _check_max_examples, build_summary, canonical_filters,
@@ -33,11 +33,12 @@ from scorekit.ocr_pages.evaluation.text_metrics import (
     JoinedText, compute_text_metrics_batch, concat_joined, join_box_lines_with_hyphenation, normalize_text,
 )
 
-__all__ = ["build_ocr_region_reports", "evaluate_rows", "excluded_box_indices"]
+__all__ = ["build_ocr_region_reports", "evaluate_rows", "evaluate_matches", "excluded_box_indices"]
 
 
-def _check_boxes(boxes: Any) -> list[AnnotationBox]:
-    boxes = list(boxes)
+def _check_boxes(boxes: Any) -> AnnotationBoxes:
+    """``boxes`` as an ``AnnotationBoxes`` (keeping the loader's drop counts, zeros if none)."""
+    boxes = AnnotationBoxes(boxes, getattr(boxes, "dropped", None))
     ids: set[str] = set()
     for i, b in enumerate(boxes):
         if not isinstance(b, AnnotationBox):
@@ -129,7 +130,11 @@ def build_ocr_region_reports(boxes: Sequence[AnnotationBox], matches: Sequence[R
     boxes = _check_boxes(boxes)
     filters = canonical_filters(filters)
     untranscribed, filtered = excluded_box_indices(boxes, filters)
-    return _regions(boxes, list(matches), _check_page_id(page_id), untranscribed | filtered,
+    matches = list(matches)
+    for k, m in enumerate(matches):
+        if not isinstance(m, RowMatch):
+            raise InvalidTypeError(f"must be a RowMatch, got {type(m).__name__}", field="matches", item=k)
+    return _regions(boxes, matches, _check_page_id(page_id), untranscribed | filtered,
                     _centre_boxes(matches, boxes), threads)
 
 
@@ -272,6 +277,30 @@ def evaluate_rows(boxes: Sequence[AnnotationBox], rows: Iterable[Union[Predicted
         dropped += len(removed)
         items = build_rows(items, unit_level)
     matches = classify_rows(items, boxes_list, threshold)
+    return evaluate_matches(boxes_list, matches, page_id=page_id, unit_level=unit_level, filters=filters,
+                            coverage_threshold=threshold, dropped_words=dropped, has_predictions=has_predictions,
+                            max_examples=max_examples, threads=threads)
+
+
+def evaluate_matches(boxes: Sequence[AnnotationBox], matches: Sequence[RowMatch], *, page_id: str,
+                     unit_level: str = DEFAULT_UNIT_LEVEL, filters: Any = (),
+                     coverage_threshold: float = DEFAULT_COVERAGE_THRESHOLD, dropped_words: Any = 0,
+                     has_predictions: bool = True, max_examples: int = MAX_FAILURE_EXAMPLES,
+                     threads: Optional[int] = 1) -> dict[str, Any]:
+    """The page report of :func:`evaluate_rows` from rows already classified (``matches``, the
+    output of ``classify_rows`` for these boxes at ``coverage_threshold``), so that one
+    classification serves every filter variant; the arguments mean the same."""
+    boxes_list = _check_boxes(boxes)
+    unit_level = _check_unit_level(unit_level)
+    filters = canonical_filters(filters)
+    threshold = _check_threshold(coverage_threshold)
+    max_examples = _check_max_examples(max_examples)
+    page_id = _check_page_id(page_id)
+    dropped = _dropped_count(dropped_words)
+    matches = list(matches)
+    for k, m in enumerate(matches):
+        if not isinstance(m, RowMatch):
+            raise InvalidTypeError(f"must be a RowMatch, got {type(m).__name__}", field="matches", item=k)
 
     untranscribed, filtered = excluded_box_indices(boxes_list, filters)
     excluded = untranscribed | filtered
@@ -287,7 +316,7 @@ def evaluate_rows(boxes: Sequence[AnnotationBox], rows: Iterable[Union[Predicted
         "page_count": 1,
         "pages_without_predictions": 0 if has_predictions else 1,
         "gt_box_count": len(boxes_list),
-        "gt_boxes_dropped": {k: int(getattr(boxes, "dropped", {}).get(k, 0)) for k in DROP_KINDS},
+        "gt_boxes_dropped": dict(boxes_list.dropped),
         "untranscribed_box_count": len(untranscribed),
         "filtered_box_count": len(filtered),
         "included_box_count": len(boxes_list) - len(excluded),
