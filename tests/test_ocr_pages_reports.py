@@ -419,3 +419,32 @@ def test_one_classification_serves_every_variant():
     rep = evaluate_rows((b for b in PAGE_E), CSV_E, page_id="p", unit_level="word")
     assert rep["summary"]["gt_boxes_dropped"] == {"rule": 0, "degenerate": 0, "duplicate": 0, "container": 0}
     assert rep["regions"] == page(PAGE_E, CSV_E, "word")["regions"]
+
+
+def test_failure_examples_are_cut_and_capped():
+    from scorekit.ocr_pages.evaluation.reports import MAX_EXAMPLE_TEXT_CHARS, report_to_json
+    long_gt = " ".join(["բառ"] * 700)  # 2799 characters
+    boxes = boxes_of(*[(f"b{k}", "Paragraph", [k * 100, 0, k * 100 + 90, 90], long_gt if k == 0 else "ա")
+                       for k in range(4)])
+    words = words_of((5, 5, 50, 50, 0, "x"), *[(k * 100 + 5, 5, k * 100 + 50, 50, k, "բ") for k in range(1, 4)])
+    rep = page(boxes, words, "word", max_examples=2)
+    ex = rep["failure_examples"]
+    assert [e["region_id"] for e in ex] == ["r0", "r1"]  # largest distance first, then page order
+    assert ex[0]["truncated"] is True and len(ex[0]["gt_text"]) == MAX_EXAMPLE_TEXT_CHARS
+    assert "truncated" not in ex[1]
+    assert rep["regions"][0]["gt_char_count"] == len(long_gt)
+    text = report_to_json(rep)
+    assert text.endswith("}\n") and json.loads(text) == json.loads(json.dumps(rep))
+    with pytest.raises(ValueError):
+        report_to_json({"summary": {"ocr_region_cer": float("nan")}})
+
+
+def test_aggregate_rejects_malformed_reports():
+    good = page(PAGE_C, CSV_C, "line", page_id="C")
+    with pytest.raises(InvalidTypeError, match="reports"):
+        aggregate_reports(good)
+    with pytest.raises(InvalidTypeError, match="item 1"):
+        aggregate_reports([good, {"pages": []}])
+    bad = {**good, "summary": {k: v for k, v in good["summary"].items() if k != "page_count"}}
+    with pytest.raises(InvalidValueError, match="page_count"):
+        aggregate_reports([bad])

@@ -17,6 +17,7 @@ as Latin or Cyrillic.
 
 from __future__ import annotations
 
+import json
 import unicodedata
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
@@ -28,7 +29,7 @@ from scorekit.ocr_pages.evaluation.text_metrics import _check_str
 __all__ = [
     "NON_ARMENIAN_SCRIPT_RATIO", "FILTERS", "FILTER_LABELS", "REPORT_VARIANTS", "SCHEMA_VERSION",
     "MAX_FAILURE_EXAMPLES", "MAX_EXAMPLE_TEXT_CHARS", "is_non_armenian_text", "canonical_filters",
-    "variant_of_filters", "aggregate_reports",
+    "variant_of_filters", "aggregate_reports", "report_to_json",
 ]
 
 #: A text is non-Armenian when its share of Latin and Cyrillic letters is strictly above this.
@@ -284,6 +285,10 @@ def aggregate_reports(reports: Iterable[Mapping[str, Any]], *, variant: Optional
     for k, rep in enumerate(reports):
         if not isinstance(rep, Mapping) or not isinstance(rep.get("summary"), Mapping):
             raise InvalidTypeError("must be a report dict with a summary", field="reports", item=k)
+        missing = [key for key in (*_COUNTERS, "unit_level", "filters", "coverage_threshold", "variant")
+                   if key not in rep["summary"]]
+        if missing:
+            raise InvalidValueError(f"summary lacks {', '.join(missing)}", field="reports", item=k)
     if variant is not None and variant not in REPORT_VARIANTS:
         raise InvalidValueError(f"unknown variant {variant!r}; known: {', '.join(REPORT_VARIANTS)}", field="variant")
     if reports:
@@ -332,3 +337,14 @@ def aggregate_reports(reports: Iterable[Mapping[str, Any]], *, variant: Optional
         "failure_examples": failure_examples(regions, max_examples),
         "row_failure_examples": [dict(r) for r in row_examples[:max_examples]],
     }
+
+
+def report_to_json(report: Mapping[str, Any]) -> str:
+    """The report as the kit writes it: UTF-8-ready JSON (non-ASCII kept), two-space indent, a
+    trailing newline, key order preserved; a NaN or infinity anywhere raises ``ValueError``
+    (reports use ``null`` for undefined values), so the output is always strict JSON.
+
+    >>> report_to_json({"summary": {"ocr_region_cer": None, "unit_level": "word"}})
+    '{\\n  "summary": {\\n    "ocr_region_cer": null,\\n    "unit_level": "word"\\n  }\\n}\\n'
+    """
+    return json.dumps(report, ensure_ascii=False, indent=2, allow_nan=False) + "\n"
