@@ -4,6 +4,8 @@ vectors (page scenarios and aggregation), plus the report's JSON form and bad in
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from scorekit.errors import InvalidTypeError, InvalidValueError
 from scorekit.ocr_pages.box_grouping.group import classify_rows, build_rows
@@ -321,6 +323,9 @@ def test_empty_aggregate_has_null_cers():
     assert s["page_count"] == 0 and s["ocr_region_cer"] is None and s["page_mean_cer"] is None
     assert s["filters"] == list(REPORT_VARIANTS["all_filters"]) and s["variant"] == "all_filters"
     assert s["row_status_counts"] == {"exactly_one_box": 0, "multiple_boxes": 0, "no_box": 0, "split_line": 0}
+    # an empty aggregate is neutral, whatever settings it carries
+    c = page(PAGE_C, CSV_C, "line", page_id="C")
+    assert aggregate_reports([aggregate_reports([]), c]) == aggregate_reports([c])
 
 
 # ---------------------------------------------------------------- JSON form and bad input
@@ -448,3 +453,32 @@ def test_aggregate_rejects_malformed_reports():
     bad = {**good, "summary": {k: v for k, v in good["summary"].items() if k != "page_count"}}
     with pytest.raises(InvalidValueError, match="page_count"):
         aggregate_reports([bad])
+
+
+def _scenario_reports():
+    vlm3 = words_of((20, 5, 650, 35, 0, "Մեծ լուր այսօր"), *VLM_TAIL)
+    return [page(PAGE_A, CSV_A, "line", page_id="A1"), page(PAGE_A, vlm3, "line", page_id="A3"),
+            page(PAGE_B, CSV_B, "line", page_id="B"), page(PAGE_C, CSV_C, "line", page_id="C"),
+            page(PAGE_E, CSV_E, "line", page_id="E"), page(PAGE_F, CSV_F, "line", page_id="F"),
+            page([], CSV_C, "line", page_id="Z")]
+
+
+SCENARIOS = _scenario_reports()
+
+
+@given(st.permutations(range(len(SCENARIOS))), st.integers(0, len(SCENARIOS)))
+@settings(max_examples=30, deadline=None)
+def test_aggregation_is_order_free_and_region_weighted(order, cut):
+    reps = [SCENARIOS[k] for k in order]
+    flat = aggregate_reports(reps)
+    assert flat == aggregate_reports([aggregate_reports(reps[:cut]), aggregate_reports(reps[cut:])])
+    scored = [r for rep in reps for r in rep["regions"] if r["scored"]]
+    d = sum(r["char_edit_distance"] for r in scored)
+    n = sum(r["gt_char_count"] for r in scored)
+    s = flat["summary"]
+    assert (s["ocr_region_char_edit_distance"], s["ocr_region_gt_char_count"]) == (d, n)
+    assert abs(s["ocr_region_cer"] - d / n) < TOL
+    assert abs(s["ocr_region_mean_cer"] - sum(r["cer"] for r in scored) / len(scored)) < TOL
+    page_cers = [rep["summary"]["ocr_region_cer"] for rep in reps if rep["summary"]["scored_region_count"]]
+    assert abs(s["page_mean_cer"] - sum(page_cers) / len(page_cers)) < TOL
+    assert s["page_count"] == len(reps)

@@ -268,6 +268,7 @@ def aggregate_reports(reports: Iterable[Mapping[str, Any]], *, variant: Optional
 
     The inputs must agree on ``unit_level``, ``filters`` and ``coverage_threshold``, and no
     ``page_id`` may occur twice: otherwise ``InvalidValueError`` naming the field and the input.
+    A report of zero pages (an empty aggregate) is neutral and takes no part in that check.
     Counters are summed; pages are sorted by ``page_id`` and regions by (page_id, region_index);
     row lists are dropped; every ratio and mean is recomputed from the merged regions and pages;
     the failure examples are recomputed and the row failure examples merged, both cut to
@@ -291,16 +292,19 @@ def aggregate_reports(reports: Iterable[Mapping[str, Any]], *, variant: Optional
             raise InvalidValueError(f"summary lacks {', '.join(missing)}", field="reports", item=k)
     if variant is not None and variant not in REPORT_VARIANTS:
         raise InvalidValueError(f"unknown variant {variant!r}; known: {', '.join(REPORT_VARIANTS)}", field="variant")
-    if reports:
-        first = reports[0]["summary"]
+    # A report of no pages (an empty aggregate) is neutral: it neither sets nor checks the settings.
+    deciding = [(k, rep) for k, rep in enumerate(reports) if rep["summary"]["page_count"] > 0]
+    deciding = deciding or list(enumerate(reports))
+    if deciding:
+        first_k, first = deciding[0][0], deciding[0][1]["summary"]
         for key in ("unit_level", "filters", "coverage_threshold"):
-            for k, rep in enumerate(reports):
+            for k, rep in deciding:
                 if rep["summary"][key] != first[key]:
                     raise InvalidValueError(
-                        f"{key} {rep['summary'][key]!r} differs from {first[key]!r} of the first report",
+                        f"{key} {rep['summary'][key]!r} differs from {first[key]!r} of report {first_k}",
                         field="reports", item=k)
         unit_level, filters, threshold = first["unit_level"], list(first["filters"]), first["coverage_threshold"]
-        variants = {rep["summary"]["variant"] for rep in reports}
+        variants = {rep["summary"]["variant"] for _, rep in deciding}
         if len(variants) == 1 and None not in variants:
             variant = variants.pop()
     else:
