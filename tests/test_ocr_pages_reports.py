@@ -482,3 +482,11 @@ def test_aggregation_is_order_free_and_region_weighted(order, cut):
     page_cers = [rep["summary"]["ocr_region_cer"] for rep in reps if rep["summary"]["scored_region_count"]]
     assert abs(s["page_mean_cer"] - sum(page_cers) / len(page_cers)) < TOL
     assert s["page_count"] == len(reps)
+
+
+def test_matches_for_other_boxes_are_rejected():
+    matches = classify_rows(build_rows(CSV_A, "line"), PAGE_A)
+    with pytest.raises(InvalidValueError, match="refers to box"):
+        build_ocr_region_reports(PAGE_C, matches, page_id="p")
+    with pytest.raises(InvalidTypeError, match="matches"):
+        build_ocr_region_reports(PAGE_A, ["row"], page_id="p")

@@ -49,6 +49,25 @@ def _check_boxes(boxes: Any) -> AnnotationBoxes:
     return boxes
 
 
+def _check_matches(matches: Any, n_boxes: int) -> list[RowMatch]:
+    """``matches`` as a list, each a ``RowMatch`` whose box indices lie in ``range(n_boxes)`` and
+    whose ``multiple_boxes`` rows touch at least two boxes."""
+    matches = list(matches)
+    for k, m in enumerate(matches):
+        if not isinstance(m, RowMatch):
+            raise InvalidTypeError(f"must be a RowMatch, got {type(m).__name__}", field="matches", item=k)
+        used = [*m.touched, *(b for b in m.assignment.values() if b is not None)]
+        if m.box_index is not None:
+            used.append(m.box_index)
+        bad = [b for b in used if not (isinstance(b, int) and 0 <= b < n_boxes)]
+        if bad:
+            raise InvalidValueError(f"refers to box {bad[0]!r}, but the page has {n_boxes} boxes",
+                                    field="matches", item=k)
+        if m.status == "multiple_boxes" and len(m.touched) < 2:
+            raise InvalidValueError("is multiple_boxes but touches fewer than two boxes", field="matches", item=k)
+    return matches
+
+
 def _check_page_id(page_id: Any) -> str:
     if not isinstance(page_id, str) or not page_id:
         raise InvalidTypeError(f"must be a non-empty str, got {page_id!r}", field="page_id")
@@ -130,10 +149,7 @@ def build_ocr_region_reports(boxes: Sequence[AnnotationBox], matches: Sequence[R
     boxes = _check_boxes(boxes)
     filters = canonical_filters(filters)
     untranscribed, filtered = excluded_box_indices(boxes, filters)
-    matches = list(matches)
-    for k, m in enumerate(matches):
-        if not isinstance(m, RowMatch):
-            raise InvalidTypeError(f"must be a RowMatch, got {type(m).__name__}", field="matches", item=k)
+    matches = _check_matches(matches, len(boxes))
     return _regions(boxes, matches, _check_page_id(page_id), untranscribed | filtered,
                     _centre_boxes(matches, boxes), threads)
 
@@ -297,10 +313,7 @@ def evaluate_matches(boxes: Sequence[AnnotationBox], matches: Sequence[RowMatch]
     max_examples = _check_max_examples(max_examples)
     page_id = _check_page_id(page_id)
     dropped = _dropped_count(dropped_words)
-    matches = list(matches)
-    for k, m in enumerate(matches):
-        if not isinstance(m, RowMatch):
-            raise InvalidTypeError(f"must be a RowMatch, got {type(m).__name__}", field="matches", item=k)
+    matches = _check_matches(matches, len(boxes_list))
 
     untranscribed, filtered = excluded_box_indices(boxes_list, filters)
     excluded = untranscribed | filtered
