@@ -1,4 +1,9 @@
-"""Page and corpus reports of the OCR page kit; for now the script test of the ``non-armenian`` filter.
+"""Page and corpus reports of the OCR page kit: the filters, the report variants, the summary
+block shared by page and aggregate reports, and ``aggregate_reports``.
+
+Every ratio of a summary is computed from its region list (region-weighted, never a mean of page
+means); page-level counters are summed. Reports are plain dicts whose key order is the schema's,
+holding only JSON values (no NaN: an undefined CER is ``None``).
 
 ``is_non_armenian_text`` decides whether a ground-truth box is written in another script: its
 letters (Unicode category ``L*``, after NFC; digits, punctuation, symbols and spaces are ignored)
@@ -12,12 +17,20 @@ as Latin or Cyrillic.
 
 from __future__ import annotations
 
+import json
 import unicodedata
-from typing import Optional
+from typing import Any, Iterable, Mapping, Optional, Sequence
 
+from scorekit.errors import InvalidTypeError, InvalidValueError
+from scorekit.ocr_pages.box_grouping.group import DEFAULT_UNIT_LEVEL, ROW_STATUSES
+from scorekit.ocr_pages.box_grouping.loading import DROP_KINDS
 from scorekit.ocr_pages.evaluation.text_metrics import _check_str
 
-__all__ = ["NON_ARMENIAN_SCRIPT_RATIO", "is_non_armenian_text"]
+__all__ = [
+    "NON_ARMENIAN_SCRIPT_RATIO", "FILTERS", "FILTER_LABELS", "REPORT_VARIANTS", "SCHEMA_VERSION",
+    "MAX_FAILURE_EXAMPLES", "MAX_EXAMPLE_TEXT_CHARS", "is_non_armenian_text", "canonical_filters",
+    "variant_of_filters", "aggregate_reports", "report_to_json",
+]
 
 #: A text is non-Armenian when its share of Latin and Cyrillic letters is strictly above this.
 NON_ARMENIAN_SCRIPT_RATIO = 0.9
@@ -44,3 +57,298 @@ def is_non_armenian_text(t: str) -> bool:
     """
     share = _latin_cyrillic_share(_check_str(t, "t"))
     return share is not None and share > NON_ARMENIAN_SCRIPT_RATIO
+
+
+# ---------------------------------------------------------------------------------------------
+# Filters and variants
+
+_IMAGE_LABELS = ("Photo", "Graphics", "SealFigure", "FrontPicture")
+_HEADER_LABELS = ("Headline", "Kicker", "Banner", "Deck", "Subhead", "Nameplate", "Masthead", "FrontStory")
+
+#: The label filters: name -> the box labels they exclude (compared after ``strip().lower()``).
+FILTER_LABELS: dict[str, tuple[str, ...]] = {
+    "graphics": ("Graphics",),
+    "photo": ("Photo",),
+    "image": _IMAGE_LABELS,
+    "header": _HEADER_LABELS,
+    "image-header": _IMAGE_LABELS + _HEADER_LABELS,
+}
+
+#: Every filter name in canonical order; ``non-armenian`` excludes boxes whose transcription is
+#: written in Latin or Cyrillic (:func:`is_non_armenian_text`), the others exclude labels.
+FILTERS: tuple[str, ...] = ("non-armenian", "graphics", "photo", "image", "header", "image-header")
+
+#: The report variants, in order: name -> filters.
+REPORT_VARIANTS: dict[str, tuple[str, ...]] = {
+    "no_filter": (),
+    "non_armenian": ("non-armenian",),
+    "graphics_headers_images_photos": ("graphics", "photo", "image", "header"),
+    "all_filters": ("non-armenian", "graphics", "photo", "image", "header"),
+}
+
+SCHEMA_VERSION = 1
+MAX_FAILURE_EXAMPLES = 25
+MAX_EXAMPLE_TEXT_CHARS = 2000
+
+
+def canonical_filters(filters: Any) -> tuple[str, ...]:
+    """``filters`` (a comma-separated ``str`` or an iterable of names) in canonical order without
+    duplicates; an unknown name raises ``InvalidValueError`` naming it."""
+    if isinstance(filters, str):
+        names = [f.strip() for f in filters.split(",") if f.strip()]
+    else:
+        try:
+            names = list(filters)
+        except TypeError:
+            raise InvalidTypeError(f"must be a str or an iterable of str, got {type(filters).__name__}",
+                                   field="filters") from None
+    for k, name in enumerate(names):
+        if name not in FILTERS:
+            raise InvalidValueError(f"unknown filter {name!r}; known: {', '.join(FILTERS)}", field="filters", item=k)
+    return tuple(f for f in FILTERS if f in names)
+
+
+def variant_of_filters(filters: Sequence[str]) -> Optional[str]:
+    """The name of the report variant whose filters equal ``filters`` (canonical), else ``None``."""
+    wanted = canonical_filters(filters)
+    for name, fs in REPORT_VARIANTS.items():
+        if canonical_filters(fs) == wanted:
+            return name
+    return None
+
+
+def excluded_labels(filters: Sequence[str]) -> list[str]:
+    """The sorted union of the labels the label filters among ``filters`` exclude."""
+    return sorted({label for f in filters for label in FILTER_LABELS.get(f, ())})
+
+
+# ---------------------------------------------------------------------------------------------
+# Summary
+
+#: Summary keys that are page-level counters (summed when reports are aggregated).
+_COUNTERS = (
+    "page_count", "pages_without_predictions", "gt_box_count", "gt_boxes_dropped",
+    "untranscribed_box_count", "filtered_box_count", "included_box_count", "predicted_word_count",
+    "watermark_words_removed", "predicted_row_count", "row_status_counts", "split_line_fragments",
+    "unassigned_word_count", "unassigned_char_count", "missing_text_boxes", "predicted_boxes_in_text_gt",
+)
+
+
+def _ratio(d: int, n: int, pred: int) -> float:
+    """``d / n``; with ``n == 0`` 0.0 when nothing was predicted either, else 1.0."""
+    if n > 0:
+        return d / n
+    return 0.0 if pred == 0 else 1.0
+
+
+def _corpus(regions: Sequence[Mapping[str, Any]], d_key: str, n_key: str, cer_key: str) -> tuple[Optional[float], Optional[float], int, int]:
+    """(Σd/Σn with the 0/0 rule, mean of the region CERs, Σd, Σn); the CERs are None without regions."""
+    d = sum(r[d_key] for r in regions)
+    n = sum(r[n_key] for r in regions)
+    if not regions:
+        return None, None, d, n
+    pred = sum(r["pred_char_count"] for r in regions)
+    return _ratio(d, n, pred), sum(r[cer_key] for r in regions) / len(regions), d, n
+
+
+def build_summary(*, unit_level: str, variant: Optional[str], filters: Sequence[str], coverage_threshold: float,
+                  counters: Mapping[str, Any], regions: Sequence[Mapping[str, Any]],
+                  pages: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The ``summary`` block, in schema key order: ``counters`` gives the page-level counts
+    (``_COUNTERS``); every region figure and ratio is computed from ``regions`` and ``pages``."""
+    scored = [r for r in regions if r["scored"]]
+    normal = [r for r in scored if r["normal_single_box_region"]]
+    cer, mean, d, n = _corpus(scored, "char_edit_distance", "gt_char_count", "cer")
+    cer_s, mean_s, d_s, _ = _corpus(scored, "char_edit_distance_strict", "gt_char_count", "cer_strict")
+    cer_l, mean_l, d_l, n_l = _corpus(scored, "char_edit_distance_lowercase", "gt_char_count_lowercase", "cer_lowercase")
+    cer_nm, mean_nm, d_nm, n_nm = _corpus(normal, "char_edit_distance", "gt_char_count", "cer")
+    cer_nl = _corpus(normal, "char_edit_distance_lowercase", "gt_char_count_lowercase", "cer_lowercase")[0]
+    page_cers = [p["ocr_region_cer"] for p in pages if p["scored_region_count"] > 0]
+    missing, in_text = counters["missing_text_boxes"], counters["predicted_boxes_in_text_gt"]
+    c = counters
+    return {
+        "unit_level": unit_level,
+        "variant": variant,
+        "filters": list(filters),
+        "excluded_labels": excluded_labels(filters),
+        "coverage_threshold": float(coverage_threshold),
+        "page_count": c["page_count"],
+        "pages_without_predictions": c["pages_without_predictions"],
+        "gt_box_count": c["gt_box_count"],
+        "gt_boxes_dropped": {k: c["gt_boxes_dropped"].get(k, 0) for k in DROP_KINDS},
+        "untranscribed_box_count": c["untranscribed_box_count"],
+        "filtered_box_count": c["filtered_box_count"],
+        "included_box_count": c["included_box_count"],
+        "predicted_word_count": c["predicted_word_count"],
+        "watermark_words_removed": c["watermark_words_removed"],
+        "predicted_row_count": c["predicted_row_count"],
+        "row_status_counts": {k: c["row_status_counts"].get(k, 0) for k in ROW_STATUSES},
+        "split_line_fragments": c["split_line_fragments"],
+        "unassigned_word_count": c["unassigned_word_count"],
+        "unassigned_char_count": c["unassigned_char_count"],
+        "region_count": len(regions),
+        "scored_region_count": len(scored),
+        "excluded_region_count": sum(1 for r in regions if r["box_count"] == 0),
+        "multi_box_region_count": sum(1 for r in scored if r["merged"]),
+        "normal_single_box_region_count": len(normal),
+        "ocr_region_cer": cer,
+        "ocr_region_mean_cer": mean,
+        "ocr_region_char_edit_distance": d,
+        "ocr_region_gt_char_count": n,
+        "ocr_region_pred_char_count": sum(r["pred_char_count"] for r in scored),
+        "ocr_region_cer_strict": cer_s,
+        "ocr_region_mean_cer_strict": mean_s,
+        "ocr_region_char_edit_distance_strict": d_s,
+        "schwa_forgiven_edits": d_s - d,
+        "ocr_region_cer_lowercase": cer_l,
+        "ocr_region_mean_cer_lowercase": mean_l,
+        "ocr_region_char_edit_distance_lowercase": d_l,
+        "ocr_region_gt_char_count_lowercase": n_l,
+        "normal_single_box_region_cer": cer_nm,
+        "normal_single_box_region_mean_cer": mean_nm,
+        "normal_single_box_region_char_edit_distance": d_nm,
+        "normal_single_box_region_gt_char_count": n_nm,
+        "normal_single_box_region_cer_lowercase": cer_nl,
+        "missing_text_boxes": missing,
+        "predicted_boxes_in_text_gt": in_text,
+        "missing_text_box_rate": missing / in_text if in_text else 0.0,
+        "page_mean_cer": sum(page_cers) / len(page_cers) if page_cers else None,
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# Examples
+
+def _cut(text: str) -> tuple[str, bool]:
+    return (text[:MAX_EXAMPLE_TEXT_CHARS], True) if len(text) > MAX_EXAMPLE_TEXT_CHARS else (text, False)
+
+
+def failure_examples(regions: Iterable[Mapping[str, Any]], max_examples: int) -> list[dict[str, Any]]:
+    """Up to ``max_examples`` scored regions with errors, worst first: by (−distance, −CER,
+    page_id, region_index); texts longer than ``MAX_EXAMPLE_TEXT_CHARS`` are cut and flagged."""
+    bad = [r for r in regions if r["scored"] and r["char_edit_distance"] > 0]
+    bad.sort(key=lambda r: (-r["char_edit_distance"], -r["cer"], r["page_id"], r["region_index"]))
+    out = []
+    for r in bad[:max_examples]:
+        gt, gt_cut = _cut(r["gt_text"])
+        pred, pred_cut = _cut(r["predicted_text"])
+        ex = {
+            "page_id": r["page_id"], "region_id": r["region_id"], "box_ids": list(r["box_ids"]),
+            "labels": list(r["labels"]), "cer": r["cer"], "char_edit_distance": r["char_edit_distance"],
+            "gt_char_count": r["gt_char_count"], "gt_text": gt, "predicted_text": pred,
+            "row_status_counts": dict(r["row_status_counts"]),
+        }
+        if gt_cut or pred_cut:
+            ex["truncated"] = True
+        out.append(ex)
+    return out
+
+
+def _check_max_examples(max_examples: Any) -> int:
+    if isinstance(max_examples, bool) or not isinstance(max_examples, int):
+        raise InvalidTypeError(f"must be an int, got {type(max_examples).__name__}", field="max_examples")
+    if max_examples < 0:
+        raise InvalidValueError(f"must be >= 0, got {max_examples}", field="max_examples")
+    return max_examples
+
+
+# ---------------------------------------------------------------------------------------------
+# Aggregation
+
+def _summed(values: Sequence[Any]) -> Any:
+    if values and isinstance(values[0], Mapping):
+        keys = list(values[0])
+        return {k: sum(v.get(k, 0) for v in values) for k in keys}
+    return sum(values)
+
+
+def aggregate_reports(reports: Iterable[Mapping[str, Any]], *, variant: Optional[str] = None,
+                      max_examples: int = MAX_FAILURE_EXAMPLES) -> dict[str, Any]:
+    """Merge page or aggregate reports into one aggregate report (so aggregation is associative).
+
+    The inputs must agree on ``unit_level``, ``filters`` and ``coverage_threshold``, and no
+    ``page_id`` may occur twice: otherwise ``InvalidValueError`` naming the field and the input.
+    A report of zero pages (an empty aggregate) is neutral and takes no part in that check.
+    Counters are summed; pages are sorted by ``page_id`` and regions by (page_id, region_index);
+    row lists are dropped; every ratio and mean is recomputed from the merged regions and pages;
+    the failure examples are recomputed and the row failure examples merged, both cut to
+    ``max_examples``. The variant is the one the inputs share, else ``variant``. No inputs give
+    a report with zero counts and null CERs (unit level ``word``, the filters of ``variant``).
+
+    >>> empty = aggregate_reports([], variant="no_filter")["summary"]
+    >>> empty["page_count"], empty["ocr_region_cer"]
+    (0, None)
+    """
+    max_examples = _check_max_examples(max_examples)
+    if isinstance(reports, Mapping):
+        raise InvalidTypeError("must be a sequence of reports, got a single report", field="reports")
+    reports = list(reports)
+    for k, rep in enumerate(reports):
+        if not isinstance(rep, Mapping) or not isinstance(rep.get("summary"), Mapping):
+            raise InvalidTypeError("must be a report dict with a summary", field="reports", item=k)
+        missing = [key for key in (*_COUNTERS, "unit_level", "filters", "coverage_threshold", "variant")
+                   if key not in rep["summary"]]
+        if missing:
+            raise InvalidValueError(f"summary lacks {', '.join(missing)}", field="reports", item=k)
+    if variant is not None and variant not in REPORT_VARIANTS:
+        raise InvalidValueError(f"unknown variant {variant!r}; known: {', '.join(REPORT_VARIANTS)}", field="variant")
+    # A report of no pages (an empty aggregate) is neutral: it neither sets nor checks the settings.
+    deciding = [(k, rep) for k, rep in enumerate(reports) if rep["summary"]["page_count"] > 0]
+    deciding = deciding or list(enumerate(reports))
+    if deciding:
+        first_k, first = deciding[0][0], deciding[0][1]["summary"]
+        for key in ("unit_level", "filters", "coverage_threshold"):
+            for k, rep in deciding:
+                if rep["summary"][key] != first[key]:
+                    raise InvalidValueError(
+                        f"{key} {rep['summary'][key]!r} differs from {first[key]!r} of report {first_k}",
+                        field="reports", item=k)
+        unit_level, filters, threshold = first["unit_level"], list(first["filters"]), first["coverage_threshold"]
+        variants = {rep["summary"]["variant"] for _, rep in deciding}
+        if len(variants) == 1 and None not in variants:
+            variant = variants.pop()
+    else:
+        unit_level, threshold = DEFAULT_UNIT_LEVEL, 1.0
+        filters = list(REPORT_VARIANTS[variant]) if variant else []
+    seen: dict[str, int] = {}
+    pages: list[Mapping[str, Any]] = []
+    regions: list[Mapping[str, Any]] = []
+    row_examples: list[Mapping[str, Any]] = []
+    for k, rep in enumerate(reports):
+        for page in rep.get("pages", ()):
+            pid = page["page_id"]
+            if pid in seen:
+                raise InvalidValueError(f"duplicated page_id {pid!r} (also in report {seen[pid]})",
+                                        field="reports", item=k)
+            seen[pid] = k
+            pages.append(page)
+        regions.extend(rep.get("regions", ()))
+        row_examples.extend(rep.get("row_failure_examples", ()))
+    pages.sort(key=lambda p: p["page_id"])
+    regions.sort(key=lambda r: (r["page_id"], r["region_index"]))
+    row_examples.sort(key=lambda r: r["page_id"])  # stable: each page keeps its csv order
+    counters = {key: _summed([rep["summary"][key] for rep in reports]) for key in _COUNTERS}
+    if not reports:
+        counters.update(gt_boxes_dropped={}, row_status_counts={})
+    summary = build_summary(unit_level=unit_level, variant=variant, filters=filters, coverage_threshold=threshold,
+                            counters=counters, regions=regions, pages=pages)
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "kind": "aggregate",
+        "summary": summary,
+        "pages": [dict(p) for p in pages],
+        "regions": [dict(r) for r in regions],
+        "failure_examples": failure_examples(regions, max_examples),
+        "row_failure_examples": [dict(r) for r in row_examples[:max_examples]],
+    }
+
+
+def report_to_json(report: Mapping[str, Any]) -> str:
+    """The report as the kit writes it: UTF-8-ready JSON (non-ASCII kept), two-space indent, a
+    trailing newline, key order preserved; a NaN or infinity anywhere raises ``ValueError``
+    (reports use ``null`` for undefined values), so the output is always strict JSON.
+
+    >>> report_to_json({"summary": {"ocr_region_cer": None, "unit_level": "word"}})
+    '{\\n  "summary": {\\n    "ocr_region_cer": null,\\n    "unit_level": "word"\\n  }\\n}\\n'
+    """
+    return json.dumps(report, ensure_ascii=False, indent=2, allow_nan=False) + "\n"
