@@ -7,9 +7,9 @@ loading and geometry; ``evaluation`` owns text metrics and reports.
 
 What is here so far: the data model and loaders, the geometry (a shapely ``STRtree`` index),
 watermark removal, row building and row-to-box classification with split-line reassembly,
-reading order and line grouping, and the text layer (normalisation, hyphen joins, distances,
-``compute_text_metrics``). Regions, page reports, aggregation and the command line are still to
-come.
+reading order and line grouping, the text layer (normalisation, hyphen joins, distances,
+``compute_text_metrics``), regions, filters and the page and aggregate report JSONs
+(``evaluate_rows``, ``aggregate_reports``). The command line and the HTML report are still to come.
 
 >>> from scorekit import ocr_pages
 >>> m = ocr_pages.compute_text_metrics("բարև աշխարհ", "բարեվ աշխարհ")
@@ -45,7 +45,14 @@ from scorekit.ocr_pages.box_grouping.reading_order import (
     group_into_lines,
     group_items_left_to_right_top_to_bottom,
 )
-from scorekit.ocr_pages.evaluation.reports import is_non_armenian_text
+from scorekit.ocr_pages.evaluation.prediction import build_ocr_region_reports, evaluate_matches, evaluate_rows
+from scorekit.ocr_pages.evaluation.reports import (
+    FILTERS,
+    REPORT_VARIANTS,
+    aggregate_reports,
+    is_non_armenian_text,
+    report_to_json,
+)
 from scorekit.ocr_pages.evaluation.text_metrics import (
     JoinedText,
     TextMetrics,
@@ -66,5 +73,6 @@ __all__ = [
     "edit_distance", "edit_distance_schwa_forgiving", "compute_text_metrics",
     "compute_text_metrics_batch", "is_non_armenian_text", "group_items_left_to_right_top_to_bottom",
     "group_into_lines", "load_predicted_rows", "remove_watermark_words", "is_watermark_text",
-    "classify_row", "classify_rows", "detect_split_lines",
+    "classify_row", "classify_rows", "detect_split_lines", "build_ocr_region_reports", "evaluate_rows",
+    "evaluate_matches", "aggregate_reports", "report_to_json", "REPORT_VARIANTS", "FILTERS",
 ]
