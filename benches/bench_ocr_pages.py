@@ -17,7 +17,6 @@ dependency); its CER runs there in a child process on the same pairs, written as
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import random
 import statistics
