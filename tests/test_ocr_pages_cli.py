@@ -295,3 +295,23 @@ def test_python_m_and_scorekit_subcommand(dataset, capsys):
                               "--predictions-csv", str(dataset / "csv" / "p2.csv")]) == 0
     assert json.loads(capsys.readouterr().out)["summary"]["ocr_region_cer"] == 0.0
     assert scorekit_cli.main(["ocr-pages", "variants", "--predictions-dir", "x"]) == 2
+
+
+def test_html_report_in_headless_browser(dataset, capsys, tmp_path):
+    """The run report loads in chromium under its CSP: the script runs, no console message, no
+    request leaves the page (the browser helpers of the report tests)."""
+    import shutil
+
+    from test_report_browser import _problems, _run
+
+    browser = shutil.which("chromium")
+    if browser is None:
+        pytest.fail("the OCR report browser check needs Debian's chromium on PATH")
+    csv_dir = converted(dataset, capsys)
+    html_path = dataset / "report.html"
+    assert variants.main(["--predictions-dir", str(csv_dir), "--annotations-dir", str(dataset / "ann"),
+                          "--output-dir", str(dataset / "res"), "--html", str(html_path)]) == 0
+    dom, stderr, requests = _run(browser, html_path, tmp_path / "dom", "--dump-dom")
+    assert 'data-script-ran="1"' in dom and "p1" in dom
+    assert _problems(stderr) == []
+    assert [url for url in requests if url != html_path.as_uri()] == [], requests
