@@ -22,6 +22,7 @@ pipe) when stdout's reader has gone (``scorekit … | head -1``), both without a
 from __future__ import annotations
 
 import argparse
+import importlib
 import itertools
 import json
 import math
@@ -34,6 +35,9 @@ from typing import Any, BinaryIO, Iterator, NoReturn, Optional, Sequence
 
 from scorekit.errors import ScorekitError
 
+#: Subpackages that register their own subcommand: each module has ``add_parser(sub)``, which
+#: sets a ``handler(args) -> exit status`` default on the parsers it adds.
+SUBCOMMAND_MODULES = ("scorekit.ocr_pages.cli",)
 #: Inputs with at least this many pairs show a progress line (when stderr is a terminal).
 PROGRESS_MIN_PAIRS = 100_000
 #: ``demo --repeat`` bound: the sample corpus scored this many times stays seconds and ~50 MB.
@@ -109,6 +113,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help=f"score the corpus this many times over (throughput; 1 to {MAX_DEMO_REPEAT:,})")
     p.add_argument("--html", metavar="REPORT", default=None,
                    help="also write a self-contained HTML report of the sample corpus to REPORT")
+    for name in SUBCOMMAND_MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ImportError:  # an optional dependency of that subpackage is missing
+            continue
+        module.add_parser(sub)
     return parser
 
 
@@ -393,6 +403,8 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    if hasattr(args, "handler"):
+        return args.handler(args)
     if args.command in ("cer", "wer"):
         return _cmd_string(args.command, args)
     if args.command == "version":

@@ -1,0 +1,187 @@
+"""The OCR-page command line, shared by the four entry-point modules and ``scorekit ocr-pages``.
+
+Owns what every OCR-page command does the same way: the exit codes (0 ok; 1 a runtime error,
+such as an unreadable or malformed file, or nothing evaluated; 2 a usage error, from argparse),
+one ``<prog>: error: …`` line on stderr naming the file, the progress line of multi-page runs
+(on stderr, only when it is a terminal or with ``--progress always``), atomic output writes (a
+temporary file in the target folder renamed over the target; an output that is one of the inputs
+is refused), the aggregate's ``run_info``, and the registration of ``scorekit ocr-pages
+convert|measure|variants|overall``. Inputs are only read; outputs go only where the user points.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any, Callable, Iterable, Iterator, Optional, Sequence, TypeVar
+
+from scorekit.errors import ScorekitError
+
+T = TypeVar("T")
+
+#: ``scorekit ocr-pages <name>`` -> the module that implements it.
+COMMANDS: dict[str, str] = {
+    "convert": "scorekit.ocr_pages.convert_predictions_to_evaluation_csv",
+    "measure": "scorekit.ocr_pages.evaluation.measure_accuracy",
+    "variants": "scorekit.ocr_pages.evaluation.generate_accuracy_report_variants",
+    "overall": "scorekit.ocr_pages.evaluation.measure_overall_accuracy",
+}
+
+
+class RunError(Exception):
+    """A runtime failure reported as one line, exit status 1."""
+
+
+def error_line(prog: str, message: Any) -> str:
+    text = str(message).replace("\r", "\\r").replace("\n", "\\n")
+    return f"{prog}: error: {text}"
+
+
+def run_guarded(prog: str, body: Callable[[], int]) -> int:
+    """``body()``'s status, or 1 with one error line when it raises a file or data error."""
+    try:
+        return body()
+    except KeyboardInterrupt:
+        return 130
+    except (RunError, ScorekitError, ValueError, TypeError) as exc:
+        print(error_line(prog, exc), file=sys.stderr)
+    except OSError as exc:
+        where = f" {exc.filename!r}" if exc.filename else ""
+        print(error_line(prog, f"{exc.strerror or exc}:{where}"), file=sys.stderr)
+    except RecursionError:
+        print(error_line(prog, "input nested too deeply"), file=sys.stderr)
+    return 1
+
+
+def main_for(prog: str, parser: argparse.ArgumentParser, run: Callable[[argparse.Namespace], int],
+             argv: Optional[Sequence[str]]) -> int:
+    """Parse ``argv`` (usage errors: argparse's message, status 2) and run."""
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else 2
+    return run_guarded(prog, lambda: run(args))
+
+
+# ------------------------------------------------------------------------------ argument types
+def threshold_arg(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not 0.0 < value <= 1.0:
+        raise argparse.ArgumentTypeError(f"must be in (0, 1], got {text}")
+    return value
+
+
+def filters_arg(text: str) -> tuple[str, ...]:
+    from scorekit.ocr_pages.evaluation.reports import canonical_filters
+
+    try:
+        return canonical_filters(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def add_common(p: argparse.ArgumentParser, *, threshold: bool = True) -> None:
+    p.add_argument("--unit-level", choices=("word", "line"), default="word",
+                   help="build rows from single words or from group_row lines (default word)")
+    if threshold:
+        p.add_argument("--coverage-threshold", type=threshold_arg, default=1.0,
+                       help="share of a row's word centres a box must hold, in (0, 1] (default 1.0)")
+
+
+def add_progress(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--progress", choices=("auto", "always", "never"), default="auto",
+                   help="progress line on stderr (auto: when stderr is a terminal)")
+
+
+def progress(items: Sequence[T], mode: str, label: str = "pages") -> Iterator[T]:
+    """Yield ``items``, drawing ``label k/n`` on stderr when ``mode`` asks for it."""
+    show = mode == "always" or (mode == "auto" and sys.stderr.isatty())
+    total = len(items)
+    for k, item in enumerate(items, 1):
+        if show:
+            print(f"\r{label} {k}/{total}", end="", file=sys.stderr, flush=True)
+        yield item
+    if show and total:
+        print(file=sys.stderr, flush=True)
+
+
+# ------------------------------------------------------------------------------------- output
+def write_text_atomic(path: str | os.PathLike[str], text: str, *, inputs: Iterable[str | os.PathLike[str]] = ()) -> Path:
+    """Write ``text`` (UTF-8) to ``path`` through a temporary file renamed over it; refuses to
+    write over any of ``inputs``. The folder must exist."""
+    target = Path(path)
+    if target.is_dir():
+        raise RunError(f"{str(path)!r} is a folder")
+    if not target.parent.is_dir():
+        raise RunError(f"{str(path)!r}: folder {str(target.parent)!r} does not exist")
+    for source in inputs:
+        if Path(source).resolve() == target.resolve():
+            raise RunError(f"{str(path)!r} is an input file; outputs never overwrite inputs")
+    fd, temp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(text.encode("utf-8"))
+        os.chmod(temp, 0o644)
+        os.replace(temp, target)
+    except BaseException:
+        if os.path.exists(temp):
+            os.unlink(temp)
+        raise
+    return target
+
+
+def make_output_dir(path: str) -> Path:
+    out = Path(path)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise RunError(f"cannot create output folder {path!r}: {exc.strerror or exc}") from None
+    return out
+
+
+def with_run_info(report: dict[str, Any], **info: Any) -> dict[str, Any]:
+    """``report`` with ``run_info`` placed right after ``kind`` (the schema's key order)."""
+    import scorekit
+
+    run_info = {"dataset": None, "hub_split": None, "split_filter": None, "predictions_dir": None,
+                "annotations_dir": None, "package_version": scorekit.__version__,
+                "missing_prediction_pages": [], "unmatched_prediction_files": []}
+    run_info.update(info)
+    run_info["missing_prediction_pages"] = sorted(run_info["missing_prediction_pages"])
+    run_info["unmatched_prediction_files"] = sorted(run_info["unmatched_prediction_files"])[:1000]
+    out: dict[str, Any] = {}
+    for key, value in report.items():
+        if key != "run_info":
+            out[key] = value
+        if key == "kind":
+            out["run_info"] = run_info
+    return out
+
+
+def result_line(variant: Optional[str], report: dict[str, Any], path: Any) -> str:
+    cer = report["summary"]["ocr_region_cer"]
+    shown = "n/a" if cer is None else f"{cer:.4f}"
+    return f"{variant or 'custom'}: cer={shown} ({report['summary']['page_count']} pages) -> {path}"
+
+
+# ------------------------------------------------------------------------------ scorekit hook
+def add_parser(sub: Any) -> None:
+    """Register ``scorekit ocr-pages <command>``; each command module supplies its arguments."""
+    p = sub.add_parser("ocr-pages", help="OCR page evaluation: convert, measure, variants, overall")
+    commands = p.add_subparsers(dest="ocr_command", required=True)
+    for name, module_name in COMMANDS.items():
+        module = importlib.import_module(module_name)
+        c = commands.add_parser(name, help=module.__doc__.splitlines()[0], description=module.__doc__)
+        module.add_arguments(c)
+        c.set_defaults(handler=_handler(f"scorekit ocr-pages {name}", module.run))
+
+
+def _handler(prog: str, run: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+    return lambda args: run_guarded(prog, lambda: run(args))

@@ -1,0 +1,84 @@
+"""The HTML page of an OCR-page run: one self-contained file built with ``scorekit.report``.
+
+Sections: the corpus summary; the pages, sortable by CER; for each of the ``MAX_DIFF_PAGES``
+pages with the highest CER (ties by page id), a side-by-side diff of ground truth and prediction
+for each scored region with errors (at most ``MAX_DIFF_REGIONS_PER_PAGE``, most edits first);
+and the ``MAX_CONFUSIONS`` most frequent character substitutions over all scored regions.
+Texts are the normalised region texts of the report. The diffs and confusions come from the
+plain Levenshtein edit script (``scorekit.batch.editops``), while the CER columns use the
+report's schwa-forgiving distance, so a diff may show an edit the CER forgave.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+from scorekit import report as rp
+from scorekit.batch import editops
+from scorekit.report.sections import format_number
+
+MAX_DIFF_PAGES = 50
+MAX_DIFF_REGIONS_PER_PAGE = 20
+MAX_CONFUSIONS = 25
+
+_SUMMARY_KEYS = ("variant", "unit_level", "filters", "coverage_threshold", "page_count",
+                 "pages_without_predictions", "gt_box_count", "included_box_count", "predicted_word_count",
+                 "watermark_words_removed", "predicted_row_count", "scored_region_count", "ocr_region_cer",
+                 "ocr_region_cer_strict", "ocr_region_cer_lowercase", "ocr_region_char_edit_distance",
+                 "ocr_region_gt_char_count", "page_mean_cer", "missing_text_box_rate")
+
+
+def _summary_value(value: Any) -> Any:
+    if isinstance(value, (list, tuple)):
+        return ", ".join(map(str, value)) or "none"
+    if isinstance(value, dict):
+        return ", ".join(f"{k} {v}" for k, v in value.items())
+    return value
+
+
+def render_run_report(report: Mapping[str, Any], title: str) -> str:
+    """The HTML page of a page or aggregate report."""
+    summary = report["summary"]
+    items = [(k, _summary_value(summary[k])) for k in _SUMMARY_KEYS if k in summary]
+    items += [(f"rows {k}", v) for k, v in summary["row_status_counts"].items()]
+    sections = [rp.summary_table("Corpus summary", items)]
+    pages = list(report["pages"])
+    sections.append(rp.data_table(
+        "Pages (click a header to sort)",
+        ("page", "CER", "edits", "GT chars", "scored regions", "predictions", "missing text boxes"),
+        [(p["page_id"], p["ocr_region_cer"], p["ocr_region_char_edit_distance"], p["ocr_region_gt_char_count"],
+          p["scored_region_count"], "yes" if p["has_predictions"] else "no", p["missing_text_boxes"]) for p in pages],
+        sort_by="CER", descending=True))
+    by_page: dict[str, list[Mapping[str, Any]]] = {}
+    confusions: Counter[tuple[str, str]] = Counter()
+    for region in report["regions"]:
+        if not region["scored"]:
+            continue
+        ops = editops(region["gt_text"], region["predicted_text"])
+        for op, i, j in ops:
+            if op == "replace":
+                confusions[(region["gt_text"][i], region["predicted_text"][j])] += 1
+        if region["char_edit_distance"] > 0 or ops:
+            by_page.setdefault(region["page_id"], []).append(region)
+    worst = sorted((p for p in pages if p["page_id"] in by_page),
+                   key=lambda p: (-(p["ocr_region_cer"] or 0.0), p["page_id"]))[:MAX_DIFF_PAGES]
+    for page in worst:
+        regions = sorted(by_page[page["page_id"]], key=lambda r: (-r["char_edit_distance"], r["region_index"]))
+        for region in regions[:MAX_DIFF_REGIONS_PER_PAGE]:
+            gt, pred = region["gt_text"], region["predicted_text"]
+            cer = "n/a" if region["cer"] is None else format_number(region["cer"])
+            sections.append(rp.diff_view(f"page {page['page_id']} · region {region['region_id']} · CER {cer}",
+                                         gt, pred, editops(gt, pred)))
+    top = confusions.most_common(MAX_CONFUSIONS)
+    if top:
+        sections.append(rp.bar_chart("Most frequent character confusions (ground truth → prediction)",
+                                     [f"{a} → {b}" for (a, b), _ in top],
+                                     [n for _, n in top]))
+    return rp.render_page(title, sections)
+
+
+def write_run_report(path: str | Path, report: Mapping[str, Any], title: str, inputs: Iterable[Any]) -> Path:
+    """Render and write the page atomically to ``path`` (never over one of ``inputs``)."""
+    return rp.write_report(path, render_run_report(report, title), inputs=list(inputs))

@@ -1,0 +1,69 @@
+"""Score one page against its annotations with one filter set; print or write the page report.
+
+Reads the Label Studio (or flattened HF-style) annotation JSON and the page's evaluation CSV,
+runs ``evaluate_rows`` and prints the page report JSON to stdout, or with ``--output`` writes it
+and prints one line ``<variant>: cer=… (1 pages) -> PATH`` (``custom`` when the filters are not
+a report variant). ``--html`` also writes the page's HTML report. Exit 1 on an unreadable or
+malformed input, 2 on a usage error (unknown filter, threshold outside (0, 1]).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Optional, Sequence
+
+from scorekit.ocr_pages.box_grouping.group import load_predicted_rows
+from scorekit.ocr_pages.box_grouping.loading import load_annotation_boxes
+from scorekit.ocr_pages.cli import add_common, filters_arg, main_for, result_line, write_text_atomic
+from scorekit.ocr_pages.evaluation.prediction import evaluate_rows
+from scorekit.ocr_pages.evaluation.reports import report_to_json
+
+PROG = "ocr-pages-measure"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--annotations-json", required=True, help="the page's annotation JSON (Label Studio task)")
+    p.add_argument("--predictions-csv", required=True, help="the page's evaluation CSV")
+    add_common(p)
+    p.add_argument("--filter", type=filters_arg, default=(), metavar="LIST",
+                   help="comma-separated filters (non-armenian, graphics, photo, image, header, "
+                        "image-header); empty = none")
+    p.add_argument("--page-id", default=None, help="page id in the report (default: the CSV file stem)")
+    p.add_argument("--output", default=None, help="write the page report JSON here instead of stdout")
+    p.add_argument("--html", default=None, metavar="REPORT", help="also write a self-contained HTML report here")
+
+
+def run(args: argparse.Namespace) -> int:
+    inputs = [args.annotations_json, args.predictions_csv]
+    boxes = load_annotation_boxes(args.annotations_json)
+    rows, dropped = load_predicted_rows(args.predictions_csv, args.unit_level)
+    page_id = args.page_id if args.page_id is not None else Path(args.predictions_csv).stem
+    report = evaluate_rows(boxes, rows, page_id=page_id, unit_level=args.unit_level, filters=args.filter,
+                           coverage_threshold=args.coverage_threshold, dropped_words=dropped)
+    text = report_to_json(report)
+    if args.html:
+        from scorekit.ocr_pages.evaluation.html import write_run_report
+
+        write_run_report(args.html, report, f"OCR page {page_id}", inputs)
+    if args.output:
+        write_text_atomic(args.output, text, inputs=inputs)
+        print(result_line(report["summary"]["variant"], report, args.output))
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog=PROG, description=__doc__)
+    add_arguments(p)
+    return p
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    return main_for(PROG, build_parser(), run, argv)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

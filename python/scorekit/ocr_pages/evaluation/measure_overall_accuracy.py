@@ -1,0 +1,74 @@
+"""Aggregate page or aggregate report JSONs into one corpus report.
+
+``--reports FILE...`` are merged with ``aggregate_reports`` (they must agree on unit level,
+filters and coverage threshold, and share no page id); the result, with a ``run_info``, is written
+to ``--output`` and one line ``<variant>: cer=… (N pages) -> PATH`` is printed. ``--html`` also
+writes the HTML report. Exit 1 on an unreadable, malformed or inconsistent report.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any, Optional, Sequence
+
+from scorekit.ocr_pages.cli import RunError, add_progress, main_for, progress, result_line, with_run_info, write_text_atomic
+from scorekit.ocr_pages.evaluation.reports import aggregate_reports, report_to_json
+
+PROG = "ocr-pages-overall"
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def read_report(path: str) -> dict[str, Any]:
+    """One report JSON; a malformed file raises ``RunError`` naming it."""
+    try:
+        with open(path, "rb") as fh:
+            data = json.loads(fh.read().decode("utf-8-sig"), parse_constant=_reject_constant)
+    except OSError as exc:
+        raise RunError(f"{path}: cannot read file ({exc.strerror or exc})") from None
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise RunError(f"{path}: malformed report JSON ({exc})") from None
+    if not isinstance(data, dict) or data.get("kind") not in ("page", "aggregate") or "summary" not in data:
+        raise RunError(f"{path}: not a page or aggregate report")
+    return data
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--reports", nargs="+", required=True, metavar="FILE", help="page or aggregate report JSONs")
+    p.add_argument("--output", required=True, help="where to write the aggregate report JSON")
+    p.add_argument("--html", default=None, metavar="REPORT", help="also write a self-contained HTML report here")
+    add_progress(p)
+
+
+def run(args: argparse.Namespace) -> int:
+    reports = [read_report(path) for path in progress(args.reports, args.progress, "reports")]
+    try:
+        report = aggregate_reports(reports)
+    except ValueError as exc:
+        raise RunError(f"reports {', '.join(args.reports)} cannot be merged: {exc}") from None
+    report = with_run_info(report)
+    write_text_atomic(args.output, report_to_json(report), inputs=args.reports)
+    variant = report["summary"]["variant"]
+    print(result_line(variant, report, args.output))
+    if args.html:
+        from scorekit.ocr_pages.evaluation.html import write_run_report
+
+        write_run_report(args.html, report, f"OCR pages: {variant or 'custom'}", args.reports)
+    return 0 if report["summary"]["page_count"] else 1
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog=PROG, description=__doc__)
+    add_arguments(p)
+    return p
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    return main_for(PROG, build_parser(), run, argv)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
