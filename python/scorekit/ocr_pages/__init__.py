@@ -16,63 +16,65 @@ reading order and line grouping, the text layer (normalisation, hyphen joins, di
 >>> m.char_edit_distance, m.gt_char_count
 (2, 11)
 """
+from __future__ import annotations
 
-from scorekit.ocr_pages.box_grouping.geometry import (
-    GEOMETRY_EPS,
-    BoxIndex,
-    box_polygon,
-    point_in_polygon,
-)
-from scorekit.ocr_pages.box_grouping.group import (
-    classify_row,
-    classify_rows,
-    detect_split_lines,
-    is_watermark_text,
-    load_predicted_rows,
-    remove_watermark_words,
-)
-from scorekit.ocr_pages.box_grouping.loading import (
-    AnnotationBox,
-    PredictedRow,
-    PredictedWord,
-    RowMatch,
-    annotation_boxes_from_records,
-    load_annotation_boxes,
-    load_prediction_items,
-    load_prediction_words,
-)
-from scorekit.ocr_pages.box_grouping.reading_order import (
-    group_into_lines,
-    group_items_left_to_right_top_to_bottom,
-)
-from scorekit.ocr_pages.evaluation.prediction import build_ocr_region_reports, evaluate_matches, evaluate_rows
-from scorekit.ocr_pages.evaluation.reports import (
-    FILTERS,
-    REPORT_VARIANTS,
-    aggregate_reports,
-    is_non_armenian_text,
-    report_to_json,
-)
-from scorekit.ocr_pages.evaluation.text_metrics import (
-    JoinedText,
-    TextMetrics,
-    compute_text_metrics,
-    compute_text_metrics_batch,
-    edit_distance,
-    edit_distance_schwa_forgiving,
-    join_box_lines_with_hyphenation,
-    normalize_punctuation_chars,
-    normalize_text,
-)
+import importlib
+from typing import Any
 
-__all__ = [
-    "AnnotationBox", "PredictedWord", "PredictedRow", "RowMatch", "JoinedText", "TextMetrics",
-    "load_annotation_boxes", "annotation_boxes_from_records", "load_prediction_words",
-    "load_prediction_items", "box_polygon", "point_in_polygon", "BoxIndex", "GEOMETRY_EPS",
-    "normalize_text", "normalize_punctuation_chars", "join_box_lines_with_hyphenation",
-    "edit_distance", "edit_distance_schwa_forgiving", "compute_text_metrics",
-    "compute_text_metrics_batch", "is_non_armenian_text", "group_items_left_to_right_top_to_bottom",
-    "group_into_lines", "load_predicted_rows", "remove_watermark_words", "is_watermark_text",
-    "classify_row", "classify_rows", "detect_split_lines", "build_ocr_region_reports", "evaluate_rows",
-    "evaluate_matches", "aggregate_reports", "report_to_json", "REPORT_VARIANTS", "FILTERS",
-]
+#: Public name -> the module that defines it. Names load on first access, so that importing
+#: ``scorekit.ocr_pages`` (as the ``scorekit`` command does to register ``ocr-pages``) stays cheap.
+_LAZY = {
+    "AnnotationBox": "scorekit.ocr_pages.box_grouping.loading",
+    "PredictedWord": "scorekit.ocr_pages.box_grouping.loading",
+    "PredictedRow": "scorekit.ocr_pages.box_grouping.loading",
+    "RowMatch": "scorekit.ocr_pages.box_grouping.loading",
+    "JoinedText": "scorekit.ocr_pages.evaluation.text_metrics",
+    "TextMetrics": "scorekit.ocr_pages.evaluation.text_metrics",
+    "load_annotation_boxes": "scorekit.ocr_pages.box_grouping.loading",
+    "annotation_boxes_from_records": "scorekit.ocr_pages.box_grouping.loading",
+    "load_prediction_words": "scorekit.ocr_pages.box_grouping.loading",
+    "load_prediction_items": "scorekit.ocr_pages.box_grouping.loading",
+    "box_polygon": "scorekit.ocr_pages.box_grouping.geometry",
+    "point_in_polygon": "scorekit.ocr_pages.box_grouping.geometry",
+    "BoxIndex": "scorekit.ocr_pages.box_grouping.geometry",
+    "GEOMETRY_EPS": "scorekit.ocr_pages.box_grouping.geometry",
+    "normalize_text": "scorekit.ocr_pages.evaluation.text_metrics",
+    "normalize_punctuation_chars": "scorekit.ocr_pages.evaluation.text_metrics",
+    "join_box_lines_with_hyphenation": "scorekit.ocr_pages.evaluation.text_metrics",
+    "edit_distance": "scorekit.ocr_pages.evaluation.text_metrics",
+    "edit_distance_schwa_forgiving": "scorekit.ocr_pages.evaluation.text_metrics",
+    "compute_text_metrics": "scorekit.ocr_pages.evaluation.text_metrics",
+    "compute_text_metrics_batch": "scorekit.ocr_pages.evaluation.text_metrics",
+    "is_non_armenian_text": "scorekit.ocr_pages.evaluation.reports",
+    "group_items_left_to_right_top_to_bottom": "scorekit.ocr_pages.box_grouping.reading_order",
+    "group_into_lines": "scorekit.ocr_pages.box_grouping.reading_order",
+    "load_predicted_rows": "scorekit.ocr_pages.box_grouping.group",
+    "remove_watermark_words": "scorekit.ocr_pages.box_grouping.group",
+    "is_watermark_text": "scorekit.ocr_pages.box_grouping.group",
+    "classify_row": "scorekit.ocr_pages.box_grouping.group",
+    "classify_rows": "scorekit.ocr_pages.box_grouping.group",
+    "detect_split_lines": "scorekit.ocr_pages.box_grouping.group",
+    "build_ocr_region_reports": "scorekit.ocr_pages.evaluation.prediction",
+    "evaluate_rows": "scorekit.ocr_pages.evaluation.prediction",
+    "evaluate_matches": "scorekit.ocr_pages.evaluation.prediction",
+    "aggregate_reports": "scorekit.ocr_pages.evaluation.reports",
+    "report_to_json": "scorekit.ocr_pages.evaluation.reports",
+    "REPORT_VARIANTS": "scorekit.ocr_pages.evaluation.reports",
+    "FILTERS": "scorekit.ocr_pages.evaluation.reports",
+}
+
+__all__ = list(_LAZY)
+
+
+def __getattr__(name: str) -> Any:
+    try:
+        module = _LAZY[name]
+    except KeyError:
+        raise AttributeError(f"module 'scorekit.ocr_pages' has no attribute {name!r}") from None
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
