@@ -219,6 +219,21 @@ def test_bad_grammar_weights_are_named_errors(monkeypatch, backend, weight, erro
         TaskSpec("x", value=weight)
 
 
+def test_weights_whose_sums_overflow_are_named_errors(backend):
+    """Finite weights of 1e308 on three steps: the masses sum to inf, which is an error, not a score."""
+    grammar = GraphGrammar(node_types={"t": NodeType("t", fields={"a": FieldSpec("a", importance=1e308)},
+                                                     importance=1e308)})
+    pred, gold = [Step("t", {"a": 1})] * 3, [Step("t", {"a": 2})] * 3
+    for scheme in ("in_order", "exact", "any_order", "superset"):
+        with pytest.raises(InvalidValueError, match="grammar weights are too large"):
+            TrajectoryMetric(scheme, grammar=grammar)(pred, gold)
+        with pytest.raises(InvalidValueError, match=r"^item 1: the grammar weights are too large"):
+            TrajectoryMetric(scheme, grammar=grammar).score_batch([pred[:0], pred], [gold[:0], gold])
+    for level in ("call", "arg"):
+        with pytest.raises(InvalidValueError, match="grammar weights are too large"):
+            ToolCallMetric(level, grammar=grammar)(pred, gold)
+
+
 def test_valid_weights_still_score(backend):
     """Zero and large finite weights are accepted; the distance is the cost model's."""
     pred, gold = [Step("t", {"a": 1})], [Step("t", {"a": 2})]

@@ -220,3 +220,26 @@ def test_match_without_a_truth_value_is_a_named_error(backend, name):
     with pytest.raises(InvalidTypeError, match=f"{name} must return a truth value"):
         graph_edit_distance(g, g, **{name: lambda a, b: np.array([True, False])})
     assert graph_edit_distance(g, g, **{name: lambda a, b: np.bool_(True)}) == 0.0
+
+
+def test_costs_summing_past_the_guard_are_named_errors_not_hangs(backend):
+    """Found by tests/test_fuzz_structures.py: deleting a 3-node path with node and edge costs of
+    1e308 made the search loop forever on inf - inf. The check runs before either kernel; the
+    call runs in a child process so that a regression fails instead of hanging the suite."""
+    code = (
+        "import networkx as nx\n"
+        "from scorekit._kernels import use_backend\n"
+        "from scorekit.graphs import graph_edit_distance\n"
+        "from scorekit.errors import InvalidValueError\n"
+        f"with use_backend({backend!r}):\n"
+        "    try:\n"
+        "        graph_edit_distance(nx.path_graph(3), nx.Graph(), node_del_cost=lambda n: 1e308,\n"
+        "                            edge_del_cost=lambda e: 1e308)\n"
+        "    except InvalidValueError as e:\n"
+        "        print(e)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.stdout.startswith("the costs sum to inf, above the graph edit distance's guard of 1e+305"), out
+    big = graph_edit_distance(nx.path_graph(3), nx.Graph(), node_del_cost=lambda n: 1e299,
+                              edge_del_cost=lambda e: 1e299)
+    assert big == 5e299

@@ -315,6 +315,14 @@ def test_tree_costs_are_named_errors() -> None:
         tree_edit_distance_batch([(a, b)], max_nodes=1)
 
 
+def test_finite_costs_whose_sum_overflows_are_named_errors(backend) -> None:
+    """Found by tests/test_fuzz_structures.py: three insertions of 9e307 summed to inf."""
+    small, big = Tree("a"), Tree.from_brackets("{b{a{a}{a}}}")
+    with pytest.raises(InvalidValueError, match=r"^item 1: costs make the distance exceed the float64 range"):
+        tree_edit_distance_batch([(small, small), (small, big)], insert_cost=8.98846567431158e307)
+    assert tree_edit_distance(small, big, insert_cost=1e307) == 3e307
+
+
 # -- 5. the linear join -----------------------------------------------------------------------------
 
 def reference_join(text_or_lines) -> JoinedText:

@@ -505,6 +505,10 @@ def tree_edit_distance_batch(
         (l1, d1, o1), (l2, d2, o2) = packed.arrays
         out[start:stop] = _tree_kernels.distance_batch(l1, d1, o1, l2, d2, o2, threads=threads or 0,
                                                        **packed.costs)
+    overflowed = np.flatnonzero(~np.isfinite(out))
+    if overflowed.size:
+        raise InvalidValueError("make the distance exceed the float64 range (too large)",
+                                field="costs", item=int(overflowed[0]))
     return out
 
 

@@ -19,6 +19,7 @@ value); calls are never executed. Call and argument weights must be finite and `
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Optional
 
@@ -254,6 +255,8 @@ class ToolCallMetric:
             fp += w.tool(call[0]) if self.level == "call" else w.mass(call)
         for call in missed:
             fn += w.tool(call[0]) if self.level == "call" else w.mass(call)
+        if not all(map(math.isfinite, (tp, fp, fn))):
+            raise InvalidValueError("the grammar weights are too large: the weighted counts exceed the float64 range")
         precision, recall, f1 = _rates(tp, fp, fn)
         return Score(
             value=f1, precision=precision, recall=recall, f1=f1, metric="tool_call",

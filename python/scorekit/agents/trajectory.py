@@ -32,6 +32,7 @@ True
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable, Sequence
 from decimal import Decimal
 from fractions import Fraction
@@ -388,11 +389,14 @@ class TrajectoryMetric:
             raws = [self._raw(p, g, prep.weights) for p, g in zip(p_prep, g_prep)]
             p_mass, g_mass = [sum(p.mass) for p in p_prep], [sum(g.mass) for g in g_prep]
             p_len, g_len = [len(p.calls) for p in p_prep], [len(g.calls) for g in g_prep]
-        return list(map(self._score, raws, p_mass, g_mass, p_len, g_len))
+        return list(map(self._score, raws, p_mass, g_mass, p_len, g_len, range(len(raws))))
 
-    def _score(self, raw: float, p_mass: float, g_mass: float, p_len: int, g_len: int) -> Score:
-        """The :class:`Score` of one pair from its raw distance, total masses and lengths."""
+    def _score(self, raw: float, p_mass: float, g_mass: float, p_len: int, g_len: int, item: int = 0) -> Score:
+        """The :class:`Score` of pair ``item`` from its raw distance, total masses and lengths."""
         denom = g_mass if self.scheme == "superset" else p_mass + g_mass
+        if not (math.isfinite(denom) and math.isfinite(raw)):
+            raise InvalidValueError("the grammar weights are too large: the trajectories' total weight exceeds "
+                                    "the float64 range", item=item)
         value = 0.0 if denom == 0 else min(1.0, raw / denom)
         return Score(
             value=value, metric="trajectory",

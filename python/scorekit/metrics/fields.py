@@ -57,9 +57,11 @@ def _field_normalizers(grammar: GraphGrammar) -> dict[str, TextNormalizer]:
     return normalizers
 
 
-def _values_equal(pred: Any, gold: Any, key: Any) -> bool:
+def values_equal(pred: Any, gold: Any, field: str) -> bool:
     """Python ``==`` where it gives a truth value; otherwise (NumPy arrays, a comparison that raises,
-    such as an array against a huge int) the exact equality rule of :mod:`scorekit._interning`."""
+    such as an array against a huge int) the exact equality rule of :mod:`scorekit._interning`.
+    ``field`` names the compared values in the error raised when neither rule can compare them.
+    The rule for record values everywhere (here and in :mod:`scorekit.metrics.graphs`)."""
     try:
         result = pred == gold
     except Exception:
@@ -73,10 +75,9 @@ def _values_equal(pred: Any, gold: Any, key: Any) -> bool:
     try:
         return bool(exact_key(pred) == exact_key(gold))
     except ScorekitError as exc:
-        raise InvalidValueError(exc.message, field=f"record field {key!r}") from None
+        raise InvalidValueError(exc.message, field=field) from None
     except Exception as exc:
-        raise InvalidValueError(f"cannot be compared: {type(exc).__name__}: {exc}",
-                                field=f"record field {key!r}") from None
+        raise InvalidValueError(f"cannot be compared: {type(exc).__name__}: {exc}", field=field) from None
 
 
 def _precision_recall_f1(tp: int, fp: int, fn: int) -> tuple[float, float, float]:
@@ -118,7 +119,8 @@ class FieldMetric:
                 fn += 1
                 continue
             normalize = field_normalizers.get(key, self.canonicalizer)
-            if _values_equal(self._normalized(pred[key], normalize), self._normalized(gold_value, normalize), key):
+            if values_equal(self._normalized(pred[key], normalize), self._normalized(gold_value, normalize),
+                            f"record field {key!r}"):
                 tp += 1
             else:
                 fp += 1

@@ -61,6 +61,7 @@ from scorekit._weights import checked_weight, grammar_weight
 from scorekit.base import CostWeight, GraphGrammar, Score, TypeRef
 from scorekit.canonicalize import resolve_canonicalizer
 from scorekit.errors import InputTooLargeError, InvalidTypeError, InvalidValueError
+from scorekit.metrics.fields import values_equal
 from scorekit.graphs import DEFAULT_BUDGET
 
 __all__ = ["DEFAULT_BUDGET", "DEFAULT_MAX_NODES", "TypedEdge", "TypedGraph", "TypedGraphMetric", "TypedNode"]
@@ -174,7 +175,8 @@ class _Costs:
         for f in list(a.fields) + [f for f in b.fields if f not in a.fields]:
             va = self._norm(t, f, a.fields.get(f, _MISSING))
             vb = self._norm(t, f, b.fields.get(f, _MISSING))
-            if not (va is vb or (va is not _MISSING and vb is not _MISSING and va == vb)):
+            if not (va is vb or (va is not _MISSING and vb is not _MISSING
+                                 and values_equal(va, vb, f"field {f!r} of nodes {a.node_id!r}/{b.node_id!r}"))):
                 total += self.field(t, f)
         return total
 
