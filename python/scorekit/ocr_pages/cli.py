@@ -6,7 +6,8 @@ one ``<prog>: error: …`` line on stderr naming the file, the progress line of 
 (on stderr, only when it is a terminal or with ``--progress always``), atomic output writes (a
 temporary file in the target folder renamed over the target; an output that is one of the inputs
 is refused), the aggregate's ``run_info``, and the registration of ``scorekit ocr-pages
-convert|measure|variants|overall``. Inputs are only read; outputs go only where the user points.
+convert|measure|variants|overall``. Inputs are only read; outputs go only where the
+user points.
 """
 
 from __future__ import annotations
@@ -100,10 +101,12 @@ def add_progress(p: argparse.ArgumentParser) -> None:
                    help="progress line on stderr (auto: when stderr is a terminal)")
 
 
-def progress(items: Sequence[T], mode: str, label: str = "pages") -> Iterator[T]:
-    """Yield ``items``, drawing ``label k/n`` on stderr when ``mode`` asks for it."""
+def progress(items: Iterable[T], mode: str, label: str = "pages", total: Optional[int] = None) -> Iterator[T]:
+    """Yield ``items``, drawing ``label k/n`` on stderr when ``mode`` asks for it; ``n`` is
+    ``total``, by default ``len(items)`` (give it for an iterator)."""
     show = mode == "always" or (mode == "auto" and sys.stderr.isatty())
-    total = len(items)
+    if total is None:
+        total = len(items)  # type: ignore[arg-type]
     for k, item in enumerate(items, 1):
         if show:
             print(f"\r{label} {k}/{total}", end="", file=sys.stderr, flush=True)
