@@ -1,4 +1,4 @@
-"""The OCR-page command line, shared by the four entry-point modules and ``scorekit ocr-pages``.
+"""The OCR-page command line, shared by the five entry-point modules and ``scorekit ocr-pages``.
 
 Owns what every OCR-page command does the same way: the exit codes (0 ok; 1 a runtime error,
 such as an unreadable or malformed file, or nothing evaluated; 2 a usage error, from argparse),
@@ -6,7 +6,7 @@ one ``<prog>: error: …`` line on stderr naming the file, the progress line of 
 (on stderr, only when it is a terminal or with ``--progress always``), atomic output writes (a
 temporary file in the target folder renamed over the target; an output that is one of the inputs
 is refused), the aggregate's ``run_info``, and the registration of ``scorekit ocr-pages
-convert|measure|variants|overall``. Inputs are only read; outputs go only where the
+convert|measure|variants|overall|evaluate-hf``. Inputs are only read; outputs go only where the
 user points.
 """
 
@@ -30,6 +30,7 @@ COMMANDS: dict[str, str] = {
     "measure": "scorekit.ocr_pages.evaluation.measure_accuracy",
     "variants": "scorekit.ocr_pages.evaluation.generate_accuracy_report_variants",
     "overall": "scorekit.ocr_pages.evaluation.measure_overall_accuracy",
+    "evaluate-hf": "scorekit.ocr_pages.evaluate_from_hf",
 }
 
 
@@ -177,7 +178,7 @@ def result_line(variant: Optional[str], report: dict[str, Any], path: Any) -> st
 # ------------------------------------------------------------------------------ scorekit hook
 def add_parser(sub: Any) -> None:
     """Register ``scorekit ocr-pages <command>``; each command module supplies its arguments."""
-    p = sub.add_parser("ocr-pages", help="OCR page evaluation: convert, measure, variants, overall")
+    p = sub.add_parser("ocr-pages", help="OCR page evaluation: convert, measure, variants, overall, evaluate-hf")
     commands = p.add_subparsers(dest="ocr_command", required=True)
     for name, module_name in COMMANDS.items():
         module = importlib.import_module(module_name)
