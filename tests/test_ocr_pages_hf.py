@@ -468,3 +468,22 @@ def test_scorekit_subcommand_console_script_and_html(shards, capsys, no_datasets
     done = subprocess.run([sys.executable, "-m", "scorekit.ocr_pages.evaluate_from_hf", "--dataset", "x"],
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 2 and "required" in done.stderr
+
+
+def test_demo_sample_through_the_command(tmp_path, capsys, no_datasets):
+    """The demo's OCR pages sample is a dataset as the command reads it: its rows as parquet and
+    its CSVs give the demo's figures (8 edits over 314 GT characters, no_filter)."""
+    from importlib import resources
+
+    folder = resources.files("scorekit") / "data" / "ocr_pages"
+    rows = [json.loads(line) for line in (folder / "pages.jsonl").read_text(encoding="utf-8").splitlines()]
+    write_parquet(tmp_path / "sample.parquet", rows)
+    with resources.as_file(folder / "csv") as csv_dir:
+        assert hf.main(["--dataset", str(tmp_path / "sample.parquet"), "--predictions-dir", str(csv_dir),
+                        "--output-dir", str(tmp_path / "res"), "--unit-level", "line", "--variant", "no_filter"]) == 0
+    assert capsys.readouterr().out.startswith(f"no_filter: cer={8 / 314:.4f} (3 pages)")
+    from scorekit.demo_report import score_ocr_pages_sample
+
+    report = read(tmp_path / "res" / "accuracy_report_no_filter.json")
+    report.pop("run_info")
+    assert report == json.loads(report_to_json(score_ocr_pages_sample()["no_filter"]))
