@@ -80,6 +80,20 @@ def threshold_arg(text: str) -> float:
     return value
 
 
+def int_at_least(minimum: int) -> Callable[[str], int]:
+    """An argparse type: an integer ``>= minimum``."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be at least {minimum}, got {value}")
+        return value
+
+    return parse
+
+
 def filters_arg(text: str) -> tuple[str, ...]:
     from scorekit.ocr_pages.evaluation.reports import canonical_filters
 

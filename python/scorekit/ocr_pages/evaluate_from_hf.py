@@ -25,9 +25,10 @@ from typing import Any, Iterable, Iterator, Mapping, Optional, Sequence
 from scorekit.errors import InvalidValueError
 from scorekit.ocr_pages.box_grouping.group import load_predicted_rows
 from scorekit.ocr_pages.box_grouping.loading import annotation_boxes_from_records
-from scorekit.ocr_pages.cli import RunError, add_common, add_progress, main_for, make_output_dir, progress
-from scorekit.ocr_pages.evaluation.generate_accuracy_report_variants import score_variants, write_variant_reports
-from scorekit.ocr_pages.evaluation.reports import MAX_FAILURE_EXAMPLES, REPORT_VARIANTS
+from scorekit.ocr_pages.cli import RunError, int_at_least, main_for, make_output_dir, progress
+from scorekit.ocr_pages.evaluation.generate_accuracy_report_variants import (add_variant_arguments, score_variants,
+                                                                             selected_variants, write_variant_reports)
+from scorekit.ocr_pages.evaluation.reports import MAX_FAILURE_EXAMPLES
 from scorekit.registry import MissingExtraError, install_hint
 
 __all__ = ["HfPage", "HfPages", "load_hf_pages", "main"]
@@ -252,34 +253,11 @@ def _score_pages(tasks: list[tuple[HfPage, Optional[Path]]], settings: _Settings
 
 
 # ---------------------------------------------------------------------------------- arguments
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
-
-
-def _count_arg(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be at least 0, got {value}")
-    return value
-
-
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--dataset", required=True, metavar="SRC",
                    help="a .parquet file, a saved dataset folder, a folder of parquet files or a Hub dataset id")
     p.add_argument("--predictions-dir", required=True, help="folder of <page_id>.csv evaluation CSVs")
-    p.add_argument("--output-dir", required=True, help="folder for accuracy_report_<variant>.json (created)")
-    add_common(p)
-    p.add_argument("--variant", action="append", choices=tuple(REPORT_VARIANTS), default=None,
-                   help="report variant (repeatable; default: all four)")
+    add_variant_arguments(p)
     p.add_argument("--dataset-split-column", default=None, metavar="VALUE",
                    help="keep only the rows whose split column equals VALUE (e.g. pilot)")
     p.add_argument("--split-column-name", default="split", metavar="NAME",
@@ -288,13 +266,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="the dataset split to read (default test; a dataset with one split uses it)")
     p.add_argument("--skip-missing", action="store_true",
                    help="skip pages without a CSV (default: score them as empty predictions)")
-    p.add_argument("--max-failure-examples", type=_count_arg, default=MAX_FAILURE_EXAMPLES, metavar="N",
+    p.add_argument("--max-failure-examples", type=int_at_least(0), default=MAX_FAILURE_EXAMPLES, metavar="N",
                    help=f"failure examples kept per report (default {MAX_FAILURE_EXAMPLES})")
-    p.add_argument("--workers", type=_positive_int, default=1, metavar="N",
+    p.add_argument("--workers", type=int_at_least(1), default=1, metavar="N",
                    help="score pages in N processes (default 1; the reports are the same)")
-    p.add_argument("--html", default=None, metavar="REPORT",
-                   help="also write a self-contained HTML report (of the first selected variant) here")
-    add_progress(p)
 
 
 def _named(ids: Sequence[str]) -> str:
@@ -311,7 +286,7 @@ def _dataset_files(src: str) -> list[Path]:
 
 
 def run(args: argparse.Namespace) -> int:
-    variants = tuple(dict.fromkeys(args.variant or REPORT_VARIANTS))
+    variants = selected_variants(args)
     pred_dir = Path(args.predictions_dir)
     if not pred_dir.is_dir():
         raise RunError(f"predictions folder {args.predictions_dir!r} does not exist")

@@ -22,7 +22,8 @@ from scorekit.ocr_pages.cli import (RunError, add_common, add_progress, main_for
 from scorekit.ocr_pages.evaluation.prediction import evaluate_matches
 from scorekit.ocr_pages.evaluation.reports import MAX_FAILURE_EXAMPLES, REPORT_VARIANTS, aggregate_reports, report_to_json
 
-__all__ = ["REPORT_VARIANTS", "main", "score_variants", "write_variant_reports"]
+__all__ = ["REPORT_VARIANTS", "add_variant_arguments", "main", "score_variants", "selected_variants",
+           "write_variant_reports"]
 
 PROG = "ocr-pages-variants"
 
@@ -69,6 +70,12 @@ def write_variant_reports(out: Path, per_variant: Mapping[str, list[dict]], *, r
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--predictions-dir", required=True, help="folder of <page_id>.csv evaluation CSVs")
     p.add_argument("--annotations-dir", required=True, help="folder of <page_id>.json annotation files")
+    add_variant_arguments(p)
+
+
+def add_variant_arguments(p: argparse.ArgumentParser) -> None:
+    """The flags of a command writing one aggregate per variant: ``--output-dir``, ``--unit-level``,
+    ``--coverage-threshold``, ``--variant`` (``selected_variants`` reads it), ``--html``, ``--progress``."""
     p.add_argument("--output-dir", required=True, help="folder for accuracy_report_<variant>.json (created)")
     add_common(p)
     p.add_argument("--variant", action="append", choices=tuple(REPORT_VARIANTS), default=None,
@@ -78,8 +85,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_progress(p)
 
 
+def selected_variants(args: argparse.Namespace) -> tuple[str, ...]:
+    """``--variant`` in the order given, without repeats; all of ``REPORT_VARIANTS`` by default."""
+    return tuple(dict.fromkeys(args.variant or REPORT_VARIANTS))
+
+
 def run(args: argparse.Namespace) -> int:
-    variants = list(dict.fromkeys(args.variant or REPORT_VARIANTS))
+    variants = selected_variants(args)
     csvs = _stems(args.predictions_dir, ".csv", "predictions")
     jsons = _stems(args.annotations_dir, ".json", "annotations")
     pairs = sorted(set(csvs) & set(jsons))
