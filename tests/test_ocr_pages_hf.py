@@ -291,7 +291,7 @@ def test_bad_inputs_are_named(shards, capsys, no_datasets):
     before = snapshot(shards)
     cases = [
         (argv(shards, dataset=bad / "gone.parquet"), "gone.parquet"),
-        (argv(shards, dataset=bad / "gone" / "dir"), "no such parquet file or dataset folder"),
+        (argv(shards, dataset=bad / "gone" / "dir"), "not a parquet file, a dataset folder or a Hub dataset id"),
         (argv(shards, dataset=bad / "garbage"), "test-00000-of-00001.parquet"),
         (argv(shards, dataset=bad / "empty"), "holds no dataset_dict.json"),
         (argv(shards, dataset=bad / "notes.json"), "not a .parquet file"),

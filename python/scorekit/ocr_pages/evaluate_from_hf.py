@@ -92,7 +92,7 @@ def _resolve(src: str, hub_split: str) -> tuple[str, Any]:
                                     "or *.parquet file")
         return "parquet", groups
     if path.exists() or src.lower().endswith(".parquet") or not _HUB_ID.fullmatch(src) or ".." in src:
-        raise InvalidValueError(f"{src!r}: no such parquet file or dataset folder (nor a Hub dataset id)")
+        raise InvalidValueError(f"{src!r}: not a parquet file, a dataset folder or a Hub dataset id")
     return "hub", src
 
 
