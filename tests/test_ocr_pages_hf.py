@@ -288,8 +288,10 @@ def test_bad_inputs_are_named(shards, capsys, no_datasets):
     write_parquet(bad / "width.parquet", [dict(row("p1", "a"), image_width=1.5)])
     write_csv(shards / "badcsv" / "p1.csv", [])
     (shards / "badcsv" / "p1.csv").write_text("a,b,c\n1,2,3\n", encoding="utf-8")
+    (shards / "afile").write_text("", encoding="utf-8")
     before = snapshot(shards)
     cases = [
+        (argv(shards, out="afile"), "output folder"),
         (argv(shards, dataset=bad / "gone.parquet"), "gone.parquet"),
         (argv(shards, dataset=bad / "gone" / "dir"), "not a parquet file, a dataset folder or a Hub dataset id"),
         (argv(shards, dataset=bad / "garbage"), "test-00000-of-00001.parquet"),
@@ -307,6 +309,7 @@ def test_bad_inputs_are_named(shards, capsys, no_datasets):
     ]
     for args, named in cases:
         one_error(capsys, 1, args, named)
+        assert not (shards / "res").exists()  # a failed run writes nothing
     for extra, named in ((["--coverage-threshold", "0"], "(0, 1]"), (["--workers", "0"], "at least 1"),
                          (["--variant", "nope"], "nope"), (["--max-failure-examples", "-1"], "at least 0"),
                          (["--unit-level", "char"], "char")):

@@ -290,6 +290,8 @@ def run(args: argparse.Namespace) -> int:
     pred_dir = Path(args.predictions_dir)
     if not pred_dir.is_dir():
         raise RunError(f"predictions folder {args.predictions_dir!r} does not exist")
+    if Path(args.output_dir).exists() and not Path(args.output_dir).is_dir():
+        raise RunError(f"output folder {args.output_dir!r} is a file")
     pages = load_hf_pages(args.dataset, args.hub_split, args.dataset_split_column, args.split_column_name)
     if not pages:
         where = (f" with {args.split_column_name} == {args.dataset_split_column!r}"
@@ -307,12 +309,12 @@ def run(args: argparse.Namespace) -> int:
     tasks = [(p, csvs.get(p.page_id)) for p in pages if p.page_id in csvs or not args.skip_missing]
     if not tasks:
         raise RunError(f"no page evaluated: none of the {len(pages)} pages has a CSV in {args.predictions_dir!r}")
-    out = make_output_dir(args.output_dir)
     settings = _Settings(args.unit_level, args.coverage_threshold, variants, args.max_failure_examples)
     per_variant: dict[str, list[dict]] = {v: [] for v in variants}
     for reports in progress(_score_pages(tasks, settings, args.workers), args.progress, total=len(tasks)):
         for v in variants:
             per_variant[v].append(reports[v])
+    out = make_output_dir(args.output_dir)  # only once every page is scored: a failed run writes nothing
     inputs = _dataset_files(args.dataset) + [path for _, path in tasks if path is not None]
     run_info = dict(dataset=args.dataset, hub_split=pages.hub_split, split_filter=args.dataset_split_column,
                     predictions_dir=args.predictions_dir, missing_prediction_pages=missing,
