@@ -340,6 +340,10 @@ def test_without_datasets_other_sources_need_the_extra(tmp_path, capsys, no_data
 
 
 # ------------------------------------------------------------------------------ the datasets calls
+#: What the stand-in datasets module was asked, in order.
+calls: list = []
+
+
 class FakeDataset:
     """What the loader uses of ``datasets.Dataset``; iterating with the image column still there fails."""
 
@@ -354,9 +358,6 @@ class FakeDataset:
     def __iter__(self):
         assert "image" not in self.column_names, "the image column would be decoded"
         return iter([dict(r) for r in self.rows])
-
-
-calls: list = []
 
 
 @pytest.fixture
