@@ -183,7 +183,7 @@ def test_demo_ocr_pages_sample(capsys):
     assert reports["all_filters"]["summary"]["ocr_region_cer"] == 7 / 250
     code, out, _ = run(capsys, "demo", "--repeat", "1")
     assert code == 0
-    assert ("OCR pages sample: 3 pages, 15 line rows (1 watermark removed, 1 split line reassembled), "
+    assert ("OCR pages sample: 3 pages, 15 line rows (1 watermark record removed, 1 split line reassembled), "
             "region CER per report variant:\n"
             f"  no_filter: cer={8 / 314:.4f}\n  non_armenian: cer={7 / 281:.4f}\n"
             f"  graphics_headers_images_photos: cer={8 / 283:.4f}\n  all_filters: cer={7 / 250:.4f}\n") in out

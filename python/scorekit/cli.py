@@ -393,10 +393,10 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     from scorekit.demo_report import OCR_SAMPLE_UNIT_LEVEL, score_ocr_pages_sample
 
     ocr_pages = score_ocr_pages_sample()
-    first = next(iter(ocr_pages.values()))["summary"]
-    print(f"OCR pages sample: {first['page_count']} pages, {first['predicted_row_count']} {OCR_SAMPLE_UNIT_LEVEL} rows "
-          f"({first['watermark_words_removed']} watermark removed, {first['row_status_counts']['split_line']} split line "
-          "reassembled), region CER per report variant:")
+    counts = ocr_pages["no_filter"]["summary"]
+    print(f"OCR pages sample: {counts['page_count']} pages, {counts['predicted_row_count']} {OCR_SAMPLE_UNIT_LEVEL} rows "
+          f"({counts['watermark_words_removed']} watermark record removed, {counts['row_status_counts']['split_line']} "
+          "split line reassembled), region CER per report variant:")
     for variant, aggregate in ocr_pages.items():
         print(f"  {variant}: cer={_fmt(aggregate['summary']['ocr_region_cer'])}")
     if args.html:
