@@ -10,6 +10,8 @@ empty, or skipped with ``--skip-missing``). Each page is classified once and sco
 ``<variant>: cer=… (N pages) -> PATH`` printed per variant. The ``image`` column is never read.
 ``datasets`` is optional (``scorekit[hf]``): without it parquet inputs are read with ``pyarrow``.
 Exit 1 on an unreadable or malformed input or when no page is evaluated, 2 on a usage error.
+This module owns the dataset reading (``load_hf_pages``, ``HfPage``) and the per-page work;
+scoring and report writing are shared with ``ocr-pages-variants`` (docs/ocr-pages.md).
 """
 
 from __future__ import annotations
