@@ -157,3 +157,33 @@ def test_demo_html_report(tmp_path) -> None:
     text = html.unescape(page)
     assert f"{cer:.4f}" in text and f"{wer:.4f}" in text
     assert text.count("Pair ") >= 8  # the aligned diffs of the worst pairs
+    # the OCR pages sample, in the sections of the OCR pages run report
+    assert "OCR pages sample · Corpus summary" in text and "OCR pages sample · Pages (click a header to sort)" in text
+    assert "OCR pages sample · page gazette-2 · region r1 · CER 0.0469" in text  # 3 edits / 64
+    assert f"{8 / 314:.4f}" in text
+
+
+def test_demo_ocr_pages_sample(capsys):
+    """The packaged OCR pages sample, by hand: gazette-1 և→եվ (2 edits) and ր→բ (1) over 167 GT
+    characters, with a watermark line removed and a headline the OCR split in two rows;
+    gazette-2 և→եվ (2), a dropped ':' (1) and, in the Latin box, o→0 (1) over 104; gazette-3 ը→ր
+    (1) over 43, one line read across both columns."""
+    from scorekit.demo_report import score_ocr_pages_sample
+
+    reports = score_ocr_pages_sample()
+    s = reports["no_filter"]["summary"]
+    assert (s["ocr_region_char_edit_distance"], s["ocr_region_gt_char_count"], s["ocr_region_cer"]) == (8, 314, 8 / 314)
+    assert s["watermark_words_removed"] == 1 and s["gt_boxes_dropped"]["rule"] == 1
+    assert s["row_status_counts"] == {"exactly_one_box": 12, "multiple_boxes": 1, "no_box": 1, "split_line": 1}
+    assert [(p["page_id"], p["ocr_region_char_edit_distance"], p["ocr_region_gt_char_count"])
+            for p in reports["no_filter"]["pages"]] == [("gazette-1", 3, 167), ("gazette-2", 4, 104), ("gazette-3", 1, 43)]
+    # non-armenian drops the Latin box (1 / 33); the label filters the nameplate and the two headlines (0 / 31)
+    assert reports["non_armenian"]["summary"]["ocr_region_cer"] == 7 / 281
+    assert reports["graphics_headers_images_photos"]["summary"]["ocr_region_cer"] == 8 / 283
+    assert reports["all_filters"]["summary"]["ocr_region_cer"] == 7 / 250
+    code, out, _ = run(capsys, "demo", "--repeat", "1")
+    assert code == 0
+    assert ("OCR pages sample: 3 pages, 15 line rows (1 watermark record removed, 1 split line reassembled), "
+            "region CER per report variant:\n"
+            f"  no_filter: cer={8 / 314:.4f}\n  non_armenian: cer={7 / 281:.4f}\n"
+            f"  graphics_headers_images_photos: cer={8 / 283:.4f}\n  all_filters: cer={7 / 250:.4f}\n") in out

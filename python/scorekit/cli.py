@@ -390,6 +390,15 @@ def _cmd_demo(args: argparse.Namespace) -> int:
         _print_report(report, slices, seconds)
         if metric == "cer":
             throughput = report.n / seconds if seconds > 0 else 0.0
+    from scorekit.demo_report import OCR_SAMPLE_UNIT_LEVEL, score_ocr_pages_sample
+
+    ocr_pages = score_ocr_pages_sample()
+    counts = ocr_pages["no_filter"]["summary"]
+    print(f"OCR pages sample: {counts['page_count']} pages, {counts['predicted_row_count']} {OCR_SAMPLE_UNIT_LEVEL} rows "
+          f"({counts['watermark_words_removed']} watermark record removed, {counts['row_status_counts']['split_line']} "
+          "split line reassembled), region CER per report variant:")
+    for variant, aggregate in ocr_pages.items():
+        print(f"  {variant}: cer={_fmt(aggregate['summary']['ocr_region_cer'])}")
     if args.html:
         from scorekit.demo_report import build_demo_report
         from scorekit.report import write_report
@@ -397,7 +406,8 @@ def _cmd_demo(args: argparse.Namespace) -> int:
         os.makedirs(os.path.dirname(os.path.abspath(args.html)), exist_ok=True)
         sample = load_sample_corpus()
         page = build_demo_report(sample, evaluate(sample, metric="cer"), evaluate(sample, metric="wer"),
-                                 backend=current_backend(), pairs_per_second=throughput)
+                                 backend=current_backend(), pairs_per_second=throughput,
+                                 ocr_pages=ocr_pages["no_filter"])
         print(f"report: {write_report(args.html, page)}")
     return 0
 

@@ -1,15 +1,20 @@
-"""The HTML page of ``scorekit demo``: what scorekit found in the packaged sample corpus.
+"""The HTML page of ``scorekit demo``: what scorekit found in the packaged samples.
 
-Owns only the choice of sections for the demo (corpus figures, per-slice error rates, the worst
-pairs with their aligned differences, the most frequent character confusions); rendering and
-writing are :mod:`scorekit.report`'s, scoring is :func:`scorekit.evaluate`'s and
-:mod:`scorekit.batch`'s.
+Owns the choice of sections for the demo (corpus figures, per-slice error rates, the worst pairs
+with their aligned differences, the most frequent character confusions; then the OCR pages
+sample as the OCR pages commands' run report shows it) and the scoring of the OCR pages sample
+(``data/ocr_pages``: synthetic newspaper pages as dataset rows in ``pages.jsonl``, one evaluation
+CSV per page in ``csv/``, with a watermark line and a line the OCR split in two). Rendering and
+writing are :mod:`scorekit.report`'s, scoring is :func:`scorekit.evaluate`'s,
+:mod:`scorekit.batch`'s and :mod:`scorekit.ocr_pages`'.
 """
 
 from __future__ import annotations
 
+import json
 from collections import Counter
-from typing import Any, Sequence
+from importlib import resources
+from typing import Any, Mapping, Optional, Sequence
 
 from scorekit import batch, report
 from scorekit.base import Report
@@ -18,6 +23,32 @@ from scorekit.base import Report
 WORST_PAIRS_SHOWN = 8
 #: Character confusions shown in the chart.
 CONFUSIONS_SHOWN = 15
+#: The OCR pages sample's CSVs hold one row per OCR line (``group_row`` = line).
+OCR_SAMPLE_UNIT_LEVEL = "line"
+#: Section titles of the OCR pages sample start with this.
+OCR_PREFIX = "OCR pages sample · "
+
+
+def score_ocr_pages_sample() -> dict[str, dict]:
+    """The packaged OCR pages sample scored under every report variant: variant -> aggregate report."""
+    from scorekit.ocr_pages.box_grouping.group import load_predicted_rows
+    from scorekit.ocr_pages.box_grouping.loading import annotation_boxes_from_records
+    from scorekit.ocr_pages.evaluation.generate_accuracy_report_variants import score_variants
+    from scorekit.ocr_pages.evaluation.reports import REPORT_VARIANTS, aggregate_reports
+
+    folder = resources.files("scorekit") / "data" / "ocr_pages"
+    per_variant: dict[str, list[dict]] = {v: [] for v in REPORT_VARIANTS}
+    with (folder / "pages.jsonl").open("r", encoding="utf-8") as fh:
+        rows = [json.loads(line) for line in fh if line.strip()]
+    for row in rows:
+        with resources.as_file(folder / "csv" / f"{row['page_id']}.csv") as csv_path:
+            words, dropped = load_predicted_rows(csv_path, OCR_SAMPLE_UNIT_LEVEL)
+        reports = score_variants(annotation_boxes_from_records(row["annotations"]), words, dropped,
+                                 page_id=row["page_id"], unit_level=OCR_SAMPLE_UNIT_LEVEL, coverage_threshold=1.0,
+                                 variants=tuple(REPORT_VARIANTS))
+        for v, page in reports.items():
+            per_variant[v].append(page)
+    return {v: aggregate_reports(pages, variant=v) for v, pages in per_variant.items()}
 
 
 def _visible(c: str) -> str:
@@ -31,9 +62,10 @@ def _rate(r: Report) -> float | None:
 
 
 def build_demo_report(corpus: Sequence[tuple[str, str, str]], cer: Report, wer: Report, *,
-                      backend: str, pairs_per_second: float) -> str:
+                      backend: str, pairs_per_second: float, ocr_pages: Optional[Mapping[str, Any]] = None) -> str:
     """The demo page for ``corpus`` (prediction, reference, slice) scored once as ``cer`` and ``wer``
-    (reports over exactly these pairs, in this order)."""
+    (reports over exactly these pairs, in this order), then, when given, the ``ocr_pages``
+    aggregate report (of :func:`score_ocr_pages_sample`) in the OCR pages run report's sections."""
     slices = sorted({label for _, _, label in corpus})
     counts = Counter(label for _, _, label in corpus)
     per_slice_cer, per_slice_wer = cer.per_slice, wer.per_slice
@@ -76,4 +108,8 @@ def build_demo_report(corpus: Sequence[tuple[str, str, str]], cer: Report, wer: 
     for k in order[:WORST_PAIRS_SHOWN]:
         sections.append(report.diff_view(f"Pair {k} ({corpus[k][2]}), CER {float(char.rates[k]):.3f}",
                                          refs[k], preds[k], batch.editops(refs[k], preds[k])))
+    if ocr_pages is not None:
+        from scorekit.ocr_pages.evaluation.html import run_report_sections
+
+        sections += run_report_sections(ocr_pages, prefix=OCR_PREFIX)
     return report.render_page("scorekit demo: the sample OCR corpus", sections)

@@ -72,6 +72,7 @@ EXTRA_PACKAGES: dict[str, list[str]] = {
     "hitl": ["label_studio_sdk"],
     "monitoring": ["nannyml"],
     "agents": ["inspect_ai"],
+    "hf": ["datasets", "pyarrow"],
 }
 """Import names probed by :func:`check_requirements` for each known extra."""
 

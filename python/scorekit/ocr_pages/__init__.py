@@ -5,11 +5,13 @@ and whose predictions are word or line boxes: loading, geometry, row-to-box matc
 normalisation, hyphen joins, schwa-forgiving CER, regions and reports. ``box_grouping`` owns
 loading and geometry; ``evaluation`` owns text metrics and reports.
 
-What is here so far: the data model and loaders, the geometry (a shapely ``STRtree`` index),
-watermark removal, row building and row-to-box classification with split-line reassembly,
-reading order and line grouping, the text layer (normalisation, hyphen joins, distances,
-``compute_text_metrics``), regions, filters and the page and aggregate report JSONs
-(``evaluate_rows``, ``aggregate_reports``). The command line and the HTML report are still to come.
+Here: the data model and loaders (Label Studio JSON, dataset rows, Hugging Face datasets through
+``load_hf_pages``), the geometry (a shapely ``STRtree`` index), watermark removal, row building
+and row-to-box classification with split-line reassembly, reading order and line grouping, the
+text layer (normalisation, hyphen joins, distances, ``compute_text_metrics``), regions, filters
+and the page and aggregate report JSONs (``evaluate_rows``, ``aggregate_reports``). The commands
+(``ocr-pages-evaluate-hf``, ``-convert``, ``-measure``, ``-variants``, ``-overall``, also as
+``scorekit ocr-pages …``) and their HTML run report are in ``cli`` and the entry-point modules.
 
 >>> from scorekit import ocr_pages
 >>> m = ocr_pages.compute_text_metrics("բարև աշխարհ", "բարեվ աշխարհ")
@@ -34,6 +36,8 @@ _LAZY = {
     "annotation_boxes_from_records": "scorekit.ocr_pages.box_grouping.loading",
     "load_prediction_words": "scorekit.ocr_pages.box_grouping.loading",
     "load_prediction_items": "scorekit.ocr_pages.box_grouping.loading",
+    "load_hf_pages": "scorekit.ocr_pages.evaluate_from_hf",
+    "HfPage": "scorekit.ocr_pages.evaluate_from_hf",
     "box_polygon": "scorekit.ocr_pages.box_grouping.geometry",
     "point_in_polygon": "scorekit.ocr_pages.box_grouping.geometry",
     "BoxIndex": "scorekit.ocr_pages.box_grouping.geometry",

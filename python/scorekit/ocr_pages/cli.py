@@ -1,4 +1,4 @@
-"""The OCR-page command line, shared by the four entry-point modules and ``scorekit ocr-pages``.
+"""The OCR-page command line, shared by the five entry-point modules and ``scorekit ocr-pages``.
 
 Owns what every OCR-page command does the same way: the exit codes (0 ok; 1 a runtime error,
 such as an unreadable or malformed file, or nothing evaluated; 2 a usage error, from argparse),
@@ -6,7 +6,8 @@ one ``<prog>: error: …`` line on stderr naming the file, the progress line of 
 (on stderr, only when it is a terminal or with ``--progress always``), atomic output writes (a
 temporary file in the target folder renamed over the target; an output that is one of the inputs
 is refused), the aggregate's ``run_info``, and the registration of ``scorekit ocr-pages
-convert|measure|variants|overall``. Inputs are only read; outputs go only where the user points.
+convert|measure|variants|overall|evaluate-hf``. Inputs are only read; outputs go only where the
+user points.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ COMMANDS: dict[str, str] = {
     "measure": "scorekit.ocr_pages.evaluation.measure_accuracy",
     "variants": "scorekit.ocr_pages.evaluation.generate_accuracy_report_variants",
     "overall": "scorekit.ocr_pages.evaluation.measure_overall_accuracy",
+    "evaluate-hf": "scorekit.ocr_pages.evaluate_from_hf",
 }
 
 
@@ -78,6 +80,20 @@ def threshold_arg(text: str) -> float:
     return value
 
 
+def int_at_least(minimum: int) -> Callable[[str], int]:
+    """An argparse type: an integer ``>= minimum``."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be at least {minimum}, got {value}")
+        return value
+
+    return parse
+
+
 def filters_arg(text: str) -> tuple[str, ...]:
     from scorekit.ocr_pages.evaluation.reports import canonical_filters
 
@@ -100,10 +116,12 @@ def add_progress(p: argparse.ArgumentParser) -> None:
                    help="progress line on stderr (auto: when stderr is a terminal)")
 
 
-def progress(items: Sequence[T], mode: str, label: str = "pages") -> Iterator[T]:
-    """Yield ``items``, drawing ``label k/n`` on stderr when ``mode`` asks for it."""
+def progress(items: Iterable[T], mode: str, label: str = "pages", total: Optional[int] = None) -> Iterator[T]:
+    """Yield ``items``, drawing ``label k/n`` on stderr when ``mode`` asks for it; ``n`` is
+    ``total``, by default ``len(items)`` (give it for an iterator)."""
     show = mode == "always" or (mode == "auto" and sys.stderr.isatty())
-    total = len(items)
+    if total is None:
+        total = len(items)  # type: ignore[arg-type]
     for k, item in enumerate(items, 1):
         if show:
             print(f"\r{label} {k}/{total}", end="", file=sys.stderr, flush=True)
@@ -174,7 +192,7 @@ def result_line(variant: Optional[str], report: dict[str, Any], path: Any) -> st
 # ------------------------------------------------------------------------------ scorekit hook
 def add_parser(sub: Any) -> None:
     """Register ``scorekit ocr-pages <command>``; each command module supplies its arguments."""
-    p = sub.add_parser("ocr-pages", help="OCR page evaluation: convert, measure, variants, overall")
+    p = sub.add_parser("ocr-pages", help="OCR page evaluation: convert, measure, variants, overall, evaluate-hf")
     commands = p.add_subparsers(dest="ocr_command", required=True)
     for name, module_name in COMMANDS.items():
         module = importlib.import_module(module_name)

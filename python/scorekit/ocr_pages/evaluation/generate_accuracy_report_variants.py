@@ -13,16 +13,17 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Any, Iterable, Mapping, Optional, Sequence
 
 from scorekit.ocr_pages.box_grouping.group import classify_rows, load_predicted_rows
-from scorekit.ocr_pages.box_grouping.loading import load_annotation_boxes
+from scorekit.ocr_pages.box_grouping.loading import AnnotationBox, PredictedRow, load_annotation_boxes
 from scorekit.ocr_pages.cli import (RunError, add_common, add_progress, main_for, make_output_dir, progress,
                                     result_line, with_run_info, write_text_atomic)
 from scorekit.ocr_pages.evaluation.prediction import evaluate_matches
-from scorekit.ocr_pages.evaluation.reports import REPORT_VARIANTS, aggregate_reports, report_to_json
+from scorekit.ocr_pages.evaluation.reports import MAX_FAILURE_EXAMPLES, REPORT_VARIANTS, aggregate_reports, report_to_json
 
-__all__ = ["REPORT_VARIANTS", "main"]
+__all__ = ["REPORT_VARIANTS", "add_variant_arguments", "main", "score_variants", "selected_variants",
+           "write_variant_reports"]
 
 PROG = "ocr-pages-variants"
 
@@ -34,9 +35,47 @@ def _stems(folder: str, suffix: str, what: str) -> dict[str, Path]:
     return {p.stem: p for p in sorted(path.glob(f"*{suffix}")) if p.is_file()}
 
 
+def score_variants(boxes: Sequence[AnnotationBox], rows: Sequence[PredictedRow], dropped_words: Any, *,
+                   page_id: str, unit_level: str, coverage_threshold: float, variants: Sequence[str],
+                   has_predictions: bool = True, max_examples: int = MAX_FAILURE_EXAMPLES) -> dict[str, dict]:
+    """One page's report under each of ``variants``, from a single classification of ``rows``
+    (equal to one ``evaluate_rows`` call per variant)."""
+    matches = classify_rows(rows, boxes, coverage_threshold)
+    return {v: evaluate_matches(boxes, matches, page_id=page_id, unit_level=unit_level, filters=REPORT_VARIANTS[v],
+                                coverage_threshold=coverage_threshold, dropped_words=dropped_words,
+                                has_predictions=has_predictions, max_examples=max_examples)
+            for v in variants}
+
+
+def write_variant_reports(out: Path, per_variant: Mapping[str, list[dict]], *, run_info: Mapping[str, Any],
+                          inputs: Iterable[Any], html: Optional[str] = None,
+                          max_examples: int = MAX_FAILURE_EXAMPLES) -> None:
+    """Aggregate each variant's page reports, write ``out/accuracy_report_<variant>.json`` and print
+    its result line; ``html`` gets the first variant's run report, written first, so that an HTML
+    path over one of ``inputs`` (refused, as a JSON path would be) leaves nothing written."""
+    inputs = list(inputs)
+    reports = {v: with_run_info(aggregate_reports(pages, variant=v, max_examples=max_examples), **run_info)
+               for v, pages in per_variant.items()}
+    if html and reports:
+        from scorekit.ocr_pages.evaluation.html import write_run_report
+
+        first = next(iter(reports))
+        write_run_report(html, reports[first], f"OCR pages: {first}", inputs)
+    for v, report in reports.items():
+        path = out / f"accuracy_report_{v}.json"
+        write_text_atomic(path, report_to_json(report), inputs=inputs)
+        print(result_line(v, report, path))
+
+
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--predictions-dir", required=True, help="folder of <page_id>.csv evaluation CSVs")
     p.add_argument("--annotations-dir", required=True, help="folder of <page_id>.json annotation files")
+    add_variant_arguments(p)
+
+
+def add_variant_arguments(p: argparse.ArgumentParser) -> None:
+    """The flags of a command writing one aggregate per variant: ``--output-dir``, ``--unit-level``,
+    ``--coverage-threshold``, ``--variant`` (``selected_variants`` reads it), ``--html``, ``--progress``."""
     p.add_argument("--output-dir", required=True, help="folder for accuracy_report_<variant>.json (created)")
     add_common(p)
     p.add_argument("--variant", action="append", choices=tuple(REPORT_VARIANTS), default=None,
@@ -46,8 +85,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_progress(p)
 
 
+def selected_variants(args: argparse.Namespace) -> tuple[str, ...]:
+    """``--variant`` in the order given, without repeats; all of ``REPORT_VARIANTS`` by default."""
+    return tuple(dict.fromkeys(args.variant or REPORT_VARIANTS))
+
+
 def run(args: argparse.Namespace) -> int:
-    variants = list(dict.fromkeys(args.variant or REPORT_VARIANTS))
+    variants = selected_variants(args)
     csvs = _stems(args.predictions_dir, ".csv", "predictions")
     jsons = _stems(args.annotations_dir, ".json", "annotations")
     pairs = sorted(set(csvs) & set(jsons))
@@ -62,25 +106,16 @@ def run(args: argparse.Namespace) -> int:
     out = make_output_dir(args.output_dir)
     per_variant: dict[str, list[dict]] = {v: [] for v in variants}
     for stem in progress(pairs, args.progress):
-        boxes = load_annotation_boxes(jsons[stem])
         rows, dropped = load_predicted_rows(csvs[stem], args.unit_level)
-        matches = classify_rows(rows, boxes, args.coverage_threshold)
+        reports = score_variants(load_annotation_boxes(jsons[stem]), rows, dropped, page_id=stem,
+                                 unit_level=args.unit_level, coverage_threshold=args.coverage_threshold,
+                                 variants=variants)
         for v in variants:
-            per_variant[v].append(evaluate_matches(
-                boxes, matches, page_id=stem, unit_level=args.unit_level, filters=REPORT_VARIANTS[v],
-                coverage_threshold=args.coverage_threshold, dropped_words=dropped))
-    inputs = [csvs[s] for s in pairs] + [jsons[s] for s in pairs]
-    for k, v in enumerate(variants):
-        report = with_run_info(aggregate_reports(per_variant[v], variant=v),
-                               predictions_dir=args.predictions_dir, annotations_dir=args.annotations_dir,
-                               missing_prediction_pages=missing, unmatched_prediction_files=unmatched)
-        path = out / f"accuracy_report_{v}.json"
-        write_text_atomic(path, report_to_json(report), inputs=inputs)
-        print(result_line(v, report, path))
-        if k == 0 and args.html:
-            from scorekit.ocr_pages.evaluation.html import write_run_report
-
-            write_run_report(args.html, report, f"OCR pages: {v}", inputs)
+            per_variant[v].append(reports[v])
+    write_variant_reports(out, per_variant, inputs=[csvs[s] for s in pairs] + [jsons[s] for s in pairs],
+                          run_info=dict(predictions_dir=args.predictions_dir, annotations_dir=args.annotations_dir,
+                                        missing_prediction_pages=missing, unmatched_prediction_files=unmatched),
+                          html=args.html)
     return 0
 
 

@@ -7,6 +7,7 @@ and the ``MAX_CONFUSIONS`` most frequent character substitutions over all scored
 Texts are the normalised region texts of the report. The diffs and confusions come from the
 plain Levenshtein edit script (``scorekit.batch.editops``), while the CER columns use the
 report's schwa-forgiving distance, so a diff may show an edit the CER forgave.
+``run_report_sections`` gives the sections alone, so another page (the demo's) can show them.
 """
 
 from __future__ import annotations
@@ -38,15 +39,16 @@ def _summary_value(value: Any) -> Any:
     return value
 
 
-def render_run_report(report: Mapping[str, Any], title: str) -> str:
-    """The HTML page of a page or aggregate report."""
+def run_report_sections(report: Mapping[str, Any], prefix: str = "") -> list[rp.Section]:
+    """The sections of a page or aggregate report's page, each title led by ``prefix`` (so that
+    another page, such as the demo's, can show them among its own)."""
     summary = report["summary"]
     items = [(k, _summary_value(summary[k])) for k in _SUMMARY_KEYS if k in summary]
     items += [(f"rows {k}", v) for k, v in summary["row_status_counts"].items()]
-    sections = [rp.summary_table("Corpus summary", items)]
+    sections = [rp.summary_table(f"{prefix}Corpus summary", items)]
     pages = list(report["pages"])
     sections.append(rp.data_table(
-        "Pages (click a header to sort)",
+        f"{prefix}Pages (click a header to sort)",
         ("page", "CER", "edits", "GT chars", "scored regions", "predictions", "missing text boxes"),
         [(p["page_id"], p["ocr_region_cer"], p["ocr_region_char_edit_distance"], p["ocr_region_gt_char_count"],
           p["scored_region_count"], "yes" if p["has_predictions"] else "no", p["missing_text_boxes"]) for p in pages],
@@ -69,14 +71,19 @@ def render_run_report(report: Mapping[str, Any], title: str) -> str:
         for region in regions[:MAX_DIFF_REGIONS_PER_PAGE]:
             gt, pred = region["gt_text"], region["predicted_text"]
             cer = "n/a" if region["cer"] is None else format_number(region["cer"])
-            sections.append(rp.diff_view(f"page {page['page_id']} · region {region['region_id']} · CER {cer}",
+            sections.append(rp.diff_view(f"{prefix}page {page['page_id']} · region {region['region_id']} · CER {cer}",
                                          gt, pred, editops(gt, pred)))
     top = confusions.most_common(MAX_CONFUSIONS)
     if top:
-        sections.append(rp.bar_chart("Most frequent character confusions (ground truth → prediction)",
+        sections.append(rp.bar_chart(f"{prefix}Most frequent character confusions (ground truth → prediction)",
                                      [f"{a} → {b}" for (a, b), _ in top],
                                      [n for _, n in top]))
-    return rp.render_page(title, sections)
+    return sections
+
+
+def render_run_report(report: Mapping[str, Any], title: str) -> str:
+    """The HTML page of a page or aggregate report."""
+    return rp.render_page(title, run_report_sections(report))
 
 
 def write_run_report(path: str | Path, report: Mapping[str, Any], title: str, inputs: Iterable[Any]) -> Path:
