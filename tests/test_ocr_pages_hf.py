@@ -439,7 +439,7 @@ def test_datasets_dispatch(shards, capsys, fake_datasets):
 def test_real_datasets(shards, capsys, tmp_path, monkeypatch):
     """With the datasets package installed: a saved DatasetDict and the shards folder give the
     reports of the pyarrow reading, and the inputs stay as they were."""
-    datasets = pytest.importorskip("datasets")
+    import datasets
     monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", str(tmp_path / "cache"))
     saved = tmp_path / "saved"
     datasets.DatasetDict({"test": datasets.Dataset.from_list([row("p1", "pilot"), row("p2", "pilot"),
