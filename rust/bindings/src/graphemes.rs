@@ -203,5 +203,9 @@ impl GraphemePacker {
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<GraphemePacker>()?;
-    m.add("FIRST_CLUSTER_ID", FIRST_CLUSTER_ID)
+    m.add("FIRST_CLUSTER_ID", FIRST_CLUSTER_ID)?;
+    m.add(
+        "GRAPHEME_UNICODE_VERSION",
+        unicode_segmentation::UNICODE_VERSION,
+    )
 }
