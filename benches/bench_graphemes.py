@@ -1,7 +1,8 @@
 """CER over grapheme clusters (``unit="grapheme"``) against code-point CER on the same pairs.
 
 Two corpora of 100,000 short pairs (the OCR-like Latin/Armenian/CJK lines of ``corpus.py``, where
-no cluster has more than one code point, and Devanagari lines, where most letters do) and a few
+no cluster has more than one code point, and Devanagari lines, where most letters do: words of
+random syllables from a 20,000-word vocabulary drawn with Zipf weights, OCR-like errors on syllables) and a few
 page-length pairs of each kind; ``batch.cer`` with ``unit="char"`` and ``unit="grapheme"``, and the
 readers alone (``_core.pack_texts`` vs ``_core.GraphemePacker().pack_texts``, both sides). Median
 of ``--repeats`` runs, ``threads`` = all cores. Before timing, grapheme and code-point counts are
@@ -41,10 +42,15 @@ def devanagari_syllable(rng: random.Random) -> str:
     return s
 
 
-def devanagari_line(rng: random.Random, words: int) -> list[str]:
+def devanagari_vocabulary(rng: random.Random, size: int = 20_000) -> list[list[str]]:
+    return [[devanagari_syllable(rng) for _ in range(rng.randint(1, 4))] for _ in range(size)]
+
+
+def devanagari_line(rng: random.Random, words: int, vocabulary: list[list[str]], weights: list[float]) -> list[str]:
+    """Words drawn from a fixed vocabulary with Zipf weights (1/rank), as in running text."""
     out = []
-    for _ in range(words):
-        out.extend(devanagari_syllable(rng) for _ in range(rng.randint(1, 4)))
+    for word in rng.choices(vocabulary, weights, k=words):
+        out.extend(word)
         out.append(" ")
     return out[:-1]
 
@@ -68,9 +74,11 @@ def devanagari_noise(rng: random.Random, syllables: list[str], rate: float) -> s
 
 def devanagari_pairs(n: int, seed: int, words: tuple[int, int]) -> tuple[list[str], list[str]]:
     rng = random.Random(seed)
+    vocabulary = devanagari_vocabulary(random.Random(0))
+    weights = [1 / (rank + 1) for rank in range(len(vocabulary))]
     preds, refs = [], []
     for _ in range(n):
-        syl = devanagari_line(rng, rng.randint(*words))
+        syl = devanagari_line(rng, rng.randint(*words), vocabulary, weights)
         refs.append("".join(syl))
         preds.append(devanagari_noise(rng, syl, rng.choice([0.0, 0.02, 0.05, 0.1, 0.2])))
     return preds, refs
