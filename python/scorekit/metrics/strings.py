@@ -146,6 +146,9 @@ class StringMetric:
     3
     """
 
+    #: ``"char"`` or ``"grapheme"`` (a class default, so subclasses that skip ``__init__`` keep working).
+    unit = "char"
+
     def __init__(self, mode: str = "cer", *, canonicalizer: Optional[Callable[[str], str]] = None,
                  unit: str = "char") -> None:
         from scorekit._graphemes import check_unit
