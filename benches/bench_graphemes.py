@@ -14,6 +14,7 @@ asserted equal on the corpus without multi-code-point clusters.
 from __future__ import annotations
 
 import argparse
+import itertools
 import random
 import statistics
 import sys
@@ -46,10 +47,10 @@ def devanagari_vocabulary(rng: random.Random, size: int = 20_000) -> list[list[s
     return [[devanagari_syllable(rng) for _ in range(rng.randint(1, 4))] for _ in range(size)]
 
 
-def devanagari_line(rng: random.Random, words: int, vocabulary: list[list[str]], weights: list[float]) -> list[str]:
+def devanagari_line(rng: random.Random, words: int, vocabulary: list[list[str]], cum_weights: list[float]) -> list[str]:
     """Words drawn from a fixed vocabulary with Zipf weights (1/rank), as in running text."""
     out = []
-    for word in rng.choices(vocabulary, weights, k=words):
+    for word in rng.choices(vocabulary, cum_weights=cum_weights, k=words):
         out.extend(word)
         out.append(" ")
     return out[:-1]
@@ -75,7 +76,7 @@ def devanagari_noise(rng: random.Random, syllables: list[str], rate: float) -> s
 def devanagari_pairs(n: int, seed: int, words: tuple[int, int]) -> tuple[list[str], list[str]]:
     rng = random.Random(seed)
     vocabulary = devanagari_vocabulary(random.Random(0))
-    weights = [1 / (rank + 1) for rank in range(len(vocabulary))]
+    weights = list(itertools.accumulate(1 / (rank + 1) for rank in range(len(vocabulary))))
     preds, refs = [], []
     for _ in range(n):
         syl = devanagari_line(rng, rng.randint(*words), vocabulary, weights)
@@ -99,13 +100,15 @@ def mixed_pages(n: int, seed: int, chars: int) -> tuple[list[str], list[str]]:
     return preds, refs
 
 
-def median_ms(fn, repeats: int) -> float:
-    times = []
+def median_ms(fns, repeats: int) -> list[float]:
+    """Median wall time of each of ``fns``, run alternately (so a change of load hits all alike)."""
+    times: list[list[float]] = [[] for _ in fns]
     for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return 1000 * statistics.median(times)
+        for fn, out in zip(fns, times):
+            start = time.perf_counter()
+            fn()
+            out.append(time.perf_counter() - start)
+    return [1000 * statistics.median(t) for t in times]
 
 
 def main() -> None:
@@ -132,16 +135,14 @@ def main() -> None:
     for label, (preds, refs) in corpora.items():
         c = batch.cer(preds, refs)
         g = batch.cer(preds, refs, unit="grapheme")
-        t_char = median_ms(lambda: batch.cer(preds, refs), repeats)
-        t_graph = median_ms(lambda: batch.cer(preds, refs, unit="grapheme"), repeats)
-
         def pack_graphemes():
             packer = _core.GraphemePacker()
             packer.pack_texts(preds, "p")
             packer.pack_texts(refs, "r")
 
-        p_char = median_ms(lambda: (_core.pack_texts(preds, "p"), _core.pack_texts(refs, "r")), repeats)
-        p_graph = median_ms(pack_graphemes, repeats)
+        t_char, t_graph, p_char, p_graph = median_ms(
+            [lambda: batch.cer(preds, refs), lambda: batch.cer(preds, refs, unit="grapheme"),
+             lambda: (_core.pack_texts(preds, "p"), _core.pack_texts(refs, "r")), pack_graphemes], repeats)
         print(f"| {label} | {int(c.ref_len.sum()):,} / {int(g.ref_len.sum()):,} | {c.corpus_rate:.4f} | "
               f"{g.corpus_rate:.4f} | {t_char:,.0f} ms | {t_graph:,.0f} ms | {t_graph / t_char:.2f}× | "
               f"{p_char:,.1f} ms | {p_graph:,.1f} ms |")
