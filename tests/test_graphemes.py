@@ -515,3 +515,12 @@ def test_every_bmp_code_point_in_context():
     python = PythonGraphemePacker().pack_texts(texts, "t")[1]
     bad = np.flatnonzero(np.diff(compiled) != np.diff(python))
     assert [texts[k] for k in bad[:5]] == []
+
+
+def test_evaluate_coerces_and_normalises_over_clusters(backend):
+    cases = [("cafe\u0301", "caf\u00e9"), (None, "नमस्ते"), ("hi", FAMILY)]
+    report = ek.evaluate(cases, metric="cer", unit="grapheme")
+    assert (report.detail["edits"], report.detail["ref_len"]) == (1 + 3 + 2, 4 + 3 + 1)
+    report = ek.evaluate(cases, metric="cer", unit="grapheme", normalize="nfc")
+    assert (report.detail["edits"], report.detail["ref_len"]) == (0 + 3 + 2, 4 + 3 + 1)
+    assert ek.evaluate(cases, metric="cer", normalize="nfc").detail["ref_len"] == 4 + 6 + 5
