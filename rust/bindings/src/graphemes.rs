@@ -114,7 +114,12 @@ impl Segmenter {
             };
             self.piece_clusters.push((id, 1 + more));
         }
-        let range = (first as u32, self.piece_clusters.len() as u32);
+        let end = u32::try_from(self.piece_clusters.len()).map_err(|_| {
+            PyValueError::new_err(
+                "too many distinct grapheme-cluster pieces in one batch (more than 2^32)",
+            )
+        })?;
+        let range = (first as u32, end);
         self.pieces.insert(piece.into(), range);
         Ok(range)
     }
