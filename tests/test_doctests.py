@@ -9,7 +9,7 @@ import pytest
 
 MODULES = ["scorekit", "scorekit.facade", "scorekit.batch", "scorekit.text", "scorekit.metrics.strings",
            "scorekit.registry", "scorekit.canonicalize", "scorekit.base", "scorekit.errors", "scorekit.report",
-           "scorekit.ocr_pages"]
+           "scorekit.ocr_pages", "scorekit._graphemes", "scorekit.ocr_pages.evaluation.text_metrics"]
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -26,9 +26,31 @@ def pack_pairs(cases: list[tuple[str, str] | list[str]]) -> tuple[tuple[U32, I64
 def pack_joined(items: list[object], name: str, joins_name: str) -> tuple[tuple[U32, I64], I64, I64]:
     """Pack ``str``/``JoinedText`` items: (values, offsets), join values, join offsets."""
 
-def text_pair_counts(reference: str, hypothesis: str, mode: str) -> tuple[int, int, int, int]:
+def text_pair_counts(reference: str, hypothesis: str, mode: str, unit: str = "char") -> tuple[int, int, int, int]:
     """(ref_len, substitutions, deletions, insertions) of one pair, ``mode`` "cer" or "wer"; takes the
-    strings as they are and returns ints (no NumPy); a lone surrogate is a ValueError naming pred[0]/gold[0]."""
+    strings as they are and returns ints (no NumPy); a lone surrogate is a ValueError naming pred[0]/gold[0].
+    ``unit="grapheme"`` (CER only) counts extended grapheme clusters, read as GraphemePacker reads them."""
+
+#: Id of the first multi-code-point grapheme cluster of a GraphemePacker (0x110000).
+FIRST_CLUSTER_ID: int
+#: Unicode version of the grapheme segmentation tables (the unicode-segmentation crate).
+GRAPHEME_UNICODE_VERSION: tuple[int, int, int]
+
+class GraphemePacker:
+    """Compiled grapheme reader (twin: scorekit._graphemes.PythonGraphemePacker): strings → extended
+    grapheme clusters interned to ids (a one-code-point cluster is its code point, others
+    0x110000 + n), shared by everything one instance packs."""
+
+    def __init__(self) -> None: ...
+    def pack_texts(self, texts: list[str] | tuple[str, ...], name: str) -> tuple[U32, I64]: ...
+    def pack_pairs(self, cases: list[tuple[str, str] | list[str]]) -> tuple[tuple[U32, I64], tuple[U32, I64]]: ...
+    def pack_joined(self, items: list[object], name: str, joins_name: str) -> tuple[tuple[U32, I64], I64, I64]:
+        """Joins are given in code points and returned as cluster boundaries (a join inside a
+        cluster moves to that cluster's start)."""
+    def ids(self, text: str, name: str) -> U32: ...
+    @property
+    def distinct_clusters(self) -> int:
+        """Number of distinct multi-code-point clusters interned so far."""
 
 def levenshtein_distance_batch(a_values: U32, a_offsets: I64, b_values: U32, b_offsets: I64, threads: int) -> I64:
     """Unit-cost Levenshtein distance of every pair; shape (n,)."""

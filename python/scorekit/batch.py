@@ -3,12 +3,16 @@
 Owns the array-first entry points a nightly job uses — ``cer``, ``wer`` (per-item counts and rates
 plus the exact corpus rate), ``levenshtein`` (raw distances) and ``schwa_cer`` — on top of the
 batch kernels. Inputs are sequences (or any iterable) of ``str``; anything else is an error naming
-the argument and the item. Nothing is canonicalised unless ``normalize`` says so.
+the argument and the item. Nothing is canonicalised unless ``normalize`` says so. ``unit="grapheme"``
+(``cer``, ``levenshtein``, ``editops``, ``schwa_cer``) counts extended grapheme clusters instead of
+code points (docs/decisions.md#grapheme-clusters); ``wer`` counts words either way.
 
 >>> r = cer(["hello wrld", "ct"], ["hello world", "cat"])
 >>> r.edits.tolist(), r.ref_len.tolist(), round(r.corpus_rate, 4)
 ([1, 1], [11, 3], 0.1429)
 >>> levenshtein(["kitten"], ["sitting"]).tolist()
+[3]
+>>> cer(["नमस्त"], ["नमस्ते"], unit="grapheme").ref_len.tolist()    # न म स्ते: 3 clusters, 6 code points
 [3]
 """
 
@@ -20,8 +24,9 @@ from typing import Any, Iterable, Optional, Sequence
 import numpy as np
 
 from scorekit import _kernels
+from scorekit._graphemes import check_unit, grapheme_packer, pack_units
 from scorekit._kernels import levenshtein as lev
-from scorekit._packing import as_sequence, check_same_length, pack_texts
+from scorekit._packing import as_sequence, check_same_length
 from scorekit.canonicalize import resolve_canonicalizer
 from scorekit.metrics.strings import count_errors, error_rate
 from scorekit.text import SCHWA_CHARS, JoinedText, schwa_distances_and_lengths
@@ -82,19 +87,22 @@ def _prepare(items: Iterable[Any], name: str, normalize: Any) -> Sequence[str]:
     return out
 
 
-def _error_rates(mode: str, preds, refs, normalize, threads) -> BatchResult:
+def _error_rates(mode: str, preds, refs, normalize, threads, unit: str = "char") -> BatchResult:
+    check_unit(unit, mode)
     preds = _prepare(preds, "preds", normalize)
     refs = _prepare(refs, "refs", normalize)
     check_same_length(preds, refs, "preds", "refs")
-    counts = count_errors(preds, refs, mode, threads=_kernels.resolve_threads(threads))
+    counts = count_errors(preds, refs, mode, threads=_kernels.resolve_threads(threads), unit=unit)
     return BatchResult(mode, *(np.ascontiguousarray(counts[:, c]) for c in range(4)))
 
 
 def cer(preds: Iterable[str], refs: Iterable[str], *, normalize: Any = None,
-        threads: Optional[int] = None) -> BatchResult:
+        threads: Optional[int] = None, unit: str = "char") -> BatchResult:
     """Character error counts of every (pred, ref) pair; ``normalize`` is anything
-    ``scorekit.canonicalize.resolve_canonicalizer`` accepts; ``threads=None`` uses all cores."""
-    return _error_rates("cer", preds, refs, normalize, threads)
+    ``scorekit.canonicalize.resolve_canonicalizer`` accepts; ``threads=None`` uses all cores;
+    ``unit`` is ``"char"`` (code points) or ``"grapheme"`` (extended grapheme clusters: lengths,
+    hits and edits are clusters, interned once for the whole batch)."""
+    return _error_rates("cer", preds, refs, normalize, threads, unit)
 
 
 def wer(preds: Iterable[str], refs: Iterable[str], *, normalize: Any = None,
@@ -103,12 +111,16 @@ def wer(preds: Iterable[str], refs: Iterable[str], *, normalize: Any = None,
     return _error_rates("wer", preds, refs, normalize, threads)
 
 
-def levenshtein(a: Iterable[str], b: Iterable[str], *, threads: Optional[int] = None) -> np.ndarray:
-    """Unit-cost Levenshtein distance of every pair; ``int64[n]``."""
+def levenshtein(a: Iterable[str], b: Iterable[str], *, threads: Optional[int] = None,
+                unit: str = "char") -> np.ndarray:
+    """Unit-cost Levenshtein distance of every pair, over code points or (``unit="grapheme"``)
+    extended grapheme clusters; ``int64[n]``."""
+    check_unit(unit)
     a, b = as_sequence(a, "a"), as_sequence(b, "b")
     check_same_length(a, b, "a", "b")
-    a_values, a_offsets = pack_texts(a, "a")
-    b_values, b_offsets = pack_texts(b, "b")
+    packer = grapheme_packer() if unit == "grapheme" else None
+    a_values, a_offsets = pack_units(a, "a", unit, packer)
+    b_values, b_offsets = pack_units(b, "b", unit, packer)
     return lev.distance_batch(a_values, a_offsets, b_values, b_offsets, _kernels.resolve_threads(threads))
 
 
@@ -116,20 +128,27 @@ def levenshtein(a: Iterable[str], b: Iterable[str], *, threads: Optional[int] = 
 OP_NAMES = {lev.OP_SUBSTITUTE: "replace", lev.OP_DELETE: "delete", lev.OP_INSERT: "insert"}
 
 
-def editops(ref: str, hyp: str) -> list[tuple[str, int, int]]:
+def editops(ref: str, hyp: str, *, unit: str = "char") -> list[tuple[str, int, int]]:
     """The edit operations turning ``ref`` into ``hyp``: ``(op, ref_pos, hyp_pos)`` with op
     ``"replace"``, ``"delete"`` or ``"insert"``, the same script (and positions) as
-    ``rapidfuzz.distance.Levenshtein.editops(ref, hyp)``.
+    ``rapidfuzz.distance.Levenshtein.editops(ref, hyp)``. With ``unit="grapheme"`` the operations
+    act on whole grapheme clusters and the positions are cluster indices.
 
     >>> editops("qabxcd", "abycdf")
     [('delete', 0, 0), ('replace', 3, 2), ('insert', 6, 5)]
+    >>> editops("नमस्ते", "नमस्त", unit="grapheme")
+    [('replace', 2, 2)]
     """
-    ops = lev.editops(pack_texts([ref], "ref")[0], pack_texts([hyp], "hyp")[0])
+    check_unit(unit)
+    packer = grapheme_packer() if unit == "grapheme" else None
+    ops = lev.editops(pack_units([ref], "ref", unit, packer)[0], pack_units([hyp], "hyp", unit, packer)[0])
     return [(OP_NAMES[op], ref_pos, hyp_pos) for op, ref_pos, hyp_pos in ops.tolist()]
 
 
 def schwa_cer(gts: Iterable[str | JoinedText], preds: Iterable[str | JoinedText], *,
-              schwa: str = SCHWA_CHARS, threads: Optional[int] = None) -> tuple[np.ndarray, np.ndarray]:
+              schwa: str = SCHWA_CHARS, threads: Optional[int] = None,
+              unit: str = "char") -> tuple[np.ndarray, np.ndarray]:
     """Schwa-forgiving character distances and reference lengths of every (gt, pred) pair
-    (``JoinedText`` inputs carry their join positions); the corpus CER is ``d.sum() / n.sum()``."""
-    return schwa_distances_and_lengths(gts, preds, schwa=schwa, threads=threads)
+    (``JoinedText`` inputs carry their join positions); the corpus CER is ``d.sum() / n.sum()``.
+    ``unit="grapheme"``: over grapheme clusters (see ``scorekit.text.schwa_distances_and_lengths``)."""
+    return schwa_distances_and_lengths(gts, preds, schwa=schwa, threads=threads, unit=unit)

@@ -9,6 +9,9 @@ Input: files are streamed once from start to end (``-`` is standard input, named
 never modified. A UTF-8 byte order mark at the start of a file is dropped. In a text file every
 line is an item, a blank line being the empty string; in a JSONL file blank lines are skipped.
 
+``--unit grapheme`` (``cer`` and ``eval-text --metric cer``) counts extended grapheme clusters
+instead of code points (docs/decisions.md#grapheme-clusters); ``eval-text --json`` reports the unit.
+
 Output: every JSON printed is strict JSON (no ``NaN``): an aggregate without any reference unit is
 ``null``. ``eval-text --json`` gives ``per_slice`` as a list of ``{"slice", "aggregate", "n"}`` in
 first-appearance order, so that slices ``1``, ``"1"`` and ``true`` stay three slices.
@@ -61,6 +64,13 @@ def _add_normalize(p: argparse.ArgumentParser) -> None:
                         "nfc, nfkc, lower, strip, collapse_whitespace, strip_punctuation)")
 
 
+def _add_unit(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--unit", choices=("char", "grapheme"), default="char",
+                   help="what one CER character is: a code point (char, the default) or an extended grapheme "
+                        "cluster (grapheme: one visible letter with its combining marks, a conjunct, a flag, "
+                        "an emoji sequence); CER only")
+
+
 def _error_line(message: Any) -> str:
     """``scorekit: error: …`` on one line, whatever line breaks the message (or an argument it
     quotes) holds."""
@@ -84,6 +94,8 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("prediction")
         p.add_argument("gold")
         _add_normalize(p)
+        if mode == "cer":
+            _add_unit(p)
     sub.add_parser("version", help="print the scorekit version")
     p = sub.add_parser("eval-text", help="score line-aligned text files or JSONL files (corpus CER/WER)",
                        epilog="Files are read once, start to end, so '-' (standard input), pipes and FIFOs work. "
@@ -97,6 +109,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="input format of both files (auto: .jsonl/.ndjson are JSONL, anything else and '-' text)")
     p.add_argument("--metric", choices=("cer", "wer"), default="cer")
     _add_normalize(p)
+    _add_unit(p)
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.add_argument("--threads", type=int, default=None, help="kernel threads (default: all cores)")
     p.add_argument("--progress", choices=("auto", "always", "never"), default="auto",
@@ -293,9 +306,10 @@ def _json_text(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, indent=2, allow_nan=False)
 
 
-def _report_dict(report: Any, slices: dict[str, list], seconds: float) -> dict:
+def _report_dict(report: Any, slices: dict[str, list], seconds: float, unit: str = "char") -> dict:
     return {
         "metric": report.metric,
+        "unit": unit if report.metric == "cer" else None,
         "n": report.n,
         "aggregate": _finite(report.aggregate),
         "totals": report.detail,
@@ -310,10 +324,11 @@ def _fmt(x: Optional[float]) -> str:
     return "n/a" if _finite(x) is None else f"{x:.4f}"
 
 
-def _print_report(report: Any, slices: dict[str, list], seconds: float) -> None:
+def _print_report(report: Any, slices: dict[str, list], seconds: float, unit: str = "char") -> None:
     """The human-readable report; slices are shown by their JSON text (``"1"`` vs ``1``)."""
     d = report.detail
-    print(f"{report.metric.upper()} over {report.n:,} pairs: {_fmt(report.aggregate)}"
+    over = " (grapheme clusters)" if unit == "grapheme" else ""
+    print(f"{report.metric.upper()}{over} over {report.n:,} pairs: {_fmt(report.aggregate)}"
           f"  (edits {d.get('edits', 0):,} / reference {d.get('ref_len', 0):,}; "
           f"S {d.get('substitutions', 0):,}  D {d.get('deletions', 0):,}  I {d.get('insertions', 0):,}  H {d.get('hits', 0):,})")
     if report.per_slice:
@@ -328,7 +343,8 @@ def _print_report(report: Any, slices: dict[str, list], seconds: float) -> None:
 def _cmd_string(mode: str, args: argparse.Namespace) -> int:
     from scorekit.facade import score
 
-    print(score(args.prediction, args.gold, metric=mode, normalize=_normalize_arg(args.normalize)).value)
+    unit = getattr(args, "unit", "char")
+    print(score(args.prediction, args.gold, metric=mode, normalize=_normalize_arg(args.normalize), unit=unit).value)
     return 0
 
 
@@ -337,6 +353,8 @@ def _cmd_eval_text(args: argparse.Namespace) -> int:
 
     if args.pred == "-" and args.gold == "-":
         raise CliError("only one of PRED and GOLD can be '-' (standard input)")
+    if args.unit != "char" and args.metric != "cer":
+        raise CliError(f"--unit {args.unit} applies to --metric cer only")
     for label, path in (("PRED", args.pred), ("GOLD", args.gold)):
         if path == "-":
             continue
@@ -352,14 +370,14 @@ def _cmd_eval_text(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     try:
         report = evaluate(_pairs(args, progress, slices), metric=args.metric,
-                          normalize=_normalize_arg(args.normalize), threads=args.threads)
+                          normalize=_normalize_arg(args.normalize), threads=args.threads, unit=args.unit)
     finally:
         progress.close()
     seconds = time.perf_counter() - start
     if args.json:
-        print(_json_text(_report_dict(report, slices, seconds)))
+        print(_json_text(_report_dict(report, slices, seconds, args.unit)))
     else:
-        _print_report(report, slices, seconds)
+        _print_report(report, slices, seconds, args.unit)
     return 0
 
 

@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, Optional, Sequence
 
 from scorekit import _kernels
+from scorekit._graphemes import check_unit
 from scorekit.base import GraphGrammar, Report, Score
 from scorekit.canonicalize import resolve_canonicalizer
 from scorekit.errors import InvalidTypeError, describe
@@ -64,15 +65,19 @@ def default_metric_name(pred: Any, gold: Any) -> str:
     )
 
 
-def resolve_metric(metric: Any, pred: Any, gold: Any, canonicalizer: Any = None, weights: Any = None) -> Any:
-    """A callable metric for ``metric`` (name, callable or ``None``) given one example pair."""
+def resolve_metric(metric: Any, pred: Any, gold: Any, canonicalizer: Any = None, weights: Any = None,
+                   unit: str = "char") -> Any:
+    """A callable metric for ``metric`` (name, callable or ``None``) given one example pair;
+    ``unit="grapheme"`` is accepted for CER only."""
     if metric is not None and not isinstance(metric, str):
         if not callable(metric):
             raise TypeError(f"metric must be a name, a callable or None, got {type(metric).__name__}")
+        check_unit(unit, metric)
         return metric
     name = metric or default_metric_name(pred, gold)
+    check_unit(unit, name)
     if name in ("cer", "wer"):
-        return StringMetric(name, canonicalizer=canonicalizer)
+        return StringMetric(name, canonicalizer=canonicalizer, unit=unit)
     if name == "fields":
         return FieldMetric(canonicalizer=canonicalizer)
     if name in ("graph", "typed_graph"):
@@ -103,15 +108,20 @@ def aggregate_scores(m: Any, scores: Sequence[Any]) -> Optional[float]:
 
 
 def score(pred: Any, gold: Any, *, grammar: Optional[GraphGrammar] = None, metric: Any = None,
-          normalize: Any = None, weights: Any = None) -> Any:
-    """Score one prediction against its gold (a ``Score`` for built-in metrics).
+          normalize: Any = None, weights: Any = None, unit: str = "char") -> Any:
+    """Score one prediction against its gold (a ``Score`` for built-in metrics). ``unit`` (CER
+    only): ``"char"`` counts code points, ``"grapheme"`` extended grapheme clusters
+    (docs/decisions.md#grapheme-clusters).
 
     >>> round(score("hello wrld", "hello world").value, 3)
     0.091
     >>> score("hello wrld", "hello world", metric="wer").value
     0.5
+    >>> score("नमस्त", "नमस्ते", unit="grapheme").detail["ref_len"]
+    3
     """
-    m = resolve_metric(metric, pred, gold, resolve_canonicalizer(normalize), weights)
+    check_unit(unit, metric if metric is not None else "cer")
+    m = resolve_metric(metric, pred, gold, resolve_canonicalizer(normalize), weights, unit)
     return m(pred, gold, grammar=grammar)
 
 
@@ -122,7 +132,8 @@ def _unpack(case: Any, k: int) -> tuple[Any, Any, Any]:
 
 
 def evaluate(cases: Iterable[Any], *, metric: Any = None, grammar: Optional[GraphGrammar] = None,
-             normalize: Any = None, weights: Any = None, threads: Optional[int] = None) -> Report:
+             normalize: Any = None, weights: Any = None, threads: Optional[int] = None,
+             unit: str = "char") -> Report:
     """Score a corpus of ``(pred, gold)`` or ``(pred, gold, slice)`` cases.
 
     The metric is resolved once, from the first case. ``aggregate`` is the metric's own corpus
@@ -131,7 +142,8 @@ def evaluate(cases: Iterable[Any], *, metric: Any = None, grammar: Optional[Grap
     keys: Python equality decides what one slice is, so ``1`` and ``"1"`` are two slices while
     ``1``, ``1.0`` and ``True`` are one; a label that cannot be hashed is an ``InvalidTypeError``
     naming the case. ``threads``
-    (CER/WER only) bounds the kernel threads; ``None`` uses all cores.
+    (CER/WER only) bounds the kernel threads; ``None`` uses all cores. ``unit`` (CER only) is
+    ``"char"`` (code points) or ``"grapheme"`` (extended grapheme clusters, interned per chunk).
 
     >>> r = evaluate([("ct", "cat"), ("dg", "dog")], metric="cer")
     >>> r.n, round(r.aggregate, 3)
@@ -141,11 +153,12 @@ def evaluate(cases: Iterable[Any], *, metric: Any = None, grammar: Optional[Grap
         iterator = iter(cases)
     except TypeError:
         raise TypeError(f"cases must be an iterable of (pred, gold[, slice]) tuples, got {type(cases).__name__}") from None
+    check_unit(unit, metric if metric is not None else "cer")
     first = next(iterator, _END)
     if first is _END:
         return Report(metric=metric if isinstance(metric, str) else "", n=0)
     pred0, gold0, _ = _unpack(first, 0)
-    m = resolve_metric(metric, pred0, gold0, resolve_canonicalizer(normalize), weights)
+    m = resolve_metric(metric, pred0, gold0, resolve_canonicalizer(normalize), weights, unit)
     all_cases = itertools.chain([first], iterator)
     if type(m) is StringMetric:
         return _evaluate_text(m, all_cases, _kernels.resolve_threads(threads))
@@ -323,13 +336,20 @@ def _evaluate_text(m: StringMetric, cases: Iterable[Any], threads: int) -> Repor
 def _pack_block(m: StringMetric, block: list, offset: int) -> tuple[Packed, Packed, Optional[list]]:
     """Packed predictions, packed golds and slice labels of one chunk of cases. Plain
     ``(str, str[, slice])`` cases without a canonicaliser are packed straight from the tuples by the
-    compiled core; anything else (``None``, OCR results, numbers) is coerced first."""
+    compiled core; anything else (``None``, OCR results, numbers) is coerced first. With
+    ``unit="grapheme"`` one grapheme packer serves the chunk (both sides share its ids)."""
+    from scorekit._graphemes import grapheme_packer
     from scorekit._packing import pack_texts
 
+    if m.unit == "grapheme":
+        packer = grapheme_packer()
+        pack_texts, pack_pairs = packer.pack_texts, packer.pack_pairs
+    else:
+        pack_pairs = _kernels._core.pack_pairs if _kernels._core is not None else None
     try:
-        if m.canonicalizer is None and _kernels._core is not None:
+        if m.canonicalizer is None and pack_pairs is not None:
             try:
-                hyp, ref = _kernels._core.pack_pairs(block)
+                hyp, ref = pack_pairs(block)
             except TypeError:
                 pass  # something to coerce or reject: the general path below says what
             else:

@@ -21,6 +21,7 @@ from typing import Iterable, Optional, Sequence, Union
 import numpy as np
 
 from scorekit import _kernels
+from scorekit._graphemes import check_unit, grapheme_packer
 from scorekit._kernels import levenshtein as lev
 from scorekit._packing import as_sequence, check_same_length, pack_positions, pack_texts
 
@@ -126,11 +127,23 @@ _text_of = operator.attrgetter("text")
 _joins_of = operator.attrgetter("joins")
 
 
-def _pack_side(items: Sequence, joins: Optional[Sequence], name: str, joins_name: str) -> tuple:
+def _pack_side(items: Sequence, joins: Optional[Sequence], name: str, joins_name: str, packer=None) -> tuple:
     """Packed texts, offsets and packed joins of one side (``str`` or :class:`JoinedText` items;
     explicit ``joins`` win over the items' own). The compiled core reads ``JoinedText`` objects
-    directly; the Python path gives identical arrays."""
+    directly; the Python path gives identical arrays. With a grapheme ``packer`` the symbols are
+    cluster ids and the joins (checked in code points) become cluster boundaries."""
     kinds = set(map(type, items))
+    if packer is not None:
+        if joins is None and kinds <= {str, JoinedText}:
+            items = items if type(items) is list else list(items)
+        else:  # validate (and name errors) as the code-point path does, then re-read as clusters
+            _pack_side_python(items, kinds, joins, name, joins_name)
+            texts = [x.text if type(x) is JoinedText else x for x in items]
+            if joins is None:
+                joins = [x.joins if type(x) is JoinedText else () for x in items]
+            items = [JoinedText(t, tuple(j)) for t, j in zip(texts, joins)]
+        (values, offsets), join_values, join_offsets = packer.pack_joined(items, name, joins_name)
+        return values, offsets, join_values, join_offsets
     if joins is None and _kernels._core is not None and kinds <= {str, JoinedText}:
         (values, offsets), join_values, join_offsets = _kernels._core.pack_joined(items if type(items) is list else list(items), name, joins_name)
         return values, offsets, join_values, join_offsets
@@ -156,30 +169,39 @@ def _pack_side_python(items: Sequence, kinds: set, joins: Optional[Sequence], na
 def schwa_distance(
     gt: Union[str, JoinedText], pred: Union[str, JoinedText],
     gt_joins: Optional[Sequence[int]] = None, pred_joins: Optional[Sequence[int]] = None,
-    *, schwa: str = SCHWA_CHARS,
+    *, schwa: str = SCHWA_CHARS, unit: str = "char",
 ) -> int:
     """Levenshtein distance in which a ``schwa`` character present in one string and absent from the
     other costs 0 when it sits at a join position of either string (docs/decisions.md#schwa-forgiving-distance).
-    ``gt``/``pred`` may be :class:`JoinedText` (their joins are used unless given explicitly)."""
+    ``gt``/``pred`` may be :class:`JoinedText` (their joins are used unless given explicitly).
+    ``unit="grapheme"``: see :func:`schwa_distances_and_lengths`."""
     return int(schwa_distance_batch([gt], [pred], None if gt_joins is None else [gt_joins],
-                                    None if pred_joins is None else [pred_joins], schwa=schwa, threads=1)[0])
+                                    None if pred_joins is None else [pred_joins], schwa=schwa, threads=1,
+                                    unit=unit)[0])
 
 
 def schwa_distance_batch(
     gts: Iterable[Union[str, JoinedText]], preds: Iterable[Union[str, JoinedText]],
     gt_joins: Optional[Iterable[Sequence[int]]] = None, pred_joins: Optional[Iterable[Sequence[int]]] = None,
-    *, schwa: str = SCHWA_CHARS, threads: Optional[int] = None,
+    *, schwa: str = SCHWA_CHARS, threads: Optional[int] = None, unit: str = "char",
 ) -> np.ndarray:
     """:func:`schwa_distance` of every pair, through one kernel call; ``int64[n]``."""
-    return schwa_distances_and_lengths(gts, preds, gt_joins, pred_joins, schwa=schwa, threads=threads)[0]
+    return schwa_distances_and_lengths(gts, preds, gt_joins, pred_joins, schwa=schwa, threads=threads, unit=unit)[0]
 
 
 def schwa_distances_and_lengths(
     gts: Iterable[Union[str, JoinedText]], preds: Iterable[Union[str, JoinedText]],
     gt_joins: Optional[Iterable[Sequence[int]]] = None, pred_joins: Optional[Iterable[Sequence[int]]] = None,
-    *, schwa: str = SCHWA_CHARS, threads: Optional[int] = None,
+    *, schwa: str = SCHWA_CHARS, threads: Optional[int] = None, unit: str = "char",
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Schwa-forgiving distances and the gt lengths (code points) of every pair."""
+    """Schwa-forgiving distances and the gt lengths (code points) of every pair.
+
+    ``unit="grapheme"`` aligns extended grapheme clusters instead (lengths are clusters): a schwa
+    is then a cluster made of one schwa code point alone (a schwa carrying a combining mark is
+    another letter, never free), and joins, still given in code points, are read as cluster
+    boundaries; a join that falls inside a cluster is moved to the start of that cluster.
+    """
+    check_unit(unit)
     gts, preds = as_sequence(gts, "gts"), as_sequence(preds, "preds")
     check_same_length(gts, preds, "gts", "preds")
     if gt_joins is not None:
@@ -188,8 +210,9 @@ def schwa_distances_and_lengths(
     if pred_joins is not None:
         pred_joins = as_sequence(pred_joins, "pred_joins")
         check_same_length(preds, pred_joins, "preds", "pred_joins")
-    gt_values, gt_offsets, gj_values, gj_offsets = _pack_side(gts, gt_joins, "gts", "gt_joins")
-    pred_values, pred_offsets, pj_values, pj_offsets = _pack_side(preds, pred_joins, "preds", "pred_joins")
+    packer = grapheme_packer() if unit == "grapheme" else None
+    gt_values, gt_offsets, gj_values, gj_offsets = _pack_side(gts, gt_joins, "gts", "gt_joins", packer)
+    pred_values, pred_offsets, pj_values, pj_offsets = _pack_side(preds, pred_joins, "preds", "pred_joins", packer)
     distances = lev.schwa_distance_batch(
         gt_values, gt_offsets, pred_values, pred_offsets,
         gj_values, gj_offsets, pj_values, pj_offsets,

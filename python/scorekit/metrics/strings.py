@@ -14,6 +14,9 @@ Decisions (documented where they differ from the reference kit's jiwer backend):
   hit/substitution/deletion/insertion counts equal ``jiwer.process_characters``.
 * WER splits on any run of Unicode whitespace, exactly like Python's ``str.split()``; its counts
   equal ``jiwer.process_words``.
+* ``unit="grapheme"`` (CER only) counts extended grapheme clusters (UAX #29) instead of code
+  points: every length, hit and edit is a cluster (docs/decisions.md#grapheme-clusters). Without
+  multi-code-point clusters it gives exactly the code-point counts.
 * An empty reference gives ``value = float(edits)`` (pure insertions, not a rate) and a detail
   without the S/D/I/H keys, as the reference does.
 """
@@ -58,14 +61,16 @@ def check_mode(mode: Any) -> str:
 
 def count_errors(
     preds: Sequence[str], refs: Sequence[str], mode: str, *, threads: int = 0,
-    pred_name: str = "preds", ref_name: str = "refs",
+    pred_name: str = "preds", ref_name: str = "refs", unit: str = "char",
 ) -> np.ndarray:
     """Error counts of every (pred, ref) pair of strings: ``int64[n, 4]`` in :data:`COUNT_COLUMNS`
-    order (reference length in characters or words, substitutions, deletions, insertions)."""
-    from scorekit._packing import pack_texts  # NumPy is loaded only by batches (see count_pair)
+    order (reference length in characters, grapheme clusters or words, substitutions, deletions,
+    insertions). With ``unit="grapheme"`` both sides go through one packer (shared cluster ids)."""
+    from scorekit._graphemes import grapheme_packer, pack_units  # NumPy is loaded only by batches (see count_pair)
 
-    hyp = pack_texts(preds, pred_name)
-    ref = pack_texts(refs, ref_name)
+    packer = grapheme_packer() if unit == "grapheme" else None
+    hyp = pack_units(preds, pred_name, unit, packer)
+    ref = pack_units(refs, ref_name, unit, packer)
     if len(hyp[1]) != len(ref[1]):
         raise ValueError(f"{pred_name} has {len(hyp[1]) - 1} items but {ref_name} has {len(ref[1]) - 1}")
     return count_packed(hyp, ref, mode, threads=threads)
@@ -89,13 +94,15 @@ def count_packed(hyp: tuple[np.ndarray, np.ndarray], ref: tuple[np.ndarray, np.n
     return out
 
 
-def count_pair(pred: str, gold: str, mode: str) -> tuple[int, int, int, int]:
+def count_pair(pred: str, gold: str, mode: str, unit: str = "char") -> tuple[int, int, int, int]:
     """:func:`count_errors` of one pair, as ints. The compiled core takes the two strings as they
     are, so scoring one pair loads no NumPy and a first ``score`` call starts fast; the Numba
     backend packs the pair and runs the batch kernels."""
     if _kernels.current_backend() == "rust":
-        return _kernels._core.text_pair_counts(gold, pred, mode)
-    counts = count_errors([pred], [gold], mode, threads=1, pred_name="pred", ref_name="gold")
+        if unit == "char":
+            return _kernels._core.text_pair_counts(gold, pred, mode)
+        return _kernels._core.text_pair_counts(gold, pred, mode, unit)
+    counts = count_errors([pred], [gold], mode, threads=1, pred_name="pred", ref_name="gold", unit=unit)
     return tuple(int(v) for v in counts[0])
 
 
@@ -126,17 +133,28 @@ def error_rate(edits: int, ref_len: int) -> float:
 
 
 class StringMetric:
-    """Character (``mode="cer"``) or word (``mode="wer"``) error rate; lower is better.
+    """Character (``mode="cer"``) or word (``mode="wer"``) error rate; lower is better. ``unit``
+    (CER only) is ``"char"`` (code points, the default) or ``"grapheme"`` (extended grapheme
+    clusters).
 
     >>> m = StringMetric("cer")
     >>> round(m("hello wrld", "hello world").value, 4)
     0.0909
     >>> StringMetric("wer")("hello wrld", "hello world").detail["substitutions"]
     1
+    >>> StringMetric("cer", unit="grapheme")("नमस्त", "नमस्ते").detail["ref_len"]
+    3
     """
 
-    def __init__(self, mode: str = "cer", *, canonicalizer: Optional[Callable[[str], str]] = None) -> None:
+    #: ``"char"`` or ``"grapheme"`` (a class default, so subclasses that skip ``__init__`` keep working).
+    unit = "char"
+
+    def __init__(self, mode: str = "cer", *, canonicalizer: Optional[Callable[[str], str]] = None,
+                 unit: str = "char") -> None:
+        from scorekit._graphemes import check_unit
+
         self.mode = check_mode(mode)
+        self.unit = check_unit(unit, self.mode)
         if canonicalizer is not None and not callable(canonicalizer):
             raise TypeError(f"canonicalizer must be callable, got {type(canonicalizer).__name__}")
         self.canonicalizer = canonicalizer
@@ -146,7 +164,8 @@ class StringMetric:
         return self.mode
 
     def __repr__(self) -> str:
-        return f"StringMetric({self.mode!r}, canonicalizer={self.canonicalizer!r})"
+        unit = "" if self.unit == "char" else f", unit={self.unit!r}"
+        return f"StringMetric({self.mode!r}, canonicalizer={self.canonicalizer!r}{unit})"
 
     def prepare(self, x: Any) -> str:
         """Coerce one side to text and canonicalise it."""
@@ -158,7 +177,7 @@ class StringMetric:
         return text
 
     def __call__(self, pred: Any, gold: Any, *, grammar: Optional[GraphGrammar] = None) -> Score:
-        return text_score(self.mode, *count_pair(self.prepare(pred), self.prepare(gold), self.mode))
+        return text_score(self.mode, *count_pair(self.prepare(pred), self.prepare(gold), self.mode, self.unit))
 
     def aggregate(self, scores: Iterable[Any]) -> float:
         """Corpus rate Σ detail["edits"] / Σ detail["ref_len"] (missing keys count 0); NaN if Σref_len is 0."""

@@ -15,6 +15,7 @@ mod align;
 mod calls;
 mod flows;
 mod ged;
+mod graphemes;
 mod levenshtein;
 mod packing;
 mod parallel;
@@ -36,5 +37,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     calls::register(m)?;
     rover::register(m)?;
     text_pair::register(m)?;
+    graphemes::register(m)?;
     Ok(())
 }

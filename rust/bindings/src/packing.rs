@@ -53,7 +53,48 @@ pub(crate) fn append_code_points(
     Ok(())
 }
 
-type Packed<'py> = (Bound<'py, PyArray1<u32>>, Bound<'py, PyArray1<i64>>);
+pub(crate) type Packed<'py> = (Bound<'py, PyArray1<u32>>, Bound<'py, PyArray1<i64>>);
+
+/// How a `str` becomes symbols of the batch layout: code points ([`CodePoints`]) or interned
+/// grapheme clusters (`crate::graphemes::Segmenter`). The packing functions below are written
+/// once over this trait, so both units validate, name errors and carry joins the same way.
+pub(crate) trait Reader {
+    /// Append the symbols of `s` to `values` and return its length in code points; a lone
+    /// surrogate is a `ValueError` naming `name[k]` (the message of [`append_code_points`]).
+    fn append(
+        &mut self,
+        py: Python<'_>,
+        s: &Bound<'_, PyString>,
+        values: &mut Vec<u32>,
+        name: &str,
+        k: usize,
+    ) -> PyResult<usize>;
+
+    /// The symbol boundary of code-point boundary `pos` (`0..=len`) of the last appended string.
+    fn boundary(&self, pos: usize) -> usize;
+}
+
+/// The code-point reader: one symbol per code point, boundaries unchanged.
+pub(crate) struct CodePoints;
+
+impl Reader for CodePoints {
+    fn append(
+        &mut self,
+        py: Python<'_>,
+        s: &Bound<'_, PyString>,
+        values: &mut Vec<u32>,
+        name: &str,
+        k: usize,
+    ) -> PyResult<usize> {
+        let start = values.len();
+        append_code_points(py, s, values, name, k)?;
+        Ok(values.len() - start)
+    }
+
+    fn boundary(&self, pos: usize) -> usize {
+        pos
+    }
+}
 
 /// Pack the predictions and golds of `cases`, a list of `(pred, gold, ...)` tuples or lists whose
 /// first two items are `str`, into two packed sides. Anything else is a `TypeError` (callers fall
@@ -61,6 +102,14 @@ type Packed<'py> = (Bound<'py, PyArray1<u32>>, Bound<'py, PyArray1<i64>>);
 #[pyfunction]
 pub fn pack_pairs<'py>(
     py: Python<'py>,
+    cases: &Bound<'py, PyList>,
+) -> PyResult<(Packed<'py>, Packed<'py>)> {
+    pack_pairs_with(py, &mut CodePoints, cases)
+}
+
+pub(crate) fn pack_pairs_with<'py, R: Reader>(
+    py: Python<'py>,
+    reader: &mut R,
     cases: &Bound<'py, PyList>,
 ) -> PyResult<(Packed<'py>, Packed<'py>)> {
     let n = cases.len();
@@ -91,7 +140,7 @@ pub fn pack_pairs<'py>(
                 return Err(PyTypeError::new_err(format!("{name}[{k}] is not str")));
             };
             let (values, offsets) = &mut sides[side];
-            append_code_points(py, &s, values, name, k)?;
+            reader.append(py, &s, values, name, k)?;
             offsets.push(values.len() as i64);
         }
     }
@@ -106,6 +155,15 @@ pub fn pack_pairs<'py>(
 #[pyfunction]
 pub fn pack_texts<'py>(
     py: Python<'py>,
+    texts: &Bound<'py, PyAny>,
+    name: &str,
+) -> PyResult<Packed<'py>> {
+    pack_texts_with(py, &mut CodePoints, texts, name)
+}
+
+pub(crate) fn pack_texts_with<'py, R: Reader>(
+    py: Python<'py>,
+    reader: &mut R,
     texts: &Bound<'py, PyAny>,
     name: &str,
 ) -> PyResult<Packed<'py>> {
@@ -127,11 +185,17 @@ pub fn pack_texts<'py>(
                 "{name}[{k}] must be str, got {type_name}"
             )));
         };
-        append_code_points(py, &s, &mut values, name, k)?;
+        reader.append(py, &s, &mut values, name, k)?;
         offsets.push(values.len() as i64);
     }
     Ok((values.into_pyarray(py), offsets.into_pyarray(py)))
 }
+
+pub(crate) type PackedJoined<'py> = (
+    Packed<'py>,
+    Bound<'py, PyArray1<i64>>,
+    Bound<'py, PyArray1<i64>>,
+);
 
 /// Pack texts with join positions: each item of `items` (a list) is a `str` (no joins) or an
 /// object with a `str` attribute `text` and a tuple/list of `int` attribute `joins` (a
@@ -143,11 +207,19 @@ pub fn pack_joined<'py>(
     items: &Bound<'py, PyList>,
     name: &str,
     joins_name: &str,
-) -> PyResult<(
-    Packed<'py>,
-    Bound<'py, PyArray1<i64>>,
-    Bound<'py, PyArray1<i64>>,
-)> {
+) -> PyResult<PackedJoined<'py>> {
+    pack_joined_with(py, &mut CodePoints, items, name, joins_name)
+}
+
+/// [`pack_joined`] with any reader: joins are given (and checked) in code points, and stored as
+/// the reader's symbol boundaries ([`Reader::boundary`]).
+pub(crate) fn pack_joined_with<'py, R: Reader>(
+    py: Python<'py>,
+    reader: &mut R,
+    items: &Bound<'py, PyList>,
+    name: &str,
+    joins_name: &str,
+) -> PyResult<PackedJoined<'py>> {
     let n = items.len();
     let mut values = Vec::with_capacity(n * 32);
     let mut offsets = Vec::with_capacity(n + 1);
@@ -169,9 +241,7 @@ pub fn pack_joined<'py>(
                 "{name}[{k}] must be str or JoinedText, got {type_name}"
             )));
         };
-        let start = values.len();
-        append_code_points(py, &s, &mut values, name, k)?;
-        let len = (values.len() - start) as i64;
+        let len = reader.append(py, &s, &mut values, name, k)? as i64;
         offsets.push(values.len() as i64);
         if !item.is_instance_of::<PyString>() {
             let own = item.getattr(joins_attr)?;
@@ -187,7 +257,7 @@ pub fn pack_joined<'py>(
                         "{joins_name}[{k}] position {pos} is outside 0..{len}"
                     )));
                 }
-                joins.push(pos);
+                joins.push(reader.boundary(pos as usize) as i64);
                 Ok(())
             };
             if let Ok(tuple) = own.cast::<PyTuple>() {

@@ -7,19 +7,23 @@ use pyo3::prelude::*;
 use pyo3::types::PyString;
 use scorekit_kernels::levenshtein::{align, word_alignment, AlignWorkspace, WordWorkspace};
 
-use crate::packing::append_code_points;
+use crate::graphemes::Segmenter;
+use crate::packing::{CodePoints, Reader};
 use crate::parallel::run_detached;
 
 /// `(ref_len, substitutions, deletions, insertions)` of `hypothesis` against `reference`, with
 /// `ref_len` in code points (`mode="cer"`) or words split as Python's `str.split()` does
 /// (`mode="wer"`): the kernels and counts of `levenshtein_alignment_batch` and
-/// `word_alignment_batch`. A lone surrogate is a `ValueError` naming `pred[0]` or `gold[0]`.
+/// `word_alignment_batch`. `unit="grapheme"` (CER only) counts extended grapheme clusters, read
+/// as `GraphemePacker` reads them. A lone surrogate is a `ValueError` naming `pred[0]` or `gold[0]`.
 #[pyfunction]
+#[pyo3(signature = (reference, hypothesis, mode, unit = "char"))]
 fn text_pair_counts(
     py: Python<'_>,
     reference: &Bound<'_, PyString>,
     hypothesis: &Bound<'_, PyString>,
     mode: &str,
+    unit: &str,
 ) -> PyResult<(i64, i64, i64, i64)> {
     let words = match mode {
         "cer" => false,
@@ -31,8 +35,27 @@ fn text_pair_counts(
         }
     };
     let (mut pred, mut gold) = (Vec::new(), Vec::new());
-    append_code_points(py, hypothesis, &mut pred, "pred", 0)?;
-    append_code_points(py, reference, &mut gold, "gold", 0)?;
+    match (unit, words) {
+        ("char", _) => {
+            CodePoints.append(py, hypothesis, &mut pred, "pred", 0)?;
+            CodePoints.append(py, reference, &mut gold, "gold", 0)?;
+        }
+        ("grapheme", false) => {
+            let mut segmenter = Segmenter::default();
+            segmenter.append(py, hypothesis, &mut pred, "pred", 0)?;
+            segmenter.append(py, reference, &mut gold, "gold", 0)?;
+        }
+        ("grapheme", true) => {
+            return Err(PyValueError::new_err(
+                "unit='grapheme' applies to CER only, not to mode 'wer'",
+            ))
+        }
+        _ => {
+            return Err(PyValueError::new_err(format!(
+                "unit must be 'char' or 'grapheme', got '{unit}'"
+            )))
+        }
+    }
     let counts = run_detached(py, 1, move || {
         if words {
             word_alignment(&mut WordWorkspace::new(), &gold, &pred).map(|w| (w.ref_words, w.counts))

@@ -9,6 +9,14 @@ single (``compute_text_metrics``) or for a whole corpus
 (``compute_text_metrics_batch``, one plain and one schwa-forgiving kernel call for the whole batch).
 It imports nothing from ``box_grouping``.
 
+``unit="grapheme"`` (every distance and metric function here) counts extended grapheme clusters
+instead of code points (docs/decisions.md#grapheme-clusters): the ``*_char_count`` fields are then
+cluster counts and every distance is over clusters. Joins stay code-point positions of the
+normalised text (what ``JoinedText.joins`` holds) and are read as cluster boundaries; a join that
+falls inside a cluster (a line that starts with a combining mark) is moved to the start of that
+cluster. A schwa is forgiven only as a cluster of its own (``ը`` carrying a combining mark is another
+letter).
+
 Differences from the plain ``scorekit.text`` functions it wraps: every argument is checked here, so
 a wrong type is a ``scorekit.errors.InvalidTypeError`` and a lone surrogate (not a Unicode scalar
 value, so not scorable) or a join position outside its text an ``InvalidValueError``, each naming
@@ -31,6 +39,7 @@ from typing import Iterable, Optional, Union
 import numpy as np
 
 from scorekit import _kernels, batch
+from scorekit._graphemes import check_unit, unit_lengths
 from scorekit.errors import InvalidTypeError, InvalidValueError
 from scorekit.text import (
     HYPHEN_CHARS, SCHWA_CHARS, JoinedText, concat_joined, join_lines_with_hyphenation, schwa_distance,
@@ -230,18 +239,22 @@ def prepare_text(x: Text, *, lower: bool = False) -> JoinedText:
 
 # --------------------------------------------------------------------------- distances
 
-def edit_distance(a: str, b: str) -> int:
-    """Levenshtein distance over code points (unit insert, delete and substitute).
+def edit_distance(a: str, b: str, *, unit: str = "char") -> int:
+    """Levenshtein distance over code points, or grapheme clusters with ``unit="grapheme"`` (unit
+    insert, delete and substitute).
 
     >>> edit_distance("kitten", "sitting")
     3
+    >>> edit_distance("नमस्ते", "नमस्त"), edit_distance("नमस्ते", "नमस्त", unit="grapheme")
+    (1, 1)
     """
+    unit = check_unit(unit)
     a, b = _check_str(a, "a"), _check_str(b, "b")
-    return int(batch.levenshtein([a], [b], threads=1)[0])
+    return int(batch.levenshtein([a], [b], threads=1, unit=unit)[0])
 
 
 def edit_distance_schwa_forgiving(gt: str, pred: str, gt_joins: Iterable[int] = (),
-                                  pred_joins: Iterable[int] = ()) -> int:
+                                  pred_joins: Iterable[int] = (), *, unit: str = "char") -> int:
     """Levenshtein distance in which deleting a schwa (``ը``/``Ը``) of ``gt`` or inserting one of
     ``pred`` is free when it sits at a join: a deleted ``gt[i-1]`` when ``i-1`` or ``i`` is in
     ``gt_joins`` or the aligned prediction position ``j`` is in ``pred_joins``, and symmetrically for
@@ -250,10 +263,11 @@ def edit_distance_schwa_forgiving(gt: str, pred: str, gt_joins: Iterable[int] = 
     >>> edit_distance_schwa_forgiving("մըտնել", "մտնել", {2}), edit_distance_schwa_forgiving("մըտնել", "մտնել")
     (0, 1)
     """
+    unit = check_unit(unit)
     gt, pred = _check_str(gt, "gt"), _check_str(pred, "pred")
     gj = _check_joins(gt_joins, len(gt), "gt_joins")
     pj = _check_joins(pred_joins, len(pred), "pred_joins")
-    return schwa_distance(gt, pred, gj, pj)
+    return schwa_distance(gt, pred, gj, pj, unit=unit)
 
 
 # --------------------------------------------------------------------------- metrics
@@ -265,7 +279,8 @@ class TextMetrics:
     ``char_edit_distance`` is schwa-forgiving unless ``compute_text_metrics`` was told otherwise;
     ``char_edit_distance_lowercase`` is always the schwa-forgiving distance of the lowercase forms.
     Every ``cer*`` is distance / ground-truth length; with an empty ground truth it is 0.0 when the
-    prediction is empty too and 1.0 otherwise. A CER can exceed 1.
+    prediction is empty too and 1.0 otherwise. A CER can exceed 1. Lengths and distances are in
+    code points, or in grapheme clusters when computed with ``unit="grapheme"``.
     """
 
     gt_text: str
@@ -289,8 +304,9 @@ def _cer(distance: int, gt_count: int, pred_count: int) -> float:
 
 
 def _metrics(gt: JoinedText, pred: JoinedText, gt_lower: JoinedText, distance: int, strict: int,
-             lowercase: int) -> TextMetrics:
-    n, m, n_lower = len(gt.text), len(pred.text), len(gt_lower.text)
+             lowercase: int, lengths: Optional[tuple[int, int, int]] = None) -> TextMetrics:
+    """The record of one pair; ``lengths`` (gt, pred, lowercase gt) default to code points."""
+    n, m, n_lower = lengths or (len(gt.text), len(pred.text), len(gt_lower.text))
     return TextMetrics(
         gt_text=gt.text, predicted_text=pred.text, gt_char_count=n, pred_char_count=m,
         char_edit_distance=distance, char_edit_distance_strict=strict, char_edit_distance_lowercase=lowercase,
@@ -300,29 +316,41 @@ def _metrics(gt: JoinedText, pred: JoinedText, gt_lower: JoinedText, distance: i
     )
 
 
-def compute_text_metrics(gt_text: Text, predicted_text: Text, *, schwa_forgiving: bool = True) -> TextMetrics:
+def compute_text_metrics(gt_text: Text, predicted_text: Text, *, schwa_forgiving: bool = True,
+                         unit: str = "char") -> TextMetrics:
     """Normalise both texts (``str`` or ``JoinedText``, whose joins follow the normalisation) and
     count their character errors: the schwa-forgiving distance (``schwa_forgiving=False`` makes
     ``char_edit_distance`` strict), the strict one and the forgiving one of the lowercase forms.
+    ``unit="grapheme"`` counts grapheme clusters instead of code points (module docs).
 
     >>> m = compute_text_metrics("", "աբ")
     >>> m.char_edit_distance, m.cer
     (2, 1.0)
+    >>> m = compute_text_metrics("नमस्ते", "नमस्त", unit="grapheme")
+    >>> m.gt_char_count, m.char_edit_distance, round(m.cer, 4)
+    (3, 1, 0.3333)
     """
+    unit = check_unit(unit)
     gt, gt_lower = _prepare_both(_check_text(gt_text, "gt_text"))
     pred, pred_lower = _prepare_both(_check_text(predicted_text, "predicted_text"))
-    strict = edit_distance(gt.text, pred.text)
-    distance = edit_distance_schwa_forgiving(gt.text, pred.text, gt.joins, pred.joins) if schwa_forgiving else strict
-    lowercase = edit_distance_schwa_forgiving(gt_lower.text, pred_lower.text, gt_lower.joins, pred_lower.joins)
-    return _metrics(gt, pred, gt_lower, distance, strict, lowercase)
+    strict = edit_distance(gt.text, pred.text, unit=unit)
+    distance = (edit_distance_schwa_forgiving(gt.text, pred.text, gt.joins, pred.joins, unit=unit)
+                if schwa_forgiving else strict)
+    lowercase = edit_distance_schwa_forgiving(gt_lower.text, pred_lower.text, gt_lower.joins, pred_lower.joins,
+                                              unit=unit)
+    lengths = None if unit == "char" else tuple(unit_lengths([gt.text, pred.text, gt_lower.text], unit))
+    return _metrics(gt, pred, gt_lower, distance, strict, lowercase, lengths)
 
 
-def _schwa_can_be_free(gt: JoinedText, pred: JoinedText) -> bool:
+def _schwa_can_be_free(gt: JoinedText, pred: JoinedText, unit: str = "char") -> bool:
     """Whether any free schwa operation exists for this pair; when none does, the schwa-forgiving
     distance is exactly the plain Levenshtein distance. Deleting a schwa of ``gt`` is free when it
-    touches a join of ``gt`` or is aligned at any join of ``pred`` (and symmetrically)."""
+    touches a join of ``gt`` or is aligned at any join of ``pred`` (and symmetrically). Over
+    grapheme clusters a join moves to a cluster start, so there any schwa with any join counts."""
     if not gt.joins and not pred.joins:
         return False
+    if unit != "char":
+        return any(_has_schwa(x.text) for x in (gt, pred))
     return any(_has_schwa(x.text) and (bool(y.joins) or _schwa_at_join(x)) for x, y in ((gt, pred), (pred, gt)))
 
 
@@ -335,18 +363,20 @@ def _schwa_at_join(x: JoinedText) -> bool:
 
 
 def compute_text_metrics_batch(gt_texts: Iterable[Text], pred_texts: Iterable[Text], *,
-                               schwa_forgiving: bool = True, threads: Optional[int] = None) -> list[TextMetrics]:
+                               schwa_forgiving: bool = True, threads: Optional[int] = None,
+                               unit: str = "char") -> list[TextMetrics]:
     """:func:`compute_text_metrics` of every (gt, prediction) pair, for whole corpora: the texts are
     normalised once, then all plain distances go through one batch kernel call and all
     schwa-forgiving ones through another, on ``threads`` worker threads (``None`` = all cores).
 
     Same numbers as the single form, with less work: a pair where no schwa operation can be free
     (no joins, or no schwa where a join could forgive it) takes the plain distance, and a lowercase
-    form identical to the original reuses its distance.
+    form identical to the original reuses its distance. ``unit="grapheme"``: over grapheme clusters.
 
     >>> [m.cer for m in compute_text_metrics_batch(["ab", ""], ["ac", ""])]
     [0.5, 0.0]
     """
+    unit = check_unit(unit)
     threads = _kernels.resolve_threads(threads)
     gts, preds = _as_list(gt_texts, "gt_texts"), _as_list(pred_texts, "pred_texts")
     if len(gts) != len(preds):
@@ -360,7 +390,7 @@ def compute_text_metrics_batch(gt_texts: Iterable[Text], pred_texts: Iterable[Te
     forgiving: list[tuple[JoinedText, JoinedText]] = []
 
     def slot(g: JoinedText, p: JoinedText, plain_index: Optional[int] = None) -> tuple[bool, int]:
-        if _schwa_can_be_free(g, p):
+        if _schwa_can_be_free(g, p, unit):
             forgiving.append((g, p))
             return True, len(forgiving) - 1
         if plain_index is None:
@@ -378,11 +408,17 @@ def compute_text_metrics_batch(gt_texts: Iterable[Text], pred_texts: Iterable[Te
         slots.append((cased, lower))
     if not plain:
         return []
-    results = {False: batch.levenshtein(*map(list, zip(*plain)), threads=threads).tolist(), True: []}
+    results = {False: batch.levenshtein(*map(list, zip(*plain)), threads=threads, unit=unit).tolist(), True: []}
     if forgiving:
         gt_items, pred_items = map(list, zip(*forgiving))
-        results[True] = schwa_distance_batch(gt_items, pred_items, threads=threads).tolist()
+        results[True] = schwa_distance_batch(gt_items, pred_items, threads=threads, unit=unit).tolist()
+    lengths: list = [None] * len(gts)
+    if unit != "char":
+        flat = unit_lengths([x.text for (g, g_lower), (p, _) in zip(gt_sides, pred_sides) for x in (g, p, g_lower)],
+                            unit)
+        lengths = [tuple(flat[3 * k:3 * k + 3]) for k in range(len(gts))]
     return [
-        _metrics(g, p, g_lower, results[cased[0]][cased[1]], results[False][k], results[lower[0]][lower[1]])
+        _metrics(g, p, g_lower, results[cased[0]][cased[1]], results[False][k], results[lower[0]][lower[1]],
+                 lengths[k])
         for k, (((g, g_lower), (p, _)), (cased, lower)) in enumerate(zip(zip(gt_sides, pred_sides), slots))
     ]
