@@ -10,15 +10,21 @@
 //! Common prefixes and suffixes are hits. Large problems are divided Hirschberg-style exactly where
 //! rapidfuzz divides them (the split position changes which optimal script is chosen): the middle
 //! text row, and the first pattern column with a minimal forward + backward distance. Memory is
-//! bounded: a direct traceback stores only the bit rows inside a diagonal band of half-width
-//! `distance + 3`, which holds every cell an optimal path (and the rule) can touch, because a
-//! cell `(i, j)` on an optimal path has `|i − j| ≤ D[i][j] ≤ distance`. Every other buffer is
-//! linear in the input, and all are grown fallibly (out of memory is an error, not an abort).
+//! bounded: a direct traceback stores only the bit rows of the blocks meeting the tight band of
+//! the distance (the diagonals a path of that cost can use, [`Band::tight`]; see [`fill_rows`]
+//! for why that is enough for the rule). Every other buffer is linear in the input, and all are
+//! grown fallibly (out of memory is an error, not an abort).
+//!
+//! Each value is computed once: a part produced by a split comes with its exact distance, which
+//! is the budget of its own split or traceback pass; only the whole problem (whose distance is
+//! unknown) starts from a guessed budget, growing it until a pass proves itself exact.
 
 use std::collections::TryReserveError;
 
 use super::common_affix;
-use super::distance::{band_blocks, hyyro_step, myers_banded, DistanceWorkspace};
+use super::distance::{
+    block_bottoms, first_budget, hyyro_step, myers_banded, next_budget, Band, DistanceWorkspace,
+};
 use super::pattern::fill;
 
 /// Kind of one edit operation.
@@ -104,7 +110,13 @@ pub struct AlignWorkspace {
     single_word: bool,
     block_vp: Vec<u64>,
     block_vn: Vec<u64>,
-    bottom: Vec<usize>,
+    /// Hirschberg splits: the reversed halves, the forward and backward prefix distances, and the
+    /// block bottoms they are read from.
+    rev1: Vec<u32>,
+    rev2: Vec<u32>,
+    forward: Vec<usize>,
+    backward: Vec<usize>,
+    bottoms: Vec<usize>,
 }
 
 impl AlignWorkspace {
@@ -188,21 +200,31 @@ fn align_part<S: OpSink>(
     let full_band = s1.len().min(2 * clipped + 1);
     let matrix_bytes = 2 * full_band * s2.len() / 8;
     if matrix_bytes < 1 << 20 || s1.len() < 65 || s2.len() < 10 {
-        return direct_traceback(ws, s1, s2, src_pos, dest_pos, sink);
+        let known = exact.then_some(bound);
+        return direct_traceback(ws, s1, s2, src_pos, dest_pos, known, sink);
     }
-    let d = if exact {
-        bound
+    let split = if exact {
+        hirschberg_split(ws, s1, s2, bound)?
     } else {
-        super::distance(&mut ws.dist, s1, s2)?
+        // The distance is unknown: split with a guessed budget; a minimal total within the budget
+        // is exact (see `hirschberg_split`), otherwise that total bounds the distance.
+        let mut k = first_budget(s1.len(), s2.len());
+        loop {
+            let split = hirschberg_split(ws, s1, s2, k)?;
+            if split.total <= k {
+                break split;
+            }
+            k = next_budget(k, split.total);
+        }
     };
-    let (mid1, mid2, left, right) = hirschberg_split(ws, s1, s2, d)?;
+    let (mid1, mid2) = (split.mid1, split.mid2);
     align_part(
         ws,
         &s1[..mid1],
         &s2[..mid2],
         src_pos,
         dest_pos,
-        left,
+        split.left,
         true,
         sink,
     )?;
@@ -212,85 +234,148 @@ fn align_part<S: OpSink>(
         &s2[mid2..],
         src_pos + mid1,
         dest_pos + mid2,
-        right,
+        split.right,
         true,
         sink,
     )
 }
 
-/// Upper bounds of the distances from the pattern's prefixes to `text`, exact wherever they are at
-/// most `w`: `out[i]` ≥ D(pattern[..i], text) for `i ∈ 0..=m` (`usize::MAX` outside the band).
+/// Upper bounds of the distances from the pattern's prefixes to `text` inside `band`:
+/// `out[i]` ≥ D(pattern[..i], text) for `i ∈ 0..=m` (`usize::MAX` outside the band's blocks),
+/// equal wherever an optimal path to `(i, text.len())` lies in the band's blocks.
 fn prefix_distances(
     ws: &mut AlignWorkspace,
     pattern: &[u32],
     text: &[u32],
-    w: usize,
+    band: Band,
     out: &mut Vec<usize>,
 ) -> Result<(), TryReserveError> {
     let m = pattern.len();
     ws.dist.masks.build(pattern)?;
-    myers_banded(
+    let score = myers_banded(
         &ws.dist.masks,
         m,
         text,
-        w,
+        band,
         &mut ws.block_vp,
         &mut ws.block_vn,
-        &mut ws.bottom,
         |_, _, _, _| {},
+    )?;
+    let (first, last) = band.blocks(text.len(), m);
+    block_bottoms(
+        &ws.block_vp,
+        &ws.block_vn,
+        m,
+        (first, last),
+        score,
+        &mut ws.bottoms,
     )?;
     fill(out, m + 1, usize::MAX)?;
     out[0] = text.len();
-    let (first, last) = band_blocks(text.len(), w, m);
     for b in first..=last {
         let end = (64 * (b + 1)).min(m);
-        let mut v = ws.bottom[b];
+        let (vp, vn) = (ws.block_vp[b], ws.block_vn[b]);
+        let mut v = ws.bottoms[b];
         out[end] = v;
         for i in (64 * b + 1..=end).rev() {
             let bit = (i - 1) % 64;
-            v = v + (ws.block_vn[b] >> bit & 1) as usize - (ws.block_vp[b] >> bit & 1) as usize;
+            v = v + (vn >> bit & 1) as usize - (vp >> bit & 1) as usize;
             out[i - 1] = out[i - 1].min(v);
         }
     }
     Ok(())
 }
 
+/// Result of one Hirschberg split pass.
+struct Split {
+    /// The minimal forward + backward total found (an upper bound of the distance; the distance
+    /// itself when it is at most the pass's budget).
+    total: usize,
+    mid1: usize,
+    mid2: usize,
+    left: usize,
+    right: usize,
+}
+
 /// Split at the middle row of `s2` and the first column of `s1` (0 included) minimising the sum of
-/// the forward and backward distances; `d` is the exact distance of `s1`, `s2`, so a band of
-/// half-width `d` holds every optimal split. Returns `(mid1, mid2, left distance, right distance)`.
+/// the forward and backward distances, computed inside the tight band of budget `k` of the whole
+/// part. Returns the split and the minimal total found.
+///
+/// When the distance `d` of the part is at most `k`, the result is exactly rapidfuzz's: every
+/// column `i` whose true total is `d` has `(i, mid2)` on an optimal path, whose two halves lie in
+/// the band (they are optimal paths of total cost `d ≤ k`), so its banded total is exact; every
+/// other column's banded total is at least its true total, `> d`. So the minimum is `d`, reached
+/// first at the true first minimising column, with exact left and right distances. Conversely a
+/// minimum `≤ k` proves `d ≤ k` (every banded total is the cost of a real path).
 fn hirschberg_split(
     ws: &mut AlignWorkspace,
     s1: &[u32],
     s2: &[u32],
-    d: usize,
-) -> Result<(usize, usize, usize, usize), TryReserveError> {
-    let mid2 = s2.len() / 2;
-    let mut forward = Vec::new();
-    prefix_distances(ws, s1, &s2[..mid2], d + 1, &mut forward)?;
-    let reversed = |s: &[u32]| -> Result<Vec<u32>, TryReserveError> {
-        let mut r = Vec::new();
-        r.try_reserve(s.len())?;
-        r.extend(s.iter().rev());
-        Ok(r)
-    };
-    let (rev1, rev2) = (reversed(s1)?, reversed(&s2[mid2..])?);
-    let mut backward = Vec::new();
-    prefix_distances(ws, &rev1, &rev2, d + 1, &mut backward)?;
-    let n = s1.len();
-    let (mut best, mut mid1) = (usize::MAX, 0);
-    for i in 0..=n {
-        let total = forward[i].saturating_add(backward[n - i]);
-        if total < best {
-            best = total;
-            mid1 = i;
+    k: usize,
+) -> Result<Split, TryReserveError> {
+    let (m, n) = (s1.len(), s2.len());
+    let band = Band::tight(m, n, k);
+    let mid2 = n / 2;
+    let mut forward = std::mem::take(&mut ws.forward);
+    let mut backward = std::mem::take(&mut ws.backward);
+    let mut rev1 = std::mem::take(&mut ws.rev1);
+    let mut rev2 = std::mem::take(&mut ws.rev2);
+    let result = (|| {
+        prefix_distances(ws, s1, &s2[..mid2], band, &mut forward)?;
+        fill(&mut rev1, 0, 0)?;
+        rev1.try_reserve(m)?;
+        rev1.extend(s1.iter().rev());
+        fill(&mut rev2, 0, 0)?;
+        rev2.try_reserve(n - mid2)?;
+        rev2.extend(s2[mid2..].iter().rev());
+        // The tight band is its own reverse, so the backward pass uses the same one.
+        prefix_distances(ws, &rev1, &rev2, band, &mut backward)?;
+        let (mut total, mut mid1) = (usize::MAX, 0);
+        for i in 0..=m {
+            let t = forward[i].saturating_add(backward[m - i]);
+            if t < total {
+                total = t;
+                mid1 = i;
+            }
         }
-    }
-    Ok((mid1, mid2, forward[mid1], backward[n - mid1]))
+        Ok(Split {
+            total,
+            mid1,
+            mid2,
+            left: forward[mid1],
+            right: backward[m - mid1],
+        })
+    })();
+    (ws.forward, ws.backward, ws.rev1, ws.rev2) = (forward, backward, rev1, rev2);
+    result
 }
 
-/// Fill the stored bit rows for pattern `s1` over text `s2` (band of the exact distance).
-fn fill_rows(ws: &mut AlignWorkspace, s1: &[u32], s2: &[u32]) -> Result<(), TryReserveError> {
-    let m = s1.len();
+/// Fill the stored bit rows for pattern `s1` over text `s2`: the band words of every text row, in
+/// the tight band of the distance `d` (`known`, or found by growing a guessed budget until the
+/// pass's result fits it, which proves it exact).
+///
+/// Why the tight band is enough for the traceback rule, although cells outside it, and cells
+/// inside it but off every optimal path, may hold over-estimates `D' ≥ D`. The walk only visits
+/// cells on optimal paths (each move goes to an optimal predecessor), and such cells, with their
+/// whole optimal prefix, lie in the band, so `D'` is exact there. At a visited cell `(i, j)`:
+///
+/// * delete reads the `+1` bit of `D[i][j] − D[i−1][j]`. If it is truly set, `(i − 1, j)` is an
+///   optimal predecessor, on an optimal path, exact: the stored bit is set. If not,
+///   `D[i−1][j] ≥ D[i][j]`, and `D'[i−1][j] ≥ D[i−1][j]` keeps the stored delta `≤ 0`; a word
+///   outside the band reads as 0, also right.
+/// * insert (delete refused) reads the `−1` bit of `D[i][j−1] − D[i−1][j−1]`. If it is truly
+///   set, the diagonal cannot beat the insertion, so `(i, j − 1)` is an optimal predecessor,
+///   exact, and `D'[i−1][j−1] ≥ D[i][j−1] + 1` forces the stored bit. If it is truly clear, the
+///   diagonal is optimal (without it the insertion would be the only optimal move, which sets
+///   the bit), so `(i − 1, j − 1)` is exact and `D'[i][j−1] ≥ D[i][j−1] ≥ D[i−1][j−1]` keeps the
+///   stored bit clear.
+fn fill_rows(
+    ws: &mut AlignWorkspace,
+    s1: &[u32],
+    s2: &[u32],
+    known: Option<usize>,
+) -> Result<(), TryReserveError> {
+    let (m, n) = (s1.len(), s2.len());
     ws.vp.clear();
     ws.vn.clear();
     ws.first_word.clear();
@@ -298,8 +383,8 @@ fn fill_rows(ws: &mut AlignWorkspace, s1: &[u32], s2: &[u32]) -> Result<(), TryR
     ws.dist.masks.build(s1)?;
     ws.single_word = m <= 64;
     if ws.single_word {
-        ws.vp.try_reserve(s2.len())?;
-        ws.vn.try_reserve(s2.len())?;
+        ws.vp.try_reserve(n)?;
+        ws.vn.try_reserve(n)?;
         let mut vp: u64 = if m == 64 { !0 } else { (1u64 << m) - 1 };
         let mut vn: u64 = 0;
         for &c in s2 {
@@ -309,45 +394,50 @@ fn fill_rows(ws: &mut AlignWorkspace, s1: &[u32], s2: &[u32]) -> Result<(), TryR
         }
         return Ok(());
     }
-    let d = super::distance(&mut ws.dist, s1, s2)?;
-    ws.dist.masks.build(s1)?;
-    // Exact vertical deltas wherever D ≤ d + 3: everything the traceback reads (path cells have
-    // D ≤ d and the rule only compares them with neighbours).
-    let margin = d + 3;
-    // Reserve the band's words up front, so that storing them cannot fail half-way.
-    let stored: usize = (1..=s2.len())
-        .map(|j| {
-            let (first, last) = band_blocks(j, margin, m);
-            last + 1 - first
-        })
-        .sum();
-    ws.vp.try_reserve(stored)?;
-    ws.vn.try_reserve(stored)?;
-    ws.first_word.try_reserve(s2.len())?;
-    ws.row_start.try_reserve(s2.len() + 1)?;
-    let (vp, vn, first_word, row_start) = (
-        &mut ws.vp,
-        &mut ws.vn,
-        &mut ws.first_word,
-        &mut ws.row_start,
-    );
-    myers_banded(
-        &ws.dist.masks,
-        m,
-        s2,
-        margin,
-        &mut ws.block_vp,
-        &mut ws.block_vn,
-        &mut ws.bottom,
-        |_, first, band_vp, band_vn| {
-            first_word.push(first);
-            row_start.push(vp.len());
-            vp.extend_from_slice(band_vp);
-            vn.extend_from_slice(band_vn);
-        },
-    )?;
-    ws.row_start.push(ws.vp.len());
-    Ok(())
+    let mut k = known.unwrap_or_else(|| first_budget(m, n));
+    loop {
+        let band = Band::tight(m, n, k);
+        ws.vp.clear();
+        ws.vn.clear();
+        ws.first_word.clear();
+        ws.row_start.clear();
+        // Reserve the band's words up front, so that storing them cannot fail half-way.
+        let stored: usize = (1..=n)
+            .map(|j| {
+                let (first, last) = band.blocks(j, m);
+                last + 1 - first
+            })
+            .sum();
+        ws.vp.try_reserve(stored)?;
+        ws.vn.try_reserve(stored)?;
+        ws.first_word.try_reserve(n)?;
+        ws.row_start.try_reserve(n + 1)?;
+        let (vp, vn, first_word, row_start) = (
+            &mut ws.vp,
+            &mut ws.vn,
+            &mut ws.first_word,
+            &mut ws.row_start,
+        );
+        let d = myers_banded(
+            &ws.dist.masks,
+            m,
+            s2,
+            band,
+            &mut ws.block_vp,
+            &mut ws.block_vn,
+            |_, first, band_vp, band_vn| {
+                first_word.push(first);
+                row_start.push(vp.len());
+                vp.extend_from_slice(band_vp);
+                vn.extend_from_slice(band_vn);
+            },
+        )?;
+        ws.row_start.push(ws.vp.len());
+        if known.is_some() || d <= k || band.is_full(m, n) {
+            return Ok(());
+        }
+        k = next_budget(k, d);
+    }
 }
 
 fn direct_traceback<S: OpSink>(
@@ -356,12 +446,13 @@ fn direct_traceback<S: OpSink>(
     s2: &[u32],
     src_pos: usize,
     dest_pos: usize,
+    known: Option<usize>,
     sink: &mut S,
 ) -> Result<(), TryReserveError> {
     let start = sink.segment_start();
     let (mut col, mut row) = (s1.len(), s2.len());
     if col > 0 && row > 0 {
-        fill_rows(ws, s1, s2)?;
+        fill_rows(ws, s1, s2, known)?;
         while row > 0 && col > 0 {
             if ws.bit(true, row - 1, col - 1) {
                 col -= 1;

@@ -17,7 +17,6 @@ pub struct DistanceWorkspace {
     pub(crate) masks: PatternMasks,
     vp: Vec<u64>,
     vn: Vec<u64>,
-    bottom: Vec<usize>,
 }
 
 impl DistanceWorkspace {
@@ -41,36 +40,6 @@ pub(crate) fn hyyro_step(eq: u64, vp: &mut u64, vn: &mut u64) -> (u64, u64) {
     (hp, hn)
 }
 
-/// One block step of Myers' blocked algorithm. `h_in` is the horizontal delta entering the block
-/// from above (−1, 0 or +1); returns the delta leaving it at bit `last_bit`.
-#[inline(always)]
-pub(crate) fn block_step(mut eq: u64, vp: &mut u64, vn: &mut u64, h_in: i32, last_bit: u64) -> i32 {
-    let xv = eq | *vn;
-    if h_in < 0 {
-        eq |= 1;
-    }
-    let xh = ((eq & *vp).wrapping_add(*vp) ^ *vp) | eq;
-    let mut hp = *vn | !(xh | *vp);
-    let mut hn = *vp & xh;
-    let h_out = if hp & last_bit != 0 {
-        1
-    } else if hn & last_bit != 0 {
-        -1
-    } else {
-        0
-    };
-    hp <<= 1;
-    hn <<= 1;
-    if h_in < 0 {
-        hn |= 1;
-    } else if h_in > 0 {
-        hp |= 1;
-    }
-    *vp = hn | !(xv | hp);
-    *vn = hp & xv;
-    h_out
-}
-
 /// Distance between `pattern` (≤ 64 symbols, masks already built) and `text`.
 pub(crate) fn hyyro_single(masks: &PatternMasks, m: usize, text: &[u32]) -> usize {
     let mut vp: u64 = if m == 64 { !0 } else { (1u64 << m) - 1 };
@@ -88,105 +57,203 @@ pub(crate) fn hyyro_single(masks: &PatternMasks, m: usize, text: &[u32]) -> usiz
     score
 }
 
-/// First and last 64-row block of the pattern (`m` rows) meeting the diagonal band `|i − j| ≤ w`
-/// in text column `j` (rows `i` are 1-based).
-#[inline]
-pub(crate) fn band_blocks(j: usize, w: usize, m: usize) -> (usize, usize) {
-    let lo = j.saturating_sub(w).max(1);
-    let hi = (j + w).min(m);
-    ((lo - 1) / 64, (hi - 1) / 64)
+/// A diagonal band of the `m × n` matrix: in text column `j` (1-based) the pattern rows
+/// `j − above ..= j + below` (clipped to `1..=m`) are computed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Band {
+    pub above: usize,
+    pub below: usize,
 }
 
-/// Myers' blocked algorithm restricted to the blocks meeting the diagonal band `|i − j| ≤ w`.
+impl Band {
+    /// The cells a path of total cost at most `k` can use, for a pattern of `m` and a text of `n`
+    /// symbols. With `t = j − i` (the diagonal of cell `(i, j)`) and `δ = n − m`, any path through
+    /// `(i, j)` costs at least `|t|` to reach it and `|δ − t|` to finish, so `|t| + |δ − t| ≤ k`,
+    /// i.e. `t ∈ [min(0, δ) − s, max(0, δ) + s]` with `s = ⌊(k − |δ|) / 2⌋`: about `k + 1`
+    /// diagonals instead of the `2k + 1` of `|i − j| ≤ k`. The band is the same for the reversed
+    /// problem (`t ↦ δ − t`). `k < |δ|` is treated as `k = |δ|`.
+    pub fn tight(m: usize, n: usize, k: usize) -> Band {
+        let s = k.saturating_sub(m.abs_diff(n)) / 2;
+        Band {
+            above: n.saturating_sub(m) + s,
+            below: m.saturating_sub(n) + s,
+        }
+    }
+
+    /// First and last 64-row block of an `m`-row pattern meeting the band in text column `j ≥ 1`.
+    #[inline]
+    pub fn blocks(&self, j: usize, m: usize) -> (usize, usize) {
+        let lo = j.saturating_sub(self.above).max(1);
+        let hi = (j + self.below).min(m);
+        ((lo.min(hi) - 1) / 64, (hi - 1) / 64)
+    }
+
+    /// True when the band holds every cell of the `m × n` matrix.
+    pub fn is_full(&self, m: usize, n: usize) -> bool {
+        self.above + 1 >= n && self.below + 1 >= m
+    }
+}
+
+/// One step of a 64-row block (Hyyrö's formulation, as in rapidfuzz's blocked kernel): `eq` is
+/// the block's match mask for the text symbol; `hp`/`hn` hold the horizontal delta entering from
+/// above (`+1`/`−1` as 0/1) on input and the delta leaving at bit `out_bit` on output.
+/// Branch-free, so the random deltas of real text cost no mispredictions.
+#[inline(always)]
+fn block_step(eq: u64, vp: &mut u64, vn: &mut u64, hp: &mut u64, hn: &mut u64, out_bit: u32) {
+    let (p, n) = (*vp, *vn);
+    let x = eq | *hn;
+    let d0 = ((x & p).wrapping_add(p) ^ p) | x | n;
+    let h_pos = n | !(d0 | p);
+    let h_neg = d0 & p;
+    let h_pos_s = (h_pos << 1) | *hp;
+    let h_neg_s = (h_neg << 1) | *hn;
+    *hp = (h_pos >> out_bit) & 1;
+    *hn = (h_neg >> out_bit) & 1;
+    *vp = h_neg_s | !(d0 | h_pos_s);
+    *vn = h_pos_s & d0;
+}
+
+/// Advance the band's blocks (`vp`/`vn`, one entry per block, at least one) by one text symbol
+/// whose mask in band block `k` is `eq(k)`; the top block sees a `+1` delta from above. Returns
+/// the delta (−1, 0 or +1) leaving the last block at bit `last_bit`.
+#[inline(always)]
+fn advance_band(vp: &mut [u64], vn: &mut [u64], last_bit: u32, eq: impl Fn(usize) -> u64) -> i64 {
+    let (mut hp, mut hn) = (1u64, 0u64);
+    let body = vp.len() - 1;
+    for (k, (p, n)) in vp[..body].iter_mut().zip(vn[..body].iter_mut()).enumerate() {
+        block_step(eq(k), p, n, &mut hp, &mut hn, 63);
+    }
+    block_step(
+        eq(body),
+        &mut vp[body],
+        &mut vn[body],
+        &mut hp,
+        &mut hn,
+        last_bit,
+    );
+    hp as i64 - hn as i64
+}
+
+/// Myers' blocked algorithm restricted to the blocks meeting `band`.
 ///
 /// A block leaving the band at the top stops being computed (the next block assumes a horizontal
 /// delta of +1 above it); a block entering at the bottom starts from vertical deltas of +1. Both
-/// describe real paths, so every computed value is an upper bound of the true `D`, exact wherever
-/// `D ≤ w` (a path of cost `c` never leaves the band of half-width `c`). `visit(j, first_block,
-/// vp, vn)` sees the band's words of every column. Returns the computed `D[m][n]`, exact when the
-/// distance is at most `w` and `|m − n| ≤ w`. Memory: three words per pattern block.
-#[allow(clippy::too_many_arguments)]
+/// describe real paths, so every computed value `D'` is an upper bound of the true `D`, and the
+/// deltas between computed neighbours stay in −1..=1. `D'` equals `D` at every cell that has an
+/// optimal path from the origin inside the computed blocks (the recurrence takes the minimum over
+/// that path's predecessor). `visit(j, first_block, vp, vn)` sees the band's words of every
+/// column. Returns `D'` at the last row of the final column's last band block: the computed
+/// `D[m][n]` when that column's band reaches row `m`, as every [`Band::tight`] of the same `m × n`
+/// problem does (it holds the diagonal `n − m`). Memory: two words per pattern block.
 pub(crate) fn myers_banded(
     masks: &PatternMasks,
     m: usize,
     text: &[u32],
-    w: usize,
+    band: Band,
     vp: &mut Vec<u64>,
     vn: &mut Vec<u64>,
-    bottom: &mut Vec<usize>,
     mut visit: impl FnMut(usize, usize, &[u64], &[u64]),
 ) -> Result<usize, TryReserveError> {
     let words = m.div_ceil(64);
-    let last_bit_final = 1u64 << ((m - 1) % 64);
+    let final_bit = ((m - 1) % 64) as u32;
     fill(vp, words, !0)?;
     fill(vn, words, 0)?;
-    fill(bottom, words, 0)?;
-    for (b, v) in bottom.iter_mut().enumerate() {
-        *v = (64 * (b + 1)).min(m);
-    }
-    let mut prev_last = band_blocks(0, w, m).1;
+    // `score` is D' at the last row of the band's last block.
+    let (_, mut last) = band.blocks(1, m);
+    let mut score = (64 * (last + 1)).min(m);
     for (col, &c) in text.iter().enumerate() {
-        let (first, last) = band_blocks(col + 1, w, m);
-        if last > prev_last {
-            bottom[last] = bottom[last - 1] + (64 * (last + 1)).min(m) - 64 * last;
-            prev_last = last;
+        let (first, new_last) = band.blocks(col + 1, m);
+        if new_last > last {
+            // The entering block starts with vertical deltas of +1 (the buffers' initial state).
+            score += (64 * (new_last + 1)).min(m) - 64 * (last + 1);
+            last = new_last;
         }
-        let mut h = 1i32;
-        let mut step = |b: usize, eq: u64| {
-            let last_bit = if b + 1 == words {
-                last_bit_final
-            } else {
-                1u64 << 63
-            };
-            h = block_step(eq, &mut vp[b], &mut vn[b], h, last_bit);
-            bottom[b] = (bottom[b] as isize + h as isize) as usize;
-        };
-        match masks.row(c) {
-            Row::Absent => (first..=last).for_each(|b| step(b, 0)),
-            Row::Dense(eqs) => (first..=last).for_each(|b| step(b, eqs[b])),
-            Row::Sparse(blocks, bits) => {
-                // Walk the symbol's blocks alongside the band's.
-                let mut k = blocks.partition_point(|&x| (x as usize) < first);
-                for b in first..=last {
-                    let eq = if blocks.get(k) == Some(&(b as u32)) {
-                        k += 1;
-                        bits[k - 1]
-                    } else {
-                        0
-                    };
-                    step(b, eq);
-                }
+        let last_bit = if last + 1 == words { final_bit } else { 63 };
+        let (bvp, bvn) = (&mut vp[first..=last], &mut vn[first..=last]);
+        let h = match masks.row(c) {
+            Row::Absent => advance_band(bvp, bvn, last_bit, |_| 0),
+            Row::Dense(eqs) => {
+                let eqs = &eqs[first..=last];
+                advance_band(bvp, bvn, last_bit, |k| eqs[k])
             }
-        }
+            Row::Sparse(blocks, bits) => {
+                let lo = blocks.partition_point(|&x| (x as usize) < first);
+                let hi = blocks.partition_point(|&x| (x as usize) <= last);
+                let (blocks, bits) = (&blocks[lo..hi], &bits[lo..hi]);
+                advance_band(bvp, bvn, last_bit, |k| {
+                    blocks
+                        .binary_search(&((first + k) as u32))
+                        .map_or(0, |e| bits[e])
+                })
+            }
+        };
+        score = (score as i64 + h) as usize;
         visit(col, first, &vp[first..=last], &vn[first..=last]);
     }
-    Ok(bottom[words - 1])
+    Ok(score)
 }
 
-/// Distance of a pattern longer than 64 symbols: banded passes, doubling the band until the
-/// result fits in it.
+/// `D'` at the last row of every block `b ∈ first..=last` (the band's blocks in the final
+/// column) after [`myers_banded`], from its result `score` (the last row of block `last`)
+/// upwards by the blocks' vertical deltas; `out[b]` is `usize::MAX` for the other blocks.
+pub(crate) fn block_bottoms(
+    vp: &[u64],
+    vn: &[u64],
+    m: usize,
+    (first, last): (usize, usize),
+    score: usize,
+    out: &mut Vec<usize>,
+) -> Result<(), TryReserveError> {
+    fill(out, m.div_ceil(64), usize::MAX)?;
+    let mut v = score;
+    for b in (first..=last).rev() {
+        out[b] = v;
+        let rows = (64 * (b + 1)).min(m) - 64 * b;
+        let mask = if rows == 64 { !0 } else { (1u64 << rows) - 1 };
+        v = v + (vn[b] & mask).count_ones() as usize - (vp[b] & mask).count_ones() as usize;
+    }
+    Ok(())
+}
+
+/// First budget of a banded pass: the length difference plus 128, i.e. two or three blocks per
+/// column beyond the difference. Even when the distance is larger, the best path inside such a
+/// band is usually close to optimal, so the bound it gives is a good second budget.
+pub(crate) fn first_budget(m: usize, n: usize) -> usize {
+    m.abs_diff(n) + 128
+}
+
+/// The budget after a banded pass with budget `k` gave the upper bound `bound > k`: the bound
+/// itself when it is at most `2k` (the pass with that budget is then exact, and the last), else
+/// `2k`.
+pub(crate) fn next_budget(k: usize, bound: usize) -> usize {
+    bound.min(k.saturating_mul(2)).max(k + 1)
+}
+
+/// Distance of a pattern longer than 64 symbols: banded passes over the cells a path of cost at
+/// most `k` can use, `k` growing until the result fits it. A result `≤ k` is exact: the optimal
+/// paths (cost `d ≤` result `≤ k`) lie inside the band, so the minimum reaches `d`.
 fn banded_distance(
     ws: &mut DistanceWorkspace,
     m: usize,
     text: &[u32],
 ) -> Result<usize, TryReserveError> {
-    let longest = m.max(text.len());
-    let mut w = 64.max(m.abs_diff(text.len()));
+    let n = text.len();
+    let mut k = first_budget(m, n);
     loop {
+        let band = Band::tight(m, n, k);
         let d = myers_banded(
             &ws.masks,
             m,
             text,
-            w,
+            band,
             &mut ws.vp,
             &mut ws.vn,
-            &mut ws.bottom,
             |_, _, _, _| {},
         )?;
-        if d <= w || w >= longest {
+        if d <= k || band.is_full(m, n) {
             return Ok(d);
         }
-        w *= 2;
+        k = next_budget(k, d);
     }
 }
 
