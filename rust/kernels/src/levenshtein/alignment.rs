@@ -117,6 +117,12 @@ pub struct AlignWorkspace {
     forward: Vec<usize>,
     backward: Vec<usize>,
     bottoms: Vec<usize>,
+    /// Long problems run on dense ids of the reference's symbols (`PatternMasks::encode`), so
+    /// that each part's masks are built without hashing and each text row finds its masks
+    /// directly: the number of ids while aligning such a problem.
+    ids: Option<usize>,
+    ids1: Vec<u32>,
+    ids2: Vec<u32>,
 }
 
 impl AlignWorkspace {
@@ -176,7 +182,32 @@ fn run<S: OpSink>(
     // distance first); that bound decides where the Hirschberg splits happen. Verified against
     // rapidfuzz 3.14 on random strings of up to 5,000 symbols (tests/test_levenshtein_kernels.py).
     let bound = s1.len().max(s2.len());
-    align_part(ws, s1, s2, 0, 0, bound, false, sink)
+    if s1.len() <= 64 || s2.is_empty() {
+        ws.ids = None;
+        return align_part(ws, s1, s2, 0, 0, bound, false, sink);
+    }
+    // Every comparison below is of a reference symbol with a hypothesis symbol, which the ids
+    // answer exactly as the symbols do (common affixes, hits, masks).
+    let (mut ids1, mut ids2) = (std::mem::take(&mut ws.ids1), std::mem::take(&mut ws.ids2));
+    let result = ws
+        .dist
+        .masks
+        .encode(s1, s2, &mut ids1, &mut ids2)
+        .and_then(|ids| {
+            ws.ids = Some(ids);
+            align_part(ws, &ids1, &ids2, 0, 0, bound, false, sink)
+        });
+    ws.ids = None;
+    (ws.ids1, ws.ids2) = (ids1, ids2);
+    result
+}
+
+/// Build the masks of `pattern` (symbols, or ids while aligning an encoded problem).
+fn build_masks(ws: &mut AlignWorkspace, pattern: &[u32]) -> Result<(), TryReserveError> {
+    match ws.ids {
+        Some(ids) => ws.dist.masks.build_ids(pattern, ids),
+        None => ws.dist.masks.build(pattern),
+    }
 }
 
 /// Align one part; `bound` is the bound rapidfuzz would use here, and the exact distance of the
@@ -251,7 +282,7 @@ fn prefix_distances(
     out: &mut Vec<usize>,
 ) -> Result<(), TryReserveError> {
     let m = pattern.len();
-    ws.dist.masks.build(pattern)?;
+    build_masks(ws, pattern)?;
     let score = myers_banded(
         &ws.dist.masks,
         m,
@@ -380,7 +411,7 @@ fn fill_rows(
     ws.vn.clear();
     ws.first_word.clear();
     ws.row_start.clear();
-    ws.dist.masks.build(s1)?;
+    build_masks(ws, s1)?;
     ws.single_word = m <= 64;
     if ws.single_word {
         ws.vp.try_reserve(n)?;
@@ -542,6 +573,215 @@ mod tests {
         c.insertions += j;
         c.hits = a_full.len() - c.substitutions - c.deletions;
         c
+    }
+
+    /// `D(a[..i], b)` for every `i`, by the plain DP over `b` (linear memory).
+    fn last_row(a: &[u32], b: &[u32]) -> Vec<usize> {
+        let mut col: Vec<usize> = (0..=a.len()).collect();
+        for (j, &c) in b.iter().enumerate() {
+            let mut diag = col[0];
+            col[0] = j + 1;
+            for i in 1..=a.len() {
+                let up = col[i];
+                col[i] = (diag + usize::from(a[i - 1] != c))
+                    .min(up + 1)
+                    .min(col[i - 1] + 1);
+                diag = up;
+            }
+        }
+        col
+    }
+
+    /// rapidfuzz's editops recursion written with plain dynamic programs: the same split rule
+    /// (bound, 1 MiB test, middle row, first minimising column) and the traceback rule on the full
+    /// matrix of each leaf. The oracle of the banded, guessed and reused computations.
+    fn reference_ops(
+        a: &[u32],
+        b: &[u32],
+        src: usize,
+        dest: usize,
+        bound: usize,
+        exact: bool,
+        out: &mut Vec<EditOp>,
+    ) {
+        let (prefix, suffix) = common_affix(a, b);
+        let a = &a[prefix..a.len() - suffix];
+        let b = &b[prefix..b.len() - suffix];
+        let (src, dest) = (src + prefix, dest + prefix);
+        let clipped = bound.min(a.len().max(b.len()));
+        let full_band = a.len().min(2 * clipped + 1);
+        if 2 * full_band * b.len() / 8 < 1 << 20 || a.len() < 65 || b.len() < 10 {
+            let d = reference::matrix(a, b);
+            let mut seg = Vec::new();
+            let (mut i, mut j) = (a.len(), b.len());
+            while i > 0 && j > 0 {
+                if d[i][j] == d[i - 1][j] + 1 {
+                    i -= 1;
+                    seg.push((EditOpKind::Delete, i, j));
+                } else if j > 1 && d[i][j - 1] + 1 == d[i - 1][j - 1] {
+                    j -= 1;
+                    seg.push((EditOpKind::Insert, i, j));
+                } else {
+                    i -= 1;
+                    j -= 1;
+                    if a[i] != b[j] {
+                        seg.push((EditOpKind::Substitute, i, j));
+                    }
+                }
+            }
+            while i > 0 {
+                i -= 1;
+                seg.push((EditOpKind::Delete, i, j));
+            }
+            while j > 0 {
+                j -= 1;
+                seg.push((EditOpKind::Insert, i, j));
+            }
+            out.extend(seg.iter().rev().map(|&(kind, i, j)| EditOp {
+                kind,
+                ref_pos: i + src,
+                hyp_pos: j + dest,
+            }));
+            return;
+        }
+        let d = if exact {
+            bound
+        } else {
+            last_row(a, b)[a.len()]
+        };
+        let mid2 = b.len() / 2;
+        let fwd = last_row(a, &b[..mid2]);
+        let ra: Vec<u32> = a.iter().rev().copied().collect();
+        let rb: Vec<u32> = b[mid2..].iter().rev().copied().collect();
+        let bwd = last_row(&ra, &rb);
+        let m = a.len();
+        let mid1 = (0..=m).min_by_key(|&i| (fwd[i] + bwd[m - i], i)).unwrap();
+        assert_eq!(fwd[mid1] + bwd[m - mid1], d);
+        reference_ops(&a[..mid1], &b[..mid2], src, dest, fwd[mid1], true, out);
+        reference_ops(
+            &a[mid1..],
+            &b[mid2..],
+            src + mid1,
+            dest + mid2,
+            bwd[m - mid1],
+            true,
+            out,
+        );
+    }
+
+    /// A copy of `a` with about `rate` edits per symbol (substitutions, deletions, insertions),
+    /// and stretches of one repeated symbol (tie-prone).
+    fn noisy(rng: &mut Rng, a: &[u32], alphabet: &[u32], per_thousand: usize) -> Vec<u32> {
+        let mut b = Vec::with_capacity(a.len() + a.len() / 8);
+        for &c in a {
+            if rng.below(1000) >= per_thousand {
+                b.push(c);
+                continue;
+            }
+            match rng.below(3) {
+                0 => b.push(alphabet[rng.below(alphabet.len())]),
+                1 => {}
+                _ => {
+                    b.push(c);
+                    b.push(alphabet[rng.below(alphabet.len())]);
+                }
+            }
+        }
+        b
+    }
+
+    fn page(rng: &mut Rng, len: usize, alphabet: &[u32]) -> Vec<u32> {
+        let mut a = Vec::with_capacity(len);
+        while a.len() < len {
+            if rng.below(20) == 0 {
+                // A run of one symbol, or of two alternating ones.
+                let (x, y) = (alphabet[rng.below(2)], alphabet[rng.below(alphabet.len())]);
+                for k in 0..rng.below(60) {
+                    a.push(if k % 2 == 0 || y == x { x } else { y });
+                }
+            } else {
+                a.push(alphabet[rng.below(alphabet.len())]);
+            }
+        }
+        a.truncate(len);
+        a
+    }
+
+    #[test]
+    fn split_and_band_choices_equal_the_plain_dp_recursion() {
+        let mut rng = Rng(2024);
+        let mut ws = AlignWorkspace::new();
+        let small: Vec<u32> = vec![1, 2, 3];
+        let wide: Vec<u32> = (0x531..0x587).chain([32, 10]).collect();
+        // Lengths around and above the top split (len1·len2 ≥ 4 Mi), low and higher error, very
+        // unequal lengths (band edges far from the main diagonal), low and wide alphabets.
+        let cases: Vec<(usize, usize, &[u32])> = vec![
+            (2100, 5, &small),
+            (2100, 20, &small),
+            (2500, 60, &wide),
+            (3000, 100, &small),
+            (2048, 10, &small),
+            (4000, 30, &wide),
+            (2300, 250, &small),
+        ];
+        for (len, rate, alphabet) in cases {
+            let a = page(&mut rng, len, alphabet);
+            let b = noisy(&mut rng, &a, alphabet, rate);
+            for (x, y) in [(&a, &b), (&b, &a)] {
+                let mut expected = Vec::new();
+                let bound = x.len().max(y.len());
+                reference_ops(x, y, 0, 0, bound, false, &mut expected);
+                assert_eq!(
+                    editops(&mut ws, x, y).unwrap(),
+                    expected,
+                    "len {len} rate {rate}"
+                );
+            }
+        }
+        // Very unequal lengths: a short hypothesis, and a long insertion.
+        let a = page(&mut rng, 3000, &small);
+        for (x, y) in [
+            (a.clone(), a[1000..1400].to_vec()),
+            (a[500..900].to_vec(), a.clone()),
+            (
+                a.clone(),
+                [&a[..1500], &page(&mut rng, 700, &small)[..], &a[1500..]].concat(),
+            ),
+        ] {
+            let mut expected = Vec::new();
+            reference_ops(&x, &y, 0, 0, x.len().max(y.len()), false, &mut expected);
+            assert_eq!(editops(&mut ws, &x, &y).unwrap(), expected);
+        }
+    }
+
+    #[test]
+    fn direct_tracebacks_with_a_guessed_budget_follow_the_rule() {
+        // Unsplit problems of several blocks whose distance is above, at and below the first
+        // budget (length difference + 128), equal and very unequal lengths.
+        let mut rng = Rng(404);
+        let mut ws = AlignWorkspace::new();
+        let alphabet = [1u32, 2, 3];
+        for (len, rate) in [
+            (300, 20),
+            (700, 100),
+            (1000, 400),
+            (900, 5),
+            (65, 300),
+            (129, 50),
+        ] {
+            for _ in 0..10 {
+                let a = page(&mut rng, len, &alphabet);
+                let mut b = noisy(&mut rng, &a, &alphabet, rate);
+                if rng.below(3) == 0 {
+                    b.truncate(b.len() / 3);
+                }
+                for (x, y) in [(&a, &b), (&b, &a)] {
+                    assert_eq!(align(&mut ws, x, y).unwrap(), rule_counts(x, y));
+                    let ops = editops(&mut ws, x, y).unwrap();
+                    check_script(x, y, &ops);
+                }
+            }
+        }
     }
 
     #[test]
