@@ -45,6 +45,7 @@ fn fill_rows<W, E, F>(
     f: F,
 ) -> Result<(), (usize, E)>
 where
+    W: Send,
     E: Send,
     F: Fn(&mut W, usize, &mut [i64]) -> Result<(), E> + Sync + Send,
 {
@@ -57,11 +58,19 @@ where
         return Ok(());
     }
     let first = Mutex::new(None::<(usize, E)>);
+    // One workspace per pool thread, kept across that thread's tasks: small tasks of long pages
+    // would otherwise regrow every buffer (masks, stored bit rows) from empty for each task.
+    // Only its own thread locks a slot, so the locks are never contended.
+    let workspaces: Vec<Mutex<Option<W>>> = (0..rayon::current_num_threads())
+        .map(|_| Mutex::new(None))
+        .collect();
     out.par_chunks_mut(width)
         .enumerate()
         .with_min_len(per_task)
-        .for_each_init(init, |ws, (k, row)| {
-            if let Err(e) = f(ws, k, row) {
+        .for_each(|(k, row)| {
+            let slot = rayon::current_thread_index().unwrap_or(0) % workspaces.len();
+            let mut ws = workspaces[slot].lock().unwrap_or_else(|p| p.into_inner());
+            if let Err(e) = f(ws.get_or_insert_with(init), k, row) {
                 let mut first = first.lock().unwrap_or_else(|p| p.into_inner());
                 if first.as_ref().is_none_or(|(j, _)| k < *j) {
                     *first = Some((k, e));
@@ -77,7 +86,7 @@ where
 /// Validate a pair batch, then fill `width` result columns per pair with `f(workspace, a, b, row)`
 /// with the GIL released.
 #[allow(clippy::too_many_arguments)]
-fn pair_rows<'py, W>(
+fn pair_rows<'py, W: Send>(
     py: Python<'py>,
     a: &PyReadonlyArray1<'py, u32>,
     a_offsets: &PyReadonlyArray1<'py, i64>,

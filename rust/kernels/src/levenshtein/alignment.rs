@@ -16,14 +16,17 @@
 //! grown fallibly (out of memory is an error, not an abort).
 //!
 //! Each value is computed once: a part produced by a split comes with its exact distance, which
-//! is the budget of its own split or traceback pass; only the whole problem (whose distance is
-//! unknown) starts from a guessed budget, growing it until a pass proves itself exact.
+//! is the budget of its own split or traceback pass (pruned to the blocks an optimal path can
+//! reach); only the whole problem (whose distance is unknown) starts from a guessed budget: a
+//! narrow first pass gives a bound close to the distance, and a pass with that bound as budget is
+//! exact.
 
 use std::collections::TryReserveError;
 
 use super::common_affix;
 use super::distance::{
-    block_bottoms, first_budget, hyyro_step, myers_banded, next_budget, Band, DistanceWorkspace,
+    block_bottoms, first_budget, hyyro_step, myers_banded, myers_pruned, next_budget, Band,
+    DistanceWorkspace, Prune,
 };
 use super::pattern::fill;
 
@@ -235,17 +238,19 @@ fn align_part<S: OpSink>(
         return direct_traceback(ws, s1, s2, src_pos, dest_pos, known, sink);
     }
     let split = if exact {
-        hirschberg_split(ws, s1, s2, bound)?
+        hirschberg_split(ws, s1, s2, bound, true)?
     } else {
         // The distance is unknown: split with a guessed budget; a minimal total within the budget
         // is exact (see `hirschberg_split`), otherwise that total bounds the distance.
-        let mut k = first_budget(s1.len(), s2.len());
+        let (mut k, mut proven) = (first_budget(s1.len(), s2.len()), false);
         loop {
-            let split = hirschberg_split(ws, s1, s2, k)?;
+            let split = hirschberg_split(ws, s1, s2, k, proven)?;
             if split.total <= k {
                 break split;
             }
+            // The total is a real path's cost: the next budget is at least the distance.
             k = next_budget(k, split.total);
+            proven = true;
         }
     };
     let (mid1, mid2) = (split.mid1, split.mid2);
@@ -279,20 +284,20 @@ fn prefix_distances(
     pattern: &[u32],
     text: &[u32],
     band: Band,
+    prune: Option<Prune>,
     out: &mut Vec<usize>,
 ) -> Result<(), TryReserveError> {
     let m = pattern.len();
     build_masks(ws, pattern)?;
-    let score = myers_banded(
-        &ws.dist.masks,
-        m,
-        text,
-        band,
-        &mut ws.block_vp,
-        &mut ws.block_vn,
-        |_, _, _, _| {},
-    )?;
-    let (first, last) = band.blocks(text.len(), m);
+    let (masks, vp, vn) = (&ws.dist.masks, &mut ws.block_vp, &mut ws.block_vn);
+    let (score, first, last) = match prune {
+        Some(prune) => myers_pruned(masks, m, text, band, prune, vp, vn, |_, _, _, _| {})?,
+        None => {
+            let score = myers_banded(masks, m, text, band, vp, vn, |_, _, _, _| {})?;
+            let (first, last) = band.blocks(text.len(), m);
+            (score, first, last)
+        }
+    };
     block_bottoms(
         &ws.block_vp,
         &ws.block_vn,
@@ -330,7 +335,8 @@ struct Split {
 
 /// Split at the middle row of `s2` and the first column of `s1` (0 included) minimising the sum of
 /// the forward and backward distances, computed inside the tight band of budget `k` of the whole
-/// part. Returns the split and the minimal total found.
+/// part (pruned as in [`myers_pruned`] when `proven`: `k` is known to be at least the distance).
+/// Returns the split and the minimal total found.
 ///
 /// When the distance `d` of the part is at most `k`, the result is exactly rapidfuzz's: every
 /// column `i` whose true total is `d` has `(i, mid2)` on an optimal path, whose two halves lie in
@@ -343,16 +349,19 @@ fn hirschberg_split(
     s1: &[u32],
     s2: &[u32],
     k: usize,
+    proven: bool,
 ) -> Result<Split, TryReserveError> {
     let (m, n) = (s1.len(), s2.len());
     let band = Band::tight(m, n, k);
+    // The reversed problem has the same length difference, so the same pruning.
+    let prune = proven.then(|| Prune::new(m, n, k));
     let mid2 = n / 2;
     let mut forward = std::mem::take(&mut ws.forward);
     let mut backward = std::mem::take(&mut ws.backward);
     let mut rev1 = std::mem::take(&mut ws.rev1);
     let mut rev2 = std::mem::take(&mut ws.rev2);
     let result = (|| {
-        prefix_distances(ws, s1, &s2[..mid2], band, &mut forward)?;
+        prefix_distances(ws, s1, &s2[..mid2], band, prune, &mut forward)?;
         fill(&mut rev1, 0, 0)?;
         rev1.try_reserve(m)?;
         rev1.extend(s1.iter().rev());
@@ -360,7 +369,7 @@ fn hirschberg_split(
         rev2.try_reserve(n - mid2)?;
         rev2.extend(s2[mid2..].iter().rev());
         // The tight band is its own reverse, so the backward pass uses the same one.
-        prefix_distances(ws, &rev1, &rev2, band, &mut backward)?;
+        prefix_distances(ws, &rev1, &rev2, band, prune, &mut backward)?;
         let (mut total, mut mid1) = (usize::MAX, 0);
         for i in 0..=m {
             let t = forward[i].saturating_add(backward[m - i]);
@@ -385,10 +394,13 @@ fn hirschberg_split(
 /// the tight band of the distance `d` (`known`, or found by growing a guessed budget until the
 /// pass's result fits it, which proves it exact).
 ///
-/// Why the tight band is enough for the traceback rule, although cells outside it, and cells
-/// inside it but off every optimal path, may hold over-estimates `D' ≥ D`. The walk only visits
-/// cells on optimal paths (each move goes to an optimal predecessor), and such cells, with their
-/// whole optimal prefix, lie in the band, so `D'` is exact there. At a visited cell `(i, j)`:
+/// Passes whose budget is known to be at least the distance are also pruned ([`myers_pruned`]).
+///
+/// Why the stored blocks are enough for the traceback rule, although cells outside them, and
+/// cells inside them but off every optimal path, may hold over-estimates `D' ≥ D`. The walk only
+/// visits cells on optimal paths (each move goes to an optimal predecessor), and such cells, with
+/// their whole optimal prefix, lie in the tight band and survive the pruning, so `D'` is exact
+/// there. At a visited cell `(i, j)`:
 ///
 /// * delete reads the `+1` bit of `D[i][j] − D[i−1][j]`. If it is truly set, `(i − 1, j)` is an
 ///   optimal predecessor, on an optimal path, exact: the stored bit is set. If not,
@@ -425,7 +437,11 @@ fn fill_rows(
         }
         return Ok(());
     }
-    let mut k = known.unwrap_or_else(|| first_budget(m, n));
+    // A known distance, or a previous pass's result, is at least the distance: such passes prune.
+    let (mut k, mut proven) = match known {
+        Some(d) => (d, true),
+        None => (first_budget(m, n), false),
+    };
     loop {
         let band = Band::tight(m, n, k);
         ws.vp.clear();
@@ -449,25 +465,25 @@ fn fill_rows(
             &mut ws.first_word,
             &mut ws.row_start,
         );
-        let d = myers_banded(
-            &ws.dist.masks,
-            m,
-            s2,
-            band,
-            &mut ws.block_vp,
-            &mut ws.block_vn,
-            |_, first, band_vp, band_vn| {
-                first_word.push(first);
-                row_start.push(vp.len());
-                vp.extend_from_slice(band_vp);
-                vn.extend_from_slice(band_vn);
-            },
-        )?;
+        let store = |_, first, band_vp: &[u64], band_vn: &[u64]| {
+            first_word.push(first);
+            row_start.push(vp.len());
+            vp.extend_from_slice(band_vp);
+            vn.extend_from_slice(band_vn);
+        };
+        let (masks, block_vp, block_vn) = (&ws.dist.masks, &mut ws.block_vp, &mut ws.block_vn);
+        let d = if proven {
+            let prune = Prune::new(m, n, k);
+            myers_pruned(masks, m, s2, band, prune, block_vp, block_vn, store)?.0
+        } else {
+            myers_banded(masks, m, s2, band, block_vp, block_vn, store)?
+        };
         ws.row_start.push(ws.vp.len());
-        if known.is_some() || d <= k || band.is_full(m, n) {
+        if proven || d <= k || band.is_full(m, n) {
             return Ok(());
         }
         k = next_budget(k, d);
+        proven = true;
     }
 }
 

@@ -193,6 +193,234 @@ pub(crate) fn myers_banded(
     Ok(score)
 }
 
+/// A budget known to be at least the distance of the whole `m × n` problem (`delta = n − m`):
+/// lets [`myers_pruned`] drop the blocks no optimal path can reach.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Prune {
+    pub budget: usize,
+    pub delta: isize,
+}
+
+impl Prune {
+    pub fn new(m: usize, n: usize, budget: usize) -> Prune {
+        Prune {
+            budget,
+            delta: n as isize - m as isize,
+        }
+    }
+
+    /// Lower bound of `D'(i, j) + |δ − (j − i)|` (the cost of the best path through `(i, j)`
+    /// if `D'(i, j)` is exact) over the rows `i` of block `b` (last row `end`), from the block's
+    /// bottom value `s`: `D'` changes by at most 1 per row, so `D'(i) ≥ s − (end − i)`.
+    #[inline]
+    fn block_bound(&self, b: usize, end: usize, s: usize, j: usize) -> isize {
+        let c = j as isize - self.delta;
+        let start = 64 * b as isize + 1;
+        let through = if c >= start { c } else { 2 * start - c };
+        s as isize - end as isize + through
+    }
+
+    /// The same for the single cell `(i, j)` of value `s`.
+    #[inline]
+    fn cell_bound(&self, i: usize, s: usize, j: usize) -> isize {
+        s as isize + (i as isize - (j as isize - self.delta)).abs()
+    }
+}
+
+/// Sum of the vertical deltas of block `b`'s rows (`m` pattern rows in all).
+#[inline]
+fn block_delta(vp: u64, vn: u64, b: usize, m: usize) -> isize {
+    let rows = (64 * (b + 1)).min(m) - 64 * b;
+    let mask = if rows == 64 { !0 } else { (1u64 << rows) - 1 };
+    (vp & mask).count_ones() as isize - (vn & mask).count_ones() as isize
+}
+
+/// [`myers_banded`] inside `band`, further restricted, column by column, to the blocks an
+/// optimal path can use when the distance is at most `prune.budget` (Ukkonen's cut-off, as in
+/// rapidfuzz's blocked kernel, with the remaining length difference as the cost still to come).
+///
+/// A cell on an optimal path has `D + |δ − t| ≤ d ≤ budget`. By induction over the columns, such
+/// cells are computed exactly: their optimal predecessor is (exact, by induction), and their block
+/// is computed — a top or bottom block is dropped only when a lower bound of `D' + |δ − t|` over
+/// all its rows exceeds the budget (no optimal cell, and none later above a dropped top block),
+/// and a block is (re)entered below the last one whenever the last one's bottom cell, in this
+/// column or the previous one, could be on an optimal path (the only ways in). A (re)entered block
+/// starts from vertical deltas of +1 below the previous column's bottom value, an upper bound as
+/// in [`myers_banded`], so every value stays an upper bound and every read the callers make is as
+/// in the unpruned band. Returns `D'` at the last row of the final column's last block and that
+/// column's first and last computed blocks.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn myers_pruned(
+    masks: &PatternMasks,
+    m: usize,
+    text: &[u32],
+    band: Band,
+    prune: Prune,
+    vp: &mut Vec<u64>,
+    vn: &mut Vec<u64>,
+    mut visit: impl FnMut(usize, usize, &[u64], &[u64]),
+) -> Result<(usize, usize, usize), TryReserveError> {
+    let words = m.div_ceil(64);
+    let final_bit = ((m - 1) % 64) as u32;
+    let end = |b: usize| (64 * (b + 1)).min(m);
+    let budget = prune.budget as isize;
+    fill(vp, words, !0)?;
+    fill(vn, words, 0)?;
+    let (mut first, mut last) = band.blocks(1, m);
+    // Bottom values of the first and last computed blocks (column 0: D[i][0] = i).
+    let (mut top, mut score) = (end(first), end(last));
+    for (col, &c) in text.iter().enumerate() {
+        let j = col + 1;
+        let (static_first, static_last) = band.blocks(j, m);
+        while first < static_first.min(last) {
+            first += 1;
+            top = (top as isize + block_delta(vp[first], vn[first], first, m)) as usize;
+        }
+        let mut state = RowState {
+            first,
+            last,
+            top,
+            score,
+        };
+        match masks.row(c) {
+            Row::Absent => pruned_row(
+                vp,
+                vn,
+                &mut state,
+                static_last,
+                words,
+                final_bit,
+                m,
+                j,
+                &prune,
+                |_| 0,
+            ),
+            Row::Dense(eqs) => pruned_row(
+                vp,
+                vn,
+                &mut state,
+                static_last,
+                words,
+                final_bit,
+                m,
+                j,
+                &prune,
+                |b| eqs[b],
+            ),
+            Row::Sparse(blocks, bits) => pruned_row(
+                vp,
+                vn,
+                &mut state,
+                static_last,
+                words,
+                final_bit,
+                m,
+                j,
+                &prune,
+                |b| blocks.binary_search(&(b as u32)).map_or(0, |e| bits[e]),
+            ),
+        }
+        RowState {
+            first,
+            last,
+            top,
+            score,
+        } = state;
+        // Drop the bottom and top blocks no optimal path can use.
+        // (Only when the block above's bottom cell is out of reach too, so that the block is not
+        // entered again in the next column: no drop-and-enter churn.)
+        while last > first && prune.block_bound(last, end(last), score, j) > budget {
+            let above = (score as isize - block_delta(vp[last], vn[last], last, m)) as usize;
+            if prune.cell_bound(end(last - 1), above, j) <= budget {
+                break;
+            }
+            score = above;
+            last -= 1;
+        }
+        if first == last {
+            top = score;
+        }
+        while first < last && prune.block_bound(first, end(first), top, j) > budget {
+            first += 1;
+            top = (top as isize + block_delta(vp[first], vn[first], first, m)) as usize;
+        }
+        visit(col, first, &vp[first..=last], &vn[first..=last]);
+    }
+    Ok((score, first, last))
+}
+
+struct RowState {
+    first: usize,
+    last: usize,
+    top: usize,
+    score: usize,
+}
+
+/// One column of [`myers_pruned`]: advance the computed blocks, then enter blocks below while
+/// an optimal path may enter them.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn pruned_row(
+    vp: &mut [u64],
+    vn: &mut [u64],
+    st: &mut RowState,
+    static_last: usize,
+    words: usize,
+    final_bit: u32,
+    m: usize,
+    j: usize,
+    prune: &Prune,
+    eq: impl Fn(usize) -> u64,
+) {
+    let (mut hp, mut hn) = (1u64, 0u64);
+    let bit = |b: usize| if b + 1 == words { final_bit } else { 63 };
+    let (first, last) = (st.first, st.last);
+    if first < last {
+        block_step(
+            eq(first),
+            &mut vp[first],
+            &mut vn[first],
+            &mut hp,
+            &mut hn,
+            63,
+        );
+        st.top = (st.top as isize + hp as isize - hn as isize) as usize;
+        for b in first + 1..last {
+            block_step(eq(b), &mut vp[b], &mut vn[b], &mut hp, &mut hn, 63);
+        }
+    }
+    block_step(
+        eq(last),
+        &mut vp[last],
+        &mut vn[last],
+        &mut hp,
+        &mut hn,
+        bit(last),
+    );
+    // `prev`: the last block's bottom value in the previous column.
+    let mut prev = st.score;
+    st.score = (st.score as isize + hp as isize - hn as isize) as usize;
+    let budget = prune.budget as isize;
+    while st.last < static_last {
+        let e = 64 * (st.last + 1);
+        if prune.cell_bound(e, prev, j - 1) > budget && prune.cell_bound(e, st.score, j) > budget {
+            break;
+        }
+        let b = st.last + 1;
+        let rows = (64 * (b + 1)).min(m) - 64 * b;
+        vp[b] = !0;
+        vn[b] = 0;
+        // The entered block's previous column: +1 per row below the bottom value above it.
+        prev += rows;
+        block_step(eq(b), &mut vp[b], &mut vn[b], &mut hp, &mut hn, bit(b));
+        if st.first == st.last {
+            st.top = st.score;
+        }
+        st.score = (prev as isize + hp as isize - hn as isize) as usize;
+        st.last = b;
+    }
+}
+
 /// `D'` at the last row of every block `b ∈ first..=last` (the band's blocks in the final
 /// column) after [`myers_banded`], from its result `score` (the last row of block `last`)
 /// upwards by the blocks' vertical deltas; `out[b]` is `usize::MAX` for the other blocks.
@@ -240,21 +468,22 @@ fn banded_distance(
 ) -> Result<usize, TryReserveError> {
     let n = text.len();
     let mut k = first_budget(m, n);
+    let mut proven = false;
     loop {
         let band = Band::tight(m, n, k);
-        let d = myers_banded(
-            &ws.masks,
-            m,
-            text,
-            band,
-            &mut ws.vp,
-            &mut ws.vn,
-            |_, _, _, _| {},
-        )?;
+        let (masks, vp, vn) = (&ws.masks, &mut ws.vp, &mut ws.vn);
+        let d = if proven {
+            // `k` is the previous pass's result, so at least the distance: prune.
+            let prune = Prune::new(m, n, k);
+            myers_pruned(masks, m, text, band, prune, vp, vn, |_, _, _, _| {})?.0
+        } else {
+            myers_banded(masks, m, text, band, vp, vn, |_, _, _, _| {})?
+        };
         if d <= k || band.is_full(m, n) {
             return Ok(d);
         }
         k = next_budget(k, d);
+        proven = true;
     }
 }
 
@@ -425,9 +654,101 @@ mod tests {
                         let got = banded(&a, &b, k, sparse);
                         if k >= d {
                             assert_eq!(got, d, "k={k} {a:?} {b:?}");
+                            assert_eq!(pruned(&a, &b, k, sparse), d, "pruned, k={k}");
                         } else {
                             assert!(got >= d, "k={k} below the distance {d}: {got}");
                         }
+                    }
+                }
+            }
+        }
+    }
+
+    /// One pruned pass with budget `k` (meant to be at least the distance), from scratch.
+    fn pruned(a: &[u32], b: &[u32], k: usize, sparse: bool) -> usize {
+        let mut ws = DistanceWorkspace::new();
+        ws.masks.force_sparse = sparse;
+        ws.masks.build(a).unwrap();
+        let (m, n) = (a.len(), b.len());
+        let band = Band::tight(m, n, k);
+        let prune = Prune::new(m, n, k);
+        let (d, first, last) = myers_pruned(
+            &ws.masks,
+            m,
+            b,
+            band,
+            prune,
+            &mut ws.vp,
+            &mut ws.vn,
+            |_, _, _, _| {},
+        )
+        .unwrap();
+        assert_eq!(last, m.div_ceil(64) - 1);
+        assert!(first <= last);
+        d
+    }
+
+    #[test]
+    fn pruned_pass_keeps_every_optimal_cell_exact() {
+        // Final-column values of the pruned pass, read from its blocks, equal the plain DP at
+        // every row an optimal path ends a column in (here: every row whose D + |δ − t| ≤ d).
+        let mut rng = Rng(5150);
+        for (alphabet, la, lb) in [
+            (vec![1u32, 2], 300, 280),
+            (vec![1, 2, 3], 500, 200),
+            (vec![1, 2, 3], 130, 700),
+            (vec![1, 2, 3, 4, 5, 6], 900, 950),
+        ] {
+            for _ in 0..30 {
+                let a = rng.seq(la, &alphabet);
+                let b = rng.seq(lb, &alphabet);
+                if a.is_empty() || b.is_empty() {
+                    continue;
+                }
+                let (m, n) = (a.len(), b.len());
+                let full = reference::matrix(&a, &b);
+                let d = full[m][n];
+                // A prefix of the text, pruned for the whole problem (as the split passes are).
+                let mid = n / 2;
+                let mut ws = DistanceWorkspace::new();
+                ws.masks.build(&a).unwrap();
+                let band = Band::tight(m, n, d);
+                let (score, first, last) = myers_pruned(
+                    &ws.masks,
+                    m,
+                    &b[..mid],
+                    band,
+                    Prune::new(m, n, d),
+                    &mut ws.vp,
+                    &mut ws.vn,
+                    |_, _, _, _| {},
+                )
+                .unwrap();
+                let mut bottoms = Vec::new();
+                block_bottoms(&ws.vp, &ws.vn, m, (first, last), score, &mut bottoms).unwrap();
+                let rev = reference::matrix(
+                    &a.iter().rev().copied().collect::<Vec<_>>(),
+                    &b.iter().rev().copied().collect::<Vec<_>>(),
+                );
+                for blk in first..=last {
+                    let mut v = bottoms[blk];
+                    let end = (64 * (blk + 1)).min(m);
+                    for i in (64 * blk + 1..=end).rev() {
+                        assert!(v >= full[i][mid], "below the true value at {i}");
+                        if full[i][mid] + rev[m - i][n - mid] == d {
+                            assert_eq!(v, full[i][mid], "optimal cell ({i}, {mid})");
+                        }
+                        let bit = (i - 1) % 64;
+                        v = v + (ws.vn[blk] >> bit & 1) as usize - (ws.vp[blk] >> bit & 1) as usize;
+                    }
+                }
+                // Every optimal cell of that column is inside the computed blocks.
+                for i in 1..=m {
+                    if full[i][mid] + rev[m - i][n - mid] == d {
+                        assert!(
+                            (first..=last).contains(&((i - 1) / 64)),
+                            "cell ({i}, {mid}) pruned"
+                        );
                     }
                 }
             }
