@@ -106,20 +106,27 @@ impl PatternMasks {
         let id = if (c as usize) < DIRECT {
             self.direct[c as usize]
         } else {
-            if self.slots_used.is_empty() {
-                return None;
-            }
-            let capacity = self.keys.len();
-            let mut slot = Self::hash(c, capacity);
-            loop {
-                let id = self.key_ids[slot];
-                if id == ABSENT || self.keys[slot] == c {
-                    break id;
-                }
-                slot = (slot + 1) & (capacity - 1);
-            }
+            self.hashed_id(c)
         };
         (id != ABSENT).then_some(id as usize)
+    }
+
+    /// Dense id (or `ABSENT`) of a symbol above the direct table, from the hash table; kept out of
+    /// line so that [`PatternMasks::row`] stays small enough to inline into the kernels.
+    #[inline(never)]
+    fn hashed_id(&self, c: u32) -> u32 {
+        if self.slots_used.is_empty() {
+            return ABSENT;
+        }
+        let capacity = self.keys.len();
+        let mut slot = Self::hash(c, capacity);
+        loop {
+            let id = self.key_ids[slot];
+            if id == ABSENT || self.keys[slot] == c {
+                return id;
+            }
+            slot = (slot + 1) & (capacity - 1);
+        }
     }
 
     /// Give every symbol of `pattern` its dense id (in order of first occurrence); returns how
@@ -277,7 +284,7 @@ impl PatternMasks {
     }
 
     /// The masks of symbol `c`.
-    #[inline]
+    #[inline(always)]
     pub fn row(&self, c: u32) -> Row<'_> {
         let id = if self.by_id {
             if c == ABSENT {
