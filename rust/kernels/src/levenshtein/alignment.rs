@@ -133,7 +133,7 @@ impl AlignWorkspace {
         Self::default()
     }
 
-    #[inline]
+    #[inline(always)]
     fn bit(&self, vp: bool, row: usize, i: usize) -> bool {
         let v = if vp { &self.vp } else { &self.vn };
         if self.single_word {
@@ -465,11 +465,14 @@ fn fill_rows(
             &mut ws.first_word,
             &mut ws.row_start,
         );
+        // (Word by word: the band is a few words, too short for a `memcpy` call to pay.)
         let store = |_, first, band_vp: &[u64], band_vn: &[u64]| {
             first_word.push(first);
             row_start.push(vp.len());
-            vp.extend_from_slice(band_vp);
-            vn.extend_from_slice(band_vn);
+            for (&p, &n) in band_vp.iter().zip(band_vn) {
+                vp.push(p);
+                vn.push(n);
+            }
         };
         let (masks, block_vp, block_vn) = (&ws.dist.masks, &mut ws.block_vp, &mut ws.block_vn);
         let d = if proven {
