@@ -286,6 +286,48 @@ def test_long_alignments_match_rapidfuzz_editops(backend):
     assert alignments(pairs).tolist() == [rapidfuzz_counts(ref, hyp) for ref, hyp in pairs]
 
 
+def page_pairs_with_ties(rng, count):
+    """Page-length pairs as OCR makes them: 2,000-20,000 characters (log-uniform, so most are short
+    and a few long), 1-10 % errors, Latin or Armenian text broken by stretches over two or three
+    letters (runs and alternations, where many optimal scripts tie and only rapidfuzz's rule and
+    split points pick one), plus a few very unequal lengths (dropped or doubled lines)."""
+    pairs = []
+    for k in range(count):
+        length = int(2_000 * 10 ** rng.uniform(0, 1))
+        alphabet = (ALPHABETS["latin"], ALPHABETS["armenian"])[k % 2]
+        small = alphabet[:3]
+        chunks, total = [], 0
+        while total < length:
+            if rng.random() < 0.1:
+                x, y = rng.choice(small), rng.choice(small)
+                chunk = "".join((x, y)[i % 2] if rng.random() < 0.5 else x for i in range(rng.randint(5, 80)))
+            else:
+                chunk = "".join(rng.choice(alphabet) for _ in range(rng.randint(20, 120)))
+            chunks.append(chunk)
+            total += len(chunk)
+        ref = "".join(chunks)[:length]
+        hyp = mutate(rng, ref, small if k % 3 == 0 else alphabet, int(len(ref) * rng.uniform(0.01, 0.10)))
+        if k % 25 == 7:
+            hyp = hyp[: len(hyp) // 2]  # half the page missing
+        elif k % 25 == 13:
+            hyp = hyp + hyp[len(hyp) // 3:]  # lines repeated
+        pairs.append((ref, hyp))
+    return pairs
+
+
+def test_page_length_alignments_match_rapidfuzz_editops(backend):
+    """Page-length, low-error, tie-prone pairs: the counts of every pair and the edit operations
+    of every fifth equal rapidfuzz's ``editops`` (whose Hirschberg splits decide among ties), on
+    one thread and on several."""
+    rng = random.Random(12)
+    pairs = page_pairs_with_ties(rng, 200 if backend == "rust" else 40)
+    expected = [rapidfuzz_counts(ref, hyp) for ref, hyp in pairs]
+    assert alignments(pairs, threads=1).tolist() == expected
+    assert alignments(pairs, threads=2).tolist() == expected
+    for ref, hyp in pairs[::5]:
+        assert lev.editops(code_points(ref), code_points(hyp)).tolist() == rapidfuzz_editops(ref, hyp)
+
+
 # --------------------------------------------------------------------------------------------------
 # words
 # --------------------------------------------------------------------------------------------------

@@ -16,7 +16,7 @@ use scorekit_kernels::levenshtein::{
 };
 
 use crate::parallel::{
-    check_offsets, item, run_detached, same_count, PairBatch, MIN_ITEMS_PER_TASK, SERIAL_BELOW,
+    check_offsets, item, items_per_task, run_detached, same_count, PairBatch, SERIAL_BELOW,
 };
 
 /// `MemoryError` for a kernel buffer that could not be allocated (`item` in a batch).
@@ -34,20 +34,23 @@ fn zeroed(len: usize) -> PyResult<Vec<i64>> {
 }
 
 /// Fill `out` (`width` columns per item) with `f(workspace, k, row)` for every item `k`,
-/// in parallel for large batches. Results never depend on the thread count: on failure, the
-/// error of the lowest failing item is returned.
+/// in parallel (tasks of `per_task` items, see [`items_per_task`]) unless the batch makes fewer
+/// than two tasks or has fewer than `SERIAL_BELOW` items of short tasks. Results never depend on
+/// the thread count: on failure, the error of the lowest failing item is returned.
 fn fill_rows<W, E, F>(
     out: &mut [i64],
     width: usize,
+    per_task: usize,
     init: fn() -> W,
     f: F,
 ) -> Result<(), (usize, E)>
 where
+    W: Send,
     E: Send,
     F: Fn(&mut W, usize, &mut [i64]) -> Result<(), E> + Sync + Send,
 {
     let n = out.len() / width.max(1);
-    if n < SERIAL_BELOW {
+    if n < (2 * per_task).min(SERIAL_BELOW) {
         let mut ws = init();
         for (k, row) in out.chunks_mut(width).enumerate() {
             f(&mut ws, k, row).map_err(|e| (k, e))?;
@@ -55,11 +58,19 @@ where
         return Ok(());
     }
     let first = Mutex::new(None::<(usize, E)>);
+    // One workspace per pool thread, kept across that thread's tasks: small tasks of long pages
+    // would otherwise regrow every buffer (masks, stored bit rows) from empty for each task.
+    // Only its own thread locks a slot, so the locks are never contended.
+    let workspaces: Vec<Mutex<Option<W>>> = (0..rayon::current_num_threads())
+        .map(|_| Mutex::new(None))
+        .collect();
     out.par_chunks_mut(width)
         .enumerate()
-        .with_min_len(MIN_ITEMS_PER_TASK)
-        .for_each_init(init, |ws, (k, row)| {
-            if let Err(e) = f(ws, k, row) {
+        .with_min_len(per_task)
+        .for_each(|(k, row)| {
+            let slot = rayon::current_thread_index().unwrap_or(0) % workspaces.len();
+            let mut ws = workspaces[slot].lock().unwrap_or_else(|p| p.into_inner());
+            if let Err(e) = f(ws.get_or_insert_with(init), k, row) {
                 let mut first = first.lock().unwrap_or_else(|p| p.into_inner());
                 if first.as_ref().is_none_or(|(j, _)| k < *j) {
                     *first = Some((k, e));
@@ -75,7 +86,7 @@ where
 /// Validate a pair batch, then fill `width` result columns per pair with `f(workspace, a, b, row)`
 /// with the GIL released.
 #[allow(clippy::too_many_arguments)]
-fn pair_rows<'py, W>(
+fn pair_rows<'py, W: Send>(
     py: Python<'py>,
     a: &PyReadonlyArray1<'py, u32>,
     a_offsets: &PyReadonlyArray1<'py, i64>,
@@ -95,9 +106,10 @@ fn pair_rows<'py, W>(
         names,
     )?;
     let n = batch.n;
+    let per_task = items_per_task(n, batch.symbols());
     let mut out = zeroed(n * width)?;
     run_detached(py, threads, || {
-        fill_rows(&mut out, width, init, |ws, k, row| {
+        fill_rows(&mut out, width, per_task, init, |ws, k, row| {
             let (x, y) = batch.pair(k);
             f(ws, x, y, row)
         })
@@ -249,8 +261,9 @@ fn schwa_distance_batch<'py>(
         "pred_joins",
     )?;
     let mut out = zeroed(n)?;
+    let per_task = items_per_task(n, gv.len() + pv.len());
     run_detached(py, threads, || {
-        fill_rows(&mut out, 1, SchwaWorkspace::new, |ws, k, row| {
+        fill_rows(&mut out, 1, per_task, SchwaWorkspace::new, |ws, k, row| {
             row[0] = schwa_distance(
                 ws,
                 item(gv, go, k),

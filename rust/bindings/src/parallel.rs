@@ -20,6 +20,16 @@ use rayon::ThreadPool;
 pub const SERIAL_BELOW: usize = 32;
 /// Items per rayon task: keeps scheduling overhead small next to short kernels.
 pub const MIN_ITEMS_PER_TASK: usize = 128;
+/// Symbols a rayon task of a batch of sequences should hold at least: tasks of long items (pages)
+/// are smaller, down to one item, so a few hundred of them still spread over every thread.
+pub const MIN_SYMBOLS_PER_TASK: usize = 16_384;
+
+/// Items per rayon task for a batch of `n` items holding `symbols` symbols in all (both sides of
+/// a pair): enough for [`MIN_SYMBOLS_PER_TASK`], between 1 and [`MIN_ITEMS_PER_TASK`].
+pub fn items_per_task(n: usize, symbols: usize) -> usize {
+    let mean = (symbols / n.max(1)).max(1);
+    (MIN_SYMBOLS_PER_TASK / mean).clamp(1, MIN_ITEMS_PER_TASK)
+}
 
 /// Worker threads meant by a `threads` argument: itself, capped at the number of cores; 0 means
 /// every core. The core count is read once (`available_parallelism` reads cgroup files on Linux,
@@ -102,6 +112,11 @@ impl<'a> PairBatch<'a> {
             b_offsets,
             n,
         })
+    }
+
+    /// Symbols of both sides in all.
+    pub fn symbols(&self) -> usize {
+        self.a.len() + self.b.len()
     }
 
     /// Pair `k`.

@@ -10,15 +10,24 @@
 //! Common prefixes and suffixes are hits. Large problems are divided Hirschberg-style exactly where
 //! rapidfuzz divides them (the split position changes which optimal script is chosen): the middle
 //! text row, and the first pattern column with a minimal forward + backward distance. Memory is
-//! bounded: a direct traceback stores only the bit rows inside a diagonal band of half-width
-//! `distance + 3`, which holds every cell an optimal path (and the rule) can touch, because a
-//! cell `(i, j)` on an optimal path has `|i − j| ≤ D[i][j] ≤ distance`. Every other buffer is
-//! linear in the input, and all are grown fallibly (out of memory is an error, not an abort).
+//! bounded: a direct traceback stores only the bit rows of the blocks meeting the tight band of
+//! the distance (the diagonals a path of that cost can use, [`Band::tight`]; see [`fill_rows`]
+//! for why that is enough for the rule). Every other buffer is linear in the input, and all are
+//! grown fallibly (out of memory is an error, not an abort).
+//!
+//! Each value is computed once: a part produced by a split comes with its exact distance, which
+//! is the budget of its own split or traceback pass (pruned to the blocks an optimal path can
+//! reach); only the whole problem (whose distance is unknown) starts from a guessed budget: a
+//! narrow first pass gives a bound close to the distance, and a pass with that bound as budget is
+//! exact.
 
 use std::collections::TryReserveError;
 
 use super::common_affix;
-use super::distance::{band_blocks, hyyro_step, myers_banded, DistanceWorkspace};
+use super::distance::{
+    block_bottoms, first_budget, hyyro_step, myers_banded, myers_pruned, next_budget, Band,
+    DistanceWorkspace, Prune,
+};
 use super::pattern::fill;
 
 /// Kind of one edit operation.
@@ -104,7 +113,19 @@ pub struct AlignWorkspace {
     single_word: bool,
     block_vp: Vec<u64>,
     block_vn: Vec<u64>,
-    bottom: Vec<usize>,
+    /// Hirschberg splits: the reversed halves, the forward and backward prefix distances, and the
+    /// block bottoms they are read from.
+    rev1: Vec<u32>,
+    rev2: Vec<u32>,
+    forward: Vec<usize>,
+    backward: Vec<usize>,
+    bottoms: Vec<usize>,
+    /// Long problems run on dense ids of the reference's symbols (`PatternMasks::encode`), so
+    /// that each part's masks are built without hashing and each text row finds its masks
+    /// directly: the number of ids while aligning such a problem.
+    ids: Option<usize>,
+    ids1: Vec<u32>,
+    ids2: Vec<u32>,
 }
 
 impl AlignWorkspace {
@@ -112,7 +133,7 @@ impl AlignWorkspace {
         Self::default()
     }
 
-    #[inline]
+    #[inline(always)]
     fn bit(&self, vp: bool, row: usize, i: usize) -> bool {
         let v = if vp { &self.vp } else { &self.vn };
         if self.single_word {
@@ -164,7 +185,32 @@ fn run<S: OpSink>(
     // distance first); that bound decides where the Hirschberg splits happen. Verified against
     // rapidfuzz 3.14 on random strings of up to 5,000 symbols (tests/test_levenshtein_kernels.py).
     let bound = s1.len().max(s2.len());
-    align_part(ws, s1, s2, 0, 0, bound, false, sink)
+    if s1.len() <= 64 || s2.is_empty() {
+        ws.ids = None;
+        return align_part(ws, s1, s2, 0, 0, bound, false, sink);
+    }
+    // Every comparison below is of a reference symbol with a hypothesis symbol, which the ids
+    // answer exactly as the symbols do (common affixes, hits, masks).
+    let (mut ids1, mut ids2) = (std::mem::take(&mut ws.ids1), std::mem::take(&mut ws.ids2));
+    let result = ws
+        .dist
+        .masks
+        .encode(s1, s2, &mut ids1, &mut ids2)
+        .and_then(|ids| {
+            ws.ids = Some(ids);
+            align_part(ws, &ids1, &ids2, 0, 0, bound, false, sink)
+        });
+    ws.ids = None;
+    (ws.ids1, ws.ids2) = (ids1, ids2);
+    result
+}
+
+/// Build the masks of `pattern` (symbols, or ids while aligning an encoded problem).
+fn build_masks(ws: &mut AlignWorkspace, pattern: &[u32]) -> Result<(), TryReserveError> {
+    match ws.ids {
+        Some(ids) => ws.dist.masks.build_ids(pattern, ids),
+        None => ws.dist.masks.build(pattern),
+    }
 }
 
 /// Align one part; `bound` is the bound rapidfuzz would use here, and the exact distance of the
@@ -188,21 +234,33 @@ fn align_part<S: OpSink>(
     let full_band = s1.len().min(2 * clipped + 1);
     let matrix_bytes = 2 * full_band * s2.len() / 8;
     if matrix_bytes < 1 << 20 || s1.len() < 65 || s2.len() < 10 {
-        return direct_traceback(ws, s1, s2, src_pos, dest_pos, sink);
+        let known = exact.then_some(bound);
+        return direct_traceback(ws, s1, s2, src_pos, dest_pos, known, sink);
     }
-    let d = if exact {
-        bound
+    let split = if exact {
+        hirschberg_split(ws, s1, s2, bound, true)?
     } else {
-        super::distance(&mut ws.dist, s1, s2)?
+        // The distance is unknown: split with a guessed budget; a minimal total within the budget
+        // is exact (see `hirschberg_split`), otherwise that total bounds the distance.
+        let (mut k, mut proven) = (first_budget(s1.len(), s2.len()), false);
+        loop {
+            let split = hirschberg_split(ws, s1, s2, k, proven)?;
+            if split.total <= k {
+                break split;
+            }
+            // The total is a real path's cost: the next budget is at least the distance.
+            k = next_budget(k, split.total);
+            proven = true;
+        }
     };
-    let (mid1, mid2, left, right) = hirschberg_split(ws, s1, s2, d)?;
+    let (mid1, mid2) = (split.mid1, split.mid2);
     align_part(
         ws,
         &s1[..mid1],
         &s2[..mid2],
         src_pos,
         dest_pos,
-        left,
+        split.left,
         true,
         sink,
     )?;
@@ -212,94 +270,164 @@ fn align_part<S: OpSink>(
         &s2[mid2..],
         src_pos + mid1,
         dest_pos + mid2,
-        right,
+        split.right,
         true,
         sink,
     )
 }
 
-/// Upper bounds of the distances from the pattern's prefixes to `text`, exact wherever they are at
-/// most `w`: `out[i]` ≥ D(pattern[..i], text) for `i ∈ 0..=m` (`usize::MAX` outside the band).
+/// Upper bounds of the distances from the pattern's prefixes to `text` inside `band`:
+/// `out[i]` ≥ D(pattern[..i], text) for `i ∈ 0..=m` (`usize::MAX` outside the band's blocks),
+/// equal wherever an optimal path to `(i, text.len())` lies in the band's blocks.
 fn prefix_distances(
     ws: &mut AlignWorkspace,
     pattern: &[u32],
     text: &[u32],
-    w: usize,
+    band: Band,
+    prune: Option<Prune>,
     out: &mut Vec<usize>,
 ) -> Result<(), TryReserveError> {
     let m = pattern.len();
-    ws.dist.masks.build(pattern)?;
-    myers_banded(
-        &ws.dist.masks,
+    build_masks(ws, pattern)?;
+    let (masks, vp, vn) = (&ws.dist.masks, &mut ws.block_vp, &mut ws.block_vn);
+    let (score, first, last) = match prune {
+        Some(prune) => myers_pruned(masks, m, text, band, prune, vp, vn, |_, _, _, _| {})?,
+        None => {
+            let score = myers_banded(masks, m, text, band, vp, vn, |_, _, _, _| {})?;
+            let (first, last) = band.blocks(text.len(), m);
+            (score, first, last)
+        }
+    };
+    block_bottoms(
+        &ws.block_vp,
+        &ws.block_vn,
         m,
-        text,
-        w,
-        &mut ws.block_vp,
-        &mut ws.block_vn,
-        &mut ws.bottom,
-        |_, _, _, _| {},
+        (first, last),
+        score,
+        &mut ws.bottoms,
     )?;
     fill(out, m + 1, usize::MAX)?;
     out[0] = text.len();
-    let (first, last) = band_blocks(text.len(), w, m);
     for b in first..=last {
         let end = (64 * (b + 1)).min(m);
-        let mut v = ws.bottom[b];
+        let (vp, vn) = (ws.block_vp[b], ws.block_vn[b]);
+        let mut v = ws.bottoms[b];
         out[end] = v;
         for i in (64 * b + 1..=end).rev() {
             let bit = (i - 1) % 64;
-            v = v + (ws.block_vn[b] >> bit & 1) as usize - (ws.block_vp[b] >> bit & 1) as usize;
+            v = v + (vn >> bit & 1) as usize - (vp >> bit & 1) as usize;
             out[i - 1] = out[i - 1].min(v);
         }
     }
     Ok(())
 }
 
+/// Result of one Hirschberg split pass.
+struct Split {
+    /// The minimal forward + backward total found (an upper bound of the distance; the distance
+    /// itself when it is at most the pass's budget).
+    total: usize,
+    mid1: usize,
+    mid2: usize,
+    left: usize,
+    right: usize,
+}
+
 /// Split at the middle row of `s2` and the first column of `s1` (0 included) minimising the sum of
-/// the forward and backward distances; `d` is the exact distance of `s1`, `s2`, so a band of
-/// half-width `d` holds every optimal split. Returns `(mid1, mid2, left distance, right distance)`.
+/// the forward and backward distances, computed inside the tight band of budget `k` of the whole
+/// part (pruned as in [`myers_pruned`] when `proven`: `k` is known to be at least the distance).
+/// Returns the split and the minimal total found.
+///
+/// When the distance `d` of the part is at most `k`, the result is exactly rapidfuzz's: every
+/// column `i` whose true total is `d` has `(i, mid2)` on an optimal path, whose two halves lie in
+/// the band (they are optimal paths of total cost `d ≤ k`), so its banded total is exact; every
+/// other column's banded total is at least its true total, `> d`. So the minimum is `d`, reached
+/// first at the true first minimising column, with exact left and right distances. Conversely a
+/// minimum `≤ k` proves `d ≤ k` (every banded total is the cost of a real path).
 fn hirschberg_split(
     ws: &mut AlignWorkspace,
     s1: &[u32],
     s2: &[u32],
-    d: usize,
-) -> Result<(usize, usize, usize, usize), TryReserveError> {
-    let mid2 = s2.len() / 2;
-    let mut forward = Vec::new();
-    prefix_distances(ws, s1, &s2[..mid2], d + 1, &mut forward)?;
-    let reversed = |s: &[u32]| -> Result<Vec<u32>, TryReserveError> {
-        let mut r = Vec::new();
-        r.try_reserve(s.len())?;
-        r.extend(s.iter().rev());
-        Ok(r)
-    };
-    let (rev1, rev2) = (reversed(s1)?, reversed(&s2[mid2..])?);
-    let mut backward = Vec::new();
-    prefix_distances(ws, &rev1, &rev2, d + 1, &mut backward)?;
-    let n = s1.len();
-    let (mut best, mut mid1) = (usize::MAX, 0);
-    for i in 0..=n {
-        let total = forward[i].saturating_add(backward[n - i]);
-        if total < best {
-            best = total;
-            mid1 = i;
+    k: usize,
+    proven: bool,
+) -> Result<Split, TryReserveError> {
+    let (m, n) = (s1.len(), s2.len());
+    let band = Band::tight(m, n, k);
+    // The reversed problem has the same length difference, so the same pruning.
+    let prune = proven.then(|| Prune::new(m, n, k));
+    let mid2 = n / 2;
+    let mut forward = std::mem::take(&mut ws.forward);
+    let mut backward = std::mem::take(&mut ws.backward);
+    let mut rev1 = std::mem::take(&mut ws.rev1);
+    let mut rev2 = std::mem::take(&mut ws.rev2);
+    let result = (|| {
+        prefix_distances(ws, s1, &s2[..mid2], band, prune, &mut forward)?;
+        fill(&mut rev1, 0, 0)?;
+        rev1.try_reserve(m)?;
+        rev1.extend(s1.iter().rev());
+        fill(&mut rev2, 0, 0)?;
+        rev2.try_reserve(n - mid2)?;
+        rev2.extend(s2[mid2..].iter().rev());
+        // The tight band is its own reverse, so the backward pass uses the same one.
+        prefix_distances(ws, &rev1, &rev2, band, prune, &mut backward)?;
+        let (mut total, mut mid1) = (usize::MAX, 0);
+        for i in 0..=m {
+            let t = forward[i].saturating_add(backward[m - i]);
+            if t < total {
+                total = t;
+                mid1 = i;
+            }
         }
-    }
-    Ok((mid1, mid2, forward[mid1], backward[n - mid1]))
+        Ok(Split {
+            total,
+            mid1,
+            mid2,
+            left: forward[mid1],
+            right: backward[m - mid1],
+        })
+    })();
+    (ws.forward, ws.backward, ws.rev1, ws.rev2) = (forward, backward, rev1, rev2);
+    result
 }
 
-/// Fill the stored bit rows for pattern `s1` over text `s2` (band of the exact distance).
-fn fill_rows(ws: &mut AlignWorkspace, s1: &[u32], s2: &[u32]) -> Result<(), TryReserveError> {
-    let m = s1.len();
+/// Fill the stored bit rows for pattern `s1` over text `s2`: the band words of every text row, in
+/// the tight band of the distance `d` (`known`, or found by growing a guessed budget until the
+/// pass's result fits it, which proves it exact).
+///
+/// Passes whose budget is known to be at least the distance are also pruned ([`myers_pruned`]).
+///
+/// Why the stored blocks are enough for the traceback rule, although cells outside them, and
+/// cells inside them but off every optimal path, may hold over-estimates `D' ≥ D`. The walk only
+/// visits cells on optimal paths (each move goes to an optimal predecessor), and such cells, with
+/// their whole optimal prefix, lie in the tight band and survive the pruning, so `D'` is exact
+/// there. At a visited cell `(i, j)`:
+///
+/// * delete reads the `+1` bit of `D[i][j] − D[i−1][j]`. If it is truly set, `(i − 1, j)` is an
+///   optimal predecessor, on an optimal path, exact: the stored bit is set. If not,
+///   `D[i−1][j] ≥ D[i][j]`, and `D'[i−1][j] ≥ D[i−1][j]` keeps the stored delta `≤ 0`; a word
+///   outside the band reads as 0, also right.
+/// * insert (delete refused) reads the `−1` bit of `D[i][j−1] − D[i−1][j−1]`. If it is truly
+///   set, the diagonal cannot beat the insertion, so `(i, j − 1)` is an optimal predecessor,
+///   exact, and `D'[i−1][j−1] ≥ D[i][j−1] + 1` forces the stored bit. If it is truly clear, the
+///   diagonal is optimal (without it the insertion would be the only optimal move, which sets
+///   the bit), so `(i − 1, j − 1)` is exact and `D'[i][j−1] ≥ D[i][j−1] ≥ D[i−1][j−1]` keeps the
+///   stored bit clear.
+fn fill_rows(
+    ws: &mut AlignWorkspace,
+    s1: &[u32],
+    s2: &[u32],
+    known: Option<usize>,
+) -> Result<(), TryReserveError> {
+    let (m, n) = (s1.len(), s2.len());
     ws.vp.clear();
     ws.vn.clear();
     ws.first_word.clear();
     ws.row_start.clear();
-    ws.dist.masks.build(s1)?;
+    build_masks(ws, s1)?;
     ws.single_word = m <= 64;
     if ws.single_word {
-        ws.vp.try_reserve(s2.len())?;
-        ws.vn.try_reserve(s2.len())?;
+        ws.vp.try_reserve(n)?;
+        ws.vn.try_reserve(n)?;
         let mut vp: u64 = if m == 64 { !0 } else { (1u64 << m) - 1 };
         let mut vn: u64 = 0;
         for &c in s2 {
@@ -309,45 +437,57 @@ fn fill_rows(ws: &mut AlignWorkspace, s1: &[u32], s2: &[u32]) -> Result<(), TryR
         }
         return Ok(());
     }
-    let d = super::distance(&mut ws.dist, s1, s2)?;
-    ws.dist.masks.build(s1)?;
-    // Exact vertical deltas wherever D ≤ d + 3: everything the traceback reads (path cells have
-    // D ≤ d and the rule only compares them with neighbours).
-    let margin = d + 3;
-    // Reserve the band's words up front, so that storing them cannot fail half-way.
-    let stored: usize = (1..=s2.len())
-        .map(|j| {
-            let (first, last) = band_blocks(j, margin, m);
-            last + 1 - first
-        })
-        .sum();
-    ws.vp.try_reserve(stored)?;
-    ws.vn.try_reserve(stored)?;
-    ws.first_word.try_reserve(s2.len())?;
-    ws.row_start.try_reserve(s2.len() + 1)?;
-    let (vp, vn, first_word, row_start) = (
-        &mut ws.vp,
-        &mut ws.vn,
-        &mut ws.first_word,
-        &mut ws.row_start,
-    );
-    myers_banded(
-        &ws.dist.masks,
-        m,
-        s2,
-        margin,
-        &mut ws.block_vp,
-        &mut ws.block_vn,
-        &mut ws.bottom,
-        |_, first, band_vp, band_vn| {
+    // A known distance, or a previous pass's result, is at least the distance: such passes prune.
+    let (mut k, mut proven) = match known {
+        Some(d) => (d, true),
+        None => (first_budget(m, n), false),
+    };
+    loop {
+        let band = Band::tight(m, n, k);
+        ws.vp.clear();
+        ws.vn.clear();
+        ws.first_word.clear();
+        ws.row_start.clear();
+        // Reserve the band's words up front, so that storing them cannot fail half-way.
+        let stored: usize = (1..=n)
+            .map(|j| {
+                let (first, last) = band.blocks(j, m);
+                last + 1 - first
+            })
+            .sum();
+        ws.vp.try_reserve(stored)?;
+        ws.vn.try_reserve(stored)?;
+        ws.first_word.try_reserve(n)?;
+        ws.row_start.try_reserve(n + 1)?;
+        let (vp, vn, first_word, row_start) = (
+            &mut ws.vp,
+            &mut ws.vn,
+            &mut ws.first_word,
+            &mut ws.row_start,
+        );
+        // (Word by word: the band is a few words, too short for a `memcpy` call to pay.)
+        let store = |_, first, band_vp: &[u64], band_vn: &[u64]| {
             first_word.push(first);
             row_start.push(vp.len());
-            vp.extend_from_slice(band_vp);
-            vn.extend_from_slice(band_vn);
-        },
-    )?;
-    ws.row_start.push(ws.vp.len());
-    Ok(())
+            for (&p, &n) in band_vp.iter().zip(band_vn) {
+                vp.push(p);
+                vn.push(n);
+            }
+        };
+        let (masks, block_vp, block_vn) = (&ws.dist.masks, &mut ws.block_vp, &mut ws.block_vn);
+        let d = if proven {
+            let prune = Prune::new(m, n, k);
+            myers_pruned(masks, m, s2, band, prune, block_vp, block_vn, store)?.0
+        } else {
+            myers_banded(masks, m, s2, band, block_vp, block_vn, store)?
+        };
+        ws.row_start.push(ws.vp.len());
+        if proven || d <= k || band.is_full(m, n) {
+            return Ok(());
+        }
+        k = next_budget(k, d);
+        proven = true;
+    }
 }
 
 fn direct_traceback<S: OpSink>(
@@ -356,12 +496,13 @@ fn direct_traceback<S: OpSink>(
     s2: &[u32],
     src_pos: usize,
     dest_pos: usize,
+    known: Option<usize>,
     sink: &mut S,
 ) -> Result<(), TryReserveError> {
     let start = sink.segment_start();
     let (mut col, mut row) = (s1.len(), s2.len());
     if col > 0 && row > 0 {
-        fill_rows(ws, s1, s2)?;
+        fill_rows(ws, s1, s2, known)?;
         while row > 0 && col > 0 {
             if ws.bit(true, row - 1, col - 1) {
                 col -= 1;
@@ -451,6 +592,215 @@ mod tests {
         c.insertions += j;
         c.hits = a_full.len() - c.substitutions - c.deletions;
         c
+    }
+
+    /// `D(a[..i], b)` for every `i`, by the plain DP over `b` (linear memory).
+    fn last_row(a: &[u32], b: &[u32]) -> Vec<usize> {
+        let mut col: Vec<usize> = (0..=a.len()).collect();
+        for (j, &c) in b.iter().enumerate() {
+            let mut diag = col[0];
+            col[0] = j + 1;
+            for i in 1..=a.len() {
+                let up = col[i];
+                col[i] = (diag + usize::from(a[i - 1] != c))
+                    .min(up + 1)
+                    .min(col[i - 1] + 1);
+                diag = up;
+            }
+        }
+        col
+    }
+
+    /// rapidfuzz's editops recursion written with plain dynamic programs: the same split rule
+    /// (bound, 1 MiB test, middle row, first minimising column) and the traceback rule on the full
+    /// matrix of each leaf. The oracle of the banded, guessed and reused computations.
+    fn reference_ops(
+        a: &[u32],
+        b: &[u32],
+        src: usize,
+        dest: usize,
+        bound: usize,
+        exact: bool,
+        out: &mut Vec<EditOp>,
+    ) {
+        let (prefix, suffix) = common_affix(a, b);
+        let a = &a[prefix..a.len() - suffix];
+        let b = &b[prefix..b.len() - suffix];
+        let (src, dest) = (src + prefix, dest + prefix);
+        let clipped = bound.min(a.len().max(b.len()));
+        let full_band = a.len().min(2 * clipped + 1);
+        if 2 * full_band * b.len() / 8 < 1 << 20 || a.len() < 65 || b.len() < 10 {
+            let d = reference::matrix(a, b);
+            let mut seg = Vec::new();
+            let (mut i, mut j) = (a.len(), b.len());
+            while i > 0 && j > 0 {
+                if d[i][j] == d[i - 1][j] + 1 {
+                    i -= 1;
+                    seg.push((EditOpKind::Delete, i, j));
+                } else if j > 1 && d[i][j - 1] + 1 == d[i - 1][j - 1] {
+                    j -= 1;
+                    seg.push((EditOpKind::Insert, i, j));
+                } else {
+                    i -= 1;
+                    j -= 1;
+                    if a[i] != b[j] {
+                        seg.push((EditOpKind::Substitute, i, j));
+                    }
+                }
+            }
+            while i > 0 {
+                i -= 1;
+                seg.push((EditOpKind::Delete, i, j));
+            }
+            while j > 0 {
+                j -= 1;
+                seg.push((EditOpKind::Insert, i, j));
+            }
+            out.extend(seg.iter().rev().map(|&(kind, i, j)| EditOp {
+                kind,
+                ref_pos: i + src,
+                hyp_pos: j + dest,
+            }));
+            return;
+        }
+        let d = if exact {
+            bound
+        } else {
+            last_row(a, b)[a.len()]
+        };
+        let mid2 = b.len() / 2;
+        let fwd = last_row(a, &b[..mid2]);
+        let ra: Vec<u32> = a.iter().rev().copied().collect();
+        let rb: Vec<u32> = b[mid2..].iter().rev().copied().collect();
+        let bwd = last_row(&ra, &rb);
+        let m = a.len();
+        let mid1 = (0..=m).min_by_key(|&i| (fwd[i] + bwd[m - i], i)).unwrap();
+        assert_eq!(fwd[mid1] + bwd[m - mid1], d);
+        reference_ops(&a[..mid1], &b[..mid2], src, dest, fwd[mid1], true, out);
+        reference_ops(
+            &a[mid1..],
+            &b[mid2..],
+            src + mid1,
+            dest + mid2,
+            bwd[m - mid1],
+            true,
+            out,
+        );
+    }
+
+    /// A copy of `a` with about `rate` edits per symbol (substitutions, deletions, insertions),
+    /// and stretches of one repeated symbol (tie-prone).
+    fn noisy(rng: &mut Rng, a: &[u32], alphabet: &[u32], per_thousand: usize) -> Vec<u32> {
+        let mut b = Vec::with_capacity(a.len() + a.len() / 8);
+        for &c in a {
+            if rng.below(1000) >= per_thousand {
+                b.push(c);
+                continue;
+            }
+            match rng.below(3) {
+                0 => b.push(alphabet[rng.below(alphabet.len())]),
+                1 => {}
+                _ => {
+                    b.push(c);
+                    b.push(alphabet[rng.below(alphabet.len())]);
+                }
+            }
+        }
+        b
+    }
+
+    fn page(rng: &mut Rng, len: usize, alphabet: &[u32]) -> Vec<u32> {
+        let mut a = Vec::with_capacity(len);
+        while a.len() < len {
+            if rng.below(20) == 0 {
+                // A run of one symbol, or of two alternating ones.
+                let (x, y) = (alphabet[rng.below(2)], alphabet[rng.below(alphabet.len())]);
+                for k in 0..rng.below(60) {
+                    a.push(if k % 2 == 0 || y == x { x } else { y });
+                }
+            } else {
+                a.push(alphabet[rng.below(alphabet.len())]);
+            }
+        }
+        a.truncate(len);
+        a
+    }
+
+    #[test]
+    fn split_and_band_choices_equal_the_plain_dp_recursion() {
+        let mut rng = Rng(2024);
+        let mut ws = AlignWorkspace::new();
+        let small: Vec<u32> = vec![1, 2, 3];
+        let wide: Vec<u32> = (0x531..0x587).chain([32, 10]).collect();
+        // Lengths around and above the top split (len1·len2 ≥ 4 Mi), low and higher error, very
+        // unequal lengths (band edges far from the main diagonal), low and wide alphabets.
+        let cases: Vec<(usize, usize, &[u32])> = vec![
+            (2100, 5, &small),
+            (2100, 20, &small),
+            (2500, 60, &wide),
+            (3000, 100, &small),
+            (2048, 10, &small),
+            (4000, 30, &wide),
+            (2300, 250, &small),
+        ];
+        for (len, rate, alphabet) in cases {
+            let a = page(&mut rng, len, alphabet);
+            let b = noisy(&mut rng, &a, alphabet, rate);
+            for (x, y) in [(&a, &b), (&b, &a)] {
+                let mut expected = Vec::new();
+                let bound = x.len().max(y.len());
+                reference_ops(x, y, 0, 0, bound, false, &mut expected);
+                assert_eq!(
+                    editops(&mut ws, x, y).unwrap(),
+                    expected,
+                    "len {len} rate {rate}"
+                );
+            }
+        }
+        // Very unequal lengths: a short hypothesis, and a long insertion.
+        let a = page(&mut rng, 3000, &small);
+        for (x, y) in [
+            (a.clone(), a[1000..1400].to_vec()),
+            (a[500..900].to_vec(), a.clone()),
+            (
+                a.clone(),
+                [&a[..1500], &page(&mut rng, 700, &small)[..], &a[1500..]].concat(),
+            ),
+        ] {
+            let mut expected = Vec::new();
+            reference_ops(&x, &y, 0, 0, x.len().max(y.len()), false, &mut expected);
+            assert_eq!(editops(&mut ws, &x, &y).unwrap(), expected);
+        }
+    }
+
+    #[test]
+    fn direct_tracebacks_with_a_guessed_budget_follow_the_rule() {
+        // Unsplit problems of several blocks whose distance is above, at and below the first
+        // budget (length difference + 128), equal and very unequal lengths.
+        let mut rng = Rng(404);
+        let mut ws = AlignWorkspace::new();
+        let alphabet = [1u32, 2, 3];
+        for (len, rate) in [
+            (300, 20),
+            (700, 100),
+            (1000, 400),
+            (900, 5),
+            (65, 300),
+            (129, 50),
+        ] {
+            for _ in 0..10 {
+                let a = page(&mut rng, len, &alphabet);
+                let mut b = noisy(&mut rng, &a, &alphabet, rate);
+                if rng.below(3) == 0 {
+                    b.truncate(b.len() / 3);
+                }
+                for (x, y) in [(&a, &b), (&b, &a)] {
+                    assert_eq!(align(&mut ws, x, y).unwrap(), rule_counts(x, y));
+                    let ops = editops(&mut ws, x, y).unwrap();
+                    check_script(x, y, &ops);
+                }
+            }
+        }
     }
 
     #[test]

@@ -17,7 +17,6 @@ pub struct DistanceWorkspace {
     pub(crate) masks: PatternMasks,
     vp: Vec<u64>,
     vn: Vec<u64>,
-    bottom: Vec<usize>,
 }
 
 impl DistanceWorkspace {
@@ -41,36 +40,6 @@ pub(crate) fn hyyro_step(eq: u64, vp: &mut u64, vn: &mut u64) -> (u64, u64) {
     (hp, hn)
 }
 
-/// One block step of Myers' blocked algorithm. `h_in` is the horizontal delta entering the block
-/// from above (−1, 0 or +1); returns the delta leaving it at bit `last_bit`.
-#[inline(always)]
-pub(crate) fn block_step(mut eq: u64, vp: &mut u64, vn: &mut u64, h_in: i32, last_bit: u64) -> i32 {
-    let xv = eq | *vn;
-    if h_in < 0 {
-        eq |= 1;
-    }
-    let xh = ((eq & *vp).wrapping_add(*vp) ^ *vp) | eq;
-    let mut hp = *vn | !(xh | *vp);
-    let mut hn = *vp & xh;
-    let h_out = if hp & last_bit != 0 {
-        1
-    } else if hn & last_bit != 0 {
-        -1
-    } else {
-        0
-    };
-    hp <<= 1;
-    hn <<= 1;
-    if h_in < 0 {
-        hn |= 1;
-    } else if h_in > 0 {
-        hp |= 1;
-    }
-    *vp = hn | !(xv | hp);
-    *vn = hp & xv;
-    h_out
-}
-
 /// Distance between `pattern` (≤ 64 symbols, masks already built) and `text`.
 pub(crate) fn hyyro_single(masks: &PatternMasks, m: usize, text: &[u32]) -> usize {
     let mut vp: u64 = if m == 64 { !0 } else { (1u64 << m) - 1 };
@@ -88,105 +57,433 @@ pub(crate) fn hyyro_single(masks: &PatternMasks, m: usize, text: &[u32]) -> usiz
     score
 }
 
-/// First and last 64-row block of the pattern (`m` rows) meeting the diagonal band `|i − j| ≤ w`
-/// in text column `j` (rows `i` are 1-based).
-#[inline]
-pub(crate) fn band_blocks(j: usize, w: usize, m: usize) -> (usize, usize) {
-    let lo = j.saturating_sub(w).max(1);
-    let hi = (j + w).min(m);
-    ((lo - 1) / 64, (hi - 1) / 64)
+/// A diagonal band of the `m × n` matrix: in text column `j` (1-based) the pattern rows
+/// `j − above ..= j + below` (clipped to `1..=m`) are computed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Band {
+    pub above: usize,
+    pub below: usize,
 }
 
-/// Myers' blocked algorithm restricted to the blocks meeting the diagonal band `|i − j| ≤ w`.
+impl Band {
+    /// The cells a path of total cost at most `k` can use, for a pattern of `m` and a text of `n`
+    /// symbols. With `t = j − i` (the diagonal of cell `(i, j)`) and `δ = n − m`, any path through
+    /// `(i, j)` costs at least `|t|` to reach it and `|δ − t|` to finish, so `|t| + |δ − t| ≤ k`,
+    /// i.e. `t ∈ [min(0, δ) − s, max(0, δ) + s]` with `s = ⌊(k − |δ|) / 2⌋`: about `k + 1`
+    /// diagonals instead of the `2k + 1` of `|i − j| ≤ k`. The band is the same for the reversed
+    /// problem (`t ↦ δ − t`). `k < |δ|` is treated as `k = |δ|`.
+    pub fn tight(m: usize, n: usize, k: usize) -> Band {
+        let s = k.saturating_sub(m.abs_diff(n)) / 2;
+        Band {
+            above: n.saturating_sub(m) + s,
+            below: m.saturating_sub(n) + s,
+        }
+    }
+
+    /// First and last 64-row block of an `m`-row pattern meeting the band in text column `j ≥ 1`.
+    #[inline]
+    pub fn blocks(&self, j: usize, m: usize) -> (usize, usize) {
+        let lo = j.saturating_sub(self.above).max(1);
+        let hi = (j + self.below).min(m);
+        ((lo.min(hi) - 1) / 64, (hi - 1) / 64)
+    }
+
+    /// True when the band holds every cell of the `m × n` matrix.
+    pub fn is_full(&self, m: usize, n: usize) -> bool {
+        self.above + 1 >= n && self.below + 1 >= m
+    }
+}
+
+/// One step of a 64-row block (Hyyrö's formulation, as in rapidfuzz's blocked kernel): `eq` is
+/// the block's match mask for the text symbol; `hp`/`hn` hold the horizontal delta entering from
+/// above (`+1`/`−1` as 0/1) on input and the delta leaving at bit `out_bit` on output.
+/// Branch-free, so the random deltas of real text cost no mispredictions.
+#[inline(always)]
+fn block_step(eq: u64, vp: &mut u64, vn: &mut u64, hp: &mut u64, hn: &mut u64, out_bit: u32) {
+    let (p, n) = (*vp, *vn);
+    let x = eq | *hn;
+    let d0 = ((x & p).wrapping_add(p) ^ p) | x | n;
+    let h_pos = n | !(d0 | p);
+    let h_neg = d0 & p;
+    let h_pos_s = (h_pos << 1) | *hp;
+    let h_neg_s = (h_neg << 1) | *hn;
+    *hp = (h_pos >> out_bit) & 1;
+    *hn = (h_neg >> out_bit) & 1;
+    *vp = h_neg_s | !(d0 | h_pos_s);
+    *vn = h_pos_s & d0;
+}
+
+/// Advance the band's blocks (`vp`/`vn`, one entry per block, at least one) by one text symbol
+/// whose mask in band block `k` is `eq(k)`; the top block sees a `+1` delta from above. Returns
+/// the delta (−1, 0 or +1) leaving the last block at bit `last_bit`.
+#[inline(always)]
+fn advance_band(vp: &mut [u64], vn: &mut [u64], last_bit: u32, eq: impl Fn(usize) -> u64) -> i64 {
+    let (mut hp, mut hn) = (1u64, 0u64);
+    let body = vp.len() - 1;
+    for (k, (p, n)) in vp[..body].iter_mut().zip(vn[..body].iter_mut()).enumerate() {
+        block_step(eq(k), p, n, &mut hp, &mut hn, 63);
+    }
+    block_step(
+        eq(body),
+        &mut vp[body],
+        &mut vn[body],
+        &mut hp,
+        &mut hn,
+        last_bit,
+    );
+    hp as i64 - hn as i64
+}
+
+/// Myers' blocked algorithm restricted to the blocks meeting `band`.
 ///
 /// A block leaving the band at the top stops being computed (the next block assumes a horizontal
 /// delta of +1 above it); a block entering at the bottom starts from vertical deltas of +1. Both
-/// describe real paths, so every computed value is an upper bound of the true `D`, exact wherever
-/// `D ≤ w` (a path of cost `c` never leaves the band of half-width `c`). `visit(j, first_block,
-/// vp, vn)` sees the band's words of every column. Returns the computed `D[m][n]`, exact when the
-/// distance is at most `w` and `|m − n| ≤ w`. Memory: three words per pattern block.
-#[allow(clippy::too_many_arguments)]
+/// describe real paths, so every computed value `D'` is an upper bound of the true `D`, and the
+/// deltas between computed neighbours stay in −1..=1. `D'` equals `D` at every cell that has an
+/// optimal path from the origin inside the computed blocks (the recurrence takes the minimum over
+/// that path's predecessor). `visit(j, first_block, vp, vn)` sees the band's words of every
+/// column. Returns `D'` at the last row of the final column's last band block: the computed
+/// `D[m][n]` when that column's band reaches row `m`, as every [`Band::tight`] of the same `m × n`
+/// problem does (it holds the diagonal `n − m`). Memory: two words per pattern block.
 pub(crate) fn myers_banded(
     masks: &PatternMasks,
     m: usize,
     text: &[u32],
-    w: usize,
+    band: Band,
     vp: &mut Vec<u64>,
     vn: &mut Vec<u64>,
-    bottom: &mut Vec<usize>,
     mut visit: impl FnMut(usize, usize, &[u64], &[u64]),
 ) -> Result<usize, TryReserveError> {
     let words = m.div_ceil(64);
-    let last_bit_final = 1u64 << ((m - 1) % 64);
+    let final_bit = ((m - 1) % 64) as u32;
     fill(vp, words, !0)?;
     fill(vn, words, 0)?;
-    fill(bottom, words, 0)?;
-    for (b, v) in bottom.iter_mut().enumerate() {
-        *v = (64 * (b + 1)).min(m);
-    }
-    let mut prev_last = band_blocks(0, w, m).1;
+    // `score` is D' at the last row of the band's last block.
+    let (_, mut last) = band.blocks(1, m);
+    let mut score = (64 * (last + 1)).min(m);
     for (col, &c) in text.iter().enumerate() {
-        let (first, last) = band_blocks(col + 1, w, m);
-        if last > prev_last {
-            bottom[last] = bottom[last - 1] + (64 * (last + 1)).min(m) - 64 * last;
-            prev_last = last;
+        let (first, new_last) = band.blocks(col + 1, m);
+        if new_last > last {
+            // The entering block starts with vertical deltas of +1 (the buffers' initial state).
+            score += (64 * (new_last + 1)).min(m) - 64 * (last + 1);
+            last = new_last;
         }
-        let mut h = 1i32;
-        let mut step = |b: usize, eq: u64| {
-            let last_bit = if b + 1 == words {
-                last_bit_final
-            } else {
-                1u64 << 63
-            };
-            h = block_step(eq, &mut vp[b], &mut vn[b], h, last_bit);
-            bottom[b] = (bottom[b] as isize + h as isize) as usize;
+        let last_bit = if last + 1 == words { final_bit } else { 63 };
+        let (bvp, bvn) = (&mut vp[first..=last], &mut vn[first..=last]);
+        let h = match masks.row(c) {
+            Row::Absent => advance_band(bvp, bvn, last_bit, |_| 0),
+            Row::Dense(eqs) => {
+                let eqs = &eqs[first..=last];
+                advance_band(bvp, bvn, last_bit, |k| eqs[k])
+            }
+            Row::Sparse(blocks, bits) => {
+                let lo = blocks.partition_point(|&x| (x as usize) < first);
+                let hi = blocks.partition_point(|&x| (x as usize) <= last);
+                let (blocks, bits) = (&blocks[lo..hi], &bits[lo..hi]);
+                advance_band(bvp, bvn, last_bit, |k| {
+                    blocks
+                        .binary_search(&((first + k) as u32))
+                        .map_or(0, |e| bits[e])
+                })
+            }
+        };
+        score = (score as i64 + h) as usize;
+        visit(col, first, &vp[first..=last], &vn[first..=last]);
+    }
+    Ok(score)
+}
+
+/// A budget known to be at least the distance of the whole `m × n` problem (`delta = n − m`):
+/// lets [`myers_pruned`] drop the blocks no optimal path can reach.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Prune {
+    pub budget: usize,
+    pub delta: isize,
+}
+
+impl Prune {
+    pub fn new(m: usize, n: usize, budget: usize) -> Prune {
+        Prune {
+            budget,
+            delta: n as isize - m as isize,
+        }
+    }
+
+    /// Lower bound of `D'(i, j) + |δ − (j − i)|` (the cost of the best path through `(i, j)`
+    /// if `D'(i, j)` is exact) over the rows `i` of block `b` (last row `end`), from the block's
+    /// bottom value `s`: `D'` changes by at most 1 per row, so `D'(i) ≥ s − (end − i)`.
+    #[inline]
+    fn block_bound(&self, b: usize, end: usize, s: usize, j: usize) -> isize {
+        let c = j as isize - self.delta;
+        let start = 64 * b as isize + 1;
+        let through = if c >= start { c } else { 2 * start - c };
+        s as isize - end as isize + through
+    }
+
+    /// The same for the single cell `(i, j)` of value `s`.
+    #[inline]
+    fn cell_bound(&self, i: usize, s: usize, j: usize) -> isize {
+        s as isize + (i as isize - (j as isize - self.delta)).abs()
+    }
+}
+
+/// Sum of the vertical deltas of block `b`'s rows (`m` pattern rows in all).
+#[inline]
+fn block_delta(vp: u64, vn: u64, b: usize, m: usize) -> isize {
+    let rows = (64 * (b + 1)).min(m) - 64 * b;
+    let mask = if rows == 64 { !0 } else { (1u64 << rows) - 1 };
+    (vp & mask).count_ones() as isize - (vn & mask).count_ones() as isize
+}
+
+/// [`myers_banded`] inside `band`, further restricted, column by column, to the blocks an
+/// optimal path can use when the distance is at most `prune.budget` (Ukkonen's cut-off, as in
+/// rapidfuzz's blocked kernel, with the remaining length difference as the cost still to come).
+///
+/// A cell on an optimal path has `D + |δ − t| ≤ d ≤ budget`. By induction over the columns, such
+/// cells are computed exactly: their optimal predecessor is (exact, by induction), and their block
+/// is computed — a top or bottom block is dropped only when a lower bound of `D' + |δ − t|` over
+/// all its rows exceeds the budget (no optimal cell, and none later above a dropped top block),
+/// and a block is (re)entered below the last one whenever the last one's bottom cell, in this
+/// column or the previous one, could be on an optimal path (the only ways in). A (re)entered block
+/// starts from vertical deltas of +1 below the previous column's bottom value, an upper bound as
+/// in [`myers_banded`], so every value stays an upper bound and every read the callers make is as
+/// in the unpruned band. Returns `D'` at the last row of the final column's last block and that
+/// column's first and last computed blocks.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn myers_pruned(
+    masks: &PatternMasks,
+    m: usize,
+    text: &[u32],
+    band: Band,
+    prune: Prune,
+    vp: &mut Vec<u64>,
+    vn: &mut Vec<u64>,
+    mut visit: impl FnMut(usize, usize, &[u64], &[u64]),
+) -> Result<(usize, usize, usize), TryReserveError> {
+    let words = m.div_ceil(64);
+    let final_bit = ((m - 1) % 64) as u32;
+    let end = |b: usize| (64 * (b + 1)).min(m);
+    let budget = prune.budget as isize;
+    fill(vp, words, !0)?;
+    fill(vn, words, 0)?;
+    let (mut first, mut last) = band.blocks(1, m);
+    // Bottom values of the first and last computed blocks (column 0: D[i][0] = i).
+    let (mut top, mut score) = (end(first), end(last));
+    for (col, &c) in text.iter().enumerate() {
+        let j = col + 1;
+        let (static_first, static_last) = band.blocks(j, m);
+        while first < static_first.min(last) {
+            first += 1;
+            top = (top as isize + block_delta(vp[first], vn[first], first, m)) as usize;
+        }
+        let mut state = RowState {
+            first,
+            last,
+            top,
+            score,
         };
         match masks.row(c) {
-            Row::Absent => (first..=last).for_each(|b| step(b, 0)),
-            Row::Dense(eqs) => (first..=last).for_each(|b| step(b, eqs[b])),
-            Row::Sparse(blocks, bits) => {
-                // Walk the symbol's blocks alongside the band's.
-                let mut k = blocks.partition_point(|&x| (x as usize) < first);
-                for b in first..=last {
-                    let eq = if blocks.get(k) == Some(&(b as u32)) {
-                        k += 1;
-                        bits[k - 1]
-                    } else {
-                        0
-                    };
-                    step(b, eq);
-                }
+            Row::Absent => pruned_row(
+                vp,
+                vn,
+                &mut state,
+                static_last,
+                words,
+                final_bit,
+                m,
+                j,
+                &prune,
+                |_| 0,
+            ),
+            Row::Dense(eqs) => pruned_row(
+                vp,
+                vn,
+                &mut state,
+                static_last,
+                words,
+                final_bit,
+                m,
+                j,
+                &prune,
+                |b| eqs[b],
+            ),
+            Row::Sparse(blocks, bits) => pruned_row(
+                vp,
+                vn,
+                &mut state,
+                static_last,
+                words,
+                final_bit,
+                m,
+                j,
+                &prune,
+                |b| blocks.binary_search(&(b as u32)).map_or(0, |e| bits[e]),
+            ),
+        }
+        RowState {
+            first,
+            last,
+            top,
+            score,
+        } = state;
+        // Drop the bottom and top blocks no optimal path can use.
+        // (Only when the block above's bottom cell is out of reach too, so that the block is not
+        // entered again in the next column: no drop-and-enter churn.)
+        while last > first && prune.block_bound(last, end(last), score, j) > budget {
+            let above = (score as isize - block_delta(vp[last], vn[last], last, m)) as usize;
+            if prune.cell_bound(end(last - 1), above, j) <= budget {
+                break;
             }
+            score = above;
+            last -= 1;
+        }
+        if first == last {
+            top = score;
+        }
+        while first < last && prune.block_bound(first, end(first), top, j) > budget {
+            first += 1;
+            top = (top as isize + block_delta(vp[first], vn[first], first, m)) as usize;
         }
         visit(col, first, &vp[first..=last], &vn[first..=last]);
     }
-    Ok(bottom[words - 1])
+    Ok((score, first, last))
 }
 
-/// Distance of a pattern longer than 64 symbols: banded passes, doubling the band until the
-/// result fits in it.
+struct RowState {
+    first: usize,
+    last: usize,
+    top: usize,
+    score: usize,
+}
+
+/// One column of [`myers_pruned`]: advance the computed blocks, then enter blocks below while
+/// an optimal path may enter them.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn pruned_row(
+    vp: &mut [u64],
+    vn: &mut [u64],
+    st: &mut RowState,
+    static_last: usize,
+    words: usize,
+    final_bit: u32,
+    m: usize,
+    j: usize,
+    prune: &Prune,
+    eq: impl Fn(usize) -> u64,
+) {
+    let (mut hp, mut hn) = (1u64, 0u64);
+    let bit = |b: usize| if b + 1 == words { final_bit } else { 63 };
+    let (first, last) = (st.first, st.last);
+    if first < last {
+        block_step(
+            eq(first),
+            &mut vp[first],
+            &mut vn[first],
+            &mut hp,
+            &mut hn,
+            63,
+        );
+        st.top = (st.top as isize + hp as isize - hn as isize) as usize;
+        for b in first + 1..last {
+            block_step(eq(b), &mut vp[b], &mut vn[b], &mut hp, &mut hn, 63);
+        }
+    }
+    block_step(
+        eq(last),
+        &mut vp[last],
+        &mut vn[last],
+        &mut hp,
+        &mut hn,
+        bit(last),
+    );
+    // `prev`: the last block's bottom value in the previous column.
+    let mut prev = st.score;
+    st.score = (st.score as isize + hp as isize - hn as isize) as usize;
+    let budget = prune.budget as isize;
+    while st.last < static_last {
+        let e = 64 * (st.last + 1);
+        if prune.cell_bound(e, prev, j - 1) > budget && prune.cell_bound(e, st.score, j) > budget {
+            break;
+        }
+        let b = st.last + 1;
+        let rows = (64 * (b + 1)).min(m) - 64 * b;
+        vp[b] = !0;
+        vn[b] = 0;
+        // The entered block's previous column: +1 per row below the bottom value above it.
+        prev += rows;
+        block_step(eq(b), &mut vp[b], &mut vn[b], &mut hp, &mut hn, bit(b));
+        if st.first == st.last {
+            st.top = st.score;
+        }
+        st.score = (prev as isize + hp as isize - hn as isize) as usize;
+        st.last = b;
+    }
+}
+
+/// `D'` at the last row of every block `b ∈ first..=last` (the band's blocks in the final
+/// column) after [`myers_banded`], from its result `score` (the last row of block `last`)
+/// upwards by the blocks' vertical deltas; `out[b]` is `usize::MAX` for the other blocks.
+pub(crate) fn block_bottoms(
+    vp: &[u64],
+    vn: &[u64],
+    m: usize,
+    (first, last): (usize, usize),
+    score: usize,
+    out: &mut Vec<usize>,
+) -> Result<(), TryReserveError> {
+    fill(out, m.div_ceil(64), usize::MAX)?;
+    let mut v = score;
+    for b in (first..=last).rev() {
+        out[b] = v;
+        let rows = (64 * (b + 1)).min(m) - 64 * b;
+        let mask = if rows == 64 { !0 } else { (1u64 << rows) - 1 };
+        v = v + (vn[b] & mask).count_ones() as usize - (vp[b] & mask).count_ones() as usize;
+    }
+    Ok(())
+}
+
+/// First budget of a banded pass: the length difference plus 128, i.e. two or three blocks per
+/// column beyond the difference. Even when the distance is larger, the best path inside such a
+/// band is usually close to optimal, so the bound it gives is a good second budget.
+pub(crate) fn first_budget(m: usize, n: usize) -> usize {
+    m.abs_diff(n) + 128
+}
+
+/// The budget after a banded pass with budget `k` gave the upper bound `bound > k`: the bound
+/// itself, so the next pass is exact and the last. (Doubling instead, `min(2k, bound)`, costs
+/// several passes on OCR pages: the best path inside even a narrow band is usually within a few
+/// edits of the optimum, far above `2k` when the first budget is small.)
+pub(crate) fn next_budget(k: usize, bound: usize) -> usize {
+    bound.max(k + 1)
+}
+
+/// Distance of a pattern longer than 64 symbols: banded passes over the cells a path of cost at
+/// most `k` can use, `k` growing until the result fits it. A result `≤ k` is exact: the optimal
+/// paths (cost `d ≤` result `≤ k`) lie inside the band, so the minimum reaches `d`.
 fn banded_distance(
     ws: &mut DistanceWorkspace,
     m: usize,
     text: &[u32],
 ) -> Result<usize, TryReserveError> {
-    let longest = m.max(text.len());
-    let mut w = 64.max(m.abs_diff(text.len()));
+    let n = text.len();
+    let mut k = first_budget(m, n);
+    let mut proven = false;
     loop {
-        let d = myers_banded(
-            &ws.masks,
-            m,
-            text,
-            w,
-            &mut ws.vp,
-            &mut ws.vn,
-            &mut ws.bottom,
-            |_, _, _, _| {},
-        )?;
-        if d <= w || w >= longest {
+        let band = Band::tight(m, n, k);
+        let (masks, vp, vn) = (&ws.masks, &mut ws.vp, &mut ws.vn);
+        let d = if proven {
+            // `k` is the previous pass's result, so at least the distance: prune.
+            let prune = Prune::new(m, n, k);
+            myers_pruned(masks, m, text, band, prune, vp, vn, |_, _, _, _| {})?.0
+        } else {
+            myers_banded(masks, m, text, band, vp, vn, |_, _, _, _| {})?
+        };
+        if d <= k || band.is_full(m, n) {
             return Ok(d);
         }
-        w *= 2;
+        k = next_budget(k, d);
+        proven = true;
     }
 }
 
@@ -251,6 +548,232 @@ mod tests {
     fn short_random_pairs_match_the_plain_dp() {
         check(&[1, 2, 3], 20, 3000, 7);
         check(&[97, 0x0568, 0x4E00, 0x1F600, 300], 70, 2000, 11);
+    }
+
+    /// `D[i][j]` for the pattern `a` (rows) and text `b` (columns), and the cost of finishing
+    /// from `(i, j)`, from the plain DP.
+    fn forward_backward(a: &[u32], b: &[u32]) -> (Vec<Vec<usize>>, Vec<Vec<usize>>) {
+        let fwd = reference::matrix(a, b);
+        let (ra, rb): (Vec<u32>, Vec<u32>) = (
+            a.iter().rev().copied().collect(),
+            b.iter().rev().copied().collect(),
+        );
+        let rev = reference::matrix(&ra, &rb);
+        let (m, n) = (a.len(), b.len());
+        let bwd = (0..=m)
+            .map(|i| (0..=n).map(|j| rev[m - i][n - j]).collect())
+            .collect();
+        (fwd, bwd)
+    }
+
+    #[test]
+    fn tight_band_holds_every_cell_of_every_cheap_path() {
+        let mut rng = Rng(3);
+        for case in 0..400 {
+            let a = rng.seq(if case % 4 == 0 { 5 } else { 40 }, &[1, 2, 3]);
+            let b = rng.seq(40, &[1, 2, 3]);
+            let (m, n) = (a.len(), b.len());
+            let (fwd, bwd) = forward_backward(&a, &b);
+            let d = fwd[m][n];
+            for k in [d, d + 1, d + 5, m.abs_diff(n), 0] {
+                let band = Band::tight(m, n, k);
+                let diagonals = (band.above + band.below + 1) as isize;
+                assert!(diagonals <= k.max(m.abs_diff(n)) as isize + 1);
+                for i in 0..=m {
+                    for j in 0..=n {
+                        let inside = j as isize - i as isize <= band.above as isize
+                            && i as isize - j as isize <= band.below as isize;
+                        if fwd[i][j] + bwd[i][j] <= k {
+                            assert!(inside, "{a:?} {b:?} k={k} cell ({i}, {j}) {band:?}");
+                        }
+                    }
+                }
+                // The reversed problem has the same band.
+                assert_eq!(band, Band::tight(m, n, k));
+            }
+        }
+    }
+
+    /// One banded pass with the tight band of budget `k`, from scratch.
+    fn banded(a: &[u32], b: &[u32], k: usize, sparse: bool) -> usize {
+        let mut ws = DistanceWorkspace::new();
+        ws.masks.force_sparse = sparse;
+        ws.masks.build(a).unwrap();
+        let band = Band::tight(a.len(), b.len(), k);
+        myers_banded(
+            &ws.masks,
+            a.len(),
+            b,
+            band,
+            &mut ws.vp,
+            &mut ws.vn,
+            |_, _, _, _| {},
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn banded_pass_is_exact_within_its_budget_and_an_upper_bound_below_it() {
+        let mut rng = Rng(21);
+        // Single-word patterns, two or three blocks, many blocks; equal and very unequal lengths.
+        for (alphabet, la, lb) in [
+            (vec![1u32, 2], 60, 70),
+            (vec![1, 2, 3], 64, 64),
+            (vec![1, 2, 3, 4], 200, 200),
+            (vec![1, 2], 300, 40),
+            (vec![1, 2], 40, 300),
+            (vec![5, 6, 7, 8, 9], 700, 500),
+            ((0..30).collect(), 1000, 1100),
+        ] {
+            for case in 0..40 {
+                let a = rng.seq(la, &alphabet);
+                let mut b = if case % 2 == 0 {
+                    rng.seq(lb, &alphabet)
+                } else {
+                    // A few edits of `a`: a small distance in a long pattern.
+                    let mut b = a.clone();
+                    for _ in 0..rng.below(12) {
+                        let at = rng.below(b.len() + 1);
+                        match rng.below(3) {
+                            0 if at < b.len() => b[at] = alphabet[rng.below(alphabet.len())],
+                            1 if at < b.len() => {
+                                b.remove(at);
+                            }
+                            _ => b.insert(at, alphabet[rng.below(alphabet.len())]),
+                        }
+                    }
+                    b
+                };
+                if a.is_empty() {
+                    continue;
+                }
+                b.truncate(lb.max(la) + 20);
+                let d = reference::distance(&a, &b);
+                for k in [d, d + 1, d + 64, d / 2, m_diff(&a, &b), 0] {
+                    for sparse in [false, true] {
+                        let got = banded(&a, &b, k, sparse);
+                        if k >= d {
+                            assert_eq!(got, d, "k={k} {a:?} {b:?}");
+                            assert_eq!(pruned(&a, &b, k, sparse), d, "pruned, k={k}");
+                        } else {
+                            assert!(got >= d, "k={k} below the distance {d}: {got}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// One pruned pass with budget `k` (meant to be at least the distance), from scratch.
+    fn pruned(a: &[u32], b: &[u32], k: usize, sparse: bool) -> usize {
+        let mut ws = DistanceWorkspace::new();
+        ws.masks.force_sparse = sparse;
+        ws.masks.build(a).unwrap();
+        let (m, n) = (a.len(), b.len());
+        let band = Band::tight(m, n, k);
+        let prune = Prune::new(m, n, k);
+        let (d, first, last) = myers_pruned(
+            &ws.masks,
+            m,
+            b,
+            band,
+            prune,
+            &mut ws.vp,
+            &mut ws.vn,
+            |_, _, _, _| {},
+        )
+        .unwrap();
+        assert_eq!(last, m.div_ceil(64) - 1);
+        assert!(first <= last);
+        d
+    }
+
+    #[test]
+    fn pruned_pass_keeps_every_optimal_cell_exact() {
+        // Final-column values of the pruned pass, read from its blocks, equal the plain DP at
+        // every row an optimal path ends a column in (here: every row whose D + |δ − t| ≤ d).
+        let mut rng = Rng(5150);
+        for (alphabet, la, lb) in [
+            (vec![1u32, 2], 300, 280),
+            (vec![1, 2, 3], 500, 200),
+            (vec![1, 2, 3], 130, 700),
+            (vec![1, 2, 3, 4, 5, 6], 900, 950),
+        ] {
+            for _ in 0..30 {
+                let a = rng.seq(la, &alphabet);
+                let b = rng.seq(lb, &alphabet);
+                if a.is_empty() || b.is_empty() {
+                    continue;
+                }
+                let (m, n) = (a.len(), b.len());
+                let full = reference::matrix(&a, &b);
+                let d = full[m][n];
+                // A prefix of the text, pruned for the whole problem (as the split passes are).
+                let mid = n / 2;
+                let mut ws = DistanceWorkspace::new();
+                ws.masks.build(&a).unwrap();
+                let band = Band::tight(m, n, d);
+                let (score, first, last) = myers_pruned(
+                    &ws.masks,
+                    m,
+                    &b[..mid],
+                    band,
+                    Prune::new(m, n, d),
+                    &mut ws.vp,
+                    &mut ws.vn,
+                    |_, _, _, _| {},
+                )
+                .unwrap();
+                let mut bottoms = Vec::new();
+                block_bottoms(&ws.vp, &ws.vn, m, (first, last), score, &mut bottoms).unwrap();
+                let rev = reference::matrix(
+                    &a.iter().rev().copied().collect::<Vec<_>>(),
+                    &b.iter().rev().copied().collect::<Vec<_>>(),
+                );
+                for blk in first..=last {
+                    let mut v = bottoms[blk];
+                    let end = (64 * (blk + 1)).min(m);
+                    for i in (64 * blk + 1..=end).rev() {
+                        assert!(v >= full[i][mid], "below the true value at {i}");
+                        if full[i][mid] + rev[m - i][n - mid] == d {
+                            assert_eq!(v, full[i][mid], "optimal cell ({i}, {mid})");
+                        }
+                        let bit = (i - 1) % 64;
+                        v = v + (ws.vn[blk] >> bit & 1) as usize - (ws.vp[blk] >> bit & 1) as usize;
+                    }
+                }
+                // Every optimal cell of that column is inside the computed blocks.
+                for i in 1..=m {
+                    if full[i][mid] + rev[m - i][n - mid] == d {
+                        assert!(
+                            (first..=last).contains(&((i - 1) / 64)),
+                            "cell ({i}, {mid}) pruned"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    fn m_diff(a: &[u32], b: &[u32]) -> usize {
+        a.len().abs_diff(b.len())
+    }
+
+    #[test]
+    fn budget_growth_always_ends_exact() {
+        // Distances far above the first budget, on the growth path min(2k, bound).
+        let mut rng = Rng(77);
+        let mut ws = DistanceWorkspace::new();
+        for (la, lb) in [(2000, 2000), (3000, 600), (600, 3000), (1500, 1700)] {
+            let a: Vec<u32> = (0..la).map(|_| rng.below(4) as u32).collect();
+            let b: Vec<u32> = (0..lb).map(|_| rng.below(4) as u32).collect();
+            assert_eq!(
+                distance(&mut ws, &a, &b).unwrap(),
+                reference::distance(&a, &b)
+            );
+        }
+        assert_eq!(next_budget(100, 150), 150);
+        assert_eq!(next_budget(100, 5000), 5000);
     }
 
     #[test]

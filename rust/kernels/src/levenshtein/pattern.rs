@@ -56,6 +56,8 @@ pub struct PatternMasks {
     slots_used: Vec<usize>,
     /// Dense id of every pattern position.
     pattern_ids: Vec<u32>,
+    /// Built by [`PatternMasks::build_ids`]: [`PatternMasks::row`] then takes dense ids.
+    by_id: bool,
     sparse: bool,
     /// Dense layout: `ids × words` masks.
     dense: Vec<u64>,
@@ -104,20 +106,27 @@ impl PatternMasks {
         let id = if (c as usize) < DIRECT {
             self.direct[c as usize]
         } else {
-            if self.slots_used.is_empty() {
-                return None;
-            }
-            let capacity = self.keys.len();
-            let mut slot = Self::hash(c, capacity);
-            loop {
-                let id = self.key_ids[slot];
-                if id == ABSENT || self.keys[slot] == c {
-                    break id;
-                }
-                slot = (slot + 1) & (capacity - 1);
-            }
+            self.hashed_id(c)
         };
         (id != ABSENT).then_some(id as usize)
+    }
+
+    /// Dense id (or `ABSENT`) of a symbol above the direct table, from the hash table; kept out of
+    /// line so that [`PatternMasks::row`] stays small enough to inline into the kernels.
+    #[inline(never)]
+    fn hashed_id(&self, c: u32) -> u32 {
+        if self.slots_used.is_empty() {
+            return ABSENT;
+        }
+        let capacity = self.keys.len();
+        let mut slot = Self::hash(c, capacity);
+        loop {
+            let id = self.key_ids[slot];
+            if id == ABSENT || self.keys[slot] == c {
+                return id;
+            }
+            slot = (slot + 1) & (capacity - 1);
+        }
     }
 
     /// Give every symbol of `pattern` its dense id (in order of first occurrence); returns how
@@ -173,10 +182,60 @@ impl PatternMasks {
     /// Build the masks of `pattern` (any length).
     pub fn build(&mut self, pattern: &[u32]) -> Result<(), TryReserveError> {
         self.clear();
-        let words = pattern.len().div_ceil(64).max(1);
-        self.words = words;
+        self.by_id = false;
         let ids = self.assign_ids(pattern)?;
-        let dense_budget = (DENSE_BYTES_PER_SYMBOL * pattern.len()).max(DENSE_MIN_BYTES) / 8;
+        let pattern_ids = std::mem::take(&mut self.pattern_ids);
+        let filled = self.fill_masks(&pattern_ids, ids);
+        self.pattern_ids = pattern_ids;
+        filled?;
+        if self.words == 1 {
+            for &c in &self.direct_used {
+                self.direct_mask[c as usize] = self.dense[self.direct[c as usize] as usize];
+            }
+        }
+        Ok(())
+    }
+
+    /// Encode `pattern` and `text` as dense ids of `pattern`'s symbols (in order of first
+    /// occurrence; a text symbol absent from the pattern becomes `u32::MAX`) into `pattern_out`
+    /// and `text_out`; returns the number of ids. Every comparison of a pattern symbol with a
+    /// text symbol gives the same answer on the ids. The masks of the current pattern are lost.
+    pub fn encode(
+        &mut self,
+        pattern: &[u32],
+        text: &[u32],
+        pattern_out: &mut Vec<u32>,
+        text_out: &mut Vec<u32>,
+    ) -> Result<usize, TryReserveError> {
+        self.clear();
+        self.words = 0;
+        let ids = self.assign_ids(pattern)?;
+        fill(pattern_out, 0, 0)?;
+        pattern_out.try_reserve(pattern.len())?;
+        pattern_out.extend_from_slice(&self.pattern_ids);
+        fill(text_out, 0, 0)?;
+        text_out.try_reserve(text.len())?;
+        text_out.extend(
+            text.iter()
+                .map(|&c| self.id(c).map_or(ABSENT, |id| id as u32)),
+        );
+        Ok(ids)
+    }
+
+    /// Build the masks of a pattern given as ids below `ids` (from [`PatternMasks::encode`], or a
+    /// part of such a pattern); [`PatternMasks::row`] then takes ids (`u32::MAX`: absent).
+    pub fn build_ids(&mut self, pattern: &[u32], ids: usize) -> Result<(), TryReserveError> {
+        self.by_id = true;
+        self.fill_masks(pattern, ids)
+    }
+
+    /// The dense or sparse mask table of the pattern whose dense ids (below `ids`) are
+    /// `pattern_ids`.
+    fn fill_masks(&mut self, pattern_ids: &[u32], ids: usize) -> Result<(), TryReserveError> {
+        let len = pattern_ids.len();
+        let words = len.div_ceil(64).max(1);
+        self.words = words;
+        let dense_budget = (DENSE_BYTES_PER_SYMBOL * len).max(DENSE_MIN_BYTES) / 8;
         // One-block patterns are always dense (at most 64 ids): `single` reads them.
         self.sparse = words > 1 && ids.saturating_mul(words) > dense_budget;
         #[cfg(test)]
@@ -185,13 +244,8 @@ impl PatternMasks {
         }
         if !self.sparse {
             fill(&mut self.dense, ids * words, 0)?;
-            for (i, &id) in self.pattern_ids.iter().enumerate() {
+            for (i, &id) in pattern_ids.iter().enumerate() {
                 self.dense[id as usize * words + i / 64] |= 1u64 << (i % 64);
-            }
-            if words == 1 {
-                for &c in &self.direct_used {
-                    self.direct_mask[c as usize] = self.dense[self.direct[c as usize] as usize];
-                }
             }
             return Ok(());
         }
@@ -200,7 +254,7 @@ impl PatternMasks {
         fill(&mut self.start, ids + 1, 0)?;
         let mut last_block = Vec::new();
         fill(&mut last_block, ids, u32::MAX)?;
-        for (i, &id) in self.pattern_ids.iter().enumerate() {
+        for (i, &id) in pattern_ids.iter().enumerate() {
             let block = (i / 64) as u32;
             if last_block[id as usize] != block {
                 last_block[id as usize] = block;
@@ -215,7 +269,7 @@ impl PatternMasks {
         fill(&mut self.bits, entries, 0)?;
         // `last_block[id]` now counts the entries of `id` filled so far.
         last_block.fill(0);
-        for (i, &id) in self.pattern_ids.iter().enumerate() {
+        for (i, &id) in pattern_ids.iter().enumerate() {
             let (block, id) = ((i / 64) as u32, id as usize);
             let base = self.start[id] as usize;
             let filled = last_block[id] as usize;
@@ -230,10 +284,18 @@ impl PatternMasks {
     }
 
     /// The masks of symbol `c`.
-    #[inline]
+    #[inline(always)]
     pub fn row(&self, c: u32) -> Row<'_> {
-        let Some(id) = self.id(c) else {
-            return Row::Absent;
+        let id = if self.by_id {
+            if c == ABSENT {
+                return Row::Absent;
+            }
+            c as usize
+        } else {
+            let Some(id) = self.id(c) else {
+                return Row::Absent;
+            };
+            id
         };
         if self.sparse {
             let (s, e) = (self.start[id] as usize, self.start[id + 1] as usize);
@@ -248,6 +310,13 @@ impl PatternMasks {
     #[inline]
     pub fn single(&self, c: u32) -> u64 {
         debug_assert_eq!(self.words, 1);
+        if self.by_id {
+            return if c == ABSENT {
+                0
+            } else {
+                self.dense[c as usize]
+            };
+        }
         if (c as usize) < DIRECT {
             return self.direct_mask[c as usize];
         }
