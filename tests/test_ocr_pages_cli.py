@@ -315,3 +315,25 @@ def test_html_report_in_headless_browser(dataset, capsys, tmp_path):
     assert 'data-script-ran="1"' in dom and "p1" in dom
     assert _problems(stderr) == []
     assert [url for url in requests if url != html_path.as_uri()] == [], requests
+
+
+def test_cer_unit_grapheme_on_measure_and_variants(tmp_path, capsys):
+    """``--cer-unit grapheme``: नमस्ते (6 code points, 3 clusters) read as नमस्त, one edit either
+    way, so the page CER is 1/6 by default and 1/3 in clusters; the reports say which."""
+    write(tmp_path / "ann" / "d.json", ls_task([("b", "Paragraph", (0, 0, 500, 100), "नमस्ते")]))
+    csv_dir = tmp_path / "csv"
+    csv_dir.mkdir()
+    (csv_dir / "d.csv").write_text("x1,y1,x2,y2,group_row,text\n10,10,200,40,0,नमस्त\n", encoding="utf-8")
+    args = ["--annotations-json", str(tmp_path / "ann" / "d.json"), "--predictions-csv", str(csv_dir / "d.csv")]
+    for extra, unit, cer in (([], "char", 1 / 6), (["--cer-unit", "grapheme"], "grapheme", 1 / 3)):
+        assert measure.main(args + extra) == 0
+        s = json.loads(capsys.readouterr().out)["summary"]
+        assert (s["cer_unit"], s["ocr_region_cer"], s["ocr_region_gt_char_count"]) == (unit, cer, round(1 / cer))
+    out = tmp_path / "res"
+    assert variants.main(["--predictions-dir", str(csv_dir), "--annotations-dir", str(tmp_path / "ann"),
+                          "--output-dir", str(out), "--variant", "no_filter", "--cer-unit", "grapheme"]) == 0
+    assert capsys.readouterr().out == f"no_filter: cer={1 / 3:.4f} (1 pages) -> {out / 'accuracy_report_no_filter.json'}\n"
+    s = json.loads((out / "accuracy_report_no_filter.json").read_text(encoding="utf-8"))["summary"]
+    assert (s["cer_unit"], s["ocr_region_cer"]) == ("grapheme", 1 / 3)
+    assert measure.main(args + ["--cer-unit", "glyph"]) == 2
+    assert "invalid choice: 'glyph'" in capsys.readouterr().err

@@ -330,7 +330,7 @@ def test_empty_aggregate_has_null_cers():
 
 # ---------------------------------------------------------------- JSON form and bad input
 SUMMARY_KEYS = [
-    "unit_level", "variant", "filters", "excluded_labels", "coverage_threshold", "page_count",
+    "unit_level", "cer_unit", "variant", "filters", "excluded_labels", "coverage_threshold", "page_count",
     "pages_without_predictions", "gt_box_count", "gt_boxes_dropped", "untranscribed_box_count",
     "filtered_box_count", "included_box_count", "predicted_word_count", "watermark_words_removed",
     "predicted_row_count", "row_status_counts", "split_line_fragments", "unassigned_word_count",
@@ -490,3 +490,37 @@ def test_matches_for_other_boxes_are_rejected():
         build_ocr_region_reports(PAGE_C, matches, page_id="p")
     with pytest.raises(InvalidTypeError, match="matches"):
         build_ocr_region_reports(PAGE_A, ["row"], page_id="p")
+
+
+# -- CER in grapheme clusters -----------------------------------------------------------------------
+
+DEVANAGARI_BOXES = boxes_of(("d", "Paragraph", [0, 0, 200, 40], "नमस्ते"))
+DEVANAGARI_WORDS = words_of((5, 5, 100, 30, 0, "नमस्त"), (300, 300, 310, 310, 1, "कि"))
+
+
+def test_grapheme_unit_counts_clusters_through_the_report():
+    """नमस्ते is 6 code points but 3 clusters (न, म, स्ते); the OCR lost the vowel sign: one edit
+    either way, so the region CER is 1/6 in code points and 1/3 in clusters. The stray word कि
+    outside the box is 2 code points, 1 cluster."""
+    char = page(DEVANAGARI_BOXES, DEVANAGARI_WORDS, "word")
+    grapheme = page(DEVANAGARI_BOXES, DEVANAGARI_WORDS, "word", unit="grapheme")
+    for rep, unit, n, unassigned in ((char, "char", 6, 2), (grapheme, "grapheme", 3, 1)):
+        s = rep["summary"]
+        assert s["cer_unit"] == unit
+        assert (s["ocr_region_char_edit_distance"], s["ocr_region_gt_char_count"]) == (1, n)
+        assert s["ocr_region_cer"] == 1 / n
+        assert s["unassigned_char_count"] == unassigned
+        assert rep["regions"][0]["gt_char_count"] == n
+    assert aggregate_reports([grapheme])["summary"]["cer_unit"] == "grapheme"
+    with pytest.raises(InvalidValueError, match="cer_unit 'grapheme' differs from 'char'"):
+        aggregate_reports([char, page(DEVANAGARI_BOXES, DEVANAGARI_WORDS, "word", page_id="q", unit="grapheme")])
+    with pytest.raises(InvalidValueError, match="unit"):
+        page(DEVANAGARI_BOXES, DEVANAGARI_WORDS, "word", unit="glyph")
+
+
+def test_reports_without_cer_unit_aggregate_as_code_points():
+    """Reports written before ``cer_unit`` existed count code points and still aggregate."""
+    old = page(DEVANAGARI_BOXES, DEVANAGARI_WORDS, "word")
+    del old["summary"]["cer_unit"]
+    merged = aggregate_reports([old, page(DEVANAGARI_BOXES, DEVANAGARI_WORDS, "word", page_id="q")])
+    assert merged["summary"]["cer_unit"] == "char" and merged["summary"]["ocr_region_gt_char_count"] == 12

@@ -104,11 +104,16 @@ def filters_arg(text: str) -> tuple[str, ...]:
 
 
 def add_common(p: argparse.ArgumentParser, *, threshold: bool = True) -> None:
+    """``--unit-level``, and for the commands that score pages (``threshold``) ``--coverage-threshold``
+    and ``--cer-unit``."""
     p.add_argument("--unit-level", choices=("word", "line"), default="word",
                    help="build rows from single words or from group_row lines (default word)")
     if threshold:
         p.add_argument("--coverage-threshold", type=threshold_arg, default=1.0,
                        help="share of a row's word centres a box must hold, in (0, 1] (default 1.0)")
+        p.add_argument("--cer-unit", choices=("char", "grapheme"), default="char",
+                       help="count CERs and lengths in code points (char, default) or in extended "
+                            "grapheme clusters (grapheme)")
 
 
 def add_progress(p: argparse.ArgumentParser) -> None:

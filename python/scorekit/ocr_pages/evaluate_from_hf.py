@@ -224,6 +224,7 @@ class _Settings:
     coverage_threshold: float
     variants: tuple[str, ...]
     max_examples: int
+    unit: str
 
 
 def _score_page(settings: _Settings, task: tuple[HfPage, Optional[Path]]) -> dict[str, dict]:
@@ -233,7 +234,8 @@ def _score_page(settings: _Settings, task: tuple[HfPage, Optional[Path]]) -> dic
     rows, dropped = load_predicted_rows(csv_path, settings.unit_level) if csv_path is not None else ([], 0)
     return score_variants(boxes, rows, dropped, page_id=page.page_id, unit_level=settings.unit_level,
                           coverage_threshold=settings.coverage_threshold, variants=settings.variants,
-                          has_predictions=csv_path is not None, max_examples=settings.max_examples)
+                          has_predictions=csv_path is not None, max_examples=settings.max_examples,
+                          unit=settings.unit)
 
 
 def _score_pages(tasks: list[tuple[HfPage, Optional[Path]]], settings: _Settings, workers: int) -> Iterator[dict[str, dict]]:
@@ -311,7 +313,7 @@ def run(args: argparse.Namespace) -> int:
     tasks = [(p, csvs.get(p.page_id)) for p in pages if p.page_id in csvs or not args.skip_missing]
     if not tasks:
         raise RunError(f"no page evaluated: none of the {len(pages)} pages has a CSV in {args.predictions_dir!r}")
-    settings = _Settings(args.unit_level, args.coverage_threshold, variants, args.max_failure_examples)
+    settings = _Settings(args.unit_level, args.coverage_threshold, variants, args.max_failure_examples, args.cer_unit)
     per_variant: dict[str, list[dict]] = {v: [] for v in variants}
     for reports in progress(_score_pages(tasks, settings, args.workers), args.progress, total=len(tasks)):
         for v in variants:

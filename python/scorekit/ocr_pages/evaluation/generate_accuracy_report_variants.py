@@ -37,13 +37,14 @@ def _stems(folder: str, suffix: str, what: str) -> dict[str, Path]:
 
 def score_variants(boxes: Sequence[AnnotationBox], rows: Sequence[PredictedRow], dropped_words: Any, *,
                    page_id: str, unit_level: str, coverage_threshold: float, variants: Sequence[str],
-                   has_predictions: bool = True, max_examples: int = MAX_FAILURE_EXAMPLES) -> dict[str, dict]:
+                   has_predictions: bool = True, max_examples: int = MAX_FAILURE_EXAMPLES,
+                   unit: str = "char") -> dict[str, dict]:
     """One page's report under each of ``variants``, from a single classification of ``rows``
     (equal to one ``evaluate_rows`` call per variant)."""
     matches = classify_rows(rows, boxes, coverage_threshold)
     return {v: evaluate_matches(boxes, matches, page_id=page_id, unit_level=unit_level, filters=REPORT_VARIANTS[v],
                                 coverage_threshold=coverage_threshold, dropped_words=dropped_words,
-                                has_predictions=has_predictions, max_examples=max_examples)
+                                has_predictions=has_predictions, max_examples=max_examples, unit=unit)
             for v in variants}
 
 
@@ -75,7 +76,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def add_variant_arguments(p: argparse.ArgumentParser) -> None:
     """The flags of a command writing one aggregate per variant: ``--output-dir``, ``--unit-level``,
-    ``--coverage-threshold``, ``--variant`` (``selected_variants`` reads it), ``--html``, ``--progress``."""
+    ``--coverage-threshold``, ``--cer-unit``, ``--variant`` (``selected_variants`` reads it), ``--html``, ``--progress``."""
     p.add_argument("--output-dir", required=True, help="folder for accuracy_report_<variant>.json (created)")
     add_common(p)
     p.add_argument("--variant", action="append", choices=tuple(REPORT_VARIANTS), default=None,
@@ -109,7 +110,7 @@ def run(args: argparse.Namespace) -> int:
         rows, dropped = load_predicted_rows(csvs[stem], args.unit_level)
         reports = score_variants(load_annotation_boxes(jsons[stem]), rows, dropped, page_id=stem,
                                  unit_level=args.unit_level, coverage_threshold=args.coverage_threshold,
-                                 variants=variants)
+                                 variants=variants, unit=args.cer_unit)
         for v in variants:
             per_variant[v].append(reports[v])
     write_variant_reports(out, per_variant, inputs=[csvs[s] for s in pairs] + [jsons[s] for s in pairs],

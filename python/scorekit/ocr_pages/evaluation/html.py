@@ -24,7 +24,7 @@ MAX_DIFF_PAGES = 50
 MAX_DIFF_REGIONS_PER_PAGE = 20
 MAX_CONFUSIONS = 25
 
-_SUMMARY_KEYS = ("variant", "unit_level", "filters", "coverage_threshold", "page_count",
+_SUMMARY_KEYS = ("variant", "unit_level", "cer_unit", "filters", "coverage_threshold", "page_count",
                  "pages_without_predictions", "gt_box_count", "included_box_count", "predicted_word_count",
                  "watermark_words_removed", "predicted_row_count", "scored_region_count", "ocr_region_cer",
                  "ocr_region_cer_strict", "ocr_region_cer_lowercase", "ocr_region_char_edit_distance",

@@ -41,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
     rows, dropped = load_predicted_rows(args.predictions_csv, args.unit_level)
     page_id = args.page_id if args.page_id is not None else Path(args.predictions_csv).stem
     report = evaluate_rows(boxes, rows, page_id=page_id, unit_level=args.unit_level, filters=args.filter,
-                           coverage_threshold=args.coverage_threshold, dropped_words=dropped)
+                           coverage_threshold=args.coverage_threshold, dropped_words=dropped, unit=args.cer_unit)
     text = report_to_json(report)
     if args.html:
         from scorekit.ocr_pages.evaluation.html import write_run_report

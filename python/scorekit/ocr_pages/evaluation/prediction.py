@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping, Optional, Sequence, Union
 
+from scorekit._graphemes import check_unit, unit_lengths
 from scorekit.errors import InvalidTypeError, InvalidValueError
 from scorekit.ocr_pages.box_grouping.geometry import BoxIndex
 from scorekit.ocr_pages.box_grouping.group import (
@@ -138,24 +139,25 @@ def _centre_boxes(matches: Sequence[RowMatch], boxes: Sequence[AnnotationBox]) -
 
 
 def build_ocr_region_reports(boxes: Sequence[AnnotationBox], matches: Sequence[RowMatch], *, page_id: str,
-                             filters: Any = (), threads: Optional[int] = 1) -> list[dict[str, Any]]:
+                             filters: Any = (), threads: Optional[int] = 1, unit: str = "char") -> list[dict[str, Any]]:
     """The region entries of one page, in page order, scored or not.
 
     ``boxes`` are the page's boxes (after the loader's drops) and ``matches`` the output of
     ``classify_rows`` for them; ``filters`` are filter names (see ``FILTERS``). Each entry holds
-    the region's identity and layout, its rows, its normalised texts and its text metrics; a
-    region is ``scored`` when it has an included box and either side has text.
+    the region's identity and layout, its rows, its normalised texts and its text metrics (counted
+    in code points, or in grapheme clusters with ``unit="grapheme"``); a region is ``scored`` when
+    it has an included box and either side has text.
     """
     boxes = _check_boxes(boxes)
     filters = canonical_filters(filters)
     untranscribed, filtered = excluded_box_indices(boxes, filters)
     matches = _check_matches(matches, len(boxes))
     return _regions(boxes, matches, _check_page_id(page_id), untranscribed | filtered,
-                    _centre_boxes(matches, boxes), threads)
+                    _centre_boxes(matches, boxes), threads, check_unit(unit))
 
 
 def _regions(boxes: list[AnnotationBox], matches: list[RowMatch], page_id: str, excluded: set[int],
-             centres: Mapping[int, set[int]], threads: Optional[int]) -> list[dict[str, Any]]:
+             centres: Mapping[int, set[int]], threads: Optional[int], unit: str) -> list[dict[str, Any]]:
     n = len(boxes)
     page_order = group_items_left_to_right_top_to_bottom(range(n), lambda i: boxes[i].envelope)
     position = {b: k for k, b in enumerate(page_order)}
@@ -211,7 +213,7 @@ def _regions(boxes: list[AnnotationBox], matches: list[RowMatch], page_id: str, 
             "row_ids": [matches[p].row.row_id for p in row_positions],
             "row_status_counts": {s: statuses.count(s) for s in ROW_STATUSES},
         })
-    metrics = compute_text_metrics_batch(gts, preds, threads=threads) if components else []
+    metrics = compute_text_metrics_batch(gts, preds, threads=threads, unit=unit) if components else []
     out = []
     for layout, gt, pred, m in zip(layouts, gts, preds, metrics):
         layout["scored"] = layout["box_count"] >= 1 and (m.gt_char_count > 0 or m.pred_char_count > 0)
@@ -262,7 +264,7 @@ def evaluate_rows(boxes: Sequence[AnnotationBox], rows: Iterable[Union[Predicted
                   page_id: str, unit_level: str = DEFAULT_UNIT_LEVEL, filters: Any = (),
                   coverage_threshold: float = DEFAULT_COVERAGE_THRESHOLD, dropped_words: Any = 0,
                   has_predictions: bool = True, max_examples: int = MAX_FAILURE_EXAMPLES,
-                  threads: Optional[int] = 1) -> dict[str, Any]:
+                  threads: Optional[int] = 1, unit: str = "char") -> dict[str, Any]:
     """Score one page and return its page report (a JSON-ready dict).
 
     ``rows`` are ``PredictedRow``s (watermarks already removed; ``dropped_words`` is the count or
@@ -270,7 +272,9 @@ def evaluate_rows(boxes: Sequence[AnnotationBox], rows: Iterable[Union[Predicted
     built at ``unit_level`` here. ``filters`` is a comma-separated string or an iterable of filter
     names; the summary's ``variant`` is the report variant with those filters, else ``None``.
     ``has_predictions=False`` marks a page that had no prediction file. A page without boxes
-    gives no regions and null CERs.
+    gives no regions and null CERs. ``unit="grapheme"`` counts every character figure of the
+    report (CERs, lengths) in extended grapheme clusters instead of code points; the summary's
+    ``cer_unit`` says which.
 
     >>> from scorekit.ocr_pages.box_grouping.loading import annotation_boxes_from_records
     >>> boxes = annotation_boxes_from_records([{"id": "a", "label": "Paragraph", "bbox": [0, 0, 100, 40],
@@ -295,14 +299,14 @@ def evaluate_rows(boxes: Sequence[AnnotationBox], rows: Iterable[Union[Predicted
     matches = classify_rows(items, boxes_list, threshold)
     return evaluate_matches(boxes_list, matches, page_id=page_id, unit_level=unit_level, filters=filters,
                             coverage_threshold=threshold, dropped_words=dropped, has_predictions=has_predictions,
-                            max_examples=max_examples, threads=threads)
+                            max_examples=max_examples, threads=threads, unit=unit)
 
 
 def evaluate_matches(boxes: Sequence[AnnotationBox], matches: Sequence[RowMatch], *, page_id: str,
                      unit_level: str = DEFAULT_UNIT_LEVEL, filters: Any = (),
                      coverage_threshold: float = DEFAULT_COVERAGE_THRESHOLD, dropped_words: Any = 0,
                      has_predictions: bool = True, max_examples: int = MAX_FAILURE_EXAMPLES,
-                     threads: Optional[int] = 1) -> dict[str, Any]:
+                     threads: Optional[int] = 1, unit: str = "char") -> dict[str, Any]:
     """The page report of :func:`evaluate_rows` from rows already classified (``matches``, the
     output of ``classify_rows`` for these boxes at ``coverage_threshold``), so that one
     classification serves every filter variant; the arguments mean the same."""
@@ -314,11 +318,12 @@ def evaluate_matches(boxes: Sequence[AnnotationBox], matches: Sequence[RowMatch]
     page_id = _check_page_id(page_id)
     dropped = _dropped_count(dropped_words)
     matches = _check_matches(matches, len(boxes_list))
+    unit = check_unit(unit)
 
     untranscribed, filtered = excluded_box_indices(boxes_list, filters)
     excluded = untranscribed | filtered
     centres = _centre_boxes(matches, boxes_list)
-    regions = _regions(boxes_list, matches, page_id, excluded, centres, threads)
+    regions = _regions(boxes_list, matches, page_id, excluded, centres, threads, unit)
 
     words = [w for m in matches for w in m.row.words]
     unassigned = [w for m in matches for w in m.row.words if m.assignment.get(w.csv_index) is None]
@@ -339,12 +344,12 @@ def evaluate_matches(boxes: Sequence[AnnotationBox], matches: Sequence[RowMatch]
         "row_status_counts": {s: statuses.count(s) for s in ROW_STATUSES},
         "split_line_fragments": sum(len(m.fragments) for m in matches if m.status == "split_line"),
         "unassigned_word_count": len(unassigned),
-        "unassigned_char_count": sum(len(normalize_text(w.text)) for w in unassigned),
+        "unassigned_char_count": sum(unit_lengths([normalize_text(w.text) for w in unassigned], unit)),
         "missing_text_boxes": sum(1 for w in in_text if not w.text.strip()),
         "predicted_boxes_in_text_gt": len(in_text),
     }
     scored = [r for r in regions if r["scored"]]
-    page_summary = build_summary(unit_level=unit_level, variant=variant_of_filters(filters), filters=filters,
+    page_summary = build_summary(unit_level=unit_level, cer_unit=unit, variant=variant_of_filters(filters), filters=filters,
                                  coverage_threshold=threshold, counters=counters, regions=regions, pages=[])
     page_entry = {
         "page_id": page_id,

@@ -153,7 +153,7 @@ def _corpus(regions: Sequence[Mapping[str, Any]], d_key: str, n_key: str, cer_ke
 
 def build_summary(*, unit_level: str, variant: Optional[str], filters: Sequence[str], coverage_threshold: float,
                   counters: Mapping[str, Any], regions: Sequence[Mapping[str, Any]],
-                  pages: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+                  pages: Sequence[Mapping[str, Any]], cer_unit: str = "char") -> dict[str, Any]:
     """The ``summary`` block, in schema key order: ``counters`` gives the page-level counts
     (``_COUNTERS``); every region figure and ratio is computed from ``regions`` and ``pages``."""
     scored = [r for r in regions if r["scored"]]
@@ -168,6 +168,7 @@ def build_summary(*, unit_level: str, variant: Optional[str], filters: Sequence[
     c = counters
     return {
         "unit_level": unit_level,
+        "cer_unit": cer_unit,
         "variant": variant,
         "filters": list(filters),
         "excluded_labels": excluded_labels(filters),
@@ -266,7 +267,8 @@ def aggregate_reports(reports: Iterable[Mapping[str, Any]], *, variant: Optional
                       max_examples: int = MAX_FAILURE_EXAMPLES) -> dict[str, Any]:
     """Merge page or aggregate reports into one aggregate report (so aggregation is associative).
 
-    The inputs must agree on ``unit_level``, ``filters`` and ``coverage_threshold``, and no
+    The inputs must agree on ``unit_level``, ``cer_unit`` (``"char"`` where a report has none),
+    ``filters`` and ``coverage_threshold``, and no
     ``page_id`` may occur twice: otherwise ``InvalidValueError`` naming the field and the input.
     A report of zero pages (an empty aggregate) is neutral and takes no part in that check.
     Counters are summed; pages are sorted by ``page_id`` and regions by (page_id, region_index);
@@ -297,18 +299,19 @@ def aggregate_reports(reports: Iterable[Mapping[str, Any]], *, variant: Optional
     deciding = deciding or list(enumerate(reports))
     if deciding:
         first_k, first = deciding[0][0], deciding[0][1]["summary"]
-        for key in ("unit_level", "filters", "coverage_threshold"):
+        for key in ("unit_level", "cer_unit", "filters", "coverage_threshold"):
             for k, rep in deciding:
-                if rep["summary"][key] != first[key]:
-                    raise InvalidValueError(
-                        f"{key} {rep['summary'][key]!r} differs from {first[key]!r} of report {first_k}",
-                        field="reports", item=k)
+                value, want = rep["summary"].get(key, "char"), first.get(key, "char")
+                if value != want:
+                    raise InvalidValueError(f"{key} {value!r} differs from {want!r} of report {first_k}",
+                                            field="reports", item=k)
         unit_level, filters, threshold = first["unit_level"], list(first["filters"]), first["coverage_threshold"]
+        cer_unit = first.get("cer_unit", "char")
         variants = {rep["summary"]["variant"] for _, rep in deciding}
         if len(variants) == 1 and None not in variants:
             variant = variants.pop()
     else:
-        unit_level, threshold = DEFAULT_UNIT_LEVEL, 1.0
+        unit_level, threshold, cer_unit = DEFAULT_UNIT_LEVEL, 1.0, "char"
         filters = list(REPORT_VARIANTS[variant]) if variant else []
     seen: dict[str, int] = {}
     pages: list[Mapping[str, Any]] = []
@@ -330,8 +333,8 @@ def aggregate_reports(reports: Iterable[Mapping[str, Any]], *, variant: Optional
     counters = {key: _summed([rep["summary"][key] for rep in reports]) for key in _COUNTERS}
     if not reports:
         counters.update(gt_boxes_dropped={}, row_status_counts={})
-    summary = build_summary(unit_level=unit_level, variant=variant, filters=filters, coverage_threshold=threshold,
-                            counters=counters, regions=regions, pages=pages)
+    summary = build_summary(unit_level=unit_level, cer_unit=cer_unit, variant=variant, filters=filters,
+                            coverage_threshold=threshold, counters=counters, regions=regions, pages=pages)
     return {
         "schema_version": SCHEMA_VERSION,
         "kind": "aggregate",
