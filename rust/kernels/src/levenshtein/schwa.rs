@@ -25,10 +25,11 @@
 //! bound of the cost still to pay exceeds `U` (Ukkonen's cut-off). Computed values are always
 //! costs of paths (or saturated, above `U`), and every cell of an optimal path has value +
 //! remaining cost = the distance <= `U`, so it is never dropped and is computed exactly from its
-//! predecessor on that path. The lower bound from `(i, j)`: a path to `(n, m)` makes at least
-//! `r = (m - j) - (n - i)` more insertions than deletions when `r > 0`, of which at most the
-//! free-able schwas of `pred[j..]` are free (symmetrically with deletions and `gt[i..]`). Neither
-//! pass needs the strict distance. [`schwa_distance_rows`] is the previous row-by-row kernel
+//! predecessor on that path. The lower bound from `(i, j)` is the larger of two: a path to
+//! `(n, m)` makes at least `r = (m - j) - (n - i)` more insertions than deletions when `r > 0`, of
+//! which at most the free-able schwas of `pred[j..]` are free (symmetrically with deletions and
+//! `gt[i..]`); and the rest costs at least the difference in length of `gt[i..]` and `pred[j..]`
+//! without their schwas (see `Job::hopeless`). Neither pass needs the strict distance. [`schwa_distance_rows`] is the previous row-by-row kernel
 //! (strict distance, then the band row by row), kept as a reference.
 
 use std::collections::TryReserveError;
@@ -65,6 +66,8 @@ pub struct SchwaWorkspace {
     tables: Vec<u32>,
     gt_free_after: Vec<u32>,
     pred_free_after: Vec<u32>,
+    gt_plain_after: Vec<u32>,
+    pred_plain_after: Vec<u32>,
     narrow: Lanes<u16, i16>,
     wide: Lanes<u32, i32>,
     /// Tests: use the `u32`/`i32` lanes whatever the input.
@@ -72,6 +75,8 @@ pub struct SchwaWorkspace {
     /// Tests: add this to the upper bound of the first pass (the exact pass must not need a
     /// tight one).
     loosen: usize,
+    /// Tests: the portable code even where AVX2 is available.
+    force_portable: bool,
 }
 
 impl SchwaWorkspace {
@@ -209,8 +214,18 @@ pub fn schwa_distance(
         return Ok(distance(&mut ws.dist, gt, pred)?);
     }
     let (n, m) = (gt.len(), pred.len());
-    free_after(&ws.gt_flags, gt_others, &mut ws.gt_free_after)?;
-    free_after(&ws.pred_flags, pred_others, &mut ws.pred_free_after)?;
+    free_after(
+        &ws.gt_flags,
+        gt_others,
+        &mut ws.gt_free_after,
+        &mut ws.gt_plain_after,
+    )?;
+    free_after(
+        &ws.pred_flags,
+        pred_others,
+        &mut ws.pred_free_after,
+        &mut ws.pred_plain_after,
+    )?;
     let mut job = Job {
         n,
         m,
@@ -222,6 +237,8 @@ pub fn schwa_distance(
         pred_flags: &ws.pred_flags,
         gt_free_after: &ws.gt_free_after,
         pred_free_after: &ws.pred_free_after,
+        gt_plain_after: &ws.gt_plain_after,
+        pred_plain_after: &ws.pred_plain_after,
     };
     // u16 symbols keep equality when every code point is below 2^16; i16 lanes hold every value
     // below i16::MAX exactly (a saturated value is at least that large, so it is never the
@@ -233,7 +250,7 @@ pub fn schwa_distance(
     let mut upper = NARROW;
     if symbols16 {
         ws.narrow.load(gt, pred, &job)?;
-        upper = run_narrow::<true>(&mut ws.narrow, &job)?;
+        upper = run_narrow::<true>(&mut ws.narrow, &job, ws.force_portable)?;
     }
     if upper >= NARROW {
         ws.wide.load(gt, pred, &job)?;
@@ -246,7 +263,7 @@ pub fn schwa_distance(
     job.bound = upper;
     job.band = band(upper, free, n, m);
     let d = if symbols16 && upper < NARROW {
-        run_narrow::<false>(&mut ws.narrow, &job)?
+        run_narrow::<false>(&mut ws.narrow, &job, ws.force_portable)?
     } else {
         if !wide_loaded {
             ws.wide.load(gt, pred, &job)?;
@@ -256,19 +273,22 @@ pub fn schwa_distance(
     Ok(d.min(upper))
 }
 
-/// `out[k]` = how many of the characters `k..` of a side (flags as [`mark_schwas`] made them) can
-/// ever be free; length `len + 1`.
+/// `free[k]` = how many of the characters `k..` of a side (flags as [`mark_schwas`] made them)
+/// can ever be free, `plain[k]` how many are not schwas; length `len + 1`.
 fn free_after(
     flags: &[u8],
     other_has_joins: bool,
-    out: &mut Vec<u32>,
+    free: &mut Vec<u32>,
+    plain: &mut Vec<u32>,
 ) -> Result<(), TryReserveError> {
     let len = flags.len().saturating_sub(1);
-    fill(out, len + 1, 0)?;
+    fill(free, len + 1, 0)?;
+    fill(plain, len + 1, 0)?;
     for k in (0..len).rev() {
         let f = flags[k + 1];
         let freeable = f & SCHWA != 0 && (f & AT_OWN_JOIN != 0 || other_has_joins);
-        out[k] = out[k + 1] + u32::from(freeable);
+        free[k] = free[k + 1] + u32::from(freeable);
+        plain[k] = plain[k + 1] + u32::from(f & SCHWA == 0);
     }
     Ok(())
 }
@@ -290,6 +310,8 @@ struct Job<'a> {
     pred_flags: &'a [u8],
     gt_free_after: &'a [u32],
     pred_free_after: &'a [u32],
+    gt_plain_after: &'a [u32],
+    pred_plain_after: &'a [u32],
 }
 
 impl Job<'_> {
@@ -303,7 +325,12 @@ impl Job<'_> {
         } else {
             -r - i64::from(self.gt_free_after[i])
         };
-        v + rest.max(0) > self.bound as i64
+        // Without their schwas, the rest of the texts differ in length by `plain`: at least as
+        // many paid edits (every forgiving alignment of the rest maps to a plain one of the
+        // texts without schwas that costs no more: a schwa matched, deleted or inserted vanishes,
+        // a schwa substituted becomes an insertion or a deletion).
+        let plain = i64::from(self.gt_plain_after[i]) - i64::from(self.pred_plain_after[j]);
+        v + rest.max(plain.abs()) > self.bound as i64
     }
 }
 
@@ -392,17 +419,19 @@ struct Lanes<S, T> {
 impl<S: Symbol, T: Cell> Lanes<S, T> {
     fn load(&mut self, gt: &[u32], pred: &[u32], job: &Job) -> Result<(), TryReserveError> {
         let (n, m) = (job.n, job.m);
+        let (rs, cs) = (n + 1 + BLOCK, m + 1 + BLOCK);
         self.gt.clear();
-        self.gt.try_reserve(n + 1)?;
+        self.gt.try_reserve(rs)?;
         self.gt.push(S::default());
         self.gt.extend(gt.iter().map(|&c| S::of(c)));
+        self.gt.resize(rs, S::default());
         self.pred.clear();
-        self.pred.try_reserve(m + 1)?;
+        self.pred.try_reserve(cs)?;
         self.pred.extend(pred.iter().rev().map(|&c| S::of(c)));
-        self.pred.push(S::default());
-        fill(&mut self.rows, 3 * (n + 1), T::ONE)?;
-        let (not_schwa, rest) = self.rows.split_at_mut(n + 1);
-        let (not_own, not_join) = rest.split_at_mut(n + 1);
+        self.pred.resize(cs, S::default());
+        fill(&mut self.rows, 3 * rs, T::ONE)?;
+        let (not_schwa, rest) = self.rows.split_at_mut(rs);
+        let (not_own, not_join) = rest.split_at_mut(rs);
         for i in 0..=n {
             let f = job.gt_flags[i];
             not_schwa[i] = T::of(f & SCHWA == 0);
@@ -410,9 +439,9 @@ impl<S: Symbol, T: Cell> Lanes<S, T> {
             not_join[i] = T::of(!job.gt_join[i]);
         }
         // flags index 0 is unused (0), so row 0 reads "not a schwa", like the padding.
-        fill(&mut self.cols, 3 * (m + 1), T::ONE)?;
-        let (not_join, rest) = self.cols.split_at_mut(m + 1);
-        let (not_schwa, not_own) = rest.split_at_mut(m + 1);
+        fill(&mut self.cols, 3 * cs, T::ONE)?;
+        let (not_join, rest) = self.cols.split_at_mut(cs);
+        let (not_schwa, not_own) = rest.split_at_mut(cs);
         for k in 0..=m {
             let j = m - k;
             let f = job.pred_flags[j];
@@ -420,7 +449,7 @@ impl<S: Symbol, T: Cell> Lanes<S, T> {
             not_schwa[k] = T::of(f & SCHWA == 0);
             not_own[k] = T::of(f & AT_OWN_JOIN == 0);
         }
-        fill(&mut self.diags, 3 * (n + 2), T::INF)?;
+        fill(&mut self.diags, 3 * (n + 2 + BLOCK), T::INF)?;
         Ok(())
     }
 
@@ -432,12 +461,14 @@ impl<S: Symbol, T: Cell> Lanes<S, T> {
     fn run<const XDROP: bool>(&mut self, job: &Job) -> Result<usize, SchwaError> {
         let (n, m) = (job.n, job.m);
         let (d_lo, d_hi) = job.band;
-        let w = n + 2;
+        // Row tables, column tables and anti-diagonal chunks: their lengths, BLOCK past the last
+        // entry used (a short anti-diagonal is computed as a whole block).
+        let (rs, cs, w) = (n + 1 + BLOCK, m + 1 + BLOCK, n + 2 + BLOCK);
         // Every table has the length `load` gave it; the pointer arithmetic below relies on it.
-        if self.gt.len() != n + 1
-            || self.pred.len() != m + 1
-            || self.rows.len() != 3 * (n + 1)
-            || self.cols.len() != 3 * (m + 1)
+        if self.gt.len() != rs
+            || self.pred.len() != cs
+            || self.rows.len() != 3 * rs
+            || self.cols.len() != 3 * cs
             || self.diags.len() != 3 * w
         {
             return Ok(usize::MAX);
@@ -486,11 +517,12 @@ impl<S: Symbol, T: Cell> Lanes<S, T> {
             // k = m - j of cell lo; lo >= s - m, so k >= 0, and hi <= s keeps k + len - 1 <= m.
             let (k0, len) = (m + lo - s, hi - lo + 1);
             let base = self.diags.as_mut_ptr();
-            // SAFETY: lo <= hi <= n, so cells lo..=hi of the row tables and `gt` (length n + 1)
-            // and buffer indices lo..=hi + 1 of a chunk (length n + 2) are in bounds; columns
-            // k0..k0 + len of `pred` and the column tables (length m + 1) are too, as k0 + len - 1
-            // = m + hi - s <= m. The three chunks c, c1, c2 are distinct (a rotation of 0, 1, 2):
-            // the chunk written is not read.
+            // SAFETY: `cells` touches entries lo..lo + max(len, BLOCK) of the row tables and `gt`
+            // (lo <= hi <= n, length rs = n + 1 + BLOCK), indices up to max(hi, lo + BLOCK - 1)
+            // + 1 <= n + BLOCK of a chunk (length w = n + 2 + BLOCK), and columns k0..k0 +
+            // max(len, BLOCK) of `pred` and the column tables (k0 + len - 1 = m + hi - s <= m,
+            // k0 <= m; length cs = m + 1 + BLOCK). The three chunks c, c1, c2 are distinct (a
+            // rotation of 0, 1, 2): the chunk written is not read.
             let best = unsafe {
                 let ops = Operands {
                     out: base.add(c * w + lo + 1),
@@ -499,16 +531,8 @@ impl<S: Symbol, T: Cell> Lanes<S, T> {
                     left: base.add(c1 * w + lo + 1),
                     g: gsym.add(lo),
                     p: psym.add(k0),
-                    rows: [
-                        rows.add(lo),
-                        rows.add(n + 1 + lo),
-                        rows.add(2 * (n + 1) + lo),
-                    ],
-                    cols: [
-                        cols.add(k0),
-                        cols.add(m + 1 + k0),
-                        cols.add(2 * (m + 1) + k0),
-                    ],
+                    rows: [rows.add(lo), rows.add(rs + lo), rows.add(2 * rs + lo)],
+                    cols: [cols.add(k0), cols.add(cs + k0), cols.add(2 * cs + k0)],
                 };
                 cells::<S, T, XDROP>(&ops, len)
             };
@@ -575,20 +599,24 @@ struct Operands<S, T> {
 
 /// Computes the `len` cells of `ops` (element-wise, in blocks of [`BLOCK`], the last block moved
 /// back to end at the last cell: recomputing a cell gives the same value, no operand is written)
-/// and returns their minimum when `BEST` (otherwise INF).
+/// and returns their minimum when `BEST` (otherwise INF). Fewer than [`BLOCK`] cells are computed
+/// as one block, the outputs past `len` then set back to INF.
 ///
 /// # Safety
-/// Every pointer of `ops` is valid for `len` elements, and `out` overlaps none of the others.
+/// Every pointer of `ops` is valid for `max(len, BLOCK)` elements, and `out` overlaps none of the
+/// others.
 #[inline(always)]
 unsafe fn cells<S: Symbol, T: Cell, const BEST: bool>(ops: &Operands<S, T>, len: usize) -> T {
     let mut best = T::INF;
     if len < BLOCK {
-        for t in 0..len {
-            // SAFETY: t < len.
-            let v = unsafe { one(ops, t) };
-            if BEST {
-                best = best.min(v);
-            }
+        // SAFETY: BLOCK elements are valid (caller).
+        let v = unsafe { block(ops, 0) };
+        for t in len..BLOCK {
+            // SAFETY: t < BLOCK.
+            unsafe { *ops.out.add(t) = T::INF };
+        }
+        if BEST {
+            best = v[..len].iter().copied().fold(T::INF, T::min);
         }
         return best;
     }
@@ -642,36 +670,6 @@ unsafe fn block<S: Symbol, T: Cell>(ops: &Operands<S, T>, at: usize) -> [T; BLOC
     out
 }
 
-/// Cell `t` of `ops`, stored and returned.
-///
-/// # Safety
-/// As [`cells`], with `t < len`.
-#[inline(always)]
-unsafe fn one<S: Symbol, T: Cell>(ops: &Operands<S, T>, t: usize) -> T {
-    // SAFETY (all reads and the write): element t is in bounds (caller).
-    unsafe {
-        let v = cell(
-            *ops.diag.add(t),
-            *ops.up.add(t),
-            *ops.left.add(t),
-            *ops.g.add(t),
-            *ops.p.add(t),
-            [
-                *ops.rows[0].add(t),
-                *ops.rows[1].add(t),
-                *ops.rows[2].add(t),
-            ],
-            [
-                *ops.cols[0].add(t),
-                *ops.cols[1].add(t),
-                *ops.cols[2].add(t),
-            ],
-        );
-        *ops.out.add(t) = v;
-        v
-    }
-}
-
 /// One cell from its three neighbours, its symbols, row flags (not schwa, not at own join, not a
 /// gt join) and column flags (not a pred join, not schwa, not at own join).
 #[inline(always)]
@@ -688,14 +686,16 @@ fn cell<S: Symbol, T: Cell>(diag: T, up: T, left: T, g: S, p: S, row: [T; 3], co
 fn run_narrow<const XDROP: bool>(
     lanes: &mut Lanes<u16, i16>,
     job: &Job,
+    portable: bool,
 ) -> Result<usize, SchwaError> {
     #[cfg(target_arch = "x86_64")]
     {
-        if std::is_x86_feature_detected!("avx2") {
+        if !portable && std::is_x86_feature_detected!("avx2") {
             // SAFETY: the processor supports AVX2 (checked just above).
             return unsafe { run_narrow_avx2::<XDROP>(lanes, job) };
         }
     }
+    let _ = portable;
     lanes.run::<XDROP>(job)
 }
 
@@ -882,10 +882,17 @@ mod tests {
         ws.force_wide = true;
         let wide = schwa_distance(&mut ws, g, p, jg, jp, schwa).unwrap();
         let rows = schwa_distance_rows(&mut ws, g, p, jg, jp, schwa).unwrap();
-        assert_eq!((d, wide), (rows, rows), "{g:?} {p:?} {jg:?} {jp:?}");
+        (ws.force_wide, ws.force_portable) = (false, true);
+        let portable = schwa_distance(&mut ws, g, p, jg, jp, schwa).unwrap();
+        assert_eq!(
+            (d, wide, portable),
+            (rows, rows, rows),
+            "{g:?} {p:?} {jg:?} {jp:?}"
+        );
         // A looser upper bound from the first pass changes nothing.
         for (wide, loosen) in [(false, 1), (true, 2), (false, 5), (false, 1 << 20)] {
             (ws.force_wide, ws.loosen) = (wide, loosen);
+            ws.force_portable = loosen == 5;
             let loose = schwa_distance(&mut ws, g, p, jg, jp, schwa).unwrap();
             assert_eq!(
                 loose, rows,
