@@ -476,97 +476,102 @@ impl<S: Symbol, T: Cell> Lanes<S, T> {
         let rows = self.rows.as_ptr();
         let cols = self.cols.as_ptr();
         let (gsym, psym) = (self.gt.as_ptr(), self.pred.as_ptr());
-        // The live cells `lo..=hi` of anti-diagonal `s` are in `live[c]` (`c` = `s % 3`, the
-        // chunk of `diags` that holds it); all other cells of that chunk are INF.
-        let mut live: [Option<(usize, usize)>; 3] = [None; 3];
+        // The live cells `lo..=hi` of an anti-diagonal are kept as `(lo, hi)` (`EMPTY`: none);
+        // all other cells of its chunk of `diags` are INF. `r0`, `r1`, `r2` are the ranges of
+        // anti-diagonals s - 1, s - 2, s - 3 at the top of the loop, `o0`, `o1`, `o2` the offsets
+        // of their chunks (distinct multiples of w, below 3w); s reuses the chunk of s - 3.
+        const EMPTY: (usize, usize) = (usize::MAX / 2, 0);
         self.diags.fill(T::INF);
         self.diags[1] = T::ZERO;
-        live[0] = Some((0, 0));
-        // Chunks of s - 1 and s (s = 0: s - 1 is "chunk 2", empty).
-        let (mut c1, mut c) = (2, 0);
+        let (mut r0, mut r1, mut r2) = ((0, 0), EMPTY, EMPTY);
+        let (mut o0, mut o1, mut o2) = (0, w, 2 * w);
+        let base = self.diags.as_mut_ptr();
+        // SAFETY (every access through `base` below): an index o + i + 1 with o one of the
+        // offsets and i <= n, or o + i with 1 <= i <= n + 1, is below o + w <= 3w.
+        let at = |o: usize, i: usize| {
+            debug_assert!(o + i + 1 < 3 * w);
+            unsafe { base.add(o + i + 1) }
+        };
         for s in 1..=n + m {
-            let c2 = c1;
-            (c1, c) = (c, if c == 2 { 0 } else { c + 1 });
             // Cells reachable from the live cells of s - 1 (right, down) and s - 2 (diagonal).
-            let mut lo = usize::MAX;
-            let mut hi = 0;
-            if let Some((a, b)) = live[c1] {
-                (lo, hi) = (a, b + 1);
-            }
-            if let Some((a, b)) = live[c2] {
-                (lo, hi) = (lo.min(a + 1), hi.max(b + 1));
-            }
+            let lo = r0.0.min(r1.0 + 1);
+            let hi = (r0.1 + 1).max(r1.1 + 1);
             let s64 = s as i64;
             let lo = lo
                 .max(s.saturating_sub(m))
                 .max((s64 - d_hi + 1).div_euclid(2).max(0) as usize);
             let hi = hi.min(n).min(s).min((s64 - d_lo).div_euclid(2) as usize);
-            let cur = &mut self.diags[c * w..(c + 1) * w];
-            // Back to all-INF outside lo..=hi (which is overwritten below).
-            if let Some((a, b)) = live[c].take() {
-                if a < lo {
-                    cur[a + 1..=b.min(lo - 1) + 1].fill(T::INF);
-                }
-                if b > hi {
-                    cur[a.max(hi + 1) + 1..=b + 1].fill(T::INF);
+            // Back to all-INF outside lo..=hi (which is overwritten below); r2.1 <= n.
+            let (a, b) = r2;
+            if a < lo {
+                for i in a..=b.min(lo - 1) {
+                    unsafe { *at(o2, i) = T::INF };
                 }
             }
-            if lo > hi {
-                continue;
-            }
-            // k = m - j of cell lo; lo >= s - m, so k >= 0, and hi <= s keeps k + len - 1 <= m.
-            let (k0, len) = (m + lo - s, hi - lo + 1);
-            let base = self.diags.as_mut_ptr();
-            // SAFETY: `cells` touches entries lo..lo + max(len, BLOCK) of the row tables and `gt`
-            // (lo <= hi <= n, length rs = n + 1 + BLOCK), indices up to max(hi, lo + BLOCK - 1)
-            // + 1 <= n + BLOCK of a chunk (length w = n + 2 + BLOCK), and columns k0..k0 +
-            // max(len, BLOCK) of `pred` and the column tables (k0 + len - 1 = m + hi - s <= m,
-            // k0 <= m; length cs = m + 1 + BLOCK). The three chunks c, c1, c2 are distinct (a
-            // rotation of 0, 1, 2): the chunk written is not read.
-            let best = unsafe {
-                let ops = Operands {
-                    out: base.add(c * w + lo + 1),
-                    diag: base.add(c2 * w + lo),
-                    up: base.add(c1 * w + lo),
-                    left: base.add(c1 * w + lo + 1),
-                    g: gsym.add(lo),
-                    p: psym.add(k0),
-                    rows: [rows.add(lo), rows.add(rs + lo), rows.add(2 * rs + lo)],
-                    cols: [cols.add(k0), cols.add(cs + k0), cols.add(2 * cs + k0)],
-                };
-                cells::<S, T, XDROP>(&ops, len)
-            };
-            let cur = &mut self.diags[c * w..(c + 1) * w];
-            let (mut lo, mut hi) = (lo, hi);
-            if XDROP {
-                let cut = best.wide() + XDROP_SLACK;
-                while lo < hi && cur[lo + 1].wide() > cut {
-                    cur[lo + 1] = T::INF;
-                    lo += 1;
-                }
-                while lo < hi && cur[hi + 1].wide() > cut {
-                    cur[hi + 1] = T::INF;
-                    hi -= 1;
-                }
-            } else {
-                while lo <= hi && job.hopeless(lo, s - lo, cur[lo + 1].wide()) {
-                    cur[lo + 1] = T::INF;
-                    lo += 1;
-                }
-                while lo < hi && job.hopeless(hi, s - hi, cur[hi + 1].wide()) {
-                    cur[hi + 1] = T::INF;
-                    hi -= 1;
+            if b > hi {
+                for i in a.max(hi + 1)..=b {
+                    unsafe { *at(o2, i) = T::INF };
                 }
             }
+            let mut new = EMPTY;
             if lo <= hi {
-                live[c] = Some((lo, hi));
+                // k = m - j of cell lo; lo >= s - m, so k >= 0, and hi <= s keeps
+                // k + len - 1 <= m.
+                let (k0, len) = (m + lo - s, hi - lo + 1);
+                // SAFETY: `cells` touches entries lo..lo + max(len, BLOCK) of the row tables and
+                // `gt` (lo <= hi <= n, length rs = n + 1 + BLOCK), indices up to max(hi, lo +
+                // BLOCK - 1) + 1 <= n + BLOCK of a chunk (length w = n + 2 + BLOCK), and columns
+                // k0..k0 + max(len, BLOCK) of `pred` and the column tables (k0 + len - 1 = m + hi
+                // - s <= m, k0 <= m; length cs = m + 1 + BLOCK). The chunks o2 (written), o0 and
+                // o1 (read) are distinct.
+                let best = unsafe {
+                    let ops = Operands {
+                        out: base.add(o2 + lo + 1),
+                        diag: base.add(o1 + lo),
+                        up: base.add(o0 + lo),
+                        left: base.add(o0 + lo + 1),
+                        g: gsym.add(lo),
+                        p: psym.add(k0),
+                        rows: [rows.add(lo), rows.add(rs + lo), rows.add(2 * rs + lo)],
+                        cols: [cols.add(k0), cols.add(cs + k0), cols.add(2 * cs + k0)],
+                    };
+                    cells::<S, T, XDROP>(&ops, len)
+                };
+                let value = |i: usize| unsafe { *at(o2, i) }.wide();
+                let clear = |i: usize| unsafe { *at(o2, i) = T::INF };
+                let (mut lo, mut hi) = (lo, hi);
+                if XDROP {
+                    let cut = best.wide() + XDROP_SLACK;
+                    while lo < hi && value(lo) > cut {
+                        clear(lo);
+                        lo += 1;
+                    }
+                    while lo < hi && value(hi) > cut {
+                        clear(hi);
+                        hi -= 1;
+                    }
+                } else {
+                    while lo <= hi && job.hopeless(lo, s - lo, value(lo)) {
+                        clear(lo);
+                        lo += 1;
+                    }
+                    while lo < hi && job.hopeless(hi, s - hi, value(hi)) {
+                        clear(hi);
+                        hi -= 1;
+                    }
+                }
+                if lo <= hi {
+                    new = (lo, hi);
+                }
             }
+            (r0, r1, r2) = (new, r0, r1);
+            (o0, o1, o2) = (o2, o0, o1);
         }
-        let last = match live[(n + m) % 3] {
-            Some((lo, hi)) if lo <= n && n <= hi => {
-                self.diags[((n + m) % 3) * w + n + 1].wide() as usize
-            }
-            _ => usize::MAX,
+        // r0, o0: the last anti-diagonal, s = n + m.
+        let last = if r0.0 <= n && n <= r0.1 {
+            unsafe { *at(o0, n) }.wide() as usize
+        } else {
+            usize::MAX
         };
         // The exact pass always keeps the last cell (it is on every path, module docs): the
         // min() only makes the code total.
