@@ -77,6 +77,8 @@ pub struct SchwaWorkspace {
     loosen: usize,
     /// Tests: the portable code even where AVX2 is available.
     force_portable: bool,
+    /// Tests: treat first-pass results from this value up as saturated (0: `i16::MAX`).
+    narrow_limit: usize,
 }
 
 impl SchwaWorkspace {
@@ -244,15 +246,18 @@ pub fn schwa_distance(
     // below i16::MAX exactly (a saturated value is at least that large, so it is never the
     // answer of a run whose answer is smaller).
     let symbols16 = !ws.force_wide && gt.iter().chain(pred).all(|&c| c <= u32::from(u16::MAX));
-    const NARROW: usize = i16::MAX as usize;
+    let narrow_limit = match ws.narrow_limit {
+        0 => i16::MAX as usize,
+        limit => limit,
+    };
     let mut wide_loaded = false;
     // Pass 1: an upper bound, the cost of the path an X-drop search finds.
-    let mut upper = NARROW;
+    let mut upper = narrow_limit;
     if symbols16 {
         ws.narrow.load(gt, pred, &job)?;
         upper = run_narrow::<true>(&mut ws.narrow, &job, ws.force_portable)?;
     }
-    if upper >= NARROW {
+    if upper >= narrow_limit {
         ws.wide.load(gt, pred, &job)?;
         wide_loaded = true;
         upper = ws.wide.run::<true>(&job)?;
@@ -262,7 +267,7 @@ pub fn schwa_distance(
     // Pass 2: the exact distance, over the band and the cut-off that `upper` allows.
     job.bound = upper;
     job.band = band(upper, free, n, m);
-    let d = if symbols16 && upper < NARROW {
+    let d = if symbols16 && upper < narrow_limit {
         run_narrow::<false>(&mut ws.narrow, &job, ws.force_portable)?
     } else {
         if !wide_loaded {
@@ -898,6 +903,12 @@ mod tests {
         for (wide, loosen) in [(false, 1), (true, 2), (false, 5), (false, 1 << 20)] {
             (ws.force_wide, ws.loosen) = (wide, loosen);
             ws.force_portable = loosen == 5;
+            // Falls back to the wide lanes after the first pass (or after the second).
+            ws.narrow_limit = match loosen {
+                1 => rows.max(1),
+                5 => rows + 3,
+                _ => 0,
+            };
             let loose = schwa_distance(&mut ws, g, p, jg, jp, schwa).unwrap();
             assert_eq!(
                 loose, rows,
