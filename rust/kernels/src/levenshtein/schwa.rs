@@ -255,12 +255,12 @@ pub fn schwa_distance(
     let mut upper = narrow_limit;
     if symbols16 {
         ws.narrow.load(gt, pred, &job)?;
-        upper = run_narrow::<true>(&mut ws.narrow, &job, ws.force_portable)?;
+        upper = run_pass::<_, _, true>(&mut ws.narrow, &job, ws.force_portable)?;
     }
     if upper >= narrow_limit {
         ws.wide.load(gt, pred, &job)?;
         wide_loaded = true;
-        upper = ws.wide.run::<true>(&job)?;
+        upper = run_pass::<_, _, true>(&mut ws.wide, &job, ws.force_portable)?;
     }
     // max(n, m) bounds every distance (the plain one, hence the forgiving one).
     let upper = upper.saturating_add(ws.loosen).min(n.max(m));
@@ -268,12 +268,12 @@ pub fn schwa_distance(
     job.bound = upper;
     job.band = band(upper, free, n, m);
     let d = if symbols16 && upper < narrow_limit {
-        run_narrow::<false>(&mut ws.narrow, &job, ws.force_portable)?
+        run_pass::<_, _, false>(&mut ws.narrow, &job, ws.force_portable)?
     } else {
         if !wide_loaded {
             ws.wide.load(gt, pred, &job)?;
         }
-        ws.wide.run::<false>(&job)?
+        run_pass::<_, _, false>(&mut ws.wide, &job, ws.force_portable)?
     };
     Ok(d.min(upper))
 }
@@ -692,9 +692,10 @@ fn cell<S: Symbol, T: Cell>(diag: T, up: T, left: T, g: S, p: S, row: [T; 3], co
     sub.min(up.sat_add(del)).min(left.sat_add(ins))
 }
 
-/// The `u16`/`i16` pass, with AVX2 when the processor has it (same code, same results).
-fn run_narrow<const XDROP: bool>(
-    lanes: &mut Lanes<u16, i16>,
+/// One pass with the lanes `lanes`, compiled for AVX2 when the processor has it (same code, same
+/// results; `portable` forces the baseline code, for the tests).
+fn run_pass<S: Symbol, T: Cell, const XDROP: bool>(
+    lanes: &mut Lanes<S, T>,
     job: &Job,
     portable: bool,
 ) -> Result<usize, SchwaError> {
@@ -702,7 +703,7 @@ fn run_narrow<const XDROP: bool>(
     {
         if !portable && std::is_x86_feature_detected!("avx2") {
             // SAFETY: the processor supports AVX2 (checked just above).
-            return unsafe { run_narrow_avx2::<XDROP>(lanes, job) };
+            return unsafe { run_pass_avx2::<S, T, XDROP>(lanes, job) };
         }
     }
     let _ = portable;
@@ -711,8 +712,8 @@ fn run_narrow<const XDROP: bool>(
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-fn run_narrow_avx2<const XDROP: bool>(
-    lanes: &mut Lanes<u16, i16>,
+fn run_pass_avx2<S: Symbol, T: Cell, const XDROP: bool>(
+    lanes: &mut Lanes<S, T>,
     job: &Job,
 ) -> Result<usize, SchwaError> {
     lanes.run::<XDROP>(job)
