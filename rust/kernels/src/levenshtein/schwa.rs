@@ -29,8 +29,10 @@
 //! `(n, m)` makes at least `r = (m - j) - (n - i)` more insertions than deletions when `r > 0`, of
 //! which at most the free-able schwas of `pred[j..]` are free (symmetrically with deletions and
 //! `gt[i..]`); and the rest costs at least the difference in length of `gt[i..]` and `pred[j..]`
-//! without their schwas (see `Job::hopeless`). Neither pass needs the strict distance. [`schwa_distance_rows`] is the previous row-by-row kernel
-//! (strict distance, then the band row by row), kept as a reference.
+//! without their schwas (see `Job::hopeless`). Neither pass needs the strict distance (it is
+//! computed only when there are no joins or no free-able schwa, where it is the answer).
+//! [`schwa_distance_rows`] is the previous row-by-row kernel (strict distance, then the band row by
+//! row), kept as the reference of the tests and the A/B benchmark.
 
 use std::collections::TryReserveError;
 use std::ops::{BitAnd, BitOr};
