@@ -243,6 +243,7 @@ pub fn schwa_distance(
         pred_free_after: &ws.pred_free_after,
         gt_plain_after: &ws.gt_plain_after,
         pred_plain_after: &ws.pred_plain_after,
+        both_joined: gt_others && pred_others,
     };
     // u16 symbols keep equality when every code point is below 2^16; i16 lanes hold every value
     // below i16::MAX exactly (a saturated value is at least that large, so it is never the
@@ -319,6 +320,8 @@ struct Job<'a> {
     pred_free_after: &'a [u32],
     gt_plain_after: &'a [u32],
     pred_plain_after: &'a [u32],
+    /// Both sides have joins.
+    both_joined: bool,
 }
 
 impl Job<'_> {
@@ -326,18 +329,23 @@ impl Job<'_> {
     /// the path is added (module docs).
     #[inline]
     fn hopeless(&self, i: usize, j: usize, v: i64) -> bool {
-        let r = (self.m - j) as i64 - (self.n - i) as i64;
-        let rest = if r > 0 {
-            r - i64::from(self.pred_free_after[j])
-        } else {
-            -r - i64::from(self.gt_free_after[i])
-        };
         // Without their schwas, the rest of the texts differ in length by `plain`: at least as
         // many paid edits (every forgiving alignment of the rest maps to a plain one of the
         // texts without schwas that costs no more: a schwa matched, deleted or inserted vanishes,
         // a schwa substituted becomes an insertion or a deletion).
         let plain = i64::from(self.gt_plain_after[i]) - i64::from(self.pred_plain_after[j]);
-        v + rest.max(plain.abs()) > self.bound as i64
+        let mut rest = plain.abs();
+        // When both sides have joins every schwa is free-able, and `rest` is at least this
+        // other bound: with r > 0, |r + S_gt - S_pred| >= r - S_pred (S: schwas left).
+        if !self.both_joined {
+            let r = (self.m - j) as i64 - (self.n - i) as i64;
+            rest = rest.max(if r > 0 {
+                r - i64::from(self.pred_free_after[j])
+            } else {
+                -r - i64::from(self.gt_free_after[i])
+            });
+        }
+        v + rest > self.bound as i64
     }
 }
 
