@@ -124,10 +124,17 @@ fn mark_schwas(
     out.clear();
     out.try_reserve(text.len() + 1)?;
     out.push(0);
+    // The usual one or two schwas (ը, Ը) compared directly.
+    let (s0, s1) = match schwa_chars {
+        [a] => (*a, *a),
+        [a, b] => (*a, *b),
+        _ => (u32::MAX, u32::MAX),
+    };
+    let general = schwa_chars.len() > 2;
     let mut free = 0;
     for (k, c) in text.iter().enumerate() {
         let mut f = 0;
-        if schwa_chars.contains(c) {
+        if *c == s0 || *c == s1 || (general && schwa_chars.contains(c)) {
             f |= SCHWA;
             if joins[k] || joins[k + 1] {
                 f |= AT_OWN_JOIN;
@@ -292,11 +299,14 @@ fn free_after(
     let len = flags.len().saturating_sub(1);
     fill(free, len + 1, 0)?;
     fill(plain, len + 1, 0)?;
-    for k in (0..len).rev() {
-        let f = flags[k + 1];
+    let (mut free_sum, mut plain_sum) = (0, 0);
+    let out = free[..len].iter_mut().zip(plain[..len].iter_mut()).rev();
+    // flags[k + 1] belongs to character k.
+    for ((fr, pl), &f) in out.zip(flags[1..].iter().rev()) {
         let freeable = f & SCHWA != 0 && (f & AT_OWN_JOIN != 0 || other_has_joins);
-        free[k] = free[k + 1] + u32::from(freeable);
-        plain[k] = plain[k + 1] + u32::from(f & SCHWA == 0);
+        free_sum += u32::from(freeable);
+        plain_sum += u32::from(f & SCHWA == 0);
+        (*fr, *pl) = (free_sum, plain_sum);
     }
     Ok(())
 }
@@ -447,22 +457,33 @@ impl<S: Symbol, T: Cell> Lanes<S, T> {
         fill(&mut self.rows, 3 * rs, T::ONE)?;
         let (not_schwa, rest) = self.rows.split_at_mut(rs);
         let (not_own, not_join) = rest.split_at_mut(rs);
-        for i in 0..=n {
-            let f = job.gt_flags[i];
-            not_schwa[i] = T::of(f & SCHWA == 0);
-            not_own[i] = T::of(f & AT_OWN_JOIN == 0);
-            not_join[i] = T::of(!job.gt_join[i]);
+        let rows = not_schwa
+            .iter_mut()
+            .zip(not_own.iter_mut())
+            .zip(not_join.iter_mut());
+        for (((a, b), c), (&f, &join)) in rows.zip(job.gt_flags.iter().zip(job.gt_join)) {
+            (*a, *b, *c) = (
+                T::of(f & SCHWA == 0),
+                T::of(f & AT_OWN_JOIN == 0),
+                T::of(!join),
+            );
         }
         // flags index 0 is unused (0), so row 0 reads "not a schwa", like the padding.
         fill(&mut self.cols, 3 * cs, T::ONE)?;
         let (not_join, rest) = self.cols.split_at_mut(cs);
         let (not_schwa, not_own) = rest.split_at_mut(cs);
-        for k in 0..=m {
-            let j = m - k;
-            let f = job.pred_flags[j];
-            not_join[k] = T::of(!job.pred_join[j]);
-            not_schwa[k] = T::of(f & SCHWA == 0);
-            not_own[k] = T::of(f & AT_OWN_JOIN == 0);
+        // Column k = m - j: the flags read backwards.
+        let cols = not_join
+            .iter_mut()
+            .zip(not_schwa.iter_mut())
+            .zip(not_own.iter_mut());
+        let flags = job.pred_flags.iter().rev().zip(job.pred_join.iter().rev());
+        for (((a, b), c), (&f, &join)) in cols.zip(flags) {
+            (*a, *b, *c) = (
+                T::of(!join),
+                T::of(f & SCHWA == 0),
+                T::of(f & AT_OWN_JOIN == 0),
+            );
         }
         fill(&mut self.diags, 3 * (n + 2 + BLOCK), T::INF)?;
         Ok(())
