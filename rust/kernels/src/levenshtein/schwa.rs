@@ -366,6 +366,8 @@ trait Cell: Copy + Ord + Default + BitAnd<Output = Self> + BitOr<Output = Self> 
     const ONE: Self;
     fn sat_add(self, other: Self) -> Self;
     fn of(b: bool) -> Self;
+    fn bits(b: u8) -> Self;
+    fn shr(self, k: u32) -> Self;
     fn wide(self) -> i64;
 }
 
@@ -380,6 +382,14 @@ impl Cell for i16 {
     #[inline(always)]
     fn of(b: bool) -> Self {
         Self::from(b)
+    }
+    #[inline(always)]
+    fn bits(b: u8) -> Self {
+        Self::from(b)
+    }
+    #[inline(always)]
+    fn shr(self, k: u32) -> Self {
+        self >> k
     }
     #[inline(always)]
     fn wide(self) -> i64 {
@@ -398,6 +408,14 @@ impl Cell for i32 {
     #[inline(always)]
     fn of(b: bool) -> Self {
         Self::from(b)
+    }
+    #[inline(always)]
+    fn bits(b: u8) -> Self {
+        Self::from(b)
+    }
+    #[inline(always)]
+    fn shr(self, k: u32) -> Self {
+        self >> k
     }
     #[inline(always)]
     fn wide(self) -> i64 {
@@ -431,11 +449,9 @@ struct Lanes<S, T> {
     gt: Vec<S>,
     /// `pred[m - 1 - k]` at index `k` (index `m` is padding), length `m + 1`.
     pred: Vec<S>,
-    /// Per row `i`, three tables of length `n + 1`: `gt[i-1]` is not a schwa; it is not at its own
-    /// join; `i` is not a gt join.
+    /// Per row `i`, flags (see `load`), length `n + 1 + BLOCK`.
     rows: Vec<T>,
-    /// Per reversed column `k = m - j`, three tables of length `m + 1`: `j` is not a pred join;
-    /// `pred[j-1]` is not a schwa; it is not at its own join.
+    /// Per reversed column `k = m - j`, flags (see `load`), length `m + 1 + BLOCK`.
     cols: Vec<T>,
     /// Three anti-diagonals of `n + 2` cells (cell `i` at index `i + 1`; index 0 stays `INF`).
     diags: Vec<T>,
@@ -454,35 +470,30 @@ impl<S: Symbol, T: Cell> Lanes<S, T> {
         self.pred.try_reserve(cs)?;
         self.pred.extend(pred.iter().rev().map(|&c| S::of(c)));
         self.pred.resize(cs, S::default());
-        fill(&mut self.rows, 3 * rs, T::ONE)?;
-        let (not_schwa, rest) = self.rows.split_at_mut(rs);
-        let (not_own, not_join) = rest.split_at_mut(rs);
-        let rows = not_schwa
+        // Row flags: bit 0 `gt[i-1]` is not a schwa, bit 1 it is not at its own join, bit 2 `i`
+        // is not a gt join (flags index 0 is unused, 0: row 0 reads "not a schwa", like the
+        // padding).
+        fill(&mut self.rows, rs, T::bits(7))?;
+        for (r, (&f, &join)) in self
+            .rows
             .iter_mut()
-            .zip(not_own.iter_mut())
-            .zip(not_join.iter_mut());
-        for (((a, b), c), (&f, &join)) in rows.zip(job.gt_flags.iter().zip(job.gt_join)) {
-            (*a, *b, *c) = (
-                T::of(f & SCHWA == 0),
-                T::of(f & AT_OWN_JOIN == 0),
-                T::of(!join),
+            .zip(job.gt_flags.iter().zip(job.gt_join))
+        {
+            *r = T::bits(
+                u8::from(f & SCHWA == 0)
+                    | u8::from(f & AT_OWN_JOIN == 0) << 1
+                    | u8::from(!join) << 2,
             );
         }
-        // flags index 0 is unused (0), so row 0 reads "not a schwa", like the padding.
-        fill(&mut self.cols, 3 * cs, T::ONE)?;
-        let (not_join, rest) = self.cols.split_at_mut(cs);
-        let (not_schwa, not_own) = rest.split_at_mut(cs);
-        // Column k = m - j: the flags read backwards.
-        let cols = not_join
-            .iter_mut()
-            .zip(not_schwa.iter_mut())
-            .zip(not_own.iter_mut());
+        // Column flags, column k = m - j (the flags read backwards): bit 0 `pred[j-1]` is not a
+        // schwa, bit 1 `j` is not a pred join, bit 2 `pred[j-1]` is not at its own join.
+        fill(&mut self.cols, cs, T::bits(7))?;
         let flags = job.pred_flags.iter().rev().zip(job.pred_join.iter().rev());
-        for (((a, b), c), (&f, &join)) in cols.zip(flags) {
-            (*a, *b, *c) = (
-                T::of(!join),
-                T::of(f & SCHWA == 0),
-                T::of(f & AT_OWN_JOIN == 0),
+        for (c, (&f, &join)) in self.cols.iter_mut().zip(flags) {
+            *c = T::bits(
+                u8::from(f & SCHWA == 0)
+                    | u8::from(!join) << 1
+                    | u8::from(f & AT_OWN_JOIN == 0) << 2,
             );
         }
         fill(&mut self.diags, 3 * (n + 2 + BLOCK), T::INF)?;
@@ -503,8 +514,8 @@ impl<S: Symbol, T: Cell> Lanes<S, T> {
         // Every table has the length `load` gave it; the pointer arithmetic below relies on it.
         if self.gt.len() != rs
             || self.pred.len() != cs
-            || self.rows.len() != 3 * rs
-            || self.cols.len() != 3 * cs
+            || self.rows.len() != rs
+            || self.cols.len() != cs
             || self.diags.len() != 3 * w
         {
             return Ok(usize::MAX);
@@ -568,8 +579,8 @@ impl<S: Symbol, T: Cell> Lanes<S, T> {
                         left: base.add(o0 + lo + 1),
                         g: gsym.add(lo),
                         p: psym.add(k0),
-                        rows: [rows.add(lo), rows.add(rs + lo), rows.add(2 * rs + lo)],
-                        cols: [cols.add(k0), cols.add(cs + k0), cols.add(2 * cs + k0)],
+                        rows: rows.add(lo),
+                        cols: cols.add(k0),
                     };
                     cells::<S, T, XDROP>(&ops, len)
                 };
@@ -634,8 +645,8 @@ struct Operands<S, T> {
     left: *const T,
     g: *const S,
     p: *const S,
-    rows: [*const T; 3],
-    cols: [*const T; 3],
+    rows: *const T,
+    cols: *const T,
 }
 
 /// Computes the `len` cells of `ops` (element-wise, in blocks of [`BLOCK`], the last block moved
@@ -693,32 +704,24 @@ unsafe fn block<S: Symbol, T: Cell>(ops: &Operands<S, T>, at: usize) -> [T; BLOC
     let ld = |p: *const T| unsafe { p.add(at).cast::<[T; BLOCK]>().read_unaligned() };
     let ls = |p: *const S| unsafe { p.add(at).cast::<[S; BLOCK]>().read_unaligned() };
     let (diag, up, left, g, p) = (ld(ops.diag), ld(ops.up), ld(ops.left), ls(ops.g), ls(ops.p));
-    let rows = [ld(ops.rows[0]), ld(ops.rows[1]), ld(ops.rows[2])];
-    let cols = [ld(ops.cols[0]), ld(ops.cols[1]), ld(ops.cols[2])];
+    let (rows, cols) = (ld(ops.rows), ld(ops.cols));
     let mut out = [T::INF; BLOCK];
     for t in 0..BLOCK {
-        out[t] = cell(
-            diag[t],
-            up[t],
-            left[t],
-            g[t],
-            p[t],
-            [rows[0][t], rows[1][t], rows[2][t]],
-            [cols[0][t], cols[1][t], cols[2][t]],
-        );
+        out[t] = cell(diag[t], up[t], left[t], g[t], p[t], rows[t], cols[t]);
     }
     unsafe { ops.out.add(at).cast::<[T; BLOCK]>().write_unaligned(out) };
     out
 }
 
-/// One cell from its three neighbours, its symbols, row flags (not schwa, not at own join, not a
-/// gt join) and column flags (not a pred join, not schwa, not at own join).
+/// One cell from its three neighbours, its symbols, row and column flags (see `Lanes::load`).
 #[inline(always)]
-fn cell<S: Symbol, T: Cell>(diag: T, up: T, left: T, g: S, p: S, row: [T; 3], col: [T; 3]) -> T {
-    // Deleting gt[i-1] is free for a schwa at its own join or across from a pred join;
-    // inserting pred[j-1] is free for a schwa at its own join or across from a gt join.
-    let del = row[0] | (row[1] & col[0]);
-    let ins = col[1] | (col[2] & row[2]);
+fn cell<S: Symbol, T: Cell>(diag: T, up: T, left: T, g: S, p: S, row: T, col: T) -> T {
+    // Deleting gt[i-1] is free for a schwa at its own join or across from a pred join: it costs
+    // row bit 0 | (row bit 1 & column bit 1). Inserting pred[j-1] is free for a schwa at its own
+    // join or across from a gt join: column bit 0 | (column bit 2 & row bit 2).
+    let both = row & col;
+    let del = (row | both.shr(1)) & T::ONE;
+    let ins = (col | both.shr(2)) & T::ONE;
     let sub = diag.sat_add(T::of(g != p));
     sub.min(up.sat_add(del)).min(left.sat_add(ins))
 }
