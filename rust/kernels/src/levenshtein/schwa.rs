@@ -445,15 +445,17 @@ impl Symbol for u32 {
 /// Buffers of the anti-diagonal kernel for one lane width.
 #[derive(Default)]
 struct Lanes<S, T> {
-    /// `gt[i - 1]` at index `i` (index 0 is padding), length `n + 1`.
+    /// `gt[i - 1]` at index `i` (index 0 and the last BLOCK are padding), length `n + 1 + BLOCK`.
     gt: Vec<S>,
-    /// `pred[m - 1 - k]` at index `k` (index `m` is padding), length `m + 1`.
+    /// `pred[m - 1 - k]` at index `k` (index `m` and the last BLOCK are padding), length
+    /// `m + 1 + BLOCK`.
     pred: Vec<S>,
     /// Per row `i`, flags (see `load`), length `n + 1 + BLOCK`.
     rows: Vec<T>,
     /// Per reversed column `k = m - j`, flags (see `load`), length `m + 1 + BLOCK`.
     cols: Vec<T>,
-    /// Three anti-diagonals of `n + 2` cells (cell `i` at index `i + 1`; index 0 stays `INF`).
+    /// Three chunks of `n + 2 + BLOCK` cells, one per anti-diagonal in use (cell `i` at index
+    /// `i + 1`; index 0 stays `INF`).
     diags: Vec<T>,
 }
 
@@ -636,8 +638,7 @@ const BLOCK: usize = 16;
 
 /// The operands of the cells `lo..=hi` of one anti-diagonal, each pointing at its value for
 /// cell `lo`: the output, the diagonal, upper and left neighbours, the two symbols compared, the
-/// row tables (not schwa, not at own join, not a gt join) and the column tables (not a pred join,
-/// not schwa, not at own join).
+/// row flags and the column flags (see `Lanes::load`).
 struct Operands<S, T> {
     out: *mut T,
     diag: *const T,
