@@ -1,10 +1,10 @@
-//! Schwa-forgiving distance: between 0 and the plain distance, equal to it without joins, and
-//! out-of-range joins are errors, never panics.
+//! Schwa-forgiving distance: between 0 and the plain distance, equal to it without joins, equal to
+//! the previous row-by-row kernel, and out-of-range joins are errors, never panics.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use scorekit_fuzz::{levenshtein_dp, Input};
-use scorekit_kernels::levenshtein::{schwa_distance, SchwaWorkspace};
+use scorekit_kernels::levenshtein::{schwa_distance, schwa_distance_rows, SchwaWorkspace};
 
 const SCHWA: [u32; 2] = [0x568, 0x538];
 
@@ -32,6 +32,10 @@ fuzz_target!(|data: &[u8]| {
         Ok(d) => {
             assert!(in_range(&gt_joins, gt.len()) && in_range(&pred_joins, pred.len()));
             assert!(d <= plain);
+            assert_eq!(
+                schwa_distance_rows(&mut ws, &gt, &pred, &gt_joins, &pred_joins, &SCHWA),
+                Ok(d)
+            );
             assert_eq!(
                 schwa_distance(&mut ws, &gt, &pred, &[], &[], &SCHWA),
                 Ok(plain)

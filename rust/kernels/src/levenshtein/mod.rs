@@ -14,7 +14,7 @@ mod words;
 
 pub use alignment::{align, editops, AlignWorkspace, AlignmentCounts, EditOp, EditOpKind};
 pub use distance::{distance, DistanceWorkspace};
-pub use schwa::{schwa_distance, SchwaError, SchwaWorkspace};
+pub use schwa::{schwa_distance, schwa_distance_rows, SchwaError, SchwaWorkspace};
 pub use words::{is_python_whitespace, split_words, word_alignment, WordAlignment, WordWorkspace};
 
 /// Lengths of the common prefix and the common suffix of `a` and `b` (they never overlap).
