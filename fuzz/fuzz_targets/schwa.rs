@@ -44,7 +44,7 @@ fuzz_target!(|data: &[u8]| {
         Err(message) => {
             assert!(
                 !in_range(&gt_joins, gt.len()) || !in_range(&pred_joins, pred.len()),
-                "{message}"
+                "{message:?}"
             );
         }
     }
