@@ -299,10 +299,12 @@ def test_python_m_and_scorekit_subcommand(dataset, capsys):
 
 def test_html_report_in_headless_browser(dataset, capsys, tmp_path):
     """The run report loads in chromium under its CSP: the script runs, no console message, no
-    request leaves the page (the browser helpers of the report tests)."""
+    request leaves the page, and a screenshot shows drawn content (the browser helpers of the
+    report tests)."""
     import shutil
+    import struct
 
-    from test_report_browser import _problems, _run
+    from test_report_browser import _png_rows, _problems, _run
 
     browser = shutil.which("chromium")
     if browser is None:
@@ -315,6 +317,12 @@ def test_html_report_in_headless_browser(dataset, capsys, tmp_path):
     assert 'data-script-ran="1"' in dom and "p1" in dom
     assert _problems(stderr) == []
     assert [url for url in requests if url != html_path.as_uri()] == [], requests
+    _, stderr, requests = _run(browser, html_path, tmp_path / "shot", "--screenshot=" + str(tmp_path / "shot.png"),
+                               "--window-size=1200,900")
+    assert _problems(stderr) == [] and [url for url in requests if url != html_path.as_uri()] == []
+    png = (tmp_path / "shot.png").read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and struct.unpack(">II", png[16:24]) == (1200, 900)
+    assert len(set(_png_rows(png))) > 50   # drawn content, not a blank page
 
 
 def test_cer_unit_grapheme_on_measure_and_variants(tmp_path, capsys):
