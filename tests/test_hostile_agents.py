@@ -276,6 +276,18 @@ def test_rover_rejects_a_bare_string(backend, hyps):
         AgreementSignal()(hyps)
 
 
+def test_rover_ocr_result_with_non_text_is_a_named_error(backend):
+    """Found by tests/test_fuzz_structures.py: an OCR-result-shaped object whose ``text`` is an
+    int reached ``int.split`` (AttributeError)."""
+    class Result:
+        text, blocks, mean_confidence = 5, None, 0.9
+
+    with pytest.raises(InvalidTypeError, match=r"^hypotheses\[1\] must be a string, a list of tokens"):
+        rover(["the cat", Result()])
+    Result.text = None
+    assert rover(["the cat", Result()]).text == "the cat"
+
+
 @pytest.mark.parametrize("conf", [math.inf, -math.inf, 1e308, -0.5, 1.0000001])
 def test_rover_kernels_reject_confidences_outside_0_1(backend, conf):
     tokens, offsets = np.array([0, 0], np.uint32), np.array([0, 1, 2], np.int64)

@@ -133,8 +133,11 @@ def _as_units(hyp: Any, *, default_conf: float = DEFAULT_TOKEN_CONF) -> list[Uni
             for b in blocks
         ):
             return [(b.text, _conf(getattr(b, "confidence", None), default_conf)) for b in blocks]
+        text = hyp.text
+        if text is not None and not isinstance(text, str):
+            raise TypeError(f"an OCR result's text must be a str, got {type(text).__name__}")
         conf = _conf(getattr(hyp, "mean_confidence", None), default_conf)
-        return [(w, conf) for w in (hyp.text or "").split()]
+        return [(w, conf) for w in (text or "").split()]
     units = []
     append = units.append
     for item in hyp:
