@@ -137,3 +137,13 @@ def test_distance_does_not_import_the_parsing_dependencies():
             "print(sorted(m for m in ('pydantic', 'scipy', 'jinja2') if m in sys.modules))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("name", ["scorekit.flowcharts.parsing.text_distance_fns.levenshtein_fn",
+                                  "scorekit.flowcharts.parsing.text_distance_fns.normalise_text"])
+def test_docstring_examples(backend, name):
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
+    assert result.failed == 0 and result.attempted > 0

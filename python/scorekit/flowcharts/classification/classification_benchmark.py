@@ -131,14 +131,7 @@ def _ratio(numerator: int, denominator: int) -> float:
 @dataclass(frozen=True, kw_only=True)
 class ClassificationBenchmark(Generic[LabelType]):
     """Saved predicted labels against ground truth, paired by position; accuracy and the records.
-
-    >>> import json, tempfile, pathlib
-    >>> folder = pathlib.Path(tempfile.mkdtemp())
-    >>> _ = (folder / "t.json").write_text(json.dumps([{"img_path": "a/x.png", "label": "yes"}]))
-    >>> _ = (folder / "p.json").write_text(json.dumps([{"img_path": "b/x.png", "label": "no"}]))
-    >>> ClassificationBenchmark(true_path=folder / "t.json", pred_path=folder / "p.json").accuracy
-    0.0
-    """
+    Keyword arguments only; the files are read once, here, and never written."""
 
     true_path: Path
     pred_path: Path
