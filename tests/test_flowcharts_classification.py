@@ -361,3 +361,35 @@ def test_multiclass_against_scikit_learn(tmp_path, kind):
             assert list(m.per_class_accuracy.values()) == pytest.approx(list(recalls), abs=1e-12)
         else:
             assert m.accuracy == 0.0 and set(m.per_class_accuracy.values()) == {0.0}
+
+
+# ------------------------------------------------------------------ hostile files
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_scalars = st.one_of(st.none(), st.booleans(), st.integers(-3, 300), st.floats(allow_nan=False, allow_infinity=False),
+                     st.sampled_from(["a/x.png", "b\\x.png", "x.png", "y.png", "", "\ud800", "0", "90"]))
+_values = st.recursive(_scalars, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
+    st.sampled_from(["img_path", "label", "extra"]), inner, max_size=3), max_leaves=8)
+_entries = st.one_of(st.fixed_dictionaries({"img_path": st.sampled_from(["a/x.png", "b/x.png", "x.jpg", 3]),
+                                            "label": _scalars}), _values)
+_documents = st.one_of(st.lists(_entries, max_size=4), _values)
+
+
+@settings(max_examples=400, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(_documents, _documents, st.sampled_from(["generic", "binary", "multiclass", "rotation"]))
+def test_random_documents_raise_only_documented_errors(tmp_path, true_doc, pred_doc, kind):
+    t, p = write(tmp_path / "t.json", json.dumps(true_doc)), write(tmp_path / "p.json", json.dumps(pred_doc))
+    cls = {"generic": ClassificationBenchmark, "binary": BinaryClassificationBenchmark,
+           "rotation": RotationBenchmark}.get(kind)
+    try:
+        if kind == "multiclass":
+            b = MulticlassClassificationBenchmark(true_path=t, pred_path=p, labels=(0, 1, "a/x.png", "x.png"))
+        else:
+            b = cls(true_path=t, pred_path=p)
+    except (InvalidValueError, InvalidTypeError) as exc:
+        assert str(exc)
+        return
+    assert len(b) == len(true_doc) == len(pred_doc)
+    assert 0.0 <= b.accuracy <= 1.0
+    assert all(type(r.true) in (str, int, bool) and type(r.pred) in (str, int, bool) for r in b.result_list)

@@ -76,6 +76,25 @@ def test_multiclass_labels_option(tmp_path, capsys):
     assert code == 2 and err.startswith("scorekit: error: --labels")
     code, _, err = run(capsys, "multiclass", t, p, "--labels", "a,a")
     assert code == 2 and "labels must be unique" in err
+    code, _, err = run(capsys, "multiclass", t, p, "--labels", "")
+    assert code == 2 and "--labels names no label" in err
+    code, _, err = run(capsys, "multiclass", t, p, "--labels", "[1.5]")
+    assert code == 2 and "array of strings, integers or booleans" in err
+
+
+def test_inputs_read_once_from_pipes(tmp_path):
+    """Each input is read once, start to end: named pipes work, with and without --labels."""
+    t, p = label_files(tmp_path, ["a", "b"], ["a", "a"])
+    for extra in ([], ["--labels", "a,b"]):
+        fifos = [tmp_path / "t.fifo", tmp_path / "p.fifo"]
+        for f in fifos:
+            f.unlink(missing_ok=True)
+            os.mkfifo(f)
+        cmd = f'cat {t} > {fifos[0]} & cat {p} > {fifos[1]} & {sys.executable} -m scorekit flowcharts multiclass ' \
+              f'{fifos[0]} {fifos[1]} --json {" ".join(extra)}; wait'
+        done = subprocess.run(["bash", "-c", cmd], capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        assert json.loads(done.stdout)["accuracy"] == 0.5
 
 
 def test_rotation_and_classify(tmp_path, capsys):

@@ -44,15 +44,8 @@ def _multiclass_arguments(p: argparse.ArgumentParser) -> None:
                         "array ('[0, 1]', '[\"a\", true]'); default: the labels found, ground truth first")
 
 
-def _parse_labels(text: str | None, benchmark_files: tuple[str, str]) -> tuple[Any, ...]:
-    from scorekit.flowcharts.classification.classification_benchmark import load_classification_benchmark_results
-
-    if text is None:
-        seen: dict[Any, None] = {}
-        results = load_classification_benchmark_results(*benchmark_files)
-        for value in (*(r.true for r in results), *(r.pred for r in results)):
-            seen.setdefault(value, None)
-        return tuple(seen) or ("",)
+def _parse_labels(text: str) -> tuple[Any, ...]:
+    """``--labels``: a JSON array (text starting with ``[``) or comma-separated strings."""
     if text.lstrip().startswith("["):
         try:
             labels = json.loads(text)
@@ -61,6 +54,8 @@ def _parse_labels(text: str | None, benchmark_files: tuple[str, str]) -> tuple[A
         if not isinstance(labels, list) or any(type(x) not in (str, int, bool) for x in labels):
             raise ValueError("--labels as JSON must be an array of strings, integers or booleans")
         return tuple(labels)
+    if not text:
+        raise ValueError("--labels names no label")
     return tuple(text.split(","))
 
 
@@ -100,9 +95,11 @@ def _run_binary(args: argparse.Namespace) -> int:
 
 
 def _run_multiclass(args: argparse.Namespace) -> int:
-    from scorekit.flowcharts import MulticlassClassificationBenchmark
+    from scorekit.flowcharts import ClassificationBenchmark, MulticlassClassificationBenchmark
 
-    labels = _parse_labels(args.labels, (args.true, args.pred))
+    if args.labels is None:  # the classes are the labels found: the generic benchmark, files read once
+        return _output("multiclass", ClassificationBenchmark(true_path=args.true, pred_path=args.pred), args)
+    labels = _parse_labels(args.labels)
     return _output("multiclass", MulticlassClassificationBenchmark(true_path=args.true, pred_path=args.pred,
                                                                    labels=labels), args)
 

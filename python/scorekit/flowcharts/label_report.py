@@ -84,6 +84,11 @@ def _ratio(x: float) -> str:
     return f"{x:.4f}"
 
 
+def _terminal(text: str) -> str:
+    """``text`` printable on a UTF-8 terminal (a lone surrogate shown as its escape)."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def format_text(summary: dict[str, Any]) -> str:
     """The summary for a terminal: the metrics, the class table and the confusion matrix."""
     s = summary
@@ -94,7 +99,7 @@ def format_text(summary: dict[str, Any]) -> str:
         lines.append(f"  tpr {_ratio(s['tpr'])}  fpr {_ratio(s['fpr'])}  specificity {_ratio(s['specificity'])}  "
                      f"tnr {_ratio(s['tnr'])}")
         lines.append(f"  tp {s['tp']:,}  fp {s['fp']:,}  fn {s['fn']:,}  tn {s['tn']:,}")
-    names = label_names(s["labels"])
+    names = [_terminal(name) for name in label_names(s["labels"])]
     width = max([len("label"), *map(len, names)])
     lines.append(f"  {'label':<{width}}  {'true':>7}  {'pred':>7}  {'correct':>7}  accuracy")
     for name, row in zip(names, s["per_class"]):
