@@ -147,3 +147,25 @@ def test_docstring_examples(backend, name):
 
     result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
     assert result.failed == 0 and result.attempted > 0
+
+
+@settings(max_examples=300)
+@given(st.text(), st.text())
+def test_any_text_is_scored_and_symmetric(a, b):
+    """Any Python string (lone surrogates included) is normalised and scored without error; each
+    distance is symmetric and zero for equal texts, and bounded by the longer normalised text."""
+    for fn, norm in ((R, lambda s: s), (L, N), (NOL, numbers_only_normalise)):
+        d = fn(a, b)
+        assert d == fn(b, a) and fn(a, a) == 0
+        assert abs(len(norm(a)) - len(norm(b))) <= d <= max(len(norm(a)), len(norm(b)))
+
+
+def test_plain_python_fallback_without_any_backend(monkeypatch):
+    from scorekit._kernels import levenshtein as lev
+    from scorekit.registry import MissingExtraError
+
+    def missing(*args, **kwargs):
+        raise MissingExtraError("no backend")
+
+    monkeypatch.setattr(lev, "distance_batch", missing)
+    assert R("kitten", "sitting") == 3 and L("Excluded (n = 24)", "Excluded (n=25)") == 1
