@@ -169,3 +169,20 @@ def test_plain_python_fallback_without_any_backend(monkeypatch):
 
     monkeypatch.setattr(lev, "distance_batch", missing)
     assert R("kitten", "sitting") == 3 and L("Excluded (n = 24)", "Excluded (n=25)") == 1
+
+
+def test_package_exports_load_lazily():
+    import subprocess
+    import sys
+
+    code = ("import sys, scorekit.flowcharts as f, scorekit.flowcharts.cli;"
+            "print(sorted(m for m in sys.modules if m.startswith('scorekit.flowcharts.')));"
+            "names = [getattr(f, n) for n in f.__all__];"
+            "print(all(getattr(f, n).__name__ == n or n == 'RotationLabel' for n in f.__all__), 'levenshtein_fn' in dir(f))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.splitlines() == ["['scorekit.flowcharts.cli']", "True True"]
+    import scorekit.flowcharts as f
+
+    with pytest.raises(AttributeError):
+        f.no_such_name
+    from scorekit.flowcharts import RotationBenchmark  # noqa: F401  (from-import goes through __getattr__)
