@@ -194,3 +194,13 @@ def test_module_entry_point(tmp_path):
     done = subprocess.run([sys.executable, "-m", "scorekit", "flowcharts", "rotation", t, p, "--json"],
                           capture_output=True, text=True)
     assert done.returncode == 0 and json.loads(done.stdout)["accuracy"] == 1.0
+
+
+def test_many_classes_keep_memory_bounded(tmp_path, capsys):
+    n = 3000  # every image its own label: no 3000 x 3000 matrix is built
+    t, p = label_files(tmp_path, [f"c{k}" for k in range(n)], [f"c{(k + 1) % n}" if k % 2 else f"c{k}" for k in range(n)])
+    code, out, _ = run(capsys, "classify", t, p, "--json", "--html", tmp_path / "r.html")
+    s = json.loads(out)
+    assert code == 0 and s["confusion_matrix"] is None and len(s["per_class"]) == n
+    assert s["correct"] == n // 2 and sum(c["num_true"] for c in s["per_class"]) == n
+    assert "Confusion matrix" not in (tmp_path / "r.html").read_text(encoding="utf-8")

@@ -6,7 +6,8 @@ the class table and the wrong predictions).
 
 Labels keep their JSON type in the JSON summary (``"labels": [0, 90, 180, 270]``); the confusion
 matrix is a list of rows in label order (truth), each a list of counts in label order
-(prediction), since JSON object keys could not keep ``1`` and ``"1"`` apart. A generic
+(prediction), since JSON object keys could not keep ``1`` and ``"1"`` apart; beyond
+:data:`MAX_MATRIX_CLASSES` classes it is ``null`` (the per-class counts remain). A generic
 ``classify`` run has no declared labels: its classes are the labels seen, ground truth first, in
 order of first appearance (by Python equality, so ``1`` and ``true`` are one class).
 """
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections import Counter
 from typing import Any, Sequence
 
 from scorekit.flowcharts.classification.classification_benchmark import (
@@ -27,6 +29,8 @@ __all__ = ["label_names", "render_html", "format_text", "summarise"]
 
 #: Wrong predictions listed in a summary and a report (the counts always cover every image).
 MAX_LISTED = 1000
+#: Most classes a summary gives the confusion matrix for (``null`` beyond: it grows as the square).
+MAX_MATRIX_CLASSES = 500
 
 
 def _classes(benchmark: ClassificationBenchmark) -> tuple[Any, ...]:
@@ -52,9 +56,14 @@ def summarise(kind: str, benchmark: ClassificationBenchmark) -> dict[str, Any]:
     """The benchmark's numbers as plain JSON-ready data (see the module docstring)."""
     labels = _classes(benchmark)
     index = {label: k for k, label in enumerate(labels)}
-    grid = [[0] * len(labels) for _ in labels]
+    num_true, num_pred, correct_per_class = [0] * len(labels), [0] * len(labels), [0] * len(labels)
+    pairs: Counter[tuple[int, int]] = Counter()
     for r in benchmark.result_list:
-        grid[index[r.true]][index[r.pred]] += 1
+        t, p = index[r.true], index[r.pred]
+        num_true[t] += 1
+        num_pred[p] += 1
+        correct_per_class[t] += t == p
+        pairs[t, p] += 1
     n, correct = len(benchmark), len(benchmark.correct_predictions)
     out: dict[str, Any] = {
         "benchmark": kind,
@@ -69,10 +78,12 @@ def summarise(kind: str, benchmark: ClassificationBenchmark) -> dict[str, Any]:
         out.update(tp=b.num_tp, fp=b.num_fp, fn=b.num_fn, tn=b.num_tn, precision=b.precision, recall=b.recall,
                    f1_score=b.f1_score, tpr=b.tpr, fpr=b.fpr, specificity=b.specificity, tnr=b.tnr)
     out["labels"] = list(labels)
-    out["confusion_matrix"] = grid
-    out["per_class"] = [{"label": label, "num_true": sum(row), "num_pred": sum(r[k] for r in grid),
-                         "correct": row[k], "accuracy": row[k] / sum(row) if sum(row) else 0.0}
-                        for k, (label, row) in enumerate(zip(labels, grid))]
+    out["confusion_matrix"] = ([[pairs[t, p] for p in range(len(labels))] for t in range(len(labels))]
+                               if len(labels) <= MAX_MATRIX_CLASSES else None)
+    out["per_class"] = [{"label": label, "num_true": num_true[k], "num_pred": num_pred[k],
+                         "correct": correct_per_class[k],
+                         "accuracy": correct_per_class[k] / num_true[k] if num_true[k] else 0.0}
+                        for k, label in enumerate(labels)]
     wrong = benchmark.incorrect_predictions
     out["num_incorrect"] = len(wrong)
     out["incorrect_predictions"] = [{"img_path": r.img_path, "true": r.true, "pred": r.pred}
@@ -105,7 +116,7 @@ def format_text(summary: dict[str, Any]) -> str:
     for name, row in zip(names, s["per_class"]):
         lines.append(f"  {name:<{width}}  {row['num_true']:>7,}  {row['num_pred']:>7,}  {row['correct']:>7,}  "
                      f"{_ratio(row['accuracy'])}")
-    if len(names) <= 12:
+    if len(names) <= 12 and s["confusion_matrix"] is not None:
         cell = max([5, *map(len, names)])
         lines.append(f"  confusion matrix (rows: truth, columns: prediction)")
         lines.append(f"  {'':<{width}}  " + "  ".join(f"{name:>{cell}}" for name in names))
@@ -129,7 +140,7 @@ def render_html(summary: dict[str, Any], title: str) -> str:
         metrics += [(key, s[key]) for key in ("precision", "recall", "f1_score", "tpr", "fpr", "specificity", "tnr",
                                               "tp", "fp", "fn", "tn")]
     sections = [report.summary_table("Metrics", metrics)]
-    if len(names) <= MAX_HEATMAP_SIDE:
+    if len(names) <= MAX_HEATMAP_SIDE and s["confusion_matrix"] is not None:
         sections.append(report.heatmap("Confusion matrix (rows: ground truth, columns: prediction)", names, names,
                                        s["confusion_matrix"]))
     if len(names) <= MAX_BARS:
