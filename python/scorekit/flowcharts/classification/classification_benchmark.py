@@ -135,7 +135,7 @@ class ClassificationBenchmark(Generic[LabelType]):
 
     true_path: Path
     pred_path: Path
-    result_list: tuple[SingleClassificationResult[LabelType], ...] = field(init=False)
+    result_list: tuple[SingleClassificationResult[LabelType], ...] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "result_list", load_classification_benchmark_results(self.true_path, self.pred_path))
