@@ -1,0 +1,1 @@
+"""Flowchart image classification benchmarks (binary, multiclass, any saved labels)."""

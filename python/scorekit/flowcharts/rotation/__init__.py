@@ -1,0 +1,1 @@
+"""Flowchart image rotation benchmark (0, 90, 180 or 270 degrees clockwise)."""
