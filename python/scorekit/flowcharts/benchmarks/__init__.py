@@ -1,0 +1,1 @@
+"""Flowchart benchmarks: classification, rotation and parsing (docs/flowcharts.md)."""

@@ -1,0 +1,317 @@
+"""Matching predicted flowcharts to their ground truth (docs/flowcharts-parsing.md).
+
+Text lists are matched by one ``linear_sum_assignment`` on a padded square matrix. Nodes are
+matched lexicographically: minimal total node text cost first (the same assignment problem),
+then, among those matchings, the most preserved directed edges (when the prediction has flow),
+then the least label cost (when it has labels), each stage a 0/1 MILP solved exactly by HiGHS
+with the earlier optima as hard constraints. SciPy is imported on first use.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Optional, Sequence
+
+import numpy as np
+
+from scorekit.flowcharts.benchmarks.parsing._costs import Costs, as_costs
+from scorekit.flowcharts.benchmarks.parsing._deps import require
+from scorekit.flowcharts.benchmarks.parsing.parsing_bench_types import (
+    Diagram, DiagramMatch, DiagramOptions, NodeMatch, NodeMatches, TextListMatch, TextListMatches,
+)
+
+__all__ = ["match_texts_lists", "match_nodes_single_option", "match_nodes", "match_node_labels",
+           "match_additional_texts", "match_single_diagram", "match_diagrams"]
+
+#: Relative tolerance of a cost tie and of the text-cost face of the MILP.
+TIE_TOL = 1e-9
+
+
+def _tied(a: float, b: float) -> bool:
+    return abs(a - b) <= TIE_TOL * max(1.0, abs(a), abs(b))
+
+
+def _padded(C: np.ndarray, u: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """The (nT+nP) square matrix: pairs, true-unmatched diagonal, pred-unmatched diagonal, free dummies."""
+    nT, nP = C.shape
+    n = nT + nP
+    top = max(float(C.max()) if C.size else 0.0, float(u.max()) if u.size else 0.0,
+              float(v.max()) if v.size else 0.0, 0.0)
+    forbidden = (top + 1.0) * (n + 1)
+    if not math.isfinite(forbidden):
+        raise RuntimeError("Could not establish an optimal matching: the text costs overflow.")
+    M = np.full((n, n), forbidden)
+    M[:nT, :nP] = C
+    M[np.arange(nT), nP + np.arange(nT)] = u
+    M[nT + np.arange(nP), np.arange(nP)] = v
+    M[nT:, nP:] = 0.0
+    return M
+
+
+def _assignment(C: np.ndarray, u: np.ndarray, v: np.ndarray) -> tuple[list[Optional[int]], float]:
+    """For each true row its pred column (None: unmatched), and the minimal total cost."""
+    linear_sum_assignment = require("scipy.optimize").linear_sum_assignment
+    nT, nP = C.shape
+    M = _padded(C, u, v)
+    rows, cols = linear_sum_assignment(M)
+    pairs: list[Optional[int]] = [None] * nT
+    for r, c in zip(rows.tolist(), cols.tolist()):
+        if r < nT and c < nP:
+            pairs[r] = c
+    return pairs, float(M[rows, cols].sum())
+
+
+def _decode(pairs: Sequence[Optional[int]], nP: int) -> tuple[list[tuple[int, int]], list[int], list[int]]:
+    matched = [(t, p) for t, p in enumerate(pairs) if p is not None]
+    used = {p for _, p in matched}
+    return matched, [t for t, p in enumerate(pairs) if p is None], [p for p in range(nP) if p not in used]
+
+
+def match_texts_lists(true_texts: Sequence[str], pred_texts: Sequence[str], distance_fn: Any) -> TextListMatches:
+    """Minimal-cost matching of two lists of strings; each string is paired once or left unmatched."""
+    true_texts, pred_texts = list(true_texts), list(pred_texts)
+    if not true_texts and not pred_texts:
+        return TextListMatches(matches=[])
+    C, u, v = as_costs(distance_fn).matrices(true_texts, pred_texts)
+    pairs, _ = _assignment(C, u, v)
+    records = []
+    for i, j in enumerate(pairs):
+        if j is None:
+            records.append(TextListMatch(true_index=i, true_text=true_texts[i], cost=float(u[i])))
+        else:
+            records.append(TextListMatch(true_index=i, pred_index=j, true_text=true_texts[i],
+                                         pred_text=pred_texts[j], cost=float(C[i, j])))
+    used = {j for j in pairs if j is not None}
+    for j in range(len(pred_texts)):
+        if j not in used:
+            records.append(TextListMatch(pred_index=j, pred_text=pred_texts[j], cost=float(v[j])))
+    return TextListMatches(matches=records)
+
+
+def _edges(nodes: Sequence[Any]) -> list[tuple[int, int]]:
+    """Directed edges as (source index, target index), node order then points_to order, no duplicates."""
+    index = {n.node_number: i for i, n in enumerate(nodes)}
+    return list(dict.fromkeys((i, index[k]) for i, n in enumerate(nodes) for k in n.points_to))
+
+
+def _label_costs(true_nodes: Sequence[Any], pred_nodes: Sequence[Any], costs: Costs
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    all_true = [s for n in true_nodes for s in n.labels]
+    all_pred = [s for n in pred_nodes for s in n.labels]
+    costs.fill(all_true + [None], all_pred + [None])  # one batch for every label pair of the diagram
+    cache: dict[tuple[tuple[str, ...], tuple[str, ...]], float] = {}
+
+    def cost(a: Sequence[str], b: Sequence[str]) -> float:
+        key = (tuple(a), tuple(b))
+        if key not in cache:
+            cache[key] = match_texts_lists(a, b, costs).total_cost
+        return cache[key]
+
+    L = np.array([[cost(t.labels, p.labels) for p in pred_nodes] for t in true_nodes], dtype=np.float64)
+    Lu = np.array([cost(t.labels, []) for t in true_nodes], dtype=np.float64)
+    Lv = np.array([cost([], p.labels) for p in pred_nodes], dtype=np.float64)
+    return L.reshape(len(true_nodes), len(pred_nodes)), Lu, Lv
+
+
+def _milp_failure(stage: str, stem: str, option_idx: int, detail: str) -> RuntimeError:
+    return RuntimeError(f"Could not establish an optimal node matching ({stage} stage, flowchart {stem!r}, "
+                        f"option {option_idx}): {detail}")
+
+
+def _lexicographic(C: np.ndarray, u: np.ndarray, v: np.ndarray, c_star: float,
+                   true_edges: list[tuple[int, int]], pred_edges: list[tuple[int, int]], flow: bool,
+                   labels: Optional[tuple[np.ndarray, np.ndarray, np.ndarray]], stem: str, option_idx: int
+                   ) -> Optional[list[Optional[int]]]:
+    """The MILP stages of §7.2; None when no stage applies (the text assignment stands)."""
+    run_flow = flow and bool(true_edges) and bool(pred_edges)
+    if not run_flow and labels is None:
+        return None
+    optimize = require("scipy.optimize")
+    sparse = require("scipy.sparse")
+    nT, nP = C.shape
+    nx = nT * nP
+    nE = len(true_edges) * len(pred_edges) if flow else 0
+    nvar = nx + nT + nP + nE
+    a0, b0, y0 = nx, nx + nT, nx + nT + nP
+
+    rows: list[np.ndarray] = []
+    cols: list[np.ndarray] = []
+    vals: list[np.ndarray] = []
+    lo: list[np.ndarray] = []
+    hi: list[np.ndarray] = []
+    r = 0
+    # each true node matched once or unmatched
+    t_idx = np.repeat(np.arange(nT), nP)
+    rows += [t_idx + r, np.arange(nT) + r]
+    cols += [np.arange(nx), a0 + np.arange(nT)]
+    vals += [np.ones(nx), np.ones(nT)]
+    r += nT
+    # each pred node matched once or unmatched
+    p_idx = np.tile(np.arange(nP), nT)
+    rows += [p_idx + r, np.arange(nP) + r]
+    cols += [np.arange(nx), b0 + np.arange(nP)]
+    vals += [np.ones(nx), np.ones(nP)]
+    r += nP
+    lo.append(np.ones(nT + nP))
+    hi.append(np.ones(nT + nP))
+    # the text-cost face
+    tol = TIE_TOL * max(1.0, abs(c_star))
+    rows.append(np.full(nvar - nE, r))
+    cols.append(np.arange(nvar - nE))
+    vals.append(np.concatenate([C.ravel(), u, v]))
+    lo.append(np.array([c_star - tol]))
+    hi.append(np.array([c_star + tol]))
+    r += 1
+    if nE:
+        te = np.array(true_edges, dtype=np.int64)
+        pe = np.array(pred_edges, dtype=np.int64)
+        ei = np.repeat(np.arange(len(true_edges)), len(pred_edges))
+        fi = np.tile(np.arange(len(pred_edges)), len(true_edges))
+        y = y0 + np.arange(nE)
+        xs = te[ei, 0] * nP + pe[fi, 0]   # x[s, s']
+        xd = te[ei, 1] * nP + pe[fi, 1]   # x[d, d']
+        k = np.arange(nE)
+        # y - x[s,s'] <= 0 ; y - x[d,d'] <= 0 ; y - x[s,s'] - x[d,d'] >= -1
+        for block, (extra_cols, extra_vals, low, high) in enumerate((
+                ([xs], [-1.0], -np.inf, 0.0), ([xd], [-1.0], -np.inf, 0.0), ([xs, xd], [-1.0, -1.0], -1.0, np.inf))):
+            base = r + k
+            rows.append(base)
+            cols.append(y)
+            vals.append(np.ones(nE))
+            for ec, ev in zip(extra_cols, extra_vals):
+                rows.append(base)
+                cols.append(ec)
+                vals.append(np.full(nE, ev))
+            lo.append(np.full(nE, low))
+            hi.append(np.full(nE, high))
+            r += nE
+    A = sparse.csr_array((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(r, nvar))
+    lower, upper = np.concatenate(lo), np.concatenate(hi)
+    constraints = [optimize.LinearConstraint(A, lower, upper)]
+    integrality = np.ones(nvar)
+    bounds = optimize.Bounds(np.zeros(nvar), np.ones(nvar))
+
+    def solve(stage: str, objective: np.ndarray) -> np.ndarray:
+        res = optimize.milp(objective, constraints=constraints, integrality=integrality, bounds=bounds,
+                            options={"mip_rel_gap": 0})
+        if res.status != 0 or not res.success or res.x is None:
+            raise _milp_failure(stage, stem, option_idx, f"solver status {res.status}: {res.message}")
+        return res.x
+
+    x = None
+    if run_flow:
+        objective = np.zeros(nvar)
+        objective[y0:] = -1.0
+        x = solve("flow", objective)
+        m_star = float(round(x[y0:].sum()))
+        row = np.zeros(nvar)
+        row[y0:] = 1.0
+        constraints.append(optimize.LinearConstraint(row.reshape(1, -1), m_star, m_star))
+    if labels is not None:
+        L, Lu, Lv = labels
+        objective = np.zeros(nvar)
+        objective[:y0] = np.concatenate([L.ravel(), Lu, Lv])
+        x = solve("labels", objective)
+    assert x is not None
+    X = x[:nx].reshape(nT, nP) > 0.5
+    pairs: list[Optional[int]] = []
+    for t in range(nT):
+        hit = np.flatnonzero(X[t])
+        pairs.append(int(hit[0]) if hit.size else None)
+    total = sum(float(C[t, p]) if p is not None else float(u[t]) for t, p in enumerate(pairs))
+    used = {p for p in pairs if p is not None}
+    total += sum(float(v[p]) for p in range(nP) if p not in used)
+    if not math.isclose(total, c_star, rel_tol=1e-9, abs_tol=1e-9):
+        raise _milp_failure("labels" if labels is not None else "flow", stem, option_idx,
+                            f"the matching's text cost {total} is not the optimum {c_star}")
+    return pairs
+
+
+def match_nodes_single_option(true_diagram: Diagram, pred_diagram: Diagram, distance_fn: Any,
+                              option_idx: int) -> NodeMatches:
+    """The lexicographically best node matching of ``pred_diagram`` against one ground-truth option."""
+    costs = as_costs(distance_fn)
+    T = sorted(true_diagram.nodes or [], key=lambda n: n.node_number)
+    P = sorted(pred_diagram.nodes or [], key=lambda n: n.node_number)
+    C, u, v = costs.matrices([n.text for n in T], [n.text for n in P])
+    pairs, c_star = _assignment(C, u, v)
+    flow, lab = pred_diagram.flow_done, pred_diagram.labels_done
+    if (flow or lab) and T and P:
+        labels = _label_costs(T, P, costs) if lab else None
+        better = _lexicographic(C, u, v, c_star, _edges(T) if flow else [], _edges(P) if flow else [], flow,
+                                labels, pred_diagram.parent_img_code, option_idx)
+        if better is not None:
+            pairs = better
+    matched, true_only, pred_only = _decode(pairs, len(P))
+    records = []
+    for t, p in enumerate(pairs):
+        if p is None:
+            records.append(NodeMatch(true_node=T[t], pred_node=None, node_text_cost=float(u[t])))
+        else:
+            records.append(NodeMatch(true_node=T[t], pred_node=P[p], node_text_cost=float(C[t, p])))
+    for p in pred_only:
+        records.append(NodeMatch(true_node=None, pred_node=P[p], node_text_cost=float(v[p])))
+    return NodeMatches(matches=records, true_diagram_option_idx=option_idx)
+
+
+def match_node_labels(node_matches: NodeMatches, distance_fn: Any) -> NodeMatches:
+    """Fill every record's ``label_matches`` (mutates and returns ``node_matches``)."""
+    costs = as_costs(distance_fn)
+    for record in node_matches.matches:
+        true_labels = record.true_node.labels if record.true_node is not None else []
+        pred_labels = record.pred_node.labels if record.pred_node is not None else []
+        if true_labels is None or pred_labels is None:
+            raise ValueError("Label matching needs labels on every node.")
+        record.label_matches = match_texts_lists(true_labels, pred_labels, costs)
+    return node_matches
+
+
+def match_additional_texts(true_diagram: Diagram, pred_diagram: Diagram, distance_fn: Any) -> TextListMatches:
+    if true_diagram.additional_texts is None or pred_diagram.additional_texts is None:
+        raise ValueError("Additional-text matching needs additional texts on both diagrams.")
+    result = match_texts_lists(true_diagram.additional_texts, pred_diagram.additional_texts, distance_fn)
+    for record in result.matches:
+        record.parent_img_code = true_diagram.parent_img_code
+        record.true_option_idx = true_diagram.true_option_idx
+    return result
+
+
+def match_nodes(true_diagram_options: DiagramOptions, pred_diagram: Diagram, distance_fn: Any) -> NodeMatches:
+    """Match against every ground-truth option and keep the best (text, flow Jaccard, labels, additional)."""
+    costs = as_costs(distance_fn)
+    options = true_diagram_options.options
+    found = [match_nodes_single_option(opt, pred_diagram, costs, i) for i, opt in enumerate(options)]
+    candidates = list(range(len(found)))
+
+    def keep(score: dict[int, float], best: float) -> list[int]:
+        return [i for i in candidates if _tied(score[i], best)]
+
+    if len(candidates) > 1:
+        score = {i: found[i].total_node_text_cost for i in candidates}
+        candidates = keep(score, min(score.values()))
+    if len(candidates) > 1 and pred_diagram.flow_done:
+        score = {i: found[i].flow_score.jaccard for i in candidates}
+        candidates = keep(score, max(score.values()))
+    if len(candidates) > 1 and pred_diagram.labels_done:
+        score = {i: match_node_labels(found[i], costs).total_label_error_cost for i in candidates}
+        candidates = keep(score, min(score.values()))
+    if len(candidates) > 1 and pred_diagram.additional_texts_done:
+        score = {i: match_additional_texts(options[i], pred_diagram, costs).total_cost for i in candidates}
+        candidates = keep(score, min(score.values()))
+    return found[candidates[0]]
+
+
+def match_single_diagram(true_diagram_options: DiagramOptions, pred_diagram: Diagram,
+                         distance_fn: Any) -> DiagramMatch:
+    costs = as_costs(distance_fn)
+    nm = match_nodes(true_diagram_options, pred_diagram, costs)
+    true = true_diagram_options.options[nm.true_diagram_option_idx]
+    match_node_labels(nm, costs)
+    atm = match_additional_texts(true, pred_diagram, costs)
+    return DiagramMatch(node_matches=nm, additional_text_matches=atm, pred_diagram=pred_diagram, true_diagram=true)
+
+
+def match_diagrams(true_diagrams_options_list: Sequence[DiagramOptions], pred_diagrams: Sequence[Diagram],
+                   distance_fn: Any) -> list[DiagramMatch]:
+    costs = as_costs(distance_fn)
+    return [match_single_diagram(o, p, costs) for o, p in zip(true_diagrams_options_list, pred_diagrams)]
