@@ -118,6 +118,33 @@ def _milp_failure(stage: str, stem: str, option_idx: int, detail: str) -> Runtim
                         f"option {option_idx}): {detail}")
 
 
+def _text_optimal_support(C: np.ndarray, u: np.ndarray, v: np.ndarray, optimize: Any, sparse: Any) -> np.ndarray:
+    """Which of x, a, b can be 1 in some minimal-text-cost matching (a superset; exact, never too small).
+
+    Solves the assignment LP once; by complementary slackness a variable whose reduced cost under the
+    optimal duals is positive is 0 in every optimal matching, so it is fixed to 0 in the MILP stages.
+    The tolerance is loose on purpose: keeping a variable is always safe, dropping one must be certain.
+    """
+    nT, nP = C.shape
+    nx = nT * nP
+    nvar = nx + nT + nP
+    rows = np.concatenate([np.repeat(np.arange(nT), nP), np.arange(nT),
+                           nT + np.tile(np.arange(nP), nT), nT + np.arange(nP)])
+    cols = np.concatenate([np.arange(nx), nx + np.arange(nT), np.arange(nx), nx + nT + np.arange(nP)])
+    A = sparse.csr_array((np.ones(len(rows)), (rows, cols)), shape=(nT + nP, nvar))
+    c = np.concatenate([C.ravel(), u, v])
+    res = optimize.linprog(c, A_eq=A, b_eq=np.ones(nT + nP), bounds=(0, 1), method="highs")
+    if res.status != 0 or getattr(res, "eqlin", None) is None:
+        return np.ones(nvar, dtype=bool)  # no duals: keep everything
+    dual = np.asarray(res.eqlin.marginals, dtype=np.float64)
+    reduced = c.copy()
+    reduced[:nx] -= dual[:nT].repeat(nP) + np.tile(dual[nT:], nT)
+    reduced[nx:nx + nT] -= dual[:nT]
+    reduced[nx + nT:] -= dual[nT:]
+    scale = max(1.0, float(np.abs(c).max()) if c.size else 1.0)
+    return reduced <= 1e-6 * scale
+
+
 def _lexicographic(C: np.ndarray, u: np.ndarray, v: np.ndarray, c_star: float,
                    true_edges: list[tuple[int, int]], pred_edges: list[tuple[int, int]], flow: bool,
                    labels: Optional[tuple[np.ndarray, np.ndarray, np.ndarray]], stem: str, option_idx: int
@@ -130,7 +157,16 @@ def _lexicographic(C: np.ndarray, u: np.ndarray, v: np.ndarray, c_star: float,
     sparse = require("scipy.sparse")
     nT, nP = C.shape
     nx = nT * nP
-    nE = len(true_edges) * len(pred_edges) if flow else 0
+    keep = _text_optimal_support(C, u, v, optimize, sparse)
+    ei = fi = np.zeros(0, dtype=np.int64)
+    if run_flow:
+        te = np.array(true_edges, dtype=np.int64)
+        pe = np.array(pred_edges, dtype=np.int64)
+        X = keep[:nx].reshape(nT, nP)
+        # y[e,f] can only be 1 when both endpoint pairs may be matched in some text-optimal matching
+        usable = X[te[:, 0][:, None], pe[:, 0][None, :]] & X[te[:, 1][:, None], pe[:, 1][None, :]]
+        ei, fi = np.nonzero(usable)
+    nE = len(ei)
     nvar = nx + nT + nP + nE
     a0, b0, y0 = nx, nx + nT, nx + nT + nP
 
@@ -163,10 +199,6 @@ def _lexicographic(C: np.ndarray, u: np.ndarray, v: np.ndarray, c_star: float,
     hi.append(np.array([c_star + tol]))
     r += 1
     if nE:
-        te = np.array(true_edges, dtype=np.int64)
-        pe = np.array(pred_edges, dtype=np.int64)
-        ei = np.repeat(np.arange(len(true_edges)), len(pred_edges))
-        fi = np.tile(np.arange(len(pred_edges)), len(true_edges))
         y = y0 + np.arange(nE)
         xs = te[ei, 0] * nP + pe[fi, 0]   # x[s, s']
         xd = te[ei, 1] * nP + pe[fi, 1]   # x[d, d']
@@ -189,7 +221,9 @@ def _lexicographic(C: np.ndarray, u: np.ndarray, v: np.ndarray, c_star: float,
     lower, upper = np.concatenate(lo), np.concatenate(hi)
     constraints = [optimize.LinearConstraint(A, lower, upper)]
     integrality = np.ones(nvar)
-    bounds = optimize.Bounds(np.zeros(nvar), np.ones(nvar))
+    upper_bounds = np.ones(nvar)
+    upper_bounds[:y0] = keep  # variables outside every text-optimal matching are fixed to 0
+    bounds = optimize.Bounds(np.zeros(nvar), upper_bounds)
 
     def solve(stage: str, objective: np.ndarray) -> np.ndarray:
         res = optimize.milp(objective, constraints=constraints, integrality=integrality, bounds=bounds,
@@ -199,6 +233,10 @@ def _lexicographic(C: np.ndarray, u: np.ndarray, v: np.ndarray, c_star: float,
         return res.x
 
     x = None
+    if run_flow and nE == 0:  # no edge can be preserved by any text-optimal matching
+        run_flow = False
+        if labels is None:
+            return None
     if run_flow:
         objective = np.zeros(nvar)
         objective[y0:] = -1.0
