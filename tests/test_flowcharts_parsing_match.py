@@ -394,3 +394,21 @@ def test_brute_force_agrees_with_the_matcher():
             assert mine[2] == match_node_labels(nm, R).total_label_error_cost
         cases += 1
     assert cases == n_cases
+
+
+def test_missing_extra_names_the_install_command():
+    import subprocess
+    import sys
+
+    code = ("import sys; sys.modules['pydantic'] = None\n"
+            "try:\n    import scorekit.flowcharts\nexcept ImportError as exc:\n"
+            "    from scorekit.registry import MissingExtraError\n"
+            "    assert isinstance(exc, MissingExtraError), type(exc)\n    print(exc)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert "pip install scorekit[flowcharts]" in out
+    code = ("import sys; sys.modules['scipy'] = None; sys.modules['scipy.optimize'] = None\n"
+            "from scorekit.flowcharts import match_texts_lists\n"
+            "from scorekit.flowcharts.benchmarks.parsing._text_norm import levenshtein_fn\n"
+            "try:\n    match_texts_lists(['a'], ['b'], levenshtein_fn)\nexcept ImportError as exc:\n    print(exc)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert "pip install scorekit[flowcharts]" in out

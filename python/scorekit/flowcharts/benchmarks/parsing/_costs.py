@@ -70,7 +70,7 @@ class Costs:
     def __init__(self, distance_fn: Callable[..., Any]):
         self.distance_fn = distance_fn
         self.normalise = normaliser_for(distance_fn)
-        self._memo: dict[tuple[Optional[str], Optional[str]], float] = {}
+        self.memo: dict[tuple[Optional[str], Optional[str]], float] = {}
         self._normal: dict[str, str] = {}
 
     def _norm(self, text: Optional[str]) -> str:
@@ -83,7 +83,7 @@ class Costs:
 
     def fill(self, true_texts: Sequence[Optional[str]], pred_texts: Sequence[Optional[str]]) -> None:
         """Compute every missing ``d(t, p)`` for t in true_texts, p in pred_texts (either may be None)."""
-        memo = self._memo
+        memo = self.memo
         todo = [(t, p) for t in dict.fromkeys(true_texts) for p in dict.fromkeys(pred_texts)
                 if (t is not None or p is not None) and (t, p) not in memo]
         if not todo:
@@ -103,7 +103,7 @@ class Costs:
                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(C, u, v)``: pair costs ``d(T_i, P_j)``, ``d(T_i, None)`` and ``d(None, P_j)``."""
         nT, nP = len(true_texts), len(pred_texts)
-        memo = self._memo
+        memo = self.memo
         if self.normalise is not None and not all((t, p) in memo for t in true_texts[:1] for p in pred_texts[:1]):
             # One compiled batch over the (nT+1) x (nP+1) grid; the last row and column are the empty text.
             from scorekit.batch import levenshtein

@@ -10,7 +10,7 @@ with the earlier optima as hard constraints. SciPy is imported on first use.
 from __future__ import annotations
 
 import math
-from typing import Any, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
@@ -96,21 +96,33 @@ def _edges(nodes: Sequence[Any]) -> list[tuple[int, int]]:
 
 def _label_costs(true_nodes: Sequence[Any], pred_nodes: Sequence[Any], costs: Costs
                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``L[t,p]``, ``Lu[t]``, ``Lv[p]``: label-list matching costs, computed once per distinct pair of lists."""
     all_true = [s for n in true_nodes for s in n.labels]
     all_pred = [s for n in pred_nodes for s in n.labels]
     costs.fill(all_true + [None], all_pred + [None])  # one batch for every label pair of the diagram
-    cache: dict[tuple[tuple[str, ...], tuple[str, ...]], float] = {}
+    t_lists = list(dict.fromkeys(tuple(n.labels) for n in true_nodes))
+    p_lists = list(dict.fromkeys(tuple(n.labels) for n in pred_nodes))
+    t_of = np.array([t_lists.index(tuple(n.labels)) for n in true_nodes], dtype=np.int64)
+    p_of = np.array([p_lists.index(tuple(n.labels)) for n in pred_nodes], dtype=np.int64)
+    memo = costs.memo
+    alone_t = [sum(memo[(s, None)] for s in a) for a in t_lists]
+    alone_p = [sum(memo[(None, s)] for s in b) for b in p_lists]
 
-    def cost(a: Sequence[str], b: Sequence[str]) -> float:
-        key = (tuple(a), tuple(b))
-        if key not in cache:
-            cache[key] = match_texts_lists(a, b, costs).total_cost
-        return cache[key]
+    def cost(i: int, j: int) -> float:
+        a, b = t_lists[i], p_lists[j]
+        if not a or not b:  # nothing to pair: every label is unmatched
+            return alone_t[i] + alone_p[j]
+        if len(a) == 1 or len(b) == 1:  # one string on a side: pair it with its best partner or with nobody
+            base = alone_t[i] + alone_p[j]
+            if len(a) == 1:
+                gain = min(memo[(a[0], q)] - memo[(a[0], None)] - memo[(None, q)] for q in b)
+            else:
+                gain = min(memo[(t, b[0])] - memo[(t, None)] - memo[(None, b[0])] for t in a)
+            return base + min(0.0, gain)
+        return match_texts_lists(a, b, costs).total_cost
 
-    L = np.array([[cost(t.labels, p.labels) for p in pred_nodes] for t in true_nodes], dtype=np.float64)
-    Lu = np.array([cost(t.labels, []) for t in true_nodes], dtype=np.float64)
-    Lv = np.array([cost([], p.labels) for p in pred_nodes], dtype=np.float64)
-    return L.reshape(len(true_nodes), len(pred_nodes)), Lu, Lv
+    grid = np.array([[cost(i, j) for j in range(len(p_lists))] for i in range(len(t_lists))], dtype=np.float64)
+    return grid[np.ix_(t_of, p_of)], np.array(alone_t)[t_of], np.array(alone_p)[p_of]
 
 
 def _milp_failure(stage: str, stem: str, option_idx: int, detail: str) -> RuntimeError:
@@ -147,22 +159,25 @@ def _text_optimal_support(C: np.ndarray, u: np.ndarray, v: np.ndarray, optimize:
 
 def _lexicographic(C: np.ndarray, u: np.ndarray, v: np.ndarray, c_star: float,
                    true_edges: list[tuple[int, int]], pred_edges: list[tuple[int, int]], flow: bool,
-                   labels: Optional[tuple[np.ndarray, np.ndarray, np.ndarray]], stem: str, option_idx: int
-                   ) -> Optional[list[Optional[int]]]:
-    """The MILP stages of §7.2; None when no stage applies (the text assignment stands)."""
+                   label_costs: Optional[Callable[[], tuple[np.ndarray, np.ndarray, np.ndarray]]], stem: str,
+                   option_idx: int) -> Optional[list[Optional[int]]]:
+    """The MILP stages of §7.2; None when no stage applies or can change anything (the text assignment stands)."""
     run_flow = flow and bool(true_edges) and bool(pred_edges)
-    if not run_flow and labels is None:
+    if not run_flow and label_costs is None:
         return None
     optimize = require("scipy.optimize")
     sparse = require("scipy.sparse")
     nT, nP = C.shape
     nx = nT * nP
     keep = _text_optimal_support(C, u, v, optimize, sparse)
+    X = keep[:nx].reshape(nT, nP)
+    if (X.sum(axis=1) + keep[nx:nx + nT] <= 1).all() and (X.sum(axis=0) + keep[nx + nT:] <= 1).all():
+        return None  # one text-optimal matching only: the later stages cannot change it
+    labels = label_costs() if label_costs is not None else None
     ei = fi = np.zeros(0, dtype=np.int64)
     if run_flow:
         te = np.array(true_edges, dtype=np.int64)
         pe = np.array(pred_edges, dtype=np.int64)
-        X = keep[:nx].reshape(nT, nP)
         # y[e,f] can only be 1 when both endpoint pairs may be matched in some text-optimal matching
         usable = X[te[:, 0][:, None], pe[:, 0][None, :]] & X[te[:, 1][:, None], pe[:, 1][None, :]]
         ei, fi = np.nonzero(usable)
@@ -275,7 +290,7 @@ def match_nodes_single_option(true_diagram: Diagram, pred_diagram: Diagram, dist
     pairs, c_star = _assignment(C, u, v)
     flow, lab = pred_diagram.flow_done, pred_diagram.labels_done
     if (flow or lab) and T and P:
-        labels = _label_costs(T, P, costs) if lab else None
+        labels = (lambda: _label_costs(T, P, costs)) if lab else None
         better = _lexicographic(C, u, v, c_star, _edges(T) if flow else [], _edges(P) if flow else [], flow,
                                 labels, pred_diagram.parent_img_code, option_idx)
         if better is not None:
