@@ -33,7 +33,7 @@ from rapidfuzz.distance import Levenshtein
 from scipy import optimize, sparse
 
 from scorekit.flowcharts import ParsingBenchmark, match_diagrams
-from scorekit.flowcharts.benchmarks.parsing._text_norm import nfc_and_space_normalise
+from scorekit.flowcharts.parsing._text_norm import nfc_and_space_normalise
 
 #: Fresh worker processes: forking after the compiled core's thread pool has started can deadlock.
 SPAWN = multiprocessing.get_context("spawn")

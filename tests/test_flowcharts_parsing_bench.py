@@ -12,7 +12,7 @@ pytest.importorskip("pydantic")
 pytest.importorskip("scipy")
 
 from scorekit.flowcharts import ParsingBenchmark  # noqa: E402
-from scorekit.flowcharts.benchmarks.parsing._text_norm import levenshtein_fn  # noqa: E402
+from scorekit.flowcharts.parsing._text_norm import levenshtein_fn  # noqa: E402
 
 TRUE = {
     "nodes": {

@@ -14,8 +14,8 @@ from scorekit.flowcharts import (  # noqa: E402
     Diagram, DiagramOptions, Node, NodeMatch, NodeMatches, TextListMatch, TextListMatches, match_node_labels,
     match_nodes, match_nodes_single_option, match_texts_lists,
 )
-from scorekit.flowcharts.benchmarks.parsing import _costs  # noqa: E402
-from scorekit.flowcharts.benchmarks.parsing._text_norm import (  # noqa: E402
+from scorekit.flowcharts.parsing import _costs  # noqa: E402
+from scorekit.flowcharts.parsing._text_norm import (  # noqa: E402
     levenshtein_fn as R, levenshtein_with_text_normalisation as L, nfc_and_space_normalise as N,
     number_only_levenshtein as NOL,
 )
@@ -401,14 +401,15 @@ def test_missing_extra_names_the_install_command():
     import sys
 
     code = ("import sys; sys.modules['pydantic'] = None\n"
-            "try:\n    import scorekit.flowcharts\nexcept ImportError as exc:\n"
+            "import scorekit.flowcharts\n"
+            "try:\n    from scorekit.flowcharts import ParsingBenchmark\nexcept ImportError as exc:\n"
             "    from scorekit.registry import MissingExtraError\n"
             "    assert isinstance(exc, MissingExtraError), type(exc)\n    print(exc)\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert "pip install scorekit[flowcharts]" in out
     code = ("import sys; sys.modules['scipy'] = None; sys.modules['scipy.optimize'] = None\n"
             "from scorekit.flowcharts import match_texts_lists\n"
-            "from scorekit.flowcharts.benchmarks.parsing._text_norm import levenshtein_fn\n"
+            "from scorekit.flowcharts.parsing._text_norm import levenshtein_fn\n"
             "try:\n    match_texts_lists(['a'], ['b'], levenshtein_fn)\nexcept ImportError as exc:\n    print(exc)\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert "pip install scorekit[flowcharts]" in out

@@ -33,7 +33,7 @@ def _identity(text: str) -> str:
 
 def _builtin_normalisers() -> dict[Any, Callable[[str], str]]:
     """Known distance functions -> the normaliser applied before plain Levenshtein."""
-    from scorekit.flowcharts.benchmarks.parsing import _text_norm as private
+    from scorekit.flowcharts.parsing import _text_norm as private
 
     table: dict[Any, Callable[[str], str]] = {
         private.levenshtein_fn: _identity,
@@ -41,8 +41,8 @@ def _builtin_normalisers() -> dict[Any, Callable[[str], str]]:
         private.number_only_levenshtein: private.numbers_only_normalise,
     }
     try:  # the public text distances, when that half of the package is present
-        from scorekit.flowcharts.benchmarks.parsing.text_distance_fns import levenshtein_fn as public
-        from scorekit.flowcharts.benchmarks.parsing.text_distance_fns import normalise_text as norm
+        from scorekit.flowcharts.parsing.text_distance_fns import levenshtein_fn as public
+        from scorekit.flowcharts.parsing.text_distance_fns import normalise_text as norm
     except ImportError:
         return table
     table[public.levenshtein_fn] = _identity

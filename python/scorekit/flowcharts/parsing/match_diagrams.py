@@ -14,9 +14,9 @@ from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
-from scorekit.flowcharts.benchmarks.parsing._costs import Costs, as_costs
-from scorekit.flowcharts.benchmarks.parsing._deps import require
-from scorekit.flowcharts.benchmarks.parsing.parsing_bench_types import (
+from scorekit.flowcharts.parsing._costs import Costs, as_costs
+from scorekit.flowcharts.parsing._deps import require
+from scorekit.flowcharts.parsing.parsing_bench_types import (
     Diagram, DiagramMatch, DiagramOptions, NodeMatch, NodeMatches, TextListMatch, TextListMatches,
 )
 

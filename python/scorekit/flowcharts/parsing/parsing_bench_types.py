@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Literal, Optional, Union
 
-from scorekit.flowcharts.benchmarks.parsing._deps import require
+from scorekit.flowcharts.parsing._deps import require
 
 require("pydantic")
 
@@ -214,9 +214,9 @@ class TextListMatches(_Model):
 def _number_only_distance(true_text: Optional[str], pred_text: Optional[str]) -> float:
     # The public function comes with the text distances (scorekit.flowcharts text_distance_fns).
     try:
-        from scorekit.flowcharts.benchmarks.parsing.text_distance_fns.levenshtein_fn import number_only_levenshtein
+        from scorekit.flowcharts.parsing.text_distance_fns.levenshtein_fn import number_only_levenshtein
     except ImportError:
-        from scorekit.flowcharts.benchmarks.parsing._text_norm import number_only_levenshtein
+        from scorekit.flowcharts.parsing._text_norm import number_only_levenshtein
     return float(number_only_levenshtein(true_text=true_text, pred_text=pred_text))
 
 

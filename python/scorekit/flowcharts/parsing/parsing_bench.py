@@ -7,21 +7,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional, Sequence, Union
 
-from scorekit.flowcharts.benchmarks.parsing import match_diagrams as _match
-from scorekit.flowcharts.benchmarks.parsing._costs import Costs
-from scorekit.flowcharts.benchmarks.parsing.check_parsing_bench_data import (
+from scorekit.flowcharts.parsing import match_diagrams as _match
+from scorekit.flowcharts.parsing._costs import Costs
+from scorekit.flowcharts.parsing.check_parsing_bench_data import (
     N_DIAGRAMS_IN_BENCHMARK, check_pred_dirs, check_true_dirs,
 )
-from scorekit.flowcharts.benchmarks.parsing.parsing_bench_types import (
+from scorekit.flowcharts.parsing.parsing_bench_types import (
     Diagram, DiagramMatch, DiagramOptions, FlowScores, Node, NodeMatches, PredDiagramStructure, TextListMatches,
 )
 
 try:  # the public text distances, when that half of the package is present
-    from scorekit.flowcharts.benchmarks.parsing.text_distance_fns.levenshtein_fn import (
+    from scorekit.flowcharts.parsing.text_distance_fns.levenshtein_fn import (
         levenshtein_with_text_normalisation,
     )
 except ImportError:
-    from scorekit.flowcharts.benchmarks.parsing._text_norm import levenshtein_with_text_normalisation
+    from scorekit.flowcharts.parsing._text_norm import levenshtein_with_text_normalisation
 
 __all__ = ["ParsingBenchmark", "ParsingBenchmarkCapabilities"]
 

@@ -1,1 +1,0 @@
-"""Flowchart benchmarks: classification, rotation and parsing (docs/flowcharts.md)."""

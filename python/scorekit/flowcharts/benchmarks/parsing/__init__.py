@@ -1,1 +1,0 @@
-"""The flowchart parsing benchmark: data model, file checks, node matching and the benchmark."""

@@ -1,0 +1,1 @@
+"""Flowchart parsing benchmark and the text distances it scores node texts with."""
