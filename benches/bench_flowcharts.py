@@ -343,6 +343,7 @@ def main() -> int:
         sk_full = [None] * n
         for k, share in enumerate(shares):
             sk_full[k::args.workers] = share
+        print(f"full diagram_matches(): scorekit {t_sk_full:.2f} s on {args.workers} worker(s)", flush=True)
         t0 = time.perf_counter()
         with ProcessPoolExecutor(args.workers, mp_context=SPAWN) as pool:
             ref_shares = list(pool.map(_ref_share, [(ref_stems[k::args.workers], dirs, False)

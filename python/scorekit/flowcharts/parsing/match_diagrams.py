@@ -131,30 +131,48 @@ def _milp_failure(stage: str, stem: str, option_idx: int, detail: str) -> Runtim
 
 
 def _text_optimal_support(C: np.ndarray, u: np.ndarray, v: np.ndarray, optimize: Any, sparse: Any) -> np.ndarray:
-    """Which of x, a, b can be 1 in some minimal-text-cost matching (a superset; exact, never too small).
+    """Which of x, a, b are 1 in at least one minimal-text-cost matching (exact, up to a loose tolerance).
 
-    Solves the assignment LP once; by complementary slackness a variable whose reduced cost under the
-    optimal duals is positive is 0 in every optimal matching, so it is fixed to 0 in the MILP stages.
-    The tolerance is loose on purpose: keeping a variable is always safe, dropping one must be certain.
+    On the padded square matrix M with an optimal assignment s (``linear_sum_assignment``): dual
+    potentials come from Bellman-Ford on the residual graph (rows -> columns along M, a column back to
+    its assigned row at -M), so every reduced cost is >= 0 and 0 on s. Every optimal assignment uses
+    only tight cells, and a tight cell is in some optimal assignment iff it is in s or its row and
+    column share a strongly connected component of the tight residual graph (an alternating cycle of
+    zero cost). Cells within the tolerance count as tight: keeping a variable is always safe.
     """
+    csgraph = require("scipy.sparse.csgraph")
     nT, nP = C.shape
-    nx = nT * nP
-    nvar = nx + nT + nP
-    rows = np.concatenate([np.repeat(np.arange(nT), nP), np.arange(nT),
-                           nT + np.tile(np.arange(nP), nT), nT + np.arange(nP)])
-    cols = np.concatenate([np.arange(nx), nx + np.arange(nT), np.arange(nx), nx + nT + np.arange(nP)])
-    A = sparse.csr_array((np.ones(len(rows)), (rows, cols)), shape=(nT + nP, nvar))
-    c = np.concatenate([C.ravel(), u, v])
-    res = optimize.linprog(c, A_eq=A, b_eq=np.ones(nT + nP), bounds=(0, 1), method="highs")
-    if res.status != 0 or getattr(res, "eqlin", None) is None:
-        return np.ones(nvar, dtype=bool)  # no duals: keep everything
-    dual = np.asarray(res.eqlin.marginals, dtype=np.float64)
-    reduced = c.copy()
-    reduced[:nx] -= dual[:nT].repeat(nP) + np.tile(dual[nT:], nT)
-    reduced[nx:nx + nT] -= dual[:nT]
-    reduced[nx + nT:] -= dual[nT:]
-    scale = max(1.0, float(np.abs(c).max()) if c.size else 1.0)
-    return reduced <= 1e-6 * scale
+    n = nT + nP
+    M = _padded(C, u, v)
+    rows, cols = optimize.linear_sum_assignment(M)
+    assigned = np.empty(n, dtype=np.int64)
+    assigned[rows] = cols
+    own = M[np.arange(n), assigned]
+    drow = np.zeros(n)
+    for _ in range(2 * n + 2):
+        dcol = (drow[:, None] + M).min(axis=0)
+        new = np.minimum(0.0, dcol[assigned] - own)
+        if np.array_equal(new, drow):
+            break
+        drow = new
+    else:  # no fixed point (cannot happen with an optimal assignment): keep every variable
+        return np.ones(nT * nP + nT + nP, dtype=bool)
+    dcol = (drow[:, None] + M).min(axis=0)
+    reduced = drow[:, None] + M - dcol[None, :]
+    scale = max(1.0, float(np.abs(M[np.isfinite(M)]).max()) if M.size else 1.0)
+    tight = reduced <= 1e-7 * scale
+    tight[np.arange(n), assigned] = True
+    # residual graph: row i -> column j (tight, unassigned), column assigned[i] -> row i
+    ti, tj = np.nonzero(tight)
+    free = tj != assigned[ti]
+    src = np.concatenate([ti[free], n + assigned])
+    dst = np.concatenate([n + tj[free], np.arange(n)])
+    graph = sparse.csr_array((np.ones(len(src)), (src, dst)), shape=(2 * n, 2 * n))
+    _, label = csgraph.connected_components(graph, directed=True, connection="strong")
+    usable = tight & (label[:n, None] == label[None, n:])
+    usable[np.arange(n), assigned] = True
+    return np.concatenate([usable[:nT, :nP].ravel(), usable[np.arange(nT), nP + np.arange(nT)],
+                           usable[nT + np.arange(nP), np.arange(nP)]])
 
 
 def _lexicographic(C: np.ndarray, u: np.ndarray, v: np.ndarray, c_star: float,
