@@ -189,9 +189,10 @@ def _lexicographic(C: np.ndarray, u: np.ndarray, v: np.ndarray, c_star: float,
     nx = nT * nP
     keep = _text_optimal_support(C, u, v, optimize, sparse)
     X = keep[:nx].reshape(nT, nP)
-    if (X.sum(axis=1) + keep[nx:nx + nT] <= 1).all() and (X.sum(axis=0) + keep[nx + nT:] <= 1).all():
-        return None  # one text-optimal matching only: the later stages cannot change it
-    labels = label_costs() if label_costs is not None else None
+    # With one text-optimal matching only, the later stages cannot change it: one solve of the fixed
+    # model (zero objective) stands in for them, so a failing solver is still reported.
+    unique = bool((X.sum(axis=1) + keep[nx:nx + nT] <= 1).all() and (X.sum(axis=0) + keep[nx + nT:] <= 1).all())
+    labels = label_costs() if label_costs is not None and not unique else None
     ei = fi = np.zeros(0, dtype=np.int64)
     if run_flow:
         te = np.array(true_edges, dtype=np.int64)
@@ -266,10 +267,13 @@ def _lexicographic(C: np.ndarray, u: np.ndarray, v: np.ndarray, c_star: float,
         return res.x
 
     x = None
-    if run_flow and nE == 0:  # no edge can be preserved by any text-optimal matching
+    if unique:
+        x = solve("labels" if label_costs is not None else "flow", np.zeros(nvar))
+        run_flow = False
+    elif run_flow and nE == 0:  # no edge can be preserved by any text-optimal matching
         run_flow = False
         if labels is None:
-            return None
+            x = solve("flow", np.zeros(nvar))
     if run_flow:
         objective = np.zeros(nvar)
         objective[y0:] = -1.0
