@@ -72,6 +72,7 @@ class Costs:
         self.normalise = normaliser_for(distance_fn)
         self.memo: dict[tuple[Optional[str], Optional[str]], float] = {}
         self._normal: dict[str, str] = {}
+        self._rows: dict[tuple[str, ...], dict[str, np.ndarray]] = {}
 
     def _norm(self, text: Optional[str]) -> str:
         if text is None:
@@ -105,13 +106,21 @@ class Costs:
         nT, nP = len(true_texts), len(pred_texts)
         memo = self.memo
         if self.normalise is not None and not all((t, p) in memo for t in true_texts[:1] for p in pred_texts[:1]):
-            # One compiled batch over the (nT+1) x (nP+1) grid; the last row and column are the empty text.
+            # One compiled batch for every true text not seen against this pred list (ground-truth
+            # options share most texts); the last row and column stand for the missing text.
             from scorekit.batch import levenshtein
 
-            ta = np.array([self._norm(t) for t in true_texts] + [""], dtype=object)
+            pred_key = tuple(pred_texts)
+            rows = self._rows.setdefault(pred_key, {})
             pa = np.array([self._norm(p) for p in pred_texts] + [""], dtype=object)
-            grid = levenshtein(np.repeat(ta, nP + 1).tolist(), np.tile(pa, nT + 1).tolist())
-            grid = grid.reshape(nT + 1, nP + 1).astype(np.float64)
+            t_norm = [self._norm(t) for t in true_texts] + [""]
+            todo = [t for t in dict.fromkeys(t_norm) if t not in rows]
+            if todo:
+                grid = levenshtein(np.repeat(np.array(todo, dtype=object), nP + 1).tolist(),
+                                   np.tile(pa, len(todo)).tolist())
+                for t, row in zip(todo, grid.reshape(len(todo), nP + 1).astype(np.float64)):
+                    rows[t] = row
+            grid = np.stack([rows[t] for t in t_norm])
             return grid[:nT, :nP].copy(), grid[:nT, nP].copy(), grid[nT, :nP].copy()
         self.fill(list(true_texts) + [None], list(pred_texts) + [None])
         C = np.array([[memo[(t, p)] for p in pred_texts] for t in true_texts], dtype=np.float64).reshape(nT, nP)
