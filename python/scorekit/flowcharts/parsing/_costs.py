@@ -27,6 +27,14 @@ def check_cost(value: Any) -> float:
     return number
 
 
+#: Batches smaller than this run on the calling thread (a thread pool costs more than it saves).
+SMALL_BATCH = 4096
+
+
+def _threads(n_pairs: int) -> "int | None":
+    return 1 if n_pairs < SMALL_BATCH else None
+
+
 def _identity(text: str) -> str:
     return text
 
@@ -92,7 +100,8 @@ class Costs:
         if self.normalise is not None:
             from scorekit.batch import levenshtein
 
-            values = levenshtein([self._norm(t) for t, _ in todo], [self._norm(p) for _, p in todo])
+            values = levenshtein([self._norm(t) for t, _ in todo], [self._norm(p) for _, p in todo],
+                                 threads=_threads(len(todo)))
             for key, value in zip(todo, values.tolist()):
                 memo[key] = float(value)
             return
@@ -117,7 +126,7 @@ class Costs:
             todo = [t for t in dict.fromkeys(t_norm) if t not in rows]
             if todo:
                 grid = levenshtein(np.repeat(np.array(todo, dtype=object), nP + 1).tolist(),
-                                   np.tile(pa, len(todo)).tolist())
+                                   np.tile(pa, len(todo)).tolist(), threads=_threads(len(todo) * (nP + 1)))
                 for t, row in zip(todo, grid.reshape(len(todo), nP + 1).astype(np.float64)):
                     rows[t] = row
             grid = np.stack([rows[t] for t in t_norm])
