@@ -314,3 +314,12 @@ def test_files_are_read_once_and_never_written(tmp_path, truth):
     assert b.total_node_text_cost() == 2.0
     (tmp_path / "preds" / "trial_A.json").write_bytes(before[tmp_path / "preds" / "trial_A.json"])
     assert {p: p.read_bytes() for p in tmp_path.rglob("*.json")} == before
+
+
+def test_range_indices_are_a_slice(tmp_path, truth):
+    b = bench(tmp_path, truth)
+    assert [nm.parent_img_code for nm in b.node_matches((-1, None))] == ["trial_B"]
+    assert [nm.parent_img_code for nm in b.node_matches((None, 1))] == ["trial_A"]
+    assert b.node_matches((1, 1)) == []
+    with pytest.raises(TypeError):
+        b.node_matches((0, 1, 2))
