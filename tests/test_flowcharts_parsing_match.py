@@ -414,3 +414,32 @@ def test_missing_extra_names_the_install_command():
             "try:\n    match_texts_lists(['a'], ['b'], levenshtein_fn)\nexcept ImportError as exc:\n    print(exc)\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert "pip install scorekit[flowcharts]" in out
+
+
+def test_variable_fixing_keeps_the_optimum_on_larger_tied_diagrams(monkeypatch):
+    """The reduced MILP (support of the text-optimal matchings) against the full model, 8-11 nodes a side."""
+    import numpy as np
+
+    from scorekit.flowcharts.parsing import match_diagrams as md
+
+    rng = random.Random(99)
+    cases = []
+    for _ in range(8):
+        nT, nP = rng.randint(8, 11), rng.randint(8, 11)
+        vocab = ["Excluded", "Analysed", "Lost", "Excluded (n=1)"]
+        t_nodes = [[n, rng.choice(vocab), [k for k in (n + 1, rng.randint(1, nT)) if k <= nT][:rng.randint(1, 2)],
+                    rng.sample(["x", "y", "z"], rng.randint(0, 2))] for n in range(1, nT + 1)]
+        t_nodes[-1][2] = t_nodes[-1][2] or [1]
+        p_nodes = [(n, rng.choice(vocab), rng.sample(range(1, nP + 1), rng.randint(0, 2)),
+                    rng.sample(["x", "y", "z"], rng.randint(0, 2))) for n in range(1, nP + 1)]
+        cases.append((diagram("true", [tuple(x) for x in t_nodes], labels=True),
+                      diagram("pred", p_nodes, labels=True)))
+
+    def key(nm):
+        return (nm.total_node_text_cost, nm.flow_score.tp, match_node_labels(nm, R).total_label_error_cost)
+
+    reduced = [key(match_nodes_single_option(T, P, R, 0)) for T, P in cases]
+    monkeypatch.setattr(md, "_text_optimal_support",
+                        lambda C, u, v, *a: np.ones(C.size + len(u) + len(v), dtype=bool))
+    full = [key(match_nodes_single_option(T, P, R, 0)) for T, P in cases]
+    assert reduced == full
