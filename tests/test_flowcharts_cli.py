@@ -38,7 +38,7 @@ def run(capsys, *argv):
 
 
 def test_commands_table_is_extensible():
-    assert list(flowcharts_cli.COMMANDS) == ["classify", "binary", "multiclass", "rotation"]
+    assert list(flowcharts_cli.COMMANDS) == ["classify", "binary", "multiclass", "rotation", "parse"]
     assert all(isinstance(c, flowcharts_cli.Command) for c in flowcharts_cli.COMMANDS.values())
 
 

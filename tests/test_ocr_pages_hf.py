@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-pa = pytest.importorskip("pyarrow")
-pq = pytest.importorskip("pyarrow.parquet")
+import pyarrow as pa  # noqa: E402
+import pyarrow.parquet as pq  # noqa: E402
 
 from scorekit import cli as scorekit_cli  # noqa: E402
 from scorekit.ocr_pages import (HfPage, aggregate_reports, annotation_boxes_from_records, evaluate_rows,  # noqa: E402

@@ -1,11 +1,11 @@
-"""Flowchart benchmarks: image classification and rotation over saved label files, and the text
-distances flowchart texts are compared with (docs/flowcharts.md).
+"""Flowchart benchmarks: image classification and rotation over saved label files, the parsing
+benchmark over saved diagrams, and the text distances flowchart texts are compared with
+(docs/flowcharts.md, docs/flowcharts-parsing.md).
 
 Every public name of the subpackages is importable from here, loaded on first use: importing
 ``scorekit.flowcharts`` (or ``scorekit.flowcharts.cli``, which the ``scorekit`` command does on
-every run) loads no benchmark module, so a subsystem with heavier dependencies (the parsing
-benchmark: pydantic, SciPy) costs nothing until one of its names is used. :data:`_EXPORTS` has one
-line per name, so systems adding names merge without touching the others.
+every run) loads no benchmark module, so the parsing benchmark's heavier dependencies (pydantic,
+SciPy) cost nothing until one of its names is used. :data:`_EXPORTS` has one line per name.
 """
 
 from __future__ import annotations
@@ -15,6 +15,9 @@ from typing import Any
 
 _CLASSIFICATION = "scorekit.flowcharts.classification.classification_benchmark"
 _DISTANCES = "scorekit.flowcharts.parsing.text_distance_fns"
+_PARSING = "scorekit.flowcharts.parsing"
+_TYPES = f"{_PARSING}.parsing_bench_types"
+_MATCH = f"{_PARSING}.match_diagrams"
 
 #: public name -> the module defining it
 _EXPORTS: dict[str, str] = {
@@ -32,6 +35,26 @@ _EXPORTS: dict[str, str] = {
     "number_only_levenshtein": f"{_DISTANCES}.levenshtein_fn",
     "nfc_and_space_normalise": f"{_DISTANCES}.normalise_text",
     "numbers_only_normalise": f"{_DISTANCES}.normalise_text",
+    "ParsingBenchmark": f"{_PARSING}.parsing_bench",
+    "ParsingBenchmarkCapabilities": f"{_PARSING}.parsing_bench",
+    "N_DIAGRAMS_IN_BENCHMARK": f"{_PARSING}.check_parsing_bench_data",
+    "Node": _TYPES,
+    "Diagram": _TYPES,
+    "DiagramOptions": _TYPES,
+    "TextListMatch": _TYPES,
+    "TextListMatches": _TYPES,
+    "NodeMatch": _TYPES,
+    "NodeMatches": _TYPES,
+    "FlowScores": _TYPES,
+    "DiagramMatch": _TYPES,
+    "PredDiagramStructure": _TYPES,
+    "match_texts_lists": _MATCH,
+    "match_nodes_single_option": _MATCH,
+    "match_nodes": _MATCH,
+    "match_node_labels": _MATCH,
+    "match_additional_texts": _MATCH,
+    "match_single_diagram": _MATCH,
+    "match_diagrams": _MATCH,
 }
 
 __all__ = list(_EXPORTS)

@@ -5,6 +5,12 @@ the prediction label files, ``TRUE PRED``, print the metrics (``--json``: strict
 summary of :mod:`scorekit.flowcharts.label_report`) and with ``--html REPORT`` also write a
 self-contained HTML report. Inputs are only read; the report never overwrites them.
 
+``parse TRUE_DIR PRED_DIR [PRED_DIR ...]`` scores predicted flowcharts against the ground truth in
+``TRUE_DIR`` (sub-folders ``nodes``, ``labels``, ``flow`` and ``additional_texts``, each overridable),
+prints the totals (``--json``: strict JSON with one entry per flowchart) and with ``--html REPORT``
+writes a self-contained HTML report. Progress over the flowcharts goes to stderr when it is a
+terminal.
+
 Bad data (an unreadable file, invalid JSON, a wrong entry) ends the run with status 2 and one
 ``scorekit: error: …`` line naming the file and the entry (the top-level ``scorekit`` command
 prints it).
@@ -18,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 from typing import Any, Callable, NamedTuple
 
 __all__ = ["COMMANDS", "Command", "add_parser"]
@@ -110,6 +117,120 @@ def _run_rotation(args: argparse.Namespace) -> int:
     return _output("rotation", RotationBenchmark(true_path=args.true, pred_path=args.pred), args)
 
 
+_TRUE_PARTS = (("nodes", "true_nodes_dir"), ("labels", "true_labels_dir"), ("flow", "true_flow_dir"),
+               ("additional_texts", "true_additional_texts_dir"))
+
+
+def _parse_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("true_dir", metavar="TRUE_DIR",
+                   help="ground truth: a folder with nodes/, labels/, flow/ and additional_texts/ sub-folders")
+    p.add_argument("pred_dirs", metavar="PRED_DIR", nargs="+",
+                   help="predictions, one JSON file per flowchart; several folders may each supply some parts")
+    for part, dest in _TRUE_PARTS:
+        p.add_argument(f"--true-{part.replace('_', '-')}-dir", dest=dest, default=None, metavar="DIR",
+                       help=f"ground-truth {part.replace('_', ' ')} folder (default: TRUE_DIR/{part})")
+    p.add_argument("--expected-num-diagrams", type=int, default=None, metavar="N",
+                   help="number of ground-truth flowcharts (default: the number of files in the nodes folder)")
+    p.add_argument("--allow-missing", action="store_true",
+                   help="score only the flowcharts that have a prediction")
+    p.add_argument("--distance", choices=("normalised", "raw"), default="normalised",
+                   help="text distance: Levenshtein after normalisation (default) or raw Levenshtein")
+    p.add_argument("--json", action="store_true", help="print the results as JSON")
+    p.add_argument("--html", metavar="REPORT", default=None,
+                   help="also write a self-contained HTML report (one row per flowchart, node matchings) to REPORT")
+
+
+def _distance(name: str) -> Any:
+    from scorekit.flowcharts.parsing.text_distance_fns import levenshtein_fn as fns
+
+    return fns.levenshtein_fn if name == "raw" else fns.levenshtein_with_text_normalisation
+
+
+def _progress(done: int, total: int) -> None:
+    if sys.stderr.isatty():
+        end = "\n" if done == total else ""
+        print(f"\rscorekit flowcharts parse: {done}/{total} flowcharts", end=end, file=sys.stderr, flush=True)
+
+
+def _run_parse(args: argparse.Namespace) -> int:
+    from scorekit.flowcharts.parsing import match_diagrams as m
+    from scorekit.flowcharts.parsing._costs import Costs
+    from scorekit.flowcharts.parsing.check_parsing_bench_data import json_files
+    from scorekit.flowcharts.parsing.parsing_bench import ParsingBenchmark
+
+    true_dir = Path(args.true_dir)
+    dirs = {dest: Path(getattr(args, dest) or true_dir / part) for part, dest in _TRUE_PARTS}
+    expected = args.expected_num_diagrams
+    if expected is None:
+        expected = len(json_files(dirs["true_nodes_dir"]))
+    pred_dirs = [Path(d) for d in args.pred_dirs]
+    bench = ParsingBenchmark(pred_dirs if len(pred_dirs) > 1 else pred_dirs[0], _distance(args.distance),
+                             args.allow_missing, expected_num_diagrams=expected, **dirs)
+    s = bench.pred_structure
+    costs = Costs(bench.distance_fn)
+    pairs = list(zip(bench.true_diagrams_options_list, bench.pred_diagrams))
+    rows: list[dict[str, Any]] = []
+    node_tables = []
+    for k, (options, pred) in enumerate(pairs, 1):
+        nm = m.match_nodes(options, pred, costs)
+        true = options.options[nm.true_diagram_option_idx]
+        row: dict[str, Any] = {"stem": pred.parent_img_code, "option": nm.true_diagram_option_idx,
+                               "node_text_cost": nm.total_node_text_cost,
+                               "numbers_only_node_text_cost": nm.total_numbers_only_node_text_cost}
+        if s.labels:
+            row["label_cost"] = m.match_node_labels(nm, costs).total_label_error_cost
+        if s.additional_texts:
+            row["additional_text_cost"] = m.match_additional_texts(true, pred, costs).total_cost
+        if s.flow:
+            fs = nm.flow_score
+            row.update(flow_tp=fs.tp, flow_fp=fs.fp, flow_fn=fs.fn, flow_precision=fs.precision,
+                       flow_recall=fs.recall, flow_f1=fs.f1, flow_jaccard=fs.jaccard)
+        rows.append(row)
+        node_tables.append((pred.parent_img_code, nm))
+        _progress(k, len(pairs))
+    summary: dict[str, Any] = {"flowcharts": len(rows), "parts": sorted(s.parts), "distance": args.distance,
+                               "total_node_text_cost": float(sum(r["node_text_cost"] for r in rows))}
+    if s.labels:
+        summary["total_label_cost"] = float(sum(r["label_cost"] for r in rows))
+    if s.additional_texts:
+        summary["total_additional_text_cost"] = float(sum(r["additional_text_cost"] for r in rows))
+    if s.flow:
+        summary["avg_flow_jaccard"] = float(sum(r["flow_jaccard"] for r in rows) / len(rows)) if rows else None
+    if args.html:
+        written = _write_html(args, summary, rows, node_tables, dirs, pred_dirs)
+    if args.json:
+        print(json.dumps({"summary": summary, "flowcharts": rows}, ensure_ascii=False, indent=2, allow_nan=False)
+              .encode("utf-8", "backslashreplace").decode("utf-8"))
+    else:
+        for key, value in summary.items():
+            text = ", ".join(value) if isinstance(value, list) else (f"{value:.4f}" if isinstance(value, float)
+                                                                        else str(value))
+            print(f"{key}: {text}")
+    if args.html:
+        print(f"report: {written}", file=sys.stderr if args.json else sys.stdout)
+    return 0
+
+
+def _write_html(args: argparse.Namespace, summary: dict, rows: list[dict], node_tables: list,
+                dirs: dict[str, Path], pred_dirs: list[Path]) -> Path:
+    from scorekit import report
+
+    columns = list(rows[0]) if rows else ["stem"]
+    sections = [report.summary_table("Totals", {k: (", ".join(v) if isinstance(v, list) else v)
+                                                for k, v in summary.items()}),
+                report.data_table("Flowcharts", columns, [[r[c] for c in columns] for r in rows],
+                                  sort_by="node_text_cost", descending=True)]
+    for stem, nm in node_tables:
+        table = [[mt.true_node.node_number if mt.true_node else None, mt.true_node.text if mt.true_node else None,
+                  mt.pred_node.node_number if mt.pred_node else None, mt.pred_node.text if mt.pred_node else None,
+                  mt.node_text_cost] for mt in nm.matches]
+        sections.append(report.data_table(f"{stem}: node matching (option {nm.true_diagram_option_idx})",
+                                          ["true #", "true text", "pred #", "pred text", "cost"], table))
+    page = report.render_page("Flowchart parsing benchmark", sections)
+    inputs = [p for d in [*dirs.values(), *pred_dirs] for p in sorted(Path(d).glob("*.json"))]
+    return report.write_report(args.html, page, inputs=inputs)
+
+
 #: ``scorekit flowcharts <name>`` -> its command.
 COMMANDS: dict[str, Command] = {
     "classify": Command("accuracy of any saved labels (strings, integers, booleans)", _label_arguments,
@@ -120,6 +241,8 @@ COMMANDS: dict[str, Command] = {
                           _multiclass_arguments, _run_multiclass),
     "rotation": Command("rotation (0, 90, 180, 270 degrees): confusion matrix and accuracy per angle",
                         _label_arguments, _run_rotation),
+    "parse": Command("parsing benchmark: node text, label, flow and additional-text scores of predicted flowcharts",
+                     _parse_arguments, _run_parse),
 }
 
 
