@@ -25,6 +25,7 @@ import random
 import sys
 import tempfile
 import time
+import unicodedata
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
@@ -33,7 +34,7 @@ from rapidfuzz.distance import Levenshtein
 from scipy import optimize, sparse
 
 from scorekit.flowcharts import ParsingBenchmark, match_diagrams
-from scorekit.flowcharts.parsing.text_distance_fns.normalise_text import nfc_and_space_normalise
+from scorekit.flowcharts.parsing.text_distance_fns import normalise_text as _rules
 
 #: Fresh worker processes: forking after the compiled core's thread pool has started can deadlock.
 SPAWN = multiprocessing.get_context("spawn")
@@ -130,8 +131,25 @@ def write_data(root: Path, n_diagrams: int, seed: int) -> dict[str, Path]:
 
 
 # ----------------------------------------------------------------------------- the reference
+def ref_normalise(text: str) -> str:
+    """The spec's normalisation steps applied one after the other, every step on every text (the
+    same compiled patterns as scorekit's, without its skipping of steps that cannot apply)."""
+    text = unicodedata.normalize("NFC", text)
+    for pattern, plain in _rules._ORDINALS:
+        text = pattern.sub(plain, text)
+    text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\t", " ")
+    text = _rules._BR_RUN.sub("<br>", text).translate(_rules._BULLETS)
+    text = _rules._LETTER_O_BULLET.sub("\u2022 ", text).translate(_rules._CHAR_MAP)
+    text = _rules._SPACES_AROUND_NEWLINE.sub("\n", _rules._SPACES.sub(" ", text))
+    text = _rules._LINE_DASH.sub("- ", _rules._LINE_BULLET.sub("\u2022 ", text))
+    text = _rules._SPACE_AFTER_OPEN.sub("", _rules._SPACE_BEFORE_PUNCT.sub("", text))
+    text = _rules._PLUS.sub("+", _rules._EQUALS.sub(" = ", text))
+    text = _rules._SPACES.sub(" ", _rules._WORD_HYPHEN.sub("-", text))
+    return _rules._NEWLINES.sub("\n", text).strip()
+
+
 def ref_distance(true_text, pred_text) -> int:
-    return Levenshtein.distance(nfc_and_space_normalise(true_text or ""), nfc_and_space_normalise(pred_text or ""))
+    return Levenshtein.distance(ref_normalise(true_text or ""), ref_normalise(pred_text or ""))
 
 
 def ref_costs(T, P):
