@@ -187,3 +187,21 @@ def test_demo_ocr_pages_sample(capsys):
             "region CER per report variant:\n"
             f"  no_filter: cer={8 / 314:.4f}\n  non_armenian: cer={7 / 281:.4f}\n"
             f"  graphics_headers_images_photos: cer={8 / 283:.4f}\n  all_filters: cer={7 / 250:.4f}\n") in out
+
+
+def test_demo_flowcharts_sample(capsys, tmp_path):
+    """The packaged rotation sample, by hand: 12 scans; the model read two of the three 90° scans
+    as 270° and one of the two 180° scans as 0°, and every 0° and 270° scan right: 9 / 12."""
+    import html
+
+    from scorekit.demo_report import score_flowcharts_sample
+
+    s = score_flowcharts_sample()
+    assert (s["n"], s["correct"], s["accuracy"], s["num_incorrect"]) == (12, 9, 0.75, 3)
+    assert [row["accuracy"] for row in s["per_class"]] == [1.0, 1 / 3, 0.5, 1.0]
+    assert s["confusion_matrix"] == [[4, 0, 0, 0], [0, 1, 0, 2], [1, 0, 1, 0], [0, 0, 0, 3]]
+    out = tmp_path / "demo.html"
+    code, printed, _ = run(capsys, "demo", "--repeat", "1", "--html", str(out))
+    assert code == 0 and "Flowchart rotation sample: 12 images, accuracy 0.7500 (3 wrong)" in printed
+    text = html.unescape(out.read_text(encoding="utf-8"))
+    assert "Flowchart rotation sample · Confusion matrix (rows: ground truth, columns: prediction)" in text

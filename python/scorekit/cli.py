@@ -417,6 +417,11 @@ def _cmd_demo(args: argparse.Namespace) -> int:
           "split line reassembled), region CER per report variant:")
     for variant, aggregate in ocr_pages.items():
         print(f"  {variant}: cer={_fmt(aggregate['summary']['ocr_region_cer'])}")
+    from scorekit.demo_report import score_flowcharts_sample
+
+    rotations = score_flowcharts_sample()
+    print(f"Flowchart rotation sample: {rotations['n']} images, accuracy {_fmt(rotations['accuracy'])} "
+          f"({rotations['num_incorrect']} wrong)")
     if args.html:
         from scorekit.demo_report import build_demo_report
         from scorekit.report import write_report
@@ -425,7 +430,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
         sample = load_sample_corpus()
         page = build_demo_report(sample, evaluate(sample, metric="cer"), evaluate(sample, metric="wer"),
                                  backend=current_backend(), pairs_per_second=throughput,
-                                 ocr_pages=ocr_pages["no_filter"])
+                                 ocr_pages=ocr_pages["no_filter"], flowcharts=rotations)
         print(f"report: {write_report(args.html, page)}")
     return 0
 

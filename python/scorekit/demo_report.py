@@ -27,6 +27,20 @@ CONFUSIONS_SHOWN = 15
 OCR_SAMPLE_UNIT_LEVEL = "line"
 #: Section titles of the OCR pages sample start with this.
 OCR_PREFIX = "OCR pages sample · "
+#: Section titles of the flowchart rotation sample start with this.
+FLOWCHARTS_PREFIX = "Flowchart rotation sample · "
+
+
+def score_flowcharts_sample() -> dict[str, Any]:
+    """The packaged flowchart rotation sample (``data/flowcharts``: twelve synthetic scans, their
+    true rotation and a model's) as the summary of ``scorekit flowcharts rotation``."""
+    from scorekit.flowcharts import RotationBenchmark
+    from scorekit.flowcharts.label_report import summarise
+
+    folder = resources.files("scorekit") / "data" / "flowcharts"
+    with resources.as_file(folder / "true_rotations.json") as true, \
+            resources.as_file(folder / "pred_rotations.json") as pred:
+        return summarise("rotation", RotationBenchmark(true_path=true, pred_path=pred))
 
 
 def score_ocr_pages_sample() -> dict[str, dict]:
@@ -62,7 +76,8 @@ def _rate(r: Report) -> float | None:
 
 
 def build_demo_report(corpus: Sequence[tuple[str, str, str]], cer: Report, wer: Report, *,
-                      backend: str, pairs_per_second: float, ocr_pages: Optional[Mapping[str, Any]] = None) -> str:
+                      backend: str, pairs_per_second: float, ocr_pages: Optional[Mapping[str, Any]] = None,
+                      flowcharts: Optional[dict[str, Any]] = None) -> str:
     """The demo page for ``corpus`` (prediction, reference, slice) scored once as ``cer`` and ``wer``
     (reports over exactly these pairs, in this order), then, when given, the ``ocr_pages``
     aggregate report (of :func:`score_ocr_pages_sample`) in the OCR pages run report's sections."""
@@ -112,4 +127,8 @@ def build_demo_report(corpus: Sequence[tuple[str, str, str]], cer: Report, wer: 
         from scorekit.ocr_pages.evaluation.html import run_report_sections
 
         sections += run_report_sections(ocr_pages, prefix=OCR_PREFIX)
+    if flowcharts is not None:
+        from scorekit.flowcharts.label_report import report_sections
+
+        sections += report_sections(flowcharts, prefix=FLOWCHARTS_PREFIX)
     return report.render_page("scorekit demo: the sample OCR corpus", sections)

@@ -126,8 +126,16 @@ def format_text(summary: dict[str, Any]) -> str:
 
 
 def render_html(summary: dict[str, Any], title: str) -> str:
-    """The report page of a summary: metrics, confusion heat map, per-class accuracy bars, the
-    class table and the wrong predictions (at most :data:`MAX_LISTED`)."""
+    """The report page of a summary: the sections of :func:`report_sections`."""
+    from scorekit import report
+
+    return report.render_page(title, report_sections(summary))
+
+
+def report_sections(summary: dict[str, Any], prefix: str = "") -> list[Any]:
+    """The report sections of a summary, each title starting with ``prefix``: metrics, confusion
+    heat map, per-class accuracy bars, the class table and the wrong predictions (at most
+    :data:`MAX_LISTED`)."""
     from scorekit import report
     from scorekit.report.charts import MAX_BARS, MAX_HEATMAP_SIDE
 
@@ -139,21 +147,21 @@ def render_html(summary: dict[str, Any], title: str) -> str:
     if "precision" in s:
         metrics += [(key, s[key]) for key in ("precision", "recall", "f1_score", "tpr", "fpr", "specificity", "tnr",
                                               "tp", "fp", "fn", "tn")]
-    sections = [report.summary_table("Metrics", metrics)]
+    sections = [report.summary_table(f"{prefix}Metrics", metrics)]
     if len(names) <= MAX_HEATMAP_SIDE and s["confusion_matrix"] is not None:
-        sections.append(report.heatmap("Confusion matrix (rows: ground truth, columns: prediction)", names, names,
-                                       s["confusion_matrix"]))
+        sections.append(report.heatmap(f"{prefix}Confusion matrix (rows: ground truth, columns: prediction)",
+                                       names, names, s["confusion_matrix"]))
     if len(names) <= MAX_BARS:
-        sections.append(report.bar_chart("Accuracy per ground-truth class", names,
+        sections.append(report.bar_chart(f"{prefix}Accuracy per ground-truth class", names,
                                          [row["accuracy"] for row in s["per_class"]]))
     sections.append(report.data_table(
-        "Classes", ["label", "ground truth", "predicted", "correct", "accuracy"],
+        f"{prefix}Classes", ["label", "ground truth", "predicted", "correct", "accuracy"],
         [[name, row["num_true"], row["num_pred"], row["correct"], row["accuracy"]]
          for name, row in zip(names, s["per_class"])]))
     name_of = dict(zip(s["labels"], names))  # by Python equality, as the classes were counted
     wrong = s["incorrect_predictions"]
     title_wrong = f"Incorrect predictions ({s['num_incorrect']:,}" + (
         f", first {len(wrong):,} listed)" if len(wrong) < s["num_incorrect"] else ")")
-    sections.append(report.data_table(title_wrong, ["image", "ground truth", "prediction"],
+    sections.append(report.data_table(prefix + title_wrong, ["image", "ground truth", "prediction"],
                                       [[r["img_path"], name_of[r["true"]], name_of[r["pred"]]] for r in wrong]))
-    return report.render_page(title, sections)
+    return sections
