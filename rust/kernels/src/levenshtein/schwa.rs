@@ -371,57 +371,38 @@ trait Cell: Copy + Ord + Default + BitAnd<Output = Self> + BitOr<Output = Self> 
     fn wide(self) -> i64;
 }
 
-impl Cell for i16 {
-    const INF: Self = i16::MAX;
-    const ZERO: Self = 0;
-    const ONE: Self = 1;
-    #[inline(always)]
-    fn sat_add(self, other: Self) -> Self {
-        self.saturating_add(other)
-    }
-    #[inline(always)]
-    fn of(b: bool) -> Self {
-        Self::from(b)
-    }
-    #[inline(always)]
-    fn bits(b: u8) -> Self {
-        Self::from(b)
-    }
-    #[inline(always)]
-    fn shr(self, k: u32) -> Self {
-        self >> k
-    }
-    #[inline(always)]
-    fn wide(self) -> i64 {
-        i64::from(self)
-    }
+/// The two lane types share one implementation of [`Cell`].
+macro_rules! impl_cell {
+    ($($t:ty),*) => {$(
+        impl Cell for $t {
+            const INF: Self = <$t>::MAX;
+            const ZERO: Self = 0;
+            const ONE: Self = 1;
+            #[inline(always)]
+            fn sat_add(self, other: Self) -> Self {
+                self.saturating_add(other)
+            }
+            #[inline(always)]
+            fn of(b: bool) -> Self {
+                Self::from(b)
+            }
+            #[inline(always)]
+            fn bits(b: u8) -> Self {
+                Self::from(b)
+            }
+            #[inline(always)]
+            fn shr(self, k: u32) -> Self {
+                self >> k
+            }
+            #[inline(always)]
+            fn wide(self) -> i64 {
+                i64::from(self)
+            }
+        }
+    )*};
 }
 
-impl Cell for i32 {
-    const INF: Self = i32::MAX;
-    const ZERO: Self = 0;
-    const ONE: Self = 1;
-    #[inline(always)]
-    fn sat_add(self, other: Self) -> Self {
-        self.saturating_add(other)
-    }
-    #[inline(always)]
-    fn of(b: bool) -> Self {
-        Self::from(b)
-    }
-    #[inline(always)]
-    fn bits(b: u8) -> Self {
-        Self::from(b)
-    }
-    #[inline(always)]
-    fn shr(self, k: u32) -> Self {
-        self >> k
-    }
-    #[inline(always)]
-    fn wide(self) -> i64 {
-        i64::from(self)
-    }
-}
+impl_cell!(i16, i32);
 
 /// A symbol: `u16` (every code point of the pair below 2^16) or `u32`.
 trait Symbol: Copy + Eq + Default {
