@@ -4,11 +4,38 @@ A case is a directory with one ``input.json|yaml|yml`` and one ``expected.json|y
 expected file maps step names to the output each step should give. :class:`BenchmarkRunner` runs
 one or several pipelines over every case, scores each step (:func:`score_step`), aggregates per
 step and per pipeline, and :func:`generate_report` writes one self-contained HTML report.
+The runner, scorer, report and pipeline adapters are imported on first use.
 """
+
+from importlib import import_module
+from typing import Any
 
 from scorekit.cases.errors import CasesConfigError, ComparatorError
 from scorekit.cases.results import (BenchmarkSummary, CaseResult, DagNode, FieldScore, ListMatch,
                                     PipelineBenchmarkResult, SkippedCase, StepScore)
 
+#: Public names defined in submodules, imported when first asked for.
+_LAZY = {
+    "BenchmarkRunner": "scorekit.cases.runner",
+    "score_step": "scorekit.cases.scoring",
+    "generate_report": "scorekit.cases.report",
+    "compare_summaries": "scorekit.cases.compare",
+    "CallablePipeline": "scorekit.cases.pipelines",
+    "CommandPipeline": "scorekit.cases.pipelines",
+    "SavedOutputsPipeline": "scorekit.cases.pipelines",
+    "PyconveyorPipeline": "scorekit.cases.pipelines",
+    "PipelineRun": "scorekit.cases.pipelines",
+    "PipelineError": "scorekit.cases.pipelines",
+    "resolve_pipeline": "scorekit.cases.pipelines",
+}
+
 __all__ = ["BenchmarkSummary", "CaseResult", "CasesConfigError", "ComparatorError", "DagNode", "FieldScore",
-           "ListMatch", "PipelineBenchmarkResult", "SkippedCase", "StepScore"]
+           "ListMatch", "PipelineBenchmarkResult", "SkippedCase", "StepScore", *_LAZY]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        value = getattr(import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'scorekit.cases' has no attribute {name!r}")
