@@ -214,7 +214,7 @@ class CommandPipeline:
         elapsed = time.perf_counter() - start
         err_text = _truncate(stderr.decode("utf-8", "replace"))
         log = {"step": None, "attempt": 1, "status": "success", "exit_code": proc.returncode,
-               "elapsed_seconds": elapsed, "stderr": err_text}
+               "elapsed": elapsed, "stderr": err_text}
 
         def fail(status: str, message: str) -> PipelineError:
             log["status"] = status
@@ -404,7 +404,7 @@ class PyconveyorPipeline:
     def run(self, case_input: dict, case: "Case") -> PipelineRun:
         rctx = self.runner.run(case_input)
         logs = [{"step": a.step, "attempt": a.attempt, "status": a.status, "errors": list(a.errors or []),
-                 "error_type": a.error_type, "elapsed_seconds": a.elapsed_seconds,
+                 "error_type": a.error_type, "elapsed": a.elapsed_seconds,
                  "prompt_tokens": (a.tokens or {}).get("prompt_tokens"),
                  "completion_tokens": (a.tokens or {}).get("completion_tokens")}
                 for a in rctx.summary().attempt_logs]

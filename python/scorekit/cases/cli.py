@@ -1,0 +1,257 @@
+"""``scorekit cases``: benchmark pipelines over a folder of cases, or re-render a saved summary.
+
+``scorekit cases DIR -p PIPELINE [-p …]`` runs every case of ``DIR`` through each pipeline
+(:func:`~scorekit.cases.pipelines.resolve_pipeline` names them), prints per pipeline one line per
+step (``Step '<s>'  accuracy: X%  pass rate: Y% (threshold: Z%)``) and ``Overall accuracy: X%``,
+writes the HTML report (``Report written to: <path>``) and, with ``--json``, the summary.
+``scorekit cases --from-summary S.json`` renders the report of a saved summary instead.
+
+Exit status: 0 when the run completes, whatever the scores; 1 for configuration problems (all of
+them listed, no traceback), for "no cases found" and when PDF support is missing (checked before
+the run); 2 for usage errors (a threshold outside [0, 1], an unknown section, conflicting options).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import sys
+from pathlib import Path
+from typing import Any, Optional, TextIO
+
+__all__ = ["add_parser", "format_percent", "print_summary"]
+
+DEFAULT_REPORT = "benchmark_report.html"
+DEFAULT_TITLE = "Pipeline Benchmark Report"
+
+
+def _threshold(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not 0.0 <= value <= 1.0:  # also refuses nan
+        raise argparse.ArgumentTypeError(f"must be between 0 and 1, got {text}")
+    return value
+
+
+def _jobs(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text}")
+    return value
+
+
+def add_parser(sub: Any) -> None:
+    """Register ``scorekit cases``."""
+    p = sub.add_parser(
+        "cases", help="benchmark extraction pipelines over a folder of cases (per-step accuracy, HTML report)",
+        description="Run every case of DIR (one sub-folder per case with input.json|yaml and expected.json|yaml) "
+                    "through each pipeline, score every step, print the accuracy and write an HTML report; "
+                    "or render the report of a saved summary (--from-summary).",
+        epilog="Pipelines: py:module:function (a Python callable), cmd:COMMAND (a program reading the input JSON on "
+               "stdin and writing a JSON object of step outputs on stdout; no shell), sh:COMMAND (the same through "
+               "/bin/sh), saved:DIR (DIR/<case>.json per case), pyconveyor:FILE.yaml. Without a prefix: a folder is "
+               "saved outputs, a .yaml/.yml file a pyconveyor pipeline, an executable file a command, and "
+               "module:function a Python callable. Exit status: 0 when the run completes, 1 for configuration "
+               "problems or no cases, 2 for usage errors.")
+    p.add_argument("benchmark_dir", nargs="?", metavar="DIR", help="the benchmark folder: one sub-folder per case")
+    p.add_argument("-p", "--pipeline", action="append", dest="pipelines", metavar="PIPELINE", default=[],
+                   help="a pipeline to run; repeat for several (the first is the baseline)")
+    p.add_argument("--from-summary", metavar="SUMMARY.json", default=None,
+                   help="render the report of a summary saved with --json instead of running (no DIR, no -p)")
+    p.add_argument("-r", "--report", default=DEFAULT_REPORT, metavar="PATH",
+                   help=f"the HTML report to write (default {DEFAULT_REPORT}; overwritten)")
+    p.add_argument("--pdf", action="store_true", help="also write the report as PDF beside it (needs WeasyPrint)")
+    p.add_argument("--pass-threshold", type=_threshold, default=None, metavar="T",
+                   help="score a case needs to pass, in [0, 1] (default 1.0; with --from-summary: the saved one)")
+    p.add_argument("--sections", nargs="+", default=None, metavar="SECTION",
+                   help="report sections, space- or comma-separated (default: all but attempt_logs)")
+    p.add_argument("--title", default=DEFAULT_TITLE, help=f"the report's title (default {DEFAULT_TITLE!r})")
+    p.add_argument("--matching", choices=("greedy", "optimal"), default="greedy",
+                   help="pairing of the items of dict lists: greedy (default, the documented order) or optimal")
+    p.add_argument("--jobs", type=_jobs, default=1, metavar="N",
+                   help="worker processes running cases in parallel (default 1: in this process)")
+    p.add_argument("--timeout", type=_seconds, default=None, metavar="S",
+                   help="seconds one case's pipeline run may take; a case running longer is an error")
+    p.add_argument("--json", metavar="PATH", default=None,
+                   help="also write the summary as JSON to PATH ('-': standard output, the console text going to stderr)")
+    p.add_argument("--compare", metavar="PREVIOUS.json", default=None,
+                   help="a summary saved by an earlier run: the report marks what got better, worse or changed")
+    p.add_argument("--allow-external-files", action="store_true",
+                   help="let $file references leave their case folder (off: refused as a configuration error)")
+    p.add_argument("--progress", choices=("auto", "always", "never"), default="auto",
+                   help="progress line on stderr (auto: when stderr is a terminal)")
+    p.set_defaults(handler=run_command)
+
+
+def format_percent(value: Optional[float]) -> str:
+    """A score as a percentage with one decimal, rounded down (``99.95%`` shows ``99.9%``, so
+    ``100.0%`` only ever means a perfect score); ``—`` for no score."""
+    if value is None:
+        return "—"
+    return f"{math.floor(value * 1000 + 1e-9) / 10:.1f}%"
+
+
+def _threshold_text(threshold: float) -> str:
+    return f"{threshold * 100:g}%"
+
+
+def print_summary(summary: Any, out: TextIO) -> None:
+    """The console lines of a summary: per pipeline, its steps and its overall accuracy."""
+    t = summary.pass_threshold
+    cases = len(summary.case_names)
+    print(f"Benchmark complete \u2014 {cases} case{'s' * (cases != 1)}, {len(summary.pipelines)} "
+          f"pipeline{'s' * (len(summary.pipelines) != 1)}", file=out)
+    for p in summary.pipelines:
+        print(f"\nPipeline: {p.name}", file=out)
+        for step, accuracy in p.step_mean_accuracy.items():
+            print(f"  Step '{step}'  accuracy: {format_percent(accuracy)}  "
+                  f"pass rate: {format_percent(p.step_pass_rate.get(step))} (threshold: {_threshold_text(t)})", file=out)
+        print(f"  Overall accuracy: {format_percent(p.overall_mean_accuracy)}", file=out)
+        passed = sum(1 for c in p.cases if c.passed(t))
+        counted = len(p.cases) - p.unscored_count
+        extra = f", {p.unscored_count} with no scored steps" if p.unscored_count else ""
+        print(f"  Pass rate: {format_percent(p.overall_pass_rate)} ({passed}/{counted} cases)  "
+              f"errors: {p.error_count}/{len(p.cases)}{extra}", file=out)
+
+
+def _sections(values: Optional[list[str]]) -> Optional[list[str]]:
+    if values is None:
+        return None
+    from scorekit.cases.report import SECTIONS
+    from scorekit.cli import CliError
+
+    names = [n for v in values for n in v.replace(",", " ").split()]
+    unknown = [n for n in names if n not in SECTIONS]
+    if unknown:
+        raise CliError(f"unknown report section {unknown[0]!r} (the sections are {', '.join(SECTIONS)})")
+    return names
+
+
+def _config_error(message: str) -> int:
+    print(f"scorekit cases: {message}", file=sys.stderr)
+    return 1
+
+
+def _check_usage(args: argparse.Namespace) -> None:
+    from scorekit.cli import CliError
+
+    if args.from_summary is not None:
+        if args.benchmark_dir is not None or args.pipelines:
+            raise CliError("--from-summary renders a saved summary: give no DIR and no -p")
+        for flag, default in (("jobs", 1), ("timeout", None), ("matching", "greedy"), ("allow_external_files", False)):
+            if getattr(args, flag) != default:
+                raise CliError(f"--{flag.replace('_', '-')} applies to a run, not to --from-summary")
+    elif args.benchmark_dir is None:
+        raise CliError("give the benchmark folder DIR (or --from-summary SUMMARY.json)")
+    elif not args.pipelines:
+        raise CliError("give at least one pipeline with -p PIPELINE")
+    report_dir = Path(args.report).parent
+    if not report_dir.is_dir():
+        raise CliError(f"--report {args.report!r}: folder {str(report_dir)!r} does not exist")
+    if args.json not in (None, "-") and not Path(args.json).parent.is_dir():
+        raise CliError(f"--json {args.json!r}: folder {str(Path(args.json).parent)!r} does not exist")
+
+
+def _progress_printer(mode: str) -> Any:
+    if not (mode == "always" or (mode == "auto" and sys.stderr.isatty())):
+        return None
+
+    def show(done: int, total: int) -> None:
+        print(f"\rscorekit cases: {done}/{total} cases", end="\n" if done == total else "", file=sys.stderr,
+              flush=True)
+    return show
+
+
+def run_command(args: argparse.Namespace) -> int:
+    """Run ``scorekit cases`` (module docstring); the exit status."""
+    from scorekit.cases.errors import CasesConfigError
+    from scorekit.cases.results import BenchmarkSummary
+
+    _check_usage(args)
+    sections = _sections(args.sections)
+    if args.pdf:
+        from scorekit.cases.report import require_pdf_support
+
+        try:
+            require_pdf_support()
+        except ImportError as exc:
+            return _config_error(str(exc))
+    previous = None
+    if args.compare is not None:
+        try:
+            previous = BenchmarkSummary.from_json(args.compare)
+        except (OSError, ValueError) as exc:
+            return _config_error(f"--compare {args.compare!r}: {getattr(exc, 'strerror', None) or exc}")
+    out = sys.stderr if args.json == "-" else sys.stdout
+    inputs: list[str] = [args.compare] if args.compare else []
+    if args.from_summary is not None:
+        try:
+            summary = BenchmarkSummary.from_json(args.from_summary)
+        except (OSError, ValueError) as exc:
+            return _config_error(f"--from-summary {args.from_summary!r}: {getattr(exc, 'strerror', None) or exc}")
+        inputs.append(args.from_summary)
+        if args.pass_threshold is not None and args.pass_threshold != summary.pass_threshold:
+            from scorekit.cases.results import aggregate_pipeline
+
+            summary.pass_threshold = args.pass_threshold
+            for p in summary.pipelines:
+                aggregate_pipeline(p, args.pass_threshold)
+    else:
+        from scorekit.cases.runner import BenchmarkRunner
+
+        if os.getcwd() not in sys.path:  # module:function pipelines from the current folder, as `python -m` finds them
+            sys.path.insert(0, os.getcwd())
+        threshold = 1.0 if args.pass_threshold is None else args.pass_threshold
+        try:
+            runner = BenchmarkRunner(args.benchmark_dir, args.pipelines, pass_threshold=threshold,
+                                     matching=args.matching, jobs=args.jobs, timeout=args.timeout,
+                                     allow_external_files=args.allow_external_files,
+                                     progress=_progress_printer(args.progress))
+        except CasesConfigError as exc:
+            return _config_error(str(exc))
+        for skipped in runner.skipped:
+            print(f"scorekit cases: warning: skipped {skipped.name!r}: {skipped.reason}", file=sys.stderr)
+        if not runner.cases:
+            return _config_error(f"no cases found in {args.benchmark_dir!r} (a case is a sub-folder with "
+                                 "input.json|yaml|yml and expected.json|yaml|yml)")
+        summary = runner.run()
+        inputs.extend(str(p) for c in runner.cases for p in c.directory.iterdir() if p.is_file())
+    print_summary(summary, out)
+    if args.json is not None:
+        text = summary.to_json()
+        if args.json == "-":
+            print(text)
+        else:
+            from scorekit.report import write_report
+
+            write_report(args.json, text + "\n", inputs=inputs)
+    from scorekit.cases.report import generate_report
+
+    written = generate_report(summary, args.report, sections, title=args.title, pdf=args.pdf, previous=previous,
+                              inputs=inputs)
+    if previous is not None:
+        from scorekit.cases.compare import compare_summaries
+
+        counts = compare_summaries(previous, summary).counts()
+        changes = ", ".join(f"{n} {kind}" for kind, n in counts.items() if n and kind != "same") or "no change"
+        print(f"\nSince {args.compare}: {changes}", file=out)
+    print(f"\nReport written to: {written}", file=out)
+    if args.pdf:
+        print(f"PDF written to:    {Path(written).with_suffix('.pdf')}", file=out)
+    return 0
