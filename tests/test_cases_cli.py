@@ -247,3 +247,52 @@ def test_command_line_end_to_end(project: Path) -> None:
     bad = subprocess.run([sys.executable, "-m", "scorekit", "cases", "bench", "-p", "no_module_z:f"], cwd=project,
                          env=env, capture_output=True, text=True, timeout=120)
     assert bad.returncode == 1 and "Traceback" not in bad.stderr and "no_module_z" in bad.stderr
+
+
+DOC = Path(__file__).resolve().parents[1] / "docs" / "cases-pipelines.md"
+
+
+def _doc_blocks(language: str) -> list[tuple[int, str]]:
+    import re
+
+    text = DOC.read_text(encoding="utf-8")
+    return [(text.count("\n", 0, m.start()) + 2, m.group(2))
+            for m in re.finditer(r"^```(\w*)\n(.*?)^```$", text, re.S | re.M) if m.group(1) == language]
+
+
+def test_docs_examples(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """docs/cases-pipelines.md: every python block runs as pasted (one session, in a fresh
+    folder); the sh block's commands exit 0 and the first prints the page's text block."""
+    import doctest
+    import shlex
+
+    import scorekit
+
+    monkeypatch.chdir(tmp_path)
+    parser = doctest.DocTestParser()
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
+    namespace: dict = {"__name__": "cases_pipelines_doc"}
+    blocks = _doc_blocks("python")
+    assert len(blocks) >= 4
+    for line, body in blocks:
+        test = parser.get_doctest(body, namespace, f"cases-pipelines.md:{line}", str(DOC), line)
+        assert test.examples
+        test.globs = namespace
+        runner.run(test, clear_globs=False)
+    assert runner.summarize(verbose=False).failed == 0
+    shell = tmp_path / "sh"
+    shell.mkdir()
+    env = {**os.environ, "PYTHONPATH": str(Path(scorekit.__file__).parents[1])}
+    (sh_block,) = _doc_blocks("sh")
+    (expected_text,) = _doc_blocks("text")
+    outputs = []
+    for line in sh_block[1].splitlines():
+        if line.startswith("scorekit "):
+            done = subprocess.run([sys.executable, "-m", "scorekit", *shlex.split(line)[1:]], cwd=shell, env=env,
+                                  capture_output=True, text=True, timeout=120)
+            outputs.append(done.stdout)
+        else:
+            done = subprocess.run(["bash", "-c", line], cwd=shell, capture_output=True, text=True)
+        assert done.returncode == 0, (line, done.stderr)
+    assert outputs[0] == expected_text[1]
+    assert (shell / "report.html").is_file() and (shell / "again.html").is_file()

@@ -2,7 +2,8 @@
 
 A pipeline has a ``name`` (shown in reports; a file's basename), the ``path`` it was given as, a
 ``run(case_input, case) -> PipelineRun`` (raising means the case is an ``error``) and a
-``dag() -> list[DagNode]`` (its steps, recorded into the summary; empty when unknown).
+``dag() -> list[DagNode]`` (its steps, recorded into the summary; empty when unknown); an
+adapter that never changes the input says ``input_read_only = True`` (no copy is made for it).
 
 Adapters (docs/cases-pipelines.md):
 
@@ -157,6 +158,8 @@ class CommandPipeline:
     (truncated to :data:`STDERR_LIMIT` characters) in the attempt log.
     """
 
+    input_read_only = True  # the input is only serialised, never changed
+
     def __init__(self, command: "str | list[str]", *, timeout: Optional[float] = None, shell: bool = False,
                  name: Optional[str] = None, path: Optional[str] = None, cwd: "str | Path | None" = None) -> None:
         if shell:
@@ -291,6 +294,8 @@ class SavedOutputsPipeline:
     JSON object (duplicate keys included). A case name that is not a plain file name (a path
     separator, ``..``, a NUL) or whose file resolves outside the folder is refused.
     """
+
+    input_read_only = True  # the input is not used
 
     def __init__(self, directory: "str | Path", *, name: Optional[str] = None, path: Optional[str] = None) -> None:
         self.directory = Path(directory)

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Optional, Sequence
 
 from scorekit.cases.errors import CasesConfigError, ComparatorError
-from scorekit.cases.pipelines import PyconveyorPipeline, resolve_pipeline
+from scorekit.cases.pipelines import PipelineError, PyconveyorPipeline, resolve_pipeline
 from scorekit.cases.results import (BenchmarkSummary, CaseResult, PipelineBenchmarkResult, StepScore,
                                     aggregate_pipeline, jsonable)
 
@@ -42,8 +42,6 @@ def _case_score(steps: list[StepScore]) -> Optional[float]:
 
 
 def _error_text(exc: BaseException) -> str:
-    from scorekit.cases.pipelines import PipelineError
-
     if isinstance(exc, PipelineError):
         return str(exc)
     text = str(exc)
@@ -145,18 +143,19 @@ class BenchmarkRunner:
             self.progress(done, total)
 
     def run_case(self, pipeline_index: int, case_index: int, on_ran: Optional[Callable[[], None]] = None) -> CaseResult:
-        """Case ``case_index`` run through pipeline ``pipeline_index`` and scored (no exception
-        escapes but ``KeyboardInterrupt``); ``on_ran()`` is called when the pipeline run ends."""
+        """Case ``case_index`` run through pipeline ``pipeline_index`` and scored; an exception
+        (or ``SystemExit``) of the pipeline or of a comparator makes the case an error. The
+        pipeline gets a deep copy of the input unless it declares ``input_read_only = True``.
+        ``on_ran()`` is called when the pipeline run ends."""
         from scorekit.cases.scoring import score_case
 
         pipeline, case = self.pipelines[pipeline_index], self.cases[case_index]
         result = CaseResult(case.name, str(pipeline.path), "success", expecteds=case.expected)
+        case_input = case.input if getattr(pipeline, "input_read_only", False) else copy.deepcopy(case.input)
         start = time.perf_counter()
         try:
-            run = pipeline.run(copy.deepcopy(case.input), case)
-        except KeyboardInterrupt:
-            raise
-        except BaseException as exc:  # SystemExit from a callable is that case's error too
+            run = pipeline.run(case_input, case)
+        except (Exception, SystemExit) as exc:  # SystemExit from a callable is that case's error too
             result.elapsed_seconds = time.perf_counter() - start
             return _failed(result, exc, getattr(exc, "attempt_logs", []))
         result.elapsed_seconds = time.perf_counter() - start
@@ -199,16 +198,28 @@ def _unique_names(names: list[str]) -> list[str]:
 
 
 # ------------------------------------------------------------------------------- worker pool
+class _Stop(BaseException):
+    """SIGTERM in a worker: stop now (a running command's process group is killed on the way out)."""
+
+
+def _on_term(signum: int, frame: Any) -> None:
+    raise _Stop()
+
+
 def _worker_main(runner: BenchmarkRunner, pipeline_index: int, conn: Any) -> None:
     """A worker process: run the case indices it receives; send :data:`_RAN` when a pipeline
-    run ends, then the pickled result. Ctrl-C is the parent's to handle."""
+    run ends, then the pickled result. Ctrl-C is the parent's to handle; SIGTERM stops it."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    while True:
-        case_index = conn.recv()
-        if case_index is None:
-            return
-        result = runner.run_case(pipeline_index, case_index, on_ran=lambda: conn.send_bytes(_RAN))
-        conn.send_bytes(_pickled(result))
+    signal.signal(signal.SIGTERM, _on_term)
+    try:
+        while True:
+            case_index = conn.recv()
+            if case_index is None:
+                return
+            result = runner.run_case(pipeline_index, case_index, on_ran=lambda: conn.send_bytes(_RAN))
+            conn.send_bytes(_pickled(result))
+    except (_Stop, EOFError, BrokenPipeError):
+        return
 
 
 #: A worker's message "the pipeline run is over, scoring now" (the timeout stops applying).
@@ -216,10 +227,12 @@ _RAN = b"ran"
 
 
 def _pickled(result: CaseResult) -> bytes:
-    """``result`` pickled; what does not survive a pickle round trip becomes plain data."""
+    """``result`` pickled; what does not survive a pickle round trip (an exception whose class
+    cannot be rebuilt, an object of a class defined on the fly) becomes plain data."""
     try:
         data = pickle.dumps(result)
-        pickle.loads(data)
+        if result.error is not None:
+            pickle.loads(data)
         return data
     except Exception:
         pass
@@ -309,8 +322,7 @@ class _WorkerPool:
                 worker.process.join()
                 return self._error(worker, _death(worker.process.exitcode))
         if worker.deadline is not None and time.monotonic() >= worker.deadline:
-            worker.process.kill()
-            worker.process.join()
+            self._end(worker.process)
             return self._error(worker, f"pipeline run timed out after {self.runner.timeout:g} s "
                                        "(its worker process was killed)")
         return None
@@ -319,19 +331,27 @@ class _WorkerPool:
         pipeline = self.runner.pipelines[self.pipeline_index]
         case = self.runner.cases[worker.case_index]  # type: ignore[index]
         result = CaseResult(case.name, str(pipeline.path), "error", expecteds=case.expected)
-        return _failed(result, RuntimeError(message), [])
+        return _failed(result, PipelineError(message), [])
 
     @staticmethod
-    def _stop(worker: _Worker) -> None:
+    def _end(process: Any) -> None:
+        """SIGTERM (a command it runs is killed with its group), then SIGKILL after a second."""
+        process.terminate()
+        process.join(1.0)
+        if process.is_alive():
+            process.kill()
+            process.join()
+
+    def _stop(self, worker: _Worker) -> None:
         if worker.process.is_alive():
-            try:
-                worker.conn.send(None)
-            except (OSError, ValueError):
-                pass
-            worker.process.join(1.0)
+            if worker.case_index is None:
+                try:
+                    worker.conn.send(None)
+                    worker.process.join(1.0)
+                except (OSError, ValueError):
+                    pass
             if worker.process.is_alive():
-                worker.process.kill()
-                worker.process.join()
+                self._end(worker.process)
         worker.conn.close()
 
 
