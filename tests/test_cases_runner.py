@@ -677,3 +677,21 @@ def test_interrupted_run_kills_the_commands_it_started(tmp_path: Path) -> None:
         time.sleep(0.1)
     else:
         pytest.fail("the command's child outlived the interrupted run")
+
+
+def test_matching_reaches_the_scorer(tmp_path: Path) -> None:
+    """Vector 55: greedy pairing (the documented order, decision 15) gives 0.25, optimal 0.75."""
+    expected = {"au": [{"x": 1, "y": 0}, {"x": 1, "y": 1}]}
+    write_case(tmp_path / "bench", "c", {}, {"s": expected})
+    actual = {"au": [{"x": 1, "y": 1}, {"x": 2, "y": 0}]}
+    scores = {m: BenchmarkRunner(tmp_path / "bench", [lambda inp: {"s": actual}], matching=m).run()
+              .pipelines[0].cases[0].overall_score for m in ("greedy", "optimal")}
+    assert scores == {"greedy": 0.25, "optimal": 0.75}
+    summary = BenchmarkRunner(tmp_path / "bench", [lambda inp: {"s": actual}], matching="optimal", jobs=2).run()
+    assert summary.matching == "optimal" and summary.pipelines[0].cases[0].overall_score == 0.75
+
+
+def test_pyconveyor_schemas_are_checked(tmp_path: Path, pyconveyor_pipeline: Path) -> None:
+    (tmp_path / "bench").mkdir()
+    with pytest.raises(CasesConfigError, match="schemas kwarg references unknown step 'nosuch'"):
+        BenchmarkRunner(tmp_path / "bench", [str(pyconveyor_pipeline)], schemas={"nosuch": dict})
