@@ -167,9 +167,9 @@ class BenchmarkRunner:
                                             matching=self.matching, runner_statuses=run.step_statuses)
         except ComparatorError as exc:
             return _failed(result, exc, result.attempt_logs)
-        except (KeyboardInterrupt, MemoryError):
+        except MemoryError:
             raise
-        except Exception as exc:
+        except Exception as exc:  # a scorer bug must not end the run: the case shows it
             return _failed(result, RuntimeError(f"scoring failed: {_error_text(exc)}"), result.attempt_logs)
         result.overall_score = _case_score(result.step_scores)
         result.actuals = {step: _dumped(run.outputs[step]) for step in case.expected if step in run.outputs}
