@@ -296,3 +296,11 @@ def test_docs_examples(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         assert done.returncode == 0, (line, done.stderr)
     assert outputs[0] == expected_text[1]
     assert (shell / "report.html").is_file() and (shell / "again.html").is_file()
+
+
+def test_progress_always_draws_a_bar_on_stderr(project: Path, capsys) -> None:
+    code, out, err = run(capsys, "bench", "-p", pipe(), "--progress", "always")
+    assert code == 0
+    assert err.endswith("\r[" + "#" * 30 + "] 100.0% 6/6 cases\n")
+    code, out, err = run(capsys, "bench", "-p", pipe(), "--progress", "never")
+    assert err == ""

@@ -17,6 +17,7 @@ import argparse
 import math
 import os
 import sys
+import time
 from pathlib import Path
 from typing import Any, Optional, TextIO
 
@@ -169,12 +170,20 @@ def _check_usage(args: argparse.Namespace) -> None:
 
 
 def _progress_printer(mode: str) -> Any:
+    """The runner's ``progress(done, total)`` drawing a bar on stderr (at most 10 times a second,
+    and at the end), or ``None`` when ``mode`` asks for none."""
     if not (mode == "always" or (mode == "auto" and sys.stderr.isatty())):
         return None
+    last = [0.0]
 
     def show(done: int, total: int) -> None:
-        print(f"\rscorekit cases: {done}/{total} cases", end="\n" if done == total else "", file=sys.stderr,
-              flush=True)
+        now = time.monotonic()
+        if done < total and now - last[0] < 0.1:
+            return
+        last[0] = now
+        frac = done / total if total else 1.0
+        print(f"\r[{'#' * int(30 * frac):<30}] {frac:6.1%} {done:,}/{total:,} cases", end="\n" if done == total else "",
+              file=sys.stderr, flush=True)
     return show
 
 
