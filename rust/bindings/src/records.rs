@@ -298,24 +298,24 @@ fn read_records<'py>(
     Ok(Some((e, a, p)))
 }
 
-/// The item score matrix of two record lists (`float64[len(expected), len(actual)]`), or `None`
-/// when a record is not of the shape read here (module docs).
+/// The item score matrix of two record lists (`float64[len(expected), len(actual)]`) and the
+/// number of scored leaves of each expected record (`int64[len(expected)]`; a record with none
+/// is a wildcard for the caller), or `None` when a record is not of the shape read here.
 #[pyfunction]
 fn cases_record_matrix<'py>(
     py: Python<'py>,
     expected: &Bound<'py, PyList>,
     actual: &Bound<'py, PyList>,
-) -> PyResult<Option<Bound<'py, PyArray2<f64>>>> {
-    let Some((e, a, p)) = read_records(expected, actual)? else {
-        return Ok(None);
-    };
+) -> PyResult<Option<(Bound<'py, PyArray2<f64>>, Bound<'py, PyArray1<i64>>)>> {
+    let Some((e, a, p)) = read_records(expected, actual)? else { return Ok(None) };
     let (rows, cols) = (expected.len(), actual.len());
-    let m = if p == 0 {
-        vec![0.0; rows * cols]
+    let counts: Vec<i64> = if p == 0 {
+        vec![0; rows]
     } else {
-        records::match_matrix(&e, &a, p).map_err(err)?
+        e.chunks_exact(p).map(|row| row.iter().filter(|&&id| id >= 0).count() as i64).collect()
     };
-    Ok(Some(m.into_pyarray(py).reshape([rows, cols])?))
+    let m = if p == 0 { vec![0.0; rows * cols] } else { records::match_matrix(&e, &a, p).map_err(err)? };
+    Ok(Some((m.into_pyarray(py).reshape([rows, cols])?, counts.into_pyarray(py))))
 }
 
 /// The value ids `read_records` gives (for the tests that compare the two backends' kernels).
