@@ -7,8 +7,10 @@ step and per pipeline, and :func:`generate_report` writes one self-contained HTM
 """
 
 from scorekit.cases.errors import CasesConfigError, ComparatorError
+from scorekit.cases.scoring import score_case, score_step
 from scorekit.cases.results import (BenchmarkSummary, CaseResult, DagNode, FieldScore, ListMatch,
                                     PipelineBenchmarkResult, SkippedCase, StepScore)
 
 __all__ = ["BenchmarkSummary", "CaseResult", "CasesConfigError", "ComparatorError", "DagNode", "FieldScore",
+           "score_case", "score_step",
            "ListMatch", "PipelineBenchmarkResult", "SkippedCase", "StepScore"]

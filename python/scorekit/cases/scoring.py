@@ -118,7 +118,8 @@ class _Scorer:
 
     def score(self, actual: Any, expected: Any, path: str, out: list[FieldScore]) -> None:
         """Append the FieldScores of ``actual`` against ``expected`` at ``path`` to ``out``."""
-        actual = _plain(actual)
+        if type(actual) not in _SCALAR_TYPES:
+            actual = _plain(actual)
         if type(expected) is str and expected == IGNORE:
             out.append(FieldScore(path, actual, expected, 0.0, "ignored"))
         elif path in self.comparators:
@@ -128,8 +129,14 @@ class _Scorer:
                 out.append(self.ordered(actual, expected[ORDERED], path))
             else:
                 source = actual if isinstance(actual, dict) else {}
+                comparators = self.comparators
                 for key, value in expected.items():
-                    self.score(source.get(key), value, f"{path}.{key}", out)
+                    kind = type(value)
+                    if kind in _SCALAR_TYPES and not comparators and not (kind is str and value == IGNORE):
+                        got = source.get(key)  # the common leaf, inline
+                        out.append(FieldScore(f"{path}.{key}", got, value, 1.0 if values_equal(got, value) else 0.0))
+                    else:
+                        self.score(source.get(key), value, f"{path}.{key}", out)
         elif isinstance(expected, list):
             out.append(self.unordered(actual, expected, path))
         else:
