@@ -329,20 +329,22 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 def _parse_yaml(text: str) -> Any:
     yaml, loader_class = _yaml_loader()
-    loader = loader_class(text)
     try:
-        return loader.get_single_data()
+        loader = loader_class(text)  # refuses control characters at once
+        try:
+            return loader.get_single_data()
+        finally:
+            loader.dispose()
     except yaml.MarkedYAMLError as error:
         where = error.problem_mark
         at = f" (line {where.line + 1}, column {where.column + 1})" if where is not None else ""
         message = ", ".join(part for part in (error.context, error.problem) if part)
         raise _Refused(f"invalid YAML: {message}{at}") from None
-    except yaml.YAMLError as error:
-        raise _Refused(f"invalid YAML: {error}") from None
+    except yaml.reader.ReaderError as error:
+        raise _Refused(f"invalid YAML: unacceptable character #x{error.character:04x}: {error.reason} "
+                       f"(character {error.position})") from None
     except RecursionError:
         raise _Refused(f"nested deeper than {MAX_NESTING} levels") from None
-    finally:
-        loader.dispose()
 
 
 @lru_cache(maxsize=1)
