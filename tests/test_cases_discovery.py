@@ -6,6 +6,7 @@ ours changes the result."""
 from __future__ import annotations
 
 import contextlib
+import datetime
 import doctest
 import hashlib
 import json
@@ -24,6 +25,7 @@ import pytest
 import yaml
 
 from scorekit.cases import CasesConfigError, SkippedCase
+from scorekit.cases import discovery
 from scorekit.cases.discovery import MAX_NESTING, Case, discover_cases
 from scorekit.errors import InvalidValueError
 
@@ -179,7 +181,8 @@ def test_symlinked_case_directories(tmp_path):
     assert [(case.name, case.input) for case in cases] == [("alias", {"n": 1}), ("real", {"n": 1})]
     assert cases[0].directory == root / "alias"
     assert skipped == [
-        SkippedCase("escape", f"symlink resolving outside the benchmark directory ({(tmp_path / 'outside').resolve()})"),
+        SkippedCase("escape", "symlink resolving outside the benchmark directory "
+                              f"({(tmp_path / 'outside').resolve()})"),
         SkippedCase("loop", "symlink to the benchmark directory itself"),
     ]
 
@@ -396,17 +399,18 @@ def test_yaml_problems(tmp_path, text, problem):
     assert problems_of(tmp_path) == [f"case 'c': expected.yaml: invalid YAML: {problem}"]
 
 
+def _pyyaml_loader_state() -> dict:
+    return {loader.__name__: ({key: list(value) for key, value in loader.yaml_implicit_resolvers.items()},
+                              dict(loader.yaml_constructors), dict(loader.yaml_multi_constructors))
+            for loader in [yaml.SafeLoader, yaml.FullLoader, yaml.UnsafeLoader, yaml.BaseLoader]}
+
+
 def test_pyyaml_global_loaders_are_not_changed(tmp_path):
-    before = {name: ({key: list(value) for key, value in loader.yaml_implicit_resolvers.items()},
-                     dict(loader.yaml_constructors))
-              for name, loader in [("safe", yaml.SafeLoader), ("full", yaml.FullLoader), ("base", yaml.BaseLoader)]}
+    discovery._yaml_loader.cache_clear()  # build the case loader again, after the snapshot
+    before = _pyyaml_loader_state()
     assert expected_yaml(tmp_path, "s: yes\n") == {"s": "yes"}
-    after = {name: ({key: list(value) for key, value in loader.yaml_implicit_resolvers.items()},
-                    dict(loader.yaml_constructors))
-             for name, loader in [("safe", yaml.SafeLoader), ("full", yaml.FullLoader), ("base", yaml.BaseLoader)]}
-    assert after == before
-    assert yaml.safe_load("a: yes\nd: 2024-01-15\nn: 010") == {"a": True, "d": __import__("datetime").date(2024, 1, 15),
-                                                              "n": 8}
+    assert _pyyaml_loader_state() == before
+    assert yaml.safe_load("a: yes\nd: 2024-01-15\nn: 010") == {"a": True, "d": datetime.date(2024, 1, 15), "n": 8}
 
 
 def test_a_missing_pyyaml_is_an_error_only_when_a_yaml_file_is_met(tmp_path):
@@ -530,8 +534,10 @@ def test_file_reference_problems(tmp_path):
         "$file 'nope.md' at missing: referenced file not found",
         f"$file '../../secret.txt' at up: resolves outside the case directory ({secret}); "
         "allow_external_files=True permits it",
-        f"$file '{tmp_path / 'secret.txt'}' at absolute: absolute paths are refused; allow_external_files=True permits them",
-        f"$file 'link.txt' at link: resolves outside the case directory ({secret}); allow_external_files=True permits it",
+        f"$file '{tmp_path / 'secret.txt'}' at absolute: absolute paths are refused; "
+        "allow_external_files=True permits them",
+        f"$file 'link.txt' at link: resolves outside the case directory ({secret}); "
+        "allow_external_files=True permits it",
         "$file 'pipe' at fifo: is not a regular file (a FIFO, socket or device)",
         "$file 'folder' at dir: is a directory, not a file",
         "$file '~/x' at home: referenced file not found",
@@ -654,7 +660,8 @@ def _random_value(rng: random.Random, depth: int):
 
 
 def _random_mapping(rng: random.Random, depth: int, empty_ok: bool) -> dict:
-    keys = {"".join(rng.choice("abcdefgh_") for _ in range(rng.randint(1, 6))) for _ in range(rng.randint(0 if empty_ok else 1, 5))}
+    count = rng.randint(0 if empty_ok else 1, 5)
+    keys = {"".join(rng.choice("abcdefgh_") for _ in range(rng.randint(1, 6))) for _ in range(count)}
     return {key: _random_value(rng, depth) for key in sorted(keys, key=lambda _: rng.random())}
 
 
