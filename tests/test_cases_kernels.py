@@ -66,14 +66,18 @@ def test_compiled_and_twin_readers_agree_with_the_general_scorer():
         if compiled is None:
             continue
         read += 1
+        compiled, counts = compiled
+        assert counts.tolist() == (ids[0] >= 0).sum(axis=1).tolist()
         twin = cases_numba.cases_match_matrix(*ids)
         assert np.array_equal(compiled, twin), (seed, expected, actual)
         # rows with nothing to score are wildcards and never reach the kernel
         scorable = [j for j, e in enumerate(expected) if _Scorer(None, "greedy").scorable(e, "s[]")]
+        assert [j for j, c in enumerate(counts) if c > 0] == scorable
         general = _general([expected[j] for j in scorable], actual)
         assert np.array_equal(compiled[scorable], general), (seed, expected, actual)
         rust_ids = _core.cases_record_ids(expected, actual)
         assert np.array_equal(_core.cases_match_matrix(*rust_ids), compiled)
+        assert np.array_equal(cases_numba.cases_match_matrix(*rust_ids), compiled)
     assert read > 2000  # most random lists take the compiled path
 
 
@@ -130,6 +134,7 @@ def test_dispatch_gives_the_same_matrix_on_both_backends():
     for name in _kernels.BACKENDS:
         with _kernels.use_backend(name):
             results[name] = kernels.record_score_matrix(expected, actual)
-    assert np.array_equal(results["rust"], results["numba"])
+    assert all(np.array_equal(r, n) for r, n in zip(results["rust"], results["numba"]))
     # true is not 1 (JSON equality); "text" is not a record: every field compares with None
-    assert results["rust"].tolist() == [[1.0, 0.5, 0.0, 0.0], [0.0, 0.0, 0.0, 1.0]]
+    matrix, counts = results["rust"]
+    assert matrix.tolist() == [[1.0, 0.5, 0.0, 0.0], [0.0, 0.0, 0.0, 1.0]] and counts.tolist() == [2, 1]

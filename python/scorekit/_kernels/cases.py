@@ -160,15 +160,16 @@ def _read(expected: list, actual: list) -> tuple[np.ndarray, np.ndarray]:
 _ABSENT = object()
 
 
-def record_score_matrix(expected: list, actual: list) -> Optional[np.ndarray]:
-    """The item score matrix ``float64[len(expected), len(actual)]`` of two record lists, or
-    ``None`` when a record is not of the shape the kernels read (module docs)."""
+def record_score_matrix(expected: list, actual: list) -> Optional[tuple[np.ndarray, np.ndarray]]:
+    """The item score matrix ``float64[len(expected), len(actual)]`` of two record lists and the
+    number of scored leaves of every expected record (``int64[len(expected)]``), or ``None`` when
+    a record is not of the shape the kernels read (module docs)."""
     if _kernels.current_backend() == "rust":
         return _kernels.implementation("cases").cases_record_matrix(expected, actual)
     ids = read_records(expected, actual)
     if ids is None:
         return None
-    return _kernels.implementation("cases").cases_match_matrix(*ids)
+    return _kernels.implementation("cases").cases_match_matrix(*ids), (ids[0] >= 0).sum(axis=1, dtype=np.int64)
 
 
 def match_matrix(expected_ids: np.ndarray, actual_ids: np.ndarray) -> np.ndarray:

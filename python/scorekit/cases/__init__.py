@@ -4,20 +4,21 @@ A case is a directory with one ``input.json|yaml|yml`` and one ``expected.json|y
 expected file maps step names to the output each step should give. :class:`BenchmarkRunner` runs
 one or several pipelines over every case, scores each step (:func:`score_step`), aggregates per
 step and per pipeline, and :func:`generate_report` writes one self-contained HTML report.
-The runner, scorer, report and pipeline adapters are imported on first use.
+The runner, report, run comparison and pipeline adapters are imported on first use.
 """
 
 from importlib import import_module
 from typing import Any
 
+from scorekit.cases.discovery import Case, discover_cases
 from scorekit.cases.errors import CasesConfigError, ComparatorError
+from scorekit.cases.scoring import score_case, score_step
 from scorekit.cases.results import (BenchmarkSummary, CaseResult, DagNode, FieldScore, ListMatch,
                                     PipelineBenchmarkResult, SkippedCase, StepScore)
 
 #: Public names defined in submodules, imported when first asked for.
 _LAZY = {
     "BenchmarkRunner": "scorekit.cases.runner",
-    "score_step": "scorekit.cases.scoring",
     "generate_report": "scorekit.cases.report",
     "compare_summaries": "scorekit.cases.compare",
     "CallablePipeline": "scorekit.cases.pipelines",
@@ -30,6 +31,7 @@ _LAZY = {
 }
 
 __all__ = ["BenchmarkSummary", "CaseResult", "CasesConfigError", "ComparatorError", "DagNode", "FieldScore",
+           "Case", "discover_cases", "score_case", "score_step",
            "ListMatch", "PipelineBenchmarkResult", "SkippedCase", "StepScore", *_LAZY]
 
 

@@ -118,7 +118,8 @@ class _Scorer:
 
     def score(self, actual: Any, expected: Any, path: str, out: list[FieldScore]) -> None:
         """Append the FieldScores of ``actual`` against ``expected`` at ``path`` to ``out``."""
-        actual = _plain(actual)
+        if type(actual) not in _SCALAR_TYPES:
+            actual = _plain(actual)
         if type(expected) is str and expected == IGNORE:
             out.append(FieldScore(path, actual, expected, 0.0, "ignored"))
         elif path in self.comparators:
@@ -128,8 +129,14 @@ class _Scorer:
                 out.append(self.ordered(actual, expected[ORDERED], path))
             else:
                 source = actual if isinstance(actual, dict) else {}
+                comparators = self.comparators
                 for key, value in expected.items():
-                    self.score(source.get(key), value, f"{path}.{key}", out)
+                    kind = type(value)
+                    if kind in _SCALAR_TYPES and not comparators and not (kind is str and value == IGNORE):
+                        got = source.get(key)  # the common leaf, inline
+                        out.append(FieldScore(f"{path}.{key}", got, value, 1.0 if values_equal(got, value) else 0.0))
+                    else:
+                        self.score(source.get(key), value, f"{path}.{key}", out)
         elif isinstance(expected, list):
             out.append(self.unordered(actual, expected, path))
         else:
@@ -172,41 +179,51 @@ class _Scorer:
         if not expected:
             return FieldScore(path, actual, expected, 1.0 if not actual else 0.0)
         item_path = path + "[]"
-        rows = [j for j, e in enumerate(expected) if self.scorable(e, item_path)]
+        plain = [j for j, e in enumerate(expected) if not (type(e) is str and e == IGNORE)]
+        matrix = None
+        if not self._has_element_comparator(path):
+            if all(type(expected[j]) in _SCALAR_TYPES for j in plain) and all(type(a) in _SCALAR_TYPES for a in actual):
+                pairs = _multiset_pairs(expected, plain, actual)
+                wildcards = min(len(expected) - len(plain), len(actual) - len(pairs))
+                return _list_score(path, actual, expected, pairs, wildcards, self.matching)
+            matrix, rows = self._record_matrix(expected, plain, actual)
+        if matrix is None:
+            rows = [j for j in plain if self.scorable(expected[j], item_path)]
+            matrix = self._general_matrix(actual, expected, rows, item_path)
         wild_slots = len(expected) - len(rows)
-        if self.matching == "greedy" and _scalar_list(expected, rows, actual) and not self._has_element_comparator(path):
-            pairs = _multiset_pairs(expected, rows, actual)
-        else:
-            matrix = self._matrix(actual, expected, rows, item_path, path)
-            pairs = _pairs(matrix, rows, self.matching, wild_slots)
+        pairs = _pairs(matrix, rows, self.matching, wild_slots)
         wildcards = min(wild_slots, len(actual) - len(pairs))
         return _list_score(path, actual, expected, pairs, wildcards, self.matching)
+
+    @staticmethod
+    def _record_matrix(expected: list, plain: list[int], actual: list):
+        """The compiled item score matrix of the scorable records, and their indexes; ``(None,
+        None)`` when the records are not of the shape the kernels read."""
+        from scorekit._kernels import cases as kernels
+
+        read = kernels.record_score_matrix([expected[j] for j in plain], actual)
+        if read is None:
+            return None, None
+        matrix, counts = read
+        keep = counts > 0
+        if keep.all():
+            return matrix, plain
+        return matrix[keep], [j for j, k in zip(plain, keep) if k]
 
     def _has_element_comparator(self, path: str) -> bool:
         return any(prefix == path or prefix.startswith(path + "[]") or prefix.startswith(path + ".")
                    for prefix in self.element_prefixes)
 
-    def _matrix(self, actual: list, expected: list, rows: list[int], item_path: str, path: str):
-        """Scores of every scorable expected item (rows) against every actual item."""
+    def _general_matrix(self, actual: list, expected: list, rows: list[int], item_path: str):
+        """Scores of every scorable expected item (rows) against every actual item, by the
+        general rules (items the kernels do not read, or with comparators)."""
         import numpy as np
 
-        from scorekit._kernels import cases as kernels
-
-        items = [expected[j] for j in rows]
-        if not self._has_element_comparator(path):
-            fast = kernels.record_score_matrix(items, actual)
-            if fast is not None:
-                return fast
         matrix = np.zeros((len(rows), len(actual)))
-        for r, e in enumerate(items):
+        for r, j in enumerate(rows):
             for i, a in enumerate(actual):
-                matrix[r, i] = self.item_score(a, e, item_path)
+                matrix[r, i] = self.item_score(a, expected[j], item_path)
         return matrix
-
-
-def _scalar_list(expected: list, rows: list[int], actual: list) -> bool:
-    """Every scored expected item and every actual item is a plain scalar (multiset matching)."""
-    return all(type(expected[j]) in _SCALAR_TYPES for j in rows) and all(type(a) in _SCALAR_TYPES for a in actual)
 
 
 _SCALAR_TYPES = frozenset((str, int, float, bool, type(None)))

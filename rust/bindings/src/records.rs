@@ -8,7 +8,8 @@
 //! those scalars, and containers (which equal no scalar). Equality of ids is the JSON equality of
 //! docs/cases.md: booleans apart from numbers, `1 == 1.0`, NaN equal to nothing.
 
-use std::collections::HashMap;
+use foldhash::HashMap as FastMap;
+use hashbrown::HashTable;
 
 use numpy::{
     IntoPyArray, PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray2, PyUntypedArrayMethods,
@@ -28,9 +29,9 @@ const UNSCORED: i64 = -1;
 /// Value ids: equal values share one id.
 #[derive(Default)]
 struct Interner {
-    strings: HashMap<String, i64>,
-    ints: HashMap<i64, i64>,
-    floats: HashMap<u64, i64>,
+    strings: FastMap<String, i64>,
+    ints: FastMap<i64, i64>,
+    floats: FastMap<u64, i64>,
     next: i64,
 }
 
@@ -163,20 +164,34 @@ impl Interner {
 struct Paths<'py> {
     /// (parent node or usize::MAX for the record itself, key) of every node, parents first.
     nodes: Vec<(usize, Bound<'py, PyString>)>,
-    index: HashMap<(usize, String), usize>,
+    texts: Vec<String>,
+    index: HashTable<usize>,
     /// (record, node, id) of every scored leaf.
     leaves: Vec<(usize, usize, i64)>,
 }
 
+fn node_hash(parent: usize, text: &str) -> u64 {
+    use std::hash::BuildHasher;
+    foldhash::fast::FixedState::default().hash_one((parent, text))
+}
+
 impl<'py> Paths<'py> {
     fn node(&mut self, parent: usize, key: &Bound<'py, PyString>, text: &str) -> usize {
-        if let Some(&n) = self.index.get(&(parent, text.to_owned())) {
+        let hash = node_hash(parent, text);
+        let (nodes, texts) = (&self.nodes, &self.texts);
+        if let Some(&n) = self
+            .index
+            .find(hash, |&n| nodes[n].0 == parent && texts[n] == text)
+        {
             return n;
         }
+        let n = self.nodes.len();
         self.nodes.push((parent, key.clone()));
+        self.texts.push(text.to_owned());
+        let (nodes, texts) = (&self.nodes, &self.texts);
         self.index
-            .insert((parent, text.to_owned()), self.nodes.len() - 1);
-        self.nodes.len() - 1
+            .insert_unique(hash, n, |&m| node_hash(nodes[m].0, &texts[m]));
+        n
     }
 
     /// Read one expected record (a dict at `parent`); false if it is not of the supported shape.
@@ -234,7 +249,8 @@ fn read_records<'py>(
     let mut ids = Interner::new();
     let mut paths = Paths {
         nodes: Vec::new(),
-        index: HashMap::new(),
+        texts: Vec::new(),
+        index: HashTable::new(),
         leaves: Vec::new(),
     };
     for (r, item) in expected.iter().enumerate() {
@@ -298,24 +314,35 @@ fn read_records<'py>(
     Ok(Some((e, a, p)))
 }
 
-/// The item score matrix of two record lists (`float64[len(expected), len(actual)]`), or `None`
-/// when a record is not of the shape read here (module docs).
+/// The item score matrix of two record lists (`float64[len(expected), len(actual)]`) and the
+/// number of scored leaves of each expected record (`int64[len(expected)]`; a record with none
+/// is a wildcard for the caller), or `None` when a record is not of the shape read here.
 #[pyfunction]
 fn cases_record_matrix<'py>(
     py: Python<'py>,
     expected: &Bound<'py, PyList>,
     actual: &Bound<'py, PyList>,
-) -> PyResult<Option<Bound<'py, PyArray2<f64>>>> {
+) -> PyResult<Option<(Bound<'py, PyArray2<f64>>, Bound<'py, PyArray1<i64>>)>> {
     let Some((e, a, p)) = read_records(expected, actual)? else {
         return Ok(None);
     };
     let (rows, cols) = (expected.len(), actual.len());
+    let counts: Vec<i64> = if p == 0 {
+        vec![0; rows]
+    } else {
+        e.chunks_exact(p)
+            .map(|row| row.iter().filter(|&&id| id >= 0).count() as i64)
+            .collect()
+    };
     let m = if p == 0 {
         vec![0.0; rows * cols]
     } else {
         records::match_matrix(&e, &a, p).map_err(err)?
     };
-    Ok(Some(m.into_pyarray(py).reshape([rows, cols])?))
+    Ok(Some((
+        m.into_pyarray(py).reshape([rows, cols])?,
+        counts.into_pyarray(py),
+    )))
 }
 
 /// The value ids `read_records` gives (for the tests that compare the two backends' kernels).

@@ -1,0 +1,136 @@
+"""Case benchmark scoring: scorekit.cases against pyconveyor 1.10's scorer on the same documents.
+
+    .venv/bin/python benches/bench_cases.py [--cases 10000] [--seed 0] [--big 20]
+
+Builds ``--cases`` invoice-like cases in memory: an ``extract`` step (vendor, dates, totals, an
+address dict and ``line_items``, a list of 5–50 records of 10 fields: texts, ints, floats, a
+boolean, a null) and a ``classify`` step; the actual outputs are the expected ones with records
+shuffled, dropped and added and ~10% of the fields changed. Both sides score every case's steps
+(pyconveyor through ``BenchmarkRunner._score_step``, the scorer its ``run()`` calls per step;
+scorekit through ``scorekit.cases.score_case``, greedy and optimal), in one process, one after the
+other; the case scores are checked to agree where no decision of docs/cases.md applies (reported
+as the count of cases whose scores differ, all of them from decisions 15 and 20). Also times the
+hard end: ``--big`` cases with 500-record lists.
+
+pyconveyor is a benchmark oracle (``pip install pyconveyor==1.10.0``), never a scorekit dependency.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import math
+import random
+import statistics
+import tempfile
+import time
+
+from scorekit.cases import score_case
+
+VENDORS = ("Acme Corp", "Globex", "Initech", "Umbrella", "Hooli", "Stark Industries", "Wayne Enterprises")
+WORDS = ("steel", "bolt", "washer", "cable", "panel", "sensor", "relay", "bracket", "valve", "pump", "hose")
+UNITS = ("pcs", "kg", "m", "box")
+
+
+def _record(rng: random.Random, n: int) -> dict:
+    qty = rng.randint(1, 40)
+    price = round(rng.uniform(0.5, 400), 2)
+    return {"sku": f"SKU-{rng.randint(0, 99999):05d}", "description": " ".join(rng.sample(WORDS, 3)),
+            "quantity": qty, "unit_price": price, "amount": round(qty * price, 2), "unit": rng.choice(UNITS),
+            "tax_rate": rng.choice((0.0, 0.07, 0.19, 0.2)), "line": n, "taxable": rng.random() < 0.8,
+            "note": None}
+
+
+def _expected(rng: random.Random, n_items: int) -> dict:
+    items = [_record(rng, k) for k in range(n_items)]
+    return {"extract": {"vendor": rng.choice(VENDORS), "invoice_date": f"2024-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}",
+                        "total": round(sum(i["amount"] for i in items), 2), "currency": rng.choice(("EUR", "USD")),
+                        "address": {"street": f"{rng.randint(1, 200)} Main St", "city": rng.choice(("Berlin", "Paris")),
+                                    "zip": f"{rng.randint(10000, 99999)}"},
+                        "line_items": items},
+            "classify": rng.choice(("invoice", "receipt", "credit_note"))}
+
+
+def _actual(rng: random.Random, expected: dict) -> dict:
+    actual = copy.deepcopy(expected)
+    items = actual["extract"]["line_items"]
+    for item in items:
+        for key in item:
+            if rng.random() < 0.1:
+                item[key] = rng.choice(("?", 0, None, "x"))
+    if rng.random() < 0.3 and items:
+        items.pop(rng.randrange(len(items)))
+    if rng.random() < 0.3:
+        items.append(_record(rng, 99))
+    rng.shuffle(items)
+    if rng.random() < 0.2:
+        actual["extract"]["vendor"] = actual["extract"]["vendor"].upper()
+    if rng.random() < 0.1:
+        actual["classify"] = "other"
+    return actual
+
+
+def build(n: int, seed: int, lengths: tuple[int, int]) -> list[tuple[dict, dict]]:
+    rng = random.Random(seed)
+    cases = []
+    for _ in range(n):
+        expected = _expected(rng, rng.randint(*lengths))
+        cases.append((expected, _actual(rng, expected)))
+    return cases
+
+
+def reference_scores(cases) -> tuple[list[float], float]:
+    from pyconveyor import BenchmarkRunner
+
+    runner = BenchmarkRunner(tempfile.mkdtemp(), pipelines=[])
+    scores = []
+    start = time.perf_counter()
+    for expected, actual in cases:
+        steps = [runner._score_step(name, actual[name], value) for name, value in expected.items()]
+        scored = [s for s, status, _ in steps if status == "scored"]
+        scores.append(sum(scored) / len(scored))
+    return scores, time.perf_counter() - start
+
+
+def scorekit_scores(cases, matching: str) -> tuple[list[float], float]:
+    scores = []
+    start = time.perf_counter()
+    for expected, actual in cases:
+        steps = score_case(expected, actual, matching=matching)
+        scored = [s.score for s in steps if s.status == "scored"]
+        scores.append(math.fsum(scored) / len(scored))
+    return scores, time.perf_counter() - start
+
+
+def compare(label: str, cases) -> None:
+    score_case(*cases[0])  # imports, kernel warm-up
+    ref, t_ref = reference_scores(cases)
+    ours, t_ours = scorekit_scores(cases, "greedy")
+    opt, t_opt = scorekit_scores(cases, "optimal")
+    differ = sum(1 for a, b in zip(ref, ours) if abs(a - b) > 1e-12)
+    n = len(cases)
+    print(f"| {label} | {n:,} | {t_ref:.2f} s ({t_ref / n * 1e3:.2f} ms/case) | {t_ours:.3f} s ({t_ours / n * 1e6:.0f} µs/case) "
+          f"| **{t_ref / t_ours:.1f}×** | {t_opt:.3f} s (+{(t_opt - t_ours) / n * 1e6:.0f} µs/case) | {differ} "
+          f"| {statistics.fmean(ours):.4f} / {statistics.fmean(opt):.4f} |", flush=True)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--cases", type=int, default=10_000)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--big", type=int, default=20, help="cases with 500-record lists (the hard end)")
+    args = ap.parse_args()
+    print("| documents | cases | pyconveyor 1.10 `_score_step` | scorekit greedy | ratio | scorekit optimal (added) "
+          "| cases whose score differs (decisions 15, 20) | mean greedy / optimal |")
+    print("|---|---|---|---|---|---|---|---|")
+    all_cases = build(args.cases, args.seed, (5, 50))
+    compare("line_items 5–50 records", all_cases)
+    for low, high in ((5, 15), (36, 50)):
+        subset = [c for c in all_cases if low <= len(c[0]["extract"]["line_items"]) <= high]
+        compare(f"… only {low}–{high} records", subset)
+    if args.big:
+        compare("line_items 500 records", build(args.big, args.seed + 1, (500, 500)))
+
+
+if __name__ == "__main__":
+    main()
