@@ -6,11 +6,12 @@ one or several pipelines over every case, scores each step (:func:`score_step`),
 step and per pipeline, and :func:`generate_report` writes one self-contained HTML report.
 """
 
+from scorekit.cases.discovery import Case, discover_cases
 from scorekit.cases.errors import CasesConfigError, ComparatorError
 from scorekit.cases.scoring import score_case, score_step
 from scorekit.cases.results import (BenchmarkSummary, CaseResult, DagNode, FieldScore, ListMatch,
                                     PipelineBenchmarkResult, SkippedCase, StepScore)
 
 __all__ = ["BenchmarkSummary", "CaseResult", "CasesConfigError", "ComparatorError", "DagNode", "FieldScore",
-           "score_case", "score_step",
+           "Case", "discover_cases", "score_case", "score_step",
            "ListMatch", "PipelineBenchmarkResult", "SkippedCase", "StepScore"]
