@@ -453,3 +453,37 @@ def test_changes_section_follows_the_summary_worst_first():
                                                ["fixed", "1", "0"], ["same", "1", "3"]]
     assert any("Pipelines only in this run: new only" in n for n in p.notes)
     assert page(current, ["plots"], previous=previous).h2 == ["Changes since the previous run", "Accuracy plots"]
+
+
+# ---- the user documentation -------------------------------------------------------------------------------------
+
+def test_docs_examples(tmp_path, monkeypatch):
+    """docs/cases-report.md: every ```python block runs as a doctest, in order, in one namespace."""
+    import doctest
+    from pathlib import Path
+
+    doc = Path(__file__).resolve().parents[1] / "docs" / "cases-report.md"
+    text = doc.read_text(encoding="utf-8")
+    blocks = [(text.count("\n", 0, m.start()) + 2, m.group(1))
+              for m in re.finditer(r"^```python\n(.*?)^```$", text, re.S | re.M)]
+    assert len(blocks) >= 6
+    monkeypatch.chdir(tmp_path)
+    parser = doctest.DocTestParser()
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
+    namespace: dict = {"__name__": "cases_report_doc"}
+    for line, body in blocks:
+        test = parser.get_doctest(body, namespace, f"cases-report.md:{line}", str(doc), line)
+        assert test.examples, f"cases-report.md:{line}: a python block without >>> examples"
+        test.globs = namespace
+        runner.run(test, clear_globs=False)
+    assert runner.summarize(verbose=False).failed == 0
+    assert (tmp_path / "report.pdf").exists() and (tmp_path / "report_again.html").exists()
+
+
+def test_module_docstring_examples():
+    import doctest
+
+    import scorekit.cases.report as module
+
+    result = doctest.testmod(module)
+    assert result.failed == 0 and result.attempted >= 2
