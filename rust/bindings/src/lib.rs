@@ -19,6 +19,7 @@ mod graphemes;
 mod levenshtein;
 mod packing;
 mod parallel;
+mod records;
 mod rover;
 mod text_pair;
 mod tree;
@@ -38,5 +39,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     rover::register(m)?;
     text_pair::register(m)?;
     graphemes::register(m)?;
+    records::register(m)?;
     Ok(())
 }

@@ -8,5 +8,6 @@ pub mod align;
 pub mod canon;
 pub mod ged;
 pub mod levenshtein;
+pub mod records;
 pub mod rover;
 pub mod tree;

@@ -1,0 +1,395 @@
+//! Bindings of the `records` kernel: reading two lists of records (Python dicts) into value-id
+//! rows, then the item score matrix and greedy pairing (`scorekit._kernels.cases`).
+//!
+//! The reader handles the common shape only and answers `None` for anything else, which the
+//! caller then scores with the general (Python) rules: expected records must be plain dicts with
+//! `str` keys whose leaves are `None`, `bool`, `int` (64-bit), `float`, `str` or `"$ignore"`
+//! (nested plain dicts allowed); actual records may be anything whose walk meets only plain dicts,
+//! those scalars, and containers (which equal no scalar). Equality of ids is the JSON equality of
+//! docs/cases.md: booleans apart from numbers, `1 == 1.0`, NaN equal to nothing.
+
+use std::collections::HashMap;
+
+use numpy::{
+    IntoPyArray, PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray2, PyUntypedArrayMethods,
+};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyDict, PyFloat, PyFrozenSet, PyInt, PyList, PySet, PyString, PyTuple};
+use scorekit_kernels::records;
+
+/// Nesting below which expected records are read here (deeper ones take the general path).
+const MAX_DEPTH: usize = 64;
+/// The id of a value that equals nothing (a container, NaN).
+const NEVER: i64 = -2;
+/// An expected path the record does not score.
+const UNSCORED: i64 = -1;
+
+/// Value ids: equal values share one id.
+#[derive(Default)]
+struct Interner {
+    strings: HashMap<String, i64>,
+    ints: HashMap<i64, i64>,
+    floats: HashMap<u64, i64>,
+    next: i64,
+}
+
+/// A scalar leaf, borrowed.
+enum Scalar<'a> {
+    None,
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    Str(&'a str),
+}
+
+/// What a leaf value is: a scalar, a container (equal to no scalar), or unsupported here.
+enum Leaf<'a> {
+    Scalar(Scalar<'a>),
+    Container,
+    Unsupported,
+}
+
+fn classify<'a>(v: &'a Bound<'_, PyAny>) -> Leaf<'a> {
+    if v.is_none() {
+        return Leaf::Scalar(Scalar::None);
+    }
+    if let Ok(s) = v.cast_exact::<PyString>() {
+        return match s.to_str() {
+            Ok(text) => Leaf::Scalar(Scalar::Str(text)),
+            Err(_) => Leaf::Unsupported, // lone surrogates
+        };
+    }
+    if let Ok(b) = v.cast_exact::<PyBool>() {
+        return Leaf::Scalar(Scalar::Bool(b.is_true()));
+    }
+    if let Ok(i) = v.cast_exact::<PyInt>() {
+        return match i.extract::<i64>() {
+            Ok(x) => Leaf::Scalar(Scalar::Int(x)),
+            Err(_) => Leaf::Unsupported,
+        };
+    }
+    if let Ok(f) = v.cast_exact::<PyFloat>() {
+        return Leaf::Scalar(Scalar::Float(f.value()));
+    }
+    if v.is_instance_of::<PyDict>()
+        || v.is_instance_of::<PyList>()
+        || v.is_instance_of::<PyTuple>()
+        || v.is_instance_of::<PySet>()
+        || v.is_instance_of::<PyFrozenSet>()
+    {
+        return Leaf::Container;
+    }
+    Leaf::Unsupported
+}
+
+/// An integral float in the i64 range is the same number as that int.
+fn as_int(f: f64) -> Option<i64> {
+    (f.fract() == 0.0 && (-9.223_372_036_854_775_808e18..9.223_372_036_854_775_808e18).contains(&f))
+        .then_some(f as i64)
+}
+
+impl Interner {
+    fn fresh(&mut self) -> i64 {
+        self.next += 1;
+        self.next - 1
+    }
+
+    /// The id of an expected value (new values get new ids; NaN always a new one).
+    fn intern(&mut self, s: &Scalar<'_>) -> i64 {
+        let key = match *s {
+            Scalar::None => 0u64,
+            Scalar::Bool(b) => 1 + b as u64,
+            Scalar::Int(x) => return self.intern_int(x),
+            Scalar::Float(f) if f.is_nan() => return self.fresh(),
+            Scalar::Float(f) => match as_int(f) {
+                Some(x) => return self.intern_int(x),
+                None => {
+                    if let Some(&id) = self.floats.get(&f.to_bits()) {
+                        return id;
+                    }
+                    let id = self.fresh();
+                    self.floats.insert(f.to_bits(), id);
+                    return id;
+                }
+            },
+            Scalar::Str(t) => {
+                if let Some(&id) = self.strings.get(t) {
+                    return id;
+                }
+                let id = self.fresh();
+                self.strings.insert(t.to_owned(), id);
+                return id;
+            }
+        };
+        // None, False, True: ids 0..3 are reserved for them (see `new`)
+        key as i64
+    }
+
+    fn intern_int(&mut self, x: i64) -> i64 {
+        if let Some(&id) = self.ints.get(&x) {
+            return id;
+        }
+        let id = self.fresh();
+        self.ints.insert(x, id);
+        id
+    }
+
+    /// The id of an actual value: an expected value's id, or `NEVER`.
+    fn lookup(&self, s: &Scalar<'_>) -> i64 {
+        match *s {
+            Scalar::None => 0,
+            Scalar::Bool(b) => 1 + b as i64,
+            Scalar::Int(x) => self.ints.get(&x).copied().unwrap_or(NEVER),
+            Scalar::Float(f) if f.is_nan() => NEVER,
+            Scalar::Float(f) => match as_int(f) {
+                Some(x) => self.ints.get(&x).copied().unwrap_or(NEVER),
+                None => self.floats.get(&f.to_bits()).copied().unwrap_or(NEVER),
+            },
+            Scalar::Str(t) => self.strings.get(t).copied().unwrap_or(NEVER),
+        }
+    }
+
+    fn new() -> Self {
+        Interner {
+            next: 3,
+            ..Default::default()
+        }
+    }
+}
+
+/// The expected side: a tree of path nodes (a node is a key under its parent node) and, per
+/// record, the id of each scored leaf.
+struct Paths<'py> {
+    /// (parent node or usize::MAX for the record itself, key) of every node, parents first.
+    nodes: Vec<(usize, Bound<'py, PyString>)>,
+    index: HashMap<(usize, String), usize>,
+    /// (record, node, id) of every scored leaf.
+    leaves: Vec<(usize, usize, i64)>,
+}
+
+impl<'py> Paths<'py> {
+    fn node(&mut self, parent: usize, key: &Bound<'py, PyString>, text: &str) -> usize {
+        if let Some(&n) = self.index.get(&(parent, text.to_owned())) {
+            return n;
+        }
+        self.nodes.push((parent, key.clone()));
+        self.index
+            .insert((parent, text.to_owned()), self.nodes.len() - 1);
+        self.nodes.len() - 1
+    }
+
+    /// Read one expected record (a dict at `parent`); false if it is not of the supported shape.
+    fn read(
+        &mut self,
+        record: usize,
+        parent: usize,
+        d: &Bound<'py, PyDict>,
+        ids: &mut Interner,
+        depth: usize,
+    ) -> bool {
+        if depth > MAX_DEPTH {
+            return false;
+        }
+        if d.len() == 1 {
+            if let Some(v) = d.get_item("$ordered").ok().flatten() {
+                if v.is_instance_of::<PyList>() {
+                    return false;
+                }
+            }
+        }
+        for (key, value) in d.iter() {
+            let Ok(key) = key.cast_exact::<PyString>().cloned() else {
+                return false;
+            };
+            let Ok(text) = key.to_str().map(str::to_owned) else {
+                return false;
+            };
+            let node = self.node(parent, &key, &text);
+            if let Ok(inner) = value.cast_exact::<PyDict>() {
+                if !self.read(record, node, inner, ids, depth + 1) {
+                    return false;
+                }
+                continue;
+            }
+            match classify(&value) {
+                Leaf::Scalar(Scalar::Str("$ignore")) => {}
+                Leaf::Scalar(s) => {
+                    let id = ids.intern(&s);
+                    self.leaves.push((record, node, id));
+                }
+                _ => return false,
+            }
+        }
+        true
+    }
+}
+
+/// Value ids of expected and actual records, or `None` when a record is not of the supported
+/// shape: `(expected int64[nE, P], actual int64[nA, P])`.
+fn read_records<'py>(
+    expected: &Bound<'py, PyList>,
+    actual: &Bound<'py, PyList>,
+) -> PyResult<Option<(Vec<i64>, Vec<i64>, usize)>> {
+    let mut ids = Interner::new();
+    let mut paths = Paths {
+        nodes: Vec::new(),
+        index: HashMap::new(),
+        leaves: Vec::new(),
+    };
+    for (r, item) in expected.iter().enumerate() {
+        let Ok(d) = item.cast_exact::<PyDict>() else {
+            return Ok(None);
+        };
+        if !paths.read(r, usize::MAX, d, &mut ids, 0) {
+            return Ok(None);
+        }
+    }
+    let p = paths.nodes.len();
+    let mut e = vec![UNSCORED; expected.len() * p];
+    for &(r, node, id) in &paths.leaves {
+        e[r * p + node] = id;
+    }
+    let mut is_leaf = vec![false; p];
+    for &(_, node, _) in &paths.leaves {
+        is_leaf[node] = true;
+    }
+    let mut a = vec![NEVER; actual.len() * p];
+    let mut values: Vec<Option<Bound<'py, PyAny>>> = Vec::with_capacity(p);
+    for (i, item) in actual.iter().enumerate() {
+        values.clear();
+        for (parent, key) in &paths.nodes {
+            let source = if *parent == usize::MAX {
+                Some(&item)
+            } else {
+                values[*parent].as_ref()
+            };
+            let value = match source {
+                None => None,
+                Some(v) => {
+                    if let Ok(d) = v.cast_exact::<PyDict>() {
+                        d.get_item(key)?
+                    } else {
+                        match classify(v) {
+                            Leaf::Scalar(_) | Leaf::Container if !v.is_instance_of::<PyDict>() => {
+                                None
+                            }
+                            _ => return Ok(None),
+                        }
+                    }
+                }
+            };
+            values.push(value);
+        }
+        for (node, value) in values.iter().enumerate() {
+            if !is_leaf[node] {
+                continue; // no record scores this node as a leaf
+            }
+            a[i * p + node] = match value {
+                None => 0, // missing: compared with None
+                Some(v) => match classify(v) {
+                    Leaf::Scalar(s) => ids.lookup(&s),
+                    Leaf::Container => NEVER,
+                    Leaf::Unsupported => return Ok(None),
+                },
+            };
+        }
+    }
+    Ok(Some((e, a, p)))
+}
+
+/// The item score matrix of two record lists (`float64[len(expected), len(actual)]`) and the
+/// number of scored leaves of each expected record (`int64[len(expected)]`; a record with none
+/// is a wildcard for the caller), or `None` when a record is not of the shape read here.
+#[pyfunction]
+fn cases_record_matrix<'py>(
+    py: Python<'py>,
+    expected: &Bound<'py, PyList>,
+    actual: &Bound<'py, PyList>,
+) -> PyResult<Option<(Bound<'py, PyArray2<f64>>, Bound<'py, PyArray1<i64>>)>> {
+    let Some((e, a, p)) = read_records(expected, actual)? else { return Ok(None) };
+    let (rows, cols) = (expected.len(), actual.len());
+    let counts: Vec<i64> = if p == 0 {
+        vec![0; rows]
+    } else {
+        e.chunks_exact(p).map(|row| row.iter().filter(|&&id| id >= 0).count() as i64).collect()
+    };
+    let m = if p == 0 { vec![0.0; rows * cols] } else { records::match_matrix(&e, &a, p).map_err(err)? };
+    Ok(Some((m.into_pyarray(py).reshape([rows, cols])?, counts.into_pyarray(py))))
+}
+
+/// The value ids `read_records` gives (for the tests that compare the two backends' kernels).
+#[pyfunction]
+fn cases_record_ids<'py>(
+    py: Python<'py>,
+    expected: &Bound<'py, PyList>,
+    actual: &Bound<'py, PyList>,
+) -> PyResult<Option<(Bound<'py, PyArray2<i64>>, Bound<'py, PyArray2<i64>>)>> {
+    let Some((e, a, p)) = read_records(expected, actual)? else {
+        return Ok(None);
+    };
+    Ok(Some((
+        e.into_pyarray(py).reshape([expected.len(), p])?,
+        a.into_pyarray(py).reshape([actual.len(), p])?,
+    )))
+}
+
+fn err(e: records::RecordsError) -> PyErr {
+    PyValueError::new_err(e.to_string())
+}
+
+fn matrix_slice<'a>(m: &'a PyReadonlyArray2<'_, f64>, name: &str) -> PyResult<&'a [f64]> {
+    m.as_slice()
+        .map_err(|_| PyValueError::new_err(format!("{name} must be a C-contiguous 2-D array")))
+}
+
+/// Item scores from value ids: `float64[nE, nA]` (`records::match_matrix`).
+#[pyfunction]
+fn cases_match_matrix<'py>(
+    py: Python<'py>,
+    expected: PyReadonlyArray2<'py, i64>,
+    actual: PyReadonlyArray2<'py, i64>,
+) -> PyResult<Bound<'py, PyArray2<f64>>> {
+    let (rows, p) = (expected.shape()[0], expected.shape()[1]);
+    let cols = actual.shape()[0];
+    if actual.shape()[1] != p {
+        return Err(PyValueError::new_err(format!(
+            "expected and actual ids must have the same number of paths, got {p} and {}",
+            actual.shape()[1]
+        )));
+    }
+    let e = expected
+        .as_slice()
+        .map_err(|_| PyValueError::new_err("expected must be C-contiguous"))?;
+    let a = actual
+        .as_slice()
+        .map_err(|_| PyValueError::new_err("actual must be C-contiguous"))?;
+    let m = if p == 0 {
+        vec![0.0; rows * cols]
+    } else {
+        py.detach(|| records::match_matrix(e, a, p)).map_err(err)?
+    };
+    Ok(m.into_pyarray(py).reshape([rows, cols])?)
+}
+
+/// Greedy pairing on a score matrix: the column of every row, or -1 (`records::greedy_pairs`).
+#[pyfunction]
+fn cases_greedy_pairs<'py>(
+    py: Python<'py>,
+    matrix: PyReadonlyArray2<'py, f64>,
+) -> PyResult<Bound<'py, PyArray1<i64>>> {
+    let (rows, cols) = (matrix.shape()[0], matrix.shape()[1]);
+    let m = matrix_slice(&matrix, "matrix")?;
+    let chosen = py
+        .detach(|| records::greedy_pairs(m, rows, cols))
+        .map_err(err)?;
+    Ok(chosen.into_pyarray(py))
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(cases_record_matrix, m)?)?;
+    m.add_function(wrap_pyfunction!(cases_record_ids, m)?)?;
+    m.add_function(wrap_pyfunction!(cases_match_matrix, m)?)?;
+    m.add_function(wrap_pyfunction!(cases_greedy_pairs, m)?)?;
+    Ok(())
+}
