@@ -487,3 +487,25 @@ def test_module_docstring_examples():
 
     result = doctest.testmod(module)
     assert result.failed == 0 and result.attempted >= 2
+
+
+@pytest.mark.parametrize("matching", ["greedy", "optimal"])
+def test_list_matches_from_the_scorer_show_the_pairs(matching):
+    from scorekit.cases.scoring import score_case
+
+    expected = {"people": {"au": [{"n": "A", "a": "X"}, {"n": "B", "a": "Y"}, "$ignore"]}, "k": ["a", "b"]}
+    outputs = {"people": {"au": [{"n": "B", "a": "Y"}, {"n": "A", "a": "Z"}, {"n": "Q"}, {"n": "R"}]},
+               "k": ["b", "c"]}
+    steps = score_case(expected, outputs, matching=matching)
+    summary = BenchmarkSummary([pipeline("p.py", [case("c", steps, outputs, expected)])], ["c"], 1.0)
+    p = page(summary, ["per_case_breakdown"])
+    assert p.table(f"List people.au: {matching} matching, precision 62.5%, recall 83.3%, F1 71.4%, "
+                   "1 $ignore slot filled")[1:] == [
+        ["0", '{"n": "A", "a": "X"}', "1", '{"n": "A", "a": "Z"}', "50.0%"],
+        ["1", '{"n": "B", "a": "Y"}', "0", '{"n": "B", "a": "Y"}', "100.0%"],
+        ["2", '"$ignore"', "", "wildcard", DASH],
+        ["", "extra item or $ignore slot", "2", '{"n": "Q"}', DASH],
+        ["", "extra item or $ignore slot", "3", '{"n": "R"}', DASH]]
+    assert p.table(f"List k: {matching} matching, precision 50.0%, recall 50.0%, F1 50.0%")[1:] == [
+        ["0", '"a"', "", "unpaired", "0.0%"], ["1", '"b"', "0", '"b"', "100.0%"], ["", "extra item", "1", '"c"', DASH]]
+    assert p.details == [("FAIL \u00b7 c \u00b7 66.6%", True)]

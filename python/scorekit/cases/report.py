@@ -328,14 +328,17 @@ def _match_table(fs: FieldScore) -> rp.Section:
     def item(items: list[Any], index: int) -> str:
         return _short(_json_text(items[index])) if 0 <= index < len(items) else "\u2014"
 
+    pair_of = {e: (a, score) for e, a, score in m.pairs}
     rows: list[list[Any]] = []
-    paired_expected = {e for e, _, _ in m.pairs}
-    paired_actual = {a for _, a, _ in m.pairs}
-    for e, a, score in m.pairs:
-        rows.append([e, item(expected, e), a, item(actual, a), _score_cell(score)])
     for e in range(m.expected_len):
-        if e not in paired_expected and not (e < len(expected) and expected[e] == "$ignore"):
+        if e in pair_of:
+            a, score = pair_of[e]
+            rows.append([e, item(expected, e), a, item(actual, a), _score_cell(score)])
+        elif e < len(expected) and expected[e] == "$ignore":
+            rows.append([e, item(expected, e), None, "wildcard", "\u2014"])
+        else:
             rows.append([e, item(expected, e), None, "unpaired", _score_cell(0.0)])
+    paired_actual = {a for _, a, _ in m.pairs}
     for a in range(m.actual_len):
         if a not in paired_actual:
             rows.append([None, "extra item" if m.wildcards == 0 else "extra item or $ignore slot", a,
