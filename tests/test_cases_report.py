@@ -509,3 +509,19 @@ def test_list_matches_from_the_scorer_show_the_pairs(matching):
     assert p.table(f"List k: {matching} matching, precision 50.0%, recall 50.0%, F1 50.0%")[1:] == [
         ["0", '"a"', "", "unpaired", "0.0%"], ["1", '"b"', "0", '"b"', "100.0%"], ["", "extra item", "1", '"c"', DASH]]
     assert p.details == [("FAIL \u00b7 c \u00b7 66.6%", True)]
+
+
+def test_values_json_cannot_hold_are_shown_not_fatal():
+    class Odd:
+        def __repr__(self):
+            return "<Odd </script>>"
+
+    actual = {"obj": Odd(), "set": {2, 1}, "nan": float("nan"), 3: "int key", "t": (1, True, None)}
+    steps = [StepScore("s", 0.0, "scored", [FieldScore("s.obj", actual["obj"], "x", 0.0),
+                                            FieldScore("s.nan", actual["nan"], 1.0, 0.0)])]
+    summary = BenchmarkSummary([pipeline("p.py", [case("c", steps, {"s": actual}, {"s": {"obj": "x"}})])], ["c"], 1.0)
+    p = page(summary, ["per_case_breakdown"])
+    assert p.row("Steps", "s")[3] == '{"obj": "<Odd </script>>", "set": [1, 2], "nan": NaN, "3": "int key", ' \
+                                     '"t": [1, true, null]}'
+    assert p.table("Fields of s")[1:] == [["s.obj", "scored", "0.0%", '"<Odd </script>>"', '"x"'],
+                                          ["s.nan", "scored", "0.0%", "NaN", "1.0"]]

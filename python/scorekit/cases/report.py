@@ -21,13 +21,14 @@ from pathlib import Path
 from typing import Any, Iterable, Optional, Sequence
 
 from scorekit import report as rp
-from scorekit.cases.results import BenchmarkSummary, CaseResult, DagNode, FieldScore, PipelineBenchmarkResult
+from scorekit.cases.results import (BenchmarkSummary, CaseResult, DagNode, FieldScore, PipelineBenchmarkResult,
+                                    jsonable)
 from scorekit.errors import InputTooLargeError
 from scorekit.report.charts import MAX_BARS
 from scorekit.report.pdf import PdfSupportError, require_pdf_support, write_pdf
 
-__all__ = ["DEFAULT_SECTIONS", "MAX_CASE_DETAILS", "SECTIONS", "PdfSupportError", "generate_report",
-           "report_sections", "require_pdf_support", "format_score"]
+__all__ = ["DEFAULT_SECTIONS", "MAX_CASE_DETAILS", "SECTIONS", "PdfSupportError", "format_delta", "format_score",
+           "generate_report", "report_sections", "require_pdf_support"]
 
 #: Every section, in the order of the page.
 SECTIONS = ("overall_summary", "per_step_accuracy", "pipeline_comparison", "mermaid_graph", "plots",
@@ -65,6 +66,7 @@ def format_score(score: Optional[float]) -> str:
 
 
 def _tenths(score: float) -> float:
+    """The percentage :func:`format_score` shows, as a number (the bar length matches the label)."""
     return float(format_score(score)[:-1])
 
 
@@ -81,18 +83,12 @@ def format_delta(delta: Optional[float]) -> str:
 
 
 def _json_text(value: Any, indent: Optional[int] = None) -> str:
+    """``value`` as JSON text (NaN and infinities by name); what JSON cannot hold (an object, a
+    key that is not text, a cycle) as :func:`~scorekit.cases.results.jsonable` stores it."""
     try:
-        return json.dumps(value, ensure_ascii=False, indent=indent, allow_nan=True, default=_fallback)
+        return json.dumps(value, ensure_ascii=False, indent=indent, allow_nan=True, default=jsonable)
     except (TypeError, ValueError, RecursionError):
-        from scorekit.cases.results import jsonable
-
         return json.dumps(jsonable(value), ensure_ascii=False, indent=indent)
-
-
-def _fallback(value: Any) -> Any:
-    from scorekit.cases.results import jsonable
-
-    return jsonable(value)
 
 
 def _short(text: str, limit: int = MAX_CELL_CHARS) -> str:
@@ -307,10 +303,6 @@ def _plots(summary: BenchmarkSummary, steps: _Steps) -> list[rp.Section]:
     return parts
 
 
-def _failed(case: CaseResult, threshold: float) -> bool:
-    return not case.passed(threshold)
-
-
 def _case_state(case: CaseResult, threshold: float) -> str:
     if case.status == "error":
         return "ERROR"
@@ -400,8 +392,8 @@ def _per_case(summary: BenchmarkSummary, max_case_details: int) -> list[rp.Secti
         if not p.cases:
             parts.append(rp.group(p.name, [rp.note("No cases for this pipeline.")]))
             continue
-        failed = [c for c in p.cases if _failed(c, t)]
-        ordered = failed + [c for c in p.cases if not _failed(c, t)]
+        failed = [c for c in p.cases if not c.passed(t)]
+        ordered = failed + [c for c in p.cases if c.passed(t)]
         body = [rp.note(f"{len(p.cases)} case{'s' if len(p.cases) != 1 else ''}: {len(failed)} not passing "
                         f"({p.error_count} errors, {p.unscored_count} without scored steps), "
                         f"{len(p.cases) - len(failed)} passing at {format_score(t)}. Failures first."
