@@ -525,3 +525,12 @@ def test_values_json_cannot_hold_are_shown_not_fatal():
                                      '"t": [1, true, null]}'
     assert p.table("Fields of s")[1:] == [["s.obj", "scored", "0.0%", '"<Odd </script>>"', '"x"'],
                                           ["s.nan", "scored", "0.0%", "NaN", "1.0"]]
+
+
+def test_a_graph_too_deep_to_draw_is_said_not_cut():
+    node = DagNode("leaf", "llm")
+    for k in range(40):
+        node = DagNode(f"group {k}", "parallel", {}, [node])
+    p = page(multi(pipeline("deep.py", [], [node])), ["mermaid_graph"])
+    assert p.svg_titles == [] and any(n.startswith("The graph is too large to draw") and "deeper" in n
+                                      for n in p.notes)

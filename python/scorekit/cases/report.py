@@ -24,7 +24,7 @@ from scorekit import report as rp
 from scorekit.cases.results import (BenchmarkSummary, CaseResult, DagNode, FieldScore, PipelineBenchmarkResult,
                                     jsonable)
 from scorekit.errors import InputTooLargeError
-from scorekit.report.charts import MAX_BARS
+from scorekit.report.charts import MAX_BARS, MAX_FLOW_DEPTH
 from scorekit.report.pdf import PdfSupportError, require_pdf_support, write_pdf
 
 __all__ = ["DEFAULT_SECTIONS", "MAX_CASE_DETAILS", "SECTIONS", "PdfSupportError", "format_delta", "format_score",
@@ -256,12 +256,14 @@ def _tone(score: Optional[float]) -> str:
 
 
 def _flow(node: DagNode, p: PipelineBenchmarkResult, depth: int = 0) -> rp.FlowNode:
+    """The chart box of a step. Nesting stops one level past what a flow chart draws, so a
+    deeper graph gets the chart's "too deep" error (shown as a note), never a cut drawing."""
     lines = [node.name, node.kind]
     lines += [f"{key}: {value}" for key, value in node.details.items()]
     score = p.step_mean_accuracy.get(node.name)
     if score is not None:
         lines.append(f"accuracy: {format_score(score)}")
-    children = tuple(_flow(c, p, depth + 1) for c in node.children) if depth < 25 else ()
+    children = tuple(_flow(c, p, depth + 1) for c in node.children) if depth <= MAX_FLOW_DEPTH else ()
     return rp.FlowNode(tuple(str(x) for x in lines), children, _tone(score))
 
 
