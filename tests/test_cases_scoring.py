@@ -209,3 +209,11 @@ def test_deep_mean_is_exact():
     expected = {"a": 1, "n": {"x": 1, "y": 1, "z": 1}}
     assert score_step({"a": 1, "n": {"x": 0, "y": 0, "z": 0}}, expected).score == 0.25
     assert math.isclose(score_step({"k": [1, 2]}, {"k": [1, 2, 3]}).score, 2 / 3)
+
+
+def test_docs_examples_run(backend):
+    import doctest
+
+    docs = Path(__file__).resolve().parents[1] / "docs" / "cases.md"
+    result = doctest.testfile(str(docs), module_relative=False, optionflags=doctest.ELLIPSIS)
+    assert result.attempted >= 10 and result.failed == 0

@@ -2,9 +2,11 @@
 case benchmarks) builds the same way.
 
 This package owns the page template, its stylesheet and sorting script, the section builders
-(:func:`summary_table`, :func:`data_table`, :func:`diff_view`, and the SVG charts
-:func:`bar_chart`, :func:`histogram`, :func:`heatmap`), rendering (:func:`render_page`) and the
-atomic file write (:func:`write_report`). The rules every page keeps:
+(:func:`summary_table`, :func:`data_table`, :func:`diff_view`, :func:`line_diff`, :func:`note`,
+:func:`text_block`, the nesting blocks :func:`group` and :func:`details_block`, and the SVG charts
+:func:`bar_chart`, :func:`grouped_bar_chart`, :func:`histogram`, :func:`heatmap`,
+:func:`flow_chart`), rendering (:func:`render_page`) and the atomic file write
+(:func:`write_report`). The rules every page keeps:
 
 - no external URL and no network request: CSS, script and charts are inline;
 - everything that comes from data is text, escaped by the template (Jinja2 with autoescape) or
@@ -32,11 +34,13 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from scorekit.errors import InvalidTypeError, InvalidValueError
-from scorekit.report.charts import bar_chart, heatmap, histogram
-from scorekit.report.sections import Section, data_table, diff_view, display_text, summary_table
+from scorekit.report.charts import FlowNode, bar_chart, flow_chart, grouped_bar_chart, heatmap, histogram
+from scorekit.report.sections import (Section, data_table, details_block, diff_view, display_text, group, line_diff,
+                                      note, number_cell, summary_table, text_block)
 
-__all__ = ["Section", "bar_chart", "content_security_policy", "data_table", "diff_view", "display_text",
-           "heatmap", "histogram", "render_page", "summary_table", "write_report"]
+__all__ = ["FlowNode", "Section", "bar_chart", "content_security_policy", "data_table", "details_block", "diff_view",
+           "display_text", "flow_chart", "group", "grouped_bar_chart", "heatmap", "histogram", "line_diff", "note",
+           "number_cell", "render_page", "summary_table", "text_block", "write_report"]
 
 TEMPLATE_DIR = Path(__file__).parent / "templates"
 _environment: Any = None
@@ -69,13 +73,16 @@ def _env() -> Any:
     return _environment
 
 
-def render_page(title: str, sections: Sequence[Section], *, template: str = "page.html") -> str:
-    """The HTML of one report page: ``title`` then ``sections`` in order.
+def render_page(title: str, sections: Sequence[Section], *, template: str = "page.html",
+                subtitle: str | None = None) -> str:
+    """The HTML of one report page: ``title``, the ``subtitle`` line if any, then ``sections`` in order.
 
     ``template`` names a template file of this package's ``templates`` folder (not a path: a
     report never loads markup from elsewhere)."""
     if not isinstance(title, str):
         raise InvalidTypeError(f"must be a string, not {type(title).__name__}", field="title")
+    if subtitle is not None and not isinstance(subtitle, str):
+        raise InvalidTypeError(f"must be a string or None, not {type(subtitle).__name__}", field="subtitle")
     sections = list(sections)
     for index, section in enumerate(sections):
         if not isinstance(section, Section):
@@ -87,7 +94,8 @@ def render_page(title: str, sections: Sequence[Section], *, template: str = "pag
     css = (TEMPLATE_DIR / "report.css").read_text(encoding="utf-8")
     script = (TEMPLATE_DIR / "report.js").read_text(encoding="utf-8")
     return _env().get_template(template).render(
-        title=display_text(title), sections=sections, css=_Trusted(css), script=_Trusted(script),
+        title=display_text(title), subtitle=display_text(subtitle) if subtitle else None, sections=sections,
+        css=_Trusted(css), script=_Trusted(script),
         csp=content_security_policy(css, script))
 
 

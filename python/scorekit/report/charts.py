@@ -1,4 +1,5 @@
-"""Inline SVG charts (bar chart, histogram, heatmap) built as strings, every label escaped here.
+"""Inline SVG charts (bar chart, grouped bar chart, histogram, heatmap, flow chart of a pipeline's
+steps) built as strings, every label escaped here.
 
 The SVG carries no style attributes and no external reference, so the page's strict
 Content-Security-Policy holds: colours and positions are SVG presentation attributes. Each chart
@@ -11,7 +12,7 @@ from __future__ import annotations
 import html
 import math
 import numbers
-from typing import Any, Optional, Sequence
+from typing import Any, NamedTuple, Optional, Sequence
 
 from scorekit.errors import InputTooLargeError, InvalidTypeError, InvalidValueError
 from scorekit.report.sections import Section, _label, display_text, format_number
@@ -156,3 +157,164 @@ def heatmap(title: str, row_labels: Sequence[str], col_labels: Sequence[str],
                         f'stroke="#fff"/><text x="{x + cell / 2}" y="{y + cell / 2 + 4}" text-anchor="middle" '
                         f'font-size="10" fill="{"#fff" if level > 0.6 else "#000"}">{format_number(v)}</text></g>')
     return Section("chart", title, svg=_svg(title, left + cell * len(cols) + 10, top + cell * len(rows) + 10, body))
+
+
+#: Colours of the series of a grouped bar chart, in order (then repeated).
+PALETTE = ("#4a78b5", "#e08a2c", "#5aa469", "#b5564a", "#7a5ab5", "#8c8c8c")
+
+
+def grouped_bar_chart(title: str, labels: Sequence[str], series: Sequence[tuple[str, Sequence[Optional[float]]]], *,
+                      texts: Optional[Sequence[Sequence[str]]] = None, width: int = 720) -> Section:
+    """Horizontal bars in groups: one group per label, one bar per series (``(name, values)``,
+    one value per label, colours in :data:`PALETTE` order, a legend on top). Values may be
+    negative (the bar goes left of the zero line); ``None`` is a gap marked "no value", never a
+    zero. ``texts`` (same shape as the values) is what each bar is labelled with (default: the
+    number)."""
+    title = _label(title, "title")
+    names = [_label(x, "labels", i) for i, x in enumerate(labels)]
+    rows: list[tuple[str, list[Optional[float]]]] = []
+    for k, pair in enumerate(series):
+        if not isinstance(pair, tuple) or len(pair) != 2:
+            raise InvalidTypeError("must be a (name, values) pair", field="series", item=k)
+        values = list(pair[1])
+        if len(values) != len(names):
+            raise InvalidValueError(f"has {len(values)} values for {len(names)} labels", field="series", item=k)
+        present = _numbers([v for v in values if v is not None], "series", nonnegative=False)
+        it = iter(present)
+        rows.append((_label(pair[0], "series name", k), [None if v is None else next(it) for v in values]))
+    if len(names) * max(len(rows), 1) > MAX_BARS:
+        raise InputTooLargeError(f"has {len(names) * len(rows)} bars; a chart shows at most {MAX_BARS}", field="labels")
+    if texts is None:
+        shown = [[None if v is None else format_number(v) for v in values] for _, values in rows]
+    else:
+        shown = [[_label(t, "texts", k) for t in row] for k, row in enumerate(texts)]
+        if len(shown) != len(rows) or any(len(r) != len(names) for r in shown):
+            raise InvalidValueError("must have one text per value", field="texts")
+    every = [v for _, values in rows for v in values if v is not None]
+    lo, hi = min([0.0, *every]), max([0.0, *every])
+    if hi == lo:
+        hi = lo + 1.0
+    bar_h, group_gap, legend_h = 16, 12, 24
+    label_w = 14 + 8 * max((len(_short(n)) for n in names), default=1)
+    value_w = 80
+    plot_w = max(width - label_w - 2 * value_w, 120)
+    x_zero = label_w + value_w + plot_w * (0.0 - lo) / (hi - lo)
+    body = []
+    x = label_w
+    for k, (name, _) in enumerate(rows):
+        colour = PALETTE[k % len(PALETTE)]
+        body.append(f'<rect x="{x}" y="6" width="12" height="12" fill="{colour}"/>'
+                    f'<text x="{x + 16}" y="16">{_esc(_short(name))}</text>')
+        x += 30 + 8 * len(_short(name))
+    group_h = bar_h * max(len(rows), 1) + group_gap
+    for row, label in enumerate(names):
+        top = legend_h + row * group_h
+        body.append(f'<text x="{label_w - 6}" y="{top + group_h / 2}" text-anchor="end">{_esc(_short(label))}</text>')
+        for k, (name, values) in enumerate(rows):
+            y, v, text = top + k * bar_h, values[row], shown[k][row]
+            tip = f"{_esc(label)} \u00b7 {_esc(name)}: {_esc(text) if v is not None else 'no value'}"
+            if v is None:
+                body.append(f'<g><title>{tip}</title><text x="{x_zero + 4:.2f}" y="{y + 12}" fill="#777" '
+                            f'font-size="10">no value</text></g>')
+                continue
+            w = plot_w * abs(v) / (hi - lo)
+            left = x_zero - w if v < 0 else x_zero
+            end, anchor = (left - 4, "end") if v < 0 else (left + w + 4, "start")
+            body.append(f'<g><title>{tip}</title><rect x="{left:.2f}" y="{y + 1}" width="{w:.2f}" '
+                        f'height="{bar_h - 2}" fill="{PALETTE[k % len(PALETTE)]}"/>'
+                        f'<text x="{end:.2f}" y="{y + 12}" text-anchor="{anchor}" font-size="10">{_esc(text)}</text></g>')
+    height = legend_h + group_h * len(names) + 4
+    body.append(f'<line x1="{x_zero:.2f}" y1="{legend_h - 2}" x2="{x_zero:.2f}" y2="{height - 2}" stroke="#555"/>')
+    return Section("chart", title, svg=_svg(title, label_w + plot_w + 2 * value_w, height, body))
+
+
+class FlowNode(NamedTuple):
+    """One box of a :func:`flow_chart`: its text lines (the first in bold), the boxes drawn side by
+    side inside it (a parallel group's steps), and its tone: ``plain``, ``good``, ``fair``, ``poor``."""
+
+    lines: tuple[str, ...]
+    children: tuple["FlowNode", ...] = ()
+    tone: str = "plain"
+
+
+_TONES = {"plain": "#f2f2f2", "good": "#d7f0d2", "fair": "#fbe7b9", "poor": "#f6cccc"}
+#: Most boxes and nesting depth of a flow chart.
+MAX_FLOW_NODES = 1000
+MAX_FLOW_DEPTH = 30
+_CHAR_W, _LINE_H, _PAD, _GAP, _ARROW = 7, 16, 8, 16, 28
+
+
+def _check_flow(nodes: Sequence[Any], depth: int, count: list[int]) -> None:
+    if depth > MAX_FLOW_DEPTH:
+        raise InputTooLargeError(f"nests deeper than {MAX_FLOW_DEPTH} levels", field="nodes")
+    for index, node in enumerate(nodes):
+        if not isinstance(node, FlowNode):
+            raise InvalidTypeError(f"must be a FlowNode, not {type(node).__name__}", field="nodes", item=index)
+        if not node.lines:
+            raise InvalidValueError("must have at least one line of text", field="nodes", item=index)
+        for k, line in enumerate(node.lines):
+            _label(line, "lines", k)
+        if node.tone not in _TONES:
+            raise InvalidValueError(f"tone must be one of {', '.join(_TONES)}, not {node.tone!r}", field="nodes",
+                                    item=index)
+        count[0] += 1
+        if count[0] > MAX_FLOW_NODES:
+            raise InputTooLargeError(f"has more than {MAX_FLOW_NODES} boxes", field="nodes")
+        _check_flow(node.children, depth + 1, count)
+
+
+def _measure(node: FlowNode) -> tuple[float, float]:
+    text_w = max(len(_short(display_text(line))) for line in node.lines) * _CHAR_W + 2 * _PAD
+    text_h = len(node.lines) * _LINE_H + _PAD
+    if not node.children:
+        return max(text_w, 90.0), text_h + _PAD
+    sizes = [_measure(c) for c in node.children]
+    inner_w = sum(w for w, _ in sizes) + _GAP * (len(sizes) - 1)
+    return max(text_w, inner_w + 2 * _PAD), text_h + max(h for _, h in sizes) + 2 * _PAD
+
+
+def _draw(node: FlowNode, x: float, y: float, body: list[str]) -> None:
+    w, h = _measure(node)
+    group = bool(node.children)
+    stroke = ' stroke-dasharray="5 3"' if group else ""
+    body.append(f'<g><title>{_esc(" / ".join(node.lines))}</title><rect x="{x:.1f}" y="{y:.1f}" width="{w:.1f}" '
+                f'height="{h:.1f}" rx="6" fill="{"#fff" if group else _TONES[node.tone]}" stroke="#555"{stroke}/>')
+    for k, line in enumerate(node.lines):
+        weight = ' font-weight="bold"' if k == 0 else ""
+        body.append(f'<text x="{x + w / 2:.1f}" y="{y + _PAD + 12 + k * _LINE_H:.1f}" text-anchor="middle"{weight}>'
+                    f'{_esc(_short(line))}</text>')
+    if group and node.tone != "plain":
+        body.append(f'<rect x="{x + 3:.1f}" y="{y + 3:.1f}" width="8" height="8" fill="{_TONES[node.tone]}" '
+                    f'stroke="#555"/>')
+    body.append("</g>")
+    if group:
+        sizes = [_measure(c) for c in node.children]
+        inner_w = sum(cw for cw, _ in sizes) + _GAP * (len(sizes) - 1)
+        cx, cy = x + (w - inner_w) / 2, y + len(node.lines) * _LINE_H + _PAD + _PAD
+        for child, (cw, _) in zip(node.children, sizes):
+            _draw(child, cx, cy, body)
+            cx += cw + _GAP
+
+
+def flow_chart(title: str, nodes: Sequence[FlowNode]) -> Section:
+    """A pipeline's steps top to bottom, joined by arrows; a node with children is a dashed box
+    around them, drawn side by side (steps that run in parallel). Every text is escaped; at most
+    :data:`MAX_FLOW_NODES` boxes nested at most :data:`MAX_FLOW_DEPTH` deep."""
+    title = _label(title, "title")
+    nodes = list(nodes)
+    _check_flow(nodes, 0, [0])
+    sizes = [_measure(n) for n in nodes]
+    margin = 10
+    total_w = max((w for w, _ in sizes), default=100.0) + 2 * margin
+    body: list[str] = []
+    y = float(margin)
+    for index, (node, (w, h)) in enumerate(zip(nodes, sizes)):
+        _draw(node, (total_w - w) / 2, y, body)
+        y += h
+        if index + 1 < len(nodes):
+            mid = total_w / 2
+            body.append(f'<line x1="{mid:.1f}" y1="{y:.1f}" x2="{mid:.1f}" y2="{y + _ARROW - 6:.1f}" stroke="#555"/>'
+                        f'<polygon points="{mid - 5:.1f},{y + _ARROW - 8:.1f} {mid + 5:.1f},{y + _ARROW - 8:.1f} '
+                        f'{mid:.1f},{y + _ARROW:.1f}" fill="#555"/>')
+            y += _ARROW
+    return Section("chart", title, svg=_svg(title, total_w, y + margin, body))

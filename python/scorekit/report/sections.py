@@ -3,17 +3,20 @@
 Every builder turns data into a :class:`Section` whose strings are plain text (the template escapes
 them) and whose only pre-built markup is the SVG of a chart (built by :mod:`scorekit.report.charts`,
 which escapes every label itself). :func:`display_text` is the one place that decides how a
-character from data is shown.
+character from data is shown. Sections nest: :func:`group` (a titled block of sections, one heading
+level down) and :func:`details_block` (a ``<details>`` block, collapsed or open, that works
+without script); :func:`note` and :func:`text_block` show a sentence or a preformatted text.
 """
 
 from __future__ import annotations
 
+import difflib
 import math
 import numbers
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, NamedTuple, Optional, Sequence
 
-from scorekit.errors import InvalidTypeError, InvalidValueError
+from scorekit.errors import InputTooLargeError, InvalidTypeError, InvalidValueError
 
 
 def _display_table() -> dict[int, int]:
@@ -72,8 +75,19 @@ def format_number(value: float) -> str:
     return f"{value:.4g}"
 
 
+def number_cell(number: float, text: str) -> Cell:
+    """A table cell that shows ``text`` and sorts as ``number`` (a score shown as ``"62.5%"``)."""
+    if isinstance(number, bool) or not isinstance(number, numbers.Real):
+        raise InvalidTypeError(f"must be a number, not {type(number).__name__}", field="number")
+    sort = make_cell(number, field="number")
+    return Cell(_label(text, "text"), True, sort.value)
+
+
 def make_cell(value: Any, *, field: str, item: Optional[int] = None) -> Cell:
-    """A cell from a string, a number (int, float, NumPy scalar) or ``None`` (an empty cell)."""
+    """A cell from a string, a number (int, float, NumPy scalar), ``None`` (an empty cell) or a
+    :func:`number_cell`."""
+    if isinstance(value, Cell):
+        return value
     if value is None:
         return Cell("", False, "")
     if isinstance(value, str):
@@ -128,6 +142,40 @@ class Section:
     sort_dir: str = "ascending"
     panes: tuple[Pane, ...] = ()
     svg: Any = None
+    children: tuple["Section", ...] = ()
+    open: bool = False
+    text: str = ""
+    lines: tuple["DiffLine", ...] = ()
+
+
+def _sections(children: Iterable[Any]) -> tuple[Section, ...]:
+    out = tuple(children)
+    for index, child in enumerate(out):
+        if not isinstance(child, Section):
+            raise InvalidTypeError(f"must be built by a section builder, not {type(child).__name__}",
+                                   field="children", item=index)
+    return out
+
+
+def group(title: str, children: Iterable[Section]) -> Section:
+    """A titled block of sections: its title is a heading, its children's titles one level below."""
+    return Section("group", _label(title, "title"), children=_sections(children))
+
+
+def details_block(summary: str, children: Iterable[Section], *, open: bool = False) -> Section:
+    """A collapsible ``<details>`` block: ``summary`` is the line always shown, ``children`` the
+    body (shown when ``open``, or when the reader clicks; no script needed; printed expanded)."""
+    return Section("details", _label(summary, "summary"), children=_sections(children), open=bool(open))
+
+
+def note(text: str) -> Section:
+    """One paragraph of text (an empty state, a count of what was left out)."""
+    return Section("note", "", text=_label(text, "text"))
+
+
+def text_block(title: str, text: str) -> Section:
+    """A preformatted text (an error message, a log), line breaks kept."""
+    return Section("pre", _label(title, "title"), text=_label(text, "text"))
 
 
 def summary_table(title: str, items: Mapping[str, Any] | Iterable[tuple[str, Any]]) -> Section:
@@ -237,3 +285,85 @@ def diff_view(title: str, gt: str, pred: str, ops: Iterable[Sequence[Any]], *,
     panes = (Pane(_label(labels[0], "labels", 0), tuple(gt_segments)),
              Pane(_label(labels[1], "labels", 1), tuple(pred_segments)))
     return Section("diff", _label(title, "title"), panes=panes)
+
+
+class DiffLine(NamedTuple):
+    """One row of a :func:`line_diff`: ``op`` is ``eq``, ``sub`` (the line changed), ``del``,
+    ``ins`` or ``skip`` (``count`` unchanged lines left out); each side is its line number and
+    its ``(op, text)`` segments (``eq`` or ``chg`` inside a changed line)."""
+
+    op: str
+    left_no: Optional[int]
+    left: tuple[tuple[str, str], ...]
+    right_no: Optional[int]
+    right: tuple[tuple[str, str], ...]
+    count: int = 0
+
+
+#: Most lines per side, and most characters of one changed line pair diffed character by character.
+MAX_DIFF_LINES = 5000
+MAX_INLINE_DIFF_CHARS = 4000
+
+
+def _inline(a: str, b: str) -> tuple[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]]:
+    if len(a) + len(b) > MAX_INLINE_DIFF_CHARS:
+        return ((("chg", display_text(a)),) if a else ()), ((("chg", display_text(b)),) if b else ())
+    left: list[tuple[str, str]] = []
+    right: list[tuple[str, str]] = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        op = "eq" if tag == "equal" else "chg"
+        if i2 > i1:
+            left.append((op, display_text(a[i1:i2])))
+        if j2 > j1:
+            right.append((op, display_text(b[j1:j2])))
+    return tuple(left), tuple(right)
+
+
+def line_diff(title: str, left: str, right: str, *, labels: tuple[str, str] = ("expected", "actual"),
+              context: Optional[int] = 3) -> Section:
+    """Two texts compared line by line, side by side with line numbers; inside a changed line,
+    the characters that differ are highlighted. The raw texts are diffed and each piece is then
+    shown as text, so no escape sequence is ever split. Runs of unchanged lines further than
+    ``context`` lines from a change are collapsed into one "unchanged lines" row (``None``: all
+    shown). Each side may have at most :data:`MAX_DIFF_LINES` lines."""
+    if not isinstance(left, str) or not isinstance(right, str):
+        raise InvalidTypeError("both texts must be strings", field="left/right")
+    if len(labels) != 2:
+        raise InvalidValueError("must be two labels", field="labels")
+    if context is not None and (isinstance(context, bool) or not isinstance(context, numbers.Integral)
+                                or context < 0):
+        raise InvalidValueError("must be None or a non-negative integer", field="context")
+    a, b = left.split("\n"), right.split("\n")
+    if max(len(a), len(b)) > MAX_DIFF_LINES:
+        raise InputTooLargeError(f"has {max(len(a), len(b))} lines; a line diff shows at most {MAX_DIFF_LINES}",
+                                 field="left/right")
+    rows: list[DiffLine] = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if tag == "equal":
+            rows.extend(DiffLine("eq", i1 + k + 1, (("eq", display_text(a[i1 + k])),), j1 + k + 1,
+                                 (("eq", display_text(b[j1 + k])),)) for k in range(i2 - i1))
+            continue
+        paired = min(i2 - i1, j2 - j1) if tag == "replace" else 0
+        for k in range(paired):
+            l_seg, r_seg = _inline(a[i1 + k], b[j1 + k])
+            rows.append(DiffLine("sub", i1 + k + 1, l_seg, j1 + k + 1, r_seg))
+        rows.extend(DiffLine("del", i + 1, (("chg", display_text(a[i])),), None, ()) for i in range(i1 + paired, i2))
+        rows.extend(DiffLine("ins", None, (), j + 1, (("chg", display_text(b[j])),)) for j in range(j1 + paired, j2))
+    if context is not None:
+        near = [False] * len(rows)
+        for index, row in enumerate(rows):
+            if row.op != "eq":
+                for k in range(max(0, index - context), min(len(rows), index + context + 1)):
+                    near[k] = True
+        kept: list[DiffLine] = []
+        for index, row in enumerate(rows):
+            if near[index] or row.op != "eq":
+                kept.append(row)
+            elif kept and kept[-1].op == "skip":
+                kept[-1] = kept[-1]._replace(count=kept[-1].count + 1)
+            else:
+                kept.append(DiffLine("skip", None, (), None, (), 1))
+        rows = kept
+    return Section("linediff", _label(title, "title"), columns=(_label(labels[0], "labels", 0),
+                                                                _label(labels[1], "labels", 1)),
+                   lines=tuple(rows))

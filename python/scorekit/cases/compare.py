@@ -1,0 +1,229 @@
+"""What changed between two runs of a case benchmark (``--compare PREVIOUS_SUMMARY.json``).
+
+:func:`compare_summaries` matches the pipelines of two :class:`BenchmarkSummary` objects by name
+(the k-th pipeline of a name with the k-th of the same name), then their cases by name, then each
+case's steps by name, and gives each a kind of change (:data:`KINDS`):
+
+- ``new`` / ``gone``: only in the current / only in the previous run;
+- ``fixed`` / ``broken``: the case went from error to success / from success to error;
+- ``better`` / ``worse``: the score went up / down;
+- ``changed``: same score, but the output (or the status, or the error message) differs;
+- ``same``: nothing differs.
+
+A step's score is its step score (a ``missing`` step counts 0, as in the step's mean); a step
+whose status goes to or from ``ignored`` is ``changed``. A case's score is its overall score; a
+case with no scored steps on one side only is ``changed``. :meth:`RunComparison.to_dict` is
+strict JSON; :func:`comparison_section` is the report's "Changes since the previous run".
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from scorekit.cases.results import BenchmarkSummary, CaseResult, StepScore, jsonable
+
+__all__ = ["KINDS", "CaseChange", "RunComparison", "StepChange", "compare_summaries", "comparison_section"]
+
+#: Kinds of change, worst first (the order of the report's table).
+KINDS = ("broken", "worse", "gone", "changed", "new", "better", "fixed", "same")
+#: Two scores closer than this are equal (summation noise, not a change).
+SCORE_TOLERANCE = 1e-9
+#: Rows of the report's change table.
+MAX_CHANGE_ROWS = 2000
+
+
+@dataclass
+class StepChange:
+    """One step of one case in the two runs (``None``: not there)."""
+
+    step: str
+    kind: str
+    previous_score: Optional[float]
+    current_score: Optional[float]
+    previous_status: Optional[str]
+    current_status: Optional[str]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"step": self.step, "kind": self.kind, "previous_score": self.previous_score,
+                "current_score": self.current_score, "previous_status": self.previous_status,
+                "current_status": self.current_status}
+
+
+@dataclass
+class CaseChange:
+    """One case of one pipeline in the two runs; ``steps`` has every step of either run."""
+
+    pipeline: str
+    case: str
+    kind: str
+    previous_score: Optional[float]
+    current_score: Optional[float]
+    previous_status: Optional[str]
+    current_status: Optional[str]
+    steps: list[StepChange] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"pipeline": self.pipeline, "case": self.case, "kind": self.kind,
+                "previous_score": self.previous_score, "current_score": self.current_score,
+                "previous_status": self.previous_status, "current_status": self.current_status,
+                "steps": [s.to_dict() for s in self.steps]}
+
+
+@dataclass
+class RunComparison:
+    """Every case change of the pipelines both runs have, and the pipelines only one run has."""
+
+    previous_created: str
+    current_created: str
+    pipelines: list[str]
+    new_pipelines: list[str]
+    gone_pipelines: list[str]
+    cases: list[CaseChange]
+
+    def counts(self) -> dict[str, int]:
+        """Cases per kind of change (every kind, 0 included)."""
+        out = dict.fromkeys(KINDS, 0)
+        for c in self.cases:
+            out[c.kind] += 1
+        return out
+
+    def step_counts(self) -> dict[str, int]:
+        """Steps per kind of change, over every compared case (every kind, 0 included)."""
+        out = dict.fromkeys(KINDS, 0)
+        for c in self.cases:
+            for s in c.steps:
+                out[s.kind] += 1
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"previous_created": self.previous_created, "current_created": self.current_created,
+                "pipelines": list(self.pipelines), "new_pipelines": list(self.new_pipelines),
+                "gone_pipelines": list(self.gone_pipelines), "counts": self.counts(),
+                "step_counts": self.step_counts(), "cases": [c.to_dict() for c in self.cases]}
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), ensure_ascii=False, allow_nan=False, indent=1)
+
+
+def _same_value(a: Any, b: Any) -> bool:
+    return json.dumps(jsonable(a), sort_keys=True) == json.dumps(jsonable(b), sort_keys=True)
+
+
+def _by_score(previous: Optional[float], current: Optional[float]) -> Optional[str]:
+    if previous is None or current is None:
+        return None if previous is current else "changed"
+    if current > previous + SCORE_TOLERANCE:
+        return "better"
+    if current < previous - SCORE_TOLERANCE:
+        return "worse"
+    return None
+
+
+def _step_change(name: str, before: Optional[StepScore], after: Optional[StepScore], old: CaseResult,
+                 new: CaseResult) -> StepChange:
+    if before is None or after is None:
+        kind = "new" if before is None else "gone"
+    elif (before.status == "ignored") != (after.status == "ignored"):
+        kind = "changed"
+    else:
+        kind = _by_score(before.score, after.score) or (
+            "same" if before.status == after.status and before.runner_status == after.runner_status
+            and (name in old.actuals) == (name in new.actuals) and _same_value(old.actuals.get(name), new.actuals.get(name)) else "changed")
+    return StepChange(name, kind, before.score if before else None, after.score if after else None,
+                      before.status if before else None, after.status if after else None)
+
+
+def _case_change(pipeline: str, old: Optional[CaseResult], new: Optional[CaseResult]) -> CaseChange:
+    if old is None or new is None:
+        case = new if old is None else old
+        assert case is not None
+        return CaseChange(pipeline, case.case_name, "new" if old is None else "gone",
+                          old.overall_score if old else None, new.overall_score if new else None,
+                          old.status if old else None, new.status if new else None)
+    names = [s.step_name for s in new.step_scores]
+    names += [s.step_name for s in old.step_scores if s.step_name not in names]
+    steps = [_step_change(n, old.step_score(n), new.step_score(n), old, new) for n in names]
+    if old.status != new.status:
+        kind = "fixed" if old.status == "error" else "broken"
+    elif new.status == "error":
+        kind = "same" if old.error_message == new.error_message else "changed"
+    else:
+        kind = _by_score(old.overall_score, new.overall_score) or (
+            "same" if all(s.kind == "same" for s in steps) else "changed")
+    return CaseChange(pipeline, new.case_name, kind, old.overall_score, new.overall_score, old.status, new.status,
+                      steps)
+
+
+def _keyed(names: list[str]) -> list[tuple[str, int]]:
+    seen: dict[str, int] = {}
+    out = []
+    for n in names:
+        out.append((n, seen.get(n, 0)))
+        seen[n] = seen.get(n, 0) + 1
+    return out
+
+
+def compare_summaries(previous: BenchmarkSummary, current: BenchmarkSummary) -> RunComparison:
+    """The changes from ``previous`` to ``current`` (module docstring), cases in the current
+    run's order, then the cases that are gone."""
+    for name, value in (("previous", previous), ("current", current)):
+        if not isinstance(value, BenchmarkSummary):
+            raise TypeError(f"{name} must be a BenchmarkSummary, not {type(value).__name__}")
+    old_keys = dict(zip(_keyed([p.name for p in previous.pipelines]), previous.pipelines))
+    new_keys = dict(zip(_keyed([p.name for p in current.pipelines]), current.pipelines))
+    cases: list[CaseChange] = []
+    matched = []
+    for key, pipe in new_keys.items():
+        old_pipe = old_keys.get(key)
+        if old_pipe is None:
+            continue
+        matched.append(pipe.name)
+        old_cases = {c.case_name: c for c in old_pipe.cases}
+        new_cases = {c.case_name: c for c in pipe.cases}
+        cases += [_case_change(pipe.name, old_cases.get(c.case_name), c) for c in pipe.cases]
+        cases += [_case_change(pipe.name, c, None) for c in old_pipe.cases if c.case_name not in new_cases]
+    return RunComparison(previous.created, current.created, matched,
+                         [k[0] for k in new_keys if k not in old_keys], [k[0] for k in old_keys if k not in new_keys],
+                         cases)
+
+
+def comparison_section(comparison: RunComparison) -> Any:
+    """The report section "Changes since the previous run": counts per kind, then every case that
+    changed, worst first (broken, worse, gone, changed, new, better, fixed)."""
+    from scorekit import report as rp
+    from scorekit.cases.report import format_delta, format_score
+
+    def score(value: Optional[float], status: Optional[str]) -> str:
+        if status is None:
+            return "\u2014"
+        return "error" if status == "error" else format_score(value)
+
+    parts = [rp.note(f"Previous run: {comparison.previous_created}; this run: {comparison.current_created}.")]
+    if comparison.new_pipelines or comparison.gone_pipelines:
+        parts.append(rp.note("Pipelines only in this run: " + (", ".join(comparison.new_pipelines) or "none")
+                             + ". Only in the previous run: " + (", ".join(comparison.gone_pipelines) or "none")
+                             + "."))
+    counts, step_counts = comparison.counts(), comparison.step_counts()
+    parts.append(rp.data_table("Changes per kind", ["kind", "cases", "steps"],
+                               [[k, counts[k], step_counts[k]] for k in KINDS]))
+    changed = sorted((c for c in comparison.cases if c.kind != "same"), key=lambda c: KINDS.index(c.kind))
+    if not changed:
+        parts.append(rp.note("No case changed."))
+        return rp.group("Changes since the previous run", parts)
+    rows = []
+    for c in changed[:MAX_CHANGE_ROWS]:
+        delta = (c.current_score - c.previous_score
+                 if c.current_score is not None and c.previous_score is not None else None)
+        detail = "; ".join(f"{s.step} {s.kind}" + (f" {format_score(s.previous_score)} \u2192 "
+                                                   f"{format_score(s.current_score)}"
+                                                   if s.kind in ("better", "worse") else "")
+                           for s in c.steps if s.kind != "same")
+        rows.append([c.pipeline, c.case, c.kind, score(c.previous_score, c.previous_status),
+                     score(c.current_score, c.current_status), format_delta(delta), detail])
+    parts.append(rp.data_table("Cases that changed (worst first)",
+                               ["pipeline", "case", "change", "previous", "current", "\u0394", "steps changed"], rows))
+    if len(changed) > MAX_CHANGE_ROWS:
+        parts.append(rp.note(f"{len(changed) - MAX_CHANGE_ROWS} more changed cases not listed."))
+    return rp.group("Changes since the previous run", parts)
