@@ -85,6 +85,7 @@ def test_worked_example_console_report_and_json(project: Path, capsys) -> None:
                                 *WORKED_LINES, "", "Report written to: r.html"]
     html = (project / "r.html").read_text(encoding="utf-8")
     assert "Sprint &lt;3&gt;" in html and "<3>" not in html
+    assert "Per-step accuracy" in html and "classify step raised" in html
     saved = BenchmarkSummary.from_json(project / "s.json")
     assert saved.pipelines[0].overall_mean_accuracy == 0.75 and saved.case_names == list(WORKED)
     assert tree_digest(project / "bench") == before
@@ -304,3 +305,20 @@ def test_progress_always_draws_a_bar_on_stderr(project: Path, capsys) -> None:
     assert err.endswith("\r[" + "#" * 30 + "] 100.0% 6/6 cases\n")
     code, out, err = run(capsys, "bench", "-p", pipe(), "--progress", "never")
     assert err == ""
+
+
+def test_pdf_is_written_beside_the_report(project: Path, capsys) -> None:
+    code, out, err = run(capsys, "bench", "-p", pipe(), "--report", "r.html", "--pdf", "--sections", "overall_summary")
+    assert code == 0, err
+    assert out.splitlines()[-2:] == ["Report written to: r.html", "PDF written to:    r.pdf"]
+    assert (project / "r.pdf").read_bytes().startswith(b"%PDF")
+
+
+def test_attempt_logs_of_a_command_reach_the_report(project: Path, capsys) -> None:
+    (project / "noisy.py").write_text("import json, sys\nsys.stdin.read()\nprint('note from the pipeline', "
+                                      "file=sys.stderr)\nprint('{}')\n", encoding="utf-8")
+    code, out, err = run(capsys, "bench", "-p", f"cmd:{sys.executable} noisy.py", "--sections", "attempt_logs",
+                         "--report", "logs.html")
+    assert code == 0, err
+    html = (project / "logs.html").read_text(encoding="utf-8")
+    assert "note from the pipeline" in html and "No attempt logs recorded." not in html
