@@ -422,6 +422,14 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     rotations = score_flowcharts_sample()
     print(f"Flowchart rotation sample: {rotations['n']} images, accuracy {_fmt(rotations['accuracy'])} "
           f"({rotations['num_incorrect']} wrong)")
+    from scorekit.demo_report import score_cases_sample
+
+    cases = score_cases_sample()
+    print(f"Case benchmark sample: {len(cases.case_names)} cases, two pipeline versions, threshold "
+          f"{cases.pass_threshold:g}:")
+    for pipeline in cases.pipelines:
+        print(f"  {pipeline.name}: mean accuracy {pipeline.overall_mean_accuracy:.1%}, "
+              f"pass rate {pipeline.overall_pass_rate:.1%}")
     if args.html:
         from scorekit.demo_report import build_demo_report
         from scorekit.report import write_report
@@ -430,7 +438,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
         sample = load_sample_corpus()
         page = build_demo_report(sample, evaluate(sample, metric="cer"), evaluate(sample, metric="wer"),
                                  backend=current_backend(), pairs_per_second=throughput,
-                                 ocr_pages=ocr_pages["no_filter"], flowcharts=rotations)
+                                 ocr_pages=ocr_pages["no_filter"], flowcharts=rotations, cases=cases)
         print(f"report: {write_report(args.html, page)}")
     return 0
 

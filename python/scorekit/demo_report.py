@@ -2,7 +2,8 @@
 
 Owns the choice of sections for the demo (corpus figures, per-slice error rates, the worst pairs
 with their aligned differences, the most frequent character confusions; then the OCR pages
-sample as the OCR pages commands' run report shows it) and the scoring of the OCR pages sample
+sample as the OCR pages commands' run report shows it, the flowchart rotation sample, the case
+benchmark sample) and the scoring of the OCR pages sample
 (``data/ocr_pages``: synthetic newspaper pages as dataset rows in ``pages.jsonl``, one evaluation
 CSV per page in ``csv/``, with a watermark line and a line the OCR split in two). Rendering and
 writing are :mod:`scorekit.report`'s, scoring is :func:`scorekit.evaluate`'s,
@@ -11,9 +12,11 @@ writing are :mod:`scorekit.report`'s, scoring is :func:`scorekit.evaluate`'s,
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections import Counter
 from importlib import resources
+from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence
 
 from scorekit import batch, report
@@ -29,6 +32,19 @@ OCR_SAMPLE_UNIT_LEVEL = "line"
 OCR_PREFIX = "OCR pages sample · "
 #: Section titles of the flowchart rotation sample start with this.
 FLOWCHARTS_PREFIX = "Flowchart rotation sample · "
+#: Section titles of the case benchmark sample start with this.
+CASES_PREFIX = "Case benchmark sample · "
+#: The case benchmark sample: four cases and the saved outputs of two pipeline versions.
+CASES_SAMPLE = Path(__file__).parent / "data" / "cases_sample"
+
+
+def score_cases_sample() -> Any:
+    """The packaged case benchmark sample (``data/cases_sample``) run through its two saved
+    pipeline versions: a :class:`scorekit.cases.BenchmarkSummary`."""
+    from scorekit.cases import BenchmarkRunner
+
+    versions = [f"saved:{CASES_SAMPLE / name}" for name in ("outputs_v1", "outputs_v2")]
+    return BenchmarkRunner(CASES_SAMPLE / "benchmark", versions, pass_threshold=0.9).run()
 
 
 def score_flowcharts_sample() -> dict[str, Any]:
@@ -77,10 +93,12 @@ def _rate(r: Report) -> float | None:
 
 def build_demo_report(corpus: Sequence[tuple[str, str, str]], cer: Report, wer: Report, *,
                       backend: str, pairs_per_second: float, ocr_pages: Optional[Mapping[str, Any]] = None,
-                      flowcharts: Optional[dict[str, Any]] = None) -> str:
+                      flowcharts: Optional[dict[str, Any]] = None, cases: Any = None) -> str:
     """The demo page for ``corpus`` (prediction, reference, slice) scored once as ``cer`` and ``wer``
     (reports over exactly these pairs, in this order), then, when given, the ``ocr_pages``
-    aggregate report (of :func:`score_ocr_pages_sample`) in the OCR pages run report's sections."""
+    aggregate report (of :func:`score_ocr_pages_sample`) in the OCR pages run report's sections,
+    the flowchart rotation summary and the case benchmark summary (:func:`score_cases_sample`)
+    in their reports' sections."""
     slices = sorted({label for _, _, label in corpus})
     counts = Counter(label for _, _, label in corpus)
     per_slice_cer, per_slice_wer = cer.per_slice, wer.per_slice
@@ -131,4 +149,8 @@ def build_demo_report(corpus: Sequence[tuple[str, str, str]], cer: Report, wer: 
         from scorekit.flowcharts.label_report import report_sections
 
         sections += report_sections(flowcharts, prefix=FLOWCHARTS_PREFIX)
+    if cases is not None:
+        from scorekit.cases.report import report_sections as case_sections
+
+        sections += [dataclasses.replace(s, title=CASES_PREFIX + s.title) for s in case_sections(cases)]
     return report.render_page("scorekit demo: the sample OCR corpus", sections)
