@@ -10,7 +10,9 @@ shuffled, dropped and added and ~10% of the fields changed. Both sides score eve
 scorekit through ``scorekit.cases.score_case``, greedy and optimal), in one process, one after the
 other; the case scores are checked to agree where no decision of docs/cases.md applies (reported
 as the count of cases whose scores differ, all of them from decisions 15 and 20). Also times the
-hard end: ``--big`` cases with 500-record lists.
+hard end: ``--big`` cases with 500-record lists, and (``--end-to-end``) the whole run of
+``BenchmarkRunner`` over the same cases written as case directories with a saved-outputs
+pipeline: discovery, loading, scoring and aggregation, with 1 and 2 worker processes.
 
 pyconveyor is a benchmark oracle (``pip install pyconveyor==1.10.0``), never a scorekit dependency.
 """
@@ -19,11 +21,13 @@ from __future__ import annotations
 
 import argparse
 import copy
+import json
 import math
 import random
 import statistics
 import tempfile
 import time
+from pathlib import Path
 
 from scorekit.cases import score_case
 
@@ -114,11 +118,38 @@ def compare(label: str, cases) -> None:
           f"| {statistics.fmean(ours):.4f} / {statistics.fmean(opt):.4f} |", flush=True)
 
 
+def end_to_end(cases) -> None:
+    """Write the cases as directories plus saved outputs, then time whole runs."""
+    from scorekit.cases import BenchmarkRunner
+
+    with tempfile.TemporaryDirectory() as root:
+        bench, saved = Path(root) / "bench", Path(root) / "saved"
+        saved.mkdir()
+        for k, (expected, actual) in enumerate(cases):
+            case = bench / f"case-{k:05d}"
+            case.mkdir(parents=True)
+            (case / "input.json").write_text(json.dumps({"document": f"invoice {k}"}))
+            (case / "expected.json").write_text(json.dumps(expected))
+            (saved / f"case-{k:05d}.json").write_text(json.dumps(actual))
+        print("\n| whole run (saved outputs) | cases | discovery + loading | run() | total |")
+        print("|---|---|---|---|---|")
+        for jobs in (1, 2):
+            start = time.perf_counter()
+            runner = BenchmarkRunner(bench, [f"saved:{saved}"], jobs=jobs, pass_threshold=0.9)
+            loaded = time.perf_counter()
+            summary = runner.run()
+            done = time.perf_counter()
+            assert len(summary.pipelines[0].cases) == len(cases)
+            print(f"| jobs={jobs} | {len(cases):,} | {loaded - start:.2f} s | {done - loaded:.2f} s | {done - start:.2f} s |",
+                  flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--cases", type=int, default=10_000)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--big", type=int, default=20, help="cases with 500-record lists (the hard end)")
+    ap.add_argument("--end-to-end", action="store_true", help="also time whole BenchmarkRunner runs")
     args = ap.parse_args()
     print("| documents | cases | pyconveyor 1.10 `_score_step` | scorekit greedy | ratio | scorekit optimal (added) "
           "| cases whose score differs (decisions 15, 20) | mean greedy / optimal |")
@@ -130,6 +161,8 @@ def main() -> None:
         compare(f"… only {low}–{high} records", subset)
     if args.big:
         compare("line_items 500 records", build(args.big, args.seed + 1, (500, 500)))
+    if args.end_to_end:
+        end_to_end(all_cases)
 
 
 if __name__ == "__main__":

@@ -217,3 +217,36 @@ def test_docs_examples_run(backend):
     docs = Path(__file__).resolve().parents[1] / "docs" / "cases.md"
     result = doctest.testfile(str(docs), module_relative=False, optionflags=doctest.ELLIPSIS)
     assert result.attempted >= 10 and result.failed == 0
+
+
+def _fuzz_documents():
+    from hypothesis import strategies as st
+
+    from fuzz_harness import wrong_values
+
+    leaves = st.one_of(st.sampled_from(["$ignore", "a", "", None, True, 0, 1.0]), wrong_values)
+    keys = st.sampled_from(["a", "b", "$ordered", "$file"])
+    return st.recursive(leaves, lambda inner: st.one_of(
+        st.lists(inner, max_size=4), st.dictionaries(keys, inner, max_size=3)), max_leaves=12)
+
+
+def test_hostile_documents_never_escape_and_backends_agree():
+    """Random documents with hostile leaves (raising __eq__/__hash__, NumPy values, huge ints,
+    NaN, bytes): scoring gives a result or a clear error, the same on both backends."""
+    from hypothesis import given, settings
+
+    from fuzz_harness import on_both_backends
+
+    @settings(max_examples=300, deadline=None)
+    @given(_fuzz_documents(), _fuzz_documents(), st_matching())
+    def check(actual, expected, matching):
+        on_both_backends(lambda: score_step(actual, expected, matching=matching),
+                         view=lambda s: (s.score, s.status, [(f.field, f.score, f.status) for f in s.field_scores]))
+
+    check()
+
+
+def st_matching():
+    from hypothesis import strategies as st
+
+    return st.sampled_from(["greedy", "optimal"])
