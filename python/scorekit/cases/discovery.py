@@ -160,7 +160,7 @@ class _Loader:
         problems recorded) if it cannot be used."""
         label = f"case '{name}': {path.name}"
         try:
-            payload = self._read_payload(path)
+            payload, may_reference = self._read_payload(path)
         except _Refused as refusal:
             self.problems.append(f"{label}: {refusal}")
             return None
@@ -168,6 +168,8 @@ class _Loader:
         if shape_problem is not None:
             self.problems.append(f"{label}: {shape_problem}")
             return None
+        if not may_reference:
+            return payload
         references = _References(case_dir, self.allow_external_files, self.max_file_bytes)
         expanded = {key: references.expand(value, str(key)) for key, value in payload.items()}
         if references.problems:
@@ -175,8 +177,9 @@ class _Loader:
             return None
         return expanded
 
-    def _read_payload(self, path: Path) -> Any:
-        """The parsed content of a role file, checked for emptiness, depth and size."""
+    def _read_payload(self, path: Path) -> tuple[Any, bool]:
+        """The parsed content of a role file, checked for emptiness, depth and size, and whether
+        its text could hold a ``$file`` key (the key literally, or a character escape)."""
         try:
             target = path.resolve(strict=True)
         except (OSError, RuntimeError) as error:
@@ -191,8 +194,15 @@ class _Loader:
         payload = _parse_json(text) if path.suffix == ".json" else _parse_yaml(text)
         if payload is None:
             raise _Refused("the file holds only null")
-        _check_nesting(payload, _VALUES_PER_BYTE * len(data) + _VALUES_SLACK)
-        return payload
+        # JSON holds at most one value per byte and nests at most as deep as it has brackets
+        if path.suffix != ".json" or text.count("[") + text.count("{") > MAX_NESTING:
+            _check_nesting(payload, _VALUES_PER_BYTE * len(data) + _VALUES_SLACK)
+        lowered = text.lower()
+        return payload, FILE_KEY in text or any(escape in lowered for escape in _DOLLAR_ESCAPES)
+
+
+#: The escapes that can spell the ``$`` of a ``$file`` key in JSON or YAML text (lower case).
+_DOLLAR_ESCAPES = ("\\u0024", "\\x24", "\\U00000024".lower())
 
 
 def _shape_problem(role: str, payload: Any) -> str | None:
@@ -423,22 +433,17 @@ def _yaml_loader() -> tuple[Any, type]:
 def _check_nesting(payload: Any, max_values: int) -> None:
     """Refuse a payload nested deeper than MAX_NESTING or holding more than ``max_values`` values
     (YAML aliases can make a small file expand without bound, or refer to themselves)."""
-    pending = [(payload, 1)]
-    count = 0
+    pending = [(payload, 1)] if isinstance(payload, (dict, list)) else []
+    count = 1
     while pending:
         value, depth = pending.pop()
-        count += 1
-        if count > max_values:
-            raise _Refused(f"expands to more than {max_values} values (YAML aliases repeated too often?)")
-        if isinstance(value, dict):
-            children = value.values()
-        elif isinstance(value, list):
-            children = value
-        else:
-            continue
+        children = value.values() if isinstance(value, dict) else value
         if depth > MAX_NESTING:
             raise _Refused(f"nested deeper than {MAX_NESTING} levels")
-        pending.extend((child, depth + 1) for child in children)
+        count += len(children)
+        if count > max_values:
+            raise _Refused(f"expands to more than {max_values} values (YAML aliases repeated too often?)")
+        pending.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
 
 
 def _type_name(value: Any) -> str:
