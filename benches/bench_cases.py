@@ -118,29 +118,54 @@ def compare(label: str, cases) -> None:
           f"| {statistics.fmean(ours):.4f} / {statistics.fmean(opt):.4f} |", flush=True)
 
 
-def end_to_end(cases) -> None:
-    """Write the cases as directories plus saved outputs, then time whole runs."""
+#: Work per case of the callable pipeline in the whole-run rows (a stand-in for a model call).
+PIPELINE_SECONDS = 0.005
+
+
+def answer_slowly(case_input: dict) -> dict:
+    """A pipeline that takes PIPELINE_SECONDS of CPU, then answers with the saved output."""
+    until = time.perf_counter() + PIPELINE_SECONDS
+    while time.perf_counter() < until:
+        pass
+    return case_input["answer"]
+
+
+def _write(cases, root: Path) -> tuple[Path, Path]:
+    bench, saved = root / "bench", root / "saved"
+    saved.mkdir(parents=True)
+    for k, (expected, actual) in enumerate(cases):
+        case = bench / f"case-{k:05d}"
+        case.mkdir(parents=True)
+        (case / "input.json").write_text(json.dumps({"document": f"invoice {k}", "answer": actual}))
+        (case / "expected.json").write_text(json.dumps(expected))
+        (saved / f"case-{k:05d}.json").write_text(json.dumps(actual))
+    return bench, saved
+
+
+def end_to_end(cases, slow_cases: int = 2000) -> None:
+    """Write the cases as directories plus saved outputs, then time whole runs: the saved outputs
+    over every case, the slow callable over the first ``slow_cases``."""
     from scorekit.cases import BenchmarkRunner
 
+    slow = f"py:{__name__ if __name__ != '__main__' else 'bench_cases'}:answer_slowly"
+    print("\n| whole run | cases | discovery + loading | run() | total |")
+    print("|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as root:
-        bench, saved = Path(root) / "bench", Path(root) / "saved"
-        saved.mkdir()
-        for k, (expected, actual) in enumerate(cases):
-            case = bench / f"case-{k:05d}"
-            case.mkdir(parents=True)
-            (case / "input.json").write_text(json.dumps({"document": f"invoice {k}"}))
-            (case / "expected.json").write_text(json.dumps(expected))
-            (saved / f"case-{k:05d}.json").write_text(json.dumps(actual))
-        print("\n| whole run (saved outputs) | cases | discovery + loading | run() | total |")
-        print("|---|---|---|---|---|")
-        for jobs in (1, 2):
+        full, saved = _write(cases, Path(root) / "full")
+        small, _ = _write(cases[:slow_cases], Path(root) / "small")
+        for label, bench, pipeline, jobs in (
+                ("saved outputs, jobs=1", full, f"saved:{saved}", 1),
+                ("saved outputs, jobs=2", full, f"saved:{saved}", 2),
+                (f"callable taking {PIPELINE_SECONDS * 1e3:g} ms per case, jobs=1", small, slow, 1),
+                (f"callable taking {PIPELINE_SECONDS * 1e3:g} ms per case, jobs=2", small, slow, 2)):
             start = time.perf_counter()
-            runner = BenchmarkRunner(bench, [f"saved:{saved}"], jobs=jobs, pass_threshold=0.9)
+            runner = BenchmarkRunner(bench, [pipeline], jobs=jobs, pass_threshold=0.9)
             loaded = time.perf_counter()
             summary = runner.run()
             done = time.perf_counter()
-            assert len(summary.pipelines[0].cases) == len(cases)
-            print(f"| jobs={jobs} | {len(cases):,} | {loaded - start:.2f} s | {done - loaded:.2f} s | {done - start:.2f} s |",
+            count = len(summary.pipelines[0].cases)
+            assert count and all(c.status == "success" for c in summary.pipelines[0].cases)
+            print(f"| {label} | {count:,} | {loaded - start:.2f} s | {done - loaded:.2f} s | {done - start:.2f} s |",
                   flush=True)
 
 
