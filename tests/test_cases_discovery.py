@@ -712,3 +712,9 @@ def test_documentation_examples(tmp_path, monkeypatch):
         test.globs = namespace
         runner.run(test, clear_globs=False)
     assert runner.summarize(verbose=False).failed == 0
+
+
+@pytest.mark.parametrize("bad", [5, None, b"dir", ["a"]])
+def test_benchmark_dir_must_be_a_path(bad):
+    with pytest.raises(TypeError, match="benchmark_dir must be a path"):
+        discover_cases(bad)

@@ -21,7 +21,7 @@ from typing import Any
 
 from scorekit.cases.errors import CasesConfigError
 from scorekit.cases.results import SkippedCase
-from scorekit.errors import InvalidValueError
+from scorekit.errors import InvalidTypeError, InvalidValueError
 
 __all__ = ["Case", "MAX_NESTING", "discover_cases"]
 
@@ -88,6 +88,9 @@ def discover_cases(benchmark_dir: str | os.PathLike[str], *, allow_external_file
     """
     if isinstance(max_file_bytes, bool) or not isinstance(max_file_bytes, int) or max_file_bytes < 1:
         raise InvalidValueError(f"must be a positive int, got {max_file_bytes!r}", field="max_file_bytes")
+    if not isinstance(benchmark_dir, (str, os.PathLike)):
+        raise InvalidTypeError(f"must be a path (str or os.PathLike), got {type(benchmark_dir).__name__}",
+                               field="benchmark_dir")
     root = Path(benchmark_dir)
     if not root.exists():
         raise CasesConfigError([f"benchmark directory not found: {root}"])
