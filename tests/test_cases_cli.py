@@ -322,3 +322,16 @@ def test_attempt_logs_of_a_command_reach_the_report(project: Path, capsys) -> No
     assert code == 0, err
     html = (project / "logs.html").read_text(encoding="utf-8")
     assert "note from the pipeline" in html and "No attempt logs recorded." not in html
+
+
+def test_skipped_directories_are_listed_once_and_capped(project: Path, capsys) -> None:
+    from scorekit.cases.cli import MAX_SKIPPED_SHOWN
+
+    for k in range(MAX_SKIPPED_SHOWN + 5):
+        (project / "bench" / f"zz-empty-{k:02d}").mkdir()
+    code, out, err = run(capsys, "bench", "-p", pipe(), "--report", "r.html")
+    assert code == 0, err
+    warnings = [line for line in err.splitlines() if "skipped" in line]
+    assert len(warnings) == MAX_SKIPPED_SHOWN + 1
+    assert warnings[-1] == "scorekit cases: warning: … and 5 more skipped directories"
+    assert warnings[0].startswith("scorekit cases: warning: skipped 'zz-empty-00': no input or expected file")

@@ -534,3 +534,13 @@ def test_a_graph_too_deep_to_draw_is_said_not_cut():
     p = page(multi(pipeline("deep.py", [], [node])), ["mermaid_graph"])
     assert p.svg_titles == [] and any(n.startswith("The graph is too large to draw") and "deeper" in n
                                       for n in p.notes)
+
+
+def test_compare_pairs_pipelines_by_position_when_no_name_matches():
+    previous, current = multi(), multi()
+    for pipeline in current.pipelines:
+        pipeline.name += " (another folder)"
+    cmp = compare_summaries(previous, current)
+    assert cmp.pipelines == [p.name for p in current.pipelines]
+    assert cmp.new_pipelines == [] and cmp.gone_pipelines == []
+    assert {c.kind for c in cmp.cases} == {"same"} and len(cmp.cases) == 4

@@ -14,6 +14,7 @@ the run); 2 for usage errors (a threshold outside [0, 1], an unknown section, co
 from __future__ import annotations
 
 import argparse
+import logging
 import math
 import os
 import sys
@@ -25,6 +26,8 @@ __all__ = ["add_parser", "format_percent", "print_summary"]
 
 DEFAULT_REPORT = "benchmark_report.html"
 DEFAULT_TITLE = "Pipeline Benchmark Report"
+#: Skipped directories listed on stderr (the rest are counted; --json and the report list all).
+MAX_SKIPPED_SHOWN = 20
 
 
 def _threshold(text: str) -> float:
@@ -227,6 +230,8 @@ def run_command(args: argparse.Namespace) -> int:
         if os.getcwd() not in sys.path:  # module:function pipelines from the current folder, as `python -m` finds them
             sys.path.insert(0, os.getcwd())
         threshold = 1.0 if args.pass_threshold is None else args.pass_threshold
+        discovery_log = logging.getLogger("scorekit.cases.discovery")
+        was_disabled, discovery_log.disabled = discovery_log.disabled, True  # the skips are printed below, once
         try:
             runner = BenchmarkRunner(args.benchmark_dir, args.pipelines, pass_threshold=threshold,
                                      matching=args.matching, jobs=args.jobs, timeout=args.timeout,
@@ -234,8 +239,13 @@ def run_command(args: argparse.Namespace) -> int:
                                      progress=_progress_printer(args.progress))
         except CasesConfigError as exc:
             return _config_error(str(exc))
-        for skipped in runner.skipped:
+        finally:
+            discovery_log.disabled = was_disabled
+        for skipped in runner.skipped[:MAX_SKIPPED_SHOWN]:
             print(f"scorekit cases: warning: skipped {skipped.name!r}: {skipped.reason}", file=sys.stderr)
+        if len(runner.skipped) > MAX_SKIPPED_SHOWN:
+            print(f"scorekit cases: warning: … and {len(runner.skipped) - MAX_SKIPPED_SHOWN} more skipped directories",
+                  file=sys.stderr)
         if not runner.cases:
             return _config_error(f"no cases found in {args.benchmark_dir!r} (a case is a sub-folder with "
                                  "input.json|yaml|yml and expected.json|yaml|yml)")
@@ -257,8 +267,11 @@ def run_command(args: argparse.Namespace) -> int:
     if previous is not None:
         from scorekit.cases.compare import compare_summaries
 
-        counts = compare_summaries(previous, summary).counts()
+        comparison = compare_summaries(previous, summary)
+        counts = comparison.counts()
         changes = ", ".join(f"{n} {kind}" for kind, n in counts.items() if n and kind != "same") or "no change"
+        if not comparison.pipelines:
+            changes = "no pipeline in common, nothing compared"
         print(f"\nSince {args.compare}: {changes}", file=out)
     print(f"\nReport written to: {written}", file=out)
     if args.pdf:

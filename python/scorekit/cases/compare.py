@@ -173,20 +173,20 @@ def compare_summaries(previous: BenchmarkSummary, current: BenchmarkSummary) -> 
             raise TypeError(f"{name} must be a BenchmarkSummary, not {type(value).__name__}")
     old_keys = dict(zip(_keyed([p.name for p in previous.pipelines]), previous.pipelines))
     new_keys = dict(zip(_keyed([p.name for p in current.pipelines]), current.pipelines))
+    pairs = [(key, old_keys[key], pipe) for key, pipe in new_keys.items() if key in old_keys]
+    if not pairs and len(old_keys) == len(new_keys):
+        # no name in common (a renamed pipeline, another outputs folder): pair them by position
+        pairs = [(key, old, new) for (key, new), old in zip(new_keys.items(), old_keys.values())]
+    paired_new, paired_old = {id(new) for _, _, new in pairs}, {id(old) for _, old, _ in pairs}
     cases: list[CaseChange] = []
-    matched = []
-    for key, pipe in new_keys.items():
-        old_pipe = old_keys.get(key)
-        if old_pipe is None:
-            continue
-        matched.append(pipe.name)
+    for _, old_pipe, pipe in pairs:
         old_cases = {c.case_name: c for c in old_pipe.cases}
         new_cases = {c.case_name: c for c in pipe.cases}
         cases += [_case_change(pipe.name, old_cases.get(c.case_name), c) for c in pipe.cases]
         cases += [_case_change(pipe.name, c, None) for c in old_pipe.cases if c.case_name not in new_cases]
-    return RunComparison(previous.created, current.created, matched,
-                         [k[0] for k in new_keys if k not in old_keys], [k[0] for k in old_keys if k not in new_keys],
-                         cases)
+    return RunComparison(previous.created, current.created, [new.name for _, _, new in pairs],
+                         [p.name for p in current.pipelines if id(p) not in paired_new],
+                         [p.name for p in previous.pipelines if id(p) not in paired_old], cases)
 
 
 def comparison_section(comparison: RunComparison) -> Any:
