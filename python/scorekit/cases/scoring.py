@@ -205,9 +205,9 @@ class _Scorer:
         if read is None:
             return None, None
         matrix, counts = read
-        keep = counts > 0
-        if keep.all():
+        if counts.all():  # every record has a scored leaf (the usual case)
             return matrix, plain
+        keep = counts > 0
         return matrix[keep], [j for j, k in zip(plain, keep) if k]
 
     def _has_element_comparator(self, path: str) -> bool:
@@ -258,8 +258,9 @@ def _pairs(matrix, rows: list[int], matching: str, wild_slots: int) -> list[tupl
     if matrix.shape[1] == 0 or not rows:
         return []
     if matching == "greedy":
-        chosen = kernels.greedy_pairs(matrix)
-        return [(rows[r], int(i), float(matrix[r, i])) for r, i in enumerate(chosen) if i >= 0]
+        chosen = kernels.greedy_pairs(matrix).tolist()
+        scores = matrix.tolist()
+        return [(rows[r], i, scores[r][i]) for r, i in enumerate(chosen) if i >= 0]
     return _optimal_pairs(matrix, rows, wild_slots)
 
 
