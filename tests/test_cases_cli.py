@@ -15,18 +15,10 @@ from pathlib import Path
 import pytest
 
 from scorekit.cases.cli import format_percent
+from cases_worked_example import WORKED
 from scorekit.cases.results import BenchmarkSummary
 from scorekit.cli import main
 
-WORKED = {
-    "c1_ok": ({"extract": {"t": "T"}, "classify": "bio"}, {"extract": {"t": "T"}, "classify": "bio"}),
-    "c2_err": ({"extract": {"t": "T"}, "classify": "bio"}, None),
-    "c3_missing": ({"extract": {"t": "T"}, "nosuchstep": {"x": 1}}, {"extract": {"t": "T"}}),
-    "c4_allign": ({"extract": "$ignore", "classify": {"a": "$ignore"}}, {"extract": {"t": "x"}, "classify": {"a": 1}}),
-    "c5_ignmissing": ({"extract": {"t": "T"}, "ghost": "$ignore"}, {"extract": {"t": "T"}}),
-    "c6_partial": ({"extract": {"t": "T", "u": "U"}, "classify": "bio"},
-                   {"extract": {"t": "T", "u": "wrong"}, "classify": "bio"}),
-}
 
 WORKED_LINES = [
     "  Step 'extract'  accuracy: 87.5%  pass rate: 75.0% (threshold: 100%)",

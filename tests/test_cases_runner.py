@@ -20,6 +20,7 @@ import pytest
 from scorekit.cases import BenchmarkRunner, CasesConfigError, DagNode
 from scorekit.cases.pipelines import (CallablePipeline, CommandPipeline, PipelineError, PipelineRun,
                                       PyconveyorPipeline, SavedOutputsPipeline, resolve_pipeline)
+from cases_worked_example import WORKED
 from scorekit.cases.results import BenchmarkSummary
 
 PY = sys.executable
@@ -39,17 +40,6 @@ def tree_digest(root: Path) -> dict[str, str]:
 
 
 # ----------------------------------------------------------------------- §2.7 worked example
-WORKED = {
-    "c1_ok": ({"extract": {"t": "T"}, "classify": "bio"}, {"extract": {"t": "T"}, "classify": "bio"}),
-    "c2_err": ({"extract": {"t": "T"}, "classify": "bio"}, None),
-    "c3_missing": ({"extract": {"t": "T"}, "nosuchstep": {"x": 1}}, {"extract": {"t": "T"}}),
-    "c4_allign": ({"extract": "$ignore", "classify": {"a": "$ignore"}}, {"extract": {"t": "x"}, "classify": {"a": 1}}),
-    "c5_ignmissing": ({"extract": {"t": "T"}, "ghost": "$ignore"}, {"extract": {"t": "T"}}),
-    "c6_partial": ({"extract": {"t": "T", "u": "U"}, "classify": "bio"},
-                   {"extract": {"t": "T", "u": "wrong"}, "classify": "bio"}),
-}
-
-
 def worked_pipeline(case_input: dict) -> dict:
     outputs = WORKED[case_input["case"]][1]
     if outputs is None:

@@ -128,7 +128,14 @@ def write_report(path: str | os.PathLike[str], html: str, *, inputs: Iterable[st
         if source.resolve() == resolved or (target.exists() and source.exists() and os.path.samefile(source, target)):
             raise InvalidValueError(f"{str(path)!r} is input {str(source)!r}; a report never overwrites its inputs",
                                     field="path", item=index)
-    fd, temp = tempfile.mkstemp(dir=folder, prefix=f".{target.name}.", suffix=".tmp")
+    return write_atomically(target, data)
+
+
+def write_atomically(target: Path, data: bytes) -> Path:
+    """Write ``data`` to ``target`` through a temporary file in its folder, flushed and renamed
+    over it (a reader sees the old file or the whole new one); the temporary file is removed on
+    any error."""
+    fd, temp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)

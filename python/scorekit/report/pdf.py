@@ -9,7 +9,6 @@ PDFs can be written here.
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -48,17 +47,6 @@ def pdf_bytes(html: str) -> bytes:
 
 def write_pdf(path: str | os.PathLike[str], html: str) -> Path:
     """Write the PDF of ``html`` to ``path`` atomically (a temporary file renamed over it)."""
-    data = pdf_bytes(html)
-    target = Path(path)
-    fd, temp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(temp, 0o644)
-        os.replace(temp, target)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
-    return target
+    from scorekit.report import write_atomically
+
+    return write_atomically(Path(path), pdf_bytes(html))
