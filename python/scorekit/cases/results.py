@@ -38,9 +38,6 @@ __all__ = [
 #: Version tag of the saved-summary JSON; loading refuses any other.
 SUMMARY_FORMAT = "scorekit.cases.summary/1"
 
-#: Step statuses: scored, ignored (``$ignore`` or nothing scored), missing (the pipeline gave no output).
-STEP_STATUSES = ("scored", "ignored", "missing")
-
 
 @dataclass
 class ListMatch:
