@@ -23,6 +23,16 @@ from scorekit.agents.base import (
     suite_grammar,
     tool_grammar,
 )
+from scorekit.agents.reliability import (
+    ReliabilityReport,
+    bootstrap_ci,
+    difference_upper_bound,
+    newcombe_difference,
+    pass_at_k,
+    pass_hat_k,
+    reliability,
+    wilson_interval,
+)
 from scorekit.agents.toolcalls import ToolCallMetric, match_calls
 from scorekit.agents.trajectory import SCHEMES, TrajectoryMetric
 from scorekit.registry import register
@@ -31,6 +41,8 @@ __all__ = [
     "TaskSpec", "ToolSpec", "tool_grammar", "suite_grammar", "DEFAULT_TASK_VALUE", "DESTRUCTIVE_WEIGHT",
     "Episode", "Trajectory", "Step", "Cost", "RunProvenance", "as_call", "is_episode",
     "ToolCallMetric", "TrajectoryMetric", "SCHEMES", "match_calls",
+    "pass_at_k", "pass_hat_k", "reliability", "ReliabilityReport", "wilson_interval", "bootstrap_ci",
+    "newcombe_difference", "difference_upper_bound",
 ]
 
 register("metrics", "tool_call", ToolCallMetric())

@@ -1,0 +1,372 @@
+"""Reliability of agents over k trials: pass@k / pass^k, Wilson and Newcombe intervals, bootstrap.
+
+pure functions (none of them is a Metric). :func:`pass_at_k` is capability (succeeds on *any* of k
+trials), :func:`pass_hat_k` is reliability (succeeds on *all* k); both are computed with exact
+integer binomials and one correctly rounded division. :func:`bootstrap_ci` is a percentile
+bootstrap whose resampling stream is CPython's ``random.Random(seed).randrange`` (so stored
+intervals are reproducible); the mean and ratio-of-sums statistics run vectorised in bounded
+chunks, any other callable gets the same resamples one by one. :func:`reliability` groups graded
+episodes (or a ``{task_id: [bool, ...]}`` mapping) into a :class:`ReliabilityReport`.
+
+>>> pass_at_k(n=5, c=2, k=1)
+0.4
+>>> round(pass_at_k(n=5, c=2, k=3), 4), pass_hat_k(n=5, c=2, k=3)
+(0.9, 0.0)
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+import random
+import warnings
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Optional, Union
+
+import numpy as np
+
+from scorekit.agents.base import Episode
+
+__all__ = [
+    "DEFAULT_Z", "DEFAULT_BOOTSTRAP_RESAMPLES", "pass_at_k", "pass_hat_k", "wilson_interval",
+    "newcombe_difference", "difference_upper_bound", "bootstrap_ci", "ReliabilityReport",
+    "reliability",
+]
+
+DEFAULT_Z = 1.96
+DEFAULT_BOOTSTRAP_RESAMPLES = 2000
+
+# Resampled values held at once by the vectorised bootstrap (bounds its memory to a few tens of MB).
+_CHUNK_CELLS = 1 << 21
+
+
+def _counts(n: Any, c: Any, k: Any) -> tuple[int, int, int]:
+    try:
+        n, c, k = operator.index(n), operator.index(c), operator.index(k)
+    except TypeError:
+        raise TypeError(
+            f"n, c and k must be integers; got n={n!r}, c={c!r}, k={k!r}") from None
+    if k < 1:
+        raise ValueError(f"k must be >= 1, got {k}")
+    if n < k:
+        raise ValueError(f"need n >= k trials to estimate at k={k}, got n={n}")
+    if not 0 <= c <= n:
+        raise ValueError(f"successes c must be in [0, n]; got c={c}, n={n}")
+    return n, c, k
+
+
+def pass_at_k(*, n: int, c: int, k: int) -> float:
+    """Unbiased P(at least one of k trials succeeds) from ``c`` successes in ``n`` trials.
+
+    ``1 - C(n-c, k) / C(n, k)`` (HumanEval), exact big-integer binomials.
+
+    >>> round(pass_at_k(n=10, c=1, k=1), 3)
+    0.1
+    >>> pass_at_k(n=10, c=10, k=5)
+    1.0
+    """
+    n, c, k = _counts(n, c, k)
+    if n - c < k:
+        return 1.0
+    return 1 - math.comb(n - c, k) / math.comb(n, k)
+
+
+def pass_hat_k(*, n: int, c: int, k: int) -> float:
+    """Unbiased P(all k trials succeed) ("pass^k", tau-bench): ``C(c, k) / C(n, k)``.
+
+    >>> pass_hat_k(n=8, c=8, k=8)
+    1.0
+    >>> pass_hat_k(n=8, c=4, k=2)
+    0.21428571428571427
+    """
+    n, c, k = _counts(n, c, k)
+    if c < k:
+        return 0.0
+    return math.comb(c, k) / math.comb(n, k)
+
+
+def wilson_interval(successes: float, n: float, *, z: float = DEFAULT_Z) -> tuple[float, float]:
+    """Wilson score interval for a binomial proportion; ``(0.0, 1.0)`` when ``n <= 0``.
+
+    >>> lo, hi = wilson_interval(0, 10)
+    >>> lo == 0.0, round(hi, 3)
+    (True, 0.278)
+    """
+    if n <= 0:
+        return (0.0, 1.0)
+    if not 0 <= successes <= n:
+        raise ValueError(f"wilson_interval: successes must be in [0, n]; got successes={successes}, n={n}")
+    p = successes / n
+    z2 = z * z
+    denom = 1 + z2 / n
+    center = (p + z2 / (2 * n)) / denom
+    margin = (z / denom) * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n))
+    return (max(0.0, center - margin), min(1.0, center + margin))
+
+
+def newcombe_difference(successes_a: float, n_a: float, successes_b: float, n_b: float, *,
+                        z: float = DEFAULT_Z) -> tuple[float, float]:
+    """Interval for ``p_a - p_b`` (Newcombe 1998, method 10, from two Wilson intervals).
+
+    ``(-1.0, 1.0)`` when either sample is empty. With a = current and b = baseline, an upper bound
+    below zero is a confident regression.
+
+    >>> lo, hi = newcombe_difference(50, 100, 90, 100)   # 50% now vs 90% before
+    >>> hi < 0
+    True
+    """
+    if n_a <= 0 or n_b <= 0:
+        return (-1.0, 1.0)
+    l_a, u_a = wilson_interval(successes_a, n_a, z=z)
+    l_b, u_b = wilson_interval(successes_b, n_b, z=z)
+    p_a, p_b = successes_a / n_a, successes_b / n_b
+    delta = p_a - p_b
+    lower = delta - math.sqrt((p_a - l_a) ** 2 + (u_b - p_b) ** 2)
+    upper = delta + math.sqrt((u_a - p_a) ** 2 + (p_b - l_b) ** 2)
+    return (max(-1.0, lower), min(1.0, upper))
+
+
+def _se_from_ci(ci: Any, z: float) -> Optional[float]:
+    if not ci:
+        return None
+    lo, hi = ci
+    if lo is None or hi is None:
+        return None
+    width = hi - lo
+    if not math.isfinite(width) or width < 0:
+        return None
+    return width / (2 * z)
+
+
+def difference_upper_bound(value_a: float, ci_a: Any, value_b: float, ci_b: Any, *,
+                           z: float = DEFAULT_Z) -> Optional[float]:
+    """Upper bound of ``a - b`` for two statistics known only through their CIs.
+
+    Each CI gives a standard error ``(hi - lo) / (2z)``; ``None`` when either CI is missing, has a
+    ``None`` bound, or has a negative or non-finite width.
+
+    >>> round(difference_upper_bound(0.5, (0.4, 0.6), 0.7, (0.6, 0.8)), 6)
+    -0.058579
+    """
+    se_a, se_b = _se_from_ci(ci_a, z), _se_from_ci(ci_b, z)
+    if se_a is None or se_b is None:
+        return None
+    return (value_a - value_b) + z * math.sqrt(se_a * se_a + se_b * se_b)
+
+
+def _index_chunks(n: int, resamples: int, seed: Any) -> Iterable[np.ndarray]:
+    """``randrange(n)`` draws of ``random.Random(seed)``, as ``(rows, n)`` blocks of resamples.
+
+    CPython's ``randrange(n)`` keeps the top ``n.bit_length()`` bits of each 32-bit MT19937 word
+    and rejects values ``>= n``; rejection only skips words, so the accepted words in order are
+    exactly the reference's index stream. NumPy's MT19937 is started from ``Random(seed)``'s state.
+    """
+    state = random.Random(seed).getstate()[1]
+    bits = np.random.MT19937()
+    bits.state = {"bit_generator": "MT19937",
+                  "state": {"key": np.array(state[:624], dtype=np.uint32), "pos": state[624]}}
+    shift = np.uint64(32 - n.bit_length())
+    accept = n / 2.0 ** n.bit_length()
+    rows = max(1, _CHUNK_CELLS // n)
+    pending = np.empty(0, dtype=np.uint64)
+    done = 0
+    while done < resamples:
+        take = min(rows, resamples - done)
+        need = take * n
+        parts = [pending]
+        have = pending.size
+        while have < need:
+            draws = bits.random_raw(int((need - have) / accept * 1.02) + 64) >> shift
+            draws = draws[draws < n]
+            parts.append(draws)
+            have += draws.size
+        stream = np.concatenate(parts) if len(parts) > 1 else pending
+        yield stream[:need].astype(np.intp).reshape(take, n)
+        pending = stream[need:]
+        done += take
+
+
+def _sequential_sum(block: np.ndarray) -> np.ndarray:
+    # Left-to-right per row, like Python's ``sum`` (NumPy's ``sum`` is pairwise).
+    return np.cumsum(block, axis=1)[:, -1]
+
+
+def bootstrap_ci(values: Iterable[Any], statistic: Union[str, Callable[[list], float]], *,
+                 resamples: int = DEFAULT_BOOTSTRAP_RESAMPLES, alpha: float = 0.05,
+                 seed: Any = 0) -> tuple[float, float]:
+    """Percentile bootstrap interval of ``statistic`` over ``values``, deterministic by ``seed``.
+
+    ``statistic`` is a callable taking the resampled list, or one of the vectorised names:
+    ``"mean"`` (``sum(v) / len(v)``) and ``"ratio"`` (``values`` are ``(cost, successes)`` pairs;
+    ``sum(cost) / sum(successes)``, ``inf`` for a resample without a success). All three draw
+    the same resamples as ``random.Random(seed)``; ``seed=None`` uses OS entropy. Empty ``values``
+    give ``(nan, nan)``.
+
+    >>> lo, hi = bootstrap_ci([1.0] * 20, lambda v: sum(v) / len(v), resamples=50)
+    >>> lo == hi == 1.0
+    True
+    >>> bootstrap_ci([0, 1, 1, 0, 1], "mean", resamples=10)
+    (0.2, 1.0)
+    """
+    values = list(values)
+    resamples = operator.index(resamples)
+    if resamples < 1:
+        raise ValueError(f"bootstrap_ci: resamples must be >= 1, got {resamples}")
+    if not 0 <= alpha <= 1:
+        raise ValueError(f"bootstrap_ci: alpha must be in [0, 1], got {alpha}")
+    if not values:
+        return (math.nan, math.nan)
+    n = len(values)
+    if statistic == "mean":
+        data = np.asarray(values, dtype=np.float64)
+        if data.ndim != 1:
+            raise TypeError("bootstrap_ci(statistic='mean') takes a flat sequence of numbers")
+        if np.isnan(data).any():
+            raise ValueError("bootstrap_ci: values contain NaN; the percentiles would be meaningless")
+        stats = np.concatenate([_sequential_sum(data[idx]) / n
+                                for idx in _index_chunks(n, resamples, seed)])
+    elif statistic == "ratio":
+        data = np.asarray(values, dtype=np.float64)
+        if data.ndim != 2 or data.shape[1] != 2:
+            raise TypeError("bootstrap_ci(statistic='ratio') takes (cost, successes) pairs")
+        if np.isnan(data).any():
+            raise ValueError("bootstrap_ci: values contain NaN; the percentiles would be meaningless")
+        cost, success = data[:, 0], data[:, 1]
+        chunks = []
+        for idx in _index_chunks(n, resamples, seed):
+            total, wins = _sequential_sum(cost[idx]), _sequential_sum(success[idx])
+            with np.errstate(divide="ignore", invalid="ignore"):
+                chunks.append(np.where(wins > 0, total / np.where(wins > 0, wins, 1.0), math.inf))
+        stats = np.concatenate(chunks)
+    elif callable(statistic):
+        stats = [statistic([values[i] for i in row])
+                 for idx in _index_chunks(n, resamples, seed) for row in idx.tolist()]
+        if any(s != s for s in stats):
+            raise ValueError("bootstrap_ci: the statistic returned NaN; the percentiles would be meaningless")
+    else:
+        raise TypeError(
+            f"bootstrap_ci: statistic must be a callable, 'mean' or 'ratio'; got {statistic!r}")
+    stats.sort()
+    lo, hi = stats[int((alpha / 2) * resamples)], stats[min(resamples - 1, int((1 - alpha / 2) * resamples))]
+    return (float(lo), float(hi)) if isinstance(stats, np.ndarray) else (lo, hi)
+
+
+@dataclass
+class ReliabilityReport:
+    """What :func:`reliability` (and the suite runner) report about k-trial runs.
+
+    ``success_rate`` is micro over all counted trials; ``pass_at_k`` / ``pass_hat_k`` are means
+    over tasks of the per-task estimators, ``None`` when no task had k trials. ``float(report)``
+    is the headline reliability ``pass_hat_k`` (``nan`` when not measurable).
+    """
+
+    k: int = 1
+    n_tasks: int = 0
+    n_trials: int = 0
+    n_success: int = 0
+    success_rate: float = 0.0
+    success_ci: tuple = (0.0, 1.0)
+    pass_at_k: Optional[float] = None
+    pass_hat_k: Optional[float] = None
+    pass_hat_k_ci: tuple = (0.0, 1.0)
+    stochastic: bool = True
+    per_task: dict = field(default_factory=dict)
+    per_slice: dict = field(default_factory=dict)
+    cost: dict = field(default_factory=dict)
+    detail: dict = field(default_factory=dict)
+
+    def __float__(self) -> float:
+        return math.nan if self.pass_hat_k is None else float(self.pass_hat_k)
+
+
+def _group(source: Any) -> dict[Any, list[bool]]:
+    if isinstance(source, Mapping):
+        return {tid: [bool(x) for x in outcomes] for tid, outcomes in source.items()}
+    grouped: dict[Any, list[bool]] = {}
+    for ep in source:
+        if not isinstance(ep, Episode) and not hasattr(ep, "task_id"):
+            raise TypeError(
+                f"reliability() takes Episodes or a {{task_id: [bool, ...]}} mapping; got {type(ep)}")
+        success = getattr(ep, "success", None)
+        if success is None:
+            raise ValueError(
+                f"episode for task {ep.task_id!r} is ungraded (success is None); run it through a "
+                "checker (see scorekit.agents.TaskSuccessMetric) first.")
+        grouped.setdefault(ep.task_id, []).append(bool(success))
+    return grouped
+
+
+def _mean(xs: Sequence[float]) -> Optional[float]:
+    return sum(xs) / len(xs) if xs else None
+
+
+def reliability(source: Union[Iterable[Any], Mapping[Any, Iterable[Any]]], *, k: int = 1,
+                slices: Optional[Mapping[Any, Optional[str]]] = None,
+                cost: Optional[Mapping[str, Any]] = None,
+                warn_deterministic: bool = True) -> ReliabilityReport:
+    """pass@k, pass^k (with a bootstrap CI over tasks) and the Wilson success interval.
+
+    ``source`` is graded episodes (grouped by ``task_id``) or ``{task_id: [bool, ...]}``. Tasks
+    with fewer than ``k`` trials are excluded (with a warning); ``slices`` maps task ids to labels
+    for per-slice figures; ``cost`` (a cost report) is copied into the report as given.
+
+    >>> r = reliability({"t1": [True, True, False], "t2": [True, True, True]}, k=2)
+    >>> r.n_tasks, r.k, round(r.pass_hat_k, 3)
+    (2, 2, 0.667)
+    """
+    grouped = _group(source)
+    per_task: dict[Any, dict] = {}
+    skipped: list = []
+    any_mixed = False
+    n_trials = n_success = 0
+    for tid, outcomes in grouped.items():
+        n, c = len(outcomes), sum(outcomes)
+        if n < k:
+            skipped.append(tid)
+            continue
+        any_mixed = any_mixed or 0 < c < n
+        per_task[tid] = {"n": n, "c": c, "pass_at_k": pass_at_k(n=n, c=c, k=k),
+                         "pass_hat_k": pass_hat_k(n=n, c=c, k=k)}
+        n_trials += n
+        n_success += c
+    n_tasks = len(per_task)
+    hats = [t["pass_hat_k"] for t in per_task.values()]
+    if skipped:
+        warnings.warn(
+            f"reliability: {len(skipped)} of {len(grouped)} task(s) have fewer than k={k} trials "
+            f"and were EXCLUDED from pass@k/pass^k (e.g. {skipped[:3]}). Run at least k trials per "
+            f"task, or lower k -- the reported figures cover only the remaining {n_tasks} task(s).",
+            UserWarning, stacklevel=2)
+    per_slice: dict[Any, dict] = {}
+    if slices:
+        buckets: dict[Any, list[dict]] = {}
+        for tid, row in per_task.items():
+            label = slices.get(tid)
+            if label is not None:
+                buckets.setdefault(label, []).append(row)
+        for label, rows in buckets.items():
+            per_slice[label] = {
+                "n_tasks": len(rows),
+                "pass_at_k": _mean([r["pass_at_k"] for r in rows]),
+                "pass_hat_k": _mean([r["pass_hat_k"] for r in rows]),
+                "success_rate": sum(r["c"] for r in rows) / sum(r["n"] for r in rows),
+            }
+    if warn_deterministic and k > 1 and not any_mixed and n_tasks:
+        warnings.warn(
+            "reliability: no task showed mixed outcomes across trials -- the agent looks "
+            f"deterministic, so pass^{k} degenerates to pass^1 and measures nothing new. Ensure "
+            "real run-to-run stochasticity (temperature, seeds, a simulated user) or report pass^1 "
+            "instead.", UserWarning, stacklevel=2)
+    return ReliabilityReport(
+        k=k, n_tasks=n_tasks, n_trials=n_trials, n_success=n_success,
+        success_rate=n_success / n_trials if n_trials else 0.0,
+        success_ci=wilson_interval(n_success, n_trials),
+        pass_at_k=_mean([t["pass_at_k"] for t in per_task.values()]),
+        pass_hat_k=_mean(hats),
+        pass_hat_k_ci=bootstrap_ci(hats, "mean") if hats else (0.0, 1.0),
+        stochastic=any_mixed or k == 1,
+        per_task=per_task, per_slice=per_slice,
+        cost=dict(cost) if cost else {},
+        detail={"skipped": skipped} if skipped else {},
+    )
