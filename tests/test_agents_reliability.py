@@ -339,3 +339,12 @@ def test_docs_section_examples():
     runner = doctest.DocTestRunner()
     runner.run(test)
     assert runner.summarize(verbose=False).failed == 0 and test.examples
+
+
+def test_bootstrap_differential_long_inputs():
+    # Long resamples: the vectorised sums must stay left to right (not pairwise) at any chunk shape.
+    rng = random.Random(8)
+    for n, res in [(3000, 1), (3000, 30), (20000, 3)]:
+        vals = [rng.uniform(-1, 1) * 10 ** rng.randint(-6, 6) for _ in range(n)]
+        assert bootstrap_ci(vals, "mean", resamples=res, seed=n) == ek_agents.bootstrap_ci(
+            vals, mean, resamples=res, seed=n)

@@ -1,6 +1,6 @@
 """Reliability of agents over k trials: pass@k / pass^k, Wilson and Newcombe intervals, bootstrap.
 
-pure functions (none of them is a Metric). :func:`pass_at_k` is capability (succeeds on *any* of k
+Pure functions, none of them a Metric. :func:`pass_at_k` is capability (succeeds on *any* of k
 trials), :func:`pass_hat_k` is reliability (succeeds on *all* k); both are computed with exact
 integer binomials and one correctly rounded division. :func:`bootstrap_ci` is a percentile
 bootstrap whose resampling stream is CPython's ``random.Random(seed).randrange`` (so stored
@@ -25,8 +25,6 @@ from dataclasses import dataclass, field
 from typing import Any, Optional, Union
 
 import numpy as np
-
-from scorekit.agents.base import Episode
 
 __all__ = [
     "DEFAULT_Z", "DEFAULT_BOOTSTRAP_RESAMPLES", "pass_at_k", "pass_hat_k", "wilson_interval",
@@ -187,9 +185,10 @@ def _index_chunks(n: int, resamples: int, seed: Any) -> Iterable[np.ndarray]:
         done += take
 
 
-def _sequential_sum(block: np.ndarray) -> np.ndarray:
-    # Left-to-right per row, like Python's ``sum`` (NumPy's ``sum`` is pairwise).
-    return np.cumsum(block, axis=1)[:, -1]
+def _row_sums(data: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """``sum(data[row])`` for each row of ``idx``, added left to right as Python's ``sum`` does
+    (NumPy's ``sum`` is pairwise; a running sum is sequential by definition)."""
+    return np.cumsum(data[idx], axis=1)[:, -1]
 
 
 def bootstrap_ci(values: Iterable[Any], statistic: Union[str, Callable[[list], float]], *,
@@ -224,7 +223,7 @@ def bootstrap_ci(values: Iterable[Any], statistic: Union[str, Callable[[list], f
             raise TypeError("bootstrap_ci(statistic='mean') takes a flat sequence of numbers")
         if np.isnan(data).any():
             raise ValueError("bootstrap_ci: values contain NaN; the percentiles would be meaningless")
-        stats = np.concatenate([_sequential_sum(data[idx]) / n
+        stats = np.concatenate([_row_sums(data, idx) / n
                                 for idx in _index_chunks(n, resamples, seed)])
     elif statistic == "ratio":
         data = np.asarray(values, dtype=np.float64)
@@ -235,9 +234,8 @@ def bootstrap_ci(values: Iterable[Any], statistic: Union[str, Callable[[list], f
         cost, success = data[:, 0], data[:, 1]
         chunks = []
         for idx in _index_chunks(n, resamples, seed):
-            total, wins = _sequential_sum(cost[idx]), _sequential_sum(success[idx])
-            with np.errstate(divide="ignore", invalid="ignore"):
-                chunks.append(np.where(wins > 0, total / np.where(wins > 0, wins, 1.0), math.inf))
+            total, wins = _row_sums(cost, idx), _row_sums(success, idx)
+            chunks.append(np.where(wins > 0, total / np.where(wins > 0, wins, 1.0), math.inf))
         stats = np.concatenate(chunks)
     elif callable(statistic):
         stats = [statistic([values[i] for i in row])
@@ -285,7 +283,7 @@ def _group(source: Any) -> dict[Any, list[bool]]:
         return {tid: [bool(x) for x in outcomes] for tid, outcomes in source.items()}
     grouped: dict[Any, list[bool]] = {}
     for ep in source:
-        if not isinstance(ep, Episode) and not hasattr(ep, "task_id"):
+        if not hasattr(ep, "task_id"):
             raise TypeError(
                 f"reliability() takes Episodes or a {{task_id: [bool, ...]}} mapping; got {type(ep)}")
         success = getattr(ep, "success", None)
