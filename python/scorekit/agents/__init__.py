@@ -23,6 +23,17 @@ from scorekit.agents.base import (
     suite_grammar,
     tool_grammar,
 )
+from scorekit.agents.cost import (
+    ModelPrice,
+    UnknownModelPrice,
+    cost_of_pass,
+    cost_report,
+    dollars,
+    episode_dollars,
+    load_prices,
+    per_million,
+    price_of,
+)
 from scorekit.agents.reliability import (
     ReliabilityReport,
     bootstrap_ci,
@@ -43,6 +54,8 @@ __all__ = [
     "ToolCallMetric", "TrajectoryMetric", "SCHEMES", "match_calls",
     "pass_at_k", "pass_hat_k", "reliability", "ReliabilityReport", "wilson_interval", "bootstrap_ci",
     "newcombe_difference", "difference_upper_bound",
+    "ModelPrice", "per_million", "dollars", "episode_dollars", "cost_of_pass", "cost_report",
+    "load_prices", "price_of", "UnknownModelPrice",
 ]
 
 register("metrics", "tool_call", ToolCallMetric())

@@ -1,0 +1,284 @@
+"""Prices and Cost-of-Pass: what an agent run cost in dollars, and what one success costs.
+
+Rates are always injected — scorekit ships no built-in price table (rates go stale). Give a
+:class:`ModelPrice` (USD **per token**; :func:`per_million` converts list prices), a
+``{model: ModelPrice}`` mapping, or a catalog read by :func:`load_prices` from a local copy of
+LiteLLM's ``model_prices_and_context_window.json`` (the data file only; nothing is fetched).
+Cost-of-Pass is total spend over successes: failed runs' spend stays in the numerator.
+
+>>> from scorekit.agents.base import Cost
+>>> round(dollars(Cost(input_tokens=1_000_000, output_tokens=200_000), per_million(1.0, 5.0)), 4)
+2.0
+>>> cost_of_pass(10.0, 4), cost_of_pass(10.0, 0)
+(2.5, inf)
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import numbers
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Optional, Union
+
+from scorekit.agents.base import Cost
+
+__all__ = [
+    "DEFAULT_CACHE_DISCOUNT", "DEFAULT_BATCH_DISCOUNT", "UnknownModelPrice", "ModelPrice",
+    "per_million", "dollars", "price_of", "load_prices", "cost_of_pass", "episode_dollars",
+    "cost_report",
+]
+
+DEFAULT_CACHE_DISCOUNT = 0.1
+"""Cached input is billed at this fraction of the input rate when no cached rate is declared."""
+DEFAULT_BATCH_DISCOUNT = 0.5
+"""Multiplier of batch-API runs (applied only with ``batch=True``)."""
+
+
+class UnknownModelPrice(KeyError):
+    """No rate for a model in the injected catalog."""
+
+
+def _rate(name: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"ModelPrice.{name} must be a real number of USD per token, got {value!r}")
+    if not math.isfinite(value) or value < 0:
+        raise ValueError(f"ModelPrice.{name} must be finite and >= 0 (USD per token), got {value!r}")
+    return value
+
+
+@dataclass(frozen=True)
+class ModelPrice:
+    """Rates of one model in **USD per token** (``cached_input``/``reasoning`` optional).
+
+    >>> p = ModelPrice(input=2e-6, output=8e-6)
+    >>> p.cached_rate == 0.1 * 2e-6, p.reasoning_rate
+    (True, 8e-06)
+    """
+
+    input: float = 0.0
+    output: float = 0.0
+    cached_input: Optional[float] = None
+    reasoning: Optional[float] = None
+
+    def __post_init__(self) -> None:
+        _rate("input", self.input)
+        _rate("output", self.output)
+        if self.cached_input is not None:
+            _rate("cached_input", self.cached_input)
+        if self.reasoning is not None:
+            _rate("reasoning", self.reasoning)
+
+    @property
+    def cached_rate(self) -> float:
+        """``cached_input``, else ``DEFAULT_CACHE_DISCOUNT * input``."""
+        return self.cached_input if self.cached_input is not None else DEFAULT_CACHE_DISCOUNT * self.input
+
+    @property
+    def reasoning_rate(self) -> float:
+        """``reasoning``, else the ``output`` rate (reasoning is billed as output)."""
+        return self.reasoning if self.reasoning is not None else self.output
+
+
+def per_million(input: float, output: float, *, cached_input: Optional[float] = None,
+                reasoning: Optional[float] = None) -> ModelPrice:
+    """A :class:`ModelPrice` from list prices in USD per **million** tokens.
+
+    >>> p = per_million(3.0, 15.0)
+    >>> round(p.input, 9), round(p.output, 9)
+    (3e-06, 1.5e-05)
+    """
+    for name, v in (("input", input), ("output", output), ("cached_input", cached_input),
+                    ("reasoning", reasoning)):
+        if v is not None and (isinstance(v, bool) or not isinstance(v, numbers.Real)):
+            raise TypeError(f"per_million: {name} must be a real number of USD per 1M tokens, got {v!r}")
+    return ModelPrice(
+        input=input * 1e-6,
+        output=output * 1e-6,
+        cached_input=None if cached_input is None else cached_input * 1e-6,
+        reasoning=None if reasoning is None else reasoning * 1e-6,
+    )
+
+
+def price_of(model: str, *, prices: Optional[Mapping[str, ModelPrice]] = None) -> ModelPrice:
+    """``prices[model]``; :class:`UnknownModelPrice` when absent (no rate is ever guessed)."""
+    if prices and model in prices:
+        return prices[model]
+    raise UnknownModelPrice(
+        f"No price for model {model!r}. scorekit ships no built-in price table (rates go stale). "
+        "Pass prices={'<model>': ModelPrice(...)} (see scorekit.agents.per_million), or load a "
+        "catalog with scorekit.agents.load_prices(<path to LiteLLM "
+        "model_prices_and_context_window.json>)."
+    )
+
+
+def _check_tokens(cost: Cost) -> None:
+    try:
+        ok = (cost.input_tokens >= 0 and cost.output_tokens >= 0 and cost.cached_input_tokens >= 0
+              and cost.reasoning_tokens >= 0)  # False for NaN too
+    except TypeError:
+        raise TypeError(f"dollars: token counts must be numbers, got {cost!r}") from None
+    if not ok:
+        raise ValueError(f"dollars: token counts must be >= 0, got {cost!r}")
+
+
+def dollars(cost: Cost, price: Union[ModelPrice, str], *,
+            prices: Optional[Mapping[str, ModelPrice]] = None, batch: bool = False) -> float:
+    """USD of one :class:`Cost` at ``price`` (a :class:`ModelPrice`, or a model name looked up in
+    ``prices``); ``batch=True`` applies ``DEFAULT_BATCH_DISCOUNT``. Retries and latency are free.
+
+    >>> dollars(Cost(input_tokens=1000), "m", prices={"m": per_million(1, 1)})
+    0.001
+    """
+    if isinstance(price, str):
+        price = price_of(price, prices=prices)
+    elif not isinstance(price, ModelPrice):
+        raise TypeError(f"dollars: price must be a ModelPrice or a model name, got {price!r}")
+    if not isinstance(cost, Cost):
+        raise TypeError(f"dollars: cost must be a Cost, got {cost!r}")
+    _check_tokens(cost)
+    total = (cost.input_tokens * price.input + cost.output_tokens * price.output
+             + cost.cached_input_tokens * price.cached_rate + cost.reasoning_tokens * price.reasoning_rate)
+    return total * (DEFAULT_BATCH_DISCOUNT if batch else 1.0)
+
+
+def _opt_float(model: str, key: str, v: Any) -> Optional[float]:
+    if v is None:
+        return None
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        raise ValueError(f"load_prices: model {model!r} has a non-numeric {key}: {v!r}") from None
+
+
+def load_prices(source: Union[str, os.PathLike, Mapping]) -> dict[str, ModelPrice]:
+    """``{model: ModelPrice}`` from a LiteLLM ``model_prices_and_context_window.json`` (a path, or
+    the already parsed mapping). Non-mapping entries (``sample_spec``) and entries with neither an
+    input nor an output rate (embeddings, unpriced) are skipped.
+
+    >>> table = load_prices({"m": {"input_cost_per_token": 1e-6, "output_cost_per_token": 2e-6}})
+    >>> table["m"].output
+    2e-06
+    """
+    if isinstance(source, Mapping):
+        data = source
+    elif isinstance(source, (str, os.PathLike)):
+        with open(source, encoding="utf-8") as f:
+            try:
+                data = json.load(f)
+            except json.JSONDecodeError as e:
+                raise ValueError(f"load_prices: {os.fspath(source)!r} is not valid JSON ({e})") from None
+        if not isinstance(data, Mapping):
+            raise ValueError(f"load_prices: {os.fspath(source)!r} must hold a JSON object of "
+                             f"{{model: entry}}, got {type(data).__name__}")
+    else:
+        raise TypeError(f"load_prices: source must be a path or a mapping, got {type(source).__name__}")
+    table: dict[str, ModelPrice] = {}
+    for model, entry in data.items():
+        if not isinstance(entry, Mapping):
+            continue
+        inp = _opt_float(model, "input_cost_per_token", entry.get("input_cost_per_token"))
+        out = _opt_float(model, "output_cost_per_token", entry.get("output_cost_per_token"))
+        if inp is None and out is None:
+            continue
+        try:
+            table[model] = ModelPrice(
+                input=inp or 0.0, output=out or 0.0,
+                cached_input=_opt_float(model, "cache_read_input_token_cost",
+                                        entry.get("cache_read_input_token_cost")),
+                reasoning=_opt_float(model, "output_cost_per_reasoning_token",
+                                     entry.get("output_cost_per_reasoning_token")),
+            )
+        except ValueError as e:
+            raise ValueError(f"load_prices: model {model!r}: {e}") from None
+    return table
+
+
+def cost_of_pass(total_cost: float, n_success: int) -> float:
+    """Total spend / successes (``inf`` when nothing succeeded).
+
+    >>> cost_of_pass(10.0, 4), cost_of_pass(10.0, 0)
+    (2.5, inf)
+    """
+    if isinstance(total_cost, bool) or not isinstance(total_cost, numbers.Real):
+        raise TypeError(f"cost_of_pass: total_cost must be a number, got {total_cost!r}")
+    if not total_cost >= 0:
+        raise ValueError(f"cost_of_pass: total_cost must be >= 0, got {total_cost!r}")
+    if not isinstance(n_success, numbers.Integral):
+        raise TypeError(f"cost_of_pass: n_success must be an integer count, got {n_success!r}")
+    if n_success <= 0:
+        return math.inf
+    return total_cost / n_success
+
+
+def episode_dollars(episode: Any, *, prices: Optional[Mapping[str, ModelPrice]] = None,
+                    price: Optional[ModelPrice] = None, batch: bool = False) -> float:
+    """USD of one episode: ``0.0`` without a cost; else at ``price``, or at the rate of its
+    ``run.model`` in ``prices``."""
+    cost = episode.cost
+    if cost is None:
+        return 0.0
+    if price is None:
+        price = price_of((episode.run.model if episode.run else "") or "", prices=prices)
+    return dollars(cost, price, batch=batch)
+
+
+def cost_report(episodes: Iterable[Any], *, prices: Optional[Mapping[str, ModelPrice]] = None,
+                price: Optional[ModelPrice] = None) -> dict:
+    """Success rate, dollars, Cost-of-Pass, mean latency and tokens of graded episodes.
+
+    Without rates (``price`` and ``prices`` both None) the dollar figures are ``None``, never 0.0.
+
+    >>> from scorekit.agents.base import Episode
+    >>> eps = [Episode(task_id="a", cost=Cost(input_tokens=1_000_000), success=True),
+    ...        Episode(task_id="b", cost=Cost(input_tokens=1_000_000), success=False)]
+    >>> r = cost_report(eps, price=per_million(1.0, 1.0))
+    >>> r["success_rate"], round(r["cost_per_success"], 2)
+    (0.5, 2.0)
+    >>> cost_report(eps)["cost_per_success"] is None
+    True
+    """
+    eps = list(episodes)
+    try:
+        ungraded = [e.task_id for e in eps if e.success is None]
+        costs = [e.cost for e in eps if e.cost is not None]
+    except AttributeError:
+        raise TypeError(f"cost_report: expected Episodes, got {[type(e).__name__ for e in eps][:3]}") from None
+    if ungraded:
+        raise ValueError(
+            f"cost_report: {len(ungraded)} episode(s) are ungraded (success is None), e.g. "
+            f"{ungraded[:3]}. Grade them with a checker first -- an ungraded episode is not a failed "
+            "one, and silently treating it as one reports an infinite cost-of-pass."
+        )
+    n = len(eps)
+    n_success = sum(1 for e in eps if e.success)
+    priced = price is not None or prices is not None
+    total = cps = None
+    if priced:
+        total = 0.0
+        by_model: dict = {}  # one catalog look-up per model
+        for e in eps:
+            cost = e.cost
+            if cost is None:
+                continue  # priced at 0.0, which leaves the left-to-right sum unchanged
+            p = price
+            if p is None:
+                model = (e.run.model if e.run else "") or ""
+                p = by_model.get(model)
+                if p is None:
+                    p = by_model[model] = price_of(model, prices=prices)
+            total += dollars(cost, p)
+        cps = cost_of_pass(total, n_success)
+    latencies = [c.latency_s for c in costs if c.latency_s is not None]
+    return {
+        "n": n,
+        "n_success": n_success,
+        "success_rate": n_success / n if n else 0.0,
+        "total_dollars": total,
+        "cost_per_success": cps,
+        "mean_latency_s": sum(latencies) / len(latencies) if latencies else None,
+        "total_tokens": sum(c.total_tokens for c in costs),
+        "priced": priced,
+    }

@@ -1,0 +1,363 @@
+"""scorekit.agents.cost: spec vectors, hand-computed values, errors, and parity with ``ek``."""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+
+import pytest
+
+from scorekit.agents import (
+    Cost, Episode, ModelPrice, RunProvenance, UnknownModelPrice, cost_of_pass, cost_report, dollars,
+    episode_dollars, load_prices, per_million, price_of,
+)
+from scorekit.agents import cost as C
+
+ek_agents = pytest.importorskip("ek.agents")
+from ek.agents import base as ekb  # noqa: E402
+from ek.agents import cost as ekc  # noqa: E402
+
+
+def close(a, b, tol=1e-12):
+    if a is None or b is None:
+        return a is b
+    if math.isinf(a) or math.isinf(b):
+        return a == b
+    return a == b or abs(a - b) <= tol * max(1.0, abs(a), abs(b))
+
+
+# --- constants, ModelPrice, per_million ---------------------------------------------------------
+
+def test_constants_and_exception():
+    assert C.DEFAULT_CACHE_DISCOUNT == 0.1 and C.DEFAULT_BATCH_DISCOUNT == 0.5
+    assert issubclass(UnknownModelPrice, KeyError)
+
+
+def test_model_price_rates():
+    p = ModelPrice(input=2e-6, output=8e-6)
+    assert p.cached_rate == 0.1 * 2e-6 and p.reasoning_rate == 8e-6
+    q = ModelPrice(input=2e-6, output=8e-6, cached_input=0.0, reasoning=4e-6)
+    assert q.cached_rate == 0.0 and q.reasoning_rate == 4e-6  # an explicit 0 is kept, not defaulted
+
+
+def test_per_million_vectors():
+    p = per_million(3.0, 15.0)
+    assert (round(p.input, 9), round(p.output, 9)) == (3e-06, 1.5e-05)
+    assert p.input == 3.0 * 1e-6 and p.cached_input is None and p.reasoning is None
+    q = per_million(2, 8, reasoning=4, cached_input=0.5)
+    assert q.reasoning == 4 * 1e-6 and q.cached_input == 0.5 * 1e-6
+
+
+@pytest.mark.parametrize("kw, exc, pat", [
+    (dict(input=float("nan")), ValueError, "finite"),
+    (dict(output=-1e-6), ValueError, ">= 0"),
+    (dict(cached_input=float("inf")), ValueError, "cached_input"),
+    (dict(reasoning="1"), TypeError, "reasoning"),
+    (dict(input=True), TypeError, "input"),
+])
+def test_model_price_rejects_bad_rates(kw, exc, pat):
+    with pytest.raises(exc, match=pat):
+        ModelPrice(**kw)
+
+
+def test_per_million_rejects_non_numbers():
+    with pytest.raises(TypeError, match="per_million: input"):
+        per_million("1", 2)
+
+
+# --- dollars / price_of -------------------------------------------------------------------------
+
+def test_dollars_spec_vectors():
+    price = ModelPrice(input=1e-6, output=5e-6)
+    assert round(dollars(Cost(input_tokens=1_000_000, output_tokens=200_000), price), 4) == 2.0
+    p = per_million(1.0, 10.0)
+    assert dollars(Cost(input_tokens=1_000_000), p) == pytest.approx(1.0)
+    assert dollars(Cost(output_tokens=1_000_000), p) == pytest.approx(10.0)
+    assert dollars(Cost(cached_input_tokens=1_000_000), p) == pytest.approx(0.1)
+    assert dollars(Cost(input_tokens=1_000_000), per_million(1, 1), batch=True) == pytest.approx(0.5)
+    all4 = Cost(input_tokens=10**6, output_tokens=10**6, cached_input_tokens=10**6, reasoning_tokens=10**6)
+    assert dollars(all4, per_million(2.0, 8.0)) == pytest.approx(18.2, abs=1e-12)
+    q = per_million(2, 8, reasoning=4, cached_input=0.5)
+    assert dollars(Cost(reasoning_tokens=10**6), q) == pytest.approx(4.0)
+    assert dollars(Cost(cached_input_tokens=10**6), q) == pytest.approx(0.5)
+    assert dollars(Cost(input_tokens=1000), "m", prices={"m": per_million(1, 1)}) == 0.001
+
+
+def test_dollars_hand_computed():
+    # 100*2e-6 + 50*1e-5 + 10*(0.1*2e-6) + 5*1e-5 = 2e-4 + 5e-4 + 2e-6 + 5e-5 = 7.52e-4
+    c = Cost(input_tokens=100, output_tokens=50, cached_input_tokens=10, reasoning_tokens=5,
+             retries=7, latency_s=3.0)
+    assert dollars(c, ModelPrice(2e-6, 1e-5)) == pytest.approx(7.52e-4, rel=1e-14)
+    assert dollars(c, ModelPrice(2e-6, 1e-5), batch=True) == pytest.approx(3.76e-4, rel=1e-14)
+    assert dollars(Cost(retries=5, latency_s=9.0), ModelPrice(1.0, 1.0)) == 0.0  # not priced
+
+
+def test_unknown_model_message():
+    for prices in (None, {}, {"other": per_million(1, 1)}):
+        with pytest.raises(UnknownModelPrice, match="load_prices|prices=") as ei:
+            dollars(Cost(input_tokens=1), "gpt-nonexistent", prices=prices)
+        assert "'gpt-nonexistent'" in str(ei.value) and "no built-in price table" in str(ei.value)
+    assert price_of("m", prices={"m": ModelPrice(1e-6)}) == ModelPrice(1e-6)
+
+
+@pytest.mark.parametrize("cost, price, exc, pat", [
+    (Cost(input_tokens=-5), ModelPrice(1e-6), ValueError, ">= 0"),
+    (Cost(output_tokens=float("nan")), ModelPrice(1e-6), ValueError, ">= 0"),
+    (Cost(reasoning_tokens="3"), ModelPrice(1e-6), TypeError, "numbers"),
+    (Cost(input_tokens=float("-inf")), ModelPrice(1e-6), ValueError, ">= 0"),
+    (None, ModelPrice(1e-6), TypeError, "cost must be a Cost"),
+    (Cost(), 3, TypeError, "price must be a ModelPrice"),
+    (Cost(), None, TypeError, "price must be a ModelPrice"),
+])
+def test_dollars_bad_input(cost, price, exc, pat):
+    with pytest.raises(exc, match=pat):
+        dollars(cost, price)
+
+
+# --- load_prices --------------------------------------------------------------------------------
+
+SPEC_TABLE = {
+    "m1": {"input_cost_per_token": 1e-6, "output_cost_per_token": 2e-6,
+           "cache_read_input_token_cost": 1e-7, "output_cost_per_reasoning_token": 3e-6},
+    "embed": {"input_cost_per_token": None, "output_cost_per_token": None},
+    "only_in": {"input_cost_per_token": 1e-6},
+    "sample_spec": "str",
+}
+
+
+def test_load_prices_spec_vector(tmp_path):
+    want = {"m1": ModelPrice(1e-06, 2e-06, 1e-07, 3e-06), "only_in": ModelPrice(1e-06, 0.0, None, None)}
+    assert load_prices(SPEC_TABLE) == want
+    assert load_prices(SPEC_TABLE)["m1"].cached_rate == 1e-7
+    f = tmp_path / "model_prices_and_context_window.json"
+    f.write_text(json.dumps(SPEC_TABLE), encoding="utf-8")
+    assert load_prices(f) == want and load_prices(str(f)) == want
+    assert load_prices({"m": {"input_cost_per_token": 1e-6, "output_cost_per_token": 2e-6}})["m"].output == 2e-06
+    assert load_prices({"m": {"input_cost_per_token": "1e-6"}})["m"].input == 1e-6  # as float() does
+
+
+def test_load_prices_bad_input(tmp_path):
+    with pytest.raises(FileNotFoundError):
+        load_prices(tmp_path / "missing.json")
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json", encoding="utf-8")
+    with pytest.raises(ValueError, match="not valid JSON"):
+        load_prices(bad)
+    arr = tmp_path / "list.json"
+    arr.write_text("[1, 2]", encoding="utf-8")
+    with pytest.raises(ValueError, match="JSON object"):
+        load_prices(arr)
+    with pytest.raises(TypeError, match="path or a mapping"):
+        load_prices(3)
+    with pytest.raises(ValueError, match="'m'.*non-numeric input_cost_per_token"):
+        load_prices({"m": {"input_cost_per_token": "abc"}})
+    with pytest.raises(ValueError, match="'m'.*non-numeric"):
+        load_prices({"m": {"output_cost_per_token": [1]}})
+    with pytest.raises(ValueError, match="'m'.*>= 0"):
+        load_prices({"m": {"input_cost_per_token": -1e-6}})
+
+
+# --- cost_of_pass / episode_dollars -------------------------------------------------------------
+
+def test_cost_of_pass():
+    assert cost_of_pass(10.0, 4) == 2.5
+    assert cost_of_pass(10.0, 0) == math.inf and cost_of_pass(10.0, -1) == math.inf
+    assert cost_of_pass(0, 3) == 0.0
+    with pytest.raises(ValueError, match="total_cost"):
+        cost_of_pass(float("nan"), 2)
+    with pytest.raises(ValueError, match="total_cost"):
+        cost_of_pass(-1.0, 2)
+    with pytest.raises(TypeError, match="n_success"):
+        cost_of_pass(10.0, 2.5)
+    with pytest.raises(TypeError, match="total_cost"):
+        cost_of_pass("a", 2)
+
+
+def test_episode_dollars():
+    ep = Episode(cost=Cost(input_tokens=10**6), run=RunProvenance(model="m"))
+    assert episode_dollars(ep, prices={"m": per_million(3, 15)}) == 3.0
+    assert episode_dollars(ep, price=per_million(1, 1), prices={"m": per_million(3, 15)}) == 1.0
+    assert episode_dollars(ep, prices={"m": per_million(3, 15)}, batch=True) == 1.5
+    assert episode_dollars(Episode()) == 0.0  # no cost: nothing to price, not even a lookup
+    with pytest.raises(UnknownModelPrice, match="''"):
+        episode_dollars(Episode(cost=Cost(input_tokens=1)), prices={"m": per_million(1, 1)})
+
+
+# --- cost_report --------------------------------------------------------------------------------
+
+def test_cost_report_spec_vectors():
+    p = per_million(1.0, 1.0)
+    eps = [Episode(task_id="a", cost=Cost(input_tokens=1_000_000), success=True),
+           Episode(task_id="b", cost=Cost(input_tokens=1_000_000), success=False)]
+    r = cost_report(eps, price=p)
+    assert r == {"n": 2, "n_success": 1, "success_rate": 0.5, "total_dollars": 2.0,
+                 "cost_per_success": 2.0, "mean_latency_s": None, "total_tokens": 2000000, "priced": True}
+    assert list(r) == ["n", "n_success", "success_rate", "total_dollars", "cost_per_success",
+                       "mean_latency_s", "total_tokens", "priced"]
+    unpriced = cost_report(eps)
+    assert unpriced["cost_per_success"] is None and unpriced["total_dollars"] is None
+    assert unpriced["total_tokens"] == 2000000 and unpriced["priced"] is False
+    assert cost_report([]) == {"n": 0, "n_success": 0, "success_rate": 0.0, "total_dollars": None,
+                               "cost_per_success": None, "mean_latency_s": None, "total_tokens": 0,
+                               "priced": False}
+    small = [Episode(task_id="a", cost=Cost(input_tokens=100), success=True),
+             Episode(task_id="b", cost=Cost(input_tokens=100), success=False)]
+    assert cost_report(small, price=p)["cost_per_success"] == pytest.approx(2e-4, rel=1e-15)
+    two = [Episode(task_id=t, cost=Cost(input_tokens=10), success=True) for t in "ab"]
+    assert cost_report(two, price=ModelPrice(1e-6))["total_dollars"] == 1.9999999999999998e-05
+
+
+def test_cost_report_hand_computed():
+    eps = [Episode(task_id="a", cost=Cost(input_tokens=10, latency_s=1.0), success=True),
+           Episode(task_id="b", cost=None, success=False),
+           Episode(task_id="c", cost=Cost(output_tokens=4, latency_s=2.0), success=False),
+           Episode(task_id="d", cost=Cost(reasoning_tokens=2), success=True)]
+    r = cost_report(eps, price=ModelPrice(1.0, 2.0))
+    assert r["total_dollars"] == 10 + 8 + 4 and r["cost_per_success"] == 11.0
+    assert r["mean_latency_s"] == 1.5 and r["total_tokens"] == 16 and r["success_rate"] == 0.5
+    no_cost = [Episode(task_id="b", cost=None, success=True)]
+    assert cost_report(no_cost, prices={})["priced"] is True  # an empty catalog still means "priced"
+    assert cost_report(no_cost, prices={})["total_dollars"] == 0.0
+    # ek sums from int 0, so an empty priced report has total_dollars == 0 (an int); ours is 0.0
+    assert type(cost_report([], price=ModelPrice(1.0))["total_dollars"]) is float
+    r0 = cost_report([Episode(task_id="x", cost=Cost(), success=False)], price=ModelPrice(1.0))
+    assert r0["total_dollars"] == 0.0 and r0["cost_per_success"] == math.inf
+
+
+def test_cost_report_errors():
+    eps = [Episode(task_id=t, success=None) for t in "acde"] + [Episode(task_id="b", success=True)]
+    with pytest.raises(ValueError, match=r"cost_report: 4 episode\(s\) are ungraded .*\['a', 'c', 'd'\]"):
+        cost_report(eps)
+    with pytest.raises(TypeError, match="expected Episodes"):
+        cost_report([1, 2])
+    with pytest.raises(UnknownModelPrice, match="load_prices|prices="):
+        cost_report([Episode(task_id="a", cost=Cost(1), success=True)], prices={})
+    cost_report(iter([Episode(task_id="a", cost=Cost(5), success=True)]), price=ModelPrice(1.0))
+
+
+# --- differential against ek ---------------------------------------------------------------------
+
+MODELS = ["m0", "m1", "m2", "m3"]
+
+
+def rand_rate(rng):
+    return rng.choice([0.0, rng.uniform(0, 1e-4), rng.random() * 10 ** rng.randint(-9, -3)])
+
+
+def rand_entry(rng):
+    e = {}
+    for key in ("input_cost_per_token", "output_cost_per_token", "cache_read_input_token_cost",
+                "output_cost_per_reasoning_token"):
+        if rng.random() < 0.7:
+            e[key] = rng.choice([None, rand_rate(rng)])
+    if rng.random() < 0.2:
+        e["max_tokens"] = rng.randint(1, 10**6)
+    return e
+
+
+def rand_cost(rng, mod):
+    return mod.Cost(input_tokens=rng.randint(0, 10**7), output_tokens=rng.randint(0, 10**6),
+                    cached_input_tokens=rng.choice([0, rng.randint(0, 10**6)]),
+                    reasoning_tokens=rng.choice([0, rng.randint(0, 10**6)]),
+                    retries=rng.randint(0, 3),
+                    latency_s=rng.choice([None, rng.uniform(0, 60)]))
+
+
+def mirror_price(p):
+    return ekc.ModelPrice(p.input, p.output, p.cached_input, p.reasoning)
+
+
+def test_differential_prices_and_dollars():
+    rng = random.Random(15)
+    for _ in range(3000):
+        raw = {m: rand_entry(rng) for m in MODELS}
+        raw["sample_spec"] = "doc"
+        ours, theirs = load_prices(raw), ekc.load_prices(raw)
+        assert set(ours) == set(theirs)
+        for m in ours:
+            assert (ours[m].input, ours[m].output, ours[m].cached_input, ours[m].reasoning) == \
+                (theirs[m].input, theirs[m].output, theirs[m].cached_input, theirs[m].reasoning)
+            assert ours[m].cached_rate == theirs[m].cached_rate
+        st = rng.getstate()
+        c = rand_cost(rng, C)
+        rng.setstate(st)
+        ce = rand_cost(rng, ekb)
+        batch = rng.random() < 0.3
+        args = [rng.uniform(0, 100) for _ in range(2)]
+        opt = [rng.choice([None, rng.uniform(0, 50)]) for _ in range(2)]
+        pm, pme = per_million(*args, cached_input=opt[0], reasoning=opt[1]), \
+            ekc.per_million(*args, cached_input=opt[0], reasoning=opt[1])
+        assert (pm.input, pm.output, pm.cached_input, pm.reasoning) == \
+            (pme.input, pme.output, pme.cached_input, pme.reasoning)
+        assert dollars(c, pm, batch=batch) == ekc.dollars(ce, pme, batch=batch)
+        for m in ours:
+            assert close(dollars(c, m, prices=ours, batch=batch), ekc.dollars(ce, m, prices=theirs, batch=batch))
+        total, n_success = rng.uniform(0, 1e3), rng.randint(-2, 50)
+        assert cost_of_pass(total, n_success) == ekc.cost_of_pass(total, n_success)
+
+
+def make_episodes(rng, n, priced_models):
+    ours, theirs = [], []
+    for i in range(n):
+        st = rng.getstate()
+        has_cost = rng.random() < 0.9
+        c = rand_cost(rng, C) if has_cost else None
+        rng.setstate(st)
+        rng.random()
+        ce = rand_cost(rng, ekb) if has_cost else None
+        model = rng.choice(priced_models)
+        success = rng.random() < 0.4
+        ours.append(Episode(task_id=f"t{i}", cost=c, success=success, run=RunProvenance(model=model)))
+        theirs.append(ekb.Episode(task_id=f"t{i}", cost=ce, success=success,
+                                  run=ekb.RunProvenance(model=model)))
+    return ours, theirs
+
+
+def test_differential_cost_report():
+    rng = random.Random(1515)
+    for _ in range(300):
+        raw = {m: {"input_cost_per_token": rand_rate(rng), "output_cost_per_token": rand_rate(rng),
+                   "cache_read_input_token_cost": rng.choice([None, rand_rate(rng)])} for m in MODELS}
+        ours_t, theirs_t = load_prices(raw), ekc.load_prices(raw)
+        eps, eeps = make_episodes(rng, rng.randint(0, 60), MODELS)
+        for ours_kw, theirs_kw in (({}, {}), ({"prices": ours_t}, {"prices": theirs_t}),
+                                   ({"price": ours_t["m1"]}, {"price": theirs_t["m1"]})):
+            a, b = cost_report(eps, **ours_kw), ekc.cost_report(eeps, **theirs_kw)
+            assert list(a) == list(b)
+            for k in a:
+                if not (k == "total_dollars" and b[k] == 0 and type(b[k]) is int):  # ek's int 0
+                    assert type(a[k]) is type(b[k]), k
+                assert close(a[k], b[k]) if isinstance(a[k], float) else a[k] == b[k], k
+        for e, ee in zip(eps, eeps):
+            assert close(episode_dollars(e, prices=ours_t, batch=True),
+                         ekc.episode_dollars(ee, prices=theirs_t, batch=True))
+
+
+def test_cost_report_speed_50k():
+    import time
+
+    rng = random.Random(7)
+    eps, eeps = make_episodes(rng, 50_000, MODELS)
+    raw = {m: {"input_cost_per_token": 1e-6 * (i + 1), "output_cost_per_token": 5e-6} for i, m in enumerate(MODELS)}
+    ours_t, theirs_t = load_prices(raw), ekc.load_prices(raw)
+    t0 = time.perf_counter()
+    a = cost_report(eps, prices=ours_t)
+    t1 = time.perf_counter()
+    b = ekc.cost_report(eeps, prices=theirs_t)
+    t2 = time.perf_counter()
+    print(f"\ncost_report 50k: scorekit {t1 - t0:.3f}s, ek {t2 - t1:.3f}s")
+    assert close(a["total_dollars"], b["total_dollars"]) and a["n_success"] == b["n_success"]
+
+
+def test_module_doctests_and_docs_section():
+    import doctest
+    from pathlib import Path
+
+    assert doctest.testmod(C).failed == 0
+    text = (Path(__file__).resolve().parents[1] / "docs" / "agents.md").read_text(encoding="utf-8")
+    section = text.split("## Cost: prices", 1)[1].split("\n## ", 1)[0]
+    test = doctest.DocTestParser().get_doctest(section, {}, "agents.md#cost", None, 0)
+    runner = doctest.DocTestRunner()
+    runner.run(test)
+    assert runner.summarize(verbose=False).failed == 0 and test.examples
