@@ -8,6 +8,7 @@ import random
 
 import pytest
 
+from doc_examples import run_python_blocks
 from scorekit.agents import (
     Cost, Episode, ModelPrice, RunProvenance, UnknownModelPrice, cost_of_pass, cost_report, dollars,
     episode_dollars, load_prices, per_million, price_of,
@@ -352,12 +353,6 @@ def test_cost_report_speed_50k():
 
 def test_module_doctests_and_docs_section():
     import doctest
-    from pathlib import Path
 
     assert doctest.testmod(C).failed == 0
-    text = (Path(__file__).resolve().parents[1] / "docs" / "agents.md").read_text(encoding="utf-8")
-    section = text.split("## Cost: prices", 1)[1].split("\n## ", 1)[0]
-    test = doctest.DocTestParser().get_doctest(section, {}, "agents.md#cost", None, 0)
-    runner = doctest.DocTestRunner()
-    runner.run(test)
-    assert runner.summarize(verbose=False).failed == 0 and test.examples
+    assert run_python_blocks("agents.md", section="Cost: prices", optionflags=0) > 0

@@ -9,10 +9,10 @@ import math
 import random
 import warnings
 from fractions import Fraction
-from pathlib import Path
 
 import pytest
 
+from doc_examples import run_python_blocks
 from scorekit.agents import (
     Episode, ReliabilityReport, bootstrap_ci, difference_upper_bound, newcombe_difference,
     pass_at_k, pass_hat_k, reliability, wilson_interval,
@@ -333,12 +333,7 @@ def test_reliability_differential():
 
 def test_docs_section_examples():
     # The reliability section of docs/agents.md (up to the next section) runs as a doctest.
-    text = (Path(__file__).resolve().parents[1] / "docs" / "agents.md").read_text(encoding="utf-8")
-    section = text.split("## Reliability", 1)[1].split("\n## ", 1)[0]
-    test = doctest.DocTestParser().get_doctest(section, {}, "agents.md#reliability", None, 0)
-    runner = doctest.DocTestRunner()
-    runner.run(test)
-    assert runner.summarize(verbose=False).failed == 0 and test.examples
+    assert run_python_blocks("agents.md", section="Reliability", optionflags=0) > 0
 
 
 def test_bootstrap_differential_long_inputs():

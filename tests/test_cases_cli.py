@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from doc_examples import blocks, run_python_blocks
 from scorekit.cases.cli import format_percent
 from cases_worked_example import WORKED
 from scorekit.cases.results import BenchmarkSummary
@@ -242,37 +243,21 @@ def test_command_line_end_to_end(project: Path) -> None:
     assert bad.returncode == 1 and "Traceback" not in bad.stderr and "no_module_z" in bad.stderr
 
 
-DOC = Path(__file__).resolve().parents[1] / "docs" / "cases-pipelines.md"
 
 
 def _doc_blocks(language: str) -> list[tuple[int, str]]:
-    import re
-
-    text = DOC.read_text(encoding="utf-8")
-    return [(text.count("\n", 0, m.start()) + 2, m.group(2))
-            for m in re.finditer(r"^```(\w*)\n(.*?)^```$", text, re.S | re.M) if m.group(1) == language]
+    return blocks("cases-pipelines.md", language)
 
 
 def test_docs_examples(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """docs/cases-pipelines.md: every python block runs as pasted (one session, in a fresh
     folder); the sh block's commands exit 0 and the first prints the page's text block."""
-    import doctest
     import shlex
 
     import scorekit
 
     monkeypatch.chdir(tmp_path)
-    parser = doctest.DocTestParser()
-    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
-    namespace: dict = {"__name__": "cases_pipelines_doc"}
-    blocks = _doc_blocks("python")
-    assert len(blocks) >= 4
-    for line, body in blocks:
-        test = parser.get_doctest(body, namespace, f"cases-pipelines.md:{line}", str(DOC), line)
-        assert test.examples
-        test.globs = namespace
-        runner.run(test, clear_globs=False)
-    assert runner.summarize(verbose=False).failed == 0
+    run_python_blocks("cases-pipelines.md", min_blocks=4)
     shell = tmp_path / "sh"
     shell.mkdir()
     env = {**os.environ, "PYTHONPATH": str(Path(scorekit.__file__).parents[1])}

@@ -14,7 +14,6 @@ import logging
 import math
 import os
 import random
-import re
 import shutil
 import signal
 import subprocess
@@ -24,12 +23,12 @@ from pathlib import Path
 import pytest
 import yaml
 
+from doc_examples import run_python_blocks
 from scorekit.cases import CasesConfigError, SkippedCase
 from scorekit.cases import discovery
 from scorekit.cases.discovery import MAX_NESTING, Case, discover_cases
 from scorekit.errors import InvalidValueError
 
-DOCS = Path(__file__).resolve().parents[1] / "docs" / "cases-files.md"
 EXPECTED_OK = '{"step": 1}'
 
 
@@ -699,19 +698,7 @@ def test_discovery_agrees_with_pyconveyor(tmp_path, seed):
 
 def test_documentation_examples(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    text = DOCS.read_text(encoding="utf-8")
-    blocks = [(text.count("\n", 0, m.start()) + 2, m.group(1))
-              for m in re.finditer(r"^```python\n(.*?)^```$", text, re.S | re.M)]
-    assert len(blocks) >= 3
-    parser = doctest.DocTestParser()
-    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
-    namespace: dict = {"__name__": "cases_files_doc"}
-    for line, body in blocks:
-        test = parser.get_doctest(body, namespace, f"cases-files.md:{line}", str(DOCS), line)
-        assert test.examples, f"cases-files.md:{line}: a python block without >>> examples is not checked"
-        test.globs = namespace
-        runner.run(test, clear_globs=False)
-    assert runner.summarize(verbose=False).failed == 0
+    run_python_blocks("cases-files.md", min_blocks=3, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
 
 
 @pytest.mark.parametrize("bad", [5, None, b"dir", ["a"]])

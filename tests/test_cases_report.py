@@ -11,8 +11,9 @@ import zlib
 
 import pytest
 
-from cases_report_data import (Page, case, detailed, disjoint, fields, missing, multi, p1, p1b, pipeline,
+from cases_report_data import (Page, case, detailed, disjoint, missing, multi, p1, p1b, pipeline,
                                renamed, value)
+from doc_examples import run_python_blocks
 from scorekit.cases.compare import KINDS, compare_summaries
 from scorekit.cases.report import (DEFAULT_SECTIONS, MAX_CASE_DETAILS, SECTIONS, PdfSupportError, format_delta,
                                    format_score, generate_report, report_sections, require_pdf_support)
@@ -459,24 +460,8 @@ def test_changes_section_follows_the_summary_worst_first():
 
 def test_docs_examples(tmp_path, monkeypatch):
     """docs/cases-report.md: every ```python block runs as a doctest, in order, in one namespace."""
-    import doctest
-    from pathlib import Path
-
-    doc = Path(__file__).resolve().parents[1] / "docs" / "cases-report.md"
-    text = doc.read_text(encoding="utf-8")
-    blocks = [(text.count("\n", 0, m.start()) + 2, m.group(1))
-              for m in re.finditer(r"^```python\n(.*?)^```$", text, re.S | re.M)]
-    assert len(blocks) >= 6
     monkeypatch.chdir(tmp_path)
-    parser = doctest.DocTestParser()
-    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
-    namespace: dict = {"__name__": "cases_report_doc"}
-    for line, body in blocks:
-        test = parser.get_doctest(body, namespace, f"cases-report.md:{line}", str(doc), line)
-        assert test.examples, f"cases-report.md:{line}: a python block without >>> examples"
-        test.globs = namespace
-        runner.run(test, clear_globs=False)
-    assert runner.summarize(verbose=False).failed == 0
+    run_python_blocks("cases-report.md", min_blocks=6)
     assert (tmp_path / "report.pdf").exists() and (tmp_path / "report_again.html").exists()
 
 

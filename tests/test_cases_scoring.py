@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from doc_examples import run_python_blocks
 from scorekit.cases import CasesConfigError, ComparatorError
 from scorekit.cases.scoring import score_case, score_step, values_equal
 
@@ -212,11 +213,7 @@ def test_deep_mean_is_exact():
 
 
 def test_docs_examples_run(backend):
-    import doctest
-
-    docs = Path(__file__).resolve().parents[1] / "docs" / "cases.md"
-    result = doctest.testfile(str(docs), module_relative=False, optionflags=doctest.ELLIPSIS)
-    assert result.attempted >= 10 and result.failed == 0
+    assert run_python_blocks("cases.md", min_blocks=7) >= 10
 
 
 def _fuzz_documents():
