@@ -74,6 +74,9 @@ _LAZY = {
     "Episode": "scorekit.agents",
     "TaskSpec": "scorekit.agents",
     "ToolSpec": "scorekit.agents",
+    "run_suite": "scorekit.agents",
+    "pass_at_k": "scorekit.agents",
+    "pass_hat_k": "scorekit.agents",
 }
 #: Subpackages importable as attributes (``ek.metrics``, ``ek.batch`` …).
 _SUBMODULES = ("metrics", "batch", "text", "facade", "trees", "flows", "agents", "qe", "graphs", "ocr")
@@ -115,5 +118,5 @@ __all__ = [
     "check_requirements", "canonicalize", "registry", "metrics", "__version__",
     "Cell", "Table", "TedsMetric", "GritsMetric", "Tree", "tree_edit_distance", "tree_edit_distance_batch",
     "tree_edit_mapping", "trees", "flows", "rover", "RoverConsensus", "AgreementSignal", "Episode", "TaskSpec",
-    "ToolSpec", "agents", "qe", "TypedGraph", "TypedNode", "TypedEdge", "TypedGraphMetric", "graphs",
+    "ToolSpec", "run_suite", "pass_at_k", "pass_hat_k", "agents", "qe", "TypedGraph", "TypedNode", "TypedEdge", "TypedGraphMetric", "graphs",
 ]

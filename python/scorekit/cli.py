@@ -117,6 +117,15 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("rover", help="ROVER consensus of several hypotheses, printed as JSON")
     p.add_argument("hypotheses", nargs="+", help="one hypothesis per argument (whitespace-separated tokens)")
     p.add_argument("--no-confidence", action="store_true", help="ignore confidences (plain majority vote)")
+    p = sub.add_parser("pass-k", help="pass@k (capability) and pass^k (reliability) from C successes in N trials",
+                       epilog="Example: scorekit pass-k 10 9 --k 8  (a 90%%-reliable agent, judged over 8 trials)")
+    p.add_argument("n", help="trials")
+    p.add_argument("c", help="successes")
+    p.add_argument("-k", "--k", default="1", help="k (default 1)")
+    p = sub.add_parser("cost-per-success", help="Cost-of-Pass: total dollars / successes (inf without a success)")
+    p.add_argument("total_dollars")
+    p.add_argument("successes")
+    p.add_argument("--attempts", default=None, help="attempts, to add the success rate")
     p = sub.add_parser("flows", help="FlowSim/TreeBLEU/Trigger/Component match of two folders of workflow JSON files")
     p.add_argument("pred_dir", help="predicted workflows, one JSON file per item")
     p.add_argument("ref_dir", help="reference workflows, matched to predictions by file name stem")
@@ -459,6 +468,14 @@ def _run(args: argparse.Namespace) -> int:
         from scorekit.qe.rover import rover_command
 
         print(json.dumps(rover_command(args.hypotheses, not args.no_confidence), ensure_ascii=False, allow_nan=False))
+        return 0
+    if args.command in ("pass-k", "cost-per-success"):
+        from scorekit import tools
+
+        if args.command == "pass-k":
+            print(tools.pass_k(args.n, args.c, k=args.k))
+        else:
+            print(tools.cost_per_success(args.total_dollars, args.successes, attempts=args.attempts))
         return 0
     if args.command == "flows":
         from scorekit.flows import flows_command

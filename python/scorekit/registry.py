@@ -116,6 +116,7 @@ def register(namespace: str, name: str, obj: Any = None) -> Any:
 BUILTIN_MODULES: dict[str, tuple[str, ...]] = {
     "normalizers": ("scorekit.canonicalize",),
     "metrics": ("scorekit.canonicalize", "scorekit.metrics.builtins", "scorekit.agents"),
+    "checkers": ("scorekit.agents",),
     "signals": ("scorekit.qe",),
 }
 

@@ -1,9 +1,10 @@
-"""Agent evaluation: task/tool grammar, episodes, tool-call correctness and trajectory distance.
+"""Agent evaluation: episodes, success and cost, reliability over k trials, tool calls, trajectories.
 
 This package module owns the public re-exports of ``scorekit.agents`` (mirroring the reference
-kit's ``ek.agents``; the reliability, cost, judge, harness and bridge names come with their own
-modules) and the registration of the agent metrics under the ``"metrics"`` namespace
-(``"tool_call"`` and ``"trajectory"``, default-configured instances). Nothing here computes a score.
+kit's ``ek.agents``) and the registration of the agent metrics under the ``"metrics"`` namespace
+(``"task_success"``, ``"cost_per_success"``, ``"tool_call"`` and ``"trajectory"``,
+default-configured instances; the checkers register themselves in :mod:`scorekit.agents.metrics`).
+Nothing here computes a score.
 """
 
 from __future__ import annotations
@@ -34,6 +35,21 @@ from scorekit.agents.cost import (
     per_million,
     price_of,
 )
+from scorekit.agents.harness import (
+    AgentGateResult,
+    agent_regression_gate,
+    load_agent_baseline,
+    run_suite,
+    save_agent_baseline,
+)
+from scorekit.agents.metrics import (
+    Checker,
+    CostPerSuccessMetric,
+    TaskSuccessMetric,
+    final_state_match,
+    output_match,
+    recorded_success,
+)
 from scorekit.agents.reliability import (
     ReliabilityReport,
     bootstrap_ci,
@@ -56,7 +72,11 @@ __all__ = [
     "newcombe_difference", "difference_upper_bound",
     "ModelPrice", "per_million", "dollars", "episode_dollars", "cost_of_pass", "cost_report",
     "load_prices", "price_of", "UnknownModelPrice",
+    "TaskSuccessMetric", "CostPerSuccessMetric", "Checker", "output_match", "final_state_match", "recorded_success",
+    "run_suite", "save_agent_baseline", "load_agent_baseline", "agent_regression_gate", "AgentGateResult",
 ]
 
+register("metrics", "task_success", TaskSuccessMetric())
+register("metrics", "cost_per_success", CostPerSuccessMetric())
 register("metrics", "tool_call", ToolCallMetric())
 register("metrics", "trajectory", TrajectoryMetric())

@@ -18,9 +18,10 @@ import logging
 import math
 import os
 import sys
-import time
 from pathlib import Path
 from typing import Any, Optional, TextIO
+
+from scorekit.progress import progress_printer
 
 __all__ = ["add_parser", "format_percent", "print_summary"]
 
@@ -172,24 +173,6 @@ def _check_usage(args: argparse.Namespace) -> None:
         raise CliError(f"--json {args.json!r}: folder {str(Path(args.json).parent)!r} does not exist")
 
 
-def _progress_printer(mode: str) -> Any:
-    """The runner's ``progress(done, total)`` drawing a bar on stderr (at most 10 times a second,
-    and at the end), or ``None`` when ``mode`` asks for none."""
-    if not (mode == "always" or (mode == "auto" and sys.stderr.isatty())):
-        return None
-    last = [0.0]
-
-    def show(done: int, total: int) -> None:
-        now = time.monotonic()
-        if done < total and now - last[0] < 0.1:
-            return
-        last[0] = now
-        frac = done / total if total else 1.0
-        print(f"\r[{'#' * int(30 * frac):<30}] {frac:6.1%} {done:,}/{total:,} cases", end="\n" if done == total else "",
-              file=sys.stderr, flush=True)
-    return show
-
-
 def run_command(args: argparse.Namespace) -> int:
     """Run ``scorekit cases`` (module docstring); the exit status."""
     from scorekit.cases.errors import CasesConfigError
@@ -236,7 +219,7 @@ def run_command(args: argparse.Namespace) -> int:
             runner = BenchmarkRunner(args.benchmark_dir, args.pipelines, pass_threshold=threshold,
                                      matching=args.matching, jobs=args.jobs, timeout=args.timeout,
                                      allow_external_files=args.allow_external_files,
-                                     progress=_progress_printer(args.progress))
+                                     progress=progress_printer(args.progress, "cases"))
         except CasesConfigError as exc:
             return _config_error(str(exc))
         finally:

@@ -1,0 +1,488 @@
+"""The agent task-suite harness: k trials per task, graded, costed, and a gate that survives noise.
+
+This module owns :func:`run_suite` (run an agent over a suite ``k`` times per task, grade every
+episode with an injected checker, and report reliability, cost and the extra metrics), the agent
+baselines (:func:`save_agent_baseline`, :func:`load_agent_baseline`, kept in the ``baselines``
+store of :mod:`scorekit.stores`) and :func:`agent_regression_gate`, which fails only when the
+*difference* between the current run and its baseline is confidently negative (a Newcombe interval
+on the success rate, a combined-SE bound on pass^k, a bootstrap bound on cost per success), and
+refuses to compare runs made under different conditions (user simulator, suite version, scaffold).
+
+>>> from scorekit.agents.base import Cost, Episode, TaskSpec
+>>> tasks = [TaskSpec("t1", input="2+2", gold="4"), TaskSpec("t2", input="3+3", gold="6")]
+>>> def agent(task):
+...     answers = {"2+2": "4", "3+3": "7"}      # gets t2 wrong, every time
+...     return Episode(output=answers[task.input], cost=Cost(input_tokens=10))
+>>> report = run_suite(agent, tasks, k=1)
+>>> report.success_rate, report.pass_hat_k
+(0.5, 0.5)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import math
+import numbers
+import operator
+import warnings
+from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime, timezone
+from typing import Any, Optional, Union
+
+from scorekit.agents.base import Episode, RunProvenance, TaskSpec, suite_grammar
+from scorekit.agents.cost import ModelPrice, cost_report, episode_dollars
+from scorekit.agents.metrics import resolve_checker
+from scorekit.agents.reliability import (
+    DEFAULT_Z, ReliabilityReport, bootstrap_ci, difference_upper_bound, newcombe_difference, reliability,
+)
+from scorekit.progress import progress_printer
+from scorekit.stores import json_store
+
+__all__ = ["run_suite", "save_agent_baseline", "load_agent_baseline", "agent_regression_gate",
+           "AgentGateResult"]
+
+_PROVENANCE_FIELDS = ("model", "simulator", "suite_version", "scaffold", "temperature")
+_COMPARABILITY_FIELDS = ("simulator", "suite_version", "scaffold")
+# Agent calls handed to the thread pool at once, per worker (bounds memory on huge suites).
+_IN_FLIGHT_PER_WORKER = 4
+
+
+def _task_list(tasks: Any) -> list[TaskSpec]:
+    if isinstance(tasks, Mapping):
+        out = []
+        for key, spec in tasks.items():
+            if isinstance(spec, TaskSpec):
+                out.append(spec)
+            elif isinstance(spec, Mapping):
+                try:
+                    out.append(TaskSpec(task_id=key, **spec))
+                except TypeError as exc:
+                    raise TypeError(f"run_suite: task {key!r}: {exc}") from None
+            else:
+                out.append(TaskSpec(task_id=key, input=spec))
+        return out
+    if isinstance(tasks, (str, bytes)) or not isinstance(tasks, Iterable):
+        raise TypeError(f"run_suite: tasks must be TaskSpecs or a {{task_id: spec}} mapping; got {type(tasks).__name__}")
+    out = list(tasks)
+    for i, task in enumerate(out):
+        if not isinstance(task, TaskSpec):
+            raise TypeError(f"run_suite: task {i} is a {type(task).__name__}, not a TaskSpec")
+    return out
+
+
+def _accepts_seed(agent: Callable) -> bool:
+    try:
+        return "seed" in inspect.signature(agent).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def _call_agents(agent: Callable, jobs: list[tuple[TaskSpec, Optional[int]]], pass_seed: bool,
+                 concurrency: int, progress: Optional[Callable[[int, int], None]]) -> list[Any]:
+    """The agent's result for every ``(task, seed)`` job, in job order; with ``concurrency > 1``
+    the calls run on a bounded thread pool (the results are the same as a sequential run's for any
+    agent whose answer depends only on its task and seed)."""
+
+    def call(job: tuple[TaskSpec, Optional[int]]) -> Any:
+        task, seed = job
+        try:
+            return agent(task, seed=seed) if pass_seed and seed is not None else agent(task)
+        except Exception as exc:
+            exc.add_note(f"(raised by the agent on task {task.task_id!r}, seed {seed!r})")
+            raise
+
+    total = len(jobs)
+    results: list[Any] = []
+    step = max(1, total // 200)
+    if concurrency <= 1:
+        for job in jobs:
+            results.append(call(job))
+            if progress is not None and (len(results) % step == 0 or len(results) == total):
+                progress(len(results), total)
+        return results
+    window = concurrency * _IN_FLIGHT_PER_WORKER
+    with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="scorekit-agent") as pool:
+        for start in range(0, total, window):
+            results.extend(pool.map(call, jobs[start:start + window]))
+            if progress is not None:
+                progress(len(results), total)
+    return results
+
+
+def _as_episode(result: Any, task: TaskSpec, trial_run: RunProvenance) -> Episode:
+    """The agent's result as a fresh Episode of ``task`` (never the agent's own object)."""
+    if isinstance(result, Episode):
+        return dataclasses.replace(result, task_id=result.task_id or task.task_id,
+                                   run=result.run or trial_run, meta=dict(result.meta))
+    if hasattr(result, "trajectory") and hasattr(result, "task_id"):
+        raise TypeError(
+            f"run_suite: the agent returned a {type(result).__name__} for task {task.task_id!r}, which looks "
+            "like an episode but is not a scorekit.agents.Episode; return an Episode (or a bare answer)")
+    return Episode(task_id=task.task_id, output=result, run=trial_run)
+
+
+def _value_weighted_success(tasks: list[TaskSpec], outcomes: list[list[bool]]) -> float:
+    num = den = 0.0
+    for task, wins in zip(tasks, outcomes):
+        if wins:
+            num += task.value * sum(wins)
+            den += task.value * len(wins)
+    return num / den if den else 0.0
+
+
+def _cost_ci(episodes: list[Episode], price: Optional[ModelPrice],
+             prices: Optional[Mapping[str, ModelPrice]]) -> tuple:
+    if price is None and prices is None:
+        return (None, None)
+    if not episodes:
+        return (math.nan, math.nan)
+    pairs = [(episode_dollars(e, prices=prices, price=price), 1 if e.success else 0) for e in episodes]
+    return bootstrap_ci(pairs, "ratio")
+
+
+def _extra_metrics(metrics: Mapping[str, Any], tasks: list[TaskSpec], per_task: list[list[Episode]],
+                   grammar: Any) -> dict:
+    gold_less = [t.task_id for t in tasks if t.gold is None]
+    if gold_less:
+        warnings.warn(
+            f"run_suite(metrics=...): {len(gold_less)} task(s) have no `gold` and were excluded from the "
+            f"extra metrics (e.g. {gold_less[:3]}). Set TaskSpec.gold to score them.", UserWarning, stacklevel=3)
+    out = {}
+    for name, metric in metrics.items():
+        scores = [metric(ep, task.gold, grammar=grammar)
+                  for task, eps in zip(tasks, per_task) if task.gold is not None for ep in eps]
+        if not scores:
+            continue
+        aggregate = metric.aggregate(scores) if callable(getattr(metric, "aggregate", None)) else \
+            sum(float(s) for s in scores) / len(scores)
+        out[name] = {"aggregate": aggregate, "n": len(scores), "n_excluded": len(gold_less)}
+    return out
+
+
+def _positive_int(value: Any, name: str) -> int:
+    try:
+        value = operator.index(value)
+    except TypeError:
+        raise TypeError(f"run_suite: {name} must be an integer, got {value!r}") from None
+    if value < 1:
+        raise ValueError(f"run_suite: {name} must be >= 1, got {value}")
+    return value
+
+
+def run_suite(agent: Callable[..., Any], tasks: Any, *, k: int = 1, check: Any = None,
+              metrics: Optional[Mapping[str, Any]] = None, price: Optional[ModelPrice] = None,
+              prices: Optional[Mapping[str, ModelPrice]] = None, run: Optional[RunProvenance] = None,
+              seed: Optional[int] = None, persist: bool = False, run_id: Optional[str] = None,
+              rootdir: Any = None, concurrency: int = 1, progress: str = "auto") -> ReliabilityReport:
+    """Run ``agent`` over ``tasks`` ``k`` times per task; report reliability, cost and metrics.
+
+    ``agent`` gets the whole :class:`TaskSpec` (and ``seed=`` when it accepts that keyword and
+    ``seed`` is given: trial ``i`` uses ``seed + i``) and returns an :class:`Episode` or a bare
+    answer. Every episode is graded by ``check`` (a checker name or an ``(episode, gold) -> bool``
+    callable, default ``"output"``) and stamped with ``run`` (agent-supplied provenance wins).
+    ``metrics={name: metric}`` are scored on every episode of the tasks with gold, with the suite's
+    tool grammar; ``price``/``prices`` cost the episodes (``report.cost``, with a bootstrap
+    ``cost_ci``). ``persist=True`` writes the run to the ``runs`` and ``results`` stores.
+
+    ``concurrency`` > 1 calls the agent on that many threads (for agents that wait on I/O); the
+    report is the same as a sequential run's as long as the agent's answer depends only on the task
+    and the seed. ``progress`` draws a bar on stderr: ``"auto"`` (on a terminal), ``"always"``,
+    ``"never"``.
+
+    >>> tasks = [TaskSpec("t1", input="hi", gold="HI"), TaskSpec("t2", input="yo", gold="YO")]
+    >>> run_suite(lambda task: task.input.upper(), tasks).success_rate     # a bare answer is wrapped
+    1.0
+    """
+    task_list = _task_list(tasks)
+    k = _positive_int(k, "k")
+    concurrency = _positive_int(concurrency, "concurrency")
+    if seed is not None:
+        seed = operator.index(seed)
+    checker = resolve_checker(check)
+    base_run = run if run is not None else RunProvenance()
+    if not isinstance(base_run, RunProvenance):
+        raise TypeError(f"run_suite: run must be a RunProvenance, got {type(base_run).__name__}")
+    grammar = suite_grammar(task_list)
+    trial_runs = [dataclasses.replace(base_run, seed=None if seed is None else seed + trial) for trial in range(k)]
+    jobs = [(task, trial_runs[trial].seed) for task in task_list for trial in range(k)]
+    results = _call_agents(agent, jobs, _accepts_seed(agent), concurrency,
+                           progress_printer(progress, "episodes"))
+
+    episodes: list[Episode] = []
+    per_task: list[list[Episode]] = []
+    for t, task in enumerate(task_list):
+        mine = []
+        for trial in range(k):
+            episode = _as_episode(results[t * k + trial], task, trial_runs[trial])
+            episode.success = bool(checker(episode, task.gold))
+            mine.append(episode)
+        per_task.append(mine)
+        episodes.extend(mine)
+
+    slices = {t.task_id: t.slice for t in task_list if t.slice is not None}
+    costs = cost_report(episodes, prices=prices, price=price)
+    costs["cost_ci"] = _cost_ci(episodes, price, prices)
+    report = reliability(episodes, k=k, slices=slices or None, cost=costs)
+    report.detail["episodes"] = len(episodes)
+    report.detail["provenance"] = {f: getattr(base_run, f) for f in _PROVENANCE_FIELDS}
+    report.detail["value_weighted_success"] = _value_weighted_success(
+        task_list, [[bool(e.success) for e in eps] for eps in per_task])
+    if metrics:
+        report.detail["metrics"] = _extra_metrics(metrics, task_list, per_task, grammar)
+    if persist:
+        _persist(report, run_id, rootdir)
+    return report
+
+
+def _finite_or_none(x: Any) -> Any:
+    if isinstance(x, numbers.Real) and not isinstance(x, bool) and not math.isfinite(x):
+        return None
+    return x
+
+
+def _pair(ci: Any) -> list:
+    lo, hi = ci if ci else (None, None)
+    return [_finite_or_none(lo), _finite_or_none(hi)]
+
+
+def summary(report: ReliabilityReport) -> dict:
+    """The persisted record of a run (also a baseline): raw counts, intervals, per-slice cuts,
+    cost and provenance, as strict JSON (``inf``/``nan`` become ``None``: not measurable)."""
+    cost = report.cost or {}
+    return {
+        "kind": "agent",
+        "k": report.k,
+        "n_tasks": report.n_tasks,
+        "n_trials": report.n_trials,
+        "n_success": report.n_success,
+        "success_rate": report.success_rate,
+        "success_ci": list(report.success_ci),
+        "pass_at_k": _finite_or_none(report.pass_at_k),
+        "pass_hat_k": _finite_or_none(report.pass_hat_k),
+        "pass_hat_k_ci": _pair(report.pass_hat_k_ci),
+        "pass_hat_k_sd": _sd_of(report),
+        "stochastic": report.stochastic,
+        "per_slice": report.per_slice,
+        "cost_per_success": _finite_or_none(cost.get("cost_per_success")),
+        "cost_ci": _pair(cost.get("cost_ci")),
+        "total_dollars": _finite_or_none(cost.get("total_dollars")),
+        "provenance": dict(report.detail.get("provenance") or {}),
+    }
+
+
+def _persist(report: ReliabilityReport, run_id: Optional[str], rootdir: Any) -> None:
+    runs, results = json_store("runs", rootdir=rootdir), json_store("results", rootdir=rootdir)
+    if run_id is None:
+        stem = datetime.now(timezone.utc).strftime("agent-run-%Y%m%dT%H%M%S")
+        run_id, n = stem, 1
+        while run_id in runs or run_id in results:  # never overwrite an earlier run of the same second
+            n += 1
+            run_id = f"{stem}-{n}"
+    record = summary(report)
+    runs[run_id] = record
+    results[run_id] = {**record, "per_task": report.per_task}
+    report.detail["run_id"] = run_id
+
+
+def save_agent_baseline(report: ReliabilityReport, name: str, *, rootdir: Any = None) -> dict:
+    """Freeze ``report`` as the baseline ``name`` (with its provenance); returns the record.
+
+    A run with zero trials is refused: such a baseline would pass every later run.
+    """
+    if not isinstance(report, ReliabilityReport):
+        raise TypeError(f"save_agent_baseline: report must be a ReliabilityReport, got {type(report).__name__}")
+    if report.n_trials == 0:
+        raise ValueError(
+            f"save_agent_baseline({name!r}): refusing to freeze a run that evaluated ZERO trials. Such a "
+            "baseline can never be regressed against -- it would pass every future run, including a "
+            "totally broken one.")
+    record = summary(report)
+    json_store("baselines", rootdir=rootdir)[name] = record
+    return record
+
+
+def load_agent_baseline(name: str, *, rootdir: Any = None) -> Optional[dict]:
+    """The baseline ``name``, or ``None`` when there is none."""
+    store = json_store("baselines", rootdir=rootdir)
+    return store[name] if name in store else None
+
+
+@dataclasses.dataclass
+class AgentGateResult:
+    """Outcome of :func:`agent_regression_gate`; ``bool(result)`` is ``passed``."""
+
+    passed: bool = True
+    reasons: list = dataclasses.field(default_factory=list)
+    pass_hat_k: Optional[float] = None
+    pass_hat_k_baseline: Optional[float] = None
+    success_rate: Optional[float] = None
+    success_rate_baseline: Optional[float] = None
+    cost_per_success: Optional[float] = None
+    cost_per_success_baseline: Optional[float] = None
+    underpowered: bool = False
+
+    def __bool__(self) -> bool:
+        return self.passed
+
+
+def _resolve_baseline(baseline: Any, rootdir: Any) -> Optional[dict]:
+    if baseline is None:
+        return None
+    if isinstance(baseline, str):
+        return load_agent_baseline(baseline, rootdir=rootdir)
+    if isinstance(baseline, ReliabilityReport):
+        return summary(baseline)
+    if isinstance(baseline, Mapping):
+        return dict(baseline)
+    raise TypeError("agent_regression_gate: baseline must be a baseline name, a ReliabilityReport, a baseline "
+                    f"dict or None; got {type(baseline).__name__}")
+
+
+def _check_baseline(base: dict) -> None:
+    if "n_trials" not in base:
+        raise ValueError(
+            "agent_regression_gate: malformed baseline -- no 'n_trials' key. It was not produced by "
+            "save_agent_baseline; re-baseline from a real run.")
+    n_trials = base["n_trials"] or 0
+    if n_trials <= 0:
+        raise ValueError(
+            "agent_regression_gate: the baseline recorded ZERO trials, so it cannot be regressed against -- "
+            "every bound in it is the maximally-uncertain default, and any run at all would 'pass'. "
+            "Re-baseline from a real run.")
+    n_success = base.get("n_success")
+    if n_success is not None and not 0 <= n_success <= n_trials:
+        raise ValueError(
+            f"agent_regression_gate: malformed baseline -- n_success={n_success} is not in "
+            f"[0, n_trials={n_trials}].")
+    if n_success is None and base.get("success_rate") is None:
+        raise ValueError(
+            "agent_regression_gate: malformed baseline -- it carries neither 'n_success' nor 'success_rate', "
+            "so the success check would be silently skipped. Re-baseline.")
+
+
+def _comparability_key(provenance: Any) -> tuple:
+    provenance = provenance or {}
+    return tuple(provenance.get(f, "") for f in _COMPARABILITY_FIELDS)
+
+
+def _se(ci: Any) -> Optional[float]:
+    if not ci or ci[0] is None or ci[1] is None:
+        return None
+    width = ci[1] - ci[0]
+    return width / (2 * DEFAULT_Z) if math.isfinite(width) and width >= 0 else None
+
+
+def _sd_of(report):
+    hats = [t["pass_hat_k"] for t in report.per_task.values()]
+    if len(hats) < 2:
+        return None
+    m = sum(hats) / len(hats)
+    return math.sqrt(sum((x - m) ** 2 for x in hats) / (len(hats) - 1))
+
+
+def _mse(mean, sd, n, z=DEFAULT_Z, bounds=(0.0, 1.0)):
+    lo, hi = bounds
+    a = z * z / 2
+    N = n + 2 * a
+    m2 = (n * mean + a * lo + a * hi) / N
+    ss = (0.0 if sd is None else (n - 1) * sd * sd) + n * (mean - m2) ** 2 + a * (lo - m2) ** 2 + a * (hi - m2) ** 2
+    floor = math.sqrt(ss / (N - 1) / N)
+    plain = 0.0 if sd is None else sd / math.sqrt(n)
+    return max(plain, floor)
+
+
+def _finite(x: Any) -> bool:
+    return isinstance(x, numbers.Real) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def agent_regression_gate(report: ReliabilityReport, baseline: Union[str, dict, ReliabilityReport, None], *,
+                          tolerance: float = 0.0, cost_tolerance: float = 0.0,
+                          rootdir: Any = None) -> AgentGateResult:
+    """Fail only when the evidence says the agent really got worse than ``baseline``, not on noise.
+
+    ``baseline`` is a baseline name, a record from :func:`save_agent_baseline`, a report, or
+    ``None`` (a first run passes). The success rate fails when the upper end of the Newcombe
+    interval for ``current - baseline`` is below ``-tolerance``; pass^k (k > 1) when the
+    combined-SE upper bound of the difference is; cost when the current cost-per-success interval
+    starts above the baseline's upper end times ``1 + cost_tolerance``. A run that shrank the
+    suite fails. An empty run fails; an empty or malformed baseline, or one made under another
+    user simulator, suite version or scaffold, raises ``ValueError``. A drop in pass^k that is not
+    significant passes with ``underpowered=True`` and a warning.
+    """
+    if not isinstance(report, ReliabilityReport):
+        raise TypeError(f"agent_regression_gate: report must be a ReliabilityReport, got {type(report).__name__}")
+    base = _resolve_baseline(baseline, rootdir)
+    cost_now = report.cost.get("cost_per_success") if report.cost else None
+    if report.n_trials == 0:
+        return AgentGateResult(passed=False, reasons=[
+            "the run evaluated ZERO trials -- an empty suite cannot pass a regression gate (check the task "
+            "loader/filter)."])
+    if base is None:
+        return AgentGateResult(passed=True, pass_hat_k=report.pass_hat_k, success_rate=report.success_rate,
+                               cost_per_success=cost_now)
+    _check_baseline(base)
+    current = summary(report)
+    base_key = _comparability_key(base.get("provenance"))
+    current_key = _comparability_key(current["provenance"])
+    if base_key != current_key:
+        raise ValueError(
+            "agent_regression_gate: refusing to compare runs with different evaluation conditions -- baseline "
+            f"(simulator, suite_version, scaffold)={base_key!r} vs current={current_key!r}. A changed "
+            "user-simulator or suite version moves the score on its own; re-baseline instead of comparing "
+            "across them.")
+
+    reasons: list[str] = []
+    base_tasks = base.get("n_tasks")
+    if base_tasks is not None and report.n_tasks < base_tasks:
+        reasons.append(f"the suite shrank: {report.n_tasks} tasks vs {base_tasks} in the baseline -- not the same "
+                       "experiment (re-baseline, or restore the missing tasks).")
+
+    base_n, base_c = base["n_trials"], base.get("n_success")
+    base_rate = base.get("success_rate")
+    if base_rate is None and base_c is not None:
+        base_rate = base_c / base_n
+    if base_c is not None and base_n:
+        _, hi = newcombe_difference(report.n_success, report.n_trials, base_c, base_n)
+        if hi < -tolerance:
+            reasons.append(f"success rate regressed: {report.success_rate:.3f} vs baseline {base_rate:.3f}; the 95% "
+                           f"interval for the change tops out at {hi:+.3f} (tolerance {tolerance})")
+    elif base_rate is not None and report.success_ci[1] < base_rate - tolerance:
+        lo, hi = report.success_ci
+        reasons.append(f"success rate regressed: CI [{lo:.3f}, {hi:.3f}] lies below baseline {base_rate:.3f} "
+                       f"(tolerance {tolerance})")
+
+    cur_hat, base_hat = report.pass_hat_k, base.get("pass_hat_k")
+    if report.k > 1 and cur_hat is not None and base_hat is not None:
+        if "pass_hat_k_sd" in base and base.get("n_tasks"):
+            se_cur = _mse(cur_hat, _sd_of(report), report.n_tasks)
+            se_base = _mse(base_hat, base["pass_hat_k_sd"], base["n_tasks"])
+            hi = (cur_hat - base_hat) + DEFAULT_Z * math.sqrt(se_cur * se_cur + se_base * se_base)
+        else:
+            cur_ci = report.pass_hat_k_ci
+            base_ci = base.get("pass_hat_k_ci") or (base_hat, base_hat)
+            if _se(base_ci) in (None, 0.0) and _se(cur_ci):
+                base_ci = cur_ci  # a zero-width baseline must not collapse into interval-vs-point
+            hi = difference_upper_bound(cur_hat, cur_ci, base_hat, base_ci)
+        if hi is not None and hi < -tolerance:
+            reasons.append(f"pass^{report.k} regressed: {cur_hat:.3f} vs baseline {base_hat:.3f}; the interval for "
+                           f"the change tops out at {hi:+.3f} (tolerance {tolerance})")
+
+    base_cost_ci = base.get("cost_ci") or (None, None)
+    ceiling = base_cost_ci[1] if base_cost_ci[1] is not None else base.get("cost_per_success")
+    low = (report.cost.get("cost_ci") or (None, None))[0] if report.cost else None
+    if _finite(ceiling) and _finite(low) and low > ceiling * (1 + cost_tolerance):
+        reasons.append(f"cost per success regressed: CI low {low:.4g} exceeds the baseline CI high {ceiling:.4g} "
+                       f"(+{cost_tolerance:.0%})")
+
+    underpowered = not reasons and cur_hat is not None and base_hat is not None and cur_hat < base_hat
+    if underpowered:
+        warnings.warn(
+            f"agent_regression_gate: pass^{report.k} fell from {base_hat:.3f} to {cur_hat:.3f}, but the drop is not "
+            "statistically significant -- the run is underpowered, not clean. Add trials or tasks before trusting "
+            "this pass.", UserWarning, stacklevel=2)
+    return AgentGateResult(
+        passed=not reasons, reasons=reasons, pass_hat_k=cur_hat, pass_hat_k_baseline=base_hat,
+        success_rate=report.success_rate, success_rate_baseline=base_rate, cost_per_success=cost_now,
+        cost_per_success_baseline=base.get("cost_per_success"), underpowered=underpowered)
