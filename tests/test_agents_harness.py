@@ -429,3 +429,11 @@ def test_summary_matches_ek_baseline_record(tmp_path):
                                price=eka.per_million(2, 8))
     assert save_agent_baseline(ours, "b", rootdir=tmp_path / "s") == eka.save_agent_baseline(
         theirs, "b", rootdir=str(tmp_path / "e"))
+
+
+@pytest.mark.parametrize("section", ["Success and Cost-of-Pass as metrics", "Running a suite",
+                                     "The regression gate"])
+def test_docs_sections(section):
+    from doc_examples import run_python_blocks
+
+    assert run_python_blocks("agents.md", section=section, optionflags=0) > 0
