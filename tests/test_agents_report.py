@@ -86,3 +86,30 @@ def test_page_in_headless_chromium(chromium, tmp_path):  # noqa: F811
     dom_html, stderr, requests = _run(chromium, page, tmp_path / "dom", "--dump-dom")
     assert _problems(stderr) == [] and requests == []
     assert Dom(dom_html).body.get("data-script-ran") == "1"
+
+
+def test_demo_agents_sample_against_an_independent_count(capsys):
+    """The demo's agent sample, checked against counting the recorded transcripts directly: a trial
+    succeeds when its last assistant message is the gold answer."""
+    import json
+
+    from scorekit.cli import main
+    from scorekit.demo_report import AGENTS_SAMPLE, score_agents_sample
+
+    answers = {t["task_id"]: t["answer"] for t in json.loads((AGENTS_SAMPLE / "tasks.json").read_text())}
+    wins: dict = {}
+    for line in (AGENTS_SAMPLE / "episodes.jsonl").read_text().splitlines():
+        row = json.loads(line)
+        ok = row["messages"][-1]["content"] == answers[row["task_id"]]
+        wins.setdefault(row["version"], {}).setdefault(row["task_id"], []).append(ok)
+    sample = score_agents_sample()
+    for version, run in sample["runs"].items():
+        per_task = wins[version]
+        assert run.n_success == sum(sum(v) for v in per_task.values()) and run.n_trials == 40
+        assert run.pass_hat_k == sum(all(v) for v in per_task.values()) / len(per_task)
+        assert run.detail["provenance"]["suite_version"] == "demo-1"
+    assert not sample["gate"] and sample["gate"].reasons[0].startswith("success rate regressed: 0.800 vs baseline 0.950")
+    assert main(["demo", "--repeat", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "Agent suite sample: 10 tasks x 4 trials, two agent versions:" in out
+    assert "v2: success rate 80.0%, pass^4 0.700" in out and "regression gate v2 against v1: FAILED" in out

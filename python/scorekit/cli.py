@@ -439,6 +439,15 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     for pipeline in cases.pipelines:
         print(f"  {pipeline.name}: mean accuracy {pipeline.overall_mean_accuracy:.1%}, "
               f"pass rate {pipeline.overall_pass_rate:.1%}")
+    from scorekit.demo_report import AGENTS_SAMPLE_TRIALS, score_agents_sample
+
+    agents = score_agents_sample()
+    print(f"Agent suite sample: {agents['tasks']} tasks x {AGENTS_SAMPLE_TRIALS} trials, two agent versions:")
+    for version, run in agents["runs"].items():
+        print(f"  {version}: success rate {run.success_rate:.1%}, pass^{run.k} {run.pass_hat_k:.3f}, "
+              f"${run.cost['cost_per_success']:.4f} per success")
+    gate = agents["gate"]
+    print("  regression gate v2 against v1: " + ("passed" if gate else "FAILED: " + "; ".join(gate.reasons)))
     if args.html:
         from scorekit.demo_report import build_demo_report
         from scorekit.report import write_report
@@ -447,7 +456,8 @@ def _cmd_demo(args: argparse.Namespace) -> int:
         sample = load_sample_corpus()
         page = build_demo_report(sample, evaluate(sample, metric="cer"), evaluate(sample, metric="wer"),
                                  backend=current_backend(), pairs_per_second=throughput,
-                                 ocr_pages=ocr_pages["no_filter"], flowcharts=rotations, cases=cases)
+                                 ocr_pages=ocr_pages["no_filter"], flowcharts=rotations, cases=cases,
+                                 agents=agents)
         print(f"report: {write_report(args.html, page)}")
     return 0
 

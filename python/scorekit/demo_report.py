@@ -3,7 +3,7 @@
 Owns the choice of sections for the demo (corpus figures, per-slice error rates, the worst pairs
 with their aligned differences, the most frequent character confusions; then the OCR pages
 sample as the OCR pages commands' run report shows it, the flowchart rotation sample, the case
-benchmark sample) and the scoring of the OCR pages sample
+benchmark sample, the agent suite sample) and the scoring of the OCR pages sample
 (``data/ocr_pages``: synthetic newspaper pages as dataset rows in ``pages.jsonl``, one evaluation
 CSV per page in ``csv/``, with a watermark line and a line the OCR split in two). Rendering and
 writing are :mod:`scorekit.report`'s, scoring is :func:`scorekit.evaluate`'s,
@@ -36,6 +36,12 @@ FLOWCHARTS_PREFIX = "Flowchart rotation sample · "
 CASES_PREFIX = "Case benchmark sample · "
 #: The case benchmark sample: four cases and the saved outputs of two pipeline versions.
 CASES_SAMPLE = Path(__file__).parent / "data" / "cases_sample"
+#: Section titles of the agent suite sample start with this.
+AGENTS_PREFIX = "Agent suite sample · "
+#: The agent suite sample: ten tasks, recorded transcripts of two agent versions, made-up prices.
+AGENTS_SAMPLE = Path(__file__).parent / "data" / "agents_sample"
+#: Recorded trials per task in the agent suite sample.
+AGENTS_SAMPLE_TRIALS = 4
 
 
 def score_cases_sample() -> Any:
@@ -45,6 +51,57 @@ def score_cases_sample() -> Any:
 
     versions = [f"saved:{CASES_SAMPLE / name}" for name in ("outputs_v1", "outputs_v2")]
     return BenchmarkRunner(CASES_SAMPLE / "benchmark", versions, pass_threshold=0.9).run()
+
+
+class _AgainstGoldCalls:
+    """A tool-call or trajectory metric scored against the ``"calls"`` of the sample's gold (which
+    also holds the answer the success checker reads)."""
+
+    def __init__(self, metric: Any) -> None:
+        self.metric = metric
+
+    def __call__(self, episode: Any, gold: Mapping[str, Any], *, grammar: Any = None) -> Any:
+        return self.metric(episode, gold["calls"], grammar=grammar)
+
+    def aggregate(self, scores: Sequence[Any]) -> float:
+        return self.metric.aggregate(scores)
+
+
+def score_agents_sample() -> dict[str, Any]:
+    """The packaged agent suite sample (``data/agents_sample``: ten tasks, four recorded trials of
+    each by two agent versions) replayed through :func:`scorekit.agents.run_suite`: ``{"tasks",
+    "runs": {version: ReliabilityReport}, "gate": v2 against v1}``."""
+    from scorekit.agents import (AgentGateResult, RunProvenance, TaskSpec, ToolCallMetric, ToolSpec,
+                                 TrajectoryMetric, agent_regression_gate, load_prices, run_suite)
+    from scorekit.agents.bridge import episode_from_messages
+    from scorekit.base import FieldSpec
+
+    spec = json.loads((AGENTS_SAMPLE / "tasks.json").read_text(encoding="utf-8"))
+    recorded: dict[tuple[str, str, int], dict] = {}
+    with open(AGENTS_SAMPLE / "episodes.jsonl", encoding="utf-8") as f:
+        for line in f:
+            row = json.loads(line)
+            recorded[(row["version"], row["task_id"], row["trial"])] = row
+    tools = (ToolSpec("refund", params={"amount": FieldSpec("amount", "number", importance=5.0)}, destructive=True),
+             ToolSpec("book_flight", params={"flight": FieldSpec("flight"), "seat": FieldSpec("seat")}))
+    tasks = [TaskSpec(t["task_id"], input=t["input"], gold={"output": t["answer"], "calls": t["calls"]},
+                      slice=t["slice"], tools=tools) for t in spec]
+    prices = load_prices(AGENTS_SAMPLE / "prices.json")
+    runs = {}
+    for version in ("v1", "v2"):
+        def replay(task: Any, *, seed: int, version: str = version) -> Any:
+            row = recorded[(version, task.task_id, seed)]
+            episode = episode_from_messages(row["messages"], task_id=task.task_id, usage=row["usage"],
+                                            latency_s=row["latency_s"])
+            episode.run = RunProvenance(model=row["model"], seed=seed, suite_version="demo-1")
+            return episode
+
+        runs[version] = run_suite(replay, tasks, k=AGENTS_SAMPLE_TRIALS, seed=0, prices=prices, progress="never",
+                                  run=RunProvenance(suite_version="demo-1"),
+                                  metrics={"tool calls (argument F1)": _AgainstGoldCalls(ToolCallMetric(level="arg")),
+                                           "trajectory distance": _AgainstGoldCalls(TrajectoryMetric())})
+    gate: AgentGateResult = agent_regression_gate(runs["v2"], runs["v1"])
+    return {"tasks": len(tasks), "runs": runs, "gate": gate}
 
 
 def score_flowcharts_sample() -> dict[str, Any]:
@@ -93,12 +150,13 @@ def _rate(r: Report) -> float | None:
 
 def build_demo_report(corpus: Sequence[tuple[str, str, str]], cer: Report, wer: Report, *,
                       backend: str, pairs_per_second: float, ocr_pages: Optional[Mapping[str, Any]] = None,
-                      flowcharts: Optional[dict[str, Any]] = None, cases: Any = None) -> str:
+                      flowcharts: Optional[dict[str, Any]] = None, cases: Any = None,
+                      agents: Optional[Mapping[str, Any]] = None) -> str:
     """The demo page for ``corpus`` (prediction, reference, slice) scored once as ``cer`` and ``wer``
     (reports over exactly these pairs, in this order), then, when given, the ``ocr_pages``
     aggregate report (of :func:`score_ocr_pages_sample`) in the OCR pages run report's sections,
-    the flowchart rotation summary and the case benchmark summary (:func:`score_cases_sample`)
-    in their reports' sections."""
+    the flowchart rotation summary, the case benchmark summary (:func:`score_cases_sample`) and
+    the agent suite sample (:func:`score_agents_sample`) in their reports' sections."""
     slices = sorted({label for _, _, label in corpus})
     counts = Counter(label for _, _, label in corpus)
     per_slice_cer, per_slice_wer = cer.per_slice, wer.per_slice
@@ -153,4 +211,9 @@ def build_demo_report(corpus: Sequence[tuple[str, str, str]], cer: Report, wer: 
         from scorekit.cases.report import report_sections as case_sections
 
         sections += [dataclasses.replace(s, title=CASES_PREFIX + s.title) for s in case_sections(cases)]
+    if agents is not None:
+        from scorekit.agents.report import report_sections as agent_sections
+
+        sections += [dataclasses.replace(s, title=AGENTS_PREFIX + s.title) if s.title else s
+                     for s in agent_sections(agents["runs"], gate=agents["gate"], gate_runs=("v2", "v1"))]
     return report.render_page("scorekit demo: the sample OCR corpus", sections)

@@ -71,7 +71,7 @@ EXTRA_PACKAGES: dict[str, list[str]] = {
     "agreement": ["uqlm"],
     "hitl": ["label_studio_sdk"],
     "monitoring": ["nannyml"],
-    "agents": ["inspect_ai"],
+    "agents": ["inspect_ai", "ragas", "deepeval"],
     "hf": ["datasets", "pyarrow"],
 }
 """Import names probed by :func:`check_requirements` for each known extra."""

@@ -24,6 +24,16 @@ from scorekit.agents.base import (
     suite_grammar,
     tool_grammar,
 )
+from scorekit.agents.bridge import (
+    as_agent,
+    cost_from_usage,
+    episode_from_messages,
+    episodes_from_inspect_log,
+    from_deepeval_test_case,
+    from_inspect_sample,
+    inspect_score_value,
+    trajectory_from_messages,
+)
 from scorekit.agents.cost import (
     ModelPrice,
     UnknownModelPrice,
@@ -62,6 +72,7 @@ from scorekit.agents.reliability import (
 )
 from scorekit.agents.toolcalls import ToolCallMetric, match_calls
 from scorekit.agents.trajectory import SCHEMES, TrajectoryMetric
+from scorekit.agents.wrappers import DeepEvalMetric, RagasSignal, UqlmConsistencySignal, run_inspect
 from scorekit.registry import register
 
 __all__ = [
@@ -74,6 +85,9 @@ __all__ = [
     "load_prices", "price_of", "UnknownModelPrice",
     "TaskSuccessMetric", "CostPerSuccessMetric", "Checker", "output_match", "final_state_match", "recorded_success",
     "run_suite", "save_agent_baseline", "load_agent_baseline", "agent_regression_gate", "AgentGateResult",
+    "as_agent", "trajectory_from_messages", "episode_from_messages", "cost_from_usage", "from_inspect_sample",
+    "from_deepeval_test_case", "episodes_from_inspect_log", "inspect_score_value",
+    "run_inspect", "UqlmConsistencySignal", "RagasSignal", "DeepEvalMetric",
 ]
 
 register("metrics", "task_success", TaskSuccessMetric())
