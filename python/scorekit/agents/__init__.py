@@ -34,6 +34,7 @@ from scorekit.agents.bridge import (
     inspect_score_value,
     trajectory_from_messages,
 )
+from scorekit.agents.compare import AgentComparison, compare_agents, sign_test
 from scorekit.agents.cost import (
     ModelPrice,
     UnknownModelPrice,
@@ -70,7 +71,7 @@ from scorekit.agents.reliability import (
     reliability,
     wilson_interval,
 )
-from scorekit.agents.toolcalls import ToolCallMetric, match_calls
+from scorekit.agents.toolcalls import CallOutcome, ToolCallMetric, explain_calls, match_calls
 from scorekit.agents.trajectory import SCHEMES, TrajectoryMetric
 from scorekit.agents.wrappers import DeepEvalMetric, RagasSignal, UqlmConsistencySignal, run_inspect
 from scorekit.registry import register
@@ -88,6 +89,7 @@ __all__ = [
     "as_agent", "trajectory_from_messages", "episode_from_messages", "cost_from_usage", "from_inspect_sample",
     "from_deepeval_test_case", "episodes_from_inspect_log", "inspect_score_value",
     "run_inspect", "UqlmConsistencySignal", "RagasSignal", "DeepEvalMetric",
+    "compare_agents", "AgentComparison", "sign_test", "CallOutcome", "explain_calls",
 ]
 
 register("metrics", "task_success", TaskSuccessMetric())

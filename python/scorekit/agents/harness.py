@@ -114,8 +114,12 @@ def _call_agents(agent: Callable, jobs: list[tuple[TaskSpec, Optional[int]]], pa
 def _as_episode(result: Any, task: TaskSpec, trial_run: RunProvenance) -> Episode:
     """The agent's result as a fresh Episode of ``task`` (never the agent's own object)."""
     if isinstance(result, Episode):
-        return dataclasses.replace(result, task_id=result.task_id or task.task_id,
-                                   run=result.run or trial_run, meta=dict(result.meta))
+        episode = object.__new__(type(result))  # a shallow copy, as dataclasses.replace makes, without __init__
+        episode.__dict__.update(vars(result))
+        episode.task_id = result.task_id or task.task_id
+        episode.run = result.run or trial_run
+        episode.meta = dict(result.meta)
+        return episode
     if hasattr(result, "trajectory") and hasattr(result, "task_id"):
         raise TypeError(
             f"run_suite: the agent returned a {type(result).__name__} for task {task.task_id!r}, which looks "

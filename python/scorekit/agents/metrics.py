@@ -60,7 +60,7 @@ def output_match(episode: Any, gold: Any) -> bool:
     pred = getattr(episode, "output", episode)
     expected = gold.get("output", gold) if isinstance(gold, Mapping) else gold
     if isinstance(pred, str) and isinstance(expected, str):
-        return _CANON(pred) == _CANON(expected)
+        return pred == expected or _CANON(pred) == _CANON(expected)
     return bool(pred == expected)
 
 

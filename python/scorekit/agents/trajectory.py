@@ -3,14 +3,16 @@
 This module owns :data:`SCHEMES` and :class:`TrajectoryMetric`: the cost model (a call's *mass* is
 its tool weight plus its argument weights; a substitution between different tools costs both
 masses, between calls of the same tool the weights of the arguments that differ or are missing on
-one side) and the four schemes. ``in_order`` runs the Needleman–Wunsch kernel
-(:mod:`scorekit._kernels.align`) on calls read, canonicalised and interned by the compiled call
-reader (``_core.CallPacker``, ``rust/bindings/src/calls.rs``) or, without the compiled core, by its
-pure-Python twin :class:`_Preparer`; both give identical ids, masses and weights. Argument values
-are equal under the exact, transitive rule of :mod:`scorekit._interning` (numbers by exact value,
-whatever their type), so a pair's score depends neither on the rest of the batch, nor on
-``threads``, the backend or the reader; a value that cannot be compared (recursive, too deeply
-nested) raises a named error giving the pair, step and argument.
+one side) and the four schemes; ``any_order`` and ``superset`` pair calls greedily (the reference's
+rule) or, with ``pairing="optimal"``, by the assignment of least distance (docs/agents-beyond.md).
+``in_order`` runs the Needleman–Wunsch kernel (:mod:`scorekit._kernels.align`) on calls read,
+canonicalised and interned by the compiled call reader (``_core.CallPacker``,
+``rust/bindings/src/calls.rs``) or, without the compiled core, by its pure-Python twin
+:class:`_Preparer`; both give identical ids, masses and weights. Argument values are equal under
+the exact, transitive rule of :mod:`scorekit._interning` (numbers by exact value, whatever their
+type), so a pair's score depends neither on the rest of the batch, nor on ``threads``, the backend
+or the reader; a value that cannot be compared (recursive, too deeply nested) raises a named error
+giving the pair, step and argument.
 
 Decision (ek leaves it open; docs/decisions.md#trajectory-cost-model): a same-tool substitution sums the weights of the
 differing arguments in sorted argument-name order (string names by code point, then numbers by
@@ -44,7 +46,9 @@ from scorekit._interning import ValueInterner, exact_key
 from scorekit._kernels import _core, current_backend, resolve_threads
 from scorekit._kernels import align as align_kernels
 from scorekit.agents.base import Step, as_call
-from scorekit.agents.toolcalls import _assign, _call_matches, _Weights, calls_of, norm_value, value_error
+from scorekit.agents.toolcalls import (
+    Gain, _assign, _call_matches, _Weights, calls_of, check_pairing, norm_value, value_error,
+)
 from scorekit.base import GraphGrammar, Score
 from scorekit.canonicalize import builtin_steps, default_canonicalizer, resolve_canonicalizer
 from scorekit.errors import InvalidValueError, ScorekitError
@@ -320,15 +324,18 @@ class TrajectoryMetric:
     ``"superset"`` (0 iff every gold call occurs in the prediction; extra calls are free).
     ``grammar`` supplies call and argument weights (a per-call ``grammar=`` wins);
     ``canonicalizer`` folds string values (default: NFC, casefold, collapse whitespace).
+    ``pairing`` (``any_order`` and ``superset`` only): ``"greedy"`` (the reference's rule) or
+    ``"optimal"`` (per tool name, the pairs of least raw distance; never larger; needs SciPy).
     """
 
     name = "trajectory"
 
     def __init__(self, scheme: str = "in_order", *, grammar: Optional[GraphGrammar] = None,
-                 canonicalizer: Any = None) -> None:
+                 canonicalizer: Any = None, pairing: str = "greedy") -> None:
         if scheme not in SCHEMES:
             raise InvalidValueError(f"must be one of {SCHEMES}, got {scheme!r}", field="scheme")
         self.scheme = scheme
+        self.pairing = check_pairing(pairing)
         self.grammar = grammar
         self.canonicalizer = (resolve_canonicalizer(canonicalizer) if canonicalizer is not None
                               else default_canonicalizer())
@@ -413,7 +420,7 @@ class TrajectoryMetric:
                 for pc, gc, pn, gn in zip(p.calls, g.calls, p.norm, g.norm))
             return 0.0 if same else sum(p.mass) + sum(g.mass)
         pn, gn = p.norm, g.norm
-        pairs = _assign(p.calls, g.calls, pn, gn)
+        pairs = _assign(p.calls, g.calls, pn, gn, self._gain(p, g, w))
         used_p = {i for i, _ in pairs}
         used_g = {j for _, j in pairs}
         missed = sum(g.mass[j] for j in range(len(g.calls)) if j not in used_g)
@@ -422,6 +429,26 @@ class TrajectoryMetric:
         subs = sum(_sub(p.calls[i][0], g.calls[j][0], pn[i], gn[j], p.mass[i], g.mass[j], w) for i, j in pairs)
         extra = sum(p.mass[i] for i in range(len(p.calls)) if i not in used_p)
         return subs + extra + missed
+
+    def _gain(self, p: _Prepared, g: _Prepared, w: _Weights) -> Optional[Gain]:
+        """What ``pairing="optimal"`` maximises (``None``: greedy). ``any_order``: a pair saves its
+        two masses (no longer unpaired) less its substitution cost; ``superset``: an exact pair
+        saves its gold call's mass. The raw distance is the total mass (all gold mass for
+        ``superset``) less the savings. Terms are single weights, so their exact sum does not
+        depend on the order of the substitution's additions."""
+        if self.pairing == "greedy":
+            return None
+        pn, gn = p.norm, g.norm
+        if self.scheme == "superset":
+            return lambda i, j: (g.mass[j],) if _call_matches(pn[i], gn[j]) else ()
+
+        def saving(i: int, j: int) -> tuple:  # same tool: the substitution sums the differing arguments
+            a, b, tool = pn[i], gn[j], g.calls[j][0]
+            differing = [-w.arg(tool, k) for k in b if k not in a or a[k] != b[k]]
+            differing += [-w.arg(tool, k) for k in a if k not in b]
+            return (p.mass[i], g.mass[j], *differing)
+
+        return saving
 
     def aggregate(self, scores: Iterable[Score]) -> float:
         """Σ raw distance / Σ denominator over all scores (0.0 when the denominators sum to 0)."""
