@@ -113,3 +113,17 @@ def test_demo_agents_sample_against_an_independent_count(capsys):
     out = capsys.readouterr().out
     assert "Agent suite sample: 10 tasks x 4 trials, two agent versions:" in out
     assert "v2: success rate 80.0%, pass^4 0.700" in out and "regression gate v2 against v1: FAILED" in out
+
+
+def test_comparison_section():
+    from scorekit.agents import compare_agents
+
+    r = runs()
+    c = compare_agents(r["v2"], r["v1"], names=("v2", "v1"))
+    section = agents_report.report_sections(r, comparison=c)[-1]
+    rows = {k: v.text for k, v in section.rows}
+    assert section.title == "Paired comparison: v2 against v1"
+    assert rows["paired tasks"] == "3" and rows["improved / regressed / tied tasks"] == "0 / 2 / 1"
+    assert rows["success rate (v2 / v1)"] == "0.5000 / 0.9167"
+    # v1 solved t1 and the hostile task every time, but v2 solved each of them at least once
+    assert rows["solved every time by v1, never by v2"] == "none" == rows["solved every time by v2, never by v1"]

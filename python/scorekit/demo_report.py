@@ -70,9 +70,9 @@ class _AgainstGoldCalls:
 def score_agents_sample() -> dict[str, Any]:
     """The packaged agent suite sample (``data/agents_sample``: ten tasks, four recorded trials of
     each by two agent versions) replayed through :func:`scorekit.agents.run_suite`: ``{"tasks",
-    "runs": {version: ReliabilityReport}, "gate": v2 against v1}``."""
+    "runs": {version: ReliabilityReport}, "gate": v2 against v1, "comparison": v2 against v1 (paired)}``."""
     from scorekit.agents import (AgentGateResult, RunProvenance, TaskSpec, ToolCallMetric, ToolSpec,
-                                 TrajectoryMetric, agent_regression_gate, load_prices, run_suite)
+                                 TrajectoryMetric, agent_regression_gate, compare_agents, load_prices, run_suite)
     from scorekit.agents.bridge import episode_from_messages
     from scorekit.base import FieldSpec
 
@@ -101,7 +101,8 @@ def score_agents_sample() -> dict[str, Any]:
                                   metrics={"tool calls (argument F1)": _AgainstGoldCalls(ToolCallMetric(level="arg")),
                                            "trajectory distance": _AgainstGoldCalls(TrajectoryMetric())})
     gate: AgentGateResult = agent_regression_gate(runs["v2"], runs["v1"])
-    return {"tasks": len(tasks), "runs": runs, "gate": gate}
+    comparison = compare_agents(runs["v2"], runs["v1"], names=("v2", "v1"))
+    return {"tasks": len(tasks), "runs": runs, "gate": gate, "comparison": comparison}
 
 
 def score_flowcharts_sample() -> dict[str, Any]:
@@ -215,5 +216,6 @@ def build_demo_report(corpus: Sequence[tuple[str, str, str]], cer: Report, wer: 
         from scorekit.agents.report import report_sections as agent_sections
 
         sections += [dataclasses.replace(s, title=AGENTS_PREFIX + s.title) if s.title else s
-                     for s in agent_sections(agents["runs"], gate=agents["gate"], gate_runs=("v2", "v1"))]
+                     for s in agent_sections(agents["runs"], gate=agents["gate"], gate_runs=("v2", "v1"),
+                                             comparison=agents["comparison"])]
     return report.render_page("scorekit demo: the sample OCR corpus", sections)

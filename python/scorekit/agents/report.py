@@ -2,7 +2,7 @@
 
 This module owns the choice and order of the sections that show one or more named runs
 (:class:`~scorekit.agents.ReliabilityReport` s, e.g. two agent versions on the same suite), the
-gate's verdict between them and, when given, their paired comparison. Rendering, escaping and the
+gate's verdict between two of them and their paired comparison. Rendering, escaping and the
 page's safety rules are :mod:`scorekit.report`'s.
 
 >>> from scorekit.agents import reliability
@@ -131,11 +131,27 @@ def _gate(gate: Any, current: str, baseline: str) -> list[Any]:
     return out
 
 
+def _comparison(c: Any) -> list[Any]:
+    a, b = c.names
+    items = {"paired tasks": c.n_tasks,
+             f"success rate ({a} / {b})": f"{_num(c.mean_a)} / {_num(c.mean_b)}",
+             f"difference {a} − {b} ({100 * c.confidence:g}% CI)": f"{c.mean_diff:+.4f} {_interval(c.diff_ci)}"}
+    if c.k is not None:
+        items[f"pass^{c.k} difference ({100 * c.confidence:g}% CI)"] = \
+            f"{c.pass_hat_k_diff:+.4f} {_interval(c.pass_hat_k_diff_ci)}"
+    items.update({"improved / regressed / tied tasks": f"{len(c.improved)} / {len(c.regressed)} / {len(c.tied)}",
+                  "sign test p (exact, two-sided)": c.sign_test_p,
+                  f"solved every time by {a}, never by {b}": ", ".join(map(str, c.only_a_solves)) or "none",
+                  f"solved every time by {b}, never by {a}": ", ".join(map(str, c.only_b_solves)) or "none"})
+    return [report.summary_table(f"Paired comparison: {a} against {b}", items)]
+
+
 def report_sections(runs: Mapping[str, ReliabilityReport], *, gate: Any = None,
-                    gate_runs: Optional[tuple[str, str]] = None) -> list[Any]:
+                    gate_runs: Optional[tuple[str, str]] = None, comparison: Any = None) -> list[Any]:
     """The report's sections for the named ``runs`` (all with the same k), plus the regression
     ``gate`` result (an :class:`~scorekit.agents.AgentGateResult`) between ``gate_runs =
-    (current, baseline)`` when given."""
+    (current, baseline)`` and a paired ``comparison`` (an
+    :class:`~scorekit.agents.AgentComparison`) when given."""
     pairs = _check_runs(runs)
     if len({r.k for _, r in pairs}) > 1:
         raise InvalidValueError("all runs must use the same k to share a report", field="runs")
@@ -143,11 +159,13 @@ def report_sections(runs: Mapping[str, ReliabilityReport], *, gate: Any = None,
     if gate is not None:
         current, baseline = gate_runs if gate_runs else ("current", "baseline")
         sections += _gate(gate, current, baseline)
+    if comparison is not None:
+        sections += _comparison(comparison)
     return sections
 
 
 def suite_report(runs: Mapping[str, ReliabilityReport], *, title: str = "Agent suite report", gate: Any = None,
-                 gate_runs: Optional[tuple[str, str]] = None) -> str:
+                 gate_runs: Optional[tuple[str, str]] = None, comparison: Any = None) -> str:
     """A self-contained HTML page of :func:`report_sections` (write it with
     :func:`scorekit.report.write_report`)."""
-    return report.render_page(title, report_sections(runs, gate=gate, gate_runs=gate_runs))
+    return report.render_page(title, report_sections(runs, gate=gate, gate_runs=gate_runs, comparison=comparison))
