@@ -23,12 +23,12 @@ def to_scorekit(source: str) -> str:
 
 def run_ek_doctests(ek_module: ModuleType, scorekit_module: ModuleType, *,
                     optionflags: int = doctest.ELLIPSIS) -> dict[str, doctest.TestResults]:
-    """Run every docstring example of ``ek_module`` against ``scorekit_module``; returns the results
+    """Run every public docstring example of ``ek_module`` against ``scorekit_module``; returns the results
     per docstring (by its qualified name in ek), failures printed in doctest's usual report."""
     runner = doctest.DocTestRunner(optionflags=optionflags)
     results = {}
     for test in doctest.DocTestFinder().find(ek_module):
-        if not test.examples:
+        if not test.examples or test.name.rsplit(".", 1)[-1].startswith("_"):  # private helpers are not API
             continue
         for example in test.examples:
             example.source = to_scorekit(example.source)

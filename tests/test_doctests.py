@@ -9,7 +9,9 @@ import pytest
 
 MODULES = ["scorekit", "scorekit.facade", "scorekit.batch", "scorekit.text", "scorekit.metrics.strings",
            "scorekit.registry", "scorekit.canonicalize", "scorekit.base", "scorekit.errors", "scorekit.report",
-           "scorekit.ocr_pages", "scorekit._graphemes", "scorekit.ocr_pages.evaluation.text_metrics"]
+           "scorekit.ocr_pages", "scorekit._graphemes", "scorekit.ocr_pages.evaluation.text_metrics",
+           "scorekit.harness", "scorekit.stores", "scorekit.tools", "scorekit.agents.judge", "scorekit.agents.bridge",
+           "scorekit.agents.metrics", "scorekit.agents.harness", "scorekit.agents.compare", "scorekit.agents.report"]
 
 
 @pytest.mark.parametrize("name", MODULES)

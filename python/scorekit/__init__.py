@@ -74,12 +74,16 @@ _LAZY = {
     "Episode": "scorekit.agents",
     "TaskSpec": "scorekit.agents",
     "ToolSpec": "scorekit.agents",
+    "krippendorff_alpha": "scorekit.harness",
+    "cohen_kappa": "scorekit.harness",
+    "percent_agreement": "scorekit.harness",
     "run_suite": "scorekit.agents",
     "pass_at_k": "scorekit.agents",
     "pass_hat_k": "scorekit.agents",
 }
 #: Subpackages importable as attributes (``ek.metrics``, ``ek.batch`` …).
-_SUBMODULES = ("metrics", "batch", "text", "facade", "trees", "flows", "agents", "qe", "graphs", "ocr")
+_SUBMODULES = ("metrics", "batch", "text", "facade", "trees", "flows", "agents", "qe", "graphs", "ocr", "harness",
+               "stores", "tools")
 
 
 def _version() -> str:
@@ -118,5 +122,6 @@ __all__ = [
     "check_requirements", "canonicalize", "registry", "metrics", "__version__",
     "Cell", "Table", "TedsMetric", "GritsMetric", "Tree", "tree_edit_distance", "tree_edit_distance_batch",
     "tree_edit_mapping", "trees", "flows", "rover", "RoverConsensus", "AgreementSignal", "Episode", "TaskSpec",
-    "ToolSpec", "run_suite", "pass_at_k", "pass_hat_k", "agents", "qe", "TypedGraph", "TypedNode", "TypedEdge", "TypedGraphMetric", "graphs",
+    "ToolSpec", "run_suite", "pass_at_k", "pass_hat_k", "agents", "krippendorff_alpha", "cohen_kappa",
+    "percent_agreement", "harness", "stores", "tools", "qe", "TypedGraph", "TypedNode", "TypedEdge", "TypedGraphMetric", "graphs",
 ]

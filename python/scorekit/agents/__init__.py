@@ -53,6 +53,7 @@ from scorekit.agents.harness import (
     run_suite,
     save_agent_baseline,
 )
+from scorekit.agents.judge import JudgeMetric, JudgeSignal, judge_validation, pairwise_judge
 from scorekit.agents.metrics import (
     Checker,
     CostPerSuccessMetric,
@@ -90,6 +91,7 @@ __all__ = [
     "from_deepeval_test_case", "episodes_from_inspect_log", "inspect_score_value",
     "run_inspect", "UqlmConsistencySignal", "RagasSignal", "DeepEvalMetric",
     "compare_agents", "AgentComparison", "sign_test", "CallOutcome", "explain_calls",
+    "JudgeMetric", "JudgeSignal", "judge_validation", "pairwise_judge",
 ]
 
 register("metrics", "task_success", TaskSuccessMetric())
