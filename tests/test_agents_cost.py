@@ -6,7 +6,10 @@ import json
 import math
 import random
 
+import numpy as np
 import pytest
+from ek.agents import base as ekb
+from ek.agents import cost as ekc
 
 from doc_examples import run_python_blocks
 from scorekit.agents import (
@@ -14,18 +17,7 @@ from scorekit.agents import (
     episode_dollars, load_prices, per_million, price_of,
 )
 from scorekit.agents import cost as C
-
-ek_agents = pytest.importorskip("ek.agents")
-from ek.agents import base as ekb  # noqa: E402
-from ek.agents import cost as ekc  # noqa: E402
-
-
-def close(a, b, tol=1e-12):
-    if a is None or b is None:
-        return a is b
-    if math.isinf(a) or math.isinf(b):
-        return a == b
-    return a == b or abs(a - b) <= tol * max(1.0, abs(a), abs(b))
+from scorekit.agents.cost import episode_dollars_array
 
 
 # --- constants, ModelPrice, per_million ---------------------------------------------------------
@@ -293,7 +285,7 @@ def test_differential_prices_and_dollars():
             (pme.input, pme.output, pme.cached_input, pme.reasoning)
         assert dollars(c, pm, batch=batch) == ekc.dollars(ce, pme, batch=batch)
         for m in ours:
-            assert close(dollars(c, m, prices=ours, batch=batch), ekc.dollars(ce, m, prices=theirs, batch=batch))
+            assert dollars(c, m, prices=ours, batch=batch) == ekc.dollars(ce, m, prices=theirs, batch=batch)
         total, n_success = rng.uniform(0, 1e3), rng.randint(-2, 50)
         assert cost_of_pass(total, n_success) == ekc.cost_of_pass(total, n_success)
 
@@ -329,10 +321,12 @@ def test_differential_cost_report():
             for k in a:
                 if not (k == "total_dollars" and b[k] == 0 and type(b[k]) is int):  # ek's int 0
                     assert type(a[k]) is type(b[k]), k
-                assert close(a[k], b[k]) if isinstance(a[k], float) else a[k] == b[k], k
+                assert a[k] == b[k], k   # exact: same products, same order of additions
         for e, ee in zip(eps, eeps):
-            assert close(episode_dollars(e, prices=ours_t, batch=True),
-                         ekc.episode_dollars(ee, prices=theirs_t, batch=True))
+            assert episode_dollars(e, prices=ours_t, batch=True) == \
+                ekc.episode_dollars(ee, prices=theirs_t, batch=True)
+        assert episode_dollars_array(eps, prices=ours_t).tolist() == \
+            [ekc.episode_dollars(ee, prices=theirs_t) for ee in eeps]
 
 
 def test_cost_report_speed_50k():
@@ -348,7 +342,7 @@ def test_cost_report_speed_50k():
     b = ekc.cost_report(eeps, prices=theirs_t)
     t2 = time.perf_counter()
     print(f"\ncost_report 50k: scorekit {t1 - t0:.3f}s, ek {t2 - t1:.3f}s")
-    assert close(a["total_dollars"], b["total_dollars"]) and a["n_success"] == b["n_success"]
+    assert a == b
 
 
 def test_module_doctests_and_docs_section():
@@ -356,3 +350,124 @@ def test_module_doctests_and_docs_section():
 
     assert doctest.testmod(C).failed == 0
     assert run_python_blocks("agents.md", section="Cost: prices", optionflags=0) > 0
+
+
+# --- the column path (compiled episode reader) against the one-episode-at-a-time path ------------
+
+def one_by_one(monkeypatch):
+    """Force the reference path: no columns."""
+    monkeypatch.setattr(C, "_cost_columns", lambda eps, run_type=None: None)
+
+
+def both_paths(monkeypatch, eps, **kw):
+    fast = cost_report(eps, **kw)
+    arr = episode_dollars_array(eps, **kw) if kw else None
+    with monkeypatch.context() as m:
+        one_by_one(m)
+        slow = cost_report(eps, **kw)
+        slow_arr = episode_dollars_array(eps, **kw) if kw else None
+    return fast, slow, arr, slow_arr
+
+
+def test_columns_match_one_by_one(monkeypatch):
+    rng = random.Random(77)
+    table = {m: per_million(rng.uniform(0, 30), rng.uniform(0, 90), cached_input=rng.choice([None, 0.3]))
+             for m in MODELS}
+    for _ in range(150):
+        eps, _ = make_episodes(rng, rng.randint(0, 80), MODELS)
+        for e in eps:
+            if rng.random() < 0.1:
+                e.run = None
+        for kw in ({}, {"price": table["m2"]}, {"prices": {**table, "": table["m0"]}}):
+            fast, slow, arr, slow_arr = both_paths(monkeypatch, eps, **kw)
+            assert fast == slow
+            assert arr is None or arr.tolist() == slow_arr.tolist()
+
+
+def test_reader_columns():
+    eps = [Episode(task_id="a", success=True, cost=Cost(1, 2, 3, 4, latency_s=0.5), run=RunProvenance(model="x")),
+           Episode(task_id="b", success=False),
+           Episode(task_id="c", success=None, cost=Cost(5), run=None),
+           Episode(task_id="d", success=False, cost=Cost(output_tokens=7), run=RunProvenance(model="x"))]
+    flags, tokens, latency, ids, models = C._core.episode_cost_columns(eps, Cost, RunProvenance)
+    assert flags.tolist() == [1 | 4 | 8, 0, 2 | 4, 4]
+    assert tokens.tolist() == [[1, 2, 3, 4], [0] * 4, [5, 0, 0, 0], [0, 7, 0, 0]]
+    assert latency[0] == 0.5 and np.isnan(latency[1:]).all()
+    assert ids.tolist() == [0, -1, 1, 0] and models == ["x", ""]
+    flags, _, _, ids, models = C._core.episode_cost_columns(eps, Cost)
+    assert ids.tolist() == [-1] * 4 and models == []
+
+
+@pytest.mark.parametrize("episode", [
+    Episode(task_id="a", success=1, cost=Cost(1)),                       # not a bool outcome
+    Episode(task_id="a", success=True, cost=Cost(1.5)),                  # a float count
+    Episode(task_id="a", success=True, cost=Cost(2 ** 70)),              # beyond int64
+    Episode(task_id="a", success=True, cost=Cost(True)),                 # a bool count
+    Episode(task_id="a", success=True, cost=Cost(1, latency_s=2)),       # an int latency
+    Episode(task_id="a", success=True, cost=ekb.Cost(1)),                # another kit's Cost
+    Episode(task_id="a", success=True, cost=Cost(1), run=ekb.RunProvenance(model="m")),
+    Episode(task_id="a", success=True, cost=Cost(1), run=RunProvenance(model=3)),
+    type("NoCost", (), {"task_id": "a", "success": True})(),             # no `cost` attribute
+])
+def test_reader_hands_unusual_episodes_back(episode):
+    assert C._core.episode_cost_columns([Episode(task_id="z", success=True), episode], Cost, RunProvenance) is None
+
+
+def test_unusual_inputs_match_ek(monkeypatch):
+    # each of these leaves the column path; the answers (or errors) are the reference's
+    price = ModelPrice(2e-6, 1e-5)
+    cases = [
+        ([Episode(task_id="a", success=1, cost=Cost(10, latency_s=2)), Episode(task_id="b", success=0)], {}),
+        ([Episode(task_id="a", success=True, cost=Cost(2 ** 70, 3))], {"price": price}),
+        ([Episode(task_id="a", success=True, cost=Cost(10.5, 3))], {"price": price}),
+        ([Episode(task_id="a", success=True, cost=Cost(-4))], {}),                  # unpriced: counted as is
+        ([Episode(task_id="a", success=True, cost=Cost(7, 1))], {"price": ModelPrice(1, 2)}),   # int rates
+        ([Episode(task_id="a", success=True, cost=Cost(7, 1, latency_s=1)),
+          Episode(task_id="b", success=True, cost=Cost(1, latency_s=2.5))], {"price": price}),
+    ]
+    for eps, kw in cases:
+        mirror = [ekb.Episode(task_id=e.task_id, success=e.success, run=e.run and ekb.RunProvenance(model=e.run.model),
+                              cost=e.cost and ekb.Cost(*(getattr(e.cost, f) for f in (
+                                  "input_tokens", "output_tokens", "cached_input_tokens", "reasoning_tokens",
+                                  "retries", "latency_s")))) for e in eps]
+        ek_kw = {k: ekc.ModelPrice(v.input, v.output, v.cached_input, v.reasoning) for k, v in kw.items()}
+        assert cost_report(eps, **kw) == ekc.cost_report(mirror, **ek_kw)
+    bad = [Episode(task_id="a", success=True, cost=Cost(5), run=RunProvenance(model="m")),
+           Episode(task_id="b", success=True, cost=Cost(-1), run=RunProvenance(model="m")),
+           Episode(task_id="c", success=True, cost=Cost(5), run=RunProvenance(model="nope"))]
+    with pytest.raises(ValueError, match=">= 0"):              # episode b comes before episode c
+        cost_report(bad, prices={"m": price})
+    with pytest.raises(ValueError, match=">= 0"):
+        episode_dollars_array(bad, prices={"m": price})
+    with pytest.raises(UnknownModelPrice, match="'nope'"):
+        cost_report(bad[:1] + bad[2:], prices={"m": price})
+    with pytest.raises(UnknownModelPrice, match="'m'"):       # a model name as `price` is not looked up
+        episode_dollars_array(bad[:1], price="m", prices={"m": price})
+    with pytest.raises(TypeError, match="cost must be a Cost"):
+        cost_report([Episode(task_id="a", success=True, cost=ekb.Cost(1))], price=price)
+    with pytest.raises(TypeError, match="expected Episodes"):
+        cost_report([Episode(task_id="a", success=True), object()])
+    with pytest.raises(ValueError, match=r"1 episode\(s\) are ungraded .*\['u'\]"):
+        cost_report([Episode(task_id="u", cost=Cost(1)), Episode(task_id="v", success=False)], price=price)
+    # nothing priced: a bad price is never looked at, as in the reference
+    assert cost_report([Episode(task_id="a", success=True)], price="anything")["total_dollars"] == 0.0
+
+
+def test_episode_dollars_array():
+    eps = [Episode(cost=Cost(input_tokens=10**6), run=RunProvenance(model="m")), Episode(),
+           Episode(cost=Cost(10, 20, 30, 40), run=None)]
+    prices = {"m": per_million(3, 15), "": per_million(1, 2, reasoning=4)}
+    got = episode_dollars_array(iter(eps), prices=prices)
+    assert got.dtype == np.float64 and got.tolist() == [episode_dollars(e, prices=prices) for e in eps]
+    assert got.tolist() == [3.0, 0.0, 10e-6 + 40e-6 + 30 * 0.1e-6 + 40 * 4e-6]
+    assert episode_dollars_array([], prices=prices).tolist() == []
+    assert episode_dollars_array([Episode()], price=ModelPrice(1.0)).tolist() == [0.0]
+
+
+def test_total_dollars_adds_like_this_pythons_sum(monkeypatch):
+    # 1e16-ish and tiny amounts: the order and kind of summation shows in the last bits
+    eps = [Episode(task_id=str(i), success=True, cost=Cost(input_tokens=t))
+           for i, t in enumerate([10**15, 1, 10**15, 3, 7, 10**12] * 50)]
+    price = ModelPrice(1.1)
+    total = cost_report(eps, price=price)["total_dollars"]
+    assert total == sum(episode_dollars(e, price=price) for e in eps)

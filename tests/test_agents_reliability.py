@@ -10,15 +10,16 @@ import random
 import warnings
 from fractions import Fraction
 
+import ek.agents as ek_agents
+import numpy as np
 import pytest
 
 from doc_examples import run_python_blocks
+from scorekit._kernels import bootstrap as bootstrap_kernels
 from scorekit.agents import (
     Episode, ReliabilityReport, bootstrap_ci, difference_upper_bound, newcombe_difference,
     pass_at_k, pass_hat_k, reliability, wilson_interval,
 )
-
-ek_agents = pytest.importorskip("ek.agents")
 # The package re-exports the function ``reliability`` under the submodule's name.
 reliability_module = importlib.import_module("scorekit.agents.reliability")
 
@@ -343,3 +344,161 @@ def test_bootstrap_differential_long_inputs():
         vals = [rng.uniform(-1, 1) * 10 ** rng.randint(-6, 6) for _ in range(n)]
         assert bootstrap_ci(vals, "mean", resamples=res, seed=n) == ek_agents.bootstrap_ci(
             vals, mean, resamples=res, seed=n)
+
+
+# ---------------------------------------------------------------- the compiled paths, at scale
+
+
+def neumaier_mean(sample):
+    """``sum(sample) / len(sample)`` as CPython >= 3.12 adds floats (Neumaier compensation)."""
+    f = c = 0.0
+    for x in sample:
+        t = f + x
+        c += (f - t) + x if abs(f) >= abs(x) else (x - t) + f
+        f = t
+    return (f + c if c and math.isfinite(c) else f) / len(sample)
+
+
+def test_bootstrap_arrays_and_lists_agree():
+    rng = random.Random(9)
+    vals = [rng.random() for _ in range(500)]
+    pairs = [(rng.random() * 1e-3, rng.random() < 0.3) for _ in range(500)]
+    assert bootstrap_ci(np.array(vals), "mean", resamples=300) == bootstrap_ci(vals, "mean", resamples=300)
+    assert bootstrap_ci(np.array(pairs, dtype=float), "ratio", resamples=300) == \
+        bootstrap_ci(pairs, "ratio", resamples=300)
+    assert bootstrap_ci(iter(vals), "mean", resamples=30) == bootstrap_ci(vals, mean, resamples=30)
+    assert bootstrap_ci(np.array([1.0] * 5), mean, resamples=5) == (1.0, 1.0)   # arrays on the callable path too
+
+
+def test_bootstrap_inf_minus_inf_is_refused():
+    with pytest.raises(ValueError, match="NaN"):
+        bootstrap_ci([math.inf, -math.inf, 1.0], "mean", resamples=200)
+
+
+def test_bootstrap_python_312_summation(monkeypatch):
+    # From Python 3.12 on, ``sum`` compensates runs of exact floats: the kernel does the same, and
+    # inputs it cannot reproduce (ints mixed into floats, float subclasses) take the Python path.
+    monkeypatch.setattr(bootstrap_kernels, "COMPENSATED", True)
+    rng = random.Random(12)
+    for _ in range(40):
+        vals = [rng.uniform(-1, 1) * 10 ** rng.randint(-9, 9) for _ in range(rng.randint(1, 60))]
+        res = rng.choice([1, 7, 50])
+        assert bootstrap_ci(vals, "mean", resamples=res, seed=res) == bootstrap_ci(
+            vals, neumaier_mean, resamples=res, seed=res)
+    # routed to the Python statistic (whose `sum` is this interpreter's own)
+    sums_like = reliability_module._sums_like_python
+    assert sums_like([0.5, 1.5]) and sums_like([1, 2, True]) and sums_like(np.array([1, 2.5]))
+    assert not sums_like([0.5, 1]) and not sums_like([np.float64(0.5)]) and not sums_like([2 ** 53, 1])
+    assert sums_like([(0.5, 1), (0.25, 0)], columns=2) and not sums_like([(0.5, 1), (1, 0)], columns=2)
+    mixed = [0.1, 1, 0.2, 3, 1e-9]
+    assert bootstrap_ci(mixed, "mean", resamples=40) == bootstrap_ci(mixed, mean, resamples=40)
+    monkeypatch.setattr(bootstrap_kernels, "COMPENSATED", False)
+    assert sums_like([0.5, 1]) and sums_like([np.float64(0.5), 2.0]) and not sums_like([2 ** 53, 1.0])
+    assert not sums_like([0.5, 1.5, __import__("fractions").Fraction(1, 3)])
+    big = [2 ** 60, 1, 3]   # exact int sums beyond 2**53: the Python path
+    assert bootstrap_ci(big, "mean", resamples=20) == ek_agents.bootstrap_ci(big, mean, resamples=20)
+
+
+def test_reliability_large_suites_match_ek():
+    # 1,000 tasks x 5 trials of agents of every reliability, as episodes and as a mapping
+    rng = random.Random(15)
+    for k in (1, 3, 5):
+        outcomes = {}
+        for t in range(1000):
+            p = rng.choice([0.0, 1.0, rng.random()])
+            outcomes[f"task-{t}"] = [rng.random() < p for _ in range(rng.choice([5, 5, 5, 2]))]
+        slices = {t: rng.choice(["easy", "hard", None]) for t in outcomes}
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            mine = reliability(outcomes, k=k, slices=slices)
+            ref = ek_agents.reliability(outcomes, k=k, slices=slices)
+            assert _ek_report_dict(mine) == _ek_report_dict(ref)
+            eps = [Episode(task_id=t, success=s) for t, row in outcomes.items() for s in row]
+            rng.shuffle(eps)
+            ref_eps = [ek_agents.Episode(task_id=e.task_id, success=e.success) for e in eps]
+            assert _ek_report_dict(reliability(eps, k=k)) == _ek_report_dict(ek_agents.reliability(ref_eps, k=k))
+
+
+class Duck:
+    """Episode-shaped without being an Episode."""
+
+    def __init__(self, task_id, success):
+        self.task_id, self.success = task_id, success
+
+
+class NoSuccess:
+    task_id = "x"
+
+
+def test_reliability_unusual_sources_match_ek():
+    def cases():   # fresh each time: some outcomes are one-shot iterators
+        yield {"a": (True, False), "b": iter([1, 0, 2]), "c": "yes", "d": [], 7: [None, 0.0, "x"]}
+        yield {("t", 1): [True] * 3, 1: [False, True, True], True: [True]}
+
+    for mine, theirs in zip(cases(), cases()):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            assert _ek_report_dict(reliability(mine, k=2)) == _ek_report_dict(ek_agents.reliability(theirs, k=2))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ducks = [Duck("a", 1), Duck("a", 0), Duck("b", "yes"), Duck(3, True), Duck("a", [1])]
+        got = reliability(iter(ducks), k=1)
+        assert _ek_report_dict(got) == _ek_report_dict(ek_agents.reliability(ducks, k=1))
+        assert got.per_task["a"] == {"n": 3, "c": 2, "pass_at_k": 1 - 1 / 3, "pass_hat_k": 2 / 3}
+    # errors: the first bad episode in order decides, as in the reference
+    with pytest.raises(ValueError, match="episode for task 'a' is ungraded"):
+        reliability([Duck("a", None), 3.5])
+    with pytest.raises(TypeError, match="reliability\\(\\) takes Episodes"):
+        reliability([Duck("a", True), 3.5, Duck("b", None)])
+    with pytest.raises(ValueError, match="ungraded"):
+        reliability([Duck("a", True), NoSuccess()])
+    with pytest.raises(TypeError, match="integers"):
+        reliability({"a": [True, False]}, k=1.5)
+    with pytest.warns(UserWarning, match="fewer than k"):
+        assert reliability({"a": [True]}, k=1.5).n_tasks == 0   # skipped before any estimator runs
+
+
+def test_reliability_counts_each_distinct_outcome_once(monkeypatch):
+    calls = []
+    real = reliability_module.pass_hat_k
+
+    def counting(**kw):
+        calls.append(kw)
+        return real(**kw)
+
+    monkeypatch.setattr(reliability_module, "pass_hat_k", counting)
+    outcomes = {f"t{i}": [i % 3 == 0, True, i % 2 == 0] for i in range(600)}
+    r = reliability(outcomes, k=2)
+    assert len(calls) == len({(3, sum(v)) for v in outcomes.values()}) == 3
+    assert [c["c"] for c in calls] == [3, 1, 2]   # in order of first appearance
+    assert r.per_task["t1"]["pass_hat_k"] == real(n=3, c=1, k=2) == 0.0
+
+
+def test_mean_standard_error_and_pass_hat_k_sd_against_ek():
+    """ek 0.1.15's per-task SD of pass^k (bit for bit) and its floored standard error (to rounding:
+    the augmented sum is ordered differently)."""
+    import importlib
+
+    from scorekit.agents import mean_standard_error
+
+    ek_rel = importlib.import_module("ek.agents.reliability")
+    rng = random.Random(1515)
+    for _ in range(400):
+        n = rng.randrange(0, 300)
+        mean = rng.choice([None, rng.random(), 0.0, 1.0])
+        sd = rng.choice([None, 0.0, rng.random() * 0.6])
+        z = rng.choice([1.96, 2.576, 1.0])
+        ours, theirs = mean_standard_error(mean, sd, n, z=z), ek_rel.mean_standard_error(mean, sd, n, z=z)
+        assert (ours is None) == (theirs is None)
+        if ours is not None:
+            assert ours == pytest.approx(theirs, rel=1e-12)
+    assert round(mean_standard_error(1.0, 0.0, 60), 4) == 0.0215 and mean_standard_error(0.5, 0.1, 0) is None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for _ in range(200):
+            src = {f"t{i}": [rng.random() < 0.6 for _ in range(rng.randrange(1, 7))] for i in range(rng.randrange(0, 30))}
+            k = rng.randrange(1, 4)
+            ours, theirs = reliability(src, k=k), ek_rel.reliability(src, k=k)
+            assert ours.pass_hat_k_sd == theirs.pass_hat_k_sd
+            a, b = ours.pass_hat_k_se(), theirs.pass_hat_k_se()
+            assert (a is None) == (b is None) and (a is None or a == pytest.approx(b, rel=1e-12))

@@ -155,3 +155,21 @@ def graph_edit_distance_batch(
     problems: list[GedProblem], budget: int | None, threads: int,
 ) -> tuple[F64, F64, npt.NDArray[np.bool_], npt.NDArray[np.uint64]]:
     """Exact GED of every problem: distance, lower_bound, exact, expanded; shape (n,) each."""
+
+# --- bootstrap (resampling with CPython's random stream; contract in scorekit._kernels.bootstrap) --
+def bootstrap_means(values: F64, state: U32, pos: int, resamples: int, compensated: bool) -> F64:
+    """Mean of every resample of ``values`` (resample order); the generator is CPython's MT19937 at
+    ``state`` (624 words) and ``pos``; ``compensated``: CPython >= 3.12's ``sum``."""
+
+def bootstrap_ratios(costs: F64, wins: F64, state: U32, pos: int, resamples: int, compensated: bool) -> F64:
+    """``sum(costs) / sum(wins)`` of every resample of the pairs (``inf`` when the wins sum to <= 0)."""
+
+def float_sum(values: F64, compensated: bool) -> float:
+    """``sum(values)`` as Python adds floats (plain, or Neumaier-compensated from CPython 3.12)."""
+
+# --- episode reader of scorekit.agents.cost (rust/bindings/src/episodes.rs) ---------------------------
+def episode_cost_columns(
+    episodes: list[Any], cost_type: type, run_type: type | None = None,
+) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.int64], F64, npt.NDArray[np.int32], list[str]] | None:
+    """(flags, tokens (n, 4), latency, model_ids, models) of plain episodes, or None; flags bits:
+    1 succeeded, 2 ungraded, 4 has a cost, 8 has a latency."""

@@ -6,6 +6,9 @@ Rates are always injected — scorekit ships no built-in price table (rates go s
 LiteLLM's ``model_prices_and_context_window.json`` (the data file only; nothing is fetched).
 Cost-of-Pass is total spend over successes: failed runs' spend stays in the numerator.
 
+For many episodes, :func:`cost_report` and :func:`episode_dollars_array` read them column-wise
+through a compiled reader (the same figures, bit for bit, as pricing one episode at a time).
+
 >>> from scorekit.agents.base import Cost
 >>> round(dollars(Cost(input_tokens=1_000_000, output_tokens=200_000), per_million(1.0, 5.0)), 4)
 2.0
@@ -23,12 +26,15 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Optional, Union
 
-from scorekit.agents.base import Cost
+import numpy as np
+
+from scorekit._kernels import _core, bootstrap
+from scorekit.agents.base import Cost, RunProvenance
 
 __all__ = [
     "DEFAULT_CACHE_DISCOUNT", "DEFAULT_BATCH_DISCOUNT", "UnknownModelPrice", "ModelPrice",
     "per_million", "dollars", "price_of", "load_prices", "cost_of_pass", "episode_dollars",
-    "cost_report",
+    "cost_report", "episode_dollars_array",
 ]
 
 DEFAULT_CACHE_DISCOUNT = 0.1
@@ -115,13 +121,13 @@ def price_of(model: str, *, prices: Optional[Mapping[str, ModelPrice]] = None) -
 
 
 def _check_tokens(cost: Cost) -> None:
+    counts = (cost.input_tokens, cost.output_tokens, cost.cached_input_tokens, cost.reasoning_tokens)
     try:
-        ok = (cost.input_tokens >= 0 and cost.output_tokens >= 0 and cost.cached_input_tokens >= 0
-              and cost.reasoning_tokens >= 0)  # False for NaN too
+        ok = all(0 <= x < math.inf for x in counts)  # False for NaN too
     except TypeError:
         raise TypeError(f"dollars: token counts must be numbers, got {cost!r}") from None
     if not ok:
-        raise ValueError(f"dollars: token counts must be >= 0, got {cost!r}")
+        raise ValueError(f"dollars: token counts must be finite and >= 0, got {cost!r}")
 
 
 def dollars(cost: Cost, price: Union[ModelPrice, str], *,
@@ -225,11 +231,82 @@ def episode_dollars(episode: Any, *, prices: Optional[Mapping[str, ModelPrice]] 
     return dollars(cost, price, batch=batch)
 
 
+# Bits of the ``flags`` column of the compiled episode reader (``rust/bindings/src/episodes.rs``).
+_SUCCESS, _UNGRADED, _COST, _LATENCY = 1, 2, 4, 8
+
+
+def _cost_columns(episodes: list, run_type: Optional[type] = None) -> Optional[tuple]:
+    """``(flags, tokens, latency, model_ids, models)`` of plain episodes, read by the compiled
+    reader (``run_type`` asks for the runs' models); ``None`` without the core or when an episode
+    is not plain: the one-episode-at-a-time path then decides."""
+    if _core is None:
+        return None
+    return _core.episode_cost_columns(episodes, Cost, run_type)
+
+
+def _column_dollars(columns: tuple, prices: Optional[Mapping[str, ModelPrice]],
+                    price: Any) -> Optional[np.ndarray]:
+    """Per-episode USD from the reader's columns, each one exactly :func:`episode_dollars`'s;
+    ``None`` when a rate, a count or a model needs the one-episode-at-a-time path (which raises
+    the reference's error for the first bad episode)."""
+    flags, tokens, _, model_ids, models = columns
+    has_cost = (flags & _COST).astype(bool)
+    if not has_cost.any():
+        return np.zeros(len(flags))
+    every = bool(has_cost.all())
+    if price is not None:
+        # (a model name given as `price` is looked up without `prices` by episode_dollars, and
+        # fails there: the one-by-one path raises that error)
+        rows = [price]
+    elif prices and all(m in prices for m in models):
+        rows = [prices[m] for m in models]
+    else:
+        return None
+    if not all(isinstance(p, ModelPrice) for p in rows):
+        return None
+    rates = np.array([(p.input, p.output, p.cached_rate, p.reasoning_rate) for p in rows])
+    if any(type(r) is not float for p in rows for r in (p.input, p.output, p.cached_rate, p.reasoning_rate)):
+        return None  # an int rate makes Python multiply exactly: the one-by-one path
+    counts = tokens if every else tokens[has_cost]
+    if counts.size and counts.min() < 0:
+        return None
+    # count * rate per kind, then ((input + output) + cached) + reasoning, as dollars() adds them
+    terms = counts.astype(np.float64)
+    terms *= rates[0] if len(rows) == 1 else rates[model_ids if every else model_ids[has_cost]]
+    usd = terms[:, 0] + terms[:, 1]
+    usd += terms[:, 2]
+    usd += terms[:, 3]
+    if every:
+        return usd
+    out = np.zeros(len(flags))
+    out[has_cost] = usd
+    return out
+
+
+def episode_dollars_array(episodes: Iterable[Any], *, prices: Optional[Mapping[str, ModelPrice]] = None,
+                          price: Optional[ModelPrice] = None) -> np.ndarray:
+    """:func:`episode_dollars` of every episode, as a float64 array (bit-identical values, the same
+    errors), computed column-wise for plain episodes.
+
+    >>> from scorekit.agents.base import Episode, RunProvenance
+    >>> eps = [Episode(cost=Cost(input_tokens=10**6), run=RunProvenance(model="m")), Episode()]
+    >>> episode_dollars_array(eps, prices={"m": per_million(3, 15)})
+    array([3., 0.])
+    """
+    eps = episodes if type(episodes) is list else list(episodes)
+    columns = _cost_columns(eps, RunProvenance if price is None else None)
+    usd = None if columns is None else _column_dollars(columns, prices, price)
+    if usd is None:
+        usd = np.array([episode_dollars(e, prices=prices, price=price) for e in eps], dtype=np.float64)
+    return usd
+
+
 def cost_report(episodes: Iterable[Any], *, prices: Optional[Mapping[str, ModelPrice]] = None,
                 price: Optional[ModelPrice] = None) -> dict:
     """Success rate, dollars, Cost-of-Pass, mean latency and tokens of graded episodes.
 
     Without rates (``price`` and ``prices`` both None) the dollar figures are ``None``, never 0.0.
+    Sums run left to right in episode order, as the reference's ``sum`` does.
 
     >>> from scorekit.agents.base import Episode
     >>> eps = [Episode(task_id="a", cost=Cost(input_tokens=1_000_000), success=True),
@@ -241,44 +318,78 @@ def cost_report(episodes: Iterable[Any], *, prices: Optional[Mapping[str, ModelP
     True
     """
     eps = list(episodes)
+    priced = price is not None or prices is not None
+    columns = _cost_columns(eps, RunProvenance if priced and price is None else None)
+    if columns is None:
+        return _cost_report_one_by_one(eps, prices, price)
+    flags, tokens, latency, _, _ = columns
+    per_flags = np.bincount(flags, minlength=16)  # episodes per combination of flag bits
+
+    def having(bit: int) -> int:
+        return int(per_flags[np.arange(16) & bit != 0].sum())
+
+    if having(_UNGRADED):
+        _raise_ungraded([eps[i].task_id for i in np.flatnonzero(flags & _UNGRADED)])
+    n = len(eps)
+    n_success = having(_SUCCESS)
+    total = None
+    if priced:
+        usd = _column_dollars(columns, prices, price)
+        if usd is None:
+            return _cost_report_one_by_one(eps, prices, price)
+        total = bootstrap.float_sum(usd)
+    n_timed = having(_LATENCY)
+    timed = latency if n_timed == n else latency[(flags & _LATENCY).astype(bool)]
+    return _report(n, n_success, total, bootstrap.float_sum(timed) / n_timed if n_timed else None,
+                   _exact_sum(tokens), priced)  # (episodes without a cost hold zero tokens)
+
+
+def _report(n: int, n_success: int, total: Optional[float], mean_latency: Optional[float],
+            total_tokens: int, priced: bool) -> dict:
+    return {
+        "n": n,
+        "n_success": n_success,
+        "success_rate": n_success / n if n else 0.0,
+        "total_dollars": total,
+        "cost_per_success": None if total is None else cost_of_pass(total, n_success),
+        "mean_latency_s": mean_latency,
+        "total_tokens": total_tokens,
+        "priced": priced,
+    }
+
+
+def _exact_sum(counts: np.ndarray) -> int:
+    """The sum of int64 counts as a Python int (in int64 when it cannot overflow)."""
+    if counts.size == 0:
+        return 0
+    if max(int(counts.max()), -int(counts.min())) * counts.size < 2 ** 63:
+        return int(counts.sum())
+    return sum(counts.ravel().tolist())
+
+
+def _raise_ungraded(task_ids: list) -> None:
+    raise ValueError(
+        f"cost_report: {len(task_ids)} episode(s) are ungraded (success is None), e.g. "
+        f"{task_ids[:3]}. Grade them with a checker first -- an ungraded episode is not a failed "
+        "one, and silently treating it as one reports an infinite cost-of-pass."
+    )
+
+
+def _cost_report_one_by_one(eps: list, prices: Optional[Mapping[str, ModelPrice]],
+                            price: Any) -> dict:
+    """:func:`cost_report` one episode at a time: any episode, rate or count the columns do not
+    take, with the reference's errors."""
     try:
         ungraded = [e.task_id for e in eps if e.success is None]
         costs = [e.cost for e in eps if e.cost is not None]
     except AttributeError:
         raise TypeError(f"cost_report: expected Episodes, got {[type(e).__name__ for e in eps][:3]}") from None
     if ungraded:
-        raise ValueError(
-            f"cost_report: {len(ungraded)} episode(s) are ungraded (success is None), e.g. "
-            f"{ungraded[:3]}. Grade them with a checker first -- an ungraded episode is not a failed "
-            "one, and silently treating it as one reports an infinite cost-of-pass."
-        )
+        _raise_ungraded(ungraded)
     n = len(eps)
     n_success = sum(1 for e in eps if e.success)
     priced = price is not None or prices is not None
-    total = cps = None
-    if priced:
-        total = 0.0
-        by_model: dict = {}  # one catalog look-up per model
-        for e in eps:
-            cost = e.cost
-            if cost is None:
-                continue  # priced at 0.0, which leaves the left-to-right sum unchanged
-            p = price
-            if p is None:
-                model = (e.run.model if e.run else "") or ""
-                p = by_model.get(model)
-                if p is None:
-                    p = by_model[model] = price_of(model, prices=prices)
-            total += dollars(cost, p)
-        cps = cost_of_pass(total, n_success)
+    total = sum((episode_dollars(e, prices=prices, price=price) for e in eps), 0.0) if priced else None
     latencies = [c.latency_s for c in costs if c.latency_s is not None]
-    return {
-        "n": n,
-        "n_success": n_success,
-        "success_rate": n_success / n if n else 0.0,
-        "total_dollars": total,
-        "cost_per_success": cps,
-        "mean_latency_s": sum(latencies) / len(latencies) if latencies else None,
-        "total_tokens": sum(c.total_tokens for c in costs),
-        "priced": priced,
-    }
+    return _report(n, n_success, total, sum(latencies) / len(latencies) if latencies else None,
+                   sum(c.total_tokens for c in costs), priced)

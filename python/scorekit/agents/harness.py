@@ -31,11 +31,14 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 from typing import Any, Optional, Union
 
+import numpy as np
+
 from scorekit.agents.base import Episode, RunProvenance, TaskSpec, suite_grammar
-from scorekit.agents.cost import ModelPrice, cost_report, episode_dollars
+from scorekit.agents.cost import ModelPrice, cost_report, episode_dollars_array
 from scorekit.agents.metrics import resolve_checker
 from scorekit.agents.reliability import (
-    DEFAULT_Z, ReliabilityReport, bootstrap_ci, difference_upper_bound, newcombe_difference, reliability,
+    DEFAULT_Z, ReliabilityReport, bootstrap_ci, difference_upper_bound, mean_standard_error, newcombe_difference,
+    reliability,
 )
 from scorekit.progress import progress_printer
 from scorekit.stores import json_store
@@ -142,8 +145,9 @@ def _cost_ci(episodes: list[Episode], price: Optional[ModelPrice],
         return (None, None)
     if not episodes:
         return (math.nan, math.nan)
-    pairs = [(episode_dollars(e, prices=prices, price=price), 1 if e.success else 0) for e in episodes]
-    return bootstrap_ci(pairs, "ratio")
+    spend = episode_dollars_array(episodes, prices=prices, price=price)
+    wins = np.fromiter((1.0 if e.success else 0.0 for e in episodes), np.float64, len(episodes))
+    return bootstrap_ci(np.column_stack((spend, wins)), "ratio")
 
 
 def _extra_metrics(metrics: Mapping[str, Any], tasks: list[TaskSpec], per_task: list[list[Episode]],
@@ -266,7 +270,7 @@ def summary(report: ReliabilityReport) -> dict:
         "pass_at_k": _finite_or_none(report.pass_at_k),
         "pass_hat_k": _finite_or_none(report.pass_hat_k),
         "pass_hat_k_ci": _pair(report.pass_hat_k_ci),
-        "pass_hat_k_sd": _sd_of(report),
+        "pass_hat_k_sd": _finite_or_none(report.pass_hat_k_sd),
         "stochastic": report.stochastic,
         "per_slice": report.per_slice,
         "cost_per_success": _finite_or_none(cost.get("cost_per_success")),
@@ -378,25 +382,6 @@ def _se(ci: Any) -> Optional[float]:
     return width / (2 * DEFAULT_Z) if math.isfinite(width) and width >= 0 else None
 
 
-def _sd_of(report):
-    hats = [t["pass_hat_k"] for t in report.per_task.values()]
-    if len(hats) < 2:
-        return None
-    m = sum(hats) / len(hats)
-    return math.sqrt(sum((x - m) ** 2 for x in hats) / (len(hats) - 1))
-
-
-def _mse(mean, sd, n, z=DEFAULT_Z, bounds=(0.0, 1.0)):
-    lo, hi = bounds
-    a = z * z / 2
-    N = n + 2 * a
-    m2 = (n * mean + a * lo + a * hi) / N
-    ss = (0.0 if sd is None else (n - 1) * sd * sd) + n * (mean - m2) ** 2 + a * (lo - m2) ** 2 + a * (hi - m2) ** 2
-    floor = math.sqrt(ss / (N - 1) / N)
-    plain = 0.0 if sd is None else sd / math.sqrt(n)
-    return max(plain, floor)
-
-
 def _finite(x: Any) -> bool:
     return isinstance(x, numbers.Real) and not isinstance(x, bool) and math.isfinite(x)
 
@@ -460,8 +445,8 @@ def agent_regression_gate(report: ReliabilityReport, baseline: Union[str, dict, 
     cur_hat, base_hat = report.pass_hat_k, base.get("pass_hat_k")
     if report.k > 1 and cur_hat is not None and base_hat is not None:
         if "pass_hat_k_sd" in base and base.get("n_tasks"):
-            se_cur = _mse(cur_hat, _sd_of(report), report.n_tasks)
-            se_base = _mse(base_hat, base["pass_hat_k_sd"], base["n_tasks"])
+            se_cur = report.pass_hat_k_se()
+            se_base = mean_standard_error(base_hat, base["pass_hat_k_sd"], base["n_tasks"])
             hi = (cur_hat - base_hat) + DEFAULT_Z * math.sqrt(se_cur * se_cur + se_base * se_base)
         else:
             cur_ci = report.pass_hat_k_ci

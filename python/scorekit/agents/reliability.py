@@ -4,9 +4,10 @@ Pure functions, none of them a Metric. :func:`pass_at_k` is capability (succeeds
 trials), :func:`pass_hat_k` is reliability (succeeds on *all* k); both are computed with exact
 integer binomials and one correctly rounded division. :func:`bootstrap_ci` is a percentile
 bootstrap whose resampling stream is CPython's ``random.Random(seed).randrange`` (so stored
-intervals are reproducible); the mean and ratio-of-sums statistics run vectorised in bounded
-chunks, any other callable gets the same resamples one by one. :func:`reliability` groups graded
-episodes (or a ``{task_id: [bool, ...]}`` mapping) into a :class:`ReliabilityReport`.
+intervals are reproducible); the mean and ratio-of-sums statistics run in the compiled bootstrap
+kernel (``scorekit._kernels.bootstrap``), any other callable gets the same resamples one by one.
+:func:`reliability` groups graded episodes (or a ``{task_id: [bool, ...]}`` mapping) into a
+:class:`ReliabilityReport`, computing each distinct ``(n, c)`` estimator once.
 
 >>> pass_at_k(n=5, c=2, k=1)
 0.4
@@ -17,18 +18,23 @@ episodes (or a ``{task_id: [bool, ...]}`` mapping) into a :class:`ReliabilityRep
 from __future__ import annotations
 
 import math
+import numbers
 import operator
 import random
 import warnings
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import chain, compress
 from typing import Any, Optional, Union
 
 import numpy as np
 
+from scorekit._kernels import bootstrap
+
 __all__ = [
     "DEFAULT_Z", "DEFAULT_BOOTSTRAP_RESAMPLES", "pass_at_k", "pass_hat_k", "wilson_interval",
-    "newcombe_difference", "difference_upper_bound", "bootstrap_ci", "ReliabilityReport",
+    "newcombe_difference", "difference_upper_bound", "mean_standard_error", "bootstrap_ci", "ReliabilityReport",
     "reliability",
 ]
 
@@ -185,12 +191,6 @@ def _index_chunks(n: int, resamples: int, seed: Any) -> Iterable[np.ndarray]:
         done += take
 
 
-def _row_sums(data: np.ndarray, idx: np.ndarray) -> np.ndarray:
-    """``sum(data[row])`` for each row of ``idx``, added left to right as Python's ``sum`` does
-    (NumPy's ``sum`` is pairwise; a running sum is sequential by definition)."""
-    return np.cumsum(data[idx], axis=1)[:, -1]
-
-
 def bootstrap_ci(values: Iterable[Any], statistic: Union[str, Callable[[list], float]], *,
                  resamples: int = DEFAULT_BOOTSTRAP_RESAMPLES, alpha: float = 0.05,
                  seed: Any = 0) -> tuple[float, float]:
@@ -208,46 +208,100 @@ def bootstrap_ci(values: Iterable[Any], statistic: Union[str, Callable[[list], f
     >>> bootstrap_ci([0, 1, 1, 0, 1], "mean", resamples=10)
     (0.2, 1.0)
     """
-    values = list(values)
     resamples = operator.index(resamples)
     if resamples < 1:
         raise ValueError(f"bootstrap_ci: resamples must be >= 1, got {resamples}")
     if not 0 <= alpha <= 1:
         raise ValueError(f"bootstrap_ci: alpha must be in [0, 1], got {alpha}")
-    if not values:
+    if not isinstance(values, np.ndarray):
+        values = list(values)
+    if len(values) == 0:
         return (math.nan, math.nan)
-    n = len(values)
-    if statistic == "mean":
-        data = np.asarray(values, dtype=np.float64)
-        if data.ndim != 1:
-            raise TypeError("bootstrap_ci(statistic='mean') takes a flat sequence of numbers")
-        if np.isnan(data).any():
-            raise ValueError("bootstrap_ci: values contain NaN; the percentiles would be meaningless")
-        stats = np.concatenate([_row_sums(data, idx) / n
-                                for idx in _index_chunks(n, resamples, seed)])
-    elif statistic == "ratio":
-        data = np.asarray(values, dtype=np.float64)
-        if data.ndim != 2 or data.shape[1] != 2:
-            raise TypeError("bootstrap_ci(statistic='ratio') takes (cost, successes) pairs")
-        if np.isnan(data).any():
-            raise ValueError("bootstrap_ci: values contain NaN; the percentiles would be meaningless")
-        cost, success = data[:, 0], data[:, 1]
-        chunks = []
-        for idx in _index_chunks(n, resamples, seed):
-            total, wins = _row_sums(cost, idx), _row_sums(success, idx)
-            chunks.append(np.where(wins > 0, total / np.where(wins > 0, wins, 1.0), math.inf))
-        stats = np.concatenate(chunks)
-    elif callable(statistic):
-        stats = [statistic([values[i] for i in row])
-                 for idx in _index_chunks(n, resamples, seed) for row in idx.tolist()]
-        if any(s != s for s in stats):
-            raise ValueError("bootstrap_ci: the statistic returned NaN; the percentiles would be meaningless")
-    else:
+    if statistic == "mean" and _sums_like_python(values):
+        data = _float_column(values, "mean", 1)
+        return _percentiles(bootstrap.resample_means(data, seed, resamples), alpha)
+    if statistic == "ratio" and _sums_like_python(values, columns=2):
+        data = _float_column(values, "ratio", 2)
+        return _percentiles(bootstrap.resample_ratios(data[:, 0], data[:, 1], seed, resamples), alpha)
+    stat = _PYTHON_STATISTICS.get(statistic, statistic) if isinstance(statistic, str) else statistic
+    if not callable(stat):
         raise TypeError(
             f"bootstrap_ci: statistic must be a callable, 'mean' or 'ratio'; got {statistic!r}")
+    values = list(values)
+    n = len(values)
+    stats = [stat([values[i] for i in row])
+             for idx in _index_chunks(n, resamples, seed) for row in idx.tolist()]
+    if any(s != s for s in stats):
+        raise ValueError("bootstrap_ci: the statistic returned NaN; the percentiles would be meaningless")
     stats.sort()
-    lo, hi = stats[int((alpha / 2) * resamples)], stats[min(resamples - 1, int((1 - alpha / 2) * resamples))]
-    return (float(lo), float(hi)) if isinstance(stats, np.ndarray) else (lo, hi)
+    lo, hi = _percentile_indices(resamples, alpha)
+    return (stats[lo], stats[hi])
+
+
+def _python_ratio(sample: list) -> float:
+    wins = sum(w for _, w in sample)
+    return math.inf if wins <= 0 else sum(c for c, _ in sample) / wins
+
+
+# The statistics the kernel computes, as Python computes them (for the inputs it cannot take).
+_PYTHON_STATISTICS = {"mean": lambda sample: sum(sample) / len(sample), "ratio": _python_ratio}
+
+
+def _sums_like_python(values: Any, columns: int = 1) -> bool:
+    """Whether the kernel's float sums of ``values`` (of each column of ``(cost, wins)`` pairs
+    when ``columns == 2``) are bit-identical to ``sum``'s. ``sum`` adds ints exactly and, from
+    Python 3.12 on, compensates runs of exact floats only; the kernel adds float64 values, plainly
+    or compensated as this Python does. So: floats (exact ``float`` from 3.12 on) or ints whose
+    magnitudes add up below 2**53, and not both from 3.12 on."""
+    if isinstance(values, np.ndarray):
+        return True
+    try:
+        cols = [values] if columns == 1 else [list(map(operator.itemgetter(i), values))
+                                              for i in range(columns)]
+    except (TypeError, IndexError):
+        return True  # not pairs: the kernel's input check names the problem
+    for col in cols:
+        kinds = set(map(type, col))
+        if not all(issubclass(kind, numbers.Real) for kind in kinds):
+            return True  # not numbers: the kernel's input check names the problem
+        ints = kinds & {int, bool}
+        floats = kinds - ints
+        if bootstrap.COMPENSATED and (floats - {float} or (floats and ints)):
+            return False
+        if not all(issubclass(kind, float) for kind in floats):
+            return False
+        if ints and sum(map(abs, col if not floats else (x for x in col if type(x) in ints))) >= 2 ** 53:
+            return False
+    return True
+
+
+def _float_column(values: Any, statistic: str, width: int) -> np.ndarray:
+    try:
+        data = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError(f"bootstrap_ci(statistic={statistic!r}) takes numbers") from None
+    if width == 1 and data.ndim != 1:
+        raise TypeError("bootstrap_ci(statistic='mean') takes a flat sequence of numbers")
+    if width == 2 and (data.ndim != 2 or data.shape[1] != 2):
+        raise TypeError("bootstrap_ci(statistic='ratio') takes (cost, successes) pairs")
+    if np.isnan(data).any():
+        raise ValueError("bootstrap_ci: values contain NaN; the percentiles would be meaningless")
+    return data
+
+
+def _percentile_indices(resamples: int, alpha: float) -> tuple[int, int]:
+    return int((alpha / 2) * resamples), min(resamples - 1, int((1 - alpha / 2) * resamples))
+
+
+def _percentiles(stats: np.ndarray, alpha: float) -> tuple[float, float]:
+    """The percentile pair of the sorted statistics (the kernels never give NaN for NaN-free
+    values, except ``inf - inf``)."""
+    if np.isnan(stats).any():
+        raise ValueError("bootstrap_ci: the statistic returned NaN (inf - inf); the percentiles "
+                         "would be meaningless")
+    stats.sort()
+    lo, hi = _percentile_indices(len(stats), alpha)
+    return (float(stats[lo]), float(stats[hi]))
 
 
 @dataclass
@@ -268,6 +322,7 @@ class ReliabilityReport:
     pass_at_k: Optional[float] = None
     pass_hat_k: Optional[float] = None
     pass_hat_k_ci: tuple = (0.0, 1.0)
+    pass_hat_k_sd: Optional[float] = None
     stochastic: bool = True
     per_task: dict = field(default_factory=dict)
     per_slice: dict = field(default_factory=dict)
@@ -277,8 +332,76 @@ class ReliabilityReport:
     def __float__(self) -> float:
         return math.nan if self.pass_hat_k is None else float(self.pass_hat_k)
 
+    def pass_hat_k_se(self, *, z: float = DEFAULT_Z) -> Optional[float]:
+        """Standard error of ``pass_hat_k`` from the per-task spread (:func:`mean_standard_error`);
+        ``None`` when pass^k could not be measured."""
+        return mean_standard_error(self.pass_hat_k, self.pass_hat_k_sd, self.n_tasks, z=z)
+
+
+def _sample_sd(values: Sequence[float]) -> Optional[float]:
+    """Sample standard deviation (``n - 1``) of ``values``; ``None`` for fewer than two."""
+    if len(values) < 2:
+        return None
+    m = sum(values) / len(values)
+    return math.sqrt(sum((x - m) ** 2 for x in values) / (len(values) - 1))
+
+
+def mean_standard_error(mean: Optional[float], sd: Optional[float], n: int, *, z: float = DEFAULT_Z,
+                        bounds: tuple = (0.0, 1.0)) -> Optional[float]:
+    """Standard error of a mean of ``n`` per-unit values in ``bounds``, never collapsing to zero.
+
+    ``sd / sqrt(n)`` is the standard error of a mean of independent per-task estimators, but it is
+    zero when every task scored the same (a perfect baseline), which would claim certainty. The
+    floor adds ``z**2 / 2`` pseudo-units at each bound (Agresti–Coull's idea for bounded values)
+    and takes the standard error of that augmented mean; the result is the larger of the two.
+    ``None`` when ``n <= 0`` or ``mean`` is ``None``; a missing ``sd`` (one unit) gives the floor.
+
+    >>> round(mean_standard_error(0.5, 0.3, 100), 4)
+    0.0304
+    >>> round(mean_standard_error(1.0, 0.0, 60), 4)          # a perfect run is not certain
+    0.0215
+    """
+    if mean is None or n <= 0:
+        return None
+    lo, hi = bounds
+    pseudo = z * z / 2
+    total = n + 2 * pseudo
+    centre = (n * mean + pseudo * lo + pseudo * hi) / total
+    spread = ((0.0 if sd is None else (n - 1) * sd * sd) + n * (mean - centre) ** 2
+              + pseudo * (lo - centre) ** 2 + pseudo * (hi - centre) ** 2)
+    floor = math.sqrt(spread / (total - 1) / total)
+    plain = 0.0 if sd is None else sd / math.sqrt(n)
+    return max(plain, floor)
+
+
+def _tally(source: Any) -> tuple[list, list[int], list[int]]:
+    """Task ids in first-seen order, with each task's trials and successes (truthy outcomes)."""
+    if isinstance(source, Mapping):
+        task_ids = list(source)
+        rows = [o if type(o) is list else list(o) for o in source.values()]
+        trials = list(map(len, rows))
+        if not rows:
+            return [], [], []
+        truth = np.fromiter(map(bool, chain.from_iterable(rows)), dtype=bool, count=sum(trials))
+        ends = np.cumsum(trials, dtype=np.int64)
+        hits = np.concatenate(([0], np.cumsum(truth, dtype=np.int64)))
+        return task_ids, trials, (hits[ends] - hits[ends - trials]).tolist()
+    episodes = source if type(source) is list else list(source)
+    try:
+        task_ids = [ep.task_id for ep in episodes]
+        outcomes = [ep.success for ep in episodes]
+    except AttributeError:
+        return _tally_one_by_one(episodes)
+    if None in outcomes:
+        return _tally_one_by_one(episodes)
+    trials = Counter(task_ids)
+    wins = Counter(compress(task_ids, outcomes))
+    return list(trials), list(trials.values()), [wins[t] for t in trials]
+
 
 def _group(source: Any) -> dict[Any, list[bool]]:
+    """``{task_id: [bool(outcome), ...]}`` in first-seen order, one episode at a time (raising
+    for the first one that is not a graded episode)."""
     if isinstance(source, Mapping):
         return {tid: [bool(x) for x in outcomes] for tid, outcomes in source.items()}
     grouped: dict[Any, list[bool]] = {}
@@ -293,6 +416,26 @@ def _group(source: Any) -> dict[Any, list[bool]]:
                 "checker (see scorekit.agents.TaskSuccessMetric) first.")
         grouped.setdefault(ep.task_id, []).append(bool(success))
     return grouped
+
+
+def _tally_one_by_one(episodes: list) -> tuple[list, list[int], list[int]]:
+    grouped = _group(episodes)
+    return list(grouped), list(map(len, grouped.values())), list(map(sum, grouped.values()))
+
+
+def _estimates(trials: list[int], wins: list[int], k: int) -> tuple[list[float], list[float]]:
+    """Each task's pass@k and pass^k, computed once per distinct ``(n, c)`` (tasks in the order
+    given, which is also the order the estimators are first called in)."""
+    n = np.array(trials, dtype=np.int64)
+    c = np.array(wins, dtype=np.int64)
+    codes = n * (int(c.max()) + 1) + c
+    _, first, inverse = np.unique(codes, return_index=True, return_inverse=True)
+    at = np.empty(len(first))
+    hat = np.empty(len(first))
+    for j in np.argsort(first, kind="stable"):
+        nj, cj = trials[first[j]], wins[first[j]]
+        at[j], hat[j] = pass_at_k(n=nj, c=cj, k=k), pass_hat_k(n=nj, c=cj, k=k)
+    return at[inverse].tolist(), hat[inverse].tolist()
 
 
 def _mean(xs: Sequence[float]) -> Optional[float]:
@@ -313,28 +456,23 @@ def reliability(source: Union[Iterable[Any], Mapping[Any, Iterable[Any]]], *, k:
     >>> r.n_tasks, r.k, round(r.pass_hat_k, 3)
     (2, 2, 0.667)
     """
-    grouped = _group(source)
-    per_task: dict[Any, dict] = {}
-    skipped: list = []
-    any_mixed = False
-    n_trials = n_success = 0
-    for tid, outcomes in grouped.items():
-        n, c = len(outcomes), sum(outcomes)
-        if n < k:
-            skipped.append(tid)
-            continue
-        any_mixed = any_mixed or 0 < c < n
-        per_task[tid] = {"n": n, "c": c, "pass_at_k": pass_at_k(n=n, c=c, k=k),
-                         "pass_hat_k": pass_hat_k(n=n, c=c, k=k)}
-        n_trials += n
-        n_success += c
+    task_ids, trials, wins = _tally(source)
+    skipped = [t for t, n in zip(task_ids, trials) if n < k]
+    if skipped:
+        keep = [not n < k for n in trials]
+        task_ids, trials, wins = (list(compress(x, keep)) for x in (task_ids, trials, wins))
+    at, hats = _estimates(trials, wins, k) if task_ids else ([], [])
+    per_task = {t: {"n": n, "c": c, "pass_at_k": a, "pass_hat_k": h}
+                for t, n, c, a, h in zip(task_ids, trials, wins, at, hats)}
+    any_mixed = any(0 < c < n for n, c in zip(trials, wins))
+    n_trials, n_success = sum(trials), sum(wins)
     n_tasks = len(per_task)
-    hats = [t["pass_hat_k"] for t in per_task.values()]
     if skipped:
         warnings.warn(
-            f"reliability: {len(skipped)} of {len(grouped)} task(s) have fewer than k={k} trials "
-            f"and were EXCLUDED from pass@k/pass^k (e.g. {skipped[:3]}). Run at least k trials per "
-            f"task, or lower k -- the reported figures cover only the remaining {n_tasks} task(s).",
+            f"reliability: {len(skipped)} of {len(skipped) + n_tasks} task(s) have fewer than k={k} "
+            f"trials and were EXCLUDED from pass@k/pass^k (e.g. {skipped[:3]}). Run at least k "
+            f"trials per task, or lower k -- the reported figures cover only the remaining "
+            f"{n_tasks} task(s).",
             UserWarning, stacklevel=2)
     per_slice: dict[Any, dict] = {}
     if slices:
@@ -360,9 +498,10 @@ def reliability(source: Union[Iterable[Any], Mapping[Any, Iterable[Any]]], *, k:
         k=k, n_tasks=n_tasks, n_trials=n_trials, n_success=n_success,
         success_rate=n_success / n_trials if n_trials else 0.0,
         success_ci=wilson_interval(n_success, n_trials),
-        pass_at_k=_mean([t["pass_at_k"] for t in per_task.values()]),
+        pass_at_k=_mean(at),
         pass_hat_k=_mean(hats),
-        pass_hat_k_ci=bootstrap_ci(hats, "mean") if hats else (0.0, 1.0),
+        pass_hat_k_ci=bootstrap_ci(np.array(hats), "mean") if hats else (0.0, 1.0),
+        pass_hat_k_sd=_sample_sd(hats),
         stochastic=any_mixed or k == 1,
         per_task=per_task, per_slice=per_slice,
         cost=dict(cost) if cost else {},

@@ -12,7 +12,9 @@ use pyo3::prelude::*;
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 mod align;
+mod bootstrap;
 mod calls;
+mod episodes;
 mod flows;
 mod ged;
 mod graphemes;
@@ -40,5 +42,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     text_pair::register(m)?;
     graphemes::register(m)?;
     records::register(m)?;
+    bootstrap::register(m)?;
+    episodes::register(m)?;
     Ok(())
 }
