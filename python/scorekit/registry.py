@@ -118,6 +118,8 @@ BUILTIN_MODULES: dict[str, tuple[str, ...]] = {
     "metrics": ("scorekit.canonicalize", "scorekit.metrics.builtins", "scorekit.agents"),
     "checkers": ("scorekit.agents",),
     "signals": ("scorekit.qe",),
+    "aggregators": ("scorekit.qe",),
+    "checks": ("scorekit.qe",),
 }
 
 

@@ -1,17 +1,41 @@
-"""Reference-free quality estimation (``ek.qe``): this issue's part is ROVER agreement.
+"""Reference-free quality estimation (``ek.qe``): signals, verifiers, calibration, decisions, ROVER.
 
 This package module owns the public re-exports of ``scorekit.qe`` and the registration of the
-``"agreement"`` signal (the :class:`AgreementSignal` class) under the ``"signals"`` namespace. As in
-the reference, the attribute ``scorekit.qe.rover`` is the :func:`rover` function, which shadows the
-submodule of the same name (``from scorekit.qe.rover import …`` still works). The calibration,
-decision, signal and verifier modules come with their own issue.
+``"agreement"`` signal (the :class:`AgreementSignal` class) under the ``"signals"`` namespace (the
+other modules register their own strategies when imported here). As in the reference, the
+attribute ``scorekit.qe.rover`` is the :func:`rover` function, which shadows the submodule of the
+same name (``from scorekit.qe.rover import …`` still works).
 """
 
 from __future__ import annotations
 
 from scorekit.qe.rover import AgreementSignal, RoverConsensus, RoverSlot, rover
+from scorekit.qe.signals import (
+    IntrinsicConfidenceSignal,
+    LogprobSignal,
+    geo_mean,
+    length_normalized,
+    mean_prob,
+    min_prob,
+)
+from scorekit.qe.verifiers import (
+    VerifierSignal,
+    checksum_validator,
+    enum_validator,
+    iban_check,
+    isbn_check,
+    luhn_check,
+    range_validator,
+    regex_validator,
+    schema_validator,
+    totals_consistent,
+)
 from scorekit.registry import register
 
-__all__ = ["rover", "RoverConsensus", "RoverSlot", "AgreementSignal"]
+__all__ = ["rover", "RoverConsensus", "RoverSlot", "AgreementSignal",
+           "VerifierSignal", "LogprobSignal", "IntrinsicConfidenceSignal", "geo_mean", "length_normalized",
+           "min_prob", "mean_prob",
+           "checksum_validator", "regex_validator", "range_validator", "enum_validator", "schema_validator",
+           "totals_consistent", "luhn_check", "iban_check", "isbn_check"]
 
 register("signals", "agreement", AgreementSignal)
