@@ -77,6 +77,25 @@ _LAZY = {
     "luhn_check": "scorekit.qe",
     "iban_check": "scorekit.qe",
     "isbn_check": "scorekit.qe",
+    "CostSensitiveGate": "scorekit.qe",
+    "ConformalGate": "scorekit.qe",
+    "GroupConformalGate": "scorekit.qe",
+    "RiskControlGate": "scorekit.qe",
+    "risk_coverage_curve": "scorekit.qe",
+    "split_conformal_quantile": "scorekit.qe",
+    "validation_pipeline": "scorekit.validate",
+    "ValidationResult": "scorekit.validate",
+    "Corrector": "scorekit.validate",
+    "canonicalize_corrector": "scorekit.validate",
+    "lexicon_corrector": "scorekit.validate",
+    "cross_field_validator": "scorekit.validate",
+    "ordering_validator": "scorekit.validate",
+    "benford_findings": "scorekit.validate",
+    "zscore_anomaly_findings": "scorekit.validate",
+    "lm_surprisal_validator": "scorekit.validate",
+    "llm_corrector": "scorekit.validate",
+    "stop_on_correction": "scorekit.validate",
+    "stop_on_flag": "scorekit.validate",
     "RoverConsensus": "scorekit.qe",
     "AgreementSignal": "scorekit.qe",
     "table_from_ocr": "scorekit.ocr",
@@ -94,7 +113,7 @@ _LAZY = {
     "pass_hat_k": "scorekit.agents",
 }
 #: Subpackages importable as attributes (``ek.metrics``, ``ek.batch`` …).
-_SUBMODULES = ("metrics", "batch", "text", "facade", "trees", "flows", "agents", "qe", "graphs", "ocr", "harness",
+_SUBMODULES = ("metrics", "batch", "text", "facade", "trees", "flows", "agents", "qe", "graphs", "ocr", "harness", "validate",
                "stores", "tools")
 
 
@@ -137,5 +156,8 @@ __all__ = [
     "cohen_kappa", "percent_agreement", "harness", "stores", "tools", "VerifierSignal", "LogprobSignal",
     "IntrinsicConfidenceSignal", "checksum_validator", "regex_validator", "range_validator",
     "enum_validator", "schema_validator", "totals_consistent", "luhn_check", "iban_check", "isbn_check",
-    "qe", "TypedGraph", "TypedNode", "TypedEdge", "TypedGraphMetric", "graphs",
+    "CostSensitiveGate", "ConformalGate", "GroupConformalGate", "RiskControlGate", "risk_coverage_curve",
+    "split_conformal_quantile", "validation_pipeline", "ValidationResult", "Corrector", "canonicalize_corrector",
+    "lexicon_corrector", "cross_field_validator", "ordering_validator", "benford_findings", "zscore_anomaly_findings",
+    "lm_surprisal_validator", "llm_corrector", "stop_on_correction", "stop_on_flag", "validate", "qe", "TypedGraph", "TypedNode", "TypedEdge", "TypedGraphMetric", "graphs",
 ]

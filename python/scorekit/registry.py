@@ -120,6 +120,7 @@ BUILTIN_MODULES: dict[str, tuple[str, ...]] = {
     "signals": ("scorekit.qe",),
     "aggregators": ("scorekit.qe",),
     "checks": ("scorekit.qe",),
+    "policies": ("scorekit.qe",),
 }
 
 

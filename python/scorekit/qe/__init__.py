@@ -9,6 +9,14 @@ same name (``from scorekit.qe.rover import …`` still works).
 
 from __future__ import annotations
 
+from scorekit.qe.decide import (
+    ConformalGate,
+    CostSensitiveGate,
+    GroupConformalGate,
+    RiskControlGate,
+    risk_coverage_curve,
+    split_conformal_quantile,
+)
 from scorekit.qe.rover import AgreementSignal, RoverConsensus, RoverSlot, rover
 from scorekit.qe.signals import (
     IntrinsicConfidenceSignal,
@@ -36,6 +44,8 @@ __all__ = ["rover", "RoverConsensus", "RoverSlot", "AgreementSignal",
            "VerifierSignal", "LogprobSignal", "IntrinsicConfidenceSignal", "geo_mean", "length_normalized",
            "min_prob", "mean_prob",
            "checksum_validator", "regex_validator", "range_validator", "enum_validator", "schema_validator",
-           "totals_consistent", "luhn_check", "iban_check", "isbn_check"]
+           "totals_consistent", "luhn_check", "iban_check", "isbn_check",
+           "CostSensitiveGate", "ConformalGate", "GroupConformalGate", "RiskControlGate", "risk_coverage_curve",
+           "split_conformal_quantile"]
 
 register("signals", "agreement", AgreementSignal)

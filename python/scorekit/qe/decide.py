@@ -1,0 +1,711 @@
+"""Decision policies (``ek.qe.decide``): turn a calibrated probability into accept / flag / block.
+
+This module owns the selective-prediction gates of the quality-estimation pipeline (signal →
+calibrate → validate → **decide**), the split-conformal quantile, the risk-coverage curve, their
+input checks and their registration under the ``"policies"`` namespace (``cost_sensitive``,
+``conformal``, ``risk_control``, ``group_conformal``). Every gate reads calibrated probabilities
+only; a raw score must go through a calibrator first.
+
+* :class:`CostSensitiveGate` (the default): accept when ``p >= rho / (1 + rho)``, the Bayes-optimal
+  threshold for the cost ratio ``rho = c_FN / c_FP``; no labelled data needed.
+* :class:`ConformalGate`: split conformal; among truly-correct items exchangeable with the
+  calibration set, at most ``alpha`` are flagged (a marginal guarantee).
+  :class:`GroupConformalGate` gives that guarantee per group (Mondrian), and
+  :func:`crepes_mondrian_gate` does the same with the ``crepes`` library (``calibration`` extra).
+* :class:`RiskControlGate`: conformal risk control; the expected loss of accepted items
+  (by default the rate of accepted-yet-wrong items) stays at or below ``target``.
+* :func:`risk_coverage_curve`: coverage and selective risk at every threshold.
+
+>>> from scorekit.base import Decision
+>>> gate = CostSensitiveGate(rho=9.0)          # a false-negative costs 9x a review
+>>> gate(0.95) is Decision.ACCEPT              # tau = rho/(1+rho) = 9/10 = 0.9
+True
+>>> gate(0.5) is Decision.FLAG
+True
+
+Results are those of the reference kit; the fits run on sorted arrays (sort once, binary search,
+prefix counts) in O(n log n) where the reference rescans the calibration set for every candidate
+threshold. Decisions where the reference is silent or accidental (docs/qe-decide.md):
+
+* a confidence given to a gate (or ``p_value``) must be a finite number in ``[0, 1]``: NaN and
+  ±inf raise ``InvalidValueError`` "confidence must be finite, got nan", values outside ``[0, 1]``
+  raise too (the reference accepts 1.5 and gates it);
+* calibration ``probs`` must be in ``[0, 1]``; non-finite ones are dropped with their rows, by every
+  fit and by :func:`risk_coverage_curve` (the reference drops them in ``ConformalGate`` only, and
+  lets a NaN become ``RiskControlGate``'s threshold); ``probs``, ``correct`` (and ``groups``) must
+  have the same length (the reference silently truncates); ``correct`` holds bools (or 0/1) unless a
+  custom ``loss`` reads it;
+* ``alpha`` must be in ``[0, 1]``; ``target`` and ``loss_bound`` must be finite and ``>= 0``; a
+  custom ``loss`` must return numbers in ``[0, loss_bound]`` (the bound the guarantee assumes) and
+  a custom ``nonconformity`` must not return NaN;
+* ``CostSensitiveGate(rho=inf)`` has ``tau = 1.0`` (the reference's is NaN, which flags
+  everything); a NaN ``rho``, ``accept_threshold`` or ``block_threshold`` raises;
+* a calibration set too small for the requested guarantee (a conformal threshold of ``+inf``, which
+  accepts everything, or a risk bound that no threshold can meet) emits a
+  :class:`SmallCalibrationWarning` saying how many items are needed.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+import numbers
+import warnings
+from collections.abc import Callable, Hashable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+import numpy as np
+
+from scorekit.base import Decision
+from scorekit.errors import InvalidTypeError, InvalidValueError, describe
+from scorekit.registry import register, requires_extra
+
+__all__ = [
+    "DEFAULT_ALPHA",
+    "DEFAULT_RISK_TARGET",
+    "SmallCalibrationWarning",
+    "CostSensitiveGate",
+    "split_conformal_quantile",
+    "ConformalGate",
+    "GroupConformalGate",
+    "RiskControlGate",
+    "risk_coverage_curve",
+    "CrepesMondrianGate",
+    "crepes_mondrian_gate",
+]
+
+#: Default target miscoverage for conformal gates (flag at most ~alpha of correct items).
+DEFAULT_ALPHA = 0.1
+#: Default risk bound for :class:`RiskControlGate` (accepted-error rate ceiling).
+DEFAULT_RISK_TARGET = 0.05
+
+#: ``RiskControlGate.lam`` when no threshold meets the target: above every probability.
+_ACCEPT_NOTHING = 1.0 + 1e-9
+
+
+class SmallCalibrationWarning(UserWarning):
+    """The calibration set is too small for the requested guarantee, so the fitted gate accepts
+    everything (a conformal ``q = inf``) or nothing (a risk-control ``lam`` above 1)."""
+
+
+# --------------------------------------------------------------------------------------------
+# Input checks
+# --------------------------------------------------------------------------------------------
+
+
+def _number(value: Any, what: str) -> float:
+    """``value`` as a float, or ``InvalidTypeError`` for anything that is not a real number."""
+    if isinstance(value, (str, bytes)) or not isinstance(value, (numbers.Real, np.bool_)):
+        raise InvalidTypeError(f"must be a number, got {describe(value)}", field=what)
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
+
+
+def _confidence(value: Any) -> float:
+    """A gate's input: a finite probability."""
+    p = _number(value, "confidence")
+    if not math.isfinite(p):
+        raise InvalidValueError(f"must be finite, got {p!r}", field="confidence")
+    if not 0.0 <= p <= 1.0:
+        raise InvalidValueError(f"must be a probability in [0, 1], got {p!r}", field="confidence")
+    return p
+
+
+def _alpha(value: Any) -> float:
+    alpha = _number(value, "alpha")
+    if not 0.0 <= alpha <= 1.0:  # also rejects NaN
+        raise InvalidValueError(f"must be in [0, 1], got {value!r}", field="alpha")
+    return alpha
+
+
+def _non_negative(value: Any, what: str) -> float:
+    x = _number(value, what)
+    if not (math.isfinite(x) and x >= 0.0):
+        raise InvalidValueError(f"must be finite and >= 0, got {value!r}", field=what)
+    return x
+
+
+def _materialise(values: Any, what: str) -> Any:
+    if isinstance(values, (str, bytes)):
+        raise InvalidTypeError(f"must be a sequence, got {describe(values)}", field=what)
+    if isinstance(values, (np.ndarray, Sequence)):
+        return values
+    if not isinstance(values, Iterable):
+        raise InvalidTypeError(f"must be a sequence, got {describe(values)}", field=what)
+    return list(values)
+
+
+def _floats(values: Any, what: str) -> np.ndarray:
+    """A one-dimensional float64 array of ``values`` (NaN and ±inf kept), element errors named."""
+    values = _materialise(values, what)
+    try:
+        array = np.asarray(values)
+    except (TypeError, ValueError):
+        array = np.empty(0, dtype=object)  # ragged: checked element by element below
+    if array.ndim == 1 and array.dtype.kind in "biuf":
+        return array.astype(np.float64)
+    if array.ndim > 1:
+        raise InvalidValueError(f"must be one-dimensional, got shape {array.shape}", field=what)
+    return np.array([_number(v, f"{what}[{i}]") for i, v in enumerate(values)], dtype=np.float64)
+
+
+def _probabilities(values: Any, what: str = "probs") -> np.ndarray:
+    """Calibration probabilities: finite ones must lie in ``[0, 1]``; NaN and ±inf are kept."""
+    p = _floats(values, what)
+    outside = np.isfinite(p) & ((p < 0.0) | (p > 1.0))
+    if outside.any():
+        i = int(np.argmax(outside))
+        raise InvalidValueError(f"must be a probability in [0, 1], got {float(p[i])!r}", field=f"{what}[{i}]")
+    return p
+
+
+def _labels(values: Any, what: str = "correct") -> np.ndarray:
+    """Correctness labels as a bool array: bools, or numbers equal to 0 or 1."""
+    values = _materialise(values, what)
+    try:
+        array = np.asarray(values) if len(values) else np.zeros(0, dtype=bool)
+    except (TypeError, ValueError):
+        array = np.empty(0, dtype=object)  # ragged: checked element by element below
+    if array.dtype == np.bool_ and array.ndim == 1:
+        return array
+    if array.ndim == 1 and array.dtype.kind in "iuf":
+        bad = (array != 0) & (array != 1)
+        if not bad.any():
+            return array.astype(bool)
+        i = int(np.argmax(bad))
+        raise InvalidValueError(f"must be a bool (or 0/1), got {array[i].item()!r}", field=f"{what}[{i}]")
+    labels = np.empty(len(values), dtype=bool)
+    for i, v in enumerate(values):
+        if not isinstance(v, (bool, np.bool_, numbers.Real)) or isinstance(v, (str, bytes)) or v not in (0, 1):
+            raise InvalidValueError(f"must be a bool (or 0/1), got {describe(v)}", field=f"{what}[{i}]")
+        labels[i] = bool(v)
+    return labels
+
+
+def _same_length(n: int, other: int, what: str) -> None:
+    if n != other:
+        raise InvalidValueError(f"probs and {what} must have the same length, got {n} and {other}")
+
+
+def _calibration_rows(probs: Any, correct: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Checked ``(probs, correct)`` with the non-finite rows dropped."""
+    p, c = _probabilities(probs), _labels(correct)
+    _same_length(len(p), len(c), "correct")
+    finite = np.isfinite(p)
+    return p[finite], c[finite]
+
+
+@dataclass
+class _SortedRows:
+    """Calibration rows sorted by probability, with prefix sums of a per-row weight, so that the
+    weight of the rows with ``p >= tau`` is ``total - prefix[start(tau)]`` (O(log n) per tau)."""
+
+    probs: np.ndarray  # ascending
+    prefix: np.ndarray  # prefix[j] = weight of the j lowest rows; prefix[-1] the total
+
+    @classmethod
+    def of(cls, p: np.ndarray, weight: np.ndarray) -> "_SortedRows":
+        order = np.argsort(p)
+        prefix = np.zeros(len(p) + 1, dtype=weight.dtype)
+        np.cumsum(weight[order], out=prefix[1:])
+        return cls(p[order], prefix)
+
+    def distinct(self) -> tuple[np.ndarray, np.ndarray]:
+        """The distinct probabilities (ascending) and the index where each one's rows start."""
+        ps = self.probs
+        starts = np.flatnonzero(np.concatenate(([True], ps[1:] != ps[:-1]))) if len(ps) else np.zeros(0, np.intp)
+        return ps[starts], starts
+
+    def weight_from(self, starts: np.ndarray) -> np.ndarray:
+        return self.prefix[-1] - self.prefix[starts]
+
+
+# --------------------------------------------------------------------------------------------
+# Cost-sensitive gate
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class CostSensitiveGate:
+    """Accept / flag / block from the cost ratio ``rho = c_FN / c_FP`` on calibrated ``p``.
+
+    Accepting risks an undetected error, expected cost ``(1 - p) * c_FN``; flagging a value that
+    was correct wastes a review, expected cost ``p * c_FP``. Accepting is cheaper iff
+    ``p >= rho / (1 + rho)`` (:attr:`tau`): ``rho = 1`` gives 0.5, ``rho = 9`` gives 0.9 and
+    ``tau -> 1`` as ``rho -> inf``; ``rho <= 0`` accepts everything. ``accept_threshold``
+    overrides the derived threshold (clipped to ``[0, 1]``). ``block_threshold > 0`` blocks any
+    ``p <= block_threshold``, checked first; the default ``0`` never blocks on probability alone.
+
+    >>> CostSensitiveGate(rho=1.0).tau, CostSensitiveGate(rho=9.0).tau
+    (0.5, 0.9)
+    >>> gate = CostSensitiveGate(rho=9.0, block_threshold=0.1)
+    >>> [gate(p).value for p in (0.95, 0.5, 0.05)]
+    ['accept', 'flag', 'block']
+    """
+
+    rho: float = 1.0
+    block_threshold: float = 0.0
+    accept_threshold: Optional[float] = None
+
+    @property
+    def tau(self) -> float:
+        """The accept threshold on calibrated probability (derived from ``rho``)."""
+        if self.accept_threshold is not None:
+            threshold = _number(self.accept_threshold, "accept_threshold")
+            if math.isnan(threshold):
+                raise InvalidValueError("must not be NaN", field="accept_threshold")
+            return min(max(threshold, 0.0), 1.0)
+        rho = _number(self.rho, "rho")
+        if math.isnan(rho):
+            raise InvalidValueError("must be a cost ratio >= 0, got nan", field="rho")
+        if rho == math.inf:
+            return 1.0
+        return min(max(rho / (1 + rho), 0.0), 1.0) if rho > 0 else 0.0
+
+    def __call__(self, confidence: float) -> Decision:
+        p = _confidence(confidence)
+        block = _number(self.block_threshold, "block_threshold")
+        if math.isnan(block):
+            raise InvalidValueError("must not be NaN", field="block_threshold")
+        if block > 0 and p <= block:
+            return Decision.BLOCK
+        return Decision.ACCEPT if p >= self.tau else Decision.FLAG
+
+
+# --------------------------------------------------------------------------------------------
+# Split conformal
+# --------------------------------------------------------------------------------------------
+
+
+def _one_minus(p: Any) -> Any:
+    """The default nonconformity ``1 - p``: low confidence is nonconforming."""
+    return 1.0 - p
+
+
+def _rank(n: int, alpha: float) -> int:
+    """The 1-based rank of the conformal quantile: ``ceil((n + 1)(1 - alpha))``."""
+    return math.ceil((n + 1) * (1 - alpha))
+
+
+def _quantile_of_sorted(ordered: np.ndarray, alpha: float) -> float:
+    n = len(ordered)
+    k = _rank(n, alpha)
+    if n == 0 or k > n:
+        return math.inf
+    if k <= 0:
+        return -math.inf
+    return float(ordered[k - 1])
+
+
+def _smallest_calibration_set(alpha: float) -> Optional[int]:
+    """The smallest ``n`` whose conformal quantile is finite at ``alpha`` (None when astronomically
+    large)."""
+    guess = (1 - alpha) / alpha
+    if not guess < 2**53:
+        return None
+    n = max(1, int(guess) - 2)
+    while _rank(n, alpha) > n:
+        n += 1
+    return n
+
+
+def split_conformal_quantile(scores: Sequence[float], alpha: float) -> float:
+    """The split-conformal threshold: the ``ceil((n+1)(1-alpha))``-th smallest of ``scores``.
+
+    ``scores`` are nonconformity scores of an exchangeable calibration set (NaN is rejected; ±inf
+    is a score like any other). Returns ``+inf`` when ``n`` is too small to guarantee
+    ``1 - alpha`` (flag nothing: with ``alpha = 0.1`` at least 9 scores are needed) and ``-inf``
+    at ``alpha = 1`` (flag everything). O(n) by selection.
+
+    >>> scores = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0]
+    >>> split_conformal_quantile(scores, 0.2), split_conformal_quantile(scores, 0.1)
+    (0.9, 1.0)
+    >>> split_conformal_quantile([0.5], 0.1)
+    inf
+    """
+    alpha = _alpha(alpha)
+    s = _floats(scores, "scores")
+    if np.isnan(s).any():
+        raise InvalidValueError("must not be NaN", field=f"scores[{int(np.argmax(np.isnan(s)))}]")
+    n, k = len(s), _rank(len(s), alpha)
+    if n == 0 or k > n:
+        return math.inf
+    if k <= 0:
+        return -math.inf
+    return float(np.partition(s, k - 1)[k - 1])
+
+
+def _score(nonconformity: Callable[[float], Any], p: float) -> float:
+    raw = nonconformity(p)
+    s = _number(raw, f"nonconformity({p!r})")
+    if math.isnan(s):
+        raise InvalidValueError("returned NaN", field=f"nonconformity({p!r})")
+    return s
+
+
+def _scores(nonconformity: Callable[[float], Any], p: np.ndarray) -> np.ndarray:
+    """Nonconformity of every probability: vectorised for the default, one call each otherwise."""
+    if nonconformity is _one_minus:
+        return 1.0 - p
+    return np.array([_score(nonconformity, x) for x in p.tolist()], dtype=np.float64)
+
+
+@dataclass
+class ConformalGate:
+    """Split-conformal accept/flag with a finite-sample **marginal** guarantee.
+
+    :meth:`fit` on ``(calibrated_prob, correct)``: the nonconformity scores of the *correct*
+    calibration items set a threshold ``q`` such that, among truly-correct test items exchangeable
+    with them, at most ``alpha`` are flagged. The guarantee is marginal, not per field type; use
+    :class:`GroupConformalGate` for that. Never blocks. Unfit (``q = inf``) it accepts everything.
+
+    Args:
+        alpha: Target false-flag rate on correct items (e.g. ``0.1``), in ``[0, 1]``.
+        nonconformity: Maps calibrated confidence to nonconformity (default ``1 - confidence``).
+
+    >>> probs = [.55, .6, .65, .7, .75, .8, .85, .9, .95, .99, .3, .4]
+    >>> correct = [True] * 10 + [False] * 2
+    >>> gate = ConformalGate(alpha=0.2).fit(probs, correct)
+    >>> round(gate.q, 10), gate(0.6).value, gate(0.59).value
+    (0.4, 'accept', 'flag')
+    >>> round(gate.p_value(0.6), 4)                  # 3 of 10 correct items are as atypical
+    0.2727
+    """
+
+    alpha: float = DEFAULT_ALPHA
+    nonconformity: Callable[[float], float] = _one_minus
+    q: float = math.inf
+    _cal: list[float] = field(default_factory=list)
+
+    def fit(self, probs: Sequence[float], correct: Sequence[bool]) -> "ConformalGate":
+        """Fit ``q`` from the nonconformity scores of the *correct* calibration items.
+
+        Non-finite confidences are dropped (a NaN would otherwise corrupt the quantile).
+        Warns (:class:`SmallCalibrationWarning`) when too few correct items leave ``q = inf``.
+        """
+        alpha = _alpha(self.alpha)
+        p, c = _calibration_rows(probs, correct)
+        self._calibrate(p[c], alpha)
+        if self._too_small(alpha):
+            warnings.warn(f"ConformalGate.fit: {_too_small_message(len(self._cal), alpha)}",
+                          SmallCalibrationWarning, stacklevel=2)
+        return self
+
+    def _calibrate(self, correct_probs: np.ndarray, alpha: float) -> None:
+        ordered = np.sort(_scores(self.nonconformity, correct_probs))
+        self.q = _quantile_of_sorted(ordered, alpha)
+        self._cal = ordered.tolist()
+
+    def _too_small(self, alpha: float) -> bool:
+        return alpha > 0 and self.q == math.inf
+
+    def __call__(self, confidence: float) -> Decision:
+        s = _score(self.nonconformity, _confidence(confidence))
+        return Decision.ACCEPT if s <= self.q else Decision.FLAG
+
+    def p_value(self, confidence: float) -> float:
+        """Per-instance conformal p-value, ``(1 + #{calibration scores >= s}) / (n + 1)``
+        (small = atypical of correct items); 1.0 when unfit. O(log n)."""
+        s = _score(self.nonconformity, _confidence(confidence))
+        n = len(self._cal)
+        if n == 0:
+            return 1.0
+        return (1 + n - bisect.bisect_left(self._cal, s)) / (n + 1)
+
+
+def _too_small_message(n: int, alpha: float, *, who: str = "") -> str:
+    need = _smallest_calibration_set(alpha)
+    needed = f"at least {need}" if need is not None else "astronomically many"
+    return (f"{who}{n} correct calibration item(s); alpha={alpha:g} needs {needed} for a finite "
+            "threshold, so q = inf and every item is accepted (the flagging guarantee is vacuous)")
+
+
+@dataclass
+class GroupConformalGate:
+    """Mondrian (class-conditional) conformal: one :class:`ConformalGate` per group.
+
+    Restores approximate per-field-type validity by calibrating separately per group key (a node
+    type, a field name …): within every group, at most ``alpha`` of the correct items are flagged.
+    Unseen groups (and ``group=None`` unless ``None`` was a calibration group) use the ``pooled``
+    gate fitted on all rows; an unfit gate flags everything.
+
+    >>> probs = [.9, .8, .7, .6, .5] * 4 + [.5, .52, .54, .56, .58, .6, .62, .64, .66, .68]
+    >>> groups = ["a"] * 20 + ["b"] * 10
+    >>> gate = GroupConformalGate(alpha=0.2).fit(probs, [True] * 30, groups=groups)
+    >>> round(gate.by_group["a"].q, 10), round(gate.by_group["b"].q, 10)
+    (0.5, 0.48)
+    >>> gate(0.51, group="a").value, gate(0.51, group="b").value
+    ('accept', 'flag')
+    """
+
+    alpha: float = DEFAULT_ALPHA
+    nonconformity: Callable[[float], float] = _one_minus
+    by_group: dict = field(default_factory=dict)
+    pooled: Optional[ConformalGate] = None
+
+    def fit(self, probs: Sequence[float], correct: Sequence[bool], *, groups: Sequence[Hashable]
+            ) -> "GroupConformalGate":
+        """One :class:`ConformalGate` per distinct group (in order of first appearance) plus the
+        pooled one; warns once, naming the groups whose calibration set is too small."""
+        alpha = _alpha(self.alpha)
+        p, c = _probabilities(probs), _labels(correct)
+        _same_length(len(p), len(c), "correct")
+        keys = list(_materialise(groups, "groups"))
+        _same_length(len(p), len(keys), "groups")
+        rows: dict[Any, list[int]] = {}
+        for i, key in enumerate(keys):
+            try:
+                rows.setdefault(key, []).append(i)
+            except TypeError:
+                raise InvalidTypeError(f"must be hashable, got {describe(key)}", field=f"groups[{i}]") from None
+        usable = np.isfinite(p) & c
+        self.by_group, too_small = {}, []
+        for key, indices in rows.items():
+            index = np.asarray(indices, dtype=np.intp)
+            gate = ConformalGate(self.alpha, self.nonconformity)
+            gate._calibrate(p[index[usable[index]]], alpha)
+            self.by_group[key] = gate
+            if gate._too_small(alpha):
+                too_small.append(f"{key!r} ({len(gate._cal)})")
+        self.pooled = ConformalGate(self.alpha, self.nonconformity)
+        self.pooled._calibrate(p[usable], alpha)
+        if self.pooled._too_small(alpha):
+            too_small.append(f"the pooled fallback ({len(self.pooled._cal)})")
+        if too_small:
+            need = _smallest_calibration_set(alpha)
+            shown = ", ".join(too_small[:10]) + (f" and {len(too_small) - 10} more" if len(too_small) > 10 else "")
+            warnings.warn(
+                f"GroupConformalGate.fit: too few correct calibration items (count in brackets) for "
+                f"alpha={alpha:g}, which needs at least {need} per group: {shown}; their q = inf, so "
+                "every item routed to them is accepted", SmallCalibrationWarning, stacklevel=2)
+        return self
+
+    def __call__(self, confidence: float, *, group: Any = None) -> Decision:
+        p = _confidence(confidence)
+        gate = self.by_group.get(group, self.pooled)
+        return Decision.FLAG if gate is None else gate(p)
+
+
+# --------------------------------------------------------------------------------------------
+# Conformal risk control
+# --------------------------------------------------------------------------------------------
+
+
+def _zero_one_loss(correct: Any) -> float:
+    """The default loss: ``0.0`` for a correct item, ``1.0`` for a wrong one."""
+    return 0.0 if correct else 1.0
+
+
+def _losses(loss: Callable[[Any], Any], correct: Any, bound: float) -> np.ndarray:
+    """``loss(c)`` of every label, checked to lie in ``[0, bound]``."""
+    if loss is _zero_one_loss:
+        values = np.where(_labels(correct), 0.0, 1.0)
+        if bound < 1.0 and not (values == 0).all():
+            raise InvalidValueError(f"must be >= 1 for the default 0/1 loss, got {bound!r}", field="loss_bound")
+        return values
+    labels = _materialise(correct, "correct")
+    values = np.empty(len(labels), dtype=np.float64)
+    for i, c in enumerate(labels):
+        value = _number(loss(c), f"loss(correct[{i}])")
+        if not 0.0 <= value <= bound:
+            raise InvalidValueError(f"must be in [0, loss_bound={bound:g}], got {value!r}",
+                                    field=f"loss(correct[{i}])")
+        values[i] = value
+    return values
+
+
+def _integer_valued(losses: np.ndarray) -> bool:
+    """Whether every partial sum of ``losses`` is an exact float (integers, total below 2**53), so
+    that they add to the same value in any order."""
+    return bool(np.array_equal(losses, np.floor(losses))) and float(losses.sum()) < 2.0**53
+
+
+@dataclass
+class RiskControlGate:
+    """Conformal Risk Control: accept ``p >= lam``, bounding the accepted-error rate.
+
+    :meth:`fit` picks the *smallest* threshold ``lam`` (the most coverage) whose finite-sample
+    bound ``(n * risk(lam) + loss_bound) / (n + 1)`` is at or below ``target``, where ``risk(lam)``
+    is the mean over the ``n`` calibration items of ``loss(item) * 1(p >= lam)``. With the default
+    0/1 loss that is the population rate of accepted-yet-wrong items (not the error rate among the
+    accepted). When no threshold qualifies, ``lam = 1 + 1e-9`` accepts nothing.
+
+    Args:
+        target: Upper bound on the expected loss of accepted items (e.g. ``0.05``).
+        loss: ``correct -> loss`` in ``[0, loss_bound]`` (default ``0`` if correct else ``1``).
+        loss_bound: The loss's upper bound ``B``; the finite-sample slack is ``B / (n + 1)``.
+
+    >>> gate = RiskControlGate(target=0.3).fit([.2, .4, .6, .8, .9], [False, False, True, True, True])
+    >>> gate.lam, gate(0.7).value, gate(0.5).value
+    (0.6, 'accept', 'flag')
+    """
+
+    target: float = DEFAULT_RISK_TARGET
+    loss: Callable[[bool], float] = _zero_one_loss
+    loss_bound: float = 1.0
+    lam: float = 1.0
+
+    def fit(self, probs: Sequence[float], correct: Sequence[bool]) -> "RiskControlGate":
+        """Find the smallest accept threshold whose risk bound is ``<= target``; O(n log n).
+
+        Warns (:class:`SmallCalibrationWarning`) when ``n`` is too small for any threshold to
+        qualify (``loss_bound / (n + 1) > target``)."""
+        target = _non_negative(self.target, "target")
+        bound = _non_negative(self.loss_bound, "loss_bound")
+        p = _probabilities(probs)
+        losses = _losses(self.loss, correct, bound)
+        _same_length(len(p), len(losses), "correct")
+        finite = np.isfinite(p)
+        p, losses = p[finite], losses[finite]
+        n = len(p)
+        if (0.0 + bound) / (n + 1) > target:
+            warnings.warn(f"RiskControlGate.fit: {_risk_too_small_message(n, bound, target)}",
+                          SmallCalibrationWarning, stacklevel=2)
+        if n == 0:
+            self.lam = 1.0
+            return self
+        rows = _SortedRows.of(p, losses)
+        distinct, starts = rows.distinct()
+        candidates = np.concatenate(([0.0], distinct))  # lam = 0.0 accepts every row
+        starts = np.concatenate(([0], starts))
+        if _integer_valued(losses):  # the reference's sums, exactly, for every candidate at once
+            risk = rows.weight_from(starts) / n
+            within = (n * risk + bound) / (n + 1) <= target
+            first = int(np.argmax(within)) if within.any() else len(candidates)
+        else:  # other losses: the reference's row-order sum, at O(log n) candidates
+            def within_target(lam: float) -> bool:
+                risk = sum(losses[p >= lam].tolist()) / n
+                return (n * risk + bound) / (n + 1) <= target
+
+            # The bound never grows with lam (fewer rows, non-negative losses): binary search.
+            first = bisect.bisect_left(candidates, True, key=within_target)
+        self.lam = float(candidates[first]) if first < len(candidates) else _ACCEPT_NOTHING
+        return self
+
+    def __call__(self, confidence: float) -> Decision:
+        return Decision.ACCEPT if _confidence(confidence) >= self.lam else Decision.FLAG
+
+
+def _risk_too_small_message(n: int, bound: float, target: float) -> str:
+    guess = bound / target if target > 0 else math.inf
+    if target == 0.0:
+        needed = "a target of 0 can never be met (the bound is at least loss_bound/(n+1) > 0)"
+    elif not guess < 2**53:
+        needed = "no realistic calibration set can meet it"
+    else:
+        need = max(0, math.ceil(guess) - 2)
+        while bound / (need + 1) > target:
+            need += 1
+        needed = f"at least {need} items are needed"
+    return (f"{n} calibration item(s): the finite-sample bound is at least loss_bound/(n+1) = "
+            f"{bound / (n + 1):.4g} > target={target:g}, so no threshold qualifies and nothing is "
+            f"accepted; {needed}")
+
+
+def risk_coverage_curve(probs: Sequence[float], correct: Sequence[bool], *,
+                        thresholds: Optional[Sequence[float]] = None) -> list[dict]:
+    """The risk-coverage trade-off: ``{threshold, coverage, selective_risk}`` per threshold.
+
+    At each threshold ``tau`` (ascending: the given ``thresholds``, deduplicated, or else every
+    distinct probability), the accepted items are those with ``p >= tau``; coverage is their
+    fraction and selective risk the error rate among them (0.0 when none is accepted). Rows with
+    non-finite ``p`` are dropped; an empty input gives ``[]``. O((n + T) log n).
+
+    >>> for row in risk_coverage_curve([.2, .4, .6, .8, .9], [False, False, True, True, True])[:3]:
+    ...     print(row)
+    {'threshold': 0.2, 'coverage': 1.0, 'selective_risk': 0.4}
+    {'threshold': 0.4, 'coverage': 0.8, 'selective_risk': 0.25}
+    {'threshold': 0.6, 'coverage': 0.6, 'selective_risk': 0.0}
+    """
+    p, c = _calibration_rows(probs, correct)
+    n = len(p)
+    if n == 0:
+        return []
+    rows = _SortedRows.of(p, (~c).astype(np.int64))
+    if thresholds is None:
+        taus, starts = rows.distinct()
+        shown: list = taus.tolist()
+    else:
+        given = _materialise(thresholds, "thresholds")
+        if any(math.isnan(_number(t, f"thresholds[{i}]")) for i, t in enumerate(given)):
+            raise InvalidValueError("must not contain NaN", field="thresholds")
+        shown = sorted(set(given))
+        starts = np.searchsorted(rows.probs, np.array([float(t) for t in shown], dtype=np.float64), side="left")
+    accepted = n - starts
+    coverage = accepted / n
+    risk = np.divide(rows.weight_from(starts), accepted, out=np.zeros(len(starts)), where=accepted > 0)
+    return [{"threshold": t, "coverage": cov, "selective_risk": r}
+            for t, cov, r in zip(shown, coverage.tolist(), risk.tolist())]
+
+
+# --------------------------------------------------------------------------------------------
+# crepes-backed Mondrian gate (the `calibration` extra)
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class CrepesMondrianGate:
+    """A Mondrian conformal gate whose p-values come from ``crepes``' ``ConformalClassifier``.
+
+    Built by :func:`crepes_mondrian_gate`. ``classifier`` is calibrated with one Mondrian category
+    per group, ``pooled`` on every correct item (used for groups without correct calibration items
+    and for ``group=None``); ``groups`` maps each calibrated group to its category id. Accepts iff
+    the (non-smoothed) p-value exceeds ``alpha``, the same decision :class:`GroupConformalGate`
+    takes.
+    """
+
+    alpha: float
+    nonconformity: Callable[[float], float]
+    classifier: Any
+    pooled: Any
+    groups: dict
+
+    def p_value(self, confidence: float, *, group: Any = None) -> float:
+        """The conformal p-value of ``confidence`` among the correct items of ``group``."""
+        s = np.array([_score(self.nonconformity, _confidence(confidence))])
+        category = self.groups.get(group)
+        if category is None:
+            return float(self.pooled.predict_p(s, smoothing=False)[0])
+        return float(self.classifier.predict_p(s, bins=np.array([category]), smoothing=False)[0])
+
+    def __call__(self, confidence: float, *, group: Any = None) -> Decision:
+        return Decision.ACCEPT if self.p_value(confidence, group=group) > self.alpha else Decision.FLAG
+
+
+@requires_extra("calibration", packages=["crepes"])
+def crepes_mondrian_gate(probs: Sequence[float], correct: Sequence[bool], *, groups: Sequence[Hashable],
+                         alpha: float = DEFAULT_ALPHA,
+                         nonconformity: Callable[[float], float] = _one_minus) -> CrepesMondrianGate:
+    """A Mondrian (class-conditional) conformal gate backed by ``crepes`` (``calibration`` extra).
+
+    Takes the inputs of ``GroupConformalGate(alpha, nonconformity).fit(probs, correct,
+    groups=groups)`` and, for every group with correct calibration items, takes its decisions, with
+    the p-values computed by ``crepes.ConformalClassifier`` (Mondrian categories = groups), for
+    parity with a crepes/scikit-learn conformal stack. Groups without correct items use the pooled
+    calibration (``GroupConformalGate`` gives them ``q = inf``). Without
+    ``crepes`` it raises :class:`~scorekit.registry.MissingExtraError` with the install command.
+    """
+    from crepes import ConformalClassifier
+
+    alpha = _alpha(alpha)
+    p, c = _probabilities(probs), _labels(correct)
+    _same_length(len(p), len(c), "correct")
+    keys = list(_materialise(groups, "groups"))
+    _same_length(len(p), len(keys), "groups")
+    usable = np.flatnonzero(np.isfinite(p) & c)
+    if len(usable) == 0:
+        raise InvalidValueError("crepes_mondrian_gate needs at least one correct item with a finite probability")
+    ids: dict = {}
+    categories = np.array([ids.setdefault(keys[i], len(ids)) for i in usable.tolist()], dtype=np.int64)
+    scores = _scores(nonconformity, p[usable])
+    return CrepesMondrianGate(alpha, nonconformity, ConformalClassifier().fit(scores, bins=categories),
+                              ConformalClassifier().fit(scores), ids)
+
+
+register("policies", "cost_sensitive", CostSensitiveGate)
+register("policies", "conformal", ConformalGate)
+register("policies", "risk_control", RiskControlGate)
+register("policies", "group_conformal", GroupConformalGate)
