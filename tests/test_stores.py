@@ -1,17 +1,25 @@
-"""scorekit.stores: JSON stores — round trips, nested keys, atomic writes, hostile keys, corrupt
-files, and the root resolution order."""
+"""scorekit.stores: JSON stores — round trips, nested keys, atomic, streamed and exclusive writes, hostile
+keys, corrupt files, the root resolution order — the mall, persistent_cache and cache_this, against
+ek's stores and dol's cache_this doctests (the spec's Appendix A)."""
 
 from __future__ import annotations
 
 import doctest
 import json
 import os
+import random
 
+import dol
+import ek.stores as ek_stores
 import pytest
+from ek_doctests import run_ek_doctests
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from scorekit import stores
 from scorekit.errors import InvalidTypeError, InvalidValueError
-from scorekit.stores import CorruptStoreFileError, StoreKeyError, data_dir, json_store
+from scorekit.stores import (KINDS, CachedMethod, CachedProperty, CorruptStoreFileError, Mall, StoreKeyError,
+                             cache_this, data_dir, json_key, json_store, mall, persistent_cache)
 
 
 def test_doctests():
@@ -99,3 +107,453 @@ def test_values_are_readable_json(tmp_path):
     s = json_store("results", rootdir=tmp_path)
     s["r"] = {"x": "✓"}
     assert json.loads((tmp_path / "results" / "r.json").read_text(encoding="utf-8")) == {"x": "✓"}
+
+
+# --------------------------------------------------------------------------------------------
+# Streaming and exclusive writes
+# --------------------------------------------------------------------------------------------
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-2**70, 2**70) | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4),
+    max_leaves=20)
+
+
+@settings(max_examples=60, deadline=None)
+@given(head=st.dictionaries(st.text(max_size=6).filter(lambda k: k != "items"), json_values, max_size=3),
+       items=st.dictionaries(st.one_of(st.text(max_size=6), st.integers(-5, 5)), json_values, max_size=6),
+       position=st.integers(0, 3))
+def test_streamed_write_reads_back_as_json_dumps_would(tmp_path_factory, head, items, position):
+    s = json_store("results", rootdir=tmp_path_factory.mktemp("stream"))
+    members = list(head.items())
+    members.insert(min(position, len(members)), ("items", items))
+    doc = dict(members)
+    if any(str(k) in items for k in items if not isinstance(k, str)):
+        with pytest.raises(InvalidValueError, match="the same JSON key"):
+            s.write("doc", doc, stream="items")
+        assert "doc" not in s
+        return
+    s.write("doc", doc, stream="items")
+    expected = json.loads(json.dumps(doc))
+    assert s["doc"] == expected
+    assert json.loads(s.path("doc").read_text(encoding="utf-8")) == expected
+    assert list(s["doc"]) == list(expected) and list(s["doc"]["items"]) == list(expected["items"])
+
+
+def test_streamed_write_errors_leave_the_old_file(tmp_path):
+    s = json_store("results", rootdir=tmp_path)
+    s["run"] = {"old": True}
+    with pytest.raises(InvalidValueError, match=r"'run'\['items'\]\['b'\] is not strict JSON"):
+        s.write("run", {"n": 2, "items": {"a": 1.0, "b": float("nan")}}, stream="items")
+    with pytest.raises(InvalidTypeError, match="must be a mapping whose 'items' member is a mapping"):
+        s.write("run", {"items": [1, 2]}, stream="items")
+    with pytest.raises(InvalidTypeError, match="must be a mapping whose 'items' member"):
+        s.write("run", [1], stream="items")
+    assert s["run"] == {"old": True} and sorted(os.listdir(tmp_path / "results")) == ["run.json"]
+
+
+def test_empty_streamed_member(tmp_path):
+    s = json_store("results", rootdir=tmp_path)
+    s.write("e", {"items": {}, "n": 0}, stream="items")
+    assert s.path("e").read_text() == '{\n  "items": {},\n  "n": 0\n}\n' and s["e"] == {"items": {}, "n": 0}
+
+
+def test_write_new_never_replaces(tmp_path, monkeypatch):
+    s = json_store("runs", rootdir=tmp_path)
+    s["a"] = 1
+    s["b"] = 2
+    assert s.write_new({"v": 3}, iter(["a", "b", "c/d"])) == "c/d" and s["c/d"] == {"v": 3}
+    with pytest.raises(FileExistsError):
+        s.write_new(4, ["a", "b"])
+    with pytest.raises(InvalidValueError, match="keys must name at least one key"):
+        s.write_new(4, [])
+    with pytest.raises(StoreKeyError):
+        s.write_new(4, ["a", "../x"])
+    assert (s["a"], s["b"], len(s)) == (1, 2, 3)
+    monkeypatch.setattr(os, "link", lambda *a, **k: (_ for _ in ()).throw(OSError(95, "not supported")))
+    assert s.write_new(5, ["a", "e"]) == "e" and (s["a"], s["e"]) == (1, 5)
+    assert sorted(p.name for p in (tmp_path / "runs").rglob("*")) == ["a.json", "b.json", "c", "d.json", "e.json"]
+
+
+def test_json_key():
+    assert [json_key(k) for k in ("x", 0, -3, 1.5, 1e20, True, False, None)] == \
+        [json.dumps({k: 0})[2:-5] for k in ("x", 0, -3, 1.5, 1e20, True, False, None)]
+    with pytest.raises(InvalidTypeError, match="cannot be a JSON object key"):
+        json_key(("a", 1))
+    with pytest.raises(InvalidValueError, match="strict JSON"):
+        json_key(float("inf"))
+
+
+def test_deeply_nested_values_are_refused_cleanly(tmp_path):
+    s = json_store("runs", rootdir=tmp_path)
+    deep = []
+    for _ in range(100_000):
+        deep = [deep]
+    with pytest.raises(InvalidValueError, match="nested too deeply"):
+        s["deep"] = deep
+    assert not (tmp_path / "runs").exists()
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "runs" / "deep.json").write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(CorruptStoreFileError, match="nested too deeply"):
+        s["deep"]
+
+
+# --------------------------------------------------------------------------------------------
+# The mall
+# --------------------------------------------------------------------------------------------
+
+
+def test_mall_spec_vectors(tmp_path):
+    m = mall(rootdir=tmp_path)
+    assert set(m) == set(KINDS) and list(m) == list(KINDS) and len(m) == 6
+    m["gold"]["k"] = {"v": 1}
+    assert m["gold", "k"] == {"v": 1} and (tmp_path / "gold" / "k.json").is_file()
+    assert m["gold"] is m["gold"] and "gold" in m and "nope" not in m
+    with pytest.raises(KeyError) as ours:
+        m["nope"]
+    with pytest.raises(KeyError) as theirs:
+        ek_stores.mall(rootdir=str(tmp_path))["nope"]
+    assert str(ours.value) == str(theirs.value)
+    with pytest.raises(KeyError):
+        m["gold", "missing"]
+    with pytest.raises(KeyError, match="mall\\[kind, key\\]"):
+        m["gold", "a", "b"]
+    with pytest.raises(KeyError):
+        m[["gold"]]
+    assert ek_stores.mall(rootdir=str(tmp_path))["gold", "k"] == {"v": 1}    # the same files
+
+
+def test_mall_kinds_and_roots(tmp_path, monkeypatch):
+    m = Mall(kinds=["a", "b/c"], rootdir=tmp_path)
+    m["b/c"]["x"] = 1
+    assert (tmp_path / "b" / "c" / "x.json").is_file() and list(m) == ["a", "b/c"]
+    with pytest.raises(KeyError, match="Unknown store kind 'gold'"):
+        m["gold"]
+    for kinds, error in (("gold", InvalidTypeError), (["../x"], StoreKeyError), ([None], InvalidTypeError),
+                         ([""], InvalidTypeError)):
+        with pytest.raises(error):
+            Mall(kinds=kinds)
+    monkeypatch.delenv("SCOREKIT_DATA_HOME", raising=False)
+    monkeypatch.setenv("EK_DATA_HOME", str(tmp_path / "env"))
+    m = mall()
+    m["runs"]["r"] = 1
+    assert (tmp_path / "env" / "runs" / "r.json").is_file()
+
+
+# --------------------------------------------------------------------------------------------
+# persistent_cache
+# --------------------------------------------------------------------------------------------
+
+
+def test_persistent_cache_spec_vectors(tmp_path):
+    calls = []
+
+    @persistent_cache(kind="runs", key=lambda *a, **k: "the-key", rootdir=tmp_path)
+    def compute(x=0):
+        calls.append(x)
+        return {"answer": 42}
+
+    assert compute(1) == compute(2) == {"answer": 42} and calls == [1]
+    assert compute.store["the-key"] == {"answer": 42} and compute.__name__ == "compute"
+    assert (tmp_path / "runs" / "the-key.json").is_file()
+
+    @persistent_cache(rootdir=tmp_path)
+    def bare():
+        calls.append("bare")
+        return [1, 2]
+
+    assert bare() == bare() == [1, 2] and calls == [1, "bare"]
+    assert list(bare.store) == ["test_persistent_cache_spec_vectors.<locals>.bare", "the-key"]
+    del bare.store["test_persistent_cache_spec_vectors.<locals>.bare"]            # invalidate
+    assert bare() == [1, 2] and calls == [1, "bare", "bare"]
+
+
+def test_persistent_cache_returns_the_stored_form_and_keeps_none(tmp_path):
+    calls = []
+
+    @persistent_cache(key="tuple", rootdir=tmp_path)
+    def pair():
+        calls.append(1)
+        return (1, 2)
+
+    assert pair() == [1, 2] and pair() == [1, 2] and len(calls) == 1      # ek returns (1, 2) the first time
+
+    @persistent_cache(key="none", rootdir=tmp_path)
+    def nothing():
+        calls.append(2)
+
+    assert nothing() is None and nothing() is None and calls == [1, 2]
+
+
+def test_persistent_cache_bad_input_and_corrupt_files(tmp_path):
+    @persistent_cache(key="nan", rootdir=tmp_path)
+    def nan():
+        return float("nan")
+
+    with pytest.raises(InvalidValueError, match="not strict JSON"):
+        nan()
+    assert "nan" not in nan.store
+
+    @persistent_cache(key=lambda x: x, rootdir=tmp_path)
+    def echo(x):
+        return x
+
+    with pytest.raises(StoreKeyError):
+        echo("../escape")
+    with pytest.raises(InvalidTypeError, match="store keys are strings"):
+        echo(3)
+    echo("fine")
+    bad = tmp_path / "runs" / "fine.json"
+    bad.write_text("{oops")
+    with pytest.raises(CorruptStoreFileError, match=str(bad)):
+        echo("fine")
+    assert bad.read_text() == "{oops"
+    with pytest.raises(InvalidTypeError):
+        persistent_cache(3)
+    with pytest.raises(StoreKeyError):
+        persistent_cache(kind="../x")(echo)
+
+
+def test_persistent_cache_matches_ek(tmp_path):
+    rnd = random.Random(5)
+    ours_calls, ek_calls = [], []
+
+    def make(calls):
+        def f(a, b=0):
+            calls.append((a, b))
+            return {"sum": a + b, "args": [a, b]}
+        return f
+
+    ours = persistent_cache(make(ours_calls), key=lambda a, b=0: f"k/{a}-{b}", rootdir=tmp_path / "sk")
+    theirs = ek_stores.persistent_cache(make(ek_calls), key=lambda a, b=0: f"k/{a}-{b}", rootdir=str(tmp_path / "ek"))
+    for _ in range(300):
+        a, b = rnd.randrange(8), rnd.randrange(3)
+        assert ours(a, b=b) == theirs(a, b=b)
+    assert ours_calls == ek_calls and sorted(ours.store) == sorted(theirs.store)
+
+
+# --------------------------------------------------------------------------------------------
+# json_store against ek's
+# --------------------------------------------------------------------------------------------
+
+
+def test_json_store_matches_ek_on_random_operations(tmp_path):
+    rnd = random.Random(11)
+    ours, theirs = json_store("gold", rootdir=tmp_path / "sk"), ek_stores.json_store("gold", rootdir=str(tmp_path / "ek"))
+    keys = ["a", "b", "doc-001", "run-1/item-a", "run-1/item-b", "x/y/z", "é", "with space"]
+    for _ in range(500):
+        key, op = rnd.choice(keys), rnd.randrange(5)
+        if op <= 1:
+            value = rnd.choice([None, 1, 2.5, "s", [1, "a"], {"k": {"n": [None, True]}}, {"reference": "ü"}])
+            ours[key] = value
+            theirs[key] = value
+        elif op == 2:
+            assert (key in ours) == (key in theirs)
+        elif op == 3:
+            try:
+                expected = theirs[key]
+            except KeyError:
+                with pytest.raises(KeyError):
+                    ours[key]
+            else:
+                assert ours[key] == expected
+        elif key in theirs:
+            del ours[key]
+            del theirs[key]
+        assert len(ours) == len(theirs)
+    assert sorted(ours) == sorted(theirs) and dict(ours) == dict(theirs)
+    # each kit reads the other's files
+    assert dict(ek_stores.json_store("gold", rootdir=str(tmp_path / "sk"))) == dict(ours)
+    assert dict(json_store("gold", rootdir=tmp_path / "ek")) == dict(theirs)
+
+
+def test_ek_stores_docstring_examples_run_against_scorekit():
+    results = run_ek_doctests(ek_stores, stores)
+    assert sum(r.attempted for r in results.values()) >= 9
+    assert sum(r.failed for r in results.values()) == 0
+
+
+# --------------------------------------------------------------------------------------------
+# cache_this
+# --------------------------------------------------------------------------------------------
+
+
+def test_dol_cache_this_doctests_run_against_scorekit():
+    """The doctests of ``dol.cache_this`` (ek's ``cache_this``; the spec's Appendix A), with its
+    ``from dol import cache_this`` pointing at scorekit's; ``ValueCodecs`` stays dol's."""
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
+    tests = doctest.DocTestFinder().find(dol.cache_this, "cache_this", globs={})
+    for test in tests:
+        for example in test.examples:
+            example.source = example.source.replace("from dol import cache_this",
+                                                    "from scorekit.stores import cache_this")
+        test.globs = dict(vars(stores))
+        runner.run(test)
+    result = runner.summarize(verbose=False)
+    assert result.attempted >= 60 and result.failed == 0
+
+
+def test_cache_this_property_and_method_keys():
+    calls = []
+
+    class Thing:
+        def __init__(self):
+            self.memo = {}
+
+        @cache_this(cache="memo", key=lambda name: name.upper())
+        def shout(self):
+            calls.append("shout")
+            return "HI"
+
+        @cache_this(cache="memo")
+        def combine(self, a, *rest, sep="-", **extra):
+            calls.append(("combine", a))
+            return sep.join([str(a), *map(str, rest), *map(str, extra.values())])
+
+        @cache_this(cache="memo", key=lambda self, x: f"sq/{x}")
+        def square(self, x):
+            calls.append(("square", x))
+            return x * x
+
+        @cache_this(as_property=False)
+        def now(self):
+            calls.append("now")
+            return 1
+
+    t = Thing()
+    assert t.shout == t.shout == "HI" and t.memo == {"SHOUT": "HI"}
+    assert t.combine(1) == "1" and t.combine(1, sep="-") == "1"
+    assert t.combine(1, 2, z=3, y=4) == "1-2-3-4" and t.combine(1, 2, y=4, z=3) == "1-2-3-4"
+    assert t.combine("1") == "1"                        # "1" and 1 are different calls
+    assert t.square(3) == t.square(x=3) == 9
+    assert t.now() == t.now() == 1 and "now()" in vars(t)
+    assert list(t.memo) == ["SHOUT", "combine(a=1; sep='-')", "combine(a=1; rest=(2,); sep='-'; extra={'y': 4, 'z': 3})",
+                            "combine(a='1'; sep='-')", "sq/3"]
+    assert calls == ["shout", ("combine", 1), ("combine", 1), ("combine", "1"), ("square", 3), "now"]
+    assert isinstance(Thing.__dict__["shout"], CachedProperty) and Thing.shout is Thing.__dict__["shout"]
+    assert isinstance(Thing.combine, CachedMethod) and Thing.combine.__doc__ is None
+    assert Thing.combine.__wrapped__.__name__ == "combine"
+
+
+def test_cache_this_in_a_json_store_across_instances_and_sessions(tmp_path):
+    calls = []
+
+    class Report:
+        def __init__(self, root):
+            self.root = root
+
+        @cache_this(cache=lambda self: json_store("runs", rootdir=self.root), key=lambda name: f"cache/{name}")
+        def summary(self):
+            calls.append(1)
+            return {"n": 3, "mean": 0.5}
+
+    assert Report(tmp_path).summary == {"n": 3, "mean": 0.5}
+    assert Report(tmp_path).summary == {"n": 3, "mean": 0.5} and calls == [1]     # a new instance reads the file
+    assert json.loads((tmp_path / "runs" / "cache" / "summary.json").read_text()) == {"n": 3, "mean": 0.5}
+
+
+def test_cache_this_pre_cache_serialize_and_no_cache():
+    import pickle
+
+    backend, calls = {}, []
+
+    class Model:
+        @cache_this(cache=backend, pre_cache=True, serialize=pickle.dumps, deserialize=pickle.loads)
+        def weights(self):
+            calls.append(1)
+            return [1.5, 2.5]
+
+        @cache_this(cache=False)
+        def fresh(self):
+            calls.append("fresh")
+            return len(calls)
+
+    a, b = Model(), Model()
+    assert a.weights == [1.5, 2.5] and isinstance(backend["weights"], bytes)
+    assert b.weights == [1.5, 2.5] and calls == [1]          # read back from the shared cache
+    backend.clear()
+    assert b.weights == [1.5, 2.5] and calls == [1]          # ... and kept in b's own pre-cache
+    assert a.weights == [1.5, 2.5] and calls == [1, 1]       # a never read it back: computed again
+    assert a.fresh != a.fresh
+
+
+def test_cache_this_computes_once_across_threads():
+    import threading
+    import time
+
+    calls = []
+
+    class Slow:
+        @cache_this
+        def value(self):
+            calls.append(1)
+            time.sleep(0.05)
+            return 7
+
+    obj = Slow()
+    results = []
+    threads = [threading.Thread(target=lambda: results.append(obj.value)) for _ in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert results == [7] * 6 and calls == [1]
+
+
+def test_cache_this_bad_input():
+    with pytest.raises(InvalidTypeError, match="cache must be None"):
+        cache_this(cache=3)(lambda self: 1)
+    with pytest.raises(InvalidTypeError, match="pre_cache must be a bool or a mapping"):
+        cache_this(pre_cache="yes")(lambda self: 1)
+    with pytest.raises(InvalidTypeError, match="serialize must be callable"):
+        cache_this(serialize=1)(lambda self: 1)
+    with pytest.raises(InvalidValueError, match="ignore names no parameter"):
+        cache_this(ignore="nope")(lambda self, x: x)
+    with pytest.raises(InvalidValueError, match="nothing to ignore"):
+        cache_this(ignore="x")(lambda self: 1)
+    with pytest.raises(InvalidValueError, match="needs arguments"):
+        cache_this(as_property=True)(lambda self, x: x)
+    with pytest.raises(InvalidValueError, match="takes no 'self'"):
+        cache_this(lambda: 1)
+    with pytest.raises(InvalidTypeError, match="must decorate a function"):
+        cache_this(3)
+
+    class Slotted:
+        __slots__ = ()
+
+        @cache_this
+        def value(self):
+            return 1
+
+        @cache_this(cache="missing")
+        def other(self):
+            return 2
+
+        @cache_this(cache=lambda self: None)
+        def third(self):
+            return 3
+
+    with pytest.raises(InvalidTypeError, match="Slotted objects have none"):
+        Slotted().value
+    with pytest.raises(AttributeError, match="no attribute 'missing' to cache 'other'"):
+        Slotted().other
+    with pytest.raises(InvalidTypeError, match="returned None"):
+        Slotted().third
+
+
+def test_cache_this_a_failing_deserializer_is_not_a_miss():
+    backend, calls = {"value": "stored"}, []
+
+    def strict(text):
+        raise KeyError("bad record")
+
+    class Thing:
+        @cache_this(cache=backend, deserialize=strict)
+        def value(self):
+            calls.append(1)
+            return "computed"
+
+    with pytest.raises(KeyError, match="bad record"):
+        Thing().value
+    assert backend == {"value": "stored"} and calls == []        # the stored value was not replaced

@@ -1,10 +1,18 @@
-"""The offline evaluation harness of ``ek.harness``; for now, its inter-annotator agreement (IAA).
+"""The offline evaluation harness (``ek.harness``): a predictor over gold, baselines, the regression
+gate, and inter-annotator agreement (IAA).
 
-This module holds scorekit's one implementation of the IAA statistics —
-:func:`krippendorff_alpha`, :func:`cohen_kappa` and :func:`percent_agreement` — used to learn the
-ceiling of a gold standard and, by :func:`scorekit.agents.judge.judge_validation`, to certify an
-LLM judge against human labels. (A later issue adds the rest of ``ek.harness`` here:
-``evaluate_store``, the baselines and ``regression_gate``.)
+- :func:`evaluate_store` runs an ``input -> prediction`` callable over a gold store (a dict, a
+  :func:`~scorekit.stores.json_store` of kind ``gold``, or ``(key, record)`` pairs), scores it
+  with :func:`scorekit.evaluate` (per slice), keeps each item's prediction and score in
+  ``report.detail["per_item"]`` and, with ``persist=True``, writes the run to the ``results`` and
+  ``runs`` stores (the per-item results streamed to disk, one line per item).
+- :func:`save_baseline`/:func:`load_baseline` freeze a report's aggregate and per-slice scores in
+  the ``baselines`` store, which the agent baselines of :mod:`scorekit.agents.harness` share.
+- :func:`regression_gate` compares a report with a baseline, the aggregate and every slice, and
+  returns a :class:`GateResult` that is falsy when any of them got worse by more than a tolerance.
+- :func:`krippendorff_alpha`, :func:`cohen_kappa` and :func:`percent_agreement` measure how far
+  annotators agree, the ceiling of a gold standard; :func:`scorekit.agents.judge.judge_validation`
+  uses them to certify an LLM judge against human labels.
 
 Krippendorff's alpha is computed without building the coincidence matrix: the observed and expected
 disagreements are sums over pairs of values, and for the nominal, ordinal and interval levels those
@@ -14,6 +22,17 @@ bounded-memory NumPy blocks (quadratic work, see :func:`krippendorff_alpha`). Re
 the reference kit ``ek`` to a relative 1e-9; they can differ in the last bits because the sums are
 added in another order.
 
+>>> import tempfile; root = tempfile.mkdtemp()
+>>> gold = {"d1": {"input": "cat", "reference": "cat", "slice": "easy"},
+...         "d2": {"input": "dgo", "reference": "dog", "slice": "hard"}}
+>>> report = evaluate_store(str.strip, gold, metric="cer")
+>>> report.per_slice, report.detail["per_item"]["d2"]["score"]
+({'easy': 0.0, 'hard': 0.6666666666666666}, 0.6666666666666666)
+>>> save_baseline(report, "v1", rootdir=root)["aggregate"]
+0.3333333333333333
+>>> gate = regression_gate(evaluate_store(lambda x: "", gold, metric="cer"), "v1", rootdir=root)
+>>> bool(gate), sorted(gate.regressions)
+(False, ['__aggregate__', 'easy', 'hard'])
 >>> krippendorff_alpha([[1, 1, 1, 1], [1, 1, 1, 1]])     # two raters, perfect agreement
 1.0
 >>> krippendorff_alpha([[1, 2, 3, 4], [1, 2, 3, 5]], level="interval")
@@ -26,19 +45,33 @@ added in another order.
 
 from __future__ import annotations
 
+import itertools
+import math
 import numbers
 import operator
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from decimal import Decimal
 from itertools import chain
 from typing import Any, Optional, Union
 
 import numpy as np
 
-from scorekit.errors import InputTooLargeError, InvalidTypeError, InvalidValueError, describe
+from scorekit.base import Report
+from scorekit.errors import InputTooLargeError, InvalidTypeError, InvalidValueError, ScorekitError, describe
+from scorekit.stores import JsonStore, json_key, json_store
 
-__all__ = ["LEVELS", "RATIO_MAX_DISTINCT", "krippendorff_alpha", "cohen_kappa", "percent_agreement"]
+__all__ = ["evaluate_store", "save_baseline", "load_baseline", "regression_gate", "GateResult",
+           "LOWER_IS_BETTER", "AGGREGATE", "LEVELS", "RATIO_MAX_DISTINCT", "krippendorff_alpha", "cohen_kappa",
+           "percent_agreement"]
+
+LOWER_IS_BETTER = frozenset({"cer", "wer", "graph", "typed_graph"})
+"""Metric names :func:`regression_gate` treats as lower-is-better when no score says."""
+
+AGGREGATE = "__aggregate__"
+"""The key of the aggregate's entry in :attr:`GateResult.regressions` (slices use their labels)."""
 
 LEVELS = ("nominal", "ordinal", "interval", "ratio")
 """The measurement levels of :func:`krippendorff_alpha`."""
@@ -52,6 +85,400 @@ _BLOCK = 1 << 18
 #: Cell types that NumPy converts to float64 exactly as ``float()`` does (``None`` becomes NaN).
 _PLAIN_NUMBERS = frozenset({float, int, bool, type(None)})
 _NUMERIC_KINDS = "biuf"
+
+
+# --------------------------------------------------------------------------------------------
+# A predictor over gold: evaluate_store
+# --------------------------------------------------------------------------------------------
+
+
+def _gold_items(gold: Any) -> Iterator[tuple[Any, Any]]:
+    if isinstance(gold, Mapping):
+        return iter(gold.items())
+    if isinstance(gold, (str, bytes)) or not isinstance(gold, Iterable):
+        raise InvalidTypeError("must be a mapping key -> record or an iterable of (key, record) pairs, got "
+                               f"{describe(gold)}", field="gold")
+    return _gold_pairs(gold)
+
+
+def _gold_pairs(pairs: Iterable[Any]) -> Iterator[tuple[Any, Any]]:
+    for i, pair in enumerate(pairs):
+        try:
+            key, record = pair
+        except (TypeError, ValueError):
+            raise InvalidTypeError(f"must be a (key, record) pair, got {describe(pair)}", field=f"gold[{i}]") from None
+        yield key, record
+
+
+def _field_of(record: Mapping, name: str, key: Any) -> Any:
+    try:
+        return record[name]
+    except KeyError:
+        raise KeyError(f"gold[{key!r}] has no {name!r} field") from None
+
+
+def _item_score(score: Any, key: Any) -> float:
+    try:
+        return float(score)
+    except (TypeError, ValueError):
+        raise InvalidTypeError(f"the metric returned {describe(score)}; a score must be a number or a Score",
+                               field=f"gold[{key!r}]") from None
+
+
+def evaluate_store(predict: Callable[[Any], Any], gold: Any, *, metric: Any = None, grammar: Any = None,
+                   normalize: Any = None, weights: Any = None, input_key: str = "input",
+                   reference_key: str = "reference", slice_key: str = "slice", persist: bool = False,
+                   run_id: Optional[str] = None, rootdir: Any = None) -> Report:
+    """Run ``predict`` over every gold record and score the predictions, per slice.
+
+    ``gold`` maps each key to a record ``{input, reference, [slice], ...}`` (a dict or a gold
+    :class:`~scorekit.stores.JsonStore`), or is an iterable of ``(key, record)`` pairs (keys must
+    then be distinct). Records are read in order; ``predict(record[input_key])`` is scored against
+    ``record[reference_key]`` by :func:`scorekit.evaluate` with ``metric``, ``grammar``,
+    ``normalize`` and ``weights`` (so the metric is picked from the first item's types when not
+    given), and ``record.get(slice_key)`` labels its slice (``None``: in the aggregate only). A
+    record without the input or reference field raises ``KeyError`` before ``predict`` is called
+    on it; an exception of ``predict`` propagates.
+
+    ``report.detail["per_item"]`` maps every key to ``{prediction, reference, slice, score}``, the
+    score as a float (a metric may return a ``Score`` or a plain number).
+
+    ``persist=True`` writes ``{metric, aggregate, n, per_slice, per_item}`` to the ``results``
+    store and the same without ``per_item`` to ``runs``, under ``run_id``, in ``rootdir`` (see
+    :func:`~scorekit.stores.data_dir`). The per-item results are written to disk one item per
+    line as they are encoded, never as one big string. Without a ``run_id`` the run is named
+    ``run-<UTC time to the second>``, with ``-2``, ``-3`` … added when an earlier run has that
+    name: a default id never replaces an earlier run (an explicit ``run_id`` does).
+    The id is in ``report.detail["run_id"]``. The stores hold strict JSON: a NaN or infinite
+    score or aggregate is stored as ``null`` (the report keeps it), and keys and slice labels
+    become JSON keys (``1`` → ``"1"``); predictions and references must be JSON-serialisable.
+
+    >>> gold = [("a", {"input": "hello wrld", "reference": "hello world"}),
+    ...         ("b", {"input": "good", "reference": "good", "slice": "short"})]
+    >>> r = evaluate_store(lambda text: text, gold, metric="wer")
+    >>> r.n, r.aggregate, r.per_slice, r.detail["per_item"]["a"]["score"]
+    (2, 0.3333333333333333, {'short': 0.0}, 0.5)
+    """
+    from scorekit.facade import evaluate
+
+    if not callable(predict):
+        raise InvalidTypeError(f"must be callable (input -> prediction), got {describe(predict)}", field="predict")
+    for name, value in (("input_key", input_key), ("reference_key", reference_key), ("slice_key", slice_key)):
+        if not isinstance(value, str):
+            raise InvalidTypeError(f"must be a str, got {describe(value)}", field=name)
+    if run_id is not None and not isinstance(run_id, str):
+        raise InvalidTypeError(f"must be a str or None, got {describe(run_id)}", field="run_id")
+    if persist:  # a bad root or run id fails before the predictor runs
+        results = json_store("results", rootdir=rootdir)
+        if run_id is not None:
+            results.path(run_id)
+
+    per_item: dict[Any, dict[str, Any]] = {}
+
+    def cases() -> Iterator[tuple[Any, Any, Any]]:
+        for key, record in _gold_items(gold):
+            if not isinstance(record, Mapping):
+                raise InvalidTypeError(f"must be a mapping record, got {describe(record)}", field=f"gold[{key!r}]")
+            try:
+                seen = key in per_item
+            except TypeError:
+                raise InvalidTypeError(f"must be hashable, got {describe(key)}", field="gold keys") from None
+            if seen:
+                raise InvalidValueError("appears twice", field=f"gold key {key!r}")
+            value = _field_of(record, input_key, key)
+            reference = _field_of(record, reference_key, key)
+            label = record.get(slice_key)
+            prediction = predict(value)
+            per_item[key] = {"prediction": prediction, "reference": reference, "slice": label}
+            yield prediction, reference, label
+
+    report = evaluate(cases(), metric=metric, grammar=grammar, normalize=normalize, weights=weights)
+    for (key, item), score in zip(per_item.items(), report.scores):
+        item["score"] = _item_score(score, key)
+    report.detail["per_item"] = per_item
+    if persist:
+        report.detail["run_id"] = _persist(report, per_item, run_id, rootdir)
+    return report
+
+
+def _is_number(value: Any) -> bool:
+    """A score or ``None`` (NaN included)."""
+    return value is None or type(value) is float or isinstance(value, numbers.Real)
+
+
+def _not_a_number(value: Any, what: str) -> InvalidTypeError:
+    return InvalidTypeError(f"must be a number or None, got {describe(value)}", field=what)
+
+
+def _stored_number(value: Any, what: str, label: Any = None) -> Optional[float]:
+    """A score as the stores keep it: a float, or ``None`` for none, NaN and infinities. Errors
+    name ``what`` (with ``[label]`` when given)."""
+    if value is None:
+        return None
+    if type(value) is not float:
+        if not isinstance(value, numbers.Real):
+            raise _not_a_number(value, what if label is None else f"{what}[{label!r}]")
+        value = float(value)
+    return value if math.isfinite(value) else None
+
+
+def _stored_slices(per_slice: Any, what: str) -> dict[str, Optional[float]]:
+    if not isinstance(per_slice, Mapping):
+        raise InvalidTypeError(f"must be a mapping label -> score, got {describe(per_slice)}", field=what)
+    stored: dict[str, Optional[float]] = {}
+    for label, value in per_slice.items():
+        text = json_key(label)
+        if text in stored:
+            raise InvalidValueError(f"has two labels stored as the same JSON key {text!r}", field=what)
+        stored[text] = _stored_number(value, what, label)
+    return stored
+
+
+class _StoredItems(Mapping):
+    """``per_item`` as the results store keeps it (a NaN or infinite score becomes ``None``),
+    item by item as the writer reaches it."""
+
+    def __init__(self, per_item: Mapping) -> None:
+        self._items = per_item
+
+    def __getitem__(self, key: Any) -> dict[str, Any]:
+        item = self._items[key]
+        return {**item, "score": _stored_number(item.get("score"), "per_item", key)}
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._items
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+
+def _fresh_run_ids(runs: JsonStore) -> Iterator[str]:
+    """``run-<UTC time>``, then the same with ``-2``, ``-3`` …, skipping ids ``runs`` has."""
+    stem = datetime.now(timezone.utc).strftime("run-%Y%m%dT%H%M%S")
+    for n in itertools.count(1):
+        candidate = stem if n == 1 else f"{stem}-{n}"
+        if candidate not in runs:
+            yield candidate
+
+
+def _persist(report: Report, per_item: Mapping, run_id: Optional[str], rootdir: Any) -> str:
+    summary = {"metric": report.metric, "aggregate": _stored_number(report.aggregate, "report.aggregate"),
+               "n": report.n, "per_slice": _stored_slices(report.per_slice, "report.per_slice")}
+    document = {**summary, "per_item": _StoredItems(per_item)}
+    results, runs = json_store("results", rootdir=rootdir), json_store("runs", rootdir=rootdir)
+    if run_id is None:
+        run_id = results.write_new(document, _fresh_run_ids(runs), stream="per_item")
+    else:
+        results.write(run_id, document, stream="per_item")
+    runs[run_id] = summary
+    return run_id
+
+
+# --------------------------------------------------------------------------------------------
+# Baselines and the regression gate
+# --------------------------------------------------------------------------------------------
+
+
+def _report_fields(report: Any, caller: str) -> tuple[str, Any, Mapping, int]:
+    try:
+        metric, aggregate, per_slice, n = report.metric, report.aggregate, report.per_slice, report.n
+    except AttributeError:
+        raise InvalidTypeError(f"{caller}: report must be a Report (metric, aggregate, per_slice, n), got "
+                               f"{describe(report)}") from None
+    if not isinstance(per_slice, Mapping):
+        raise InvalidTypeError(f"must be a mapping label -> score, got {describe(per_slice)}", field="report.per_slice")
+    return metric, aggregate, per_slice, n
+
+
+def _baseline_record(report: Any, caller: str) -> dict[str, Any]:
+    metric, aggregate, per_slice, n = _report_fields(report, caller)
+    return {"metric": metric, "aggregate": _stored_number(aggregate, "report.aggregate"),
+            "per_slice": _stored_slices(per_slice, "report.per_slice"), "n": n}
+
+
+def save_baseline(report: Report, name: str, *, rootdir: Any = None) -> dict:
+    """Freeze ``report``'s metric, aggregate, per-slice scores and size as the baseline ``name``
+    in the ``baselines`` store; returns the record as stored.
+
+    Slice labels become JSON keys (``1`` → ``"1"``) and a NaN or infinite score becomes ``None``
+    (never a regression). A report of zero items is refused: every later run would pass against
+    it. The store is shared with the agent baselines, so give the two different names.
+    """
+    record = _baseline_record(report, "save_baseline")
+    if record["n"] == 0:
+        raise InvalidValueError(f"save_baseline({name!r}): refusing to freeze a report of zero items; every later "
+                                "run would pass against it")
+    json_store("baselines", rootdir=rootdir)[name] = record
+    return record
+
+
+def load_baseline(name: str, *, rootdir: Any = None) -> Optional[dict]:
+    """The baseline ``name`` from the ``baselines`` store, or ``None`` when there is none. A
+    corrupt file raises :class:`~scorekit.stores.CorruptStoreFileError` naming it."""
+    store = json_store("baselines", rootdir=rootdir)
+    try:
+        record = store[name]
+    except KeyError:
+        return None
+    if not isinstance(record, dict):
+        raise InvalidValueError(f"{store.path(name)}: a baseline is a JSON object, this file holds "
+                                f"{type(record).__name__}; the file was left as it is")
+    return record
+
+
+@dataclass
+class GateResult:
+    """The outcome of :func:`regression_gate`; ``bool(gate)`` is ``gate.passed``.
+
+    ``regressions`` maps :data:`AGGREGATE` (the aggregate) and each regressed slice label to
+    ``{"current": …, "baseline": …}``.
+    """
+
+    passed: bool
+    metric: str
+    higher_is_better: bool
+    tolerance: float
+    aggregate_current: Optional[float] = None
+    aggregate_baseline: Optional[float] = None
+    regressions: dict = field(default_factory=dict)
+
+    def __bool__(self) -> bool:
+        return bool(self.passed)
+
+
+def _direction(report: Any, metric: str) -> bool:
+    """Higher is better? The first score that says so in ``detail["higher_is_better"]`` decides,
+    else the metric's name (:data:`LOWER_IS_BETTER`)."""
+    for score in getattr(report, "scores", None) or ():
+        detail = getattr(score, "detail", None)
+        if isinstance(detail, Mapping) and detail.get("higher_is_better") is not None:
+            return bool(detail["higher_is_better"])
+    return metric not in LOWER_IS_BETTER
+
+
+def _resolve_baseline(baseline: Any, rootdir: Any) -> Optional[dict]:
+    if baseline is None:
+        return None
+    if isinstance(baseline, str):
+        record, where = load_baseline(baseline, rootdir=rootdir), f"baseline {baseline!r}"
+        if record is None:
+            return None
+    elif isinstance(baseline, Mapping):
+        record, where = dict(baseline), "the baseline"
+    elif isinstance(baseline, Report):
+        return _baseline_record(baseline, "regression_gate")
+    else:
+        raise InvalidTypeError("must be a baseline name, a baseline dict from save_baseline, a Report or None, got "
+                               f"{describe(baseline)}", field="baseline")
+    if record.get("kind") == "agent":
+        raise InvalidValueError(f"{where} is an agent baseline (save_agent_baseline); gate agent runs with "
+                                "scorekit.agents.agent_regression_gate")
+    if "aggregate" not in record and "per_slice" not in record:
+        raise InvalidValueError(f"{where} has neither 'aggregate' nor 'per_slice': it was not made by "
+                                "save_baseline, and gating against it would pass vacuously")
+    return record
+
+
+def _regressed(current: Any, baseline: Any, higher_is_better: bool, tolerance: float) -> bool:
+    """Worse by more than ``tolerance``; a missing or NaN score never regresses."""
+    if current is None or baseline is None:
+        return False
+    change = baseline - current if higher_is_better else current - baseline
+    return bool(change > tolerance)
+
+
+def _by_json_key(slices: Mapping) -> dict[str, Any]:
+    by_text: dict[str, Any] = {}
+    for label, value in slices.items():
+        try:
+            by_text.setdefault(json_key(label), value)
+        except ScorekitError:
+            continue
+    return by_text
+
+
+def _matched_slices(current: Mapping, baseline: Mapping) -> Iterator[tuple[Any, Any, Any]]:
+    """``(label, current, baseline)`` for each slice of ``current`` that ``baseline`` has too,
+    labels matched as they are or as JSON keys (a baseline read back from its file has ``"1"``
+    for the slice ``1``)."""
+    by_text: Optional[dict[str, Any]] = None
+    for label, value in current.items():
+        if label in baseline:
+            yield label, value, baseline[label]
+            continue
+        try:
+            text = json_key(label)
+        except ScorekitError:
+            continue
+        if by_text is None:
+            by_text = _by_json_key(baseline)
+        if text in by_text:
+            yield label, value, by_text[text]
+
+
+def regression_gate(report: Report, baseline: Any, *, tolerance: float = 0.0,
+                    higher_is_better: Optional[bool] = None, rootdir: Any = None) -> GateResult:
+    """Fail when ``report`` is worse than ``baseline`` by more than ``tolerance``, on the
+    aggregate or on any slice.
+
+    ``baseline`` is a name in the ``baselines`` store, a record from :func:`save_baseline`, or a
+    :class:`~scorekit.base.Report`. No baseline (``None`` or a name never saved) passes: it is
+    the first run. The direction is ``higher_is_better`` when given, else the first score's
+    ``detail["higher_is_better"]``, else the metric's name (CER, WER and graph distances are
+    lower-is-better). A score regresses when ``baseline - current > tolerance`` (higher is
+    better) or ``current - baseline > tolerance`` (lower is better); ``None`` and NaN never do.
+    Slices are compared when both sides have them (labels as they are or as JSON keys);
+    a slice on one side only is ignored. A baseline of another metric raises ``ValueError``; so
+    does an agent baseline, or a dict that holds neither an aggregate nor slices.
+
+    >>> from scorekit.base import Report
+    >>> now = Report(metric="cer", aggregate=0.12, per_slice={"scans": 0.30, "born-digital": 0.02})
+    >>> then = {"metric": "cer", "aggregate": 0.10, "per_slice": {"scans": 0.20, "born-digital": 0.03}}
+    >>> gate = regression_gate(now, then, tolerance=0.05)
+    >>> bool(gate), gate.regressions
+    (False, {'scans': {'current': 0.3, 'baseline': 0.2}})
+    """
+    metric, aggregate, per_slice, _ = _report_fields(report, "regression_gate")
+    if isinstance(tolerance, bool) or not isinstance(tolerance, numbers.Real) or not math.isfinite(tolerance):
+        raise InvalidValueError(f"must be a finite number, got {describe(tolerance)}", field="tolerance")
+    if higher_is_better is not None and not isinstance(higher_is_better, (bool, np.bool_)):
+        raise InvalidTypeError(f"must be True, False or None, got {describe(higher_is_better)}",
+                               field="higher_is_better")
+    hib = bool(higher_is_better) if higher_is_better is not None else _direction(report, metric)
+    if not _is_number(aggregate):
+        raise _not_a_number(aggregate, "report.aggregate")
+    base = _resolve_baseline(baseline, rootdir)
+    if base is None:
+        return GateResult(True, metric, hib, tolerance, aggregate_current=aggregate)
+    base_metric = base.get("metric")
+    if base_metric and base_metric != metric:
+        raise InvalidValueError(f"baseline metric {base_metric!r} != report metric {metric!r}; refusing to "
+                                "compare incomparable scores (re-baseline against the new metric).")
+    base_aggregate = base.get("aggregate")
+    if not _is_number(base_aggregate):
+        raise _not_a_number(base_aggregate, "baseline['aggregate']")
+    base_slices = base.get("per_slice") or {}
+    if not isinstance(base_slices, Mapping):
+        raise InvalidTypeError(f"must be a mapping label -> score, got {describe(base_slices)}",
+                               field="baseline['per_slice']")
+    regressions: dict[Any, dict[str, Any]] = {}
+    if _regressed(aggregate, base_aggregate, hib, tolerance):
+        regressions[AGGREGATE] = {"current": aggregate, "baseline": base_aggregate}
+    for label, current, before in _matched_slices(per_slice, base_slices):
+        if label == AGGREGATE:
+            raise InvalidValueError(f"{AGGREGATE!r} names the aggregate in GateResult.regressions; rename the slice",
+                                    field="slice label")
+        if not _is_number(current):
+            raise _not_a_number(current, f"report.per_slice[{label!r}]")
+        if not _is_number(before):
+            raise _not_a_number(before, f"baseline['per_slice'][{label!r}]")
+        if _regressed(current, before, hib, tolerance):
+            regressions[label] = {"current": current, "baseline": before}
+    return GateResult(not regressions, metric, hib, tolerance, aggregate_current=aggregate,
+                      aggregate_baseline=base_aggregate, regressions=regressions)
 
 
 # --------------------------------------------------------------------------------------------

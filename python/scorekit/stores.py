@@ -1,16 +1,25 @@
-"""Local JSON persistence: one dict-like store per kind of artifact (gold, results, baselines …).
+"""Local JSON persistence: one dict-like store per kind of artifact (gold, results, baselines …),
+and the caches built on them.
 
 This module owns where scorekit keeps its files and how it writes them. ``json_store(kind)`` is a
 ``MutableMapping`` whose key ``"name"`` is the file ``<root>/<kind>/name.json``; a ``/`` in a key
 makes subfolders (``"run-1/item-a"``). The root is ``rootdir=`` if given, else
 ``$SCOREKIT_DATA_HOME``, else ``$EK_DATA_HOME`` (the reference kit's variable), else the user's data
-folder (``$XDG_DATA_HOME/scorekit``, by default ``~/.local/share/scorekit``).
+folder (``$XDG_DATA_HOME/scorekit``, by default ``~/.local/share/scorekit``). :func:`mall` groups
+the stores of every kind in :data:`KINDS` in one read-only mapping.
 
 Writes are atomic: the JSON goes to a temporary file in the same folder, is flushed to disk and
 then renamed over the target, so a crash leaves either the old file or the new one, never half a
 file. Values are strict JSON (NaN and infinities are refused, not written as invalid JSON). Keys
 cannot leave the store's folder: empty parts, ``.``, ``..``, absolute paths, backslashes and NUL
 are refused. A file that does not parse is reported with its path and never replaced silently.
+:meth:`JsonStore.write` streams a document with one very large member (millions of per-item
+results) to disk entry by entry, and :meth:`JsonStore.write_new` publishes a value under a key
+only if no other writer has taken it.
+
+Two caches sit on top: :func:`persistent_cache` memoises a plain function in a store across
+sessions, and :func:`cache_this` caches a property or a method of a class in any mapping (the
+instance's ``__dict__`` by default, an attribute of the instance, a store …).
 
 >>> import tempfile
 >>> root = tempfile.mkdtemp()
@@ -22,24 +31,38 @@ are refused. A file that does not parse is reported with its path and never repl
 Traceback (most recent call last):
 ...
 scorekit.stores.StoreKeyError: store key '../escape' has a '..' part; keys are names under the store's folder
+>>> m = mall(rootdir=root)
+>>> m["baselines", "v1"]["aggregate"], len(m)
+(0.25, 6)
 """
 
 from __future__ import annotations
 
+import errno
+import functools
+import inspect
 import json
+import math
 import os
 import tempfile
-from collections.abc import Iterator, MutableMapping
+import threading
+import types
+from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping
 from pathlib import Path
-from typing import Any, Union
+from typing import Any, Optional, Union
 
-from scorekit.errors import InvalidTypeError, InvalidValueError, ScorekitError
+from scorekit.errors import InvalidTypeError, InvalidValueError, ScorekitError, describe
 
 __all__ = ["KINDS", "StoreKeyError", "CorruptStoreFileError", "app_folder", "data_dir", "json_store",
-           "JsonStore"]
+           "JsonStore", "Mall", "mall", "persistent_cache", "cache_this", "CachedProperty", "CachedMethod",
+           "json_key"]
 
 KINDS = ("gold", "results", "calibrators", "corrections", "runs", "baselines")
+"""The kinds of artifact scorekit keeps; each is a subfolder of the data root and a store."""
+
 _SUFFIX = ".json"
+#: Bytes buffered per write of a store file.
+_WRITE_BUFFER = 1 << 20
 
 
 class StoreKeyError(InvalidValueError):
@@ -85,6 +108,117 @@ def _check_key(key: Any) -> list[str]:
     return parts
 
 
+def json_key(key: Any) -> str:
+    """The text ``key`` becomes as a key of a JSON object, as :func:`json.dumps` writes it: a
+    string as it is, ``True``/``False``/``None`` as ``true``/``false``/``null``, a number as
+    its ``repr``. Other keys (tuples …) cannot be JSON keys.
+
+    >>> json_key("a"), json_key(3), json_key(2.5), json_key(True), json_key(None)
+    ('a', '3', '2.5', 'true', 'null')
+    """
+    if isinstance(key, str):
+        return key
+    if key is True or key is False or key is None:
+        return {True: "true", False: "false", None: "null"}[key]
+    if isinstance(key, int):
+        return int.__repr__(key)
+    if isinstance(key, float):
+        if not math.isfinite(key):
+            raise InvalidValueError(f"{key!r} cannot be a key of strict JSON")
+        return float.__repr__(key)
+    raise InvalidTypeError(f"cannot be a JSON object key (str, int, float, bool or None), got {describe(key)}")
+
+
+#: Strict JSON on one line, and indented by two spaces (one encoder each, made once).
+_COMPACT = json.JSONEncoder(ensure_ascii=False, allow_nan=False)
+_INDENTED = json.JSONEncoder(ensure_ascii=False, allow_nan=False, indent=2)
+
+
+def _location(where: str, path: tuple) -> str:
+    return where + "".join(f"[{part!r}]" for part in path)
+
+
+def _dumps(value: Any, where: str, *path: Any, indent: bool = False) -> str:
+    """Strict JSON text of ``value``; errors name where it was going (``where[path]...``)."""
+    try:
+        return (_INDENTED if indent else _COMPACT).encode(value)
+    except ValueError as exc:
+        raise InvalidValueError(f"store value for {_location(where, path)} is not strict JSON ({exc}); "
+                                "replace NaN/inf with None") from None
+    except TypeError as exc:
+        raise InvalidTypeError(f"store value for {_location(where, path)} is not JSON-serialisable: {exc}") from None
+    except RecursionError:
+        raise InvalidValueError(f"store value for {_location(where, path)} is nested too deeply to write as JSON") \
+            from None
+
+
+def _member_key(mapping: Mapping, name: Any, where: str, *path: Any) -> str:
+    """The JSON text of the key ``name`` of ``mapping``, quoted; refuses a key that collides with
+    a string key of ``mapping`` (``1`` and ``"1"``)."""
+    text = json_key(name)
+    if text is not name and text in mapping:
+        raise InvalidValueError(f"store value for {_location(where, path)} has the keys {name!r} and {text!r}, "
+                                "which are the same JSON key")
+    return _COMPACT.encode(text)
+
+
+def _streamed_json(value: Any, stream: str, where: str) -> Iterator[str]:
+    """JSON text of the mapping ``value`` in pieces: one line per member, and the member
+    ``stream`` (itself a mapping) one line per entry, each encoded as it is reached."""
+    if not isinstance(value, Mapping) or not isinstance(value.get(stream), Mapping):
+        raise InvalidTypeError(f"store value for {where} must be a mapping whose {stream!r} member is a mapping "
+                               "to stream it")
+    yield "{"
+    for m, (name, member) in enumerate(value.items()):
+        yield f'{"," if m else ""}\n  {_member_key(value, name, where)}: '
+        if name != stream:
+            yield _dumps(member, where, name)
+            continue
+        yield "{"
+        for e, (entry, item) in enumerate(member.items()):
+            yield (f'{"," if e else ""}\n    {_member_key(member, entry, where, name, entry)}: '
+                   f'{_dumps(item, where, name, entry)}')
+        yield "\n  }" if member else "}"
+    yield "\n}\n"
+
+
+def _written_temp(path: Path, chunks: Iterable[str]) -> str:
+    """A temporary file next to ``path`` holding ``chunks``, flushed to disk; removed on failure."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix="." + path.name + ".", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", buffering=_WRITE_BUFFER) as f:
+            f.writelines(chunks)
+            f.flush()
+            os.fsync(f.fileno())
+    except BaseException:
+        _remove(tmp)
+        raise
+    return tmp
+
+
+def _remove(path: Union[str, Path]) -> None:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+
+
+def _link_new(tmp: str, path: Path) -> bool:
+    """Give ``tmp`` the name ``path`` if no file has it: a hard link, which fails atomically when
+    the name is taken; on a file system without hard links, a check then a rename."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        os.link(tmp, path)
+    except FileExistsError:
+        return False
+    except OSError:
+        if path.exists():
+            return False
+        os.replace(tmp, path)
+    return True
+
+
 class JsonStore(MutableMapping):
     """JSON files under one folder as a mapping (see the module docstring for the rules)."""
 
@@ -113,30 +247,73 @@ class JsonStore(MutableMapping):
             raise CorruptStoreFileError(
                 f"{path}: not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno}); "
                 "the file was left as it is") from None
+        except RecursionError:
+            raise CorruptStoreFileError(f"{path}: nested too deeply to read; the file was left as it is") from None
 
-    def __setitem__(self, key: str, value: Any) -> None:
+    def _chunks(self, key: str, value: Any, stream: Optional[str]) -> Iterable[str]:
+        if stream is None:
+            return [_dumps(value, repr(key), indent=True)]
+        return _streamed_json(value, stream, repr(key))
+
+    def write(self, key: str, value: Any, *, stream: Optional[str] = None) -> None:
+        """``store[key] = value``; with ``stream="name"``, ``value`` is a mapping whose member
+        ``name`` is a mapping too, written one entry per line as it is encoded, so a document with
+        millions of entries is never held in memory as one string. Either way the file is
+        replaced atomically and reads back equal to ``value``.
+
+        >>> import tempfile
+        >>> s = json_store("results", rootdir=tempfile.mkdtemp())
+        >>> s.write("run-1", {"n": 2, "per_item": {"a": 0.5, "b": 1.0}}, stream="per_item")
+        >>> print(s.path("run-1").read_text(), end="")
+        {
+          "n": 2,
+          "per_item": {
+            "a": 0.5,
+            "b": 1.0
+          }
+        }
+        """
         path = self.path(key)
+        tmp = _written_temp(path, self._chunks(key, value, stream))
         try:
-            text = json.dumps(value, ensure_ascii=False, allow_nan=False, indent=2)
-        except ValueError as exc:
-            raise InvalidValueError(
-                f"store value for {key!r} is not strict JSON ({exc}); replace NaN/inf with None") from None
-        except TypeError as exc:
-            raise InvalidTypeError(f"store value for {key!r} is not JSON-serialisable: {exc}") from None
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix="." + path.name + ".", suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                f.write(text)
-                f.flush()
-                os.fsync(f.fileno())
             os.replace(tmp, path)
         except BaseException:
-            try:
-                os.unlink(tmp)
-            except FileNotFoundError:
-                pass
+            _remove(tmp)
             raise
+
+    def write_new(self, value: Any, keys: Iterable[str], *, stream: Optional[str] = None) -> str:
+        """Write ``value`` (as :meth:`write` does) under the first of ``keys`` that no file has
+        yet, and return that key. The value is encoded once; a name another writer takes in the
+        meantime is skipped, never replaced (on file systems with hard links; elsewhere the check
+        and the rename are two steps). Raises ``FileExistsError`` when ``keys`` runs out.
+
+        >>> import tempfile
+        >>> s = json_store("runs", rootdir=tempfile.mkdtemp())
+        >>> s["run"] = {"first": True}
+        >>> s.write_new({"first": False}, ["run", "run-2", "run-3"])
+        'run-2'
+        >>> s["run"]
+        {'first': True}
+        """
+        keys = iter(keys)
+        first = next(keys, None)
+        if first is None:
+            raise InvalidValueError("must name at least one key", field="keys")
+        path = self.path(first)
+        tmp = _written_temp(path, self._chunks(first, value, stream))
+        try:
+            key: Optional[str] = first
+            while key is not None:
+                if _link_new(tmp, self.path(key)):
+                    return key
+                key = next(keys, None)
+            raise FileExistsError(errno.EEXIST, f"every key offered is taken (the last: {self.path(first).name} …)",
+                                  str(self.folder))
+        finally:
+            _remove(tmp)
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.write(key, value)
 
     def __delitem__(self, key: str) -> None:
         try:
@@ -169,3 +346,377 @@ def json_store(kind: str, *, rootdir: Union[str, os.PathLike, None] = None) -> J
     """The JSON store of ``kind`` (any name; the usual ones are :data:`KINDS`); its folder is
     created on the first write."""
     return JsonStore(data_dir(kind, rootdir=rootdir))
+
+
+# --------------------------------------------------------------------------------------------
+# The mall: every kind's store in one mapping
+# --------------------------------------------------------------------------------------------
+
+
+class Mall(Mapping):
+    """A read-only mapping ``kind -> json_store(kind)`` over ``kinds`` (default :data:`KINDS`).
+
+    ``mall["gold"]`` is the gold store (made on first use, then reused) and ``mall["gold", key]``
+    is ``mall["gold"][key]``. Iterating gives the kinds. Each store's folder is resolved when the
+    store is first used (``rootdir``, else the environment variables, see :func:`data_dir`).
+
+    >>> import tempfile
+    >>> m = Mall(kinds=("gold", "runs"), rootdir=tempfile.mkdtemp())
+    >>> m["gold"]["doc-1"] = {"reference": "hello"}
+    >>> m["gold", "doc-1"], list(m)
+    ({'reference': 'hello'}, ['gold', 'runs'])
+    """
+
+    def __init__(self, *, kinds: Iterable[str] = KINDS, rootdir: Union[str, os.PathLike, None] = None) -> None:
+        if isinstance(kinds, str):
+            raise InvalidTypeError(f"must be an iterable of kind names, not one string {kinds!r}", field="kinds")
+        self.kinds = tuple(kinds)
+        for kind in self.kinds:
+            if not isinstance(kind, str) or not kind:
+                raise InvalidTypeError(f"must hold non-empty strings, got {describe(kind)}", field="kinds")
+            _check_key(kind)
+        self.rootdir = rootdir
+        self._stores: dict[str, JsonStore] = {}
+
+    def __repr__(self) -> str:
+        return f"Mall(kinds={self.kinds!r}, rootdir={self.rootdir!r})"
+
+    def _store(self, kind: Any) -> JsonStore:
+        store = self._stores.get(kind) if isinstance(kind, str) else None
+        if store is None:
+            if not isinstance(kind, str) or kind not in self.kinds:
+                raise KeyError(f"Unknown store kind {kind!r}; known: {self.kinds}")
+            store = self._stores[kind] = json_store(kind, rootdir=self.rootdir)
+        return store
+
+    def __getitem__(self, key: Any) -> Any:
+        if isinstance(key, tuple):
+            if len(key) != 2:
+                raise KeyError(f"a mall is read as mall[kind] or mall[kind, key], got {len(key)} parts: {key!r}")
+            return self._store(key[0])[key[1]]
+        return self._store(key)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.kinds)
+
+    def __len__(self) -> int:
+        return len(self.kinds)
+
+
+def mall(*, rootdir: Union[str, os.PathLike, None] = None) -> Mall:
+    """Every kind of :data:`KINDS` as one :class:`Mall`."""
+    return Mall(rootdir=rootdir)
+
+
+# --------------------------------------------------------------------------------------------
+# persistent_cache: a plain function's result, kept in a store across sessions
+# --------------------------------------------------------------------------------------------
+
+
+def persistent_cache(func: Optional[Callable] = None, *, kind: str = "runs", key: Any = None,
+                     rootdir: Union[str, os.PathLike, None] = None) -> Callable:
+    """Memoise a function's result in the ``kind`` store, across sessions.
+
+    Use it bare (``@persistent_cache``) or with arguments. The store is chosen when the function
+    is decorated (``wrapper.store``; delete a key there to invalidate it). The cache key is
+    ``key(*args, **kwargs)`` when ``key`` is callable, else ``key`` itself, else the function's
+    qualified name, so a function that takes arguments needs a ``key``. A stored key is returned
+    without calling the function; otherwise the result is stored and returned. Results must be
+    JSON-serialisable, and every call, the first included, returns the stored JSON form (a
+    tuple comes back as a list). A corrupt cache file raises
+    :class:`CorruptStoreFileError` and is left as it is.
+
+    >>> import tempfile; root = tempfile.mkdtemp()
+    >>> calls = []
+    >>> @persistent_cache(key=lambda n: f"square-{n}", rootdir=root)
+    ... def square(n):
+    ...     calls.append(n)
+    ...     return n * n
+    >>> square(3), square(3), square(4), calls
+    (9, 9, 16, [3, 4])
+    >>> sorted(square.store)
+    ['square-3', 'square-4']
+    """
+    if func is None:
+        return functools.partial(persistent_cache, kind=kind, key=key, rootdir=rootdir)
+    if not callable(func):
+        raise InvalidTypeError(f"must be callable, got {describe(func)}", field="persistent_cache")
+    store = json_store(kind, rootdir=rootdir)
+    name = getattr(func, "__qualname__", None) or getattr(func, "__name__", None) or repr(func)
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if callable(key):
+            k = key(*args, **kwargs)
+        else:
+            k = name if key is None else key
+        try:
+            return store[k]
+        except KeyError:
+            pass
+        store[k] = func(*args, **kwargs)
+        return store[k]
+
+    wrapper.store = store
+    return wrapper
+
+
+# --------------------------------------------------------------------------------------------
+# cache_this: a cached property or method, in any mapping
+# --------------------------------------------------------------------------------------------
+
+#: Locks per cached attribute: misses of one key are computed one at a time, other keys in parallel.
+_STRIPES = 8
+#: Where an instance keeps the in-memory pre-caches made by ``pre_cache=True``.
+_PRE_CACHES = "__cache_this_pre_caches__"
+#: What a cache lookup returns for a key the cache does not have.
+_MISSING = object()
+
+
+def _is_mapping_like(obj: Any) -> bool:
+    return all(hasattr(obj, attr) for attr in ("__getitem__", "__setitem__", "__contains__"))
+
+
+class _Cached:
+    """What :class:`CachedProperty` and :class:`CachedMethod` share: finding the cache of an
+    instance, reading it through the pre-cache, and computing a missing value once."""
+
+    def __init__(self, func: Callable, *, cache: Any, key: Any, pre_cache: Any,
+                 serialize: Optional[Callable], deserialize: Optional[Callable]) -> None:
+        if not (cache is None or cache is False or isinstance(cache, str) or _is_mapping_like(cache)
+                or callable(cache)):
+            raise InvalidTypeError("must be None (the instance __dict__), False (no cache), an attribute name, a "
+                                   f"mapping or a callable(instance) -> mapping; got {describe(cache)}", field="cache")
+        if not (pre_cache is None or isinstance(pre_cache, bool) or _is_mapping_like(pre_cache)):
+            raise InvalidTypeError(f"must be a bool or a mapping, got {describe(pre_cache)}", field="pre_cache")
+        for name, hook in (("serialize", serialize), ("deserialize", deserialize)):
+            if hook is not None and not callable(hook):
+                raise InvalidTypeError(f"must be callable, got {describe(hook)}", field=name)
+        self.func = func
+        self.cache = cache
+        self.key = key
+        self.pre_cache = pre_cache
+        self.serialize = serialize
+        self.deserialize = deserialize
+        self.name = func.__name__
+        self._locks = [threading.RLock() for _ in range(_STRIPES)]
+        functools.update_wrapper(self, func)
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def _cache_of(self, instance: Any) -> Any:
+        cache = self.cache
+        if cache is False:
+            return None
+        if cache is None:
+            try:
+                return vars(instance)
+            except TypeError:
+                raise InvalidTypeError(f"cache_this keeps {self.name!r} in the instance __dict__, and "
+                                       f"{type(instance).__name__} objects have none; pass cache=") from None
+        if isinstance(cache, str):
+            try:
+                return getattr(instance, cache)
+            except AttributeError:
+                raise AttributeError(f"cache_this: {type(instance).__name__} object has no attribute {cache!r} "
+                                     f"to cache {self.name!r} in") from None
+        if _is_mapping_like(cache):
+            return cache
+        made = cache(instance)
+        if not _is_mapping_like(made):
+            raise InvalidTypeError(f"cache_this: the cache factory of {self.name!r} returned {describe(made)}, "
+                                   "not a mapping")
+        return made
+
+    def _pre_cache_of(self, instance: Any) -> Any:
+        if self.pre_cache is True:
+            try:
+                caches = vars(instance).setdefault(_PRE_CACHES, {})
+            except TypeError:
+                raise InvalidTypeError(f"cache_this(pre_cache=True) keeps {self.name!r} in the instance __dict__, "
+                                       f"and {type(instance).__name__} objects have none; pass a mapping") from None
+            return caches.setdefault(self.name, {})
+        return None if self.pre_cache is False or self.pre_cache is None else self.pre_cache
+
+    def _read(self, cache: Any, key: Any, pre: Any) -> Any:
+        """The cached value, or :data:`_MISSING`; a value read back from ``cache`` is also kept in
+        the pre-cache. Only the lookup's ``KeyError`` means a miss (not one from ``deserialize``)."""
+        try:
+            value = cache[key]
+        except KeyError:
+            return _MISSING
+        if self.deserialize is not None:
+            value = self.deserialize(value)
+        if pre is not None:
+            pre[key] = value
+        return value
+
+    def _lock(self, cache: Any, key: Any) -> threading.RLock:
+        try:
+            stripe = hash((id(cache), key))
+        except TypeError:
+            stripe = id(cache)
+        return self._locks[stripe % _STRIPES]
+
+    def _get(self, instance: Any, key: Any, compute: Callable[[], Any]) -> Any:
+        pre = self._pre_cache_of(instance)
+        if pre is not None and key in pre:
+            return pre[key]
+        cache = self._cache_of(instance)
+        if cache is None:
+            return compute()
+        value = self._read(cache, key, pre)
+        if value is not _MISSING:
+            return value
+        with self._lock(cache, key):
+            value = self._read(cache, key, pre)  # another thread may have stored it while this one waited
+            if value is not _MISSING:
+                return value
+            value = compute()
+            cache[key] = value if self.serialize is None else self.serialize(value)
+        return value
+
+
+class CachedProperty(_Cached):
+    """The descriptor :func:`cache_this` makes of a method that takes only ``self``: a property
+    whose value is kept in a cache under ``key`` (default: the attribute's name)."""
+
+    def __get__(self, instance: Any, owner: Optional[type] = None) -> Any:
+        if instance is None:
+            return self
+        key = self.key(self.name) if callable(self.key) else (self.name if self.key is None else self.key)
+        return self._get(instance, key, lambda: self.func(instance))
+
+
+class CachedMethod(_Cached):
+    """The descriptor :func:`cache_this` makes of a method with arguments: each distinct call
+    (minus the ``ignore``\\ d parameters) is computed once and kept in the cache."""
+
+    def __init__(self, func: Callable, *, ignore: Any = None, **options: Any) -> None:
+        super().__init__(func, **options)
+        self.signature = inspect.signature(func)
+        names = list(self.signature.parameters)
+        if not names:
+            raise InvalidValueError(f"{func.__qualname__} takes no 'self' parameter; cache_this caches methods")
+        ignored = {ignore} if isinstance(ignore, str) else set(ignore or ())
+        unknown = ignored - set(names[1:])
+        if unknown:
+            raise InvalidValueError(f"names no parameter of {func.__qualname__}: {sorted(unknown)}", field="ignore")
+        self.ignore = frozenset(ignored)
+
+        def call(instance: Any, *args: Any, **kwargs: Any) -> Any:
+            key = self.key_of(instance, args, kwargs)
+            return self._get(instance, key, lambda: func(instance, *args, **kwargs))
+
+        self._call = functools.update_wrapper(call, func)
+
+    def key_of(self, instance: Any, args: tuple, kwargs: dict) -> Any:
+        """The cache key of one call: ``key(instance, *args, **kwargs)`` when a ``key`` callable
+        was given, else ``"name(p=value; ...)"`` over the bound arguments (defaults filled in,
+        ``ignore``\\ d ones and empty ``*args``/``**kwargs`` left out, values by ``repr``)."""
+        if callable(self.key):
+            return self.key(instance, *args, **kwargs)
+        if self.key is not None:
+            return self.key
+        bound = self.signature.bind(instance, *args, **kwargs)
+        bound.apply_defaults()
+        parts = []
+        for name, value in list(bound.arguments.items())[1:]:
+            if name in self.ignore:
+                continue
+            kind = self.signature.parameters[name].kind
+            if kind is inspect.Parameter.VAR_POSITIONAL and not value:
+                continue
+            if kind is inspect.Parameter.VAR_KEYWORD:
+                if not value:
+                    continue
+                value = dict(sorted(value.items()))
+            parts.append(f"{name}={value!r}")
+        return f"{self.name}({'; '.join(parts)})"
+
+    def __get__(self, instance: Any, owner: Optional[type] = None) -> Any:
+        if instance is None:
+            return self
+        return types.MethodType(self._call, instance)
+
+
+def _parameters(func: Callable) -> list[inspect.Parameter]:
+    try:
+        return list(inspect.signature(func).parameters.values())
+    except (TypeError, ValueError):  # a callable without a signature: treat it as a method
+        return []
+
+
+def _takes_only_self(func: Callable) -> bool:
+    parameters = _parameters(func)
+    return len(parameters) == 1 and parameters[0].kind in (inspect.Parameter.POSITIONAL_ONLY,
+                                                           inspect.Parameter.POSITIONAL_OR_KEYWORD)
+
+
+def _needs_arguments(func: Callable) -> bool:
+    """Whether calling ``func(instance)`` would miss a required argument."""
+    return any(p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+               for p in _parameters(func)[1:])
+
+
+def cache_this(func: Optional[Callable] = None, *, cache: Any = None, key: Any = None, pre_cache: Any = False,
+               as_property: Optional[bool] = None, ignore: Any = None, serialize: Optional[Callable] = None,
+               deserialize: Optional[Callable] = None) -> Any:
+    """Cache a property or a method of a class in a mapping (a dict, a store, …).
+
+    A method that takes only ``self`` becomes a cached property (:class:`CachedProperty`); one
+    with more parameters a cached method (:class:`CachedMethod`); ``as_property`` forces either.
+    Bare, ``@cache_this`` works like :func:`functools.cached_property`: the value is kept in the
+    instance ``__dict__`` under the attribute's name.
+
+    - ``cache``: ``None`` (the instance ``__dict__``), ``False`` (compute on every access), the
+      name of an instance attribute holding a mapping, a mapping shared by every instance, or a
+      callable ``instance -> mapping`` (called on every access), e.g.
+      ``cache=lambda self: json_store("runs")``.
+    - ``key``: for a property, a constant or a callable applied to the attribute's name (default:
+      the name); for a method, a constant or a callable ``(self, *args, **kwargs) -> key``
+      (default: see :meth:`CachedMethod.key_of`; give a ``key`` when arguments have no faithful
+      ``repr`` or the cache is a store whose keys are file names).
+    - ``ignore``: parameter name(s) left out of the default method key (``verbose`` …).
+    - ``pre_cache``: ``True`` (an in-memory dict per instance) or a mapping consulted before
+      ``cache``. Values read back from ``cache`` are kept there, so later reads skip ``cache``.
+    - ``serialize``/``deserialize``: applied to values written to / read from ``cache``.
+
+    A missing value is computed once even when several threads ask for it together; a value read
+    from the cache or the pre-cache is returned without calling the method.
+
+    >>> class Corpus:
+    ...     def __init__(self, texts):
+    ...         self.texts, self.memo = texts, {}
+    ...     @cache_this
+    ...     def total(self):
+    ...         print("summing")
+    ...         return sum(map(len, self.texts))
+    ...     @cache_this(cache="memo", ignore="verbose")
+    ...     def count(self, word, verbose=False):
+    ...         return sum(t.split().count(word) for t in self.texts)
+    >>> c = Corpus(["a b a", "b"])
+    >>> c.total
+    summing
+    6
+    >>> c.total, c.__dict__["total"]
+    (6, 6)
+    >>> c.count("a"), c.count("a", verbose=True), c.memo
+    (2, 2, {"count(word='a')": 2})
+    """
+    options = dict(cache=cache, key=key, pre_cache=pre_cache, serialize=serialize, deserialize=deserialize)
+    if func is None:
+        return functools.partial(cache_this, as_property=as_property, ignore=ignore, **options)
+    if not callable(func):
+        raise InvalidTypeError(f"must decorate a function, got {describe(func)}", field="cache_this")
+    if as_property is None:
+        as_property = _takes_only_self(func)
+    if as_property:
+        if ignore:
+            raise InvalidValueError("has nothing to ignore in a property (it takes only self)", field="ignore")
+        if _needs_arguments(func):
+            raise InvalidValueError(f"{func.__qualname__} needs arguments, so it cannot be a property",
+                                    field="as_property")
+        return CachedProperty(func, **options)
+    return CachedMethod(func, ignore=ignore, **options)
