@@ -121,6 +121,8 @@ BUILTIN_MODULES: dict[str, tuple[str, ...]] = {
     "aggregators": ("scorekit.qe",),
     "checks": ("scorekit.qe",),
     "policies": ("scorekit.qe",),
+    "calibrators": ("scorekit.qe",),
+    "combiners": ("scorekit.qe",),
 }
 
 

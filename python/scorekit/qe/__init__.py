@@ -9,6 +9,20 @@ same name (``from scorekit.qe.rover import …`` still works).
 
 from __future__ import annotations
 
+from scorekit.qe.calibrate import (
+    GroupCalibrator,
+    IsotonicCalibrator,
+    PlattCalibrator,
+    SignalFamilyCalibrator,
+    TemperatureCalibrator,
+    expected_calibration_error,
+    load_calibrator,
+    mean_probability,
+    min_probability,
+    reliability_curve,
+    save_calibrator,
+    sklearn_calibrator,
+)
 from scorekit.qe.decide import (
     ConformalGate,
     CostSensitiveGate,
@@ -46,6 +60,9 @@ __all__ = ["rover", "RoverConsensus", "RoverSlot", "AgreementSignal",
            "checksum_validator", "regex_validator", "range_validator", "enum_validator", "schema_validator",
            "totals_consistent", "luhn_check", "iban_check", "isbn_check",
            "CostSensitiveGate", "ConformalGate", "GroupConformalGate", "RiskControlGate", "risk_coverage_curve",
-           "split_conformal_quantile"]
+           "split_conformal_quantile",
+           "PlattCalibrator", "IsotonicCalibrator", "TemperatureCalibrator", "GroupCalibrator", "SignalFamilyCalibrator",
+           "mean_probability", "min_probability", "expected_calibration_error", "reliability_curve", "save_calibrator",
+           "load_calibrator", "sklearn_calibrator"]
 
 register("signals", "agreement", AgreementSignal)
