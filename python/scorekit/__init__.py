@@ -52,6 +52,8 @@ from scorekit.registry import check_requirements, get, names, register, requires
 _LAZY = {
     "score": "scorekit.facade",
     "evaluate": "scorekit.facade",
+    "estimate_quality": "scorekit.qe.estimate",
+    "estimate_quality_batch": "scorekit.qe.estimate",
     "Cell": "scorekit.metrics.tables",
     "Table": "scorekit.metrics.tables",
     "TedsMetric": "scorekit.metrics.tables",
@@ -165,7 +167,7 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
-    "score", "evaluate", "GraphGrammar", "FieldSpec",
+    "score", "evaluate", "estimate_quality", "estimate_quality_batch", "GraphGrammar", "FieldSpec",
     "NodeType", "EdgeType", "TypeRef", "AnnotatedExtraction", "FieldEstimate", "NodePath", "Provenance",
     "Finding", "Decision", "Severity", "Score", "Report", "QualityReport", "Metric", "Validator",
     "Calibrator", "DecisionPolicy", "Signal", "Normalizer", "ConfidenceSource", "CostWeight", "OcrBackend",

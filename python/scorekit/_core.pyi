@@ -141,6 +141,20 @@ def rover_align_vote(
 ) -> tuple[U32, F64, U32, F64, F64]:
     """(slot_tokens (S, N), slot_confs (S, N), winners (S,), scores (S,), vote_shares (S,)); NULL id = 2**32 - 1."""
 
+def rover_mean_agreements(
+    tokens: U32, confs: F64, engine_offsets: I64, item_offsets: I64, conf_weight: float, null_conf: float,
+    max_tokens: int | None, compensated: bool, threads: int = 0,
+) -> F64:
+    """Mean agreement of every item (item k: hypotheses item_offsets[k]:item_offsets[k+1], hypothesis h:
+    tokens engine_offsets[h]:engine_offsets[h+1]); shape (n_items,). ``compensated``: CPython >= 3.12's
+    ``sum``. ValueError names the first bad item."""
+
+def rover_read_texts(items: list[Any], vocab: bool) -> tuple[U32, I64, I64, list[str] | None] | None:
+    """Items of plain-text hypotheses (lists of ``str``) → (token ids, engine_offsets, item_offsets, the word
+    of each id if ``vocab``): words as ``str.split()`` finds them, interned in order of first appearance;
+    None, consuming nothing, unless every item is exactly a list of exact ``str`` without lone surrogates
+    (twin: the unit reader of ``scorekit.qe.rover``)."""
+
 # --- ged (graph edit distance; layout in scorekit._kernels.ged) -----------------------------------
 GedProblem = tuple[F64, F64, F64, I64, I64, F64, F64, F64, bool]
 

@@ -1,4 +1,5 @@
-"""``score`` and ``evaluate``: one pair, or a whole corpus, against gold (docs/decisions.md#aggregation).
+"""``score`` and ``evaluate``: one pair, or a whole corpus, against gold (docs/decisions.md#aggregation);
+also the home of ``estimate_quality`` (re-exported from :mod:`scorekit.qe.estimate`, where the pipeline lives).
 
 Owns metric resolution (a name, a callable, or dispatch on the input types), the application of
 the ``normalize`` canonicaliser, corpus aggregation by the metric's own aggregator, and slices.
@@ -370,3 +371,11 @@ def _renumber(message: str, offset: int) -> str:
     return re.sub(r"^(pred|gold)\[(\d+)\]", lambda mt: f"cases[{int(mt.group(2)) + offset}] {mt.group(1)}", message)
 
 
+def __getattr__(name: str) -> Any:
+    """``estimate_quality`` lives in :mod:`scorekit.qe.estimate`; it is imported on first access so
+    that scoring text never loads the quality-estimation stack."""
+    if name == "estimate_quality":
+        from scorekit.qe.estimate import estimate_quality
+
+        return estimate_quality
+    raise AttributeError(f"module 'scorekit.facade' has no attribute {name!r}")

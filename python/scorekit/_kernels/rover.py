@@ -10,11 +10,19 @@ votes with ``score = (1 - cw) * votes/N + cw * conf_sum/votes`` (a NULL entry co
 Confidences, ``conf_weight`` and ``null_conf`` must lie in ``[0, 1]`` (``ValueError`` otherwise):
 outside it a single engine's confidence could outvote any majority, and ±inf gives NaN scores.
 It does not tokenise text or build Python result objects (that is ``scorekit.qe.rover``).
+
+:func:`mean_agreements` runs many independent problems from one packed input (item ``k`` is the
+hypotheses ``item_offsets[k]:item_offsets[k+1]``, hypothesis ``h`` the tokens
+``engine_offsets[h]:engine_offsets[h+1]``) and returns each one's ``RoverConsensus.mean_agreement``:
+the consensus tokens' vote shares added left to right as this interpreter's ``sum`` adds floats
+(:data:`scorekit._kernels.bootstrap.COMPENSATED`), divided by their count; with no consensus token
+0.0 for two or more engines and 1.0 for one or none.
 """
 
 from __future__ import annotations
 
 from scorekit import _kernels
+from scorekit._kernels.bootstrap import COMPENSATED
 
 #: Token id of a NULL entry.
 NULL = 0xFFFFFFFF
@@ -41,3 +49,11 @@ def align_vote(tokens, confs, offsets, conf_weight: float, null_conf: float, max
     than ``max_tokens`` raises ``ValueError`` (``None`` disables the guard).
     """
     return _impl().rover_align_vote(tokens, confs, offsets, conf_weight, null_conf, max_tokens)
+
+
+def mean_agreements(tokens, confs, engine_offsets, item_offsets, conf_weight: float, null_conf: float,
+                    max_tokens: int | None = None, threads: int | None = 0):
+    """Mean agreement of every item, ``float64[n_items]``; ``threads`` 0/None = every core (results
+    do not depend on it). A bad item raises ``ValueError`` naming it."""
+    return _impl().rover_mean_agreements(tokens, confs, engine_offsets, item_offsets, conf_weight, null_conf,
+                                         max_tokens, COMPENSATED, _kernels.resolve_threads(threads))

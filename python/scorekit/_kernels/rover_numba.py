@@ -1,4 +1,5 @@
-"""Numba twin of the ``rover`` kernel: same signature and results as ``scorekit._core.rover_align_vote``.
+"""Numba twin of the ``rover`` kernel: same signatures and results as ``scorekit._core.rover_align_vote``
+and ``scorekit._core.rover_mean_agreements`` (the batch runs its items one after the other).
 
 Spine majorities, the bit-parallel unit-cost alignment with its traceback preference (diagonal,
 then deletion, then insertion), the slot rebuild and the vote arithmetic are those of
@@ -12,41 +13,93 @@ import numpy as np
 from numba import njit
 
 from scorekit._kernels import rover as _contract
+from scorekit._kernels.bootstrap_numba import _sum
 from scorekit._kernels.rover import too_long_message
 
 NULL = np.uint32(_contract.NULL)
 OP_MATCH, OP_DELETE, OP_INSERT = 0, 1, 2
 
 
-def _validate(tokens, confs, offsets, max_tokens):
-    tokens = np.ascontiguousarray(tokens)
-    confs = np.ascontiguousarray(confs)
-    offsets = np.ascontiguousarray(offsets)
-    checks = ((tokens, np.uint32, "tokens"), (confs, np.float64, "confs"), (offsets, np.int64, "offsets"))
+def _arrays(tokens, confs, *offsets):
+    """The arguments as contiguous 1-D arrays of the kernel's dtypes (``offsets``: name, array pairs)."""
+    checks = ((tokens, np.uint32, "tokens"), (confs, np.float64, "confs"),
+              *((arr, np.int64, name) for name, arr in offsets))
+    out = []
     for arr, dtype, name in checks:
+        arr = np.ascontiguousarray(arr)
         if arr.ndim != 1:
             raise ValueError(f"{name} must be a contiguous 1-D array")
         if arr.dtype != dtype:
             raise TypeError(f"{name} must be a {np.dtype(dtype).name} array, got {arr.dtype}")
-    if len(confs) != len(tokens):
-        raise ValueError(f"confs must have one value per token ({len(tokens)}), got {len(confs)}")
-    if len(offsets) == 0 or offsets[0] != 0 or offsets[-1] != len(tokens):
-        raise ValueError(f"offsets must run from 0 to the number of tokens ({len(tokens)})")
+        out.append(arr)
+    if len(out[1]) != len(out[0]):
+        raise ValueError(f"confs must have one value per token ({len(out[0])}), got {len(out[1])}")
+    return out
+
+
+def _check_offsets(offsets, end, name, what):
+    if len(offsets) == 0 or offsets[0] != 0 or offsets[-1] != end:
+        raise ValueError(f"{name} must run from 0 to the number of {what} ({end})")
     if np.any(np.diff(offsets) < 0):
-        raise ValueError("offsets must be non-decreasing")
+        raise ValueError(f"{name} must be non-decreasing")
+
+
+def _value_errors(tokens, confs):
+    """The message of the first problem of these tokens (NULL id, NaN, outside [0, 1]), or None."""
     if np.any(tokens == NULL):
-        raise ValueError(f"tokens must be below {int(NULL)} (the NULL id)")
+        return f"tokens must be below {int(NULL)} (the NULL id)"
     nan = np.flatnonzero(np.isnan(confs))
     if len(nan):
-        raise ValueError(f"confs must not be NaN (token {nan[0]})")
+        return f"confs must not be NaN (token {nan[0]})"
     outside = np.flatnonzero((confs < 0.0) | (confs > 1.0))
     if len(outside):
-        raise ValueError(f"confs must be within [0, 1] (token {outside[0]})")
+        return f"confs must be within [0, 1] (token {outside[0]})"
+    return None
+
+
+def _too_long(offsets, max_tokens):
+    """The guard's message for these hypotheses, or None."""
     if max_tokens is not None and len(offsets) > 1:
         longest = int(np.diff(offsets).max())
         if longest > max_tokens:
-            raise ValueError(too_long_message(longest, max_tokens))
+            return too_long_message(longest, max_tokens)
+    return None
+
+
+def _check_weights(conf_weight, null_conf):
+    for name, value in (("conf_weight", conf_weight), ("null_conf", null_conf)):
+        if not 0.0 <= value <= 1.0:
+            raise ValueError(f"{name} must be within [0, 1]")
+
+
+def _validate(tokens, confs, offsets, max_tokens):
+    tokens, confs, offsets = _arrays(tokens, confs, ("offsets", offsets))
+    _check_offsets(offsets, len(tokens), "offsets", "tokens")
+    message = _value_errors(tokens, confs) or _too_long(offsets, max_tokens)
+    if message:
+        raise ValueError(message)
     return tokens, confs, offsets
+
+
+def _validate_batch(tokens, confs, engine_offsets, item_offsets, conf_weight, null_conf, max_tokens):
+    """The checks of ``RoverBatch::new``: the layout, the weights, then the first item with a bad
+    token or a hypothesis beyond ``max_tokens`` (its message counts tokens within the item)."""
+    tokens, confs, engine_offsets, item_offsets = _arrays(
+        tokens, confs, ("engine_offsets", engine_offsets), ("item_offsets", item_offsets))
+    _check_offsets(engine_offsets, len(tokens), "engine_offsets", "tokens")
+    _check_offsets(item_offsets, len(engine_offsets) - 1, "item_offsets", "hypotheses")
+    _check_weights(conf_weight, null_conf)
+    bad_tokens = (tokens == NULL) | np.isnan(confs) | (confs < 0.0) | (confs > 1.0)
+    hyp_of_bad = np.searchsorted(engine_offsets, np.flatnonzero(bad_tokens)[:1], side="right") - 1
+    lengths = np.diff(engine_offsets)
+    long_hyps = np.flatnonzero(lengths > max_tokens)[:1] if max_tokens is not None else hyp_of_bad[:0]
+    first_hyps = np.concatenate((hyp_of_bad, long_hyps))
+    if len(first_hyps):
+        k = int(np.searchsorted(item_offsets, first_hyps.min(), side="right") - 1)
+        hyps = engine_offsets[item_offsets[k]:item_offsets[k + 1] + 1]
+        lo, hi = hyps[0], hyps[-1]
+        raise ValueError(f"item {k}: {_value_errors(tokens[lo:hi], confs[lo:hi]) or _too_long(hyps, max_tokens)}")
+    return tokens, confs, engine_offsets, item_offsets
 
 
 @njit(cache=True)
@@ -229,10 +282,36 @@ def rover_align_vote(tokens, confs, offsets, conf_weight, null_conf, max_tokens=
     """Twin of ``_core.rover_align_vote``: ``(slot_tokens uint32[S, N], slot_confs float64[S, N],
     winners uint32[S], scores float64[S], vote_shares float64[S])``."""
     tokens, confs, offsets = _validate(tokens, confs, offsets, max_tokens)
-    for name, value in (("conf_weight", conf_weight), ("null_conf", null_conf)):
-        if not 0.0 <= value <= 1.0:
-            raise ValueError(f"{name} must be within [0, 1]")
+    _check_weights(conf_weight, null_conf)
     if len(offsets) == 1:
         empty = np.empty(0)
         return (np.empty((0, 0), np.uint32), np.empty((0, 0)), empty.astype(np.uint32), empty, empty.copy())
     return _rover(tokens, confs, offsets, float(conf_weight), float(null_conf))
+
+
+@njit(cache=True)
+def _mean_agreements(tokens, confs, engine_offsets, item_offsets, conf_weight, null_conf, compensated):
+    n = len(item_offsets) - 1
+    out = np.empty(n, dtype=np.float64)
+    for k in range(n):
+        lo, hi = item_offsets[k], item_offsets[k + 1]
+        if hi == lo:
+            out[k] = 1.0
+            continue
+        _, _, winners, _, shares = _rover(tokens, confs, engine_offsets[lo:hi + 1], conf_weight, null_conf)
+        consensus = shares[winners != NULL]
+        if len(consensus):
+            out[k] = _sum(consensus, compensated) / len(consensus)
+        else:
+            out[k] = 0.0 if hi - lo >= 2 else 1.0
+    return out
+
+
+def rover_mean_agreements(tokens, confs, engine_offsets, item_offsets, conf_weight, null_conf, max_tokens,
+                          compensated, threads=0):
+    """Twin of ``_core.rover_mean_agreements``: ``float64[n_items]`` (``threads`` is accepted for the
+    same signature; the items run one after the other)."""
+    tokens, confs, engine_offsets, item_offsets = _validate_batch(
+        tokens, confs, engine_offsets, item_offsets, conf_weight, null_conf, max_tokens)
+    return _mean_agreements(tokens, confs, engine_offsets, item_offsets, float(conf_weight), float(null_conf),
+                            bool(compensated))

@@ -31,7 +31,7 @@ from scorekit.qe.decide import (
     risk_coverage_curve,
     split_conformal_quantile,
 )
-from scorekit.qe.rover import AgreementSignal, RoverConsensus, RoverSlot, rover
+from scorekit.qe.rover import AgreementSignal, RoverConsensus, RoverSlot, agreement_batch, rover
 from scorekit.qe.signals import (
     IntrinsicConfidenceSignal,
     LogprobSignal,
@@ -54,7 +54,7 @@ from scorekit.qe.verifiers import (
 )
 from scorekit.registry import register
 
-__all__ = ["rover", "RoverConsensus", "RoverSlot", "AgreementSignal",
+__all__ = ["rover", "RoverConsensus", "RoverSlot", "AgreementSignal", "agreement_batch",
            "VerifierSignal", "LogprobSignal", "IntrinsicConfidenceSignal", "geo_mean", "length_normalized",
            "min_prob", "mean_prob",
            "checksum_validator", "regex_validator", "range_validator", "enum_validator", "schema_validator",

@@ -1,10 +1,22 @@
-//! Bindings of the `rover` kernel: argument conversion and validation, GIL release.
-//! No alignment or voting logic lives here.
+//! Bindings of the `rover` kernel: argument conversion and validation, GIL release, and the
+//! parallel run of a batch of problems. No alignment or voting logic lives here.
+//!
+//! Also the compiled reader of plain-text hypotheses ([`rover_read_texts`]), whose Python twin is
+//! the unit reader of `scorekit.qe.rover`: it splits each `str` as `str.split()` does and interns
+//! the words in order of first appearance, so both give the same arrays.
 
+use foldhash::HashMap as FastMap;
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use scorekit_kernels::rover;
+use pyo3::types::{PyList, PyString};
+use pyo3::{ffi, Borrowed};
+use rayon::prelude::*;
+use scorekit_kernels::bootstrap::Summation;
+use scorekit_kernels::levenshtein::is_python_whitespace;
+use scorekit_kernels::rover::{self, RoverBatch, Workspace};
+
+use crate::parallel::{items_per_task, run_detached, SERIAL_BELOW};
 
 type RoverArrays<'py> = (
     Bound<'py, PyArray2<u32>>,
@@ -31,15 +43,11 @@ fn rover_align_vote<'py>(
     null_conf: f64,
     max_tokens: Option<usize>,
 ) -> PyResult<RoverArrays<'py>> {
-    let t = tokens
-        .as_slice()
-        .map_err(|_| PyValueError::new_err("tokens must be a contiguous 1-D array"))?;
-    let c = confs
-        .as_slice()
-        .map_err(|_| PyValueError::new_err("confs must be a contiguous 1-D array"))?;
-    let o = offsets
-        .as_slice()
-        .map_err(|_| PyValueError::new_err("offsets must be a contiguous 1-D array"))?;
+    let (t, c, o) = (
+        slice(&tokens, "tokens")?,
+        slice(&confs, "confs")?,
+        slice(&offsets, "offsets")?,
+    );
     let r = py
         .detach(|| rover::rover(t, c, o, conf_weight, null_conf, max_tokens))
         .map_err(|e| PyValueError::new_err(e.to_string()))?;
@@ -55,7 +63,193 @@ fn rover_align_vote<'py>(
     ))
 }
 
+/// Mean agreement of many independent ROVER problems: hypothesis `h` is
+/// `tokens[engine_offsets[h]:engine_offsets[h+1]]` (with `confs`), item `k` the problem of the
+/// hypotheses `item_offsets[k]:item_offsets[k+1]`. `compensated` adds the vote shares as
+/// CPython >= 3.12's `sum` does (Neumaier), otherwise left to right. Items run in parallel on
+/// `threads` threads (0 = every core); results do not depend on the thread count. An error names
+/// the first bad item (`ValueError`).
+///
+/// Returns `float64[n_items]`.
+#[pyfunction]
+#[pyo3(signature = (tokens, confs, engine_offsets, item_offsets, conf_weight, null_conf,
+                    max_tokens, compensated, threads=0))]
+#[allow(clippy::too_many_arguments)]
+fn rover_mean_agreements<'py>(
+    py: Python<'py>,
+    tokens: PyReadonlyArray1<'py, u32>,
+    confs: PyReadonlyArray1<'py, f64>,
+    engine_offsets: PyReadonlyArray1<'py, i64>,
+    item_offsets: PyReadonlyArray1<'py, i64>,
+    conf_weight: f64,
+    null_conf: f64,
+    max_tokens: Option<usize>,
+    compensated: bool,
+    threads: usize,
+) -> PyResult<Bound<'py, PyArray1<f64>>> {
+    let t = slice(&tokens, "tokens")?;
+    let c = slice(&confs, "confs")?;
+    let e = slice(&engine_offsets, "engine_offsets")?;
+    let i = slice(&item_offsets, "item_offsets")?;
+    let summation = if compensated {
+        Summation::Compensated
+    } else {
+        Summation::Sequential
+    };
+    let means = run_detached(py, threads, || {
+        let batch = RoverBatch::new(t, c, e, i, conf_weight, null_conf, max_tokens, summation)?;
+        let n = batch.len();
+        if n < SERIAL_BELOW {
+            let mut ws = Workspace::default();
+            return Ok((0..n).map(|k| batch.mean_agreement(k, &mut ws)).collect());
+        }
+        Ok((0..n)
+            .into_par_iter()
+            .with_min_len(items_per_task(n, t.len()))
+            .map_init(Workspace::default, |ws, k| batch.mean_agreement(k, ws))
+            .collect::<Vec<f64>>())
+    })?
+    .map_err(|e: rover::BatchError| PyValueError::new_err(e.to_string()))?;
+    Ok(means.into_pyarray(py))
+}
+
+type TextTokens<'py> = (
+    Bound<'py, PyArray1<u32>>,
+    Bound<'py, PyArray1<i64>>,
+    Bound<'py, PyArray1<i64>>,
+    Option<Bound<'py, PyList>>,
+);
+
+/// How many objects ahead of use the reader asks the CPU to load: the hypotheses of a large batch
+/// are small objects scattered over the heap, and their cache misses then overlap instead of
+/// following one another.
+const PREFETCH_AHEAD: usize = 16;
+
+/// Read items of plain-text hypotheses (a list of lists of `str`): `(token ids uint32,
+/// engine_offsets int64, item_offsets int64, vocabulary)` where hypothesis `h` is
+/// `ids[engine_offsets[h]:engine_offsets[h+1]]` and item `k` the hypotheses
+/// `item_offsets[k]:item_offsets[k+1]`. The words are those `str.split()` finds, interned in order
+/// of first appearance over the whole batch; the vocabulary (the word of each id, a `list[str]`)
+/// only when `vocab` is true. `None`, before anything is consumed, when some item is not exactly a
+/// `list` or some hypothesis not exactly a `str`, or holds a lone surrogate: the Python reader
+/// handles those. The GIL is held throughout, and no Python code runs.
+#[pyfunction]
+fn rover_read_texts<'py>(
+    py: Python<'py>,
+    items: &Bound<'py, PyList>,
+    vocab: bool,
+) -> PyResult<Option<TextTokens<'py>>> {
+    let items = items.as_borrowed();
+    let mut hypotheses = Vec::new();
+    let mut item_offsets = Vec::with_capacity(items.len() + 1);
+    item_offsets.push(0i64);
+    for k in 0..items.len() {
+        if k + PREFETCH_AHEAD < items.len() {
+            prefetch(item(items, k + PREFETCH_AHEAD).as_ptr());
+        }
+        let Ok(engines) = item(items, k).cast_exact::<PyList>() else {
+            return Ok(None);
+        };
+        hypotheses.extend((0..engines.len()).map(|i| item(engines, i)));
+        item_offsets.push(hypotheses.len() as i64);
+    }
+    let mut words = Words::new(vocab);
+    let mut ids = Vec::new();
+    let mut engine_offsets = Vec::with_capacity(hypotheses.len() + 1);
+    engine_offsets.push(0i64);
+    for (h, hypothesis) in hypotheses.iter().enumerate() {
+        if let Some(ahead) = hypotheses.get(h + PREFETCH_AHEAD) {
+            prefetch(ahead.as_ptr());
+        }
+        let Ok(string) = hypothesis.cast_exact::<PyString>() else {
+            return Ok(None);
+        };
+        let Ok(text) = string.to_str() else {
+            return Ok(None); // a lone surrogate
+        };
+        for word in text
+            .split(|c: char| is_python_whitespace(c as u32))
+            .filter(|w| !w.is_empty())
+        {
+            ids.push(words.id(word)?);
+        }
+        engine_offsets.push(ids.len() as i64);
+    }
+    let vocabulary = match words.list {
+        Some(list) => Some(PyList::new(py, list.iter().map(|w| &**w))?),
+        None => None,
+    };
+    Ok(Some((
+        ids.into_pyarray(py),
+        engine_offsets.into_pyarray(py),
+        item_offsets.into_pyarray(py),
+        vocabulary,
+    )))
+}
+
+/// Item `k < list.len()` of `list`, borrowed as long as the list is.
+fn item<'a, 'py>(list: Borrowed<'a, 'py, PyList>, k: usize) -> Borrowed<'a, 'py, PyAny> {
+    debug_assert!(k < list.len());
+    // SAFETY: `k` is in range (PyList_GetItem returns a borrowed, non-null reference), and the
+    // readers run no Python code, so no list shrinks and no item is freed while it is borrowed.
+    unsafe {
+        Borrowed::from_ptr(
+            list.py(),
+            ffi::PyList_GetItem(list.as_ptr(), k as ffi::Py_ssize_t),
+        )
+    }
+}
+
+fn prefetch(object: *mut ffi::PyObject) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch has no architectural effect and never faults, whatever the address.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch(object as *const i8, std::arch::x86_64::_MM_HINT_T0);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = object;
+}
+
+/// Word → id in order of first appearance (and the words themselves, when asked for).
+struct Words {
+    ids: FastMap<Box<str>, u32>,
+    list: Option<Vec<Box<str>>>,
+}
+
+impl Words {
+    fn new(keep: bool) -> Self {
+        Words {
+            ids: FastMap::default(),
+            list: keep.then(Vec::new),
+        }
+    }
+
+    fn id(&mut self, word: &str) -> PyResult<u32> {
+        if let Some(&id) = self.ids.get(word) {
+            return Ok(id);
+        }
+        let id = u32::try_from(self.ids.len())
+            .ok()
+            .filter(|&id| id != rover::NULL)
+            .ok_or_else(|| {
+                PyValueError::new_err("hypotheses hold too many distinct words (2**32 - 1)")
+            })?;
+        self.ids.insert(word.into(), id);
+        if let Some(list) = &mut self.list {
+            list.push(word.into());
+        }
+        Ok(id)
+    }
+}
+
+fn slice<'a, T: numpy::Element>(a: &'a PyReadonlyArray1<'_, T>, name: &str) -> PyResult<&'a [T]> {
+    a.as_slice()
+        .map_err(|_| PyValueError::new_err(format!("{name} must be a contiguous 1-D array")))
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(rover_align_vote, m)?)?;
+    m.add_function(wrap_pyfunction!(rover_mean_agreements, m)?)?;
+    m.add_function(wrap_pyfunction!(rover_read_texts, m)?)?;
     Ok(())
 }

@@ -237,3 +237,228 @@ fn bit_parallel_alignment_equals_the_plain_dp() {
         );
     }
 }
+
+/// `RoverConsensus.mean_agreement` of one problem, from [`rover`]'s result, written out.
+fn mean_agreement_of(r: &RoverResult) -> f64 {
+    let shares: Vec<f64> = r
+        .winners
+        .iter()
+        .zip(&r.vote_shares)
+        .filter(|(&w, _)| w != NULL)
+        .map(|(_, &v)| v)
+        .collect();
+    if shares.is_empty() {
+        return if r.n_engines >= 2 { 0.0 } else { 1.0 };
+    }
+    shares.iter().fold(0.0, |acc, v| acc + v) / shares.len() as f64
+}
+
+/// Packed batch of problems, each a list of hypotheses of `(token, conf)`.
+type Problem = Vec<Vec<(u32, f64)>>;
+
+fn pack_batch(problems: &[Problem]) -> (Vec<u32>, Vec<f64>, Vec<i64>, Vec<i64>) {
+    let (mut toks, mut confs, mut engines, mut items) = (vec![], vec![], vec![0i64], vec![0i64]);
+    for p in problems {
+        for h in p {
+            toks.extend(h.iter().map(|u| u.0));
+            confs.extend(h.iter().map(|u| u.1));
+            engines.push(toks.len() as i64);
+        }
+        items.push(engines.len() as i64 - 1);
+    }
+    (toks, confs, engines, items)
+}
+
+fn random_problems(seed: u64, n: usize) -> Vec<Problem> {
+    let mut state = seed;
+    let mut next = move |n: u64| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state % n
+    };
+    let conf_levels = [1.0, 0.9, 0.5, 0.3, 0.25, 0.0];
+    (0..n)
+        .map(|_| {
+            let base: Vec<u32> = (0..next(8)).map(|_| next(5) as u32).collect();
+            (0..next(6))
+                .map(|_| {
+                    let mut h = vec![];
+                    for &t in &base {
+                        match next(10) {
+                            0 => {}
+                            1 => h.push(next(5) as u32),
+                            _ => h.push(t),
+                        }
+                        if next(10) == 0 {
+                            h.push(next(5) as u32);
+                        }
+                    }
+                    h.into_iter()
+                        .map(|t| (t, conf_levels[next(6) as usize]))
+                        .collect()
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// Mean agreements of a packed batch with weights `(conf_weight, null_conf)`.
+fn batch_means(
+    (t, c, e, i): (&[u32], &[f64], &[i64], &[i64]),
+    (cw, nc): (f64, f64),
+    max_tokens: Option<usize>,
+    summation: Summation,
+) -> Result<Vec<f64>, BatchError> {
+    RoverBatch::new(t, c, e, i, cw, nc, max_tokens, summation).map(|b| b.mean_agreements())
+}
+
+#[test]
+fn batch_equals_rover_item_by_item() {
+    let problems = random_problems(0x9E37_79B9_7F4A_7C15, 3000);
+    let (t, c, e, i) = pack_batch(&problems);
+    for weights in [(0.5, 0.7), (0.0, 0.7), (1.0, 0.0), (0.3, 1.0)] {
+        let batch = batch_means((&t, &c, &e, &i), weights, Some(5000), Summation::Sequential);
+        let batch = batch.unwrap();
+        assert_eq!(batch.len(), problems.len());
+        for (k, p) in problems.iter().enumerate() {
+            let (pt, pc, po, _) = pack_batch(std::slice::from_ref(p));
+            let r = rover(&pt, &pc, &po, weights.0, weights.1, Some(5000)).unwrap();
+            let expected = mean_agreement_of(&r);
+            assert_eq!(batch[k].to_bits(), expected.to_bits(), "item {k}: {p:?}");
+        }
+    }
+}
+
+#[test]
+fn batch_results_do_not_depend_on_the_rest_of_the_batch() {
+    let problems = random_problems(7, 500);
+    let means = |problems: &[Problem]| {
+        let (t, c, e, i) = pack_batch(problems);
+        batch_means((&t, &c, &e, &i), (0.5, 0.7), None, Summation::Compensated).unwrap()
+    };
+    let reversed: Vec<Problem> = problems.iter().rev().cloned().collect();
+    let mut back = means(&reversed);
+    back.reverse();
+    assert_eq!(means(&problems), back);
+}
+
+#[test]
+fn batch_mean_uses_the_given_summation() {
+    // shares 1/3, 1, 1 (null_conf 0 keeps the lone first token): Python 3.11's sum gives
+    // 2.333...31 / 3, Python 3.12's compensated sum 2.333...33 / 3.
+    let mut vocab = HashMap::new();
+    let (t, c, o) = pack(&["x a b", "a b", "a b"], &mut vocab);
+    let run = |summation| batch_means((&t, &c, &o, &[0, 3]), (0.5, 0.0), None, summation);
+    assert_eq!(
+        run(Summation::Sequential).unwrap(),
+        vec![0.7777777777777777]
+    );
+    assert_eq!(
+        run(Summation::Compensated).unwrap(),
+        vec![0.7777777777777778]
+    );
+}
+
+#[test]
+fn batch_edge_items() {
+    let mut vocab = HashMap::new();
+    // items: [] (no engine) | [""] | ["a b"] | ["", ""] | ["", "a"] | the cat sat | ["x", "y"]
+    let hyps = [
+        "",
+        "a b",
+        "",
+        "",
+        "",
+        "a",
+        "the cat sat",
+        "the cat sit",
+        "the bat sat",
+        "x",
+        "y",
+    ];
+    let (t, c, o) = pack(&hyps, &mut vocab);
+    let items = [0i64, 0, 1, 2, 4, 6, 9, 11];
+    let m = batch_means(
+        (&t, &c, &o, &items),
+        (0.5, 0.7),
+        Some(3),
+        Summation::Sequential,
+    );
+    let cat_sat = (1.0 + 2.0 / 3.0 + 2.0 / 3.0) / 3.0;
+    assert_eq!(m.unwrap(), vec![1.0, 1.0, 1.0, 0.0, 0.5, cat_sat, 0.5]);
+    let empty = batch_means(
+        (&[], &[], &[0], &[0]),
+        (0.5, 0.7),
+        None,
+        Summation::Sequential,
+    );
+    assert!(empty.unwrap().is_empty());
+}
+
+#[test]
+fn batch_errors_name_the_item() {
+    let mut vocab = HashMap::new();
+    let (t, c, o) = pack(&["a b", "a", "c d e", "c"], &mut vocab);
+    let items = [0i64, 2, 4];
+    let run = |t: &[u32], c: &[f64], o: &[i64], items: &[i64], nc, max| {
+        batch_means((t, c, o, items), (0.5, nc), max, Summation::Sequential).unwrap_err()
+    };
+    let err = run(&t, &c, &o, &items, 0.7, Some(2));
+    let too_long = RoverError::TooLong {
+        longest: 3,
+        max_tokens: 2,
+    };
+    assert_eq!((err.item, &err.error), (Some(1), &too_long));
+    assert!(err
+        .to_string()
+        .starts_with("item 1: ROVER hypothesis has 3 tokens"));
+    let with_conf = |k: usize, value: f64| {
+        let mut c = c.clone();
+        c[k] = value;
+        c
+    };
+    // token 1 of item 1 is token 4 of the batch; item 0 is reported before item 1's long hypothesis
+    for (confs, max, item, message) in [
+        (
+            with_conf(4, f64::NAN),
+            None,
+            Some(1),
+            "item 1: confs must not be NaN (token 1)",
+        ),
+        (
+            with_conf(4, 1.5),
+            None,
+            Some(1),
+            "item 1: confs must be within [0, 1] (token 1)",
+        ),
+        (
+            with_conf(0, -1e-300),
+            Some(2),
+            Some(0),
+            "item 0: confs must be within [0, 1] (token 0)",
+        ),
+    ] {
+        let err = run(&t, &confs, &o, &items, 0.7, max);
+        assert_eq!((err.item, err.to_string()), (item, message.to_string()));
+    }
+    let hypotheses = "item_offsets must run from 0 to the number of hypotheses (4)";
+    for (bad, message) in [
+        (&[0i64, 2, 3][..], hypotheses),
+        (&[0, 3, 2, 4][..], "item_offsets must be non-decreasing"),
+        (&[1, 4][..], hypotheses),
+        (&[][..], hypotheses),
+    ] {
+        let err = run(&t, &c, &o, bad, 0.7, None);
+        assert_eq!((err.item, err.to_string()), (None, message.to_string()));
+    }
+    let tokens = "engine_offsets must run from 0 to the number of tokens (7)";
+    assert_eq!(run(&t, &c, &[0, 9], &[0, 1], 0.7, None).to_string(), tokens);
+    let err = run(&t, &c[1..], &o, &items, 0.7, None).to_string();
+    assert!(err.starts_with("confs must have one value per token"));
+    let err = run(&t, &c, &o, &items, 1.5, None).to_string();
+    assert_eq!(err, "null_conf must be within [0, 1]");
+    let mut nulls = t.clone();
+    nulls[6] = NULL;
+    assert_eq!(run(&nulls, &c, &o, &items, 0.7, None).item, Some(1));
+}
