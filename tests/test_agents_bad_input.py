@@ -32,8 +32,9 @@ def test_k_larger_than_the_trials():
     with pytest.warns(UserWarning, match="fewer than k"):
         r = reliability({"t1": [True] * 4, "t2": [True] * 4}, k=8)
     assert r.n_tasks == 0 and r.pass_hat_k is None and math.isnan(float(r))
-    with pytest.warns(UserWarning, match="fewer than k"):
+    with pytest.warns(UserWarning) as caught:
         r = reliability({"t1": [True] * 8, "t2": [True] * 4}, k=8)
+    assert ["fewer than k" in str(w.message) for w in caught] == [True, False]   # then "deterministic"
     assert r.n_tasks == 1 and r.detail["skipped"] == ["t2"]
 
 

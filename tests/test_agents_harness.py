@@ -206,10 +206,12 @@ def test_run_suite_bad_input():
 
 
 def test_progress_bar(capsys):
-    run_suite(upper, tasks_of(3), k=2, progress="always")
+    with pytest.warns(UserWarning, match="deterministic"):
+        run_suite(upper, tasks_of(3), k=2, progress="always")
     err = capsys.readouterr().err
     assert "6/6 episodes" in err and "100.0%" in err
-    run_suite(upper, tasks_of(3), k=2, progress="never")
+    with pytest.warns(UserWarning, match="deterministic"):
+        run_suite(upper, tasks_of(3), k=2, progress="never")
     assert capsys.readouterr().err == ""
 
 
@@ -291,7 +293,8 @@ def test_gate_noise_and_power():
 def test_gate_k1_flake_is_not_a_regression():
     tasks = tasks_of(40)
     base = run_suite(lambda t: t.gold, tasks)
-    gate = agent_regression_gate(run_suite(lambda t: "x" if t.task_id == "t3" else t.gold, tasks), base)
+    with pytest.warns(UserWarning, match="underpowered"):
+        gate = agent_regression_gate(run_suite(lambda t: "x" if t.task_id == "t3" else t.gold, tasks), base)
     assert gate and not any("pass^" in r for r in gate.reasons)
 
 
@@ -360,7 +363,8 @@ def test_gate_three_reasons_vector():
     assert gate.reasons[1] == ("pass^3 regressed: 0.200 vs baseline 0.733; the interval for the change tops out at "
                                "-0.316 (tolerance 0.0)")
     assert gate.reasons[2] == "cost per success regressed: CI low 0.001429 exceeds the baseline CI high 0.0012 (+0%)"
-    assert agent_regression_gate(cur, base, cost_tolerance=1.0, tolerance=0.5).passed
+    with pytest.warns(UserWarning, match="underpowered"):
+        assert agent_regression_gate(cur, base, cost_tolerance=1.0, tolerance=0.5).passed
 
 
 def test_gate_legacy_baseline_without_counts():

@@ -63,8 +63,10 @@ def test_failures_are_reported_not_fatal():
     def bad_validator(v, *, spec=None):
         raise KeyError("k")
 
-    with pytest.warns(UserWarning, match="signal 'broken' failed"):
+    with pytest.warns(UserWarning) as caught:
         r = estimate_quality("x", signals=[broken, lambda v: 0.5], validators=[bad_validator])
+    assert [str(w.message) for w in caught] == ["estimate_quality: signal 'broken' failed: RuntimeError('down')",
+                                                "estimate_quality: validator 'bad_validator' failed: KeyError('k')"]
     assert r.raw_signals == {"<lambda>": 0.5}
     assert r.provenance["failures"] == [{"signal": "broken", "error": "RuntimeError('down')"},
                                         {"validator": "bad_validator", "error": "KeyError('k')"}]
