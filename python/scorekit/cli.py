@@ -448,6 +448,14 @@ def _cmd_demo(args: argparse.Namespace) -> int:
               f"${run.cost['cost_per_success']:.4f} per success")
     gate = agents["gate"]
     print("  regression gate v2 against v1: " + ("passed" if gate else "FAILED: " + "; ".join(gate.reasons)))
+    from scorekit.demo_report import score_qe_sample
+
+    qe = score_qe_sample()
+    error = qe["error_among_accepted"]
+    print(f"Quality without gold: {qe['n_production']} new fields read by three engines, gate calibrated on "
+          f"{qe['n_calibration']} labelled ones (alpha {qe['alpha']:g}): accepted {qe['decisions'].get('accept', 0)}, "
+          f"flagged {qe['decisions'].get('flag', 0)}, blocked {qe['decisions'].get('block', 0)}; error among accepted "
+          f"{'n/a' if error is None else f'{error:.1%}'} (all fields: {qe['error_without_gate']:.1%})")
     if args.html:
         from scorekit.demo_report import build_demo_report
         from scorekit.report import write_report
@@ -457,7 +465,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
         page = build_demo_report(sample, evaluate(sample, metric="cer"), evaluate(sample, metric="wer"),
                                  backend=current_backend(), pairs_per_second=throughput,
                                  ocr_pages=ocr_pages["no_filter"], flowcharts=rotations, cases=cases,
-                                 agents=agents)
+                                 agents=agents, qe=qe)
         print(f"report: {write_report(args.html, page)}")
     return 0
 

@@ -3,7 +3,8 @@
 Owns the choice of sections for the demo (corpus figures, per-slice error rates, the worst pairs
 with their aligned differences, the most frequent character confusions; then the OCR pages
 sample as the OCR pages commands' run report shows it, the flowchart rotation sample, the case
-benchmark sample, the agent suite sample) and the scoring of the OCR pages sample
+benchmark sample, the agent suite sample, the quality-estimation sample) and the scoring of the OCR
+pages sample
 (``data/ocr_pages``: synthetic newspaper pages as dataset rows in ``pages.jsonl``, one evaluation
 CSV per page in ``csv/``, with a watermark line and a line the OCR split in two). Rendering and
 writing are :mod:`scorekit.report`'s, scoring is :func:`scorekit.evaluate`'s,
@@ -42,6 +43,12 @@ AGENTS_PREFIX = "Agent suite sample · "
 AGENTS_SAMPLE = Path(__file__).parent / "data" / "agents_sample"
 #: Recorded trials per task in the agent suite sample.
 AGENTS_SAMPLE_TRIALS = 4
+#: Section titles of the quality-estimation sample start with this.
+QE_PREFIX = "Quality without gold · "
+#: The quality-estimation sample: fields read by three engines, a labelled calibration split.
+QE_SAMPLE = Path(__file__).parent / "data" / "qe_sample" / "fields.jsonl"
+#: Error rate the demo's conformal gate is asked to guarantee among accepted fields.
+QE_SAMPLE_ALPHA = 0.1
 
 
 def score_cases_sample() -> Any:
@@ -105,6 +112,67 @@ def score_agents_sample() -> dict[str, Any]:
     return {"tasks": len(tasks), "runs": runs, "gate": gate, "comparison": comparison}
 
 
+def score_qe_sample() -> dict[str, Any]:
+    """The packaged quality-estimation sample (``data/qe_sample``) through the whole pipeline: the
+    engines' ROVER agreement as the raw signal, a Platt calibrator and a split-conformal gate
+    (``alpha`` = :data:`QE_SAMPLE_ALPHA`) fitted on the labelled split, then the production split
+    estimated in one batch with an IBAN checksum validator. Returns the figures the demo shows."""
+    from scorekit.base import Decision
+    from scorekit.qe import ConformalGate, PlattCalibrator, checksum_validator, reliability_curve
+    from scorekit.qe.estimate import estimate_quality_batch
+
+    rows = [json.loads(line) for line in QE_SAMPLE.read_text(encoding="utf-8").splitlines()]
+    cal_rows = [r for r in rows if r["split"] == "calibration"]
+    prod_rows = [r for r in rows if r["split"] == "production"]
+    raw = [r.raw_signals["agreement"] for r in estimate_quality_batch(
+        [r["engines"][0] for r in cal_rows], sources=[r["engines"][1:] for r in cal_rows])]
+    correct = [r["correct"] for r in cal_rows]
+    calibrator = PlattCalibrator().fit(raw, correct)
+    gate = ConformalGate(alpha=QE_SAMPLE_ALPHA).fit([calibrator(x) for x in raw], correct)
+
+    def iban_checksum(value: Any, *, spec: Any = None) -> Any:
+        return checksum_validator("iban")(value.replace(" ", "")) if value.startswith("DE") else ()
+
+    reports = estimate_quality_batch([r["engines"][0] for r in prod_rows], sources=[r["engines"][1:] for r in prod_rows],
+                                     calibrator=calibrator, policy=gate, validators=[iban_checksum])
+    decisions = Counter(rep.decision.value for rep in reports)
+    accepted = [r["correct"] for r, rep in zip(prod_rows, reports) if rep.decision == Decision.ACCEPT]
+    by_kind: dict[str, Counter] = {}
+    for r, rep in zip(prod_rows, reports):
+        by_kind.setdefault(r["kind"], Counter())[rep.decision.value] += 1
+    return {
+        "n_calibration": len(cal_rows), "n_production": len(prod_rows), "alpha": QE_SAMPLE_ALPHA,
+        "decisions": dict(decisions), "by_kind": by_kind,
+        "error_among_accepted": (1 - sum(accepted) / len(accepted)) if accepted else None,
+        "error_without_gate": 1 - sum(r["correct"] for r in prod_rows) / len(prod_rows),
+        "curve": reliability_curve([calibrator(x) for x in raw], correct, n_bins=5),
+        "flagged_by_checksum": sum(1 for rep in reports if rep.findings),
+    }
+
+
+def qe_sections(qe: Mapping[str, Any]) -> list[Any]:
+    """The quality-estimation sample's sections: the outcome, decisions per field kind, and the
+    calibration curve on the labelled split."""
+    kinds = sorted(qe["by_kind"])
+    return [
+        report.summary_table("Outcome", {
+            "labelled fields (calibration)": qe["n_calibration"],
+            "new fields (production)": qe["n_production"],
+            "guaranteed error among accepted (alpha)": qe["alpha"],
+            "accepted / flagged / blocked": " / ".join(str(qe["decisions"].get(d, 0)) for d in ("accept", "flag", "block")),
+            "error among accepted (known here, never in production)": qe["error_among_accepted"],
+            "error if every field were accepted": qe["error_without_gate"],
+            "fields with a failed IBAN checksum": qe["flagged_by_checksum"],
+        }),
+        report.data_table("Decisions per field kind", ["kind", "accept", "flag", "block"],
+                          [[k, qe["by_kind"][k].get("accept", 0), qe["by_kind"][k].get("flag", 0),
+                            qe["by_kind"][k].get("block", 0)] for k in kinds]),
+        report.data_table("Calibration on the labelled split (agreement → Platt)",
+                          ["mean calibrated confidence", "observed accuracy", "fields"],
+                          [[b["confidence"], b["accuracy"], b["count"]] for b in qe["curve"]]),
+    ]
+
+
 def score_flowcharts_sample() -> dict[str, Any]:
     """The packaged flowchart rotation sample (``data/flowcharts``: twelve synthetic scans, their
     true rotation and a model's) as the summary of ``scorekit flowcharts rotation``."""
@@ -152,12 +220,13 @@ def _rate(r: Report) -> float | None:
 def build_demo_report(corpus: Sequence[tuple[str, str, str]], cer: Report, wer: Report, *,
                       backend: str, pairs_per_second: float, ocr_pages: Optional[Mapping[str, Any]] = None,
                       flowcharts: Optional[dict[str, Any]] = None, cases: Any = None,
-                      agents: Optional[Mapping[str, Any]] = None) -> str:
+                      agents: Optional[Mapping[str, Any]] = None, qe: Optional[Mapping[str, Any]] = None) -> str:
     """The demo page for ``corpus`` (prediction, reference, slice) scored once as ``cer`` and ``wer``
     (reports over exactly these pairs, in this order), then, when given, the ``ocr_pages``
     aggregate report (of :func:`score_ocr_pages_sample`) in the OCR pages run report's sections,
     the flowchart rotation summary, the case benchmark summary (:func:`score_cases_sample`) and
-    the agent suite sample (:func:`score_agents_sample`) in their reports' sections."""
+    the agent suite sample (:func:`score_agents_sample`) in their reports' sections, and the
+    quality-estimation sample (:func:`score_qe_sample`)."""
     slices = sorted({label for _, _, label in corpus})
     counts = Counter(label for _, _, label in corpus)
     per_slice_cer, per_slice_wer = cer.per_slice, wer.per_slice
@@ -218,4 +287,6 @@ def build_demo_report(corpus: Sequence[tuple[str, str, str]], cer: Report, wer: 
         sections += [dataclasses.replace(s, title=AGENTS_PREFIX + s.title) if s.title else s
                      for s in agent_sections(agents["runs"], gate=agents["gate"], gate_runs=("v2", "v1"),
                                              comparison=agents["comparison"])]
+    if qe is not None:
+        sections += [dataclasses.replace(s, title=QE_PREFIX + s.title) for s in qe_sections(qe)]
     return report.render_page("scorekit demo: the sample OCR corpus", sections)
