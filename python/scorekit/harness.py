@@ -255,9 +255,10 @@ class _StoredItems(Mapping):
         return len(self._items)
 
 
-def _fresh_run_ids(runs: JsonStore) -> Iterator[str]:
-    """``run-<UTC time>``, then the same with ``-2``, ``-3`` …, skipping ids ``runs`` has."""
-    stem = datetime.now(timezone.utc).strftime("run-%Y%m%dT%H%M%S")
+def fresh_run_ids(runs: JsonStore, prefix: str = "run") -> Iterator[str]:
+    """``<prefix>-<UTC time>``, then the same with ``-2``, ``-3`` …, skipping ids ``runs`` has
+    (offered to :meth:`JsonStore.write_new`, which also skips ids another writer takes)."""
+    stem = datetime.now(timezone.utc).strftime(f"{prefix}-%Y%m%dT%H%M%S")
     for n in itertools.count(1):
         candidate = stem if n == 1 else f"{stem}-{n}"
         if candidate not in runs:
@@ -270,7 +271,7 @@ def _persist(report: Report, per_item: Mapping, run_id: Optional[str], rootdir: 
     document = {**summary, "per_item": _StoredItems(per_item)}
     results, runs = json_store("results", rootdir=rootdir), json_store("runs", rootdir=rootdir)
     if run_id is None:
-        run_id = results.write_new(document, _fresh_run_ids(runs), stream="per_item")
+        run_id = results.write_new(document, fresh_run_ids(runs), stream="per_item")
     else:
         results.write(run_id, document, stream="per_item")
     runs[run_id] = summary

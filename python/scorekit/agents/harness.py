@@ -28,7 +28,6 @@ import operator
 import warnings
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from datetime import datetime, timezone
 from typing import Any, Optional, Union
 
 import numpy as np
@@ -37,9 +36,10 @@ from scorekit.agents.base import Episode, RunProvenance, TaskSpec, suite_grammar
 from scorekit.agents.cost import ModelPrice, cost_report, episode_dollars_array
 from scorekit.agents.metrics import resolve_checker
 from scorekit.agents.reliability import (
-    DEFAULT_Z, ReliabilityReport, bootstrap_ci, difference_upper_bound, mean_standard_error, newcombe_difference,
-    reliability,
+    DEFAULT_Z, ReliabilityReport, _se_from_ci, bootstrap_ci, difference_upper_bound, mean_standard_error,
+    newcombe_difference, reliability,
 )
+from scorekit.harness import fresh_run_ids
 from scorekit.progress import progress_printer
 from scorekit.stores import json_store
 
@@ -282,15 +282,13 @@ def summary(report: ReliabilityReport) -> dict:
 
 def _persist(report: ReliabilityReport, run_id: Optional[str], rootdir: Any) -> None:
     runs, results = json_store("runs", rootdir=rootdir), json_store("results", rootdir=rootdir)
-    if run_id is None:
-        stem = datetime.now(timezone.utc).strftime("agent-run-%Y%m%dT%H%M%S")
-        run_id, n = stem, 1
-        while run_id in runs or run_id in results:  # never overwrite an earlier run of the same second
-            n += 1
-            run_id = f"{stem}-{n}"
     record = summary(report)
+    document = {**record, "per_task": report.per_task}
+    if run_id is None:  # never overwrite an earlier run of the same second
+        run_id = results.write_new(document, fresh_run_ids(runs, "agent-run"))
+    else:
+        results[run_id] = document
     runs[run_id] = record
-    results[run_id] = {**record, "per_task": report.per_task}
     report.detail["run_id"] = run_id
 
 
@@ -375,13 +373,6 @@ def _comparability_key(provenance: Any) -> tuple:
     return tuple(provenance.get(f, "") for f in _COMPARABILITY_FIELDS)
 
 
-def _se(ci: Any) -> Optional[float]:
-    if not ci or ci[0] is None or ci[1] is None:
-        return None
-    width = ci[1] - ci[0]
-    return width / (2 * DEFAULT_Z) if math.isfinite(width) and width >= 0 else None
-
-
 def _finite(x: Any) -> bool:
     return isinstance(x, numbers.Real) and not isinstance(x, bool) and math.isfinite(x)
 
@@ -451,7 +442,7 @@ def agent_regression_gate(report: ReliabilityReport, baseline: Union[str, dict, 
         else:
             cur_ci = report.pass_hat_k_ci
             base_ci = base.get("pass_hat_k_ci") or (base_hat, base_hat)
-            if _se(base_ci) in (None, 0.0) and _se(cur_ci):
+            if _se_from_ci(base_ci, DEFAULT_Z) in (None, 0.0) and _se_from_ci(cur_ci, DEFAULT_Z):
                 base_ci = cur_ci  # a zero-width baseline must not collapse into interval-vs-point
             hi = difference_upper_bound(cur_hat, cur_ci, base_hat, base_ci)
         if hi is not None and hi < -tolerance:

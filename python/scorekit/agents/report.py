@@ -42,8 +42,11 @@ def _num(x: Any) -> str:
 
 
 def _money(x: Any) -> Any:
-    if x is None or (isinstance(x, float) and math.isinf(x)):
-        return "∞ (no success)" if x is not None else None
+    """Dollars for a table cell: ``None`` stays empty, ``inf`` (no success) says so."""
+    if x is None:
+        return None
+    if math.isinf(x):
+        return "∞ (no success)"
     return round(float(x), 6)
 
 

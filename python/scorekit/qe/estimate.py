@@ -162,14 +162,14 @@ def _flagged(decision: Optional[Decision], findings: Iterable) -> Optional[Decis
 
 def _as_hypothesis(value: Any) -> Any:
     """A value ROVER can read: strings, token lists and OCR results as they are; other scalars as text."""
-    if type(value) is str or isinstance(value, (str, list, tuple)) or hasattr(value, "text"):
+    if isinstance(value, (str, list, tuple)) or hasattr(value, "text"):
         return value
     return "" if value is None else str(value)
 
 
 def _check_sources(sources: list) -> None:
     for i, s in enumerate(sources):
-        if type(s) is not str and callable(s) and not isinstance(s, str) and not hasattr(s, "text"):
+        if callable(s) and not isinstance(s, str) and not hasattr(s, "text"):
             raise TypeError(
                 f"estimate_quality: sources[{i}] is a callable. `sources` are alternative hypotheses of the same "
                 "content (strings or OCR results), not signal callables. Pass Signal callables via `signals=` "
