@@ -137,6 +137,10 @@ def test_flows_command_is_wired(tmp_path, capsys):
 def test_rover_command(capsys):
     code, out, _ = run(capsys, "rover", "the cat sat", "the cat sit", "the bat sat")
     assert code == 0
+    assert out == ("{'consensus': 'the cat sat', 'mean_agreement': 0.7778, 'agreement': [1.0, 0.6667, 0.6667], "
+                   "'n_engines': 3}\n")
+    code, out, _ = run(capsys, "rover", "--json", "the cat sat", "the cat sit", "the bat sat")
+    assert code == 0
     assert json.loads(out) == {"consensus": "the cat sat", "mean_agreement": 0.7778,
                                "agreement": [1.0, 0.6667, 0.6667], "n_engines": 3}
 

@@ -61,7 +61,7 @@ def test_string_commands(mode, pred, gold, normalize):
 
 @given(st.lists(any_text, max_size=5), st.booleans())
 def test_rover_command(hypotheses, no_confidence):
-    code, out, err = run(["rover", *(["--no-confidence"] if no_confidence else []), "--", *hypotheses])
+    code, out, err = run(["rover", "--json", *(["--no-confidence"] if no_confidence else []), "--", *hypotheses])
     check(code, out, err, usage=not hypotheses)  # argparse wants at least one hypothesis
     if code == 0:
         report = json.loads(out, parse_constant=reject)

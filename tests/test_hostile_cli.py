@@ -80,7 +80,7 @@ def test_empty_slice_aggregate_is_null(tmp_path, capsys):
 
 
 def test_rover_and_flows_json_are_strict(tmp_path, capsys):
-    code, out, _ = run(capsys, "rover", "", "")
+    code, out, _ = run(capsys, "rover", "--json", "", "")
     assert code == 0
     json.loads(out, parse_constant=reject)
     (tmp_path / "p").mkdir()

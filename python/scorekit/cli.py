@@ -59,7 +59,7 @@ def _normalize_arg(values: Optional[list[str]]) -> Any:
 
 
 def _add_normalize(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--normalize", action="append", metavar="NAME",
+    p.add_argument("-n", "--normalize", action="append", metavar="NAME",
                    help="normalizer name(s) applied to both sides, in order (repeat or comma-separate: "
                         "nfc, nfkc, lower, strip, collapse_whitespace, strip_punctuation)")
 
@@ -86,8 +86,23 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, _error_line(message) + "\n")
 
 
+class _VersionAction(argparse.Action):
+    """``scorekit --version``: prints ``scorekit <version>`` and exits (the version is looked up
+    only when asked, which keeps every other command's start fast)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, help="print the scorekit version and exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: Any) -> NoReturn:
+        from scorekit.tools import version
+
+        print(f"scorekit {version()}")
+        parser.exit(0)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="scorekit", description="Exact, fast evaluation of extraction outputs.")
+    parser.add_argument("--version", action=_VersionAction)
     sub = parser.add_subparsers(dest="command", required=True)
     for mode in ("cer", "wer"):
         p = sub.add_parser(mode, help=f"{mode.upper()} of one prediction against one reference")
@@ -96,7 +111,6 @@ def build_parser() -> argparse.ArgumentParser:
         _add_normalize(p)
         if mode == "cer":
             _add_unit(p)
-    sub.add_parser("version", help="print the scorekit version")
     p = sub.add_parser("eval-text", help="score line-aligned text files or JSONL files (corpus CER/WER)",
                        epilog="Files are read once, start to end, so '-' (standard input), pipes and FIFOs work. "
                               "A UTF-8 byte order mark at the start of a file is ignored. In a text file every line is "
@@ -114,9 +128,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--threads", type=int, default=None, help="kernel threads (default: all cores)")
     p.add_argument("--progress", choices=("auto", "always", "never"), default="auto",
                    help="progress line on stderr (auto: long inputs on a terminal)")
-    p = sub.add_parser("rover", help="ROVER consensus of several hypotheses, printed as JSON")
+    p = sub.add_parser("rover", help="ROVER consensus of several hypotheses and their agreement",
+                       epilog='Example: scorekit rover "the cat sat" "the cat sit" "the bat sat"')
     p.add_argument("hypotheses", nargs="+", help="one hypothesis per argument (whitespace-separated tokens)")
-    p.add_argument("--no-confidence", action="store_true", help="ignore confidences (plain majority vote)")
+    p.add_argument("-c", "--confidence", dest="confidence", action="store_true", default=True,
+                   help="weigh votes by confidence (the default)")
+    p.add_argument("--no-confidence", dest="confidence", action="store_false",
+                   help="ignore confidences (plain majority vote)")
+    p.add_argument("--json", action="store_true", help="print strict JSON instead of the reference kit's dict")
     p = sub.add_parser("pass-k", help="pass@k (capability) and pass^k (reliability) from C successes in N trials",
                        epilog="Example: scorekit pass-k 10 9 --k 8  (a 90%%-reliable agent, judged over 8 trials)")
     p.add_argument("n", help="trials")
@@ -125,7 +144,12 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("cost-per-success", help="Cost-of-Pass: total dollars / successes (inf without a success)")
     p.add_argument("total_dollars")
     p.add_argument("successes")
-    p.add_argument("--attempts", default=None, help="attempts, to add the success rate")
+    p.add_argument("-a", "--attempts", default=None, help="attempts, to add the success rate")
+    sub.add_parser("where", help="print the local data folder where scorekit keeps gold sets, results and runs")
+    p = sub.add_parser("check", help="report what an OCR engine needs to run (asks ocracy when installed)")
+    p.add_argument("engine")
+    sub.add_parser("engines", help="list the installed OCR backends (the ocr extra)")
+    sub.add_parser("version", help="print the scorekit version (as --version does, without the name)")
     p = sub.add_parser("flows", help="FlowSim/TreeBLEU/Trigger/Component match of two folders of workflow JSON files")
     p.add_argument("pred_dir", help="predicted workflows, one JSON file per item")
     p.add_argument("ref_dir", help="reference workflows, matched to predictions by file name stem")
@@ -475,31 +499,38 @@ def _run(args: argparse.Namespace) -> int:
         return args.handler(args)
     if args.command in ("cer", "wer"):
         return _cmd_string(args.command, args)
-    if args.command == "version":
-        import scorekit
-
-        print(scorekit.__version__)
-        return 0
     if args.command == "eval-text":
         return _cmd_eval_text(args)
-    if args.command == "rover":
-        from scorekit.qe.rover import rover_command
-
-        print(json.dumps(rover_command(args.hypotheses, not args.no_confidence), ensure_ascii=False, allow_nan=False))
-        return 0
-    if args.command in ("pass-k", "cost-per-success"):
-        from scorekit import tools
-
-        if args.command == "pass-k":
-            print(tools.pass_k(args.n, args.c, k=args.k))
-        else:
-            print(tools.cost_per_success(args.total_dollars, args.successes, attempts=args.attempts))
-        return 0
+    if args.command in _TOOL_COMMANDS:
+        return _cmd_tool(args)
     if args.command == "flows":
         from scorekit.flows import flows_command
 
         return flows_command(args.pred_dir, args.ref_dir, args.json)
     return _cmd_demo(args)
+
+
+#: Commands answered by one :mod:`scorekit.tools` function, printed as the reference kit prints them.
+_TOOL_COMMANDS = ("rover", "pass-k", "cost-per-success", "where", "check", "engines", "version")
+
+
+def _cmd_tool(args: argparse.Namespace) -> int:
+    from scorekit import tools
+
+    if args.command == "rover":
+        value = tools.rover(*args.hypotheses, confidence=args.confidence)
+        if args.json:
+            value = json.dumps(value, ensure_ascii=False, allow_nan=False)
+    elif args.command == "pass-k":
+        value = tools.pass_k(args.n, args.c, k=args.k)
+    elif args.command == "cost-per-success":
+        value = tools.cost_per_success(args.total_dollars, args.successes, attempts=args.attempts)
+    elif args.command == "check":
+        value = tools.check(args.engine)
+    else:
+        value = getattr(tools, args.command)()
+    print("\n".join(value) if isinstance(value, list) else value)
+    return 0
 
 
 def _error(message: Any) -> int:

@@ -53,7 +53,7 @@ from typing import Any, Optional, Union
 
 from scorekit.errors import InvalidTypeError, InvalidValueError, ScorekitError, describe
 
-__all__ = ["KINDS", "StoreKeyError", "CorruptStoreFileError", "app_folder", "data_dir", "json_store",
+__all__ = ["KINDS", "StoreKeyError", "CorruptStoreFileError", "app_folder", "data_root", "data_dir", "json_store",
            "JsonStore", "Mall", "mall", "persistent_cache", "cache_this", "CachedProperty", "CachedMethod",
            "json_key"]
 
@@ -86,9 +86,13 @@ def data_dir(kind: str, *, rootdir: Union[str, os.PathLike, None] = None) -> Pat
     if not isinstance(kind, str) or not kind:
         raise InvalidTypeError(f"store kind must be a non-empty string, got {kind!r}")
     _check_key(kind)
-    if rootdir is None:
-        rootdir = os.environ.get("SCOREKIT_DATA_HOME") or os.environ.get("EK_DATA_HOME") or app_folder()
-    return Path(os.fspath(rootdir)) / kind
+    return (data_root() if rootdir is None else Path(os.fspath(rootdir))) / kind
+
+
+def data_root() -> Path:
+    """The data root the stores use when no ``rootdir`` is given: ``$SCOREKIT_DATA_HOME``, else
+    ``$EK_DATA_HOME``, else :func:`app_folder` (what ``scorekit where`` prints)."""
+    return Path(os.environ.get("SCOREKIT_DATA_HOME") or os.environ.get("EK_DATA_HOME") or app_folder())
 
 
 def _check_key(key: Any) -> list[str]:

@@ -1,8 +1,13 @@
-"""String-in, value-out wrappers behind the ``scorekit`` commands (the reference kit's ``ek.tools``).
+"""String-in, value-out functions behind the ``scorekit`` commands (the reference kit's ``ek.tools``).
 
 Each function takes what a command line gives (strings are converted) and returns a plain value or
-dict; the command prints it as the reference kit's command does (a dict as its Python repr).
+dict; the command of the same name (underscores as hyphens) prints it as the reference kit's
+command does: a number or string as ``print`` shows it, a dict as its Python repr.
 
+>>> cer("hello wrld", "hello world")
+0.09090909090909091
+>>> rover("the cat sat", "the cat sit", "the bat sat")
+{'consensus': 'the cat sat', 'mean_agreement': 0.7778, 'agreement': [1.0, 0.6667, 0.6667], 'n_engines': 3}
 >>> pass_k(10, 9, k=8)
 {'n': 10, 'c': 9, 'k': 8, 'pass_at_k': 1.0, 'pass_hat_k': 0.2}
 >>> cost_per_success("12.50", "5", attempts="20")
@@ -11,10 +16,43 @@ dict; the command prints it as the reference kit's command does (a dict as its P
 
 from __future__ import annotations
 
+import importlib
 import math
 from typing import Any, Optional
 
-__all__ = ["pass_k", "cost_per_success"]
+__all__ = ["cer", "wer", "rover", "pass_k", "cost_per_success", "where", "check", "engines", "version"]
+
+#: Shown by :func:`engines` when the OCR extra (ocracy) is not installed.
+NO_OCR_ENGINES = "(install scorekit[ocr] to list OCR backends)"
+
+
+def cer(prediction: str, gold: str, *, normalize: Optional[Any] = None) -> float:
+    """Character Error Rate between a prediction and a gold string (lower is better); ``normalize``
+    is a normalizer name (or list of names) as :func:`scorekit.score` takes."""
+    from scorekit.facade import score
+
+    return score(prediction, gold, metric="cer", normalize=normalize).value
+
+
+def wer(prediction: str, gold: str, *, normalize: Optional[Any] = None) -> float:
+    """Word Error Rate between a prediction and a gold string (lower is better).
+
+    >>> wer("hello wrld", "hello world")
+    0.5
+    """
+    from scorekit.facade import score
+
+    return score(prediction, gold, metric="wer", normalize=normalize).value
+
+
+def rover(*hypotheses: str, confidence: bool = True) -> dict:
+    """ROVER consensus of 2+ transcriptions with the agreement of each position and their mean,
+    rounded to 4 places (reference-free)."""
+    from scorekit._packing import pack_texts
+    from scorekit.qe.rover import rover_command
+
+    pack_texts(hypotheses, "hypotheses")  # a non-str or a lone surrogate is an error, as for cer/wer
+    return rover_command(list(hypotheses), confidence)
 
 
 def _integer(value: Any, name: str) -> int:
@@ -57,3 +95,39 @@ def cost_per_success(total_dollars: Any, successes: Any, *, attempts: Optional[A
             raise ValueError(f"attempts must be >= 1, got {tries}")
         out["success_rate"] = round(wins / tries, 4)
     return out
+
+
+def where() -> str:
+    """The local data folder where scorekit keeps gold sets, results, runs, baselines and
+    calibrators (``$SCOREKIT_DATA_HOME``, else ``$EK_DATA_HOME``, else the user's data folder)."""
+    from scorekit.stores import data_root
+
+    return str(data_root())
+
+
+def check(engine: str) -> dict:
+    """What an OCR engine needs to run (asks ocracy when it is installed); never raises.
+
+    >>> check("tesseract")["engine"]
+    'tesseract'
+    """
+    from scorekit.registry import check_requirements
+
+    return check_requirements(engine=engine)
+
+
+def engines() -> list:
+    """The installed OCR backends (ocracy's, the ``ocr`` extra); without it, one line saying so."""
+    try:
+        ocracy = importlib.import_module("ocracy")
+    except ImportError:
+        return [NO_OCR_ENGINES]
+    return list(ocracy.available_backends())
+
+
+def version() -> str:
+    """The installed scorekit version."""
+    import scorekit
+
+    return scorekit.__version__
+
