@@ -16,7 +16,6 @@ import ek.qe.calibrate as ek_cal
 import numpy as np
 import pytest
 from doc_examples import run_python_blocks
-from ek_doctests import run_ek_doctests
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.isotonic import IsotonicRegression
@@ -102,13 +101,6 @@ def random_set(rng: np.random.Generator, n_max: int = 60) -> tuple[np.ndarray, n
 
 def test_docstring_examples():
     assert doctest.testmod(cal_module, optionflags=doctest.ELLIPSIS).failed == 0
-
-
-def test_ek_docstring_examples_run_against_scorekit():
-    results = run_ek_doctests(ek_cal, cal_module)
-    assert {"ek.qe.calibrate", "ek.qe.calibrate.SignalFamilyCalibrator", "ek.qe.calibrate.mean_probability",
-            "ek.qe.calibrate.min_probability"} <= set(results)
-    assert all(r.failed == 0 and r.attempted > 0 for r in results.values()), results
 
 
 def test_docs_page():
@@ -577,20 +569,6 @@ def test_predict_equals_calling_each_score():
     for cal in (PlattCalibrator(), iso, IsotonicCalibrator(), TemperatureCalibrator()):
         with pytest.raises(ValueError, match="NaN.*at index 1"):
             cal.predict([0.1, math.nan])
-
-
-def test_pooling_falls_back_to_a_stack_on_slow_inputs():
-    """Strictly rising accuracies then one heavy, all-wrong score: each pass pools one block, so the
-    passes give up and a stack finishes; the fit is the stack PAV's."""
-    k = 3000
-    totals = np.append(np.arange(2, k + 2), 10**7).astype(float)
-    corrects = np.append(np.arange(1, k + 1), 0).astype(float)
-    level = cal_module._pool_adjacent_violators(totals, corrects)
-    assert np.all(level == corrects.sum() / totals.sum())
-    totals[-1] = 3.0  # only the last few blocks pool
-    level = cal_module._pool_adjacent_violators(totals, corrects)
-    stack = cal_module._pool_with_stack(corrects, totals, np.ones(k + 1, dtype=int))
-    assert np.array_equal(level, stack) and np.all(np.diff(level) >= 0)
 
 
 # --------------------------------------------------------------------------------------------

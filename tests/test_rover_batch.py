@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from scorekit._kernels import rover as rover_kernel
 from scorekit.errors import InputTooLargeError, InvalidTypeError, InvalidValueError, ScorekitError
-from scorekit.qe.rover import AgreementSignal, agreement_batch
+from scorekit.qe.rover import AgreementSignal, agreement_batch, text_agreement_batch
 from test_rover_api import Block, Ocr  # OCR-result-shaped objects
 
 rover_module = importlib.import_module("scorekit.qe.rover")  # the package attribute is the function
@@ -87,6 +87,20 @@ def test_plain_texts_equal_the_loop(backend, params):
 def test_every_hypothesis_shape_equals_the_loop(backend, params):
     items = random_items(random.Random(10 + len(params)), 1500, plain=False)
     assert agreement_batch(items, **params).tolist() == loop(items, **params)
+
+
+def test_text_agreement_batch_reads_values_and_sources_in_place(backend):
+    """The first hypothesis of each item from ``values``, the rest from ``sources``: the same numbers
+    as :func:`agreement_batch` on the built items; ``None`` wherever the input is not plain text."""
+    items = [item for item in random_items(random.Random(21), 1500, plain=True) if item]
+    values, sources = [item[0] for item in items], [item[1:] for item in items]
+    assert text_agreement_batch(values, sources).tolist() == agreement_batch(items).tolist()
+    assert text_agreement_batch([], []).tolist() == []
+    for bad_values, bad_sources in ((["a", 3], [["a"], ["b"]]), (["a", "b"], [["a"], ("b",)]),
+                                    (["a", "b"], [["a"], ["b", None]]), (["a\ud800", "b"], [["a"], ["b"]])):
+        assert text_agreement_batch(bad_values, bad_sources) is None
+    with pytest.raises(ValueError, match="2 values but 1 source lists"):
+        text_agreement_batch(["a", "b"], [["a"]])
 
 
 def test_long_items_equal_the_loop(backend):

@@ -149,11 +149,14 @@ def rover_mean_agreements(
     tokens engine_offsets[h]:engine_offsets[h+1]); shape (n_items,). ``compensated``: CPython >= 3.12's
     ``sum``. ValueError names the first bad item."""
 
-def rover_read_texts(items: list[Any], vocab: bool) -> tuple[U32, I64, I64, list[str] | None] | None:
+def rover_read_texts(
+    items: list[Any], vocab: bool, first: list[Any] | None = None,
+) -> tuple[U32, I64, I64, list[str] | None] | None:
     """Items of plain-text hypotheses (lists of ``str``) → (token ids, engine_offsets, item_offsets, the word
     of each id if ``vocab``): words as ``str.split()`` finds them, interned in order of first appearance;
-    None, consuming nothing, unless every item is exactly a list of exact ``str`` without lone surrogates
-    (twin: the unit reader of ``scorekit.qe.rover``)."""
+    with ``first`` (as long as ``items``), item k is ``[first[k], *items[k]]``; None, consuming nothing,
+    unless every item is exactly a list of exact ``str`` without lone surrogates (twin: the unit reader
+    of ``scorekit.qe.rover``)."""
 
 # --- ged (graph edit distance; layout in scorekit._kernels.ged) -----------------------------------
 GedProblem = tuple[F64, F64, F64, I64, I64, F64, F64, F64, bool]
@@ -180,6 +183,10 @@ def bootstrap_ratios(costs: F64, wins: F64, state: U32, pos: int, resamples: int
 
 def float_sum(values: F64, compensated: bool) -> float:
     """``sum(values)`` as Python adds floats (plain, or Neumaier-compensated from CPython 3.12)."""
+
+# --- isotonic (the isotonic calibrator's fit; contract in scorekit._kernels.isotonic) -------------
+def isotonic_fit(scores: F64, correct: npt.NDArray[np.bool_]) -> tuple[F64, F64]:
+    """(distinct scores ascending, pooled accuracy at each) of the pool-adjacent-violators fit."""
 
 # --- episode reader of scorekit.agents.cost (rust/bindings/src/episodes.rs) ---------------------------
 def episode_cost_columns(

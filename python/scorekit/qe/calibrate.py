@@ -23,9 +23,9 @@ True
 
 The fits give the reference's results with NumPy instead of Python loops over the rows: Platt runs
 the reference's Newton iteration (same start, step and stopping rule) with its sums vectorised and
-the scores centred, starting large sets from a fit on a sample; isotonic aggregates ties with one
-sort and pools adjacent violators a whole run at a time, keeping its knots in NumPy
-(:class:`Knots`); temperature runs the reference's golden-section search, evaluating each point
+the scores centred, starting large sets from a fit on a sample; isotonic runs in the compiled
+``isotonic`` kernel (one radix sort, one stack pass of pool-adjacent-violators with exact integer
+comparisons; :mod:`scorekit._kernels.isotonic`) and keeps its knots in NumPy (:class:`Knots`); temperature runs the reference's golden-section search, evaluating each point
 once.
 
 Decisions where the reference is silent or accidental:
@@ -68,6 +68,7 @@ from typing import Any, Optional
 
 import numpy as np
 
+from scorekit._kernels.isotonic import isotonic_fit
 from scorekit.errors import InvalidTypeError, InvalidValueError, ScorekitError, describe
 from scorekit.qe.decide import SmallCalibrationWarning
 from scorekit.registry import get, names, register, requires_extra
@@ -458,76 +459,6 @@ class PlattCalibrator:
 # --------------------------------------------------------------------------------------------
 
 
-def _distinct(x: np.ndarray, c: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The distinct scores, ascending, with how many rows and how many correct rows each has.
-
-    One sort: each score's bit pattern (an order-preserving integer for scores of one sign) shifted
-    left with the label in the free low bit. Negative scores are sorted by magnitude on their own.
-    """
-    x = x + 0.0  # -0.0 -> 0.0, so that a zero has one bit pattern
-    negative = x < 0
-    if not negative.any():
-        return _distinct_magnitudes(x, c)
-    if negative.all():
-        parts = [_distinct_magnitudes(-x, c)]
-    else:
-        parts = [_distinct_magnitudes(-x[negative], c[negative]), _distinct_magnitudes(x[~negative], c[~negative])]
-    values, totals, corrects = parts[0]
-    values, totals, corrects = -values[::-1], totals[::-1], corrects[::-1]
-    if len(parts) == 1:
-        return values, totals, corrects
-    return tuple(np.concatenate(pair) for pair in zip((values, totals, corrects), parts[1]))
-
-
-def _distinct_magnitudes(m: np.ndarray, c: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    key = np.ascontiguousarray(m).view(np.uint64) << np.uint64(1)
-    key |= c
-    key.sort()
-    bits = key >> np.uint64(1)
-    ends = np.append(np.flatnonzero(bits[1:] != bits[:-1]) + 1, key.size)
-    correct_so_far = np.cumsum(key & np.uint64(1))[ends - 1]
-    return bits[ends - 1].view(np.float64), np.diff(ends, prepend=0), np.diff(correct_so_far, prepend=0)
-
-
-def _pool_adjacent_violators(totals: np.ndarray, corrects: np.ndarray) -> np.ndarray:
-    """The isotonic (non-decreasing) fit of the per-score accuracies ``corrects / totals``,
-    weighted by ``totals``: the level of each distinct score.
-
-    Blocks are kept as running sums at their boundaries. Each pass pools every maximal run of
-    blocks whose levels do not increase (``>=``: the reference pools equal levels too); pooling
-    adjacent violators in any order reaches the same unique fit, and a block's level is its exact
-    integer sums divided, as in the reference. Typical data needs a few dozen passes over
-    fast-shrinking arrays; if the passes stop shrinking them (a long run absorbed one block at a
-    time), the remaining blocks are pooled with a stack.
-    """
-    hits = np.concatenate(([0.0], np.cumsum(corrects, dtype=np.float64)))
-    weight = np.concatenate(([0.0], np.cumsum(totals, dtype=np.float64)))
-    knots = np.arange(totals.size + 1)  # distinct scores before each boundary
-    budget = 8 * totals.size + 4096
-    while True:
-        level = np.diff(hits) / np.diff(weight)
-        pool = level[:-1] >= level[1:]
-        if not pool.any():
-            return np.repeat(level, np.diff(knots))
-        budget -= level.size
-        if budget < 0:
-            return _pool_with_stack(np.diff(hits), np.diff(weight), np.diff(knots))
-        keep = np.concatenate(([True], ~pool, [True]))
-        hits, weight, knots = hits[keep], weight[keep], knots[keep]
-
-
-def _pool_with_stack(hits: np.ndarray, weight: np.ndarray, knots: np.ndarray) -> np.ndarray:
-    """Pool-adjacent-violators with a stack over the blocks given (for inputs the passes pool slowly)."""
-    stack: list[list[float]] = []  # [hits, weight, knots]
-    for block in zip(hits.tolist(), weight.tolist(), knots.tolist()):
-        stack.append(list(block))
-        while len(stack) > 1 and stack[-2][0] / stack[-2][1] >= stack[-1][0] / stack[-1][1]:
-            top = stack.pop()
-            for k in range(3):
-                stack[-1][k] += top[k]
-    return np.repeat([h / w for h, w, _ in stack], [k for _, _, k in stack])
-
-
 class Knots(Sequence):
     """The knots (``x`` or ``y``) of an :class:`IsotonicCalibrator`: a read-only sequence of floats
     kept in a NumPy array, so a fit with a million distinct scores holds no Python floats. It
@@ -619,11 +550,8 @@ class IsotonicCalibrator:
     def fit(self, scores: Sequence[float], correct: Sequence[bool]) -> "IsotonicCalibrator":
         """Fit the monotonic step function to ``(score, correct)`` pairs."""
         x, c = _rows(scores, correct, "IsotonicCalibrator.fit")
-        if x.size:
-            values, totals, corrects = _distinct(x, c)
-            self.x, self.y = Knots(values), Knots(_pool_adjacent_violators(totals, corrects))
-        else:
-            self.x, self.y = Knots(), Knots()
+        values, levels = isotonic_fit(x, c)
+        self.x, self.y = Knots(values), Knots(levels)
         _warn_if_small("IsotonicCalibrator.fit", c, min_rows=MIN_ROWS_PER_BIN * DEFAULT_N_BINS)
         return self
 

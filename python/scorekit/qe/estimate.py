@@ -309,25 +309,24 @@ def _batch(extractions: Iterable[Any], sources: Optional[Iterable[Iterable[Any]]
     per_item = [s if type(s) is list else list(s) for s in sources] if sources is not None else [[]] * len(items)
     if len(per_item) != len(items):
         raise ValueError(f"estimate_quality_batch: {len(items)} extractions but {len(per_item)} source lists")
+    pipe = _Pipeline(signals=list(signals), calibrator=calibrator, validators=validators, policy=policy,
+                     assume_calibrated=assume_calibrated)
+    from scorekit.qe.rover import agreement_batch, text_agreement_batch
+
+    if pipe.bare and agreement:  # agreement alone: the confidence is the agreement; nothing calibrated or decided
+        # plain text everywhere (else None): read by the compiled core as it stands; an item without
+        # sources gets an agreement too (one engine), which its report leaves out
+        scores = text_agreement_batch(items, per_item, threads=threads)
+        if scores is not None:
+            return [_agreement_report(a) if s else _no_agreement_report() for a, s in zip(scores.tolist(), per_item)]
     plain = all(type(v) is str for v in items) and all(type(x) is str for s in per_item for x in s)
     if not plain:
         for s in per_item:
             _check_sources(s)
-    pipe = _Pipeline(signals=list(signals), calibrator=calibrator, validators=validators, policy=policy,
-                     assume_calibrated=assume_calibrated)
-    from scorekit.qe.rover import agreement_batch
-
-    if plain and pipe.bare:  # agreement alone: the confidence is the agreement; nothing calibrated or decided
+    if plain and pipe.bare:
         scores = iter(agreement_batch([[v, *s] for v, s in zip(items, per_item) if s], threads=threads).tolist()
                       if agreement else ())
-        reports = []
-        for s in per_item:
-            if s and agreement:
-                a = next(scores)
-                reports.append(QualityReport(a, None, (), {"agreement": a}, {"n_signals": 1, "calibrated": False}))
-            else:
-                reports.append(QualityReport(None, None, (), {}, {"n_signals": 0, "calibrated": False}))
-        return reports
+        return [_agreement_report(next(scores)) if s and agreement else _no_agreement_report() for s in per_item]
     agreements: list[Optional[float]] = [None] * len(items)
     wanted = [i for i, s in enumerate(per_item) if agreement and s]
     if wanted:
@@ -342,6 +341,16 @@ def _batch(extractions: Iterable[Any], sources: Optional[Iterable[Iterable[Any]]
             pipe.failures = []
         reports.append(_single(pipe, item, agreement_value))
     return reports
+
+
+def _agreement_report(a: float) -> QualityReport:
+    """The report of a bare pipeline (no signal, calibrator or policy) from the agreement alone."""
+    return QualityReport(a, None, (), {"agreement": a}, {"n_signals": 1, "calibrated": False})
+
+
+def _no_agreement_report() -> QualityReport:
+    """The report of a bare pipeline without any signal (no sources, or agreement off)."""
+    return QualityReport(None, None, (), {}, {"n_signals": 0, "calibrated": False})
 
 
 @contextlib.contextmanager

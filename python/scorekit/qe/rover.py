@@ -64,6 +64,7 @@ __all__ = [
     "AgreementSignal",
     "rover",
     "agreement_batch",
+    "text_agreement_batch",
     "rover_command",
 ]
 
@@ -402,6 +403,30 @@ def agreement_batch(
     packed = _pack(items, tokenize, max_tokens, batch=True, vocab=False)
     return rover_kernel.mean_agreements(packed.ids, packed.confs, packed.engine_offsets, packed.item_offsets,
                                         cw, nc, max_tokens, threads)
+
+
+def text_agreement_batch(values: list, sources: list, *, threads: Optional[int] = None) -> Optional[np.ndarray]:
+    """:func:`agreement_batch` (default parameters) of the items ``[values[k], *sources[k]]``, read by
+    the compiled core straight from ``values`` (a list of ``str``) and ``sources`` (a list of lists
+    of ``str``) without building those lists: the fast path of ``estimate_quality_batch``. ``None``
+    when some value or source is not exactly a ``str`` (or a list), holds a lone surrogate, or the
+    compiled core is missing: then build the items and call :func:`agreement_batch`.
+
+    >>> text_agreement_batch(["the cat sat", "a b"], [["the cat sit", "the bat sat"], ["a b"]]).round(4).tolist()
+    [0.7778, 1.0]
+    """
+    if _core is None:
+        return None
+    if len(values) != len(sources):
+        raise InvalidValueError(f"{len(values)} values but {len(sources)} source lists", field="sources")
+    compiled = _core.rover_read_texts(sources, False, values)
+    if compiled is None:
+        return None
+    ids, engine_offsets, item_offsets, _ = compiled
+    _check_units(None, None, engine_offsets, item_offsets, DEFAULT_MAX_TOKENS, True)
+    cw, nc = _parameters(True, DEFAULT_CONF_WEIGHT, DEFAULT_NULL_CONF, DEFAULT_MAX_TOKENS)
+    return rover_kernel.mean_agreements(ids, np.full(len(ids), DEFAULT_TOKEN_CONF), engine_offsets, item_offsets,
+                                        cw, nc, DEFAULT_MAX_TOKENS, threads)
 
 
 def _raise_bad_unit(units: list[list[Unit]], item: Optional[int] = None) -> None:

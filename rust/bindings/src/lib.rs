@@ -18,6 +18,7 @@ mod episodes;
 mod flows;
 mod ged;
 mod graphemes;
+mod isotonic;
 mod levenshtein;
 mod packing;
 mod parallel;
@@ -44,5 +45,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     records::register(m)?;
     bootstrap::register(m)?;
     episodes::register(m)?;
+    isotonic::register(m)?;
     Ok(())
 }

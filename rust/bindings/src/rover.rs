@@ -130,16 +130,29 @@ const PREFETCH_AHEAD: usize = 16;
 /// `ids[engine_offsets[h]:engine_offsets[h+1]]` and item `k` the hypotheses
 /// `item_offsets[k]:item_offsets[k+1]`. The words are those `str.split()` finds, interned in order
 /// of first appearance over the whole batch; the vocabulary (the word of each id, a `list[str]`)
-/// only when `vocab` is true. `None`, before anything is consumed, when some item is not exactly a
-/// `list` or some hypothesis not exactly a `str`, or holds a lone surrogate: the Python reader
-/// handles those. The GIL is held throughout, and no Python code runs.
+/// only when `vocab` is true. With `first` (a list as long as `items`), item `k`'s hypotheses are
+/// `[first[k], *items[k]]`, read without building that list. `None`, before anything is consumed,
+/// when some item is not exactly a `list` or some hypothesis not exactly a `str`, or holds a lone
+/// surrogate: the Python reader handles those. The GIL is held throughout, and no Python code runs.
 #[pyfunction]
+#[pyo3(signature = (items, vocab, first=None))]
 fn rover_read_texts<'py>(
     py: Python<'py>,
     items: &Bound<'py, PyList>,
     vocab: bool,
+    first: Option<&Bound<'py, PyList>>,
 ) -> PyResult<Option<TextTokens<'py>>> {
     let items = items.as_borrowed();
+    let first = first.map(|f| f.as_borrowed());
+    if let Some(f) = first {
+        if f.len() != items.len() {
+            return Err(PyValueError::new_err(format!(
+                "{} first hypotheses for {} items",
+                f.len(),
+                items.len()
+            )));
+        }
+    }
     let mut hypotheses = Vec::new();
     let mut item_offsets = Vec::with_capacity(items.len() + 1);
     item_offsets.push(0i64);
@@ -150,6 +163,9 @@ fn rover_read_texts<'py>(
         let Ok(engines) = item(items, k).cast_exact::<PyList>() else {
             return Ok(None);
         };
+        if let Some(f) = first {
+            hypotheses.push(item(f, k));
+        }
         hypotheses.extend((0..engines.len()).map(|i| item(engines, i)));
         item_offsets.push(hypotheses.len() as i64);
     }

@@ -8,6 +8,7 @@ pub mod align;
 pub mod bootstrap;
 pub mod canon;
 pub mod ged;
+pub mod isotonic;
 pub mod levenshtein;
 pub mod records;
 pub mod rover;
