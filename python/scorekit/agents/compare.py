@@ -26,7 +26,7 @@ from fractions import Fraction
 from typing import Any, Optional
 
 from scorekit.agents.reliability import (
-    DEFAULT_BOOTSTRAP_RESAMPLES, ReliabilityReport, _group, bootstrap_ci, pass_hat_k,
+    DEFAULT_BOOTSTRAP_RESAMPLES, ReliabilityReport, bootstrap_ci, outcomes_by_task, pass_hat_k,
 )
 from scorekit.errors import InvalidTypeError, InvalidValueError, describe
 
@@ -158,7 +158,7 @@ def _counts(source: Any, side: str) -> tuple[Counts, Optional[int]]:
                 raise InvalidTypeError(
                     f"must be Episodes, a {{task_id: [bool, ...]}} mapping or a ReliabilityReport; "
                     f"got an item of type {type(ep).__name__}", field=side)
-    return {tid: (len(v), sum(v)) for tid, v in _group(source).items()}, None
+    return {tid: (len(v), sum(v)) for tid, v in outcomes_by_task(source).items()}, None
 
 
 def _check_k(k: Any, report_ks: dict[str, int]) -> Optional[int]:

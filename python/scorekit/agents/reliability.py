@@ -35,7 +35,7 @@ from scorekit._kernels import bootstrap
 __all__ = [
     "DEFAULT_Z", "DEFAULT_BOOTSTRAP_RESAMPLES", "pass_at_k", "pass_hat_k", "wilson_interval",
     "newcombe_difference", "difference_upper_bound", "mean_standard_error", "bootstrap_ci", "ReliabilityReport",
-    "reliability",
+    "reliability", "outcomes_by_task",
 ]
 
 DEFAULT_Z = 1.96
@@ -399,9 +399,13 @@ def _tally(source: Any) -> tuple[list, list[int], list[int]]:
     return list(trials), list(trials.values()), [wins[t] for t in trials]
 
 
-def _group(source: Any) -> dict[Any, list[bool]]:
-    """``{task_id: [bool(outcome), ...]}`` in first-seen order, one episode at a time (raising
-    for the first one that is not a graded episode)."""
+def outcomes_by_task(source: Any) -> dict[Any, list[bool]]:
+    """``{task_id: [bool(outcome), ...]}`` in first-seen order from Episodes or such a mapping, one
+    episode at a time (raising for the first one that is not a graded episode).
+
+    >>> outcomes_by_task({"t1": [1, 0], "t2": [True]})
+    {'t1': [True, False], 't2': [True]}
+    """
     if isinstance(source, Mapping):
         return {tid: [bool(x) for x in outcomes] for tid, outcomes in source.items()}
     grouped: dict[Any, list[bool]] = {}
@@ -419,7 +423,7 @@ def _group(source: Any) -> dict[Any, list[bool]]:
 
 
 def _tally_one_by_one(episodes: list) -> tuple[list, list[int], list[int]]:
-    grouped = _group(episodes)
+    grouped = outcomes_by_task(episodes)
     return list(grouped), list(map(len, grouped.values())), list(map(sum, grouped.values()))
 
 
