@@ -179,7 +179,7 @@ def test_variants_equal_library_and_keep_inputs(dataset, capsys):
             "--progress", "always"]
     assert variants.main(argv) == 0
     stdout, stderr = capsys.readouterr()
-    assert "pages 2/2" in stderr and "1 annotation files have no predictions CSV" in stderr
+    assert "2/2 pages" in stderr and "1 annotation files have no predictions CSV" in stderr
     assert "1 predictions CSVs match no annotation file" in stderr
     lines = stdout.splitlines()
     assert [line.split(":")[0] for line in lines] == list(variants.REPORT_VARIANTS)
@@ -278,7 +278,7 @@ def test_python_m_and_scorekit_subcommand(dataset, capsys):
     done = run_module("scorekit.ocr_pages.evaluation.generate_accuracy_report_variants", "--predictions-dir", "csv",
                       "--annotations-dir", "ann", "--output-dir", "res", "--variant", "no_filter", cwd=dataset)
     assert done.returncode == 0 and done.stdout == f"no_filter: cer={4 / 35:.4f} (2 pages) -> res/accuracy_report_no_filter.json\n"
-    assert "pages 2/2" not in done.stderr  # stderr is not a terminal
+    assert "2/2 pages" not in done.stderr  # stderr is not a terminal
     done = run_module("scorekit.ocr_pages.evaluation.measure_accuracy", "--annotations-json", "ann/p1.json",
                       "--predictions-csv", "csv/p1.csv", "--output", "p1.json", cwd=dataset)
     assert done.returncode == 0, done.stderr

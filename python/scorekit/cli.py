@@ -37,6 +37,7 @@ from importlib import resources
 from typing import Any, BinaryIO, Iterator, NoReturn, Optional, Sequence
 
 from scorekit.errors import ScorekitError
+from scorekit.progress import progress_printer
 
 #: Subpackages that register their own subcommand: each module has ``add_parser(sub)``, which
 #: sets a ``handler(args) -> exit status`` default on the parsers it adds.
@@ -277,27 +278,21 @@ def _records(path: str, label: str, fmt: str) -> Iterator[tuple[str, Any]]:
 
 
 class _Progress:
-    """The progress line on stderr; ``total`` is ``None`` when the input can be read only once."""
+    """The progress line of ``eval-text`` (:mod:`scorekit.progress`), drawn every 65,536 pairs and at
+    the end; ``total`` is ``None`` when the input can be read only once."""
 
     def __init__(self, total: Optional[int], enabled: bool) -> None:
-        self.total, self.enabled, self.start, self.done = total, enabled, time.perf_counter(), 0
+        self.total, self.done = total, 0
+        self.show = progress_printer("always", "pairs", rate=True, every=0.0) if enabled else None
 
     def update(self, n: int) -> None:
         self.done += n
-        if not self.enabled or self.done % 65536:
-            return
-        rate = self.done / max(time.perf_counter() - self.start, 1e-9)
-        if self.total is None:
-            sys.stderr.write(f"\r{self.done:,} pairs {rate:,.0f}/s")
-        else:
-            frac = min(self.done / self.total, 1.0) if self.total else 1.0
-            bar = "#" * int(30 * frac)
-            sys.stderr.write(f"\r[{bar:<30}] {frac:6.1%} {self.done:,}/{self.total:,} pairs {rate:,.0f}/s")
-        sys.stderr.flush()
+        if self.show is not None and not self.done % 65536:
+            self.show(self.done, self.total)
 
     def close(self) -> None:
-        if self.enabled:
-            sys.stderr.write("\n")
+        if self.show is not None:
+            self.show(self.done, self.done if self.total is None else max(self.total, self.done))
 
 
 def slice_key(label: Any) -> str:

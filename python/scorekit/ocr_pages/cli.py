@@ -18,11 +18,10 @@ import os
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Optional, Sequence, TypeVar
+from typing import Any, Callable, Iterable, Optional, Sequence
 
 from scorekit.errors import ScorekitError
 
-T = TypeVar("T")
 
 #: ``scorekit ocr-pages <name>`` -> the module that implements it.
 COMMANDS: dict[str, str] = {
@@ -119,20 +118,6 @@ def add_common(p: argparse.ArgumentParser, *, threshold: bool = True) -> None:
 def add_progress(p: argparse.ArgumentParser) -> None:
     p.add_argument("--progress", choices=("auto", "always", "never"), default="auto",
                    help="progress line on stderr (auto: when stderr is a terminal)")
-
-
-def progress(items: Iterable[T], mode: str, label: str = "pages", total: Optional[int] = None) -> Iterator[T]:
-    """Yield ``items``, drawing ``label k/n`` on stderr when ``mode`` asks for it; ``n`` is
-    ``total``, by default ``len(items)`` (give it for an iterator)."""
-    show = mode == "always" or (mode == "auto" and sys.stderr.isatty())
-    if total is None:
-        total = len(items)  # type: ignore[arg-type]
-    for k, item in enumerate(items, 1):
-        if show:
-            print(f"\r{label} {k}/{total}", end="", file=sys.stderr, flush=True)
-        yield item
-    if show and total:
-        print(file=sys.stderr, flush=True)
 
 
 # ------------------------------------------------------------------------------------- output

@@ -27,10 +27,11 @@ from typing import Any, Iterable, Iterator, Mapping, Optional, Sequence
 from scorekit.errors import InvalidValueError
 from scorekit.ocr_pages.box_grouping.group import load_predicted_rows
 from scorekit.ocr_pages.box_grouping.loading import annotation_boxes_from_records
-from scorekit.ocr_pages.cli import RunError, int_at_least, main_for, make_output_dir, progress
+from scorekit.ocr_pages.cli import RunError, int_at_least, main_for, make_output_dir
 from scorekit.ocr_pages.evaluation.generate_accuracy_report_variants import (add_variant_arguments, score_variants,
                                                                              selected_variants, write_variant_reports)
 from scorekit.ocr_pages.evaluation.reports import MAX_FAILURE_EXAMPLES
+from scorekit.progress import progress_iter
 from scorekit.registry import MissingExtraError, install_hint
 
 __all__ = ["HfPage", "HfPages", "load_hf_pages", "main"]
@@ -315,7 +316,7 @@ def run(args: argparse.Namespace) -> int:
         raise RunError(f"no page evaluated: none of the {len(pages)} pages has a CSV in {args.predictions_dir!r}")
     settings = _Settings(args.unit_level, args.coverage_threshold, variants, args.max_failure_examples, args.cer_unit)
     per_variant: dict[str, list[dict]] = {v: [] for v in variants}
-    for reports in progress(_score_pages(tasks, settings, args.workers), args.progress, total=len(tasks)):
+    for reports in progress_iter(_score_pages(tasks, settings, args.workers), args.progress, "pages", total=len(tasks)):
         for v in variants:
             per_variant[v].append(reports[v])
     out = make_output_dir(args.output_dir)  # only once every page is scored: a failed run writes nothing

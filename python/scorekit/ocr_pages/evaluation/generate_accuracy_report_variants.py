@@ -17,10 +17,11 @@ from typing import Any, Iterable, Mapping, Optional, Sequence
 
 from scorekit.ocr_pages.box_grouping.group import classify_rows, load_predicted_rows
 from scorekit.ocr_pages.box_grouping.loading import AnnotationBox, PredictedRow, load_annotation_boxes
-from scorekit.ocr_pages.cli import (RunError, add_common, add_progress, main_for, make_output_dir, progress,
+from scorekit.ocr_pages.cli import (RunError, add_common, add_progress, main_for, make_output_dir,
                                     result_line, with_run_info, write_text_atomic)
 from scorekit.ocr_pages.evaluation.prediction import evaluate_matches
 from scorekit.ocr_pages.evaluation.reports import MAX_FAILURE_EXAMPLES, REPORT_VARIANTS, aggregate_reports, report_to_json
+from scorekit.progress import progress_iter
 
 __all__ = ["REPORT_VARIANTS", "add_variant_arguments", "main", "score_variants", "selected_variants",
            "write_variant_reports"]
@@ -106,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
         raise RunError(f"no page has both {args.predictions_dir!r}/<id>.csv and {args.annotations_dir!r}/<id>.json")
     out = make_output_dir(args.output_dir)
     per_variant: dict[str, list[dict]] = {v: [] for v in variants}
-    for stem in progress(pairs, args.progress):
+    for stem in progress_iter(pairs, args.progress, "pages"):
         rows, dropped = load_predicted_rows(csvs[stem], args.unit_level)
         reports = score_variants(load_annotation_boxes(jsons[stem]), rows, dropped, page_id=stem,
                                  unit_level=args.unit_level, coverage_threshold=args.coverage_threshold,

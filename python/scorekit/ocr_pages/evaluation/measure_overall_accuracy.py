@@ -12,8 +12,9 @@ import argparse
 import json
 from typing import Any, Optional, Sequence
 
-from scorekit.ocr_pages.cli import RunError, add_progress, main_for, progress, result_line, with_run_info, write_text_atomic
+from scorekit.ocr_pages.cli import RunError, add_progress, main_for, result_line, with_run_info, write_text_atomic
 from scorekit.ocr_pages.evaluation.reports import aggregate_reports, report_to_json
+from scorekit.progress import progress_iter
 
 PROG = "ocr-pages-overall"
 
@@ -44,7 +45,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    reports = [read_report(path) for path in progress(args.reports, args.progress, "reports")]
+    reports = [read_report(path) for path in progress_iter(args.reports, args.progress, "reports")]
     try:
         report = aggregate_reports(reports)
     except ValueError as exc:
