@@ -52,10 +52,13 @@ from scorekit.registry import check_requirements, get, names, register, requires
 _LAZY = {
     "score": "scorekit.facade",
     "evaluate": "scorekit.facade",
+    "evaluate_arrow": "scorekit.arrow",
     "estimate_quality": "scorekit.qe.estimate",
     "estimate_quality_batch": "scorekit.qe.estimate",
     "StringMetric": "scorekit.metrics.strings",
     "FieldMetric": "scorekit.metrics.fields",
+    "SpanF1Metric": "scorekit.metrics.spans",
+    "MatchScheme": "scorekit.metrics.spans",
     "Cell": "scorekit.metrics.tables",
     "Table": "scorekit.metrics.tables",
     "TedsMetric": "scorekit.metrics.tables",
@@ -139,7 +142,7 @@ _LAZY = {
 }
 #: Subpackages importable as attributes (``ek.metrics``, ``ek.batch`` …).
 _SUBMODULES = ("metrics", "batch", "text", "facade", "trees", "flows", "agents", "qe", "graphs", "ocr", "harness", "validate",
-               "stores", "tools")
+               "stores", "tools", "arrow")
 
 
 def _version() -> str:
@@ -169,13 +172,13 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
-    "score", "evaluate", "estimate_quality", "estimate_quality_batch", "GraphGrammar", "FieldSpec",
+    "score", "evaluate", "evaluate_arrow", "arrow", "estimate_quality", "estimate_quality_batch", "GraphGrammar", "FieldSpec",
     "NodeType", "EdgeType", "TypeRef", "AnnotatedExtraction", "FieldEstimate", "NodePath", "Provenance",
     "Finding", "Decision", "Severity", "Score", "Report", "QualityReport", "Metric", "Validator",
     "Calibrator", "DecisionPolicy", "Signal", "Normalizer", "ConfidenceSource", "CostWeight", "OcrBackend",
     "default_cost_weight", "Canonicalizer", "default_canonicalizer", "register", "get", "resolve", "names",
     "requires_extra", "check_requirements", "canonicalize", "registry", "metrics", "__version__", "Cell",
-    "Table", "TedsMetric", "GritsMetric", "StringMetric", "FieldMetric", "Tree", "tree_edit_distance", "tree_edit_distance_batch",
+    "Table", "TedsMetric", "GritsMetric", "StringMetric", "FieldMetric", "SpanF1Metric", "MatchScheme", "Tree", "tree_edit_distance", "tree_edit_distance_batch",
     "tree_edit_mapping", "trees", "flows", "rover", "RoverConsensus", "AgreementSignal", "Episode",
     "TaskSpec", "ToolSpec", "run_suite", "pass_at_k", "pass_hat_k", "agents", "krippendorff_alpha",
     "cohen_kappa", "percent_agreement", "harness", "stores", "tools", "VerifierSignal", "LogprobSignal",

@@ -194,3 +194,24 @@ def episode_cost_columns(
 ) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.int64], F64, npt.NDArray[np.int32], list[str]] | None:
     """(flags, tokens (n, 4), latency, model_ids, models) of plain episodes, or None; flags bits:
     1 succeeded, 2 ungraded, 4 has a cost, 8 has a latency."""
+
+# --- Arrow text path (rust/bindings/src/arrow_text.rs; contract in scorekit._kernels.utf8) --------
+#: A UTF-8 column as Arrow lays it out: (data, int32 or int64 offsets, validity bitmap or None,
+#: the validity bitmap's bit offset).
+Utf8Column = tuple[npt.NDArray[np.uint8], npt.NDArray[np.int32] | I64, npt.NDArray[np.uint8] | None, int]
+#: (fold keys, fold offsets, fold values, punctuation bitmap, unassigned bitmap) from
+#: scorekit._kernels.utf8.unicode_tables().
+UnicodeTables = tuple[U32, I64, U32, npt.NDArray[np.uint8], npt.NDArray[np.uint8]]
+
+def utf8_pair_counts(
+    pred: Utf8Column, gold: Utf8Column, mode: str, steps: list[str], tables: UnicodeTables | None, threads: int,
+) -> I64:
+    """Rows (ref_len, substitutions, deletions, insertions, status) of every pair, shape (n, 5); status
+    0 counted, 1 left to the caller (a code point this Python leaves unassigned, under NFC/NFKC),
+    2 prediction not UTF-8, 3 gold not UTF-8. ``steps``: built-in normalizer names."""
+
+def utf8_normalize(
+    column: Utf8Column, steps: list[str], tables: UnicodeTables | None,
+) -> tuple[npt.NDArray[np.uint8], I64, npt.NDArray[np.int8]]:
+    """(data, int64 offsets, status) of every item through ``steps``: status 0 normalised, 1 left to
+    the caller (text unchanged), 2 not UTF-8 (empty)."""

@@ -149,7 +149,17 @@ def evaluate(cases: Iterable[Any], *, metric: Any = None, grammar: Optional[Grap
     >>> r = evaluate([("ct", "cat"), ("dg", "dog")], metric="cer")
     >>> r.n, round(r.aggregate, 3)
     (2, 0.333)
+
+    A pyarrow ``Table``, ``RecordBatch``, ``RecordBatchReader`` or ``pyarrow.dataset.Dataset`` with
+    columns ``pred``, ``gold`` (and ``slice``) is scored from its buffers by
+    :func:`scorekit.arrow.evaluate_arrow` (docs/arrow-dask.md).
     """
+    if "pyarrow" in sys.modules:  # without pyarrow loaded, nothing is Arrow data
+        from scorekit.arrow import evaluate_table, is_arrow_data
+
+        if is_arrow_data(cases):
+            return evaluate_table(cases, metric=metric, normalize=normalize, threads=threads, unit=unit,
+                                  grammar=grammar, weights=weights)
     try:
         iterator = iter(cases)
     except TypeError:

@@ -24,6 +24,8 @@ _EXPORTS = {
     "TypedGraph": "scorekit.metrics.graphs",
     "TypedNode": "scorekit.metrics.graphs",
     "TypedEdge": "scorekit.metrics.graphs",
+    "SpanF1Metric": "scorekit.metrics.spans",
+    "MatchScheme": "scorekit.metrics.spans",
 }
 
 __all__ = list(_EXPORTS)

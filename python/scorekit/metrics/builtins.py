@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from scorekit.metrics.fields import FieldMetric
 from scorekit.metrics.graphs import TypedGraphMetric
+from scorekit.metrics.spans import MatchScheme, SpanF1Metric
 from scorekit.metrics.strings import StringMetric
 from scorekit.metrics.tables import GritsMetric, TedsMetric
 from scorekit.registry import register
@@ -17,6 +18,8 @@ register("metrics", "wer", StringMetric("wer"))
 register("metrics", "fields", FieldMetric())
 register("metrics", "graph", TypedGraphMetric())
 register("metrics", "typed_graph", TypedGraphMetric())
+for _scheme in MatchScheme:
+    register("metrics", f"span_f1.{_scheme.value}", SpanF1Metric(_scheme))
 register("metrics", "teds", TedsMetric())
 register("metrics", "teds_struct", TedsMetric(structure_only=True))
 register("metrics", "grits", GritsMetric())

@@ -37,7 +37,7 @@ fn zeroed(len: usize) -> PyResult<Vec<i64>> {
 /// in parallel (tasks of `per_task` items, see [`items_per_task`]) unless the batch makes fewer
 /// than two tasks or has fewer than `SERIAL_BELOW` items of short tasks. Results never depend on
 /// the thread count: on failure, the error of the lowest failing item is returned.
-fn fill_rows<W, E, F>(
+pub(crate) fn fill_rows<W, E, F>(
     out: &mut [i64],
     width: usize,
     per_task: usize,

@@ -12,6 +12,7 @@ use pyo3::prelude::*;
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 mod align;
+mod arrow_text;
 mod bootstrap;
 mod calls;
 mod episodes;
@@ -46,5 +47,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     bootstrap::register(m)?;
     episodes::register(m)?;
     isotonic::register(m)?;
+    arrow_text::register(m)?;
     Ok(())
 }

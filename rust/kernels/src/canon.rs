@@ -52,38 +52,45 @@ pub fn is_ascii_punctuation(b: u8) -> bool {
     )
 }
 
+/// `strip` on text of any unit (bytes, code points): leading and trailing `is_space` units removed.
+pub fn strip_by<T: Copy>(text: &mut Vec<T>, is_space: impl Fn(T) -> bool) {
+    let end = text
+        .iter()
+        .rposition(|&c| !is_space(c))
+        .map_or(0, |k| k + 1);
+    text.truncate(end);
+    let start = text.iter().position(|&c| !is_space(c)).unwrap_or(end);
+    text.drain(..start);
+}
+
+/// `collapse_whitespace` on text of any unit: every run of `is_space` units becomes one `space`,
+/// and runs at either end go (`" ".join(s.split())`).
+pub fn collapse_by<T: Copy>(text: &mut Vec<T>, space: T, is_space: impl Fn(T) -> bool) {
+    let mut out = 0;
+    let mut pending_space = false;
+    for k in 0..text.len() {
+        let c = text[k];
+        if is_space(c) {
+            pending_space = out > 0;
+        } else {
+            if pending_space {
+                text[out] = space;
+                out += 1;
+                pending_space = false;
+            }
+            text[out] = c;
+            out += 1;
+        }
+    }
+    text.truncate(out);
+}
+
 fn apply(step: AsciiStep, text: &mut Vec<u8>) {
     match step {
         AsciiStep::Unchanged => {}
         AsciiStep::Casefold => text.make_ascii_lowercase(),
-        AsciiStep::Strip => {
-            let end = text
-                .iter()
-                .rposition(|&b| !is_ascii_space(b))
-                .map_or(0, |k| k + 1);
-            text.truncate(end);
-            let start = text.iter().position(|&b| !is_ascii_space(b)).unwrap_or(end);
-            text.drain(..start);
-        }
-        AsciiStep::CollapseWhitespace => {
-            let mut out = 0;
-            let mut pending_space = false;
-            for k in 0..text.len() {
-                let b = text[k];
-                if is_ascii_space(b) {
-                    pending_space = out > 0;
-                } else {
-                    if pending_space {
-                        text[out] = b' ';
-                        out += 1;
-                        pending_space = false;
-                    }
-                    text[out] = b;
-                    out += 1;
-                }
-            }
-            text.truncate(out);
-        }
+        AsciiStep::Strip => strip_by(text, is_ascii_space),
+        AsciiStep::CollapseWhitespace => collapse_by(text, b' ', is_ascii_space),
         AsciiStep::StripPunctuation => text.retain(|&b| !is_ascii_punctuation(b)),
     }
 }

@@ -12,4 +12,5 @@ pub mod isotonic;
 pub mod levenshtein;
 pub mod records;
 pub mod rover;
+pub mod text_columns;
 pub mod tree;

@@ -1,0 +1,115 @@
+"""``scorekit eval-table``: corpus CER/WER of two text columns of a Parquet file (docs/arrow-dask.md).
+
+Owns the command's arguments, its checks of the file (missing, not Parquet, no rows) and its
+output (a summary line per slice, or ``--json``); the scoring is :func:`scorekit.arrow.evaluate_arrow`,
+read row group by row group with a progress bar on stderr. Registered by ``scorekit.cli`` through
+:func:`add_parser`; pyarrow (the ``arrow`` extra) is imported only when the command runs.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import sys
+import time
+from typing import Any, Optional
+
+from scorekit.errors import InvalidValueError
+
+__all__ = ["add_parser", "run"]
+
+
+def add_parser(sub: Any) -> None:
+    """Register ``scorekit eval-table FILE.parquet --pred COL --gold COL …``."""
+    p = sub.add_parser("eval-table", help="corpus CER/WER of two text columns of a Parquet file (Arrow path)",
+                       epilog="Columns are read row group by row group as Arrow buffers (no Python string per "
+                              "item). With --json, an aggregate with no reference unit is null, and per_slice is a "
+                              "list of {slice, aggregate, n, ...counts} in first-appearance order.")
+    p.add_argument("file", help="a Parquet file")
+    p.add_argument("--pred", required=True, metavar="COL", help="column of predictions (string or binary)")
+    p.add_argument("--gold", required=True, metavar="COL", help="column of references (string or binary)")
+    p.add_argument("--slice", metavar="COL", default=None, help="column grouping the rows (null: no slice)")
+    p.add_argument("--metric", choices=("cer", "wer"), default="cer")
+    p.add_argument("-n", "--normalize", action="append", metavar="NAME",
+                   help="normalizer name(s) applied to both sides, in order (repeat or comma-separate: "
+                        "nfc, nfkc, lower, strip, collapse_whitespace, strip_punctuation)")
+    p.add_argument("--nulls", choices=("error", "count"), default="error",
+                   help="a null cell is an error naming its row (default), or counted and scored as empty text")
+    p.add_argument("--threads", type=int, default=None, help="kernel threads (default: all cores)")
+    p.add_argument("--progress", choices=("auto", "always", "never"), default="auto",
+                   help="progress bar over row groups on stderr (auto: when stderr is a terminal)")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.set_defaults(handler=run)
+
+
+def _normalize(values: Optional[list[str]]) -> Any:
+    names = [n for v in values or () for n in v.split(",") if n]
+    return names or None
+
+
+def _finite(x: Optional[float]) -> Optional[float]:
+    return x if x is not None and math.isfinite(x) else None
+
+
+def _open_parquet(path: str) -> Any:
+    from scorekit.arrow import _pyarrow
+
+    pa = _pyarrow()
+    import pyarrow.parquet as pq
+
+    if not os.path.exists(path):
+        raise InvalidValueError(f"not found: {path!r}", field="FILE")
+    if os.path.isdir(path):
+        raise InvalidValueError(f"{path!r} is a directory, not a Parquet file", field="FILE")
+    try:
+        parquet = pq.ParquetFile(path)
+    except (pa.ArrowInvalid, OSError) as exc:
+        raise InvalidValueError(f"{path!r} is not a readable Parquet file ({exc})", field="FILE") from None
+    if parquet.metadata.num_rows == 0:
+        raise InvalidValueError(f"{path!r} has no rows", field="FILE")
+    return parquet
+
+
+def run(args: Any) -> int:
+    """The command: score, then print the report (exit status 0; bad input raises)."""
+    from scorekit.arrow import evaluate_arrow
+    from scorekit.progress import progress_printer
+
+    parquet = _open_parquet(args.file)
+    progress = progress_printer(args.progress, "row groups")
+    start = time.perf_counter()
+    report = evaluate_arrow(parquet, pred=args.pred, gold=args.gold, slice=args.slice, metric=args.metric,
+                            normalize=_normalize(args.normalize), nulls=args.nulls, threads=args.threads,
+                            progress=progress)
+    seconds = time.perf_counter() - start
+    if args.json:
+        out = {
+            "metric": report.metric,
+            "n": report.n,
+            "aggregate": _finite(report.aggregate),
+            "totals": report.detail,
+            "nulls": report.nulls,
+            "per_slice": [{"slice": label, "aggregate": _finite(report.per_slice[label]), **counts}
+                          for label, counts in report.slice_counts.items()],
+            "row_groups": parquet.num_row_groups,
+            "seconds": round(seconds, 6),
+            "pairs_per_second": round(report.n / seconds) if seconds > 0 else None,
+        }
+        print(json.dumps(out, ensure_ascii=False, indent=2, allow_nan=False, default=str))
+        return 0
+    d = report.detail
+    shown = "n/a" if _finite(report.aggregate) is None else f"{report.aggregate:.4f}"
+    print(f"{report.metric.upper()} over {report.n:,} pairs: {shown}  (edits {d['edits']:,} / reference "
+          f"{d['ref_len']:,}; S {d['substitutions']:,}  D {d['deletions']:,}  I {d['insertions']:,}  H {d['hits']:,})")
+    if any(report.nulls.values()):
+        print("  null cells (scored as empty text): " + ", ".join(f"{k} {v:,}" for k, v in report.nulls.items()))
+    if report.slice_counts:
+        names = {label: json.dumps(label, ensure_ascii=False, default=str) for label in report.slice_counts}
+        width = max(map(len, names.values()))
+        for label, counts in report.slice_counts.items():
+            rate = _finite(report.per_slice[label])
+            print(f"  {names[label]:<{width}}  {'n/a' if rate is None else f'{rate:.4f}'}  (n={counts['n']:,})")
+    if seconds > 0:
+        print(f"  {report.n / seconds:,.0f} pairs/s ({seconds:.3f} s)", file=sys.stdout)
+    return 0
