@@ -16,7 +16,6 @@ import pytest
 
 import scorekit.agents.bridge as bridge
 from doc_examples import run_python_blocks
-from ek_doctests import run_ek_doctests
 from scorekit.agents.base import Cost, Step, TaskSpec
 from scorekit.agents.bridge import (
     INSPECT_SCORE_VALUES, as_agent, cost_from_usage, episode_from_messages, episodes_from_inspect_log,
@@ -39,13 +38,6 @@ def cost_fields(cost):
 
 def test_docstring_examples():
     assert doctest.testmod(bridge, optionflags=doctest.ELLIPSIS).failed == 0
-
-
-def test_ek_docstring_examples_run_against_scorekit():
-    results = run_ek_doctests(ek_bridge, bridge)
-    assert {"ek.agents.bridge", "ek.agents.bridge.as_agent", "ek.agents.bridge.cost_from_usage",
-            "ek.agents.bridge.episodes_from_inspect_log", "ek.agents.bridge.inspect_score_value"} <= set(results)
-    assert all(r.failed == 0 and r.attempted > 0 for r in results.values()), results
 
 
 def test_docs_page():

@@ -14,7 +14,6 @@ from datetime import datetime, timezone
 import ek.base as ek_base
 import ek.harness as ek_harness
 import pytest
-from ek_doctests import run_ek_doctests
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -682,12 +681,6 @@ def test_a_change_regresses_in_exactly_one_direction(current, before):
 # --------------------------------------------------------------------------------------------
 # ek's docstring examples, and the docs page
 # --------------------------------------------------------------------------------------------
-
-
-def test_ek_harness_docstring_examples_run_against_scorekit():
-    results = run_ek_doctests(ek_harness, harness)
-    assert results and sum(r.attempted for r in results.values()) >= 2
-    assert sum(r.failed for r in results.values()) == 0
 
 
 def test_module_doctests():

@@ -57,6 +57,7 @@ _LAZY = {
     "estimate_quality_batch": "scorekit.qe.estimate",
     "StringMetric": "scorekit.metrics.strings",
     "FieldMetric": "scorekit.metrics.fields",
+    "AnlsMetric": "scorekit.metrics.anls",
     "SpanF1Metric": "scorekit.metrics.spans",
     "MatchScheme": "scorekit.metrics.spans",
     "Cell": "scorekit.metrics.tables",
@@ -178,7 +179,7 @@ __all__ = [
     "Calibrator", "DecisionPolicy", "Signal", "Normalizer", "ConfidenceSource", "CostWeight", "OcrBackend",
     "default_cost_weight", "Canonicalizer", "default_canonicalizer", "register", "get", "resolve", "names",
     "requires_extra", "check_requirements", "canonicalize", "registry", "metrics", "__version__", "Cell",
-    "Table", "TedsMetric", "GritsMetric", "StringMetric", "FieldMetric", "SpanF1Metric", "MatchScheme", "Tree", "tree_edit_distance", "tree_edit_distance_batch",
+    "Table", "TedsMetric", "GritsMetric", "StringMetric", "FieldMetric", "AnlsMetric", "SpanF1Metric", "MatchScheme", "Tree", "tree_edit_distance", "tree_edit_distance_batch",
     "tree_edit_mapping", "trees", "flows", "rover", "RoverConsensus", "AgreementSignal", "Episode",
     "TaskSpec", "ToolSpec", "run_suite", "pass_at_k", "pass_hat_k", "agents", "krippendorff_alpha",
     "cohen_kappa", "percent_agreement", "harness", "stores", "tools", "VerifierSignal", "LogprobSignal",
@@ -191,4 +192,6 @@ __all__ = [
     "json_store", "mall", "app_folder", "persistent_cache", "cache_this", "validation_pipeline", "ValidationResult", "Corrector", "canonicalize_corrector",
     "lexicon_corrector", "cross_field_validator", "ordering_validator", "benford_findings", "zscore_anomaly_findings",
     "lm_surprisal_validator", "llm_corrector", "stop_on_correction", "stop_on_flag", "validate", "qe", "TypedGraph", "TypedNode", "TypedEdge", "TypedGraphMetric", "graphs",
+    "ocr", "table_from_ocr", "has_table_structure", "resolve_table_parser", "engine_yields_tables", "batch", "text",
+    "facade",
 ]

@@ -24,6 +24,8 @@ _EXPORTS = {
     "TypedGraph": "scorekit.metrics.graphs",
     "TypedNode": "scorekit.metrics.graphs",
     "TypedEdge": "scorekit.metrics.graphs",
+    "AnlsMetric": "scorekit.metrics.anls",
+    "anls_scores": "scorekit.metrics.anls",
     "SpanF1Metric": "scorekit.metrics.spans",
     "MatchScheme": "scorekit.metrics.spans",
 }

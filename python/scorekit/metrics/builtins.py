@@ -6,6 +6,7 @@ re-importing re-registers the same names, so it is idempotent.
 
 from __future__ import annotations
 
+from scorekit.metrics.anls import AnlsMetric
 from scorekit.metrics.fields import FieldMetric
 from scorekit.metrics.graphs import TypedGraphMetric
 from scorekit.metrics.spans import MatchScheme, SpanF1Metric
@@ -16,6 +17,7 @@ from scorekit.registry import register
 register("metrics", "cer", StringMetric("cer"))
 register("metrics", "wer", StringMetric("wer"))
 register("metrics", "fields", FieldMetric())
+register("metrics", "anls", AnlsMetric())
 register("metrics", "graph", TypedGraphMetric())
 register("metrics", "typed_graph", TypedGraphMetric())
 for _scheme in MatchScheme:

@@ -17,14 +17,13 @@ or ``assume_calibrated=True``.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import gc
 import numbers
 import warnings
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, Optional
 
+from scorekit._gc import cyclic_gc_paused
 from scorekit.base import AnnotatedExtraction, Decision, FieldEstimate, QualityReport, Severity
 from scorekit.qe.calibrate import SignalFamilyCalibrator, accepts_group
 
@@ -293,7 +292,7 @@ def estimate_quality_batch(extractions: Iterable[Any], *, sources: Optional[Iter
     >>> [round(r.raw_signals["agreement"], 2) for r in reports]
     [1.0, 0.75]
     """
-    with _no_cyclic_gc():  # 100,000s of small lists and dicts would trigger full collections over and over
+    with cyclic_gc_paused():  # 100,000s of small lists and dicts would trigger full collections over and over
         return _batch(extractions, sources, signals, calibrator, validators, policy, agreement, assume_calibrated,
                       threads)
 
@@ -351,16 +350,3 @@ def _agreement_report(a: float) -> QualityReport:
 def _no_agreement_report() -> QualityReport:
     """The report of a bare pipeline without any signal (no sources, or agreement off)."""
     return QualityReport(None, None, (), {}, {"n_signals": 0, "calibrated": False})
-
-
-@contextlib.contextmanager
-def _no_cyclic_gc() -> Iterator[None]:
-    """Pause the cyclic garbage collector while building many acyclic result objects (reference
-    counting still frees everything; the collector is restored as it was)."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
