@@ -475,6 +475,12 @@ def _cmd_demo(args: argparse.Namespace) -> int:
           f"{qe['n_calibration']} labelled ones (alpha {qe['alpha']:g}): accepted {qe['decisions'].get('accept', 0)}, "
           f"flagged {qe['decisions'].get('flag', 0)}, blocked {qe['decisions'].get('block', 0)}; error among accepted "
           f"{'n/a' if error is None else f'{error:.1%}'} (all fields: {qe['error_without_gate']:.1%})")
+    from scorekit.demo_report import score_docqa_sample
+
+    docqa = score_docqa_sample()
+    print(f"Document QA and entities: {len(docqa['answers'])} answers, ANLS* {docqa['anls']:.3f}; "
+          f"{docqa['sentences']} tagged sentences, entity F1 "
+          + ", ".join(f"{scheme} {r.aggregate:.3f}" for scheme, r in docqa["entities"].items()))
     if args.html:
         from scorekit.demo_report import build_demo_report
         from scorekit.report import write_report
@@ -484,7 +490,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
         page = build_demo_report(sample, evaluate(sample, metric="cer"), evaluate(sample, metric="wer"),
                                  backend=current_backend(), pairs_per_second=throughput,
                                  ocr_pages=ocr_pages["no_filter"], flowcharts=rotations, cases=cases,
-                                 agents=agents, qe=qe)
+                                 agents=agents, qe=qe, docqa=docqa)
         print(f"report: {write_report(args.html, page)}")
     return 0
 

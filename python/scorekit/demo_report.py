@@ -49,6 +49,10 @@ QE_PREFIX = "Quality without gold · "
 QE_SAMPLE = Path(__file__).parent / "data" / "qe_sample" / "fields.jsonl"
 #: Error rate the demo's conformal gate is asked to guarantee among accepted fields.
 QE_SAMPLE_ALPHA = 0.1
+#: Section titles of the document-QA and entity sample start with this.
+DOCQA_PREFIX = "Document QA and entities · "
+#: The document-QA and entity sample: answers (accepted variants or nested records) and entity tags.
+DOCQA_SAMPLE = Path(__file__).parent / "data" / "docqa_sample"
 
 
 def score_cases_sample() -> Any:
@@ -173,6 +177,51 @@ def qe_sections(qe: Mapping[str, Any]) -> list[Any]:
     ]
 
 
+def score_docqa_sample() -> dict[str, Any]:
+    """The packaged document-QA and entity sample (``data/docqa_sample``): every answer scored with
+    ANLS* in one batch (a gold list is the accepted variants, read as ANLS*'s tuple of
+    alternatives), and the entities with span F1 under seqeval's CoNLL reading of the tags and
+    the SemEval-2013 strict and partial schemes on the spans."""
+    from scorekit.metrics.anls import anls_scores
+    from scorekit.metrics.spans import MatchScheme, SpanF1Metric
+
+    answers = [json.loads(line) for line in (DOCQA_SAMPLE / "answers.jsonl").read_text(encoding="utf-8").splitlines()]
+    golds = [tuple(a["gold"]) if a["kind"] == "answer" else a["gold"] for a in answers]
+    values = anls_scores([a["pred"] for a in answers], golds)
+    sentences = [json.loads(line) for line in (DOCQA_SAMPLE / "entities.jsonl").read_text(encoding="utf-8").splitlines()]
+    entities = {}
+    for scheme, pred_key, gold_key in ((MatchScheme.SEQEVAL_CONLL, "pred", "gold"),
+                                       (MatchScheme.STRICT, "pred_spans", "gold_spans"),
+                                       (MatchScheme.PARTIAL, "pred_spans", "gold_spans")):
+        entities[scheme.value] = SpanF1Metric(scheme).score_corpus([s[pred_key] for s in sentences],
+                                                                   [s[gold_key] for s in sentences])
+    return {"answers": [dict(a, anls=float(v)) for a, v in zip(answers, values)],
+            "anls": float(values.mean()), "sentences": len(sentences), "entities": entities}
+
+
+def docqa_sections(docqa: Mapping[str, Any]) -> list[Any]:
+    """The document-QA and entity sample's sections: the figures, every answer with its ANLS*, and
+    span F1 per scheme."""
+    answers = docqa["answers"]
+    return [
+        report.summary_table("Outcome", {
+            "questions": len(answers),
+            "ANLS* (mean over questions)": docqa["anls"],
+            "answers scored 0 (below the 0.5 threshold, or missing)": sum(1 for a in answers if a["anls"] == 0),
+            "sentences with entity tags": docqa["sentences"],
+            **{f"entity F1, {scheme}": r.aggregate for scheme, r in docqa["entities"].items()},
+        }),
+        report.data_table("Answers", ["question", "gold", "prediction", "ANLS*"],
+                          [[a["question"], json.dumps(a["gold"], ensure_ascii=False),
+                            json.dumps(a["pred"], ensure_ascii=False), a["anls"]] for a in answers],
+                          sort_by="ANLS*"),
+        report.data_table("Entity span F1 by scheme", ["scheme", "F1", "counts"],
+                          [[scheme, r.aggregate, ", ".join(f"{k} {v}" for k, v in r.detail.items()
+                                                         if isinstance(v, int))]
+                           for scheme, r in docqa["entities"].items()]),
+    ]
+
+
 def score_flowcharts_sample() -> dict[str, Any]:
     """The packaged flowchart rotation sample (``data/flowcharts``: twelve synthetic scans, their
     true rotation and a model's) as the summary of ``scorekit flowcharts rotation``."""
@@ -220,13 +269,15 @@ def _rate(r: Report) -> float | None:
 def build_demo_report(corpus: Sequence[tuple[str, str, str]], cer: Report, wer: Report, *,
                       backend: str, pairs_per_second: float, ocr_pages: Optional[Mapping[str, Any]] = None,
                       flowcharts: Optional[dict[str, Any]] = None, cases: Any = None,
-                      agents: Optional[Mapping[str, Any]] = None, qe: Optional[Mapping[str, Any]] = None) -> str:
+                      agents: Optional[Mapping[str, Any]] = None, qe: Optional[Mapping[str, Any]] = None,
+                      docqa: Optional[Mapping[str, Any]] = None) -> str:
     """The demo page for ``corpus`` (prediction, reference, slice) scored once as ``cer`` and ``wer``
     (reports over exactly these pairs, in this order), then, when given, the ``ocr_pages``
     aggregate report (of :func:`score_ocr_pages_sample`) in the OCR pages run report's sections,
     the flowchart rotation summary, the case benchmark summary (:func:`score_cases_sample`) and
-    the agent suite sample (:func:`score_agents_sample`) in their reports' sections, and the
-    quality-estimation sample (:func:`score_qe_sample`)."""
+    the agent suite sample (:func:`score_agents_sample`) in their reports' sections, the
+    quality-estimation sample (:func:`score_qe_sample`) and the document-QA and entity sample
+    (:func:`score_docqa_sample`)."""
     slices = sorted({label for _, _, label in corpus})
     counts = Counter(label for _, _, label in corpus)
     per_slice_cer, per_slice_wer = cer.per_slice, wer.per_slice
@@ -289,4 +340,6 @@ def build_demo_report(corpus: Sequence[tuple[str, str, str]], cer: Report, wer: 
                                              comparison=agents["comparison"])]
     if qe is not None:
         sections += [dataclasses.replace(s, title=QE_PREFIX + s.title) for s in qe_sections(qe)]
+    if docqa is not None:
+        sections += [dataclasses.replace(s, title=DOCQA_PREFIX + s.title) for s in docqa_sections(docqa)]
     return report.render_page("scorekit demo: the sample OCR corpus", sections)
