@@ -158,6 +158,16 @@ def rover_read_texts(
     unless every item is exactly a list of exact ``str`` without lone surrogates (twin: the unit reader
     of ``scorekit.qe.rover``)."""
 
+def span_read_tags(
+    sentences: list[Any], known: dict[str, int],
+) -> tuple[npt.NDArray[np.uint8] | npt.NDArray[np.int32], list[str]] | None:
+    """Tag sequences (lists or tuples of ``str``) → (the ids of all their tags one after the other,
+    the tags not in ``known`` in order of first appearance, which take the ids ``len(known)`` on);
+    ids ``uint8`` while the known and new tags number at most 256, else ``int32``. None, consuming
+    nothing, unless ``sentences`` is exactly a list of exact lists or tuples of exact non-empty ``str``
+    without lone surrogates, and so are the keys of ``known`` (twin: ``_TagTable.encode`` of
+    ``scorekit.metrics.spans``). The GIL is held; no Python code runs."""
+
 # --- ged (graph edit distance; layout in scorekit._kernels.ged) -----------------------------------
 GedProblem = tuple[F64, F64, F64, I64, I64, F64, F64, F64, bool]
 

@@ -11,7 +11,8 @@ nor nervaluate is imported):
   ``[{"label": str, "start": int, "end": int}, ...]`` with inclusive ends: SemEval-2013's greedy
   matching with COR/INC/PAR/MIS/SPU counts, partial matches worth half.
 
-Everything runs on whole batches. Tags are interned once per batch into integer codes, and both
+Everything runs on whole batches. Tags are interned once per batch into integer codes (by the
+compiled reader ``_core.span_read_tags`` when the core is built; in Python otherwise), and both
 decoders are NumPy passes over the flat token array (the decisions of each decoder depend only on
 adjacent pairs of tags, so entities come from lookup tables, cumulative maxima and segment ids,
 without a Python loop over tokens). Span matching finds every sufficiently-overlapping
@@ -47,6 +48,7 @@ from typing import Any, Optional
 
 import numpy as np
 
+from scorekit._kernels import _core
 from scorekit.base import GraphGrammar, Report, Score
 from scorekit.errors import InvalidTypeError, InvalidValueError, describe
 
@@ -250,7 +252,14 @@ class _TagTable:
     def encode(self, sentences: list, name: Callable[[int], str]) -> np.ndarray:
         """The ids of the tags of ``sentences``, one after the other. New tags are checked and
         interned; an unhashable tag raises ``TypeError`` (``name(k)`` names sentence ``k`` in the
-        other errors)."""
+        other errors). The compiled reader (``_core.span_read_tags``) gives the same ids for plain
+        lists of ``str``; this method's own loop is its twin and reads everything else."""
+        compiled = _core.span_read_tags(sentences, self.ids) if _core is not None else None
+        if compiled is not None:
+            ids, new = compiled
+            if new:
+                self._add(new)
+            return ids
         while True:
             tags = itertools.chain.from_iterable(sentences)
             try:

@@ -25,6 +25,7 @@ mod packing;
 mod parallel;
 mod records;
 mod rover;
+mod tags;
 mod text_pair;
 mod tree;
 
@@ -48,5 +49,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     episodes::register(m)?;
     isotonic::register(m)?;
     arrow_text::register(m)?;
+    tags::register(m)?;
     Ok(())
 }

@@ -216,7 +216,7 @@ fn item<'a, 'py>(list: Borrowed<'a, 'py, PyList>, k: usize) -> Borrowed<'a, 'py,
     }
 }
 
-fn prefetch(object: *mut ffi::PyObject) {
+pub(crate) fn prefetch(object: *mut ffi::PyObject) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: a prefetch has no architectural effect and never faults, whatever the address.
     unsafe {
