@@ -430,3 +430,47 @@ def test_hostile_structures_raise_instead_of_crashing():
         M(10 ** 5000, "1")  # beyond Python's digit limit for str()
     with pytest.raises(InputTooLargeError, match="comparisons"):
         M(["a"] * 2_001, ["b"] * 2_001)
+
+
+def test_one_row_or_one_column_lists_take_the_first_best_pair():
+    """Lists where one side has one item (scored without the pairing), ties and exact matches
+    included, against the oracle."""
+    r = random.Random(23)
+    items = ["ab", "abc", "abd", "AB", "ab ", "x", "", 1, 1.0, True]
+    preds, golds = [], []
+    for _ in range(2_000):
+        one, many = [r.choice(items)], [r.choice(items) for _ in range(r.randint(1, 5))]
+        gold, pred = (one, many) if r.random() < 0.5 else (many, one)
+        preds.append(pred)
+        golds.append(gold)
+    assert anls_scores(preds, golds).tolist() == [anls_score(g, p) for p, g in zip(preds, golds)]
+    for threshold in (0.0, 1.0, 1.5):
+        ek_metric = EkAnlsMetric(threshold=threshold)
+        expected = [ek_metric(p, g).value for p, g in zip(preds, golds)]
+        assert anls_scores(preds, golds, threshold=threshold).tolist() == expected
+
+
+class _Shouting(str):
+    """A ``str`` whose ``str()`` differs from its value."""
+
+    def __str__(self) -> str:
+        return "SHOUT"
+
+
+def test_str_subclasses_are_read_through_str():
+    loud = _Shouting("abc")
+    preds = ["x", "abc", loud, [loud], {"k": loud}, ("abc", loud), loud]
+    golds = ["x", "abc", "abc", ["abc"], {"k": "abc"}, "abc", "shout"]
+    preds[5], golds[5] = "abc", ("abc", [loud])  # a nested answer next to the flat ones
+    expected = [anls_score(g, p) for p, g in zip(preds, golds)]
+    assert expected[2:5] == [0.0, 0.0, 0.0] and expected[6] == 1.0
+    assert anls_scores(preds, golds).tolist() == expected
+    assert anls_scores(preds * 20, golds * 20).tolist() == expected * 20  # the batch kernel path
+
+
+def test_numbers_and_strings_with_the_same_text_share_their_similarities():
+    preds = [1, "1", True, 1.0, [1, "1"], {"a": True}, 1, -0.0]
+    golds = ["1", 1, "true", "1.0", ["1", 1.0], {"a": 1}, ("1", True), 0.0]
+    expected = [anls_score(g, p) for p, g in zip(preds, golds)]
+    assert anls_scores(preds, golds).tolist() == expected
+    assert anls_scores(preds * 20, golds * 20).tolist() == expected * 20

@@ -45,7 +45,7 @@ MAX_DEPTH = 200
 MAX_LIST_CELLS = 4_000_000
 
 # Node kinds. A node is a tuple whose first element is its kind:
-#   (LEAF, obj, text)            text: the id of the normalised string of obj (see _Reader)
+#   (LEAF, obj, raw)             raw: the raw id of obj (see _Reader)
 #   (NONE, None)
 #   (LIST, obj, children, size)
 #   (DICT, obj, {key: child}, size)
@@ -83,43 +83,46 @@ def _noney(node: tuple) -> bool:
 class _Reader:
     """Reads answers into trees and lists every leaf pair a score will compare.
 
-    A leaf's text is ``str(obj)`` lower-cased with whitespace runs folded to one space; each
-    distinct text gets an id (its index in ``strings``), so an exact match is an equality of ids
-    and every text is packed once. Compared pairs are listed by position: pair ``i`` is gold text
-    ``left[i]`` against predicted text ``right[i]`` (ids); :meth:`similarities` scores them all.
+    Every distinct leaf gets a raw id (its index in ``raws``, which holds ``str(leaf)``): a ``str``
+    by value, any other leaf (a number, a boolean, a ``str`` subclass) by identity, the batch's
+    answers keeping it alive. Compared pairs are listed by position: pair ``i`` is gold leaf
+    ``left[i]`` against predicted leaf ``right[i]`` (raw ids). :meth:`similarities` normalises
+    every raw text once (lower-cased, whitespace runs folded to one space) and scores the pairs.
     """
 
-    __slots__ = ("threshold", "ids", "strings", "read", "left", "right")
+    __slots__ = ("threshold", "read", "others", "raws", "left", "right")
 
     def __init__(self, threshold: float) -> None:
         self.threshold = threshold
-        self.ids: dict = {}  # text -> id
-        self.strings: list = []  # id -> text
-        self.read: dict = {}  # raw str -> id of its text
+        self.read: dict = {}  # str -> raw id
+        self.others: dict = {}  # id() of any other leaf -> raw id
+        self.raws: list = []  # raw id -> str(leaf)
         self.left: list = []
         self.right: list = []
 
     def text(self, obj: Any) -> int:
-        """The id of a leaf's text."""
+        """The raw id of a leaf."""
         if type(obj) is str:
             known = self.read.get(obj)
             if known is None:
-                norm = " ".join(obj.lower().split())
-                known = self.ids.get(norm)
-                if known is None:
-                    known = self.ids[norm] = len(self.strings)
-                    self.strings.append(norm)
-                self.read[obj] = known
+                known = self.read[obj] = len(self.raws)
+                self.raws.append(obj)
             return known
-        try:
-            norm = " ".join(str(obj).lower().split())
-        except ValueError as exc:  # an int beyond Python's digit limit for str()
-            raise InvalidValueError(f"cannot be turned into text: {exc}", field="leaf") from None
-        known = self.ids.get(norm)
+        known = self.others.get(id(obj))
         if known is None:
-            known = self.ids[norm] = len(self.strings)
-            self.strings.append(norm)
+            try:
+                raw = str(obj)
+            except ValueError as exc:  # an int beyond Python's digit limit for str()
+                raise InvalidValueError(f"cannot be turned into text: {exc}", field="leaf") from None
+            known = self.others[id(obj)] = len(self.raws)
+            self.raws.append(raw)
         return known
+
+    def texts(self, values: Iterable) -> list:
+        """The raw ids of plain answers (:meth:`text` of each)."""
+        read, text = self.read.get, self.text
+        return [known if (known := read(x)) is not None and type(x) is str else text(x)
+                for x in values]
 
     def build(self, obj: Any, is_gold: bool, depth: int = 0) -> tuple:
         """The tree of one answer, raising the reference's errors for what it cannot take."""
@@ -202,17 +205,19 @@ class _Reader:
     def similarities(self, threads: Optional[int]) -> list:
         """The thresholded similarity of every listed pair, by position.
 
-        Equal texts score 1.0 and a pair whose lengths alone put it below the threshold (one side
-        empty, or even the best alignment too far off) 0.0 without a distance; the others'
-        distances are one batch, each text packed once.
+        Pairs of equal texts score 1.0 and a pair whose lengths alone put it below the threshold
+        (one side empty, or even the best alignment too far off) 0.0 without a distance; the
+        others' distances are one batch, each distinct text packed once.
         """
-        threshold, left, right, strings = self.threshold, self.left, self.right, self.strings
+        threshold, left, right = self.threshold, self.left, self.right
+        strings, ids = _normalise(self.raws)
         same = 0.0 if 1.0 < threshold else 1.0
         if len(left) <= _SMALL_PAIRS:  # a kernel call costs more than these few distances
             from rapidfuzz.distance import Levenshtein
 
             sims = []
             for i, j in zip(left, right):
+                i, j = ids[i], ids[j]
                 a, b = strings[i], strings[j]
                 la, lb = len(a), len(b)
                 longest = la if la > lb else lb
@@ -230,8 +235,9 @@ class _Reader:
 
         values, offsets = _pack(strings)
         lengths = np.diff(offsets)
-        gi = np.array(left, dtype=np.int64)
-        pi = np.array(right, dtype=np.int64)
+        ids = np.array(ids, dtype=np.int64)
+        gi = ids[np.array(left, dtype=np.int64)]
+        pi = ids[np.array(right, dtype=np.int64)]
         la, lb = lengths[gi], lengths[pi]
         longest = np.maximum(la, lb)
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -245,6 +251,18 @@ class _Reader:
         sims = np.where(gi == pi, same, 0.0)
         sims[todo] = np.where(nls < threshold, 0.0, nls)
         return sims.tolist()
+
+
+def _normalise(raws: list) -> tuple:
+    """The distinct normalised texts of ``raws`` (lower-cased, whitespace runs folded to one
+    space), and for each raw text the index of its normalised text among them.
+
+    >>> _normalise(["A  b", "x", " a B"])
+    (['a b', 'x'], [0, 1, 0])
+    """
+    ids: dict = {}
+    of_raw = [ids.setdefault(" ".join(raw.lower().split()), len(ids)) for raw in raws]
+    return list(ids), of_raw
 
 
 def _gather(values, offsets, rows):
@@ -277,8 +295,8 @@ class _Scorer:
     __slots__ = ("sims", "n", "same")
 
     def __init__(self, threshold: float, sims: dict, n: int) -> None:
-        self.sims = sims  # gold text id * n + predicted text id -> thresholded similarity
-        self.n = n  # the number of distinct texts
+        self.sims = sims  # gold raw id * n + predicted raw id -> thresholded similarity
+        self.n = n  # the number of raw ids
         self.same = 0.0 if 1.0 < threshold else 1.0  # two equal texts
 
     def pair(self, g: tuple, p: tuple) -> tuple:
@@ -421,12 +439,7 @@ def _plans(reader: _Reader, preds: Sequence, golds: Sequence) -> list:
     """
     plans = []
     compat = 0
-    build, left, right = reader.build, reader.left, reader.right
-    read, normalise = reader.read.get, reader.text
-
-    def text(obj: Any) -> int:
-        return read(obj) or normalise(obj)  # (text id 0 is looked up twice: still right)
-
+    build, text, left, right = reader.build, reader.text, reader.left, reader.right
     for k, (pred, gold) in enumerate(zip(preds, golds)):
         at = len(left)
         try:
@@ -441,15 +454,14 @@ def _plans(reader: _Reader, preds: Sequence, golds: Sequence) -> list:
                     gold = tuple(gold)  # the reference's compatibility mode (VQA answer lists)
                     compat += 1
                 if isinstance(gold, tuple) and gold and _flat(gold):
-                    left += [read(x) or normalise(x) for x in gold]
+                    left += reader.texts(gold)
                     right += [text(pred)] * len(gold)
                     plans.append((TUPLE, at, len(left)))
                     continue
             elif isinstance(pred, list):
                 if isinstance(gold, list) and _flat(gold) and _flat(pred):
                     _check_cells(len(gold), len(pred))
-                    ga = [read(x) or normalise(x) for x in gold]
-                    pb = [read(x) or normalise(x) for x in pred]
+                    ga, pb = reader.texts(gold), reader.texts(pred)
                     for a in ga:
                         left += [a] * len(pb)
                         right += pb
@@ -488,9 +500,9 @@ def _batch_values(preds: Sequence, golds: Sequence, threshold: float, threads: O
     reader = _Reader(threshold)
     plans = _plans(reader, preds, golds)
     sims = reader.similarities(threads)
-    # the trees look their leaf pairs up by text ids (a pair scores the same wherever it occurs)
+    # the trees look their leaf pairs up by raw ids (a pair scores the same wherever it occurs)
     by_ids: dict = {}
-    left, right, n = reader.left, reader.right, len(reader.strings)
+    left, right, n = reader.left, reader.right, len(reader.raws)
     for kind, at, data in plans:
         if kind is None:
             end = data[2]
@@ -518,6 +530,8 @@ def _flat_lists(sims: list, at: int, gold: list, pred: list) -> float:
     k, m = len(gold), len(pred)
     if k == 0 or m == 0:
         return 1.0 if k == m else 0.0
+    if k == 1 or m == 1:  # the pairing takes the first best pair: an exact match scores the best
+        return max(sims[at:at + k * m]) / (k if k > m else m)
     rows = [sims[at + i * m:at + (i + 1) * m] for i in range(k)]
     nextafter = math.nextafter
     profits = [[nextafter(x, _INF) if g == p else x for x, p in zip(row, pred)] if g in pred else row
