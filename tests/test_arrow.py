@@ -355,39 +355,3 @@ def test_misaligned_offsets_buffer(backend):
     column = pa.Array.from_buffers(pa.large_string(), 2, [None, shifted, pa.py_buffer(b"ctdog")])
     report = evaluate_arrow(pa.table({"pred": column, "gold": ["cat", "dog"]}))
     assert report.detail["deletions"] == 1 and report.n == 2
-
-
-def test_prefetched_reading_keeps_order_raises_in_order_and_stops_early():
-    """The Parquet reader thread: items in order, a reader error raised after the items before it,
-    and a consumer that stops early stops the reader (no thread left behind)."""
-    import threading
-
-    from scorekit.arrow import _prefetched
-
-    assert list(_prefetched(iter(range(50)), depth=2)) == list(range(50))
-
-    def failing():
-        yield 1
-        yield 2
-        raise ValueError("row group 2 is corrupt")
-
-    seen = []
-    with pytest.raises(ValueError, match="row group 2 is corrupt"):
-        for item in _prefetched(failing()):
-            seen.append(item)
-    assert seen == [1, 2]
-
-    pulled = []
-
-    def endless():
-        k = 0
-        while True:
-            pulled.append(k)
-            yield k
-            k += 1
-
-    stream = _prefetched(endless(), depth=2)
-    assert [next(stream) for _ in range(3)] == [0, 1, 2]
-    stream.close()
-    assert not any(t.name == "scorekit-parquet-reader" for t in threading.enumerate())
-    assert len(pulled) <= 3 + 2 + 1   # at most the queue's depth (and the item in hand) beyond those used

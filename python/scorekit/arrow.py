@@ -46,8 +46,6 @@ __all__ = ["evaluate_arrow", "ArrowReport", "ArrowEvaluator", "CountTotals", "is
 
 #: Rows per record batch read from a table, file or dataset: bounded memory, few kernel calls.
 BATCH_ROWS = 1 << 18
-#: Record batches a Parquet file is read ahead of the one being scored.
-PREFETCH_BATCHES = 2
 #: Columns of the per-item table (then ``slice`` when a slice column is given).
 ITEM_COLUMNS = ("row", "pred_len", "gold_len", "edits", "substitutions", "deletions", "insertions", "hits")
 NULL_POLICIES = ("error", "count")
@@ -382,51 +380,6 @@ def _item_batch(counts: np.ndarray, row0: int, slice_array: Any) -> pa.RecordBat
     return pa.RecordBatch.from_arrays([pa.array(c) if isinstance(c, np.ndarray) else c for c in columns], names=names)
 
 
-def _prefetched(items: Iterator[Any], depth: int = PREFETCH_BATCHES) -> Iterator[Any]:
-    """``items``, read ``depth`` ahead on a background thread: Parquet decoding (which releases the
-    GIL) overlaps the scoring of the batch before. An error of the reader is raised here, in order;
-    a consumer that stops early stops the reader after at most ``depth`` more items."""
-    import queue
-    import threading
-
-    ready: queue.Queue = queue.Queue(maxsize=depth)
-    stop = threading.Event()
-    end = object()
-
-    def read() -> None:
-        try:
-            for item in items:
-                while not stop.is_set():
-                    try:
-                        ready.put((item, None), timeout=0.1)
-                        break
-                    except queue.Full:
-                        continue
-                if stop.is_set():
-                    return
-            ready.put((end, None))
-        except BaseException as exc:  # handed to the consumer, raised there
-            ready.put((end, exc))
-
-    reader = threading.Thread(target=read, name="scorekit-parquet-reader", daemon=True)
-    reader.start()
-    try:
-        while True:
-            item, error = ready.get()
-            if error is not None:
-                raise error
-            if item is end:
-                return
-            yield item
-    finally:
-        stop.set()
-        while reader.is_alive():  # unblock a reader waiting on a full queue
-            try:
-                ready.get_nowait()
-            except queue.Empty:
-                reader.join(0.05)
-
-
 def _batches(data: Any, evaluator: ArrowEvaluator,
              progress: Optional[Callable[[int, int], None]]) -> Iterator[Any]:
     """Record batches of the needed columns of ``data``, schema checked first."""
@@ -440,20 +393,10 @@ def _batches(data: Any, evaluator: ArrowEvaluator,
     if type(data).__name__ == "ParquetFile":
         evaluator.check_schema(data.schema_arrow)
         groups = data.num_row_groups
-
-        def row_groups() -> Iterator[tuple[int, Any]]:
-            for g in range(groups):
-                for batch in data.iter_batches(batch_size=BATCH_ROWS, row_groups=[g], columns=columns):
-                    yield g, batch
-
-        done = 0
-        for g, batch in _prefetched(row_groups()):
-            if progress is not None and g > done:
-                progress(g, groups)
-                done = g
-            yield batch
-        if progress is not None:
-            progress(groups, groups)
+        for g in range(groups):
+            yield from data.iter_batches(batch_size=BATCH_ROWS, row_groups=[g], columns=columns)
+            if progress is not None:
+                progress(g + 1, groups)
         return
     if isinstance(data, (pa.Table, pa.RecordBatch)):
         evaluator.check_schema(data.schema)
