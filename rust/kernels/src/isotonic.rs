@@ -68,8 +68,9 @@ const DIGIT_BITS: usize = 11;
 const BUCKETS: usize = 1 << DIGIT_BITS;
 const DIGITS: usize = 64usize.div_ceil(DIGIT_BITS);
 
-/// Sort `keys` ascending (LSD radix of [`DIGIT_BITS`]-bit digits; a digit every key shares is skipped).
-fn radix_sort(keys: &mut Vec<u64>) {
+/// Sort `keys` ascending (LSD radix of [`DIGIT_BITS`]-bit digits; a digit every key shares is
+/// skipped); `buffer` is working space as long as `keys`.
+fn radix_sort(keys: &mut Vec<u64>, buffer: &mut Vec<u64>) {
     let n = keys.len();
     let mut counts = vec![[0u32; BUCKETS]; DIGITS];
     let mask = (BUCKETS - 1) as u64;
@@ -78,7 +79,7 @@ fn radix_sort(keys: &mut Vec<u64>) {
             count[((k >> (DIGIT_BITS * digit)) & mask) as usize] += 1;
         }
     }
-    let mut buffer = vec![0u64; n];
+    debug_assert_eq!(buffer.len(), n);
     let mut next = vec![0usize; BUCKETS];
     for (digit, count) in counts.iter().enumerate() {
         if count.iter().any(|&c| c as usize == n) {
@@ -95,7 +96,7 @@ fn radix_sort(keys: &mut Vec<u64>) {
             buffer[next[bucket]] = k;
             next[bucket] += 1;
         }
-        std::mem::swap(keys, &mut buffer);
+        std::mem::swap(keys, buffer);
     }
 }
 
@@ -129,11 +130,15 @@ pub fn isotonic_fit(scores: &[f64], correct: &[bool]) -> Result<IsotonicFit, Iso
     for (&x, &c) in scores.iter().zip(correct) {
         if c { right.push(order_key(x)) } else { wrong.push(order_key(x)) }
     }
-    radix_sort(&mut right);
-    radix_sort(&mut wrong);
+    let mut buffer = vec![0u64; right.len()];
+    radix_sort(&mut right, &mut buffer);
+    buffer.resize(wrong.len(), 0);
+    radix_sort(&mut wrong, &mut buffer);
+    drop(buffer);
 
-    let mut values = Vec::new();
-    let mut stack: Vec<Block> = Vec::new();
+    // at most one value and one block per row: sized once, never regrown
+    let mut values = Vec::with_capacity(scores.len());
+    let mut stack: Vec<Block> = Vec::with_capacity(scores.len());
     let (mut i, mut j) = (0, 0);
     while i < right.len() || j < wrong.len() {
         let key = match (right.get(i), wrong.get(j)) {
