@@ -1,10 +1,9 @@
 """Numba twin of the ``isotonic`` kernel: same signature and results as ``scorekit._core.isotonic_fit``.
 
-The steps are ``rust/kernels/src/isotonic.rs``'s (see :mod:`scorekit._kernels.isotonic` for the
-contract): an order-preserving ``uint64`` image of each score, an LSD radix sort (here of 8-bit
-digits, carrying the labels; the kernel sorts the two outcomes apart), grouping of equal keys, and
-one stack pass of pool-adjacent-violators comparing integer sums exactly; the fit does not depend
-on how the keys are sorted. Validation happens here in Python, with the Rust messages.
+The algorithm is ``rust/kernels/src/isotonic.rs``'s (see :mod:`scorekit._kernels.isotonic` for
+the contract): an order-preserving ``uint64`` image of each score, an LSD radix sort with 8-bit
+digits carrying the labels, grouping of equal keys, and one stack pass of pool-adjacent-violators
+comparing integer sums exactly. Validation happens here in Python, with the Rust messages.
 """
 
 from __future__ import annotations

@@ -478,6 +478,15 @@ class Knots(Sequence):
         array.flags.writeable = False
         self.array = array
 
+    @classmethod
+    def adopt(cls, array: np.ndarray) -> "Knots":
+        """Knots over ``array`` itself, without a copy: for a fresh one-dimensional ``float64``
+        array nobody else holds (a kernel's output); it is made read-only."""
+        knots = cls.__new__(cls)
+        array.flags.writeable = False
+        knots.array = array
+        return knots
+
     def __len__(self) -> int:
         return self.array.size
 
@@ -551,7 +560,7 @@ class IsotonicCalibrator:
         """Fit the monotonic step function to ``(score, correct)`` pairs."""
         x, c = _rows(scores, correct, "IsotonicCalibrator.fit")
         values, levels = isotonic_fit(x, c)
-        self.x, self.y = Knots(values), Knots(levels)
+        self.x, self.y = Knots.adopt(values), Knots.adopt(levels)
         _warn_if_small("IsotonicCalibrator.fit", c, min_rows=MIN_ROWS_PER_BIN * DEFAULT_N_BINS)
         return self
 

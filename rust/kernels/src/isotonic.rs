@@ -6,9 +6,9 @@
 //! result is every distinct score with its block's accuracy, `hits / rows` divided once in
 //! `f64` from exact integer sums.
 //!
-//! Grouping sorts the scores of correct and of incorrect rows apart, each with a
-//! least-significant-digit radix sort on an order-preserving integer image of each float (8-bit
-//! digits; a digit every score shares is skipped), then walks the two sorted runs together. Pooling runs a stack of blocks in one pass and compares
+//! Grouping sorts the scores with a least-significant-digit radix sort on an order-preserving
+//! integer image of each float (8-bit digits; a digit every score shares is skipped, so scores in
+//! `[0, 1]` need about six passes). Pooling runs a stack of blocks in one pass and compares
 //! accuracies exactly by cross-multiplying their integer sums. Time O(n), memory two copies of
 //! the keys.
 
@@ -63,40 +63,36 @@ fn from_order_key(key: u64) -> f64 {
     }
 }
 
-/// Bits per radix digit: six passes cover a key, each scattering into 2,048 buckets.
-const DIGIT_BITS: usize = 11;
-const BUCKETS: usize = 1 << DIGIT_BITS;
-const DIGITS: usize = 64usize.div_ceil(DIGIT_BITS);
-
-/// Sort `keys` ascending (LSD radix of [`DIGIT_BITS`]-bit digits; a digit every key shares is
-/// skipped); `buffer` is working space as long as `keys`.
-fn radix_sort(keys: &mut Vec<u64>, buffer: &mut Vec<u64>) {
+/// Sort `keys` ascending, carrying `labels` along (LSD radix, 8-bit digits).
+fn radix_sort(keys: &mut Vec<u64>, labels: &mut Vec<bool>) {
     let n = keys.len();
-    let mut counts = vec![[0u32; BUCKETS]; DIGITS];
-    let mask = (BUCKETS - 1) as u64;
+    let mut counts = [[0usize; 256]; 8];
     for &k in keys.iter() {
         for (digit, count) in counts.iter_mut().enumerate() {
-            count[((k >> (DIGIT_BITS * digit)) & mask) as usize] += 1;
+            count[((k >> (8 * digit)) & 0xff) as usize] += 1;
         }
     }
-    debug_assert_eq!(buffer.len(), n);
-    let mut next = vec![0usize; BUCKETS];
+    let mut key_buf = vec![0u64; n];
+    let mut label_buf = vec![false; n];
     for (digit, count) in counts.iter().enumerate() {
-        if count.iter().any(|&c| c as usize == n) {
-            continue;
+        if count.iter().any(|&c| c == n) {
+            continue; // every key has the same digit here
         }
+        let mut next = [0usize; 256];
         let mut start = 0;
         for (slot, &c) in next.iter_mut().zip(count.iter()) {
             *slot = start;
-            start += c as usize;
+            start += c;
         }
-        let shift = DIGIT_BITS * digit;
-        for &k in keys.iter() {
-            let bucket = ((k >> shift) & mask) as usize;
-            buffer[next[bucket]] = k;
+        let shift = 8 * digit;
+        for (&k, &label) in keys.iter().zip(labels.iter()) {
+            let bucket = ((k >> shift) & 0xff) as usize;
+            key_buf[next[bucket]] = k;
+            label_buf[next[bucket]] = label;
             next[bucket] += 1;
         }
-        std::mem::swap(keys, buffer);
+        std::mem::swap(keys, &mut key_buf);
+        std::mem::swap(labels, &mut label_buf);
     }
 }
 
@@ -123,39 +119,21 @@ pub fn isotonic_fit(scores: &[f64], correct: &[bool]) -> Result<IsotonicFit, Iso
     if let Some(row) = scores.iter().position(|x| !x.is_finite()) {
         return Err(IsotonicError::NotFinite { row });
     }
-    // the keys of correct and of incorrect rows, each sorted on its own (no labels to carry)
-    let hits = correct.iter().filter(|&&c| c).count();
-    let mut right = Vec::with_capacity(hits);
-    let mut wrong = Vec::with_capacity(scores.len() - hits);
-    for (&x, &c) in scores.iter().zip(correct) {
-        if c { right.push(order_key(x)) } else { wrong.push(order_key(x)) }
-    }
-    let mut buffer = vec![0u64; right.len()];
-    radix_sort(&mut right, &mut buffer);
-    buffer.resize(wrong.len(), 0);
-    radix_sort(&mut wrong, &mut buffer);
-    drop(buffer);
+    let mut keys: Vec<u64> = scores.iter().map(|&x| order_key(x)).collect();
+    let mut labels = correct.to_vec();
+    radix_sort(&mut keys, &mut labels);
 
-    // at most one value and one block per row: sized once, never regrown
-    let mut values = Vec::with_capacity(scores.len());
-    let mut stack: Vec<Block> = Vec::with_capacity(scores.len());
-    let (mut i, mut j) = (0, 0);
-    while i < right.len() || j < wrong.len() {
-        let key = match (right.get(i), wrong.get(j)) {
-            (Some(&a), Some(&b)) => a.min(b),
-            (Some(&a), None) => a,
-            (None, Some(&b)) => b,
-            (None, None) => unreachable!(),
-        };
-        let (first_right, first_wrong) = (i, j);
-        while i < right.len() && right[i] == key {
+    let mut values = Vec::new();
+    let mut stack: Vec<Block> = Vec::new();
+    let mut i = 0;
+    while i < keys.len() {
+        let key = keys[i];
+        let mut block = Block { hits: 0, rows: 0, scores: 1 };
+        while i < keys.len() && keys[i] == key {
+            block.hits += labels[i] as u64;
+            block.rows += 1;
             i += 1;
         }
-        while j < wrong.len() && wrong[j] == key {
-            j += 1;
-        }
-        let hit_rows = (i - first_right) as u64;
-        let mut block = Block { hits: hit_rows, rows: hit_rows + (j - first_wrong) as u64, scores: 1 };
         values.push(from_order_key(key));
         while let Some(top) = stack.last() {
             if !top.not_below(&block) {
