@@ -270,3 +270,17 @@ def test_check_requirements_never_raises(monkeypatch: pytest.MonkeyPatch) -> Non
     report = check_requirements(engine="tesseract")
     assert report["ok"] is False and report["via"] == "ocracy"
     assert "doctor crashed" in report["hint"]
+
+
+def test_scorekit_only_extras_are_those_of_pyproject_the_reference_kit_lacks():
+    import tomllib
+    from importlib.metadata import metadata
+    from pathlib import Path
+
+    from scorekit.registry import SCOREKIT_ONLY_EXTRAS
+
+    ours = set(tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text())
+               ["project"]["optional-dependencies"]) - {"test", "bench"}
+    theirs = set(metadata("ek").get_all("Provides-Extra"))
+    assert SCOREKIT_ONLY_EXTRAS == ours - theirs
+    assert install_hint("dask") == "pip install scorekit[dask]"

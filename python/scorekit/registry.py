@@ -205,8 +205,19 @@ class MissingExtraError(ScorekitError, ImportError):
     """An optional feature was used without the extra that provides its dependencies."""
 
 
+#: Extras scorekit has and the reference kit does not: their hints name scorekit's alone.
+SCOREKIT_ONLY_EXTRAS = frozenset({"numba", "hf", "graphemes", "flowcharts", "pdf", "cases", "arrow", "dask"})
+
+
 def install_hint(extra: str) -> str:
-    """The pip command that installs ``extra``, in scorekit's and the reference kit's spelling."""
+    """The pip command that installs ``extra``, in scorekit's and (for an extra the reference kit
+    may have too) the reference kit's spelling.
+
+    >>> install_hint("arrow")
+    'pip install scorekit[arrow]'
+    """
+    if extra in SCOREKIT_ONLY_EXTRAS:
+        return f"pip install scorekit[{extra}]"
     return f"pip install scorekit[{extra}]  (the reference kit's ek[{extra}])"
 
 
