@@ -51,7 +51,8 @@ ITEM_COLUMNS = ("row", "pred_len", "gold_len", "edits", "substitutions", "deleti
 NULL_POLICIES = ("error", "count")
 
 
-def _pyarrow() -> Any:
+def require_pyarrow() -> Any:
+    """The ``pyarrow`` module, or :class:`MissingExtraError` saying how to install the ``arrow`` extra."""
     try:
         import pyarrow
     except ImportError:
@@ -207,7 +208,7 @@ class ArrowEvaluator:
 
     def check_schema(self, schema: pa.Schema) -> None:
         """Every column present; pred and gold of a text type."""
-        pa = _pyarrow()
+        pa = require_pyarrow()
         for role, name in (("pred", self.pred), ("gold", self.gold), ("slice", self.slice)):
             if name is None:
                 continue
@@ -222,7 +223,7 @@ class ArrowEvaluator:
 
     def _text_array(self, batch: Any, name: str, row0: int, where: str, totals: CountTotals) -> pa.Array:
         """Column ``name`` of ``batch`` as a plain string/binary array; null cells counted, or an error."""
-        pa = _pyarrow()
+        pa = require_pyarrow()
         arr = batch.column(name)
         if isinstance(arr, pa.ChunkedArray):
             arr = arr.combine_chunks()
@@ -311,7 +312,7 @@ class ArrowEvaluator:
 
 
 def _as_bytes(arr: pa.Array) -> pa.Array:
-    pa = _pyarrow()
+    pa = require_pyarrow()
     return arr.cast(pa.large_binary()) if not pa.types.is_large_binary(arr.type) else arr
 
 
@@ -331,7 +332,7 @@ def _buffers(arr: pa.Array) -> tuple:
     NumPy views of the Arrow buffers (nothing copied)."""
     import numpy as np
 
-    pa = _pyarrow()
+    pa = require_pyarrow()
     validity, offsets, data = arr.buffers()[:3]
     wide = pa.types.is_large_string(arr.type) or pa.types.is_large_binary(arr.type)
     offsets = np.frombuffer(offsets, dtype=np.int64 if wide else np.int32, count=arr.offset + len(arr) + 1)
@@ -348,7 +349,7 @@ def _slice_codes(arr: Any, name: str) -> tuple[np.ndarray, list]:
     import numpy as np
     import pyarrow.compute as pc
 
-    pa = _pyarrow()
+    pa = require_pyarrow()
     if isinstance(arr, pa.ChunkedArray):
         arr = arr.combine_chunks()
     if not pa.types.is_dictionary(arr.type):
@@ -369,7 +370,7 @@ def _slice_codes(arr: Any, name: str) -> tuple[np.ndarray, list]:
 def _item_batch(counts: np.ndarray, row0: int, slice_array: Any) -> pa.RecordBatch:
     import numpy as np
 
-    pa = _pyarrow()
+    pa = require_pyarrow()
     ref_len, s, d, i = (np.ascontiguousarray(counts[:, c]) for c in range(4))
     columns = [np.arange(row0, row0 + len(counts), dtype=np.int64), ref_len - d + i, ref_len,
                s + d + i, s, d, i, ref_len - s - d]
@@ -383,7 +384,7 @@ def _item_batch(counts: np.ndarray, row0: int, slice_array: Any) -> pa.RecordBat
 def _batches(data: Any, evaluator: ArrowEvaluator,
              progress: Optional[Callable[[int, int], None]]) -> Iterator[Any]:
     """Record batches of the needed columns of ``data``, schema checked first."""
-    pa = _pyarrow()
+    pa = require_pyarrow()
     columns = evaluator.columns
     if isinstance(data, (str, os.PathLike)):
         import pyarrow.parquet as pq
@@ -482,7 +483,7 @@ def finish_report(evaluator: ArrowEvaluator, totals: CountTotals, items: Optiona
 
     from scorekit.facade import TextScores
 
-    pa = _pyarrow()
+    pa = require_pyarrow()
     if items:
         table = pa.Table.from_batches(items)
     else:

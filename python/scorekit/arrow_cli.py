@@ -53,9 +53,9 @@ def _finite(x: Optional[float]) -> Optional[float]:
 
 
 def _open_parquet(path: str) -> Any:
-    from scorekit.arrow import _pyarrow
+    from scorekit.arrow import require_pyarrow
 
-    pa = _pyarrow()
+    pa = require_pyarrow()
     import pyarrow.parquet as pq
 
     if not os.path.exists(path):

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Optional
 
-from scorekit.arrow import ITEM_COLUMNS, ArrowEvaluator, ArrowReport, CountTotals, _pyarrow
+from scorekit.arrow import ITEM_COLUMNS, ArrowEvaluator, ArrowReport, CountTotals, require_pyarrow
 from scorekit.errors import InvalidTypeError
 from scorekit.registry import MissingExtraError, install_hint
 
@@ -41,7 +41,7 @@ def _dask() -> Any:
 def _arrow_table(frame: pd.DataFrame, evaluator: ArrowEvaluator, where: str) -> Any:
     """The needed columns of one pandas partition as a checked Arrow table (``string[pyarrow]``
     columns are not copied)."""
-    pa = _pyarrow()
+    pa = require_pyarrow()
     try:
         table = pa.Table.from_pandas(frame[list(dict.fromkeys(evaluator.columns))], preserve_index=False)
     except (pa.ArrowTypeError, pa.ArrowInvalid) as exc:
@@ -60,7 +60,7 @@ def _partition_items(frame: pd.DataFrame, evaluator: ArrowEvaluator, partition_i
     batches = evaluator.run(_arrow_table(frame, evaluator, where).to_batches(), per_item=True, where=where)[1]
     if not batches:
         return _empty_items(frame, evaluator)
-    pa = _pyarrow()
+    pa = require_pyarrow()
     items = pa.Table.from_batches(batches).select(list(ITEM_COLUMNS[1:])).to_pandas()
     items.index = frame.index
     if evaluator.slice:
@@ -111,7 +111,7 @@ def evaluate(ddf: Any, *, pred: str = "pred", gold: str = "gold", slice: Optiona
 def _meta_schema(meta: pd.DataFrame) -> Any:
     """The Arrow schema of the dataframe's (empty) meta; object columns, whose type shows only in
     their values, count as text here and are checked again on each partition."""
-    pa = _pyarrow()
+    pa = require_pyarrow()
     fields = []
     for name in meta.columns:
         if meta[name].dtype == object:
