@@ -474,3 +474,30 @@ def test_numbers_and_strings_with_the_same_text_share_their_similarities():
     expected = [anls_score(g, p) for p, g in zip(preds, golds)]
     assert anls_scores(preds, golds).tolist() == expected
     assert anls_scores(preds * 20, golds * 20).tolist() == expected * 20
+
+
+def test_obvious_pairings_equal_the_solvers():
+    """``_distinct_cheapest`` (the shortcut of lists of plain answers) returns a pairing only when
+    it is the unique optimum, and then exactly the pairs ``assign`` returns."""
+    import itertools
+    import random
+
+    from scorekit.metrics.anls import _distinct_cheapest, assign
+
+    rng = random.Random(23)
+    shortcuts = 0
+    for _ in range(3000):
+        n_rows, n_cols = rng.randint(1, 5), rng.randint(1, 5)
+        costs = [[rng.choice([0.0, 0.25, 0.5, 1.0, rng.random()]) for _ in range(n_cols)] for _ in range(n_rows)]
+        got = _distinct_cheapest(costs)
+        if got is None:
+            continue
+        shortcuts += 1
+        assert got == assign(costs)
+        best = min(sum(costs[i][j] for i, j in zip(rows, cols))
+                   for rows in itertools.permutations(range(n_rows), min(n_rows, n_cols))
+                   for cols in itertools.permutations(range(n_cols), min(n_rows, n_cols)))
+        assert sum(costs[i][j] for i, j in got) == best
+    assert shortcuts > 500
+    assert _distinct_cheapest([[1.0, 1.0], [0.0, 2.0]]) is None    # a tied row
+    assert _distinct_cheapest([[0.0, 2.0], [0.0, 3.0]]) is None    # two rows want column 0

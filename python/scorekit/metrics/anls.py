@@ -537,8 +537,29 @@ def _flat_lists(sims: list, at: int, gold: list, pred: list) -> float:
     profits = [[nextafter(x, _INF) if g == p else x for x, p in zip(row, pred)] if g in pred else row
                for row, g in zip(rows, gold)]
     top = max(map(max, profits))
-    pairs = assign([[top - x for x in row] for row in profits])
+    costs = [[top - x for x in row] for row in profits]
+    pairs = _distinct_cheapest(costs) or assign(costs)
     return sum([rows[i][j] for i, j in pairs]) / (k if k > m else m)
+
+
+def _distinct_cheapest(costs: list) -> Optional[list]:
+    """The pairing :func:`assign` returns, found without it when it is obvious: along the shorter
+    side (rows, or columns for a matrix with more rows than columns) each line has one strictly
+    cheapest entry and no two lines share the other index. Their sum is then a lower bound that
+    no other pairing reaches, so the optimum is unique. ``None`` otherwise."""
+    n_rows, n_cols = len(costs), len(costs[0])
+    lines = costs if n_rows <= n_cols else [list(col) for col in zip(*costs)]
+    picks = []
+    for line in lines:
+        low = min(line)
+        if line.count(low) != 1:
+            return None
+        picks.append(line.index(low))
+    if len(set(picks)) != len(picks):
+        return None
+    if n_rows <= n_cols:
+        return list(enumerate(picks))
+    return sorted((i, j) for j, i in enumerate(picks))
 
 
 def anls_scores(preds: Iterable[Any], golds: Iterable[Any], *, threshold: float = 0.5,
