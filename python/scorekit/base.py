@@ -284,6 +284,36 @@ class Score:
         return float(self.value)
 
 
+class LazyScores(Sequence[Score]):
+    """A read-only sequence of :class:`Score` objects built on access from count arrays (so a
+    corpus keeps no object per item): subclasses give ``__len__`` and ``_item(k)`` for
+    ``0 <= k < len``. Indexes and slices like a list and compares equal to any sequence of equal
+    scores."""
+
+    def _item(self, k: int) -> Score:
+        raise NotImplementedError
+
+    def __len__(self) -> int:
+        raise NotImplementedError
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return [self._item(k) for k in range(*index.indices(len(self)))]
+        k = index.__index__()
+        if k < 0:
+            k += len(self)
+        if not 0 <= k < len(self):
+            raise IndexError(f"score index {index} out of range for {len(self)} scores")
+        return self._item(k)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Sequence) and not isinstance(other, str):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+
 @dataclass
 class Report:
     """A corpus of scores with the metric's own aggregate and optional per-slice aggregates.

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Iterator, Optional, Sequence
 
 from scorekit import _kernels
 from scorekit._graphemes import check_unit
-from scorekit.base import GraphGrammar, Report, Score
+from scorekit.base import GraphGrammar, LazyScores, Report, Score
 from scorekit.canonicalize import resolve_canonicalizer
 from scorekit.errors import InvalidTypeError, describe
 from scorekit.metrics.fields import FieldMetric
@@ -201,7 +201,7 @@ def _evaluate_generic(m: Any, cases: Iterable[Any], grammar: Optional[GraphGramm
     )
 
 
-class TextScores(Sequence[Score]):
+class TextScores(LazyScores):
     """Read-only sequence of per-item CER/WER ``Score`` objects, built on access from compact
     per-chunk count arrays (reference length, substitutions, deletions, insertions)."""
 
@@ -218,25 +218,10 @@ class TextScores(Sequence[Score]):
         row = self._chunks[c][k - self._starts[c]]
         return text_score(self._mode, *(int(v) for v in row))
 
-    def __getitem__(self, index: Any) -> Any:
-        if isinstance(index, slice):
-            return [self._item(k) for k in range(*index.indices(len(self)))]
-        k = index.__index__()
-        if k < 0:
-            k += len(self)
-        if not 0 <= k < len(self):
-            raise IndexError(f"score index {index} out of range for {len(self)} scores")
-        return self._item(k)
-
     def __iter__(self) -> Iterator[Score]:
         for chunk in self._chunks:
             for row in chunk:
                 yield text_score(self._mode, *(int(v) for v in row))
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, Sequence) and not isinstance(other, str):
-            return len(self) == len(other) and all(a == b for a, b in zip(self, other))
-        return NotImplemented
 
     def __repr__(self) -> str:
         return f"<TextScores: {len(self)} {self._mode} scores>"

@@ -49,7 +49,7 @@ from typing import Any, Optional
 import numpy as np
 
 from scorekit._kernels import _core
-from scorekit.base import GraphGrammar, Report, Score
+from scorekit.base import GraphGrammar, LazyScores, Report, Score
 from scorekit.errors import InvalidTypeError, InvalidValueError, describe
 
 __all__ = ["MatchScheme", "SpanF1Metric", "TAGGING_SCHEMES", "UnknownTagPrefixError", "SpanFieldTypeError"]
@@ -644,7 +644,7 @@ def _micro_nervaluate(correct: int, partial: int, possible: int, actual: int) ->
     return _f1(credit / actual if actual else 0.0, credit / possible if possible else 0.0)
 
 
-class SpanScores(Sequence[Score]):
+class SpanScores(LazyScores):
     """Read-only per-sentence ``Score`` objects of a batch, built on access from one count array
     (``tp, fp, fn`` per row for seqeval schemes; ``correct, incorrect, partial, missed, spurious``
     for the others)."""
@@ -657,22 +657,12 @@ class SpanScores(Sequence[Score]):
     def __len__(self) -> int:
         return len(self._counts)
 
-    def __getitem__(self, index: Any) -> Any:
-        if isinstance(index, slice):
-            return [self._build(self._scheme, *row) for row in self._counts[index].tolist()]
-        k = operator.index(index)
-        if not -len(self) <= k < len(self):
-            raise IndexError(f"score index {index} out of range for {len(self)} scores")
+    def _item(self, k: int) -> Score:
         return self._build(self._scheme, *self._counts[k].tolist())
 
     def __iter__(self) -> Iterator[Score]:
         for row in self._counts.tolist():
             yield self._build(self._scheme, *row)
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, Sequence) and not isinstance(other, str):
-            return len(self) == len(other) and all(a == b for a, b in zip(self, other))
-        return NotImplemented
 
     def __repr__(self) -> str:
         return f"<SpanScores: {len(self)} span_f1[{self._scheme.value}] scores>"
