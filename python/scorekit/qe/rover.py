@@ -230,16 +230,27 @@ def _pack(items: Iterable[Any], tokenize: Optional[Callable[[Any], list[Unit]]],
     (``_core.rover_read_texts``: the same words and ids as :func:`_as_units` and the interning below)."""
     if tokenize is None and _core is not None:
         items = items if type(items) is list else list(items)
-        compiled = _core.rover_read_texts(items, vocab)
-        if compiled is not None:
-            ids, engine_offsets, item_offsets, words = compiled
-            _check_units(None, None, engine_offsets, item_offsets, max_tokens, batch)
-            return _Packed(ids, np.full(len(ids), DEFAULT_TOKEN_CONF), engine_offsets, item_offsets, words)
+        packed = _read_plain_texts(items, vocab, max_tokens, batch)
+        if packed is not None:
+            return packed
     hypotheses, counts, error = _collect(items, batch)
     packed = _read(hypotheses, _offsets(counts), tokenize, max_tokens, batch, vocab)
     if error is not None:
         raise error
     return packed
+
+
+def _read_plain_texts(items: list, vocab: bool, max_tokens: Optional[int], batch: bool,
+                     first: Optional[list] = None) -> Optional[_Packed]:
+    """Items of plain ``str`` hypotheses (item ``k`` preceded by ``first[k]`` when given) read by
+    the compiled core, checked; ``None`` when the core declines them (not exactly lists of
+    ``str``, or a lone surrogate)."""
+    compiled = _core.rover_read_texts(items, vocab, first)
+    if compiled is None:
+        return None
+    ids, engine_offsets, item_offsets, words = compiled
+    _check_units(None, None, engine_offsets, item_offsets, max_tokens, batch)
+    return _Packed(ids, np.full(len(ids), DEFAULT_TOKEN_CONF), engine_offsets, item_offsets, words)
 
 
 def _read(hypotheses: list, item_offsets: np.ndarray, tokenize: Optional[Callable[[Any], list[Unit]]],
@@ -400,7 +411,11 @@ def agreement_batch(
     """
     items = _collection(items, "hypothesis lists (one per item)", "", "items")
     cw, nc = _parameters(use_confidence, conf_weight, null_conf, max_tokens)
-    packed = _pack(items, tokenize, max_tokens, batch=True, vocab=False)
+    return _mean_agreements(_pack(items, tokenize, max_tokens, batch=True, vocab=False), cw, nc, max_tokens, threads)
+
+
+def _mean_agreements(packed: _Packed, cw: float, nc: float, max_tokens: Optional[int],
+                     threads: Optional[int]) -> np.ndarray:
     return rover_kernel.mean_agreements(packed.ids, packed.confs, packed.engine_offsets, packed.item_offsets,
                                         cw, nc, max_tokens, threads)
 
@@ -419,14 +434,11 @@ def text_agreement_batch(values: list, sources: list, *, threads: Optional[int] 
         return None
     if len(values) != len(sources):
         raise InvalidValueError(f"{len(values)} values but {len(sources)} source lists", field="sources")
-    compiled = _core.rover_read_texts(sources, False, values)
-    if compiled is None:
+    packed = _read_plain_texts(sources, False, DEFAULT_MAX_TOKENS, True, first=values)
+    if packed is None:
         return None
-    ids, engine_offsets, item_offsets, _ = compiled
-    _check_units(None, None, engine_offsets, item_offsets, DEFAULT_MAX_TOKENS, True)
     cw, nc = _parameters(True, DEFAULT_CONF_WEIGHT, DEFAULT_NULL_CONF, DEFAULT_MAX_TOKENS)
-    return rover_kernel.mean_agreements(ids, np.full(len(ids), DEFAULT_TOKEN_CONF), engine_offsets, item_offsets,
-                                        cw, nc, DEFAULT_MAX_TOKENS, threads)
+    return _mean_agreements(packed, cw, nc, DEFAULT_MAX_TOKENS, threads)
 
 
 def _raise_bad_unit(units: list[list[Unit]], item: Optional[int] = None) -> None:
