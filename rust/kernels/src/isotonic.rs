@@ -114,7 +114,10 @@ impl Block {
 /// Fit the non-decreasing step function of `correct` on `scores` (see the module docs).
 pub fn isotonic_fit(scores: &[f64], correct: &[bool]) -> Result<IsotonicFit, IsotonicError> {
     if scores.len() != correct.len() {
-        return Err(IsotonicError::LengthMismatch { scores: scores.len(), correct: correct.len() });
+        return Err(IsotonicError::LengthMismatch {
+            scores: scores.len(),
+            correct: correct.len(),
+        });
     }
     if let Some(row) = scores.iter().position(|x| !x.is_finite()) {
         return Err(IsotonicError::NotFinite { row });
@@ -128,7 +131,11 @@ pub fn isotonic_fit(scores: &[f64], correct: &[bool]) -> Result<IsotonicFit, Iso
     let mut i = 0;
     while i < keys.len() {
         let key = keys[i];
-        let mut block = Block { hits: 0, rows: 0, scores: 1 };
+        let mut block = Block {
+            hits: 0,
+            rows: 0,
+            scores: 1,
+        };
         while i < keys.len() && keys[i] == key {
             block.hits += labels[i] as u64;
             block.rows += 1;
@@ -162,8 +169,11 @@ mod tests {
 
     /// Quadratic reference: sort, group, then pool the first violating pair until none is left.
     fn naive(scores: &[f64], correct: &[bool]) -> IsotonicFit {
-        let mut rows: Vec<(f64, bool)> =
-            scores.iter().map(|&x| x + 0.0).zip(correct.iter().copied()).collect();
+        let mut rows: Vec<(f64, bool)> = scores
+            .iter()
+            .map(|&x| x + 0.0)
+            .zip(correct.iter().copied())
+            .collect();
         rows.sort_by(|a, b| a.0.partial_cmp(&b.0).unwrap());
         let mut groups: Vec<(Vec<f64>, u64, u64)> = Vec::new();
         for (x, c) in rows {
@@ -186,7 +196,10 @@ mod tests {
             groups[j - 1].1 += h;
             groups[j - 1].2 += r;
         }
-        let mut fit = IsotonicFit { values: vec![], levels: vec![] };
+        let mut fit = IsotonicFit {
+            values: vec![],
+            levels: vec![],
+        };
         for (xs, h, r) in groups {
             for x in xs {
                 fit.values.push(x);
@@ -207,8 +220,11 @@ mod tests {
 
     #[test]
     fn hand_computed_levels() {
-        let fit = isotonic_fit(&[1.0, 1.0, 1.0, 2.0, 2.0, 2.0, 3.0, 3.0, 3.0],
-                               &[true, false, false, true, true, false, true, true, true]).unwrap();
+        let fit = isotonic_fit(
+            &[1.0, 1.0, 1.0, 2.0, 2.0, 2.0, 3.0, 3.0, 3.0],
+            &[true, false, false, true, true, false, true, true, true],
+        )
+        .unwrap();
         assert_eq!(fit.values, vec![1.0, 2.0, 3.0]);
         assert_eq!(fit.levels, vec![1.0 / 3.0, 2.0 / 3.0, 1.0]);
         // a violation: 0.9 correct, 0.8 wrong -> both pool; equal levels pool too
@@ -219,22 +235,61 @@ mod tests {
 
     #[test]
     fn signs_zeros_and_extremes_sort_numerically() {
-        let scores = [3.5, -0.0, 0.0, -2.0, f64::MAX, -f64::MAX, 1e-300, -1e-300, f64::MIN_POSITIVE];
+        let scores = [
+            3.5,
+            -0.0,
+            0.0,
+            -2.0,
+            f64::MAX,
+            -f64::MAX,
+            1e-300,
+            -1e-300,
+            f64::MIN_POSITIVE,
+        ];
         let fit = isotonic_fit(&scores, &[true; 9]).unwrap();
-        assert_eq!(fit.values, vec![-f64::MAX, -2.0, -1e-300, 0.0, f64::MIN_POSITIVE, 1e-300, 3.5, f64::MAX]);
+        assert_eq!(
+            fit.values,
+            vec![
+                -f64::MAX,
+                -2.0,
+                -1e-300,
+                0.0,
+                f64::MIN_POSITIVE,
+                1e-300,
+                3.5,
+                f64::MAX
+            ]
+        );
         assert!(fit.values[3].is_sign_positive());
         assert_eq!(fit.levels, vec![1.0; 8]);
     }
 
     #[test]
     fn empty_and_bad_input() {
-        assert_eq!(isotonic_fit(&[], &[]).unwrap(), IsotonicFit { values: vec![], levels: vec![] });
-        assert_eq!(isotonic_fit(&[1.0], &[]).unwrap_err(),
-                   IsotonicError::LengthMismatch { scores: 1, correct: 0 });
-        assert_eq!(isotonic_fit(&[1.0, f64::NAN], &[true, true]).unwrap_err(),
-                   IsotonicError::NotFinite { row: 1 });
-        assert_eq!(isotonic_fit(&[f64::NEG_INFINITY], &[true]).unwrap_err().to_string(),
-                   "scores[0] is not a finite number");
+        assert_eq!(
+            isotonic_fit(&[], &[]).unwrap(),
+            IsotonicFit {
+                values: vec![],
+                levels: vec![]
+            }
+        );
+        assert_eq!(
+            isotonic_fit(&[1.0], &[]).unwrap_err(),
+            IsotonicError::LengthMismatch {
+                scores: 1,
+                correct: 0
+            }
+        );
+        assert_eq!(
+            isotonic_fit(&[1.0, f64::NAN], &[true, true]).unwrap_err(),
+            IsotonicError::NotFinite { row: 1 }
+        );
+        assert_eq!(
+            isotonic_fit(&[f64::NEG_INFINITY], &[true])
+                .unwrap_err()
+                .to_string(),
+            "scores[0] is not a finite number"
+        );
     }
 
     #[test]
@@ -254,15 +309,24 @@ mod tests {
                 .iter()
                 .map(|&x| (splitmix(&mut state) % 100) as f64 / 100.0 < 0.3 + 0.05 * x.signum())
                 .collect();
-            assert_eq!(isotonic_fit(&scores, &correct).unwrap(), naive(&scores, &correct), "case {case}");
+            assert_eq!(
+                isotonic_fit(&scores, &correct).unwrap(),
+                naive(&scores, &correct),
+                "case {case}"
+            );
         }
     }
 
     #[test]
     fn levels_never_decrease_and_cover_every_score() {
         let mut state = 11u64;
-        let scores: Vec<f64> = (0..100_000).map(|_| (splitmix(&mut state) >> 11) as f64 / (1u64 << 53) as f64).collect();
-        let correct: Vec<bool> = scores.iter().map(|&x| ((splitmix(&mut state) >> 11) as f64 / (1u64 << 53) as f64) < x).collect();
+        let scores: Vec<f64> = (0..100_000)
+            .map(|_| (splitmix(&mut state) >> 11) as f64 / (1u64 << 53) as f64)
+            .collect();
+        let correct: Vec<bool> = scores
+            .iter()
+            .map(|&x| ((splitmix(&mut state) >> 11) as f64 / (1u64 << 53) as f64) < x)
+            .collect();
         let fit = isotonic_fit(&scores, &correct).unwrap();
         assert_eq!(fit.values.len(), fit.levels.len());
         assert!(fit.values.windows(2).all(|w| w[0] < w[1]));
