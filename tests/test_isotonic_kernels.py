@@ -93,6 +93,28 @@ def test_large_random_fits_match_scikit_learn_and_each_other():
         assert np.all(np.diff(levels) >= 0)
 
 
+def test_one_thread_and_two_agree_and_name_the_first_bad_row():
+    """Above 65,536 rows the compiled fit sorts the two outcomes' scores on two threads; one
+    thread gives the same arrays, and a bad score is reported at its first row whichever part
+    (correct or not) holds it."""
+    rng = np.random.default_rng(4)
+    x = np.round(rng.random(150_000), 4)
+    c = rng.random(x.size) < x
+    one, two = _core.isotonic_fit(x, c, 1), _core.isotonic_fit(x, c, 2)
+    assert all(np.array_equal(a, b) for a, b in zip(one, two))
+    assert np.array_equal(one[0], np.unique(x))
+    bad = x.copy()
+    bad[70_000], bad[120_000] = np.nan, np.inf
+    for first_label in (True, False):  # the first bad row among the correct rows, then the others
+        labels = c.copy()
+        labels[70_000], labels[120_000] = first_label, not first_label
+        for threads in (1, 2):
+            with pytest.raises(ValueError, match=r"scores\[70000\] is not a finite number"):
+                _core.isotonic_fit(bad, labels, threads)
+            with pytest.raises(ValueError, match=r"scores\[70000\] is not a finite number"):
+                twin.isotonic_fit(bad, labels, threads)
+
+
 def test_slowly_pooling_input():
     """Rising accuracies then one heavy all-wrong score, which absorbs every block before it (the
     pooled accuracy, 1/3, is below the first score's 1/2)."""

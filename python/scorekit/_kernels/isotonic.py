@@ -14,7 +14,9 @@ import numpy as np
 from scorekit import _kernels
 
 
-def isotonic_fit(scores: np.ndarray, correct: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(distinct scores, levels)`` of the isotonic fit of ``correct`` on ``scores``."""
+def isotonic_fit(scores: np.ndarray, correct: np.ndarray, threads: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """``(distinct scores, levels)`` of the isotonic fit of ``correct`` on ``scores``; ``threads``
+    as for the batch kernels (``None``: every core; the fit uses two at most)."""
     return _kernels.implementation("isotonic").isotonic_fit(
-        np.ascontiguousarray(scores, dtype=np.float64), np.ascontiguousarray(correct, dtype=np.bool_))
+        np.ascontiguousarray(scores, dtype=np.float64), np.ascontiguousarray(correct, dtype=np.bool_),
+        _kernels.resolve_threads(threads))

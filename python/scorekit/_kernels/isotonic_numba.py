@@ -1,9 +1,11 @@
 """Numba twin of the ``isotonic`` kernel: same signature and results as ``scorekit._core.isotonic_fit``.
 
-The algorithm is ``rust/kernels/src/isotonic.rs``'s (see :mod:`scorekit._kernels.isotonic` for
-the contract): an order-preserving ``uint64`` image of each score, an LSD radix sort with 8-bit
-digits carrying the labels, grouping of equal keys, and one stack pass of pool-adjacent-violators
-comparing integer sums exactly. Validation happens here in Python, with the Rust messages.
+Same contract as ``rust/kernels/src/isotonic.rs`` (see :mod:`scorekit._kernels.isotonic`), a
+simpler route to it: an order-preserving ``uint64`` image of each score, one LSD radix sort with
+8-bit digits carrying the labels (the Rust kernel sorts each outcome's scores apart, on two
+threads, and merges them), grouping of equal keys, and one stack pass of pool-adjacent-violators
+comparing integer sums exactly. Validation happens here in Python, with the Rust messages;
+``threads`` is accepted for the same signature and not used.
 """
 
 from __future__ import annotations
@@ -114,7 +116,7 @@ def _fit(scores, correct):
     return distinct_bits[:distinct].copy().view(np.float64), levels
 
 
-def isotonic_fit(scores: np.ndarray, correct: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def isotonic_fit(scores: np.ndarray, correct: np.ndarray, threads: int = 0) -> tuple[np.ndarray, np.ndarray]:
     if scores.ndim != 1 or not scores.flags.c_contiguous:
         raise ValueError("scores must be a contiguous 1-D array")
     if correct.ndim != 1 or not correct.flags.c_contiguous:

@@ -6,11 +6,12 @@
 //! result is every distinct score with its block's accuracy, `hits / rows` divided once in
 //! `f64` from exact integer sums.
 //!
-//! Grouping sorts the scores with a least-significant-digit radix sort on an order-preserving
-//! integer image of each float (8-bit digits; a digit every score shares is skipped, so scores in
-//! `[0, 1]` need about six passes). Pooling runs a stack of blocks in one pass and compares
-//! accuracies exactly by cross-multiplying their integer sums. Time O(n), memory two copies of
-//! the keys.
+//! Grouping splits the rows by outcome and sorts each part's scores with a least-significant-digit
+//! radix sort on an order-preserving integer image of each float (11-bit digits, six passes at
+//! most; a digit every score shares is skipped), so no label travels through the passes; a merge
+//! of the two sorted parts then counts each distinct score's rows and hits. Pooling runs a stack
+//! of blocks in the same pass and compares accuracies exactly by cross-multiplying their integer
+//! sums. Time O(n); memory two buffers of the keys, which become the two outputs.
 
 use std::fmt;
 
@@ -63,37 +64,67 @@ fn from_order_key(key: u64) -> f64 {
     }
 }
 
-/// Sort `keys` ascending, carrying `labels` along (LSD radix, 8-bit digits).
-fn radix_sort(keys: &mut Vec<u64>, labels: &mut Vec<bool>) {
-    let n = keys.len();
-    let mut counts = [[0usize; 256]; 8];
-    for &k in keys.iter() {
+/// Radix digit width in bits (eight passes at most; wider digits measured slower).
+const DIGIT_BITS: u32 = 8;
+const BUCKETS: usize = 1 << DIGIT_BITS;
+const DIGITS: usize = (64 + DIGIT_BITS as usize - 1) / DIGIT_BITS as usize;
+
+fn digit_of(key: u64, digit: usize) -> usize {
+    ((key >> (DIGIT_BITS as usize * digit)) & (BUCKETS as u64 - 1)) as usize
+}
+
+/// Write the order keys of the rows whose outcome is `label` to `keys` (exactly as many as there
+/// are such rows) and sort them ascending (LSD radix, a digit they all share skipped; `buf` is
+/// scratch of the same length). `Err(row)`: the first of those rows with a score that is not
+/// finite.
+fn sorted_part(
+    scores: &[f64],
+    correct: &[bool],
+    label: bool,
+    keys: &mut [u64],
+    buf: &mut [u64],
+) -> Result<(), usize> {
+    let mut counts = [[0usize; BUCKETS]; DIGITS];
+    let mut at = 0;
+    for (row, (&x, &c)) in scores.iter().zip(correct).enumerate() {
+        if c != label {
+            continue;
+        }
+        if !x.is_finite() {
+            return Err(row);
+        }
+        let key = order_key(x);
+        keys[at] = key;
+        at += 1;
         for (digit, count) in counts.iter_mut().enumerate() {
-            count[((k >> (8 * digit)) & 0xff) as usize] += 1;
+            count[digit_of(key, digit)] += 1;
         }
     }
-    let mut key_buf = vec![0u64; n];
-    let mut label_buf = vec![false; n];
+    let n = keys.len();
+    let (mut from, mut to) = (keys, buf);
+    let mut in_keys = true;
     for (digit, count) in counts.iter().enumerate() {
         if count.iter().any(|&c| c == n) {
-            continue; // every key has the same digit here
+            continue;
         }
-        let mut next = [0usize; 256];
+        let mut next = [0usize; BUCKETS];
         let mut start = 0;
         for (slot, &c) in next.iter_mut().zip(count.iter()) {
             *slot = start;
             start += c;
         }
-        let shift = 8 * digit;
-        for (&k, &label) in keys.iter().zip(labels.iter()) {
-            let bucket = ((k >> shift) & 0xff) as usize;
-            key_buf[next[bucket]] = k;
-            label_buf[next[bucket]] = label;
+        for &k in from.iter() {
+            let bucket = digit_of(k, digit);
+            to[next[bucket]] = k;
             next[bucket] += 1;
         }
-        std::mem::swap(keys, &mut key_buf);
-        std::mem::swap(labels, &mut label_buf);
+        std::mem::swap(&mut from, &mut to);
+        in_keys = !in_keys;
     }
+    if !in_keys {
+        to.copy_from_slice(from);
+    }
+    Ok(())
 }
 
 /// A pooled run of distinct scores: correct rows, rows, and how many distinct scores it covers.
@@ -111,54 +142,117 @@ impl Block {
     }
 }
 
+/// Push `block` onto the stack of pooled blocks, first merging into it every block on top whose
+/// accuracy is not below its own.
+fn push_pooled(stack: &mut Vec<Block>, mut block: Block) {
+    while let Some(top) = stack.last() {
+        if !top.not_below(&block) {
+            break;
+        }
+        block = Block {
+            hits: top.hits + block.hits,
+            rows: top.rows + block.rows,
+            scores: top.scores + block.scores,
+        };
+        stack.pop();
+    }
+    stack.push(block);
+}
+
 /// Fit the non-decreasing step function of `correct` on `scores` (see the module docs).
 pub fn isotonic_fit(scores: &[f64], correct: &[bool]) -> Result<IsotonicFit, IsotonicError> {
+    isotonic_fit_by(scores, correct, |hits, misses| {
+        hits();
+        misses();
+    })
+}
+
+/// [`isotonic_fit`], with the sorting of the two outcomes' scores run by `join`, which must call
+/// both closures once (one after the other, or side by side on two threads).
+pub fn isotonic_fit_by<J>(
+    scores: &[f64],
+    correct: &[bool],
+    join: J,
+) -> Result<IsotonicFit, IsotonicError>
+where
+    J: FnOnce(&mut (dyn FnMut() + Send), &mut (dyn FnMut() + Send)),
+{
     if scores.len() != correct.len() {
         return Err(IsotonicError::LengthMismatch {
             scores: scores.len(),
             correct: correct.len(),
         });
     }
-    if let Some(row) = scores.iter().position(|x| !x.is_finite()) {
-        return Err(IsotonicError::NotFinite { row });
+    let n = scores.len();
+    let hits = correct.iter().filter(|&&c| c).count();
+    // The correct rows' keys first, then the others': sorting the parts apart carries no labels
+    // through the passes.
+    let mut keys = vec![0u64; n];
+    let mut buf = vec![0u64; n];
+    {
+        let (hit_keys, miss_keys) = keys.split_at_mut(hits);
+        let (hit_buf, miss_buf) = buf.split_at_mut(hits);
+        let (mut hit_result, mut miss_result) = (Ok(()), Ok(()));
+        join(
+            &mut || hit_result = sorted_part(scores, correct, true, hit_keys, hit_buf),
+            &mut || miss_result = sorted_part(scores, correct, false, miss_keys, miss_buf),
+        );
+        match (hit_result, miss_result) {
+            (Err(a), Err(b)) => return Err(IsotonicError::NotFinite { row: a.min(b) }),
+            (Err(row), _) | (_, Err(row)) => return Err(IsotonicError::NotFinite { row }),
+            _ => {}
+        }
     }
-    let mut keys: Vec<u64> = scores.iter().map(|&x| order_key(x)).collect();
-    let mut labels = correct.to_vec();
-    radix_sort(&mut keys, &mut labels);
 
-    let mut values = Vec::new();
+    // Merge the two sorted parts (a side that has run out reads as `u64::MAX`, above every
+    // finite score's key), one group per distinct key (its key goes to `buf`), and pool each
+    // group as it completes.
+    let (hit_keys, miss_keys) = keys.split_at(hits);
+    let head = |part: &[u64], at: usize| part.get(at).copied().unwrap_or(u64::MAX);
+    let (mut i, mut j, mut distinct) = (0, 0, 0);
     let mut stack: Vec<Block> = Vec::new();
-    let mut i = 0;
-    while i < keys.len() {
-        let key = keys[i];
-        let mut block = Block {
-            hits: 0,
-            rows: 0,
+    let mut group = Block {
+        hits: 0,
+        rows: 0,
+        scores: 1,
+    };
+    for _ in 0..n {
+        let (a, b) = (head(hit_keys, i), head(miss_keys, j));
+        let is_hit = a <= b;
+        let key = if is_hit { a } else { b };
+        i += usize::from(is_hit);
+        j += usize::from(!is_hit);
+        if distinct > 0 && buf[distinct - 1] == key {
+            group.hits += u64::from(is_hit);
+            group.rows += 1;
+            continue;
+        }
+        if distinct > 0 {
+            push_pooled(&mut stack, group);
+        }
+        buf[distinct] = key;
+        distinct += 1;
+        group = Block {
+            hits: u64::from(is_hit),
+            rows: 1,
             scores: 1,
         };
-        while i < keys.len() && keys[i] == key {
-            block.hits += labels[i] as u64;
-            block.rows += 1;
-            i += 1;
-        }
-        values.push(from_order_key(key));
-        while let Some(top) = stack.last() {
-            if !top.not_below(&block) {
-                break;
-            }
-            block = Block {
-                hits: top.hits + block.hits,
-                rows: top.rows + block.rows,
-                scores: top.scores + block.scores,
-            };
-            stack.pop();
-        }
-        stack.push(block);
     }
-    let mut levels = Vec::with_capacity(values.len());
+    if distinct > 0 {
+        push_pooled(&mut stack, group);
+    }
+    // The outputs reuse the two key buffers (same size as `f64`).
+    buf.truncate(distinct);
+    keys.clear();
     for block in &stack {
         let level = block.hits as f64 / block.rows as f64;
-        levels.extend(std::iter::repeat(level).take(block.scores));
+        keys.extend(std::iter::repeat(level.to_bits()).take(block.scores));
+    }
+    let mut values: Vec<f64> = buf.into_iter().map(from_order_key).collect();
+    let mut levels: Vec<f64> = keys.into_iter().map(f64::from_bits).collect();
+    if distinct < n / 2 {
+        values.shrink_to_fit();
+        levels.shrink_to_fit();
     }
     Ok(IsotonicFit { values, levels })
 }
@@ -314,6 +408,28 @@ mod tests {
                 naive(&scores, &correct),
                 "case {case}"
             );
+        }
+    }
+
+    #[test]
+    fn sorting_the_parts_on_two_threads_gives_the_same_fit() {
+        let mut state = 5u64;
+        for (n, distinct) in [(0u64, 1u64), (1, 1), (5_000, 40), (20_000, 1 << 40)] {
+            let scores: Vec<f64> = (0..n)
+                .map(|_| (splitmix(&mut state) % distinct) as f64 / distinct as f64 - 0.25)
+                .collect();
+            let correct: Vec<bool> = scores
+                .iter()
+                .map(|&x| (splitmix(&mut state) % 1000) as f64 / 1000.0 < x)
+                .collect();
+            let threaded = isotonic_fit_by(&scores, &correct, |hits, misses| {
+                std::thread::scope(|s| {
+                    s.spawn(hits);
+                    misses();
+                })
+            });
+            assert_eq!(threaded, isotonic_fit(&scores, &correct), "{n} rows");
+            assert_eq!(threaded.unwrap(), naive(&scores, &correct));
         }
     }
 
