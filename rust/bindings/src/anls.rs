@@ -298,19 +298,20 @@ impl<'a, 'py> Reader<'a, 'py> {
         let (p_kind, g_kind) = (type_of(pred.as_ptr()), type_of(gold.as_ptr()));
         if p_kind == Type::Str && g_kind == Type::List {
             let items = Items::of(gold).ok_or(Fallback)?;
-            let mark = self.stack.len();
-            for k in 0..items.len {
-                let item = items.get(k);
-                if type_of(item.as_ptr()) != Type::Str {
-                    return Err(Fallback); // not the compatibility mode, or a str subclass
+            // SAFETY (PyUnicode_Check): the items are live objects.
+            let all_str =
+                (0..items.len).all(|k| unsafe { ffi::PyUnicode_Check(items.get(k).as_ptr()) } != 0);
+            if all_str {
+                let mark = self.stack.len();
+                for k in 0..items.len {
+                    let node = self.text(items.get(k))?; // a str subclass falls back
+                    self.stack.push((node, Key::Null));
                 }
-                let node = self.text(item)?;
-                self.stack.push((node, Key::Null));
+                if items.len == 0 {
+                    return Err(Fallback); // the Python reader raises its error
+                }
+                return Ok((self.container(Type::Tuple, mark), true));
             }
-            if items.len == 0 {
-                return Err(Fallback); // the Python reader raises its error
-            }
-            return Ok((self.container(Type::Tuple, mark), true));
         }
         if p_kind == Type::List && g_kind == Type::List {
             let cells = (gold.len().map_err(|_| Fallback)? as u64)
