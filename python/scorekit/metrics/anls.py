@@ -10,9 +10,13 @@ augmenting path Hungarian method that breaks ties as the pure-Python solver of `
 Leaf distances come from the Levenshtein kernels: a batch first collects every leaf pair of every
 item, computes all their distances in one kernel call, then assembles each item's score (a call
 with only a few pairs, such as one ``AnlsMetric`` call, uses RapidFuzz's Levenshtein instead: the
-same distances without the cost of a kernel call). The common shapes (two plain answers,
-alternatives against one answer, two lists or two dicts of plain answers) skip the trees. The
-threshold is a plain argument, so concurrent calls with different thresholds never interfere.
+same distances without the cost of a kernel call). On the Rust backend the compiled reader and
+scorer (``_core.AnlsBatch``, ``rust/kernels/src/anls.rs``) read the batch's answers into one arena
+and score them once the similarities are known (the normalisation of texts stays here); the items
+it hands back (unusual types, errors) and every item on the Numba backend go through the Python
+trees below, its twin, where the common shapes (two plain answers, alternatives against one
+answer, two lists or two dicts of plain answers) skip the trees. The threshold is a plain
+argument, so concurrent calls with different thresholds never interfere.
 
 >>> m = AnlsMetric()
 >>> round(m("Hello Wrld", "Hello World").value, 3)      # one-character slip

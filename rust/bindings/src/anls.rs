@@ -324,6 +324,9 @@ impl<'a, 'py> Reader<'a, 'py> {
     }
 }
 
+/// `(values, error)` of [`AnlsBatch::score`].
+type Scores<'py> = (Bound<'py, PyArray1<f64>>, Option<(usize, u64, u64)>);
+
 /// A batch of (prediction, gold) answers read for scoring (see the module documentation).
 #[pyclass(module = "scorekit._core", unsendable)]
 pub struct AnlsBatch {
@@ -447,7 +450,7 @@ impl AnlsBatch {
         sims: PyReadonlyArray1<'py, f64>,
         same: f64,
         compensated: bool,
-    ) -> PyResult<(Bound<'py, PyArray1<f64>>, Option<(usize, u64, u64)>)> {
+    ) -> PyResult<Scores<'py>> {
         let sims = sims.as_slice()?;
         if sims.len() != self.arena.left.len() {
             return Err(PyValueError::new_err(
