@@ -110,17 +110,22 @@ impl<'a, 'py> Items<'a, 'py> {
         })
     }
 
-    fn get(self, k: usize) -> Borrowed<'a, 'py, PyAny> {
-        debug_assert!(k < self.len);
-        // SAFETY: `k` is in range and no Python code runs while the reader holds the item, so the
-        // sequence neither shrinks nor frees it.
+    /// Item `k < len` (the reader runs no Python code, so the sequence does not shrink while
+    /// read; were it to, the item would fall back).
+    fn get(self, k: usize) -> Step<Borrowed<'a, 'py, PyAny>> {
+        // SAFETY: a live list or tuple; an index out of range returns NULL with an IndexError set,
+        // which is cleared; an item returned is borrowed from the sequence.
         unsafe {
             let item = if self.tuple {
                 ffi::PyTuple_GetItem(self.sequence.as_ptr(), k as ffi::Py_ssize_t)
             } else {
                 ffi::PyList_GetItem(self.sequence.as_ptr(), k as ffi::Py_ssize_t)
             };
-            Borrowed::from_ptr(self.sequence.py(), item)
+            if item.is_null() {
+                ffi::PyErr_Clear();
+                return Err(Fallback);
+            }
+            Ok(Borrowed::from_ptr(self.sequence.py(), item))
         }
     }
 }
@@ -142,6 +147,9 @@ struct Reader<'a, 'py> {
     others: FastMap<u32, Py<PyAny>>,
     /// The children (and keys) of the containers being read.
     stack: Vec<(u32, Key)>,
+    /// The objects the maps above know by address or borrow bytes from, kept alive for the call
+    /// (even an exception raised and cleared inside the read could run a garbage collection).
+    alive: Vec<Bound<'py, PyAny>>,
 }
 
 impl<'a, 'py> Reader<'a, 'py> {
@@ -186,6 +194,7 @@ impl<'a, 'py> Reader<'a, 'py> {
                 .insert(self.raws.len() as u32 - 1, number.to_owned().unbind());
         }
         self.objects.insert(address, node);
+        self.alive.push(number.to_owned());
         Ok(node)
     }
 
@@ -194,7 +203,11 @@ impl<'a, 'py> Reader<'a, 'py> {
             Type::Str => {
                 let bytes = exact_str_bytes(key).ok_or(Fallback)?;
                 let next = self.key_texts.len() as u32;
-                Key::Text(*self.key_texts.entry(bytes).or_insert(next))
+                let id = *self.key_texts.entry(bytes).or_insert(next);
+                if id == next {
+                    self.alive.push(key.to_owned());
+                }
+                Key::Text(id)
             }
             Type::Int => Key::Int(int_value(key.as_ptr()).ok_or(Fallback)?),
             Type::Float => {
@@ -250,7 +263,7 @@ impl<'a, 'py> Reader<'a, 'py> {
                 return Err(Fallback);
             }
             for k in 0..items.len {
-                let node = self.read(items.get(k), gold, depth + 1)?;
+                let node = self.read(items.get(k)?, gold, depth + 1)?;
                 self.stack.push((node, Key::Null));
             }
         }
@@ -299,12 +312,14 @@ impl<'a, 'py> Reader<'a, 'py> {
         if p_kind == Type::Str && g_kind == Type::List {
             let items = Items::of(gold).ok_or(Fallback)?;
             // SAFETY (PyUnicode_Check): the items are live objects.
-            let all_str =
-                (0..items.len).all(|k| unsafe { ffi::PyUnicode_Check(items.get(k).as_ptr()) } != 0);
+            let mut all_str = true;
+            for k in 0..items.len {
+                all_str = all_str && unsafe { ffi::PyUnicode_Check(items.get(k)?.as_ptr()) } != 0;
+            }
             if all_str {
                 let mark = self.stack.len();
                 for k in 0..items.len {
-                    let node = self.text(items.get(k))?; // a str subclass falls back
+                    let node = self.text(items.get(k)?)?; // a str subclass falls back
                     self.stack.push((node, Key::Null));
                 }
                 if items.len == 0 {
@@ -366,6 +381,7 @@ impl AnlsBatch {
             raws: Vec::new(),
             others: FastMap::default(),
             stack: Vec::new(),
+            alive: Vec::new(),
         };
         let mut item_of = Vec::with_capacity(n);
         let mut fallback = Vec::new();
@@ -376,10 +392,11 @@ impl AnlsBatch {
         ) {
             (Some(preds), Some(golds)) => {
                 for k in 0..n {
-                    let (pred, gold) = (preds.get(k), golds.get(k));
-                    let read = reader.gold(pred, gold).and_then(|(g, compatible)| {
+                    let read = (|| {
+                        let (pred, gold) = (preds.get(k)?, golds.get(k)?);
+                        let (g, compatible) = reader.gold(pred, gold)?;
                         Ok((g, reader.read(pred, false, 0)?, compatible))
-                    });
+                    })();
                     match read {
                         Ok((g, p, compatible)) => {
                             reader.arena.add_item(g, p);
