@@ -15,8 +15,9 @@ anls-star scores one pair per call (its pure-Python Levenshtein and munkres); sc
 whole batch in one call (best of ``--rounds``, after a warm-up). Every value is checked equal.
 The machine is shared, so both wall time and CPU time (``time.process_time``: the process's CPU
 over all its threads, which also counts the kernel's second thread against scorekit) are reported.
+``--by-shape`` adds one row per shape of the mix (each shape's answers scored on their own).
 
-    .venv/bin/python benches/bench_anls.py [--pairs 100000] [--pages 12] [--rounds 3]
+    .venv/bin/python benches/bench_anls.py [--pairs 100000] [--pages 12] [--rounds 3] [--by-shape]
 """
 
 from __future__ import annotations
@@ -92,6 +93,17 @@ def make_answers(n: int, seed: int = 17) -> tuple[list, list]:
     return preds, golds
 
 
+def shape_of(gold) -> str:
+    """The shape of the mix a gold answer belongs to."""
+    if isinstance(gold, str):
+        return "plain strings"
+    if isinstance(gold, tuple):
+        return "alternatives (gold tuple)"
+    if isinstance(gold, list):
+        return "lists of strings"
+    return "nested invoices" if "items" in gold else "dicts of strings"
+
+
 def make_pages(n: int, seed: int = 5, n_chars: int = 3_000) -> tuple[list, list]:
     """``n`` page-length (prediction, gold) strings, 5 % of the prediction's characters replaced."""
     r = random.Random(seed)
@@ -124,10 +136,19 @@ def main() -> None:
     parser.add_argument("--pairs", type=int, default=100_000)
     parser.add_argument("--pages", type=int, default=12)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--by-shape", action="store_true", help="also one row per shape of the mix")
     args = parser.parse_args()
     load = os.getloadavg()
-    rows = [run("mixed answers", *make_answers(args.pairs), args.rounds),
-            run("page-length strings (≈ 3,000 chars)", *make_pages(args.pages), args.rounds)]
+    preds, golds = make_answers(args.pairs)
+    rows = [run("mixed answers", preds, golds, args.rounds)]
+    if args.by_shape:
+        shapes: dict = {}
+        for pred, gold in zip(preds, golds):
+            shape = shapes.setdefault(shape_of(gold), ([], []))
+            shape[0].append(pred)
+            shape[1].append(gold)
+        rows += [run(f"– {name}", *shapes[name], args.rounds) for name in sorted(shapes)]
+    rows.append(run("page-length strings (≈ 3,000 chars)", *make_pages(args.pages), args.rounds))
     print(f"load average before: {load[0]:.2f}, after: {os.getloadavg()[0]:.2f}\n")
     print("| workload | pairs | anls-star wall (CPU) | scorekit `anls_scores` wall, best; median (CPU) "
           "| ratio wall | ratio CPU | values equal |")

@@ -168,6 +168,38 @@ def span_read_tags(
     without lone surrogates, and so are the keys of ``known`` (twin: ``_TagTable.encode`` of
     ``scorekit.metrics.spans``). The GIL is held; no Python code runs."""
 
+# --- ANLS* answer trees (rust/bindings/src/anls.rs; twin: the trees of scorekit.metrics.anls) ------
+class AnlsBatch:
+    """A batch of (prediction, gold) answers read into one arena (``preds`` and ``golds`` exact
+    lists or tuples of the same length). Exact dict/list/tuple/str/int/bool/float/None answers
+    (dict keys exact str, 64-bit int, bool, non-NaN float or None; tuples only in the gold, not
+    empty; nesting below ``max_depth``) are read; any other item is listed in ``fallback`` for the
+    Python reader, which gives the same value or raises the same error. The GIL is held; no Python
+    code runs while reading."""
+
+    def __init__(self, preds: Any, golds: Any, max_depth: int, max_cells: int) -> None: ...
+    @property
+    def raws(self) -> list[str]:
+        """Raw id → ``str(leaf)`` (a ``str`` leaf by value, any other leaf by identity)."""
+    @property
+    def fallback(self) -> list[int]:
+        """The batch indices of the items left to the Python reader, in order."""
+    @property
+    def compat(self) -> int:
+        """Items read in the reference's compatibility mode (a ``str`` against a list of ``str``)."""
+    def pairs(self) -> tuple[I64, I64]:
+        """(gold raw ids, predicted raw ids) of the leaf pairs the scores compare."""
+    def score(self, sims: npt.NDArray[np.float64], same: float,
+              compensated: bool) -> tuple[npt.NDArray[np.float64], tuple[int, int, int] | None]:
+        """(ANLS* of every item, NaN for ``fallback`` items; ``None`` or ``(item, gold items,
+        predicted items)`` of the first list comparison beyond ``max_cells``, where scoring stopped)
+        given the similarity of every pair and that of two equal texts (``same``); ``compensated``:
+        ``sum`` of floats as CPython >= 3.12 adds them."""
+
+def anls_assign(costs: npt.NDArray[np.float64]) -> list[tuple[int, int]]:
+    """Minimum-cost (row, column) pairs of a 2-D cost matrix, sorted by row, ties broken as
+    ``scorekit.metrics.anls.assign`` (its twin) breaks them."""
+
 # --- ged (graph edit distance; layout in scorekit._kernels.ged) -----------------------------------
 GedProblem = tuple[F64, F64, F64, I64, I64, F64, F64, F64, bool]
 

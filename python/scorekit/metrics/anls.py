@@ -10,9 +10,13 @@ augmenting path Hungarian method that breaks ties as the pure-Python solver of `
 Leaf distances come from the Levenshtein kernels: a batch first collects every leaf pair of every
 item, computes all their distances in one kernel call, then assembles each item's score (a call
 with only a few pairs, such as one ``AnlsMetric`` call, uses RapidFuzz's Levenshtein instead: the
-same distances without the cost of a kernel call). The common shapes (two plain answers,
-alternatives against one answer, two lists or two dicts of plain answers) skip the trees. The
-threshold is a plain argument, so concurrent calls with different thresholds never interfere.
+same distances without the cost of a kernel call). On the Rust backend the compiled reader and
+scorer (``_core.AnlsBatch``, ``rust/kernels/src/anls.rs``) read the batch's answers into one arena
+and score them once the similarities are known (the normalisation of texts stays here); the items
+it hands back (unusual types, errors) and every item on the Numba backend go through the Python
+trees below, its twin, where the common shapes (two plain answers, alternatives against one
+answer, two lists or two dicts of plain answers) skip the trees. The threshold is a plain
+argument, so concurrent calls with different thresholds never interfere.
 
 >>> m = AnlsMetric()
 >>> round(m("Hello Wrld", "Hello World").value, 3)      # one-character slip
@@ -33,6 +37,7 @@ from typing import Any, Iterable, Optional, Sequence
 
 from scorekit import _kernels
 from scorekit._gc import cyclic_gc_paused
+from scorekit._kernels import _core
 from scorekit.base import GraphGrammar, Score
 from scorekit.errors import InputTooLargeError, InvalidTypeError, InvalidValueError
 
@@ -202,16 +207,22 @@ class _Reader:
                     self.left.append(gc[2])
                     self.right.append(pc[2])
 
-    def similarities(self, threads: Optional[int]) -> list:
-        """The thresholded similarity of every listed pair, by position.
+    def similarities(self, threads: Optional[int], first: Optional[tuple] = None):
+        """The thresholded similarity of every listed pair, by position (a ``float64`` array),
+        after those of ``first`` (``(gold raw ids, predicted raw ids)`` arrays) when given.
 
         Pairs of equal texts score 1.0 and a pair whose lengths alone put it below the threshold
         (one side empty, or even the best alignment too far off) 0.0 without a distance; the
         others' distances are one batch, each distinct text packed once.
         """
+        import numpy as np
+
         threshold, left, right = self.threshold, self.left, self.right
         strings, ids = _normalise(self.raws)
         same = 0.0 if 1.0 < threshold else 1.0
+        if first is not None:
+            left = np.concatenate([first[0], np.array(left, dtype=np.int64)])
+            right = np.concatenate([first[1], np.array(right, dtype=np.int64)])
         if len(left) <= _SMALL_PAIRS:  # a kernel call costs more than these few distances
             from rapidfuzz.distance import Levenshtein
 
@@ -228,16 +239,15 @@ class _Reader:
                 else:
                     nls = 1 - Levenshtein.distance(a, b) / longest
                     sims.append(0.0 if nls < threshold else nls)
-            return sims
-        import numpy as np
+            return np.array(sims, dtype=np.float64)
 
         from scorekit._kernels import levenshtein as lev
 
         values, offsets = _pack(strings)
         lengths = np.diff(offsets)
         ids = np.array(ids, dtype=np.int64)
-        gi = ids[np.array(left, dtype=np.int64)]
-        pi = ids[np.array(right, dtype=np.int64)]
+        gi = ids[np.asarray(left, dtype=np.int64)]
+        pi = ids[np.asarray(right, dtype=np.int64)]
         la, lb = lengths[gi], lengths[pi]
         longest = np.maximum(la, lb)
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -250,7 +260,7 @@ class _Reader:
         nls = 1 - distances / longest[todo]
         sims = np.where(gi == pi, same, 0.0)
         sims[todo] = np.where(nls < threshold, 0.0, nls)
-        return sims.tolist()
+        return sims
 
 
 def _normalise(raws: list) -> tuple:
@@ -428,26 +438,28 @@ def _flat(values: Iterable) -> bool:
     return all(map(isinstance, values, itertools.repeat(_LEAF_TYPES)))
 
 
-def _plans(reader: _Reader, preds: Sequence, golds: Sequence) -> list:
-    """What to score for every item, its leaf pairs listed in ``reader``; errors name the item.
+def _plans(reader: _Reader, preds: Sequence, golds: Sequence, todo: Iterable[int], compat: int = 0) -> list:
+    """What to score for items ``todo`` (indices, in order), their leaf pairs listed in ``reader``;
+    errors name the item. ``compat`` items were already read in the compatibility mode (one
+    warning covers them all).
 
-    The common shapes skip the trees; with ``at`` the position of the item's first leaf pair:
-    ``(LEAF, at, None)`` for two plain answers, ``(TUPLE, at, end)`` for alternatives against one
-    answer, ``(LIST, at, (gold, pred))`` for two lists of plain answers (pairs row by row) and
-    ``(DICT, at, (shared keys, size))`` for two dicts of plain answers. Anything else is
-    ``(None, at, (gold tree, predicted tree, end))``.
+    The common shapes skip the trees; with ``k`` the item and ``at`` the position of its first
+    leaf pair: ``(k, LEAF, at, None)`` for two plain answers, ``(k, TUPLE, at, end)`` for
+    alternatives against one answer, ``(k, LIST, at, (gold, pred))`` for two lists of plain
+    answers (pairs row by row) and ``(k, DICT, at, (shared keys, size))`` for two dicts of plain
+    answers. Anything else is ``(k, None, at, (gold tree, predicted tree, end))``.
     """
     plans = []
-    compat = 0
     build, text, left, right = reader.build, reader.text, reader.left, reader.right
-    for k, (pred, gold) in enumerate(zip(preds, golds)):
+    for k in todo:
+        pred, gold = preds[k], golds[k]
         at = len(left)
         try:
             if isinstance(pred, _LEAF_TYPES):
                 if isinstance(gold, _LEAF_TYPES):
                     left.append(text(gold))
                     right.append(text(pred))
-                    plans.append((LEAF, at, None))
+                    plans.append((k, LEAF, at, None))
                     continue
                 if (isinstance(gold, list) and isinstance(pred, str)
                         and all(map(isinstance, gold, itertools.repeat(str)))):
@@ -456,7 +468,7 @@ def _plans(reader: _Reader, preds: Sequence, golds: Sequence) -> list:
                 if isinstance(gold, tuple) and gold and _flat(gold):
                     left += reader.texts(gold)
                     right += [text(pred)] * len(gold)
-                    plans.append((TUPLE, at, len(left)))
+                    plans.append((k, TUPLE, at, len(left)))
                     continue
             elif isinstance(pred, list):
                 if isinstance(gold, list) and _flat(gold) and _flat(pred):
@@ -465,7 +477,7 @@ def _plans(reader: _Reader, preds: Sequence, golds: Sequence) -> list:
                     for a in ga:
                         left += [a] * len(pb)
                         right += pb
-                    plans.append((LIST, at, (gold, pred)))
+                    plans.append((k, LIST, at, (gold, pred)))
                     continue
             elif isinstance(pred, dict):
                 if isinstance(gold, dict) and _flat(gold.values()) and _flat(pred.values()):
@@ -476,7 +488,7 @@ def _plans(reader: _Reader, preds: Sequence, golds: Sequence) -> list:
                             right.append(text(pred[key]))
                             shared += 1
                     size = len(gold) + sum(1 for key in pred if key not in gold)
-                    plans.append((DICT, at, (shared, size)))
+                    plans.append((k, DICT, at, (shared, size)))
                     continue
             g = build(gold, True)
             p = build(pred, False)
@@ -485,43 +497,74 @@ def _plans(reader: _Reader, preds: Sequence, golds: Sequence) -> list:
                 raise
             raise type(exc)(exc.message, field=exc.field, item=k) from None
         reader.collect(g, p)
-        plans.append((None, at, (g, p, len(left))))
+        plans.append((k, None, at, (g, p, len(left))))
     if compat:
         warnings.warn(_COMPAT_WARNING, UserWarning, stacklevel=4)
     return plans
 
 
-def _anls_values(preds: Sequence, golds: Sequence, threshold: float, threads: Optional[int]) -> list:
+def _anls_values(preds: Sequence, golds: Sequence, threshold: float, threads: Optional[int]):
     with cyclic_gc_paused(len(golds) >= _PAUSE_GC_FROM):
         return _batch_values(preds, golds, threshold, threads)
 
 
-def _batch_values(preds: Sequence, golds: Sequence, threshold: float, threads: Optional[int]) -> list:
+def _compiled_batch(preds: Sequence, golds: Sequence):
+    """The batch read by the compiled reader (``_core.AnlsBatch``) on the Rust backend, else
+    ``None`` (every item then goes through the Python trees, its twin)."""
+    if _core is None or _kernels.current_backend() != "rust":
+        return None
+    return _core.AnlsBatch(preds, golds, MAX_DEPTH, MAX_LIST_CELLS)
+
+
+def _batch_values(preds: Sequence, golds: Sequence, threshold: float, threads: Optional[int]):
+    """The ANLS* of every item (a list, or an array on the compiled path). The compiled reader
+    takes the items it can; the rest go through :func:`_plans`. Its leaf pairs come first in the
+    one similarity batch (its raw ids too), and errors are raised in item order either way."""
+    batch = _compiled_batch(preds, golds)
     reader = _Reader(threshold)
-    plans = _plans(reader, preds, golds)
-    sims = reader.similarities(threads)
+    if batch is None:
+        todo, compat, first, n_first = range(len(golds)), 0, None, 0
+    else:
+        todo, compat, first = batch.fallback, batch.compat, batch.pairs()
+        reader.raws.extend(batch.raws)
+        n_first = len(first[0])
+    plans = _plans(reader, preds, golds, todo, compat)
+    all_sims = reader.similarities(threads, first)
+    sims = all_sims[n_first:].tolist()
+    stop, error = len(golds), None
+    if batch is None:
+        values: Any = [0.0] * len(golds)
+    else:
+        from scorekit._kernels.bootstrap import COMPENSATED
+
+        values, error = batch.score(all_sims[:n_first], 0.0 if 1.0 < threshold else 1.0, COMPENSATED)
+        if error is not None:
+            stop = error[0]
     # the trees look their leaf pairs up by raw ids (a pair scores the same wherever it occurs)
     by_ids: dict = {}
     left, right, n = reader.left, reader.right, len(reader.raws)
-    for kind, at, data in plans:
+    for _, kind, at, data in plans:
         if kind is None:
             end = data[2]
             by_ids.update(zip([a * n + b for a, b in zip(left[at:end], right[at:end])], sims[at:end]))
     scorer = _Scorer(threshold, by_ids, n)
-    values = []
-    for kind, at, data in plans:
+    for k, kind, at, data in plans:
+        if k > stop:
+            break
         if kind == LEAF:
-            values.append(sims[at])
+            values[k] = sims[at]
         elif kind == TUPLE:  # every option has size 1: the best similarity
-            values.append(max(sims[at:data]))
+            values[k] = max(sims[at:data])
         elif kind == LIST:
-            values.append(_flat_lists(sims, at, *data))
+            values[k] = _flat_lists(sims, at, *data)
         elif kind == DICT:  # a missing or extra key adds 0 to the sum and 1 to the size
             shared, size = data
-            values.append(sum(sims[at:at + shared]) / size if size else 1.0)
+            values[k] = sum(sims[at:at + shared]) / size if size else 1.0
         else:
             leaf_sims, size, _ = scorer.pair(data[0], data[1])
-            values.append(sum(leaf_sims) / size if size else 1.0)
+            values[k] = sum(leaf_sims) / size if size else 1.0
+    if error is not None:  # the compiled item's list comparison is too large
+        _check_cells(error[1], error[2])
     return values
 
 

@@ -12,6 +12,7 @@ use pyo3::prelude::*;
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 mod align;
+mod anls;
 mod arrow_text;
 mod bootstrap;
 mod calls;
@@ -33,6 +34,7 @@ mod tree;
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     ged::register(m)?;
+    anls::register(m)?;
     levenshtein::register(m)?;
     m.add_function(wrap_pyfunction!(packing::pack_texts, m)?)?;
     m.add_function(wrap_pyfunction!(packing::pack_pairs, m)?)?;

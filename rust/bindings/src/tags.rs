@@ -102,7 +102,13 @@ impl<'a, 'py> Interner<'a, 'py> {
 /// The UTF-8 bytes of an exact `str` other than `""`, borrowed as long as the object is; `None`
 /// for anything else, a lone surrogate included.
 fn tag_bytes<'a>(tag: Borrowed<'a, '_, PyAny>) -> Option<&'a [u8]> {
-    let string = tag.cast_exact::<PyString>().ok()?;
+    exact_str_bytes(tag).filter(|bytes| !bytes.is_empty())
+}
+
+/// The UTF-8 bytes of an exact `str`, borrowed as long as the object is; `None` for anything
+/// else, a lone surrogate included.
+pub(crate) fn exact_str_bytes<'a>(text: Borrowed<'a, '_, PyAny>) -> Option<&'a [u8]> {
+    let string = text.cast_exact::<PyString>().ok()?;
     let mut size: ffi::Py_ssize_t = 0;
     // SAFETY: `string` is a live `str`; the UTF-8 buffer CPython returns (or caches in the object)
     // lives as long as the object, which outlives the call.
@@ -112,7 +118,8 @@ fn tag_bytes<'a>(tag: Borrowed<'a, '_, PyAny>) -> Option<&'a [u8]> {
         unsafe { ffi::PyErr_Clear() };
         return None;
     }
-    (size > 0).then(|| unsafe { std::slice::from_raw_parts(data.cast::<u8>(), size as usize) })
+    // SAFETY: CPython returned `size` bytes at `data`, alive as long as the object.
+    Some(unsafe { std::slice::from_raw_parts(data.cast::<u8>(), size as usize) })
 }
 
 /// A sentence: an exact `list` or `tuple`, read by index.

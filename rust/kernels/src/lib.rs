@@ -5,6 +5,7 @@
 //! the `scorekit-bindings` crate wraps these functions for `scorekit._core`.
 
 pub mod align;
+pub mod anls;
 pub mod bootstrap;
 pub mod canon;
 pub mod ged;
