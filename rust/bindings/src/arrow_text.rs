@@ -14,8 +14,8 @@ use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1};
 use pyo3::exceptions::{PyMemoryError, PyValueError};
 use pyo3::prelude::*;
 use scorekit_kernels::text_columns::{
-    normalize_text, score_pair, CodePointSet, FoldTable, LayoutError, Level, PairOutcome,
-    PairWorkspace, Side, Step, TextColumn, TextOutcome, UnicodeTables,
+    normalize_text, score_pair, CodePointSet, FoldTable, KnownUtf8, LayoutError, Level,
+    PairOutcome, PairWorkspace, Side, Step, TextColumn, TextOutcome, UnicodeTables,
 };
 
 use crate::levenshtein::fill_rows;
@@ -116,6 +116,13 @@ impl<'a> Column<'a> {
         }
     }
 
+    fn is_utf8(&self) -> bool {
+        match self {
+            Column::Narrow(c) => c.is_utf8(),
+            Column::Wide(c) => c.is_utf8(),
+        }
+    }
+
     #[inline]
     fn item(&self, k: usize) -> &'a [u8] {
         match self {
@@ -206,13 +213,18 @@ fn utf8_pair_counts<'py>(
     out.resize(n * WIDTH, 0i64);
     let per_task = items_per_task(n, pred.bytes() + gold.bytes());
     run_detached(py, threads, || {
+        let known = KnownUtf8 {
+            pred: pred.is_utf8(),
+            gold: gold.is_utf8(),
+        };
         fill_rows(
             &mut out,
             WIDTH,
             per_task,
             PairWorkspace::new,
             |ws, k, row| {
-                row[4] = match score_pair(ws, level, &steps, &tables, pred.item(k), gold.item(k))? {
+                let (p, g) = (pred.item(k), gold.item(k));
+                row[4] = match score_pair(ws, level, &steps, &tables, known, p, g)? {
                     PairOutcome::Counts(c) => {
                         row[..4].copy_from_slice(
                             &[c.ref_len, c.substitutions, c.deletions, c.insertions]
