@@ -145,3 +145,20 @@ def test_a_null_item_holding_a_broken_byte(validity):
     np.testing.assert_array_equal(got["rust"], got["numba"])
     middle = [1, 0, 1, 0, 0] if validity else [0, 0, 0, 0, utf8.INVALID_PRED]
     assert got["rust"].tolist() == [[1, 0, 0, 0, 0], middle, [1, 0, 0, 0, 0]]
+
+
+def test_group_sums_equal_numpy(backend):
+    rng = np.random.default_rng(5)
+    raw = rng.integers(0, 1000, size=(3000, 5))
+    codes = rng.integers(-1, 4, size=3000)
+    got = utf8.group_sums(raw[:, :4], codes, 4)  # a strided view, as the Arrow path passes it
+    for g in range(4):
+        assert got[g].tolist() == [*raw[codes == g, :4].sum(axis=0).tolist(), int((codes == g).sum())]
+    assert got[4].tolist() == [*raw[:, :4].sum(axis=0).tolist(), 3000]
+    assert utf8.group_sums(raw, None, 0).tolist() == [[*raw.sum(axis=0).tolist(), 3000]]
+    assert utf8.group_sums(raw[:0], codes[:0], 2).tolist() == [[0] * 6] * 3
+    for bad in (4, -2):
+        with pytest.raises(ValueError, match=rf"codes\[1\] is {bad}: codes must be -1 or below 4"):
+            utf8.group_sums(raw[:2], np.array([0, bad]), 4)
+    with pytest.raises(ValueError, match="items"):
+        utf8.group_sums(raw, codes[:5], 4)

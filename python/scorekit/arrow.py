@@ -106,23 +106,16 @@ class CountTotals:
         self.nulls: dict[str, int] = {}
 
     def add(self, counts: np.ndarray, codes: Optional[np.ndarray] = None, labels: Optional[list] = None) -> None:
-        """Add pairs' counts (``int64[k, 4]`` in :data:`COUNT_COLUMNS` order); ``codes`` (``-1``:
-        no slice) index ``labels``, listed in first-appearance order."""
-        import numpy as np
-
+        """Add pairs' counts (``int64[k, 4]`` in :data:`COUNT_COLUMNS` order, any strides); ``codes``
+        (``-1``: no slice) index ``labels``, listed in first-appearance order."""
+        grouped = codes is not None and bool(labels)
+        sums = utf8.group_sums(counts, codes if grouped else None, len(labels) if grouped else 0).tolist()
+        *slices, total = sums
         self.n += len(counts)
-        self.counts = [a + int(b) for a, b in zip(self.counts, counts.sum(axis=0, dtype=np.int64))]
-        if codes is None or not labels:
-            return
-        if len(codes) and codes.min() < 0:  # rows without a label are not grouped
-            keep = codes >= 0
-            codes, counts = codes[keep], counts[keep]
-        columns = counts.T.astype(np.float64)  # exact: a batch's counts stay far below 2**53
-        rows = [np.bincount(codes, minlength=len(labels))]
-        rows += [np.bincount(codes, weights=columns[c], minlength=len(labels)) for c in range(4)]
-        for label, sums in zip(labels, zip(*(r.tolist() for r in rows))):
+        self.counts = [a + b for a, b in zip(self.counts, total)]
+        for label, (*column_sums, n) in zip(labels or (), slices):
             if label is not None:  # a null label (the dictionary of an all-null column) is not grouped
-                self._add_slice(label, [round(v) for v in sums])
+                self._add_slice(label, [n, *column_sums])
 
     def _add_slice(self, label: Any, sums: list[int]) -> None:
         try:
@@ -279,7 +272,7 @@ class ArrowEvaluator:
                 raise _utf8_error(arr, k, name, row0 + k, where)
             rows = np.flatnonzero(status == utf8.NEEDS_CALLER)
             raw[rows, :4] = self._python_counts(pred.take(rows), gold.take(rows), row0, where, rows)
-        return np.ascontiguousarray(raw[:, :4])
+        return raw[:, :4]
 
     def _python_counts(self, pred: pa.Array, gold: pa.Array, row0: int, where: str,
                        rows: Optional[np.ndarray] = None) -> np.ndarray:

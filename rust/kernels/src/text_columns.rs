@@ -657,7 +657,7 @@ fn score_characters(
     // The affixes are bytes of both sides: UTF-8 when either side is known to be; otherwise a
     // side is UTF-8 exactly when its affixes and its middle are.
     let utf8 = |piece: &[u8]| simdutf8::basic::from_utf8(piece).is_ok();
-    if !(known.pred || known.gold) && !(utf8(prefix) && utf8(suffix)) {
+    if !(known.pred || known.gold || utf8(prefix) && utf8(suffix)) {
         return Ok(PairOutcome::InvalidUtf8(Side::Pred));
     }
     if !decode_side(&pred[head..pred.len() - tail], known.pred, &mut ws.pred)? {
