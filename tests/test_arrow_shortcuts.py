@@ -162,3 +162,22 @@ def test_group_sums_equal_numpy(backend):
             utf8.group_sums(raw[:2], np.array([0, bad]), 4)
     with pytest.raises(ValueError, match="items"):
         utf8.group_sums(raw, codes[:5], 4)
+
+
+def test_read_ahead_keeps_order_and_errors():
+    """Batches read ahead on the worker thread come in order, however many; an error of the source
+    surfaces at its batch."""
+    pairs = _shaped_pairs(9, 300)
+    table = pa.table({"pred": [p for p, _ in pairs], "gold": [g for _, g in pairs]})
+    batches = table.to_batches(max_chunksize=7)
+    assert len(batches) > 3 * scorekit.arrow.READ_AHEAD
+    report = evaluate_arrow(iter(batches), per_item=True)
+    expected = scorekit.evaluate(pairs, metric="cer")
+    assert report.items.column("edits").to_pylist() == [s.detail["edits"] for s in expected.scores]
+
+    def failing():
+        yield from batches[:5]
+        raise OSError("disk gone")
+
+    with pytest.raises(OSError, match="disk gone"):
+        evaluate_arrow(failing())
