@@ -16,8 +16,11 @@ Every contender's totals (edits, reference length, S/D/I per slice) are asserted
 memory bandwidth is a NumPy copy of a 1 GiB array (bytes read + written per second). Prints a
 markdown table.
 
+With ``--rounds N`` every contender runs N times (the rounds interleaved, so that a change in the
+machine's load falls on all of them), and the table gives each one's best and median round.
+
     .venv/bin/python benches/bench_arrow.py --make /tmp/pairs.parquet --rows 10000000
-    .venv/bin/python benches/bench_arrow.py /tmp/pairs.parquet [--skip list]
+    .venv/bin/python benches/bench_arrow.py /tmp/pairs.parquet [--skip list] [--rounds 3]
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from __future__ import annotations
 import argparse
 import json
 import resource
+import statistics
 import subprocess
 import sys
 import time
@@ -129,6 +133,7 @@ def main() -> None:
     parser.add_argument("--make", action="store_true", help="only write the corpus (--rows pairs) to PATH")
     parser.add_argument("--rows", type=int, default=10_000_000)
     parser.add_argument("--skip", action="append", default=[], choices=sorted(RUNNERS))
+    parser.add_argument("--rounds", type=int, default=1, help="runs of each contender (best and median reported)")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -139,7 +144,8 @@ def main() -> None:
         return
     # The contenders run first, while this process is small: a child's peak RSS counts the pages it
     # shares with its parent at fork time (Linux carries the high-water mark across exec).
-    results = {name: measure(name, args.path) for name in RUNNERS if name not in args.skip}
+    names = [name for name in RUNNERS if name not in args.skip]
+    rounds = [{name: measure(name, args.path) for name in names} for _ in range(max(1, args.rounds))]
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
@@ -147,31 +153,39 @@ def main() -> None:
     chars = sum(pc.sum(pc.utf8_length(pq.read_table(args.path, columns=[c]).column(c))).as_py()
                 for c in ("pred", "gold"))
     size = Path(args.path).stat().st_size
-    reference = next(iter(results.values()))
-    for name, r in results.items():
-        assert {k: r[k] for k in ("n", "detail", "per_slice")} == \
-            {k: reference[k] for k in ("n", "detail", "per_slice")}, f"{name} differs"
+    reference = rounds[0][names[0]]
+    for results in rounds:
+        for name, r in results.items():
+            assert {k: r[k] for k in ("n", "detail", "per_slice")} == \
+                {k: reference[k] for k in ("n", "detail", "per_slice")}, f"{name} differs"
     bandwidth = memory_bandwidth()
     print(f"{meta.num_rows:,} pairs, {meta.num_row_groups} row groups, {size / 2**20:,.0f} MiB Parquet, "
           f"{chars:,} characters (both sides); CER {reference['detail']['edits'] / reference['detail']['ref_len']:.6f}; "
-          f"memory bandwidth (NumPy copy, read + write) {bandwidth / 1e9:.1f} GB/s\n")
-    print("| path | seconds | CPU s (this process) | pairs/s | characters/s | vs list | peak RSS (MB) |")
-    print("|---|---:|---:|---:|---:|---:|---:|")
-    base = results.get("list", {}).get("seconds")
-    for name, r in results.items():
-        ratio = f"{base / r['seconds']:.1f}x" if base else "n/a"
-        print(f"| {name} | {r['seconds']:.2f} | {r['cpu_seconds']:.1f} | {meta.num_rows / r['seconds']:,.0f} | "
-              f"{chars / r['seconds']:,.0f} | {ratio} | {r['peak_rss_mb']:,.0f} |")
-    if "dask" in results:
-        line = f"\nDask cluster start-up (not in the time above): {results['dask']['startup']:.1f} s"
-        if "arrow" in results:
-            line += f"; dask / arrow time: {results['dask']['seconds'] / results['arrow']['seconds']:.2f}"
+          f"memory bandwidth (NumPy copy, read + write) {bandwidth / 1e9:.1f} GB/s; {len(rounds)} round(s)\n")
+    for k, results in enumerate(rounds, 1):
+        line = ", ".join(f"{name} {r['seconds']:.2f} s ({r['cpu_seconds']:.1f} CPU s, {r['peak_rss_mb']:,.0f} MB)"
+                         for name, r in results.items())
+        print(f"round {k}: {line}")
+    print("\n| path | round | seconds | CPU s (this process) | pairs/s | characters/s | vs list | peak RSS (MB) |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|")
+    for pick, choose in (("best", min), ("median", statistics.median_low)):
+        times = {name: choose([results[name]["seconds"] for results in rounds]) for name in names}
+        for name in names:
+            r = next(results[name] for results in rounds if results[name]["seconds"] == times[name])
+            ratio = f"{times['list'] / times[name]:.1f}x" if "list" in times else "n/a"
+            print(f"| {name} | {pick} | {r['seconds']:.2f} | {r['cpu_seconds']:.1f} | {meta.num_rows / r['seconds']:,.0f} | "
+                  f"{chars / r['seconds']:,.0f} | {ratio} | {r['peak_rss_mb']:,.0f} |")
+    if "dask" in names:
+        startup = statistics.median_low([results["dask"]["startup"] for results in rounds])
+        line = f"\nDask cluster start-up (not in the times above, median): {startup:.1f} s"
+        if "arrow" in names:
+            ratios = sorted(results["dask"]["seconds"] / results["arrow"]["seconds"] for results in rounds)
+            line += f"; dask / arrow time per round: {', '.join(f'{x:.2f}' for x in ratios)}"
         print(line)
-    if "arrow" in results:
-        bytes_read = size
-        print(f"arrow: {chars / results['arrow']['seconds'] / 1e6:,.0f} M characters/s; "
-              f"the Parquet file streams at {bytes_read / results['arrow']['seconds'] / 1e9:.2f} GB/s, "
-              f"{bytes_read / results['arrow']['seconds'] / bandwidth:.1%} of the memory bandwidth")
+    if "arrow" in names:
+        best = min(results["arrow"]["seconds"] for results in rounds)
+        print(f"arrow (best): {chars / best / 1e6:,.0f} M characters/s; the Parquet file streams at "
+              f"{size / best / 1e9:.2f} GB/s, {size / best / bandwidth:.1%} of the memory bandwidth")
 
 
 if __name__ == "__main__":

@@ -3,7 +3,8 @@
 Owns the kernel contract of the Arrow path: a column is ``(data uint8, offsets int32|int64,
 validity uint8 bitmap | None, validity_offset)`` exactly as Arrow lays out ``string``/``binary``
 (and their ``large_`` forms); a pair of columns gives ``int64[n, 5]`` rows
-``(ref_len, substitutions, deletions, insertions, status)`` with :data:`STATUS` codes. It also
+``(ref_len, substitutions, deletions, insertions, status)`` with :data:`STATUS` codes, which
+:func:`group_sums` adds up per slice. It also
 owns the Unicode tables the compiled normaliser reads, derived from this Python's own
 ``unicodedata`` so that compiled and Python canonicalisation agree (``str.casefold`` per code
 point, category ``P*`` punctuation, and the code points this Python leaves unassigned, which the
@@ -68,3 +69,15 @@ def pair_counts(pred: tuple, gold: tuple, mode: str, steps: Sequence[str] = (), 
     return _kernels.implementation("utf8").utf8_pair_counts(
         pred, gold, mode, list(steps), tables, _kernels.resolve_threads(threads))
 
+
+
+def group_sums(rows: np.ndarray, codes: np.ndarray | None, groups: int) -> np.ndarray:
+    """``int64[groups + 1, w + 1]``: the column sums of ``rows`` (``int64[n, w]``, any strides) per
+    code in ``0..groups``, then of every row; the last column counts the rows. Code -1 (or no
+    ``codes``) puts a row in no group.
+
+    >>> import numpy as np
+    >>> group_sums(np.array([[3, 1], [2, 0], [4, 4]]), np.array([1, -1, 1]), 2).tolist()
+    [[0, 0, 0], [7, 5, 2], [9, 5, 3]]
+    """
+    return _kernels.implementation("utf8").group_sums(rows, codes, groups)

@@ -1,5 +1,5 @@
-"""Numba backend of the Arrow text path (the twin of ``_core.utf8_pair_counts``,
-``rust/bindings/src/arrow_text.rs``).
+"""Numba backend of the Arrow text path (the twin of ``_core.utf8_pair_counts`` and
+``_core.group_sums``, ``rust/bindings/src/arrow_text.rs``).
 
 Owns decoding Arrow-style UTF-8 columns (byte buffer, ``int32``/``int64`` offsets, optional
 validity bitmap) into the packed code-point layout, with the same strict validation as Rust's
@@ -17,7 +17,7 @@ import numpy as np
 
 from scorekit._kernels import levenshtein_numba as lev
 
-__all__ = ["utf8_pair_counts", "decode_column"]
+__all__ = ["utf8_pair_counts", "decode_column", "group_sums"]
 
 NEEDS_CALLER, INVALID_PRED, INVALID_GOLD = 1, 2, 3
 
@@ -135,4 +135,30 @@ def utf8_pair_counts(pred, gold, mode, steps, tables, threads=0) -> np.ndarray:
     out[ref_bad, 4] = INVALID_GOLD
     out[hyp_bad, :4] = 0
     out[hyp_bad, 4] = INVALID_PRED
+    return out
+
+
+@_jit
+def _group_sums(rows, codes, groups, out):
+    for k in range(rows.shape[0]):
+        for target in (codes[k], groups):
+            if target >= 0:
+                for c in range(rows.shape[1]):
+                    out[target, c] += rows[k, c]
+                out[target, rows.shape[1]] += 1
+
+
+def group_sums(rows, codes, groups: int) -> np.ndarray:
+    """``int64[groups + 1, w + 1]``: the column sums of ``rows`` (``int64[n, w]``) per code, every
+    row's in the last row, and the row counts in the last column; code -1 (or no ``codes``) is no
+    group (see ``_core.group_sums``)."""
+    n = rows.shape[0]
+    codes = np.full(n, -1, np.int64) if codes is None else np.asarray(codes, dtype=np.int64)
+    if codes.shape[0] != n:
+        raise ValueError(f"rows has {n} items but codes has {codes.shape[0]}")
+    if n and (codes.min() < -1 or codes.max() >= groups):
+        k = int(np.flatnonzero((codes < -1) | (codes >= groups))[0])
+        raise ValueError(f"codes[{k}] is {codes[k]}: codes must be -1 or below {groups}")
+    out = np.zeros((groups + 1, rows.shape[1] + 1), dtype=np.int64)
+    _group_sums(rows, codes, groups, out)
     return out

@@ -1,6 +1,7 @@
 //! Bindings of the Arrow text path (`scorekit.arrow`): pairs of UTF-8 columns in Arrow's layout
 //! (byte buffer, `int32` or `int64` offsets, optional validity bitmap) scored in parallel with the
-//! GIL released, without a Python object per item; and the normaliser alone, for tests.
+//! GIL released, without a Python object per item; the sums of those rows per slice
+//! (`group_sums`); and the normaliser alone, for tests.
 //!
 //! Rows of `utf8_pair_counts` are `(ref_len, substitutions, deletions, insertions, status)`;
 //! `status` is 0 (counted), 1 (the caller scores the pair: see `text_columns`), 2 (prediction not
@@ -10,12 +11,12 @@
 use std::collections::TryReserveError;
 
 use numpy::ndarray::Array2;
-use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1};
+use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::exceptions::{PyMemoryError, PyValueError};
 use pyo3::prelude::*;
 use scorekit_kernels::text_columns::{
-    normalize_text, score_pair, CodePointSet, FoldTable, LayoutError, Level, PairOutcome,
-    PairWorkspace, Side, Step, TextColumn, TextOutcome, UnicodeTables,
+    normalize_text, score_pair, CodePointSet, FoldTable, KnownUtf8, LayoutError, Level,
+    PairOutcome, PairWorkspace, Side, Step, TextColumn, TextOutcome, UnicodeTables,
 };
 
 use crate::levenshtein::fill_rows;
@@ -116,6 +117,13 @@ impl<'a> Column<'a> {
         }
     }
 
+    fn is_utf8(&self) -> bool {
+        match self {
+            Column::Narrow(c) => c.is_utf8(),
+            Column::Wide(c) => c.is_utf8(),
+        }
+    }
+
     #[inline]
     fn item(&self, k: usize) -> &'a [u8] {
         match self {
@@ -206,13 +214,18 @@ fn utf8_pair_counts<'py>(
     out.resize(n * WIDTH, 0i64);
     let per_task = items_per_task(n, pred.bytes() + gold.bytes());
     run_detached(py, threads, || {
+        let known = KnownUtf8 {
+            pred: pred.is_utf8(),
+            gold: gold.is_utf8(),
+        };
         fill_rows(
             &mut out,
             WIDTH,
             per_task,
             PairWorkspace::new,
             |ws, k, row| {
-                row[4] = match score_pair(ws, level, &steps, &tables, pred.item(k), gold.item(k))? {
+                let (p, g) = (pred.item(k), gold.item(k));
+                row[4] = match score_pair(ws, level, &steps, &tables, known, p, g)? {
                     PairOutcome::Counts(c) => {
                         row[..4].copy_from_slice(
                             &[c.ref_len, c.substitutions, c.deletions, c.insertions]
@@ -291,7 +304,49 @@ fn utf8_normalize<'py>(
     ))
 }
 
+/// Column sums of `rows` per group: `int64[groups + 1, w + 1]` for `w` columns; row `g` sums the
+/// rows whose code is `g`, the last row sums every row, and the last column counts the rows. A
+/// code of -1 (or no `codes`) puts a row in no group; any other code outside `0..groups` is a
+/// `ValueError`. Sums wrap around as NumPy's `int64` does.
+#[pyfunction]
+#[pyo3(signature = (rows, codes, groups))]
+fn group_sums<'py>(
+    py: Python<'py>,
+    rows: PyReadonlyArray2<'py, i64>,
+    codes: Option<PyReadonlyArray1<'py, i64>>,
+    groups: usize,
+) -> PyResult<Bound<'py, PyArray2<i64>>> {
+    let rows = rows.as_array();
+    let (n, w) = rows.dim();
+    let codes = codes.as_ref().map(|c| c.as_array());
+    if let Some(codes) = codes {
+        same_count(n, codes.len(), "rows", "codes")?;
+    }
+    let mut out = Array2::<i64>::zeros((groups + 1, w + 1));
+    for (k, row) in rows.outer_iter().enumerate() {
+        let code = codes.map_or(-1, |c| c[k]);
+        let group = match usize::try_from(code) {
+            Ok(g) if g < groups => Some(g),
+            _ if code == -1 => None,
+            _ => {
+                return Err(PyValueError::new_err(format!(
+                    "codes[{k}] is {code}: codes must be -1 or below {groups}"
+                )))
+            }
+        };
+        for target in group.into_iter().chain([groups]) {
+            let mut acc = out.row_mut(target);
+            for (a, &v) in acc.iter_mut().zip(row.iter()) {
+                *a = a.wrapping_add(v);
+            }
+            acc[w] += 1;
+        }
+    }
+    Ok(out.into_pyarray(py))
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(group_sums, m)?)?;
     m.add_function(wrap_pyfunction!(utf8_pair_counts, m)?)?;
     m.add_function(wrap_pyfunction!(utf8_normalize, m)?)?;
     Ok(())

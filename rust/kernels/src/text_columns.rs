@@ -212,6 +212,20 @@ impl<'a, O: Offset> TextColumn<'a, O> {
         self.offsets[self.len()].index().unwrap_or(0) - self.offsets[0].index().unwrap_or(0)
     }
 
+    /// Whether every item is known to be UTF-8: the bytes from the first item's start to the last
+    /// item's end are UTF-8 (one vectorised pass) and every item starts on a character boundary,
+    /// so each item is a UTF-8 piece of them. `false` only means "check item by item" (a null
+    /// item's bytes, for one, may be anything).
+    pub fn is_utf8(&self) -> bool {
+        let lo = self.offsets[0].index().unwrap_or(0);
+        let hi = self.offsets[self.len()].index().unwrap_or(0);
+        simdutf8::basic::from_utf8(&self.data[lo..hi]).is_ok()
+            && self.offsets.iter().all(|o| {
+                let at = o.index().unwrap_or(0);
+                at == hi || !is_continuation(self.data[at])
+            })
+    }
+
     /// The bytes of item `k` (empty when it is null).
     #[inline]
     pub fn item(&self, k: usize) -> &'a [u8] {
@@ -249,6 +263,15 @@ pub struct PairCounts {
 pub enum Side {
     Pred,
     Gold,
+}
+
+/// Which sides of the pairs are known to be UTF-8 already (a whole column checked at once by
+/// [`TextColumn::is_utf8`]): they are decoded without validation; other sides are validated item
+/// by item.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct KnownUtf8 {
+    pub pred: bool,
+    pub gold: bool,
 }
 
 /// The result of one pair.
@@ -328,6 +351,128 @@ fn decode(bytes: &[u8], out: &mut Vec<u32>) -> Result<bool, TryReserveError> {
     }
     out.truncate(written);
     Ok(true)
+}
+
+/// Write the code points of `bytes`, known to be UTF-8, to `out` (cleared first), without a
+/// branch per byte: each byte adds its payload bits (`0x7F >> leading ones`) to the current code
+/// point, and a byte that starts a sequence starts the next one. Bytes that are not UTF-8 give
+/// unspecified code points, never a panic.
+fn decode_utf8(bytes: &[u8], out: &mut Vec<u32>) -> Result<(), TryReserveError> {
+    out.clear();
+    out.try_reserve(bytes.len())?;
+    out.resize(bytes.len(), 0);
+    let (mut n, mut c) = (0usize, 0u32);
+    for &b in bytes {
+        let starts = !is_continuation(b);
+        let keep = (starts as u32).wrapping_sub(1); // all ones when `b` continues `c`
+        c = (c << 6 & keep) | (b as u32 & 0x7F >> b.leading_ones());
+        n += starts as usize;
+        out[n.saturating_sub(1)] = c;
+    }
+    out.truncate(n);
+    Ok(())
+}
+
+/// [`decode`] `bytes` into `out`, or decode them without validation when `known` to be UTF-8.
+fn decode_side(bytes: &[u8], known: bool, out: &mut Vec<u32>) -> Result<bool, TryReserveError> {
+    if known {
+        decode_utf8(bytes, out)?;
+        return Ok(true);
+    }
+    decode(bytes, out)
+}
+
+/// Whether `b` continues a UTF-8 sequence (`10xxxxxx`).
+#[inline]
+fn is_continuation(b: u8) -> bool {
+    b & 0xC0 == 0x80
+}
+
+/// Code points of `bytes`, known to be UTF-8: the bytes that do not continue a sequence, counted
+/// eight at a time.
+fn count_chars(bytes: &[u8]) -> usize {
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let mut chunks = bytes.chunks_exact(8);
+    let mut continuations = 0;
+    for chunk in &mut chunks {
+        let w = word(chunk, u64::from_le_bytes);
+        // bit 7 of each byte set where the byte is 10xxxxxx; the multiply adds the bytes' flags
+        let flags = (w & !(w << 1) & HIGH) >> 7;
+        continuations += (flags.wrapping_mul(0x0101_0101_0101_0101) >> 56) as usize;
+    }
+    continuations += chunks
+        .remainder()
+        .iter()
+        .filter(|&&b| is_continuation(b))
+        .count();
+    bytes.len() - continuations
+}
+
+/// Bytes at the start of `a` and `b` that are equal.
+fn common_prefix(a: &[u8], b: &[u8]) -> usize {
+    let n = a.len().min(b.len());
+    let (a8, b8) = (a[..n].chunks_exact(8), b[..n].chunks_exact(8));
+    for (k, (x, y)) in a8.zip(b8).enumerate() {
+        let diff = word(x, u64::from_le_bytes) ^ word(y, u64::from_le_bytes);
+        if diff != 0 {
+            return 8 * k + (diff.trailing_zeros() / 8) as usize;
+        }
+    }
+    let k = n - n % 8;
+    k + a[k..n]
+        .iter()
+        .zip(&b[k..n])
+        .take_while(|(x, y)| x == y)
+        .count()
+}
+
+/// Bytes at the end of `a` and `b` that are equal.
+fn common_suffix(a: &[u8], b: &[u8]) -> usize {
+    let n = a.len().min(b.len());
+    let (a_end, b_end) = (&a[a.len() - n..], &b[b.len() - n..]);
+    let (a8, b8) = (a_end.rchunks_exact(8), b_end.rchunks_exact(8));
+    for (k, (x, y)) in a8.zip(b8).enumerate() {
+        // big-endian: the last byte is the lowest
+        let diff = word(x, u64::from_be_bytes) ^ word(y, u64::from_be_bytes);
+        if diff != 0 {
+            return 8 * k + (diff.trailing_zeros() / 8) as usize;
+        }
+    }
+    let k = n - n % 8;
+    let (a_rest, b_rest) = (&a_end[..n - k], &b_end[..n - k]);
+    k + a_rest
+        .iter()
+        .rev()
+        .zip(b_rest.iter().rev())
+        .take_while(|(x, y)| x == y)
+        .count()
+}
+
+/// An 8-byte chunk as a word.
+#[inline]
+fn word(chunk: &[u8], from: fn([u8; 8]) -> u64) -> u64 {
+    let mut bytes = [0u8; 8];
+    bytes.copy_from_slice(chunk);
+    from(bytes)
+}
+
+/// Bytes of the common prefix and of the common suffix of `a` and `b` (the suffix taken from what
+/// the prefix leaves), each cut back to where neither side continues a UTF-8 sequence. Each side
+/// then splits into prefix, middle and suffix that are all UTF-8 exactly when the side is, and for
+/// UTF-8 sides the prefix and suffix are the maximal common prefix and suffix of code points.
+fn byte_affixes(a: &[u8], b: &[u8]) -> (usize, usize) {
+    let continues = |s: &[u8], k: usize| s.get(k).is_some_and(|&x| is_continuation(x));
+    let mut head = common_prefix(a, b);
+    while head > 0 && (continues(a, head) || continues(b, head)) {
+        head -= 1;
+    }
+    let (a, b) = (&a[head..], &b[head..]);
+    let mut tail = common_suffix(a, b);
+    // the suffix's bytes are equal on both sides: one side tells where it may start
+    while tail > 0 && continues(a, a.len() - tail) {
+        tail -= 1;
+    }
+    (head, tail)
 }
 
 /// Whether `second` may follow the lead byte `lead`: a continuation byte, in the narrower range that
@@ -437,22 +582,30 @@ pub fn normalize_text(
 }
 
 /// Score one pair of UTF-8 texts: decode, normalise both sides by `steps`, align the gold
-/// (reference) with the prediction at `level` (an error only when out of memory).
+/// (reference) with the prediction at `level` (an error only when out of memory). Sides `known`
+/// to be UTF-8 are not validated again.
 pub fn score_pair(
     ws: &mut PairWorkspace,
     level: Level,
     steps: &[Step],
     tables: &UnicodeTables<'_>,
+    known: KnownUtf8,
     pred: &[u8],
     gold: &[u8],
 ) -> Result<PairOutcome, TryReserveError> {
-    for (side, bytes) in [(Side::Pred, pred), (Side::Gold, gold)] {
+    if steps.is_empty() && level == Level::Characters {
+        return score_characters(ws, known, pred, gold);
+    }
+    for (side, bytes, known) in [
+        (Side::Pred, pred, known.pred),
+        (Side::Gold, gold, known.gold),
+    ] {
         let text = if side == Side::Pred {
             &mut ws.pred
         } else {
             &mut ws.gold
         };
-        if !decode(bytes, text)? {
+        if !decode_side(bytes, known, text)? {
             return Ok(PairOutcome::InvalidUtf8(side));
         }
     }
@@ -489,10 +642,44 @@ pub fn score_pair(
     Ok(PairOutcome::Counts(counts))
 }
 
+/// [`score_pair`] at the character level without normaliser steps. The common prefix and suffix
+/// are found on the bytes ([`byte_affixes`]) and only the middles are decoded and aligned: the
+/// alignment strips the common prefix and suffix of code points first, so this is the same
+/// problem, and its counts are the same. An equal pair decodes and aligns nothing.
+fn score_characters(
+    ws: &mut PairWorkspace,
+    known: KnownUtf8,
+    pred: &[u8],
+    gold: &[u8],
+) -> Result<PairOutcome, TryReserveError> {
+    let (head, tail) = byte_affixes(pred, gold);
+    let (prefix, suffix) = (&gold[..head], &gold[gold.len() - tail..]);
+    // The affixes are bytes of both sides: UTF-8 when either side is known to be; otherwise a
+    // side is UTF-8 exactly when its affixes and its middle are.
+    let utf8 = |piece: &[u8]| simdutf8::basic::from_utf8(piece).is_ok();
+    if !(known.pred || known.gold || utf8(prefix) && utf8(suffix)) {
+        return Ok(PairOutcome::InvalidUtf8(Side::Pred));
+    }
+    if !decode_side(&pred[head..pred.len() - tail], known.pred, &mut ws.pred)? {
+        return Ok(PairOutcome::InvalidUtf8(Side::Pred));
+    }
+    if !decode_side(&gold[head..gold.len() - tail], known.gold, &mut ws.gold)? {
+        return Ok(PairOutcome::InvalidUtf8(Side::Gold));
+    }
+    let c = align(&mut ws.align, &ws.gold, &ws.pred)?;
+    Ok(PairOutcome::Counts(PairCounts {
+        ref_len: count_chars(prefix) + ws.gold.len() + count_chars(suffix),
+        substitutions: c.substitutions,
+        deletions: c.deletions,
+        insertions: c.insertions,
+    }))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::levenshtein::reference::{matrix, Rng};
+    use crate::levenshtein::AlignWorkspace;
 
     fn cps(s: &str) -> Vec<u32> {
         s.chars().map(|c| c as u32).collect()
@@ -614,6 +801,7 @@ mod tests {
             level,
             &[],
             &UnicodeTables::default(),
+            KnownUtf8::default(),
             pred,
             gold,
         )
@@ -674,6 +862,7 @@ mod tests {
                 Level::Characters,
                 &[],
                 &UnicodeTables::default(),
+                KnownUtf8::default(),
                 p.as_bytes(),
                 g.as_bytes(),
             )
@@ -736,6 +925,155 @@ mod tests {
         assert!(check(&[65], &[0, 2], &[97]).is_err());
         assert!(check(&[65], &[0, 1], &[0xD800]).is_err());
         assert!(check(&[65], &[0], &[]).is_err());
+    }
+
+    /// Random byte strings from UTF-8 pieces of every width, invalid pieces when `invalid`, and
+    /// runs of the shared `common` pieces (so that pairs share prefixes and suffixes, cut inside a
+    /// multi-byte character too: é/è and 的/皆 differ in their last byte only).
+    fn pieces_text(rng: &mut Rng, invalid: bool, common: &[u8]) -> Vec<u8> {
+        let valid: [&[u8]; 8] = [
+            b"a",
+            b" ",
+            "é".as_bytes(),
+            "è".as_bytes(),
+            "的".as_bytes(),
+            "皆".as_bytes(),
+            "😀".as_bytes(),
+            "😁".as_bytes(),
+        ];
+        let bad: [&[u8]; 5] = [b"\xff", b"\x80", b"\xc3", b"\xe7\x9a", b"\xed\xa0\x80"];
+        let mut out = Vec::new();
+        for _ in 0..rng.below(12) {
+            match rng.below(10) {
+                0..=2 => out.extend_from_slice(common),
+                9 if invalid => out.extend_from_slice(bad[rng.below(bad.len())]),
+                _ => out.extend_from_slice(valid[rng.below(valid.len())]),
+            }
+        }
+        out
+    }
+
+    /// What `score_pair` gave before the byte-level shortcuts: both sides decoded whole (pred
+    /// first), then aligned whole.
+    fn whole_pair(pred: &[u8], gold: &[u8]) -> PairOutcome {
+        let (mut p, mut g) = (Vec::new(), Vec::new());
+        if !decode(pred, &mut p).unwrap() {
+            return PairOutcome::InvalidUtf8(Side::Pred);
+        }
+        if !decode(gold, &mut g).unwrap() {
+            return PairOutcome::InvalidUtf8(Side::Gold);
+        }
+        let c = align(&mut AlignWorkspace::new(), &g, &p).unwrap();
+        PairOutcome::Counts(PairCounts {
+            ref_len: g.len(),
+            substitutions: c.substitutions,
+            deletions: c.deletions,
+            insertions: c.insertions,
+        })
+    }
+
+    #[test]
+    fn byte_level_shortcuts_give_the_whole_pair_counts() {
+        let mut rng = Rng(0x2545_F491_4F6C_DD1D);
+        let mut ws = PairWorkspace::new();
+        let mut seen = [0usize; 4]; // equal, counted, invalid pred, invalid gold
+        for round in 0..30_000 {
+            let invalid = round % 3 == 0;
+            let common = pieces_text(&mut rng, false, b"");
+            let gold = pieces_text(&mut rng, invalid, &common);
+            let pred = match rng.below(4) {
+                0 => gold.clone(),
+                _ => pieces_text(&mut rng, invalid, &common),
+            };
+            let expected = whole_pair(&pred, &gold);
+            let utf8 = |b: &[u8]| std::str::from_utf8(b).is_ok();
+            for known in [
+                KnownUtf8::default(),
+                KnownUtf8 {
+                    pred: utf8(&pred),
+                    gold: false,
+                },
+                KnownUtf8 {
+                    pred: false,
+                    gold: utf8(&gold),
+                },
+                KnownUtf8 {
+                    pred: utf8(&pred),
+                    gold: utf8(&gold),
+                },
+            ] {
+                let outcome = score_pair(
+                    &mut ws,
+                    Level::Characters,
+                    &[],
+                    &UnicodeTables::default(),
+                    known,
+                    &pred,
+                    &gold,
+                )
+                .unwrap();
+                assert_eq!(outcome, expected, "{pred:x?} {gold:x?} {known:?}");
+            }
+            seen[match expected {
+                PairOutcome::Counts(_) if pred == gold => 0,
+                PairOutcome::Counts(_) => 1,
+                PairOutcome::InvalidUtf8(Side::Pred) => 2,
+                _ => 3,
+            }] += 1;
+        }
+        assert!(seen.iter().all(|&k| k > 1_000), "{seen:?}");
+    }
+
+    #[test]
+    fn affixes_stop_at_character_boundaries() {
+        let affixes = |a: &str, b: &str| byte_affixes(a.as_bytes(), b.as_bytes());
+        assert_eq!(affixes("abcé", "abcè"), (3, 0)); // é, è: C3 A9, C3 A8
+        assert_eq!(affixes("éx", "èx"), (0, 1));
+        assert_eq!(affixes("的的", "皆的"), (0, 3)); // E7 9A 84, E7 9A 86
+        assert_eq!(affixes("same", "same"), (4, 0));
+        assert_eq!(affixes("", "é"), (0, 0));
+        // long runs take the word-at-a-time loops
+        let (a, b) = (
+            "ü".repeat(20) + "é" + &"ö".repeat(9),
+            "ü".repeat(20) + "è" + &"ö".repeat(9),
+        );
+        assert_eq!(affixes(&a, &b), (40, 18));
+        assert_eq!(byte_affixes(b"\xc3", b"\xc3\xa9"), (0, 0));
+    }
+
+    #[test]
+    fn known_utf8_decoding_and_counting() {
+        let mut rng = Rng(0x1234_5678_9ABC_DEF1);
+        let mut out = Vec::new();
+        for _ in 0..5_000 {
+            let bytes = pieces_text(&mut rng, false, "Ցß".as_bytes());
+            let text = std::str::from_utf8(&bytes).unwrap();
+            decode_utf8(&bytes, &mut out).unwrap();
+            assert_eq!(out, cps(text));
+            assert_eq!(count_chars(&bytes), text.chars().count());
+        }
+        // not UTF-8: unspecified code points, but no panic
+        decode_utf8(b"\x80\xff\xf0", &mut out).unwrap();
+    }
+
+    #[test]
+    fn columns_known_to_be_utf8() {
+        let known = |data: &[u8], offsets: &[i32], validity: Option<(&[u8], usize)>| {
+            TextColumn::new("c", data, offsets, validity)
+                .unwrap()
+                .is_utf8()
+        };
+        let data = "aé的😀".as_bytes();
+        assert!(known(data, &[0, 1, 3, 6, 10], None));
+        assert!(known(data, &[1, 3, 3], None)); // a slice, then an empty item
+        assert!(known(b"", &[0], None));
+        // every item starts on a boundary, but not the whole buffer: only the items are checked
+        assert!(known(b"ok\xff", &[0, 2], None));
+        // "é" cut in two items: the buffer is UTF-8, the items are not
+        assert!(!known(data, &[0, 2, 3], None));
+        assert!(!known(b"a\xffb", &[0, 1, 2, 3], None));
+        // a null item holding a bad byte: unknown (checked item by item)
+        assert!(!known(b"a\xffb", &[0, 1, 2, 3], Some((&[0b101], 0))));
     }
 
     #[test]

@@ -28,7 +28,7 @@ use super::distance::{
     block_bottoms, first_budget, hyyro_step, myers_banded, myers_pruned, next_budget, Band,
     DistanceWorkspace, Prune,
 };
-use super::pattern::fill;
+use super::pattern::{fill, ShortMasks};
 
 /// Kind of one edit operation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -111,6 +111,8 @@ pub struct AlignWorkspace {
     row_start: Vec<usize>,
     /// True when the pattern fits one word: row `r` is then simply `vp[r]`/`vn[r]`.
     single_word: bool,
+    /// Masks of one-word patterns of symbols.
+    short: ShortMasks,
     block_vp: Vec<u64>,
     block_vn: Vec<u64>,
     /// Hirschberg splits: the reversed halves, the forward and backward prefix distances, and the
@@ -423,20 +425,32 @@ fn fill_rows(
     ws.vn.clear();
     ws.first_word.clear();
     ws.row_start.clear();
-    build_masks(ws, s1)?;
     ws.single_word = m <= 64;
     if ws.single_word {
+        // Symbols (not ids) take the lean masks of short patterns: the same masks.
+        let short = ws.ids.is_none();
+        if short {
+            ws.short.build(s1)?;
+        } else {
+            build_masks(ws, s1)?;
+        }
         ws.vp.try_reserve(n)?;
         ws.vn.try_reserve(n)?;
         let mut vp: u64 = if m == 64 { !0 } else { (1u64 << m) - 1 };
         let mut vn: u64 = 0;
         for &c in s2 {
-            hyyro_step(ws.dist.masks.single(c), &mut vp, &mut vn);
+            let eq = if short {
+                ws.short.get(c)
+            } else {
+                ws.dist.masks.single(c)
+            };
+            hyyro_step(eq, &mut vp, &mut vn);
             ws.vp.push(vp);
             ws.vn.push(vn);
         }
         return Ok(());
     }
+    build_masks(ws, s1)?;
     // A known distance, or a previous pass's result, is at least the distance: such passes prune.
     let (mut k, mut proven) = match known {
         Some(d) => (d, true),

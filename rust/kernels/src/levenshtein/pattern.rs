@@ -39,6 +39,88 @@ pub enum Row<'a> {
     Sparse(&'a [u32], &'a [u64]),
 }
 
+/// Slots of the [`ShortMasks`] table of symbols from 256 up: twice the most symbols it holds.
+const SHORT_SLOTS: usize = 128;
+
+/// Masks of a pattern of at most 64 symbols, the common case of short texts, kept without dense
+/// ids: a direct table below 256 and a small open-addressing table of `(symbol, mask)` slots above
+/// (an empty slot has mask 0: every symbol present has a bit). Built and cleared in one pass over
+/// the pattern each; [`ShortMasks::get`] is the same mask as [`PatternMasks::single`] gives.
+#[derive(Default)]
+pub struct ShortMasks {
+    direct: Vec<u64>,
+    keys: Vec<u32>,
+    masks: Vec<u64>,
+    /// Entries set for the current pattern, to clear them before the next one.
+    used: Vec<Used>,
+}
+
+/// An entry of [`ShortMasks`] in use: a symbol of the direct table, or a slot.
+#[derive(Clone, Copy)]
+enum Used {
+    Direct(u8),
+    Slot(u8),
+}
+
+impl ShortMasks {
+    #[inline]
+    fn home(c: u32) -> usize {
+        (c.wrapping_mul(0x9E37_79B1) >> (32 - SHORT_SLOTS.trailing_zeros())) as usize
+    }
+
+    /// The slot of `c`: where it is, or the empty slot where it would go.
+    #[inline]
+    fn slot(&self, c: u32) -> usize {
+        let mut slot = Self::home(c);
+        while self.masks[slot] != 0 && self.keys[slot] != c {
+            slot = (slot + 1) % SHORT_SLOTS;
+        }
+        slot
+    }
+
+    /// Build the masks of `pattern` (at most 64 symbols), clearing the previous pattern's.
+    pub fn build(&mut self, pattern: &[u32]) -> Result<(), TryReserveError> {
+        debug_assert!(pattern.len() <= 64);
+        if self.direct.is_empty() {
+            fill(&mut self.direct, DIRECT, 0)?;
+            fill(&mut self.keys, SHORT_SLOTS, 0)?;
+            fill(&mut self.masks, SHORT_SLOTS, 0)?;
+            self.used.try_reserve(64)?;
+        }
+        for &entry in &self.used {
+            match entry {
+                Used::Direct(c) => self.direct[c as usize] = 0,
+                Used::Slot(slot) => self.masks[slot as usize] = 0,
+            }
+        }
+        self.used.clear();
+        for (i, &c) in pattern.iter().enumerate() {
+            let bit = 1u64 << i;
+            let (mask, entry) = if (c as usize) < DIRECT {
+                (&mut self.direct[c as usize], Used::Direct(c as u8))
+            } else {
+                let slot = self.slot(c);
+                self.keys[slot] = c;
+                (&mut self.masks[slot], Used::Slot(slot as u8))
+            };
+            if *mask == 0 {
+                self.used.push(entry);
+            }
+            *mask |= bit;
+        }
+        Ok(())
+    }
+
+    /// Mask of symbol `c`.
+    #[inline(always)]
+    pub fn get(&self, c: u32) -> u64 {
+        if (c as usize) < DIRECT {
+            return self.direct[c as usize];
+        }
+        self.masks[self.slot(c)]
+    }
+}
+
 /// Masks of the current pattern; see the module docs.
 #[derive(Default)]
 pub struct PatternMasks {
@@ -340,6 +422,31 @@ impl PatternMasks {
 mod tests {
     use super::super::reference::Rng;
     use super::*;
+
+    #[test]
+    fn short_masks_equal_the_general_masks() {
+        let mut rng = Rng(0xD1B5_4A32_D192_ED03);
+        let (mut short, mut general) = (ShortMasks::default(), PatternMasks::default());
+        // Few or many distinct symbols, below and above the direct table, and symbols whose home
+        // slots collide (multiples of 128 apart share the low bits the hash mixes up).
+        let alphabets: [Vec<u32>; 3] = [
+            (0..6).map(|k| 0x4E00 + k).chain([97, 98]).collect(),
+            (0..300).map(|k| 200 + 7 * k).collect(),
+            (0..64)
+                .map(|k| 0x1000 + (k << 7))
+                .chain([u32::MAX, 0])
+                .collect(),
+        ];
+        for round in 0..3_000 {
+            let alphabet = &alphabets[round % 3];
+            let pattern = rng.seq(64, alphabet);
+            short.build(&pattern).unwrap();
+            general.build(&pattern).unwrap();
+            for &c in alphabet.iter().chain(&[1, 0x10FFFF]) {
+                assert_eq!(short.get(c), general.single(c), "{c:x} in {pattern:x?}");
+            }
+        }
+    }
 
     #[test]
     fn masks_mark_positions_of_each_symbol() {
