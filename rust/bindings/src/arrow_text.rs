@@ -304,10 +304,11 @@ fn utf8_normalize<'py>(
     ))
 }
 
-/// Column sums of `rows` per group: `int64[groups + 1, w + 1]` for `w` columns; row `g` sums the
-/// rows whose code is `g`, the last row sums every row, and the last column counts the rows. A
-/// code of -1 (or no `codes`) puts a row in no group; any other code outside `0..groups` is a
-/// `ValueError`. Sums wrap around as NumPy's `int64` does.
+/// Column sums of `rows` per group: `int64[groups + 1, w + 2]` for `w` columns; row `g` sums the
+/// rows whose code is `g`, the last row sums every row; column `w` counts the rows and column
+/// `w + 1` holds the first of them (-1 when there is none), so that the caller can list the groups
+/// in order of first appearance. A code of -1 (or no `codes`) puts a row in no group; any other
+/// code outside `0..groups` is a `ValueError`. Sums wrap around as NumPy's `int64` does.
 #[pyfunction]
 #[pyo3(signature = (rows, codes, groups))]
 fn group_sums<'py>(
@@ -322,7 +323,8 @@ fn group_sums<'py>(
     if let Some(codes) = codes {
         same_count(n, codes.len(), "rows", "codes")?;
     }
-    let mut out = Array2::<i64>::zeros((groups + 1, w + 1));
+    let mut out = Array2::<i64>::zeros((groups + 1, w + 2));
+    out.column_mut(w + 1).fill(-1);
     for (k, row) in rows.outer_iter().enumerate() {
         let code = codes.map_or(-1, |c| c[k]);
         let group = match usize::try_from(code) {
@@ -338,6 +340,9 @@ fn group_sums<'py>(
             let mut acc = out.row_mut(target);
             for (a, &v) in acc.iter_mut().zip(row.iter()) {
                 *a = a.wrapping_add(v);
+            }
+            if acc[w] == 0 {
+                acc[w + 1] = k as i64;
             }
             acc[w] += 1;
         }
