@@ -413,7 +413,9 @@ def _batches(data: Any, evaluator: ArrowEvaluator,
         evaluator.check_schema(data.schema_arrow)
         groups = data.num_row_groups
         for g in range(groups):
-            yield from data.iter_batches(batch_size=BATCH_ROWS, row_groups=[g], columns=columns)
+            # one reading thread (``_read_ahead``'s): Arrow's own pool decoding the columns of a
+            # batch side by side would only contend with the kernel threads for the cores
+            yield from data.iter_batches(batch_size=BATCH_ROWS, row_groups=[g], columns=columns, use_threads=False)
             if progress is not None:
                 progress(g + 1, groups)
         return
