@@ -355,3 +355,26 @@ def test_misaligned_offsets_buffer(backend):
     column = pa.Array.from_buffers(pa.large_string(), 2, [None, shifted, pa.py_buffer(b"ctdog")])
     report = evaluate_arrow(pa.table({"pred": column, "gold": ["cat", "dog"]}))
     assert report.detail["deletions"] == 1 and report.n == 2
+
+
+@pytest.mark.parametrize("index_type", [pa.int8(), pa.uint8(), pa.int16(), pa.int32(), pa.uint32(), pa.int64()])
+def test_slice_dictionaries_in_any_order(index_type):
+    """A slice column given as a dictionary whose order is not first appearance, with unused and
+    repeated labels, null indices and an offset (a sliced array), or a dictionary far larger than
+    the labels used: slices come in order of first appearance, with the Python path's counts."""
+    preds, golds, labels = _corpus(17, 700)
+    names = ["mixed", "cjk", "spare", "latin", "cjk"]  # reversed-ish order, one unused, one repeated
+    rng = random.Random(3)
+    indices = [None if label is None else rng.choice([k for k, v in enumerate(names) if v == label])
+               for label in ["latin", *labels]]
+    dictionary = pa.DictionaryArray.from_arrays(pa.array(indices, index_type), pa.array(names)).slice(1)
+    huge = pa.DictionaryArray.from_arrays(pa.array([None if k is None else k + 500 for k in indices[1:]], index_type)
+                                          if index_type.bit_width > 8 else pa.array(indices[1:], index_type),
+                                          pa.array([f"unused{k}" for k in range(500)] + names)
+                                          if index_type.bit_width > 8 else pa.array(names))
+    expected = scorekit.evaluate(list(zip(preds, golds, labels)))
+    for column in (dictionary, huge):
+        table = pa.table({"pred": preds, "gold": golds, "slice": column})
+        report = evaluate_arrow(table.to_batches(max_chunksize=128), slice="slice")
+        _same(report, expected)
+        assert list(report.slice_counts) == list(dict.fromkeys(label for label in labels if label is not None))

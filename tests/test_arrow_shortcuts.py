@@ -151,12 +151,16 @@ def test_group_sums_equal_numpy(backend):
     rng = np.random.default_rng(5)
     raw = rng.integers(0, 1000, size=(3000, 5))
     codes = rng.integers(-1, 4, size=3000)
+    codes[:40] = -1  # so that no group starts at row 0
     got = utf8.group_sums(raw[:, :4], codes, 4)  # a strided view, as the Arrow path passes it
     for g in range(4):
-        assert got[g].tolist() == [*raw[codes == g, :4].sum(axis=0).tolist(), int((codes == g).sum())]
-    assert got[4].tolist() == [*raw[:, :4].sum(axis=0).tolist(), 3000]
-    assert utf8.group_sums(raw, None, 0).tolist() == [[*raw.sum(axis=0).tolist(), 3000]]
-    assert utf8.group_sums(raw[:0], codes[:0], 2).tolist() == [[0] * 6] * 3
+        rows = np.flatnonzero(codes == g)
+        assert got[g].tolist() == [*raw[rows, :4].sum(axis=0).tolist(), len(rows), int(rows[0])]
+    assert got[4].tolist() == [*raw[:, :4].sum(axis=0).tolist(), 3000, 0]
+    assert utf8.group_sums(raw, None, 0).tolist() == [[*raw.sum(axis=0).tolist(), 3000, 0]]
+    assert utf8.group_sums(raw[:0], codes[:0], 2).tolist() == [[0] * 5 + [0, -1]] * 3
+    assert utf8.group_sums(raw[:3, :1], np.array([1, -1, 1]), 3).tolist() == \
+        [[0, 0, -1], [raw[0, 0] + raw[2, 0], 2, 0], [0, 0, -1], [raw[:3, 0].sum(), 3, 0]]
     for bad in (4, -2):
         with pytest.raises(ValueError, match=rf"codes\[1\] is {bad}: codes must be -1 or below 4"):
             utf8.group_sums(raw[:2], np.array([0, bad]), 4)

@@ -257,3 +257,8 @@ def utf8_normalize(
 ) -> tuple[npt.NDArray[np.uint8], I64, npt.NDArray[np.int8]]:
     """(data, int64 offsets, status) of every item through ``steps``: status 0 normalised, 1 left to
     the caller (text unchanged), 2 not UTF-8 (empty)."""
+
+def group_sums(rows: I64, codes: I64 | None, groups: int) -> I64:
+    """Shape (groups + 1, w + 2) for ``rows`` of shape (n, w): the column sums of the rows of each code
+    in ``0..groups``, then of every row, each followed by its row count and its first row (-1: none).
+    Code -1 (or no ``codes``) is no group; another code outside ``0..groups`` is a ValueError."""

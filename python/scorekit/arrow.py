@@ -108,15 +108,22 @@ class CountTotals:
         self.slices: dict[Any, list[int]] = {}
         self.nulls: dict[str, int] = {}
 
-    def add(self, counts: np.ndarray, codes: Optional[np.ndarray] = None, labels: Optional[list] = None) -> None:
+    def add(self, counts: np.ndarray, codes: Optional[np.ndarray] = None, labels: Any = None) -> None:
         """Add pairs' counts (``int64[k, 4]`` in :data:`COUNT_COLUMNS` order, any strides); ``codes``
-        (``-1``: no slice) index ``labels``, listed in first-appearance order."""
-        grouped = codes is not None and bool(labels)
-        sums = utf8.group_sums(counts, codes if grouped else None, len(labels) if grouped else 0).tolist()
-        *slices, total = sums
+        (``-1``: no slice) index ``labels`` (a list or a pyarrow array, which may hold unused and
+        repeated labels); the slices are added in order of their first row."""
+        import numpy as np
+
+        grouped = codes is not None and labels is not None and len(labels) > 0
+        sums = utf8.group_sums(counts, codes if grouped else None, len(labels) if grouped else 0)
+        *total, _, _ = sums[-1].tolist()
         self.n += len(counts)
         self.counts = [a + b for a, b in zip(self.counts, total)]
-        for label, (*column_sums, n) in zip(labels or (), slices):
+        if not grouped:
+            return
+        used = np.flatnonzero(sums[:-1, -2])
+        used = used[np.argsort(sums[used, -1])]
+        for label, (*column_sums, n, _) in zip(_used_labels(labels, used), sums[used].tolist()):
             if label is not None:  # a null label (the dictionary of an all-null column) is not grouped
                 self._add_slice(label, [n, *column_sums])
 
@@ -340,10 +347,11 @@ def _buffers(arr: pa.Array) -> tuple:
     return data, offsets, bits, arr.offset
 
 
-def _slice_codes(arr: Any, name: str) -> tuple[np.ndarray, list]:
-    """Per row, the index of its label in the batch's labels (first-appearance order), ``-1`` for null."""
+def _slice_codes(arr: Any, name: str) -> tuple[np.ndarray, pa.Array]:
+    """Per row, the index of its label in the labels (``-1`` for null), and the labels: the
+    dictionary of the column (Parquet's pages, a pandas categorical: in any order, maybe with
+    unused or repeated values), or of its dictionary encoding."""
     import numpy as np
-    import pyarrow.compute as pc
 
     pa = require_pyarrow()
     if isinstance(arr, pa.ChunkedArray):
@@ -354,13 +362,26 @@ def _slice_codes(arr: Any, name: str) -> tuple[np.ndarray, list]:
         except (pa.ArrowNotImplementedError, pa.ArrowInvalid):
             raise InvalidTypeError(f"column {name!r} has type {arr.type}, which cannot label slices",
                                    field="slice") from None
-    # The dictionary (Parquet's pages, a pandas categorical) may be in any order and hold unused or
-    # repeated values: number the used entries by first appearance (repeats merge in CountTotals).
-    used = pc.unique(arr.indices.drop_null()).to_numpy(zero_copy_only=False).astype(np.int64)
-    renumber = np.full(len(arr.dictionary) + 1, -1, dtype=np.int64)  # the extra last entry maps null (-1)
-    renumber[used] = np.arange(len(used))
-    codes = renumber[arr.indices.fill_null(-1).to_numpy(zero_copy_only=False)]
-    return codes, arr.dictionary.take(pa.array(used, pa.int64())).to_pylist()
+    indices = arr.indices
+    kind = "i" if pa.types.is_signed_integer(indices.type) else "u"
+    dtype = np.dtype(f"{kind}{indices.type.bit_width // 8}")
+    validity, values = indices.buffers()
+    start, n = indices.offset, len(indices)
+    codes = np.frombuffer(values, dtype=dtype, count=start + n)[start:].astype(np.int64)
+    if indices.null_count:
+        bits = np.unpackbits(np.frombuffer(validity, dtype=np.uint8), count=start + n, bitorder="little")
+        codes[bits[start:] == 0] = -1
+    return codes, arr.dictionary
+
+
+def _used_labels(labels: Any, used: np.ndarray) -> list:
+    """The labels at the indices ``used`` of ``labels`` (a list or a pyarrow array), as Python values."""
+    if isinstance(labels, list):
+        return [labels[k] for k in used]
+    if len(labels) <= 2 * len(used) + 256:  # a small dictionary: whole (no compute kernel)
+        values = labels.to_pylist()
+        return [values[k] for k in used]
+    return labels.take(used).to_pylist()
 
 
 def _item_batch(counts: np.ndarray, row0: int, slice_array: Any) -> pa.RecordBatch:
@@ -392,7 +413,9 @@ def _batches(data: Any, evaluator: ArrowEvaluator,
         evaluator.check_schema(data.schema_arrow)
         groups = data.num_row_groups
         for g in range(groups):
-            yield from data.iter_batches(batch_size=BATCH_ROWS, row_groups=[g], columns=columns)
+            # one reading thread (``_read_ahead``'s): Arrow's own pool decoding the columns of a
+            # batch side by side would only contend with the kernel threads for the cores
+            yield from data.iter_batches(batch_size=BATCH_ROWS, row_groups=[g], columns=columns, use_threads=False)
             if progress is not None:
                 progress(g + 1, groups)
         return

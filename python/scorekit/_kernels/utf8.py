@@ -72,12 +72,13 @@ def pair_counts(pred: tuple, gold: tuple, mode: str, steps: Sequence[str] = (), 
 
 
 def group_sums(rows: np.ndarray, codes: np.ndarray | None, groups: int) -> np.ndarray:
-    """``int64[groups + 1, w + 1]``: the column sums of ``rows`` (``int64[n, w]``, any strides) per
-    code in ``0..groups``, then of every row; the last column counts the rows. Code -1 (or no
-    ``codes``) puts a row in no group.
+    """``int64[groups + 1, w + 2]``: the column sums of ``rows`` (``int64[n, w]``, any strides) per
+    code in ``0..groups``, then of every row; then the count of the rows and the first of them
+    (-1: none), which orders the groups by first appearance. Code -1 (or no ``codes``) puts a row
+    in no group.
 
     >>> import numpy as np
     >>> group_sums(np.array([[3, 1], [2, 0], [4, 4]]), np.array([1, -1, 1]), 2).tolist()
-    [[0, 0, 0], [7, 5, 2], [9, 5, 3]]
+    [[0, 0, 0, -1], [7, 5, 2, 0], [9, 5, 3, 0]]
     """
     return _kernels.implementation("utf8").group_sums(rows, codes, groups)

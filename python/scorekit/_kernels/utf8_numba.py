@@ -145,13 +145,15 @@ def _group_sums(rows, codes, groups, out):
             if target >= 0:
                 for c in range(rows.shape[1]):
                     out[target, c] += rows[k, c]
+                if out[target, rows.shape[1]] == 0:
+                    out[target, rows.shape[1] + 1] = k
                 out[target, rows.shape[1]] += 1
 
 
 def group_sums(rows, codes, groups: int) -> np.ndarray:
-    """``int64[groups + 1, w + 1]``: the column sums of ``rows`` (``int64[n, w]``) per code, every
-    row's in the last row, and the row counts in the last column; code -1 (or no ``codes``) is no
-    group (see ``_core.group_sums``)."""
+    """``int64[groups + 1, w + 2]``: the column sums of ``rows`` (``int64[n, w]``) per code, every
+    row's in the last row, then the row count and the first row (-1: none); code -1 (or no
+    ``codes``) is no group (see ``_core.group_sums``)."""
     n = rows.shape[0]
     codes = np.full(n, -1, np.int64) if codes is None else np.asarray(codes, dtype=np.int64)
     if codes.shape[0] != n:
@@ -159,6 +161,7 @@ def group_sums(rows, codes, groups: int) -> np.ndarray:
     if n and (codes.min() < -1 or codes.max() >= groups):
         k = int(np.flatnonzero((codes < -1) | (codes >= groups))[0])
         raise ValueError(f"codes[{k}] is {codes[k]}: codes must be -1 or below {groups}")
-    out = np.zeros((groups + 1, rows.shape[1] + 1), dtype=np.int64)
+    out = np.zeros((groups + 1, rows.shape[1] + 2), dtype=np.int64)
+    out[:, -1] = -1
     _group_sums(rows, codes, groups, out)
     return out

@@ -304,10 +304,11 @@ fn utf8_normalize<'py>(
     ))
 }
 
-/// Column sums of `rows` per group: `int64[groups + 1, w + 1]` for `w` columns; row `g` sums the
-/// rows whose code is `g`, the last row sums every row, and the last column counts the rows. A
-/// code of -1 (or no `codes`) puts a row in no group; any other code outside `0..groups` is a
-/// `ValueError`. Sums wrap around as NumPy's `int64` does.
+/// Column sums of `rows` per group: `int64[groups + 1, w + 2]` for `w` columns; row `g` sums the
+/// rows whose code is `g`, the last row sums every row; column `w` counts the rows and column
+/// `w + 1` holds the first of them (-1 when there is none), so that the caller can list the groups
+/// in order of first appearance. A code of -1 (or no `codes`) puts a row in no group; any other
+/// code outside `0..groups` is a `ValueError`. Sums wrap around as NumPy's `int64` does.
 #[pyfunction]
 #[pyo3(signature = (rows, codes, groups))]
 fn group_sums<'py>(
@@ -322,26 +323,49 @@ fn group_sums<'py>(
     if let Some(codes) = codes {
         same_count(n, codes.len(), "rows", "codes")?;
     }
-    let mut out = Array2::<i64>::zeros((groups + 1, w + 1));
-    for (k, row) in rows.outer_iter().enumerate() {
-        let code = codes.map_or(-1, |c| c[k]);
-        let group = match usize::try_from(code) {
-            Ok(g) if g < groups => Some(g),
-            _ if code == -1 => None,
-            _ => {
-                return Err(PyValueError::new_err(format!(
-                    "codes[{k}] is {code}: codes must be -1 or below {groups}"
-                )))
-            }
-        };
-        for target in group.into_iter().chain([groups]) {
-            let mut acc = out.row_mut(target);
+    // Each row goes to one bucket (its group, or the last bucket for none); the buckets' sums
+    // then make the row of every row. Row of a bucket: w sums, the count, the first row.
+    let width = w + 2;
+    let mut buckets = vec![0i64; (groups + 1) * width];
+    for bucket in buckets.chunks_exact_mut(width) {
+        bucket[w + 1] = -1;
+    }
+    let filled = py.detach(|| {
+        for (k, row) in rows.outer_iter().enumerate() {
+            let code = codes.map_or(-1, |c| c[k]);
+            let bucket = match usize::try_from(code) {
+                Ok(g) if g < groups => g,
+                _ if code == -1 => groups,
+                _ => {
+                    return Err(format!(
+                        "codes[{k}] is {code}: codes must be -1 or below {groups}"
+                    ))
+                }
+            };
+            let acc = &mut buckets[bucket * width..(bucket + 1) * width];
             for (a, &v) in acc.iter_mut().zip(row.iter()) {
                 *a = a.wrapping_add(v);
             }
+            if acc[w] == 0 {
+                acc[w + 1] = k as i64;
+            }
             acc[w] += 1;
         }
+        Ok(())
+    });
+    filled.map_err(PyValueError::new_err)?;
+    let mut out = Array2::<i64>::zeros((groups + 1, width));
+    for (g, bucket) in buckets.chunks_exact(width).enumerate() {
+        let mut total = out.row_mut(groups);
+        for (a, &v) in total.iter_mut().zip(&bucket[..=w]) {
+            *a = a.wrapping_add(v);
+        }
+        if g < groups {
+            out.row_mut(g)
+                .assign(&numpy::ndarray::ArrayView1::from(bucket));
+        }
     }
+    out[[groups, w + 1]] = if n > 0 { 0 } else { -1 };
     Ok(out.into_pyarray(py))
 }
 
