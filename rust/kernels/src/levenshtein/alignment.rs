@@ -157,10 +157,41 @@ pub fn align(
     reference: &[u32],
     hypothesis: &[u32],
 ) -> Result<AlignmentCounts, TryReserveError> {
-    let mut counts = AlignmentCounts::default();
-    run(ws, reference, hypothesis, &mut counts)?;
+    let mut counts = match small_middle_counts(reference, hypothesis) {
+        Some(counts) => counts,
+        None => {
+            let mut counts = AlignmentCounts::default();
+            run(ws, reference, hypothesis, &mut counts)?;
+            counts
+        }
+    };
     counts.hits = reference.len() - counts.substitutions - counts.deletions;
     Ok(counts)
+}
+
+/// The counts (without hits) when, past the common prefix and suffix, one side has at most one
+/// symbol left; `None` otherwise. Every optimal alignment of such a middle has the same counts,
+/// so no dynamic program is needed: one symbol against `m` is `m - 1` insertions (or deletions)
+/// plus a hit when the symbol occurs among the `m`, a substitution when it does not.
+fn small_middle_counts(reference: &[u32], hypothesis: &[u32]) -> Option<AlignmentCounts> {
+    let (prefix, suffix) = common_affix(reference, hypothesis);
+    let a = &reference[prefix..reference.len() - suffix];
+    let b = &hypothesis[prefix..hypothesis.len() - suffix];
+    let mut counts = AlignmentCounts::default();
+    match (a.len(), b.len()) {
+        (0, m) => counts.insertions = m,
+        (n, 0) => counts.deletions = n,
+        (1, m) => {
+            counts.insertions = m - 1;
+            counts.substitutions = usize::from(!b.contains(&a[0]));
+        }
+        (n, 1) => {
+            counts.deletions = n - 1;
+            counts.substitutions = usize::from(!a.contains(&b[0]));
+        }
+        _ => return None,
+    }
+    Some(counts)
 }
 
 /// The edit operations turning `reference` into `hypothesis`, in sequence order (an error only
@@ -700,6 +731,36 @@ mod tests {
             true,
             out,
         );
+    }
+
+    #[test]
+    fn small_middles_count_as_the_traceback_does() {
+        // Pairs whose middle (past the common affixes) has 0 or 1 symbol on a side take the
+        // shortcut; their counts equal those of the traceback's script (`editops`, which never
+        // takes it), and the distance.
+        let mut rng = Rng(77);
+        let mut ws = AlignWorkspace::new();
+        let mut shortcut = 0;
+        for case in 0..20_000 {
+            let alphabet: &[u32] = if case % 2 == 0 {
+                &[1, 2]
+            } else {
+                &[1, 2, 3, 4, 5]
+            };
+            let len = rng.below(90);
+            let a = page(&mut rng, len, alphabet);
+            let b = noisy(&mut rng, &a, alphabet, [5, 20, 60][case % 3]);
+            let counts = align(&mut ws, &a, &b).unwrap();
+            let mut expected = AlignmentCounts::default();
+            for op in editops(&mut ws, &a, &b).unwrap() {
+                expected.op(op.kind, 0, 0);
+            }
+            expected.hits = a.len() - expected.substitutions - expected.deletions;
+            assert_eq!(counts, expected, "{a:?} {b:?}");
+            assert_eq!(counts.edits(), reference::distance(&a, &b));
+            shortcut += usize::from(small_middle_counts(&a, &b).is_some());
+        }
+        assert!(shortcut > 5_000, "only {shortcut} pairs took the shortcut");
     }
 
     /// A copy of `a` with about `rate` edits per symbol (substitutions, deletions, insertions),
