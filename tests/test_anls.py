@@ -304,19 +304,25 @@ def test_compatibility_mode_warns():
 # The pairing solver.
 
 
+def tie_heavy_costs(rnd: random.Random, max_side: int) -> list:
+    """A random cost matrix as the list pairing builds one: the top profit minus each profit, the
+    profits drawn from a few similarities (many ties), some nudged up as exact matches are."""
+    values = [0.0, 1.0, 2 / 3, 0.5, 0.75, 0.8, 5 / 7, 1 / 11, 1 / 3]
+    rows, cols = rnd.randint(1, max_side), rnd.randint(1, max_side)
+    profits = [[rnd.choice(values) for _ in range(cols)] for _ in range(rows)]
+    for row in profits:
+        for j in range(cols):
+            if rnd.random() < 0.15:
+                row[j] = math.nextafter(row[j], math.inf)
+    top = max(map(max, profits))
+    return [[top - x for x in row] for row in profits]
+
+
 def test_assign_equals_munkres_python_solver_on_tie_heavy_matrices():
     rnd = random.Random(12)
-    values = [0.0, 1.0, 2 / 3, 0.5, 0.75, 0.8, 5 / 7, 1 / 11, 1 / 3]
     with forced_off():
         for _ in range(3_000):
-            rows, cols = rnd.randint(1, 8), rnd.randint(1, 8)
-            profits = [[rnd.choice(values) for _ in range(cols)] for _ in range(rows)]
-            for row in profits:
-                for j in range(cols):
-                    if rnd.random() < 0.15:
-                        row[j] = math.nextafter(row[j], math.inf)
-            top = max(map(max, profits))
-            costs = [[top - x for x in row] for row in profits]
+            costs = tie_heavy_costs(rnd, 8)
             assert assign(costs) == munkres.Munkres().compute(costs)
 
 

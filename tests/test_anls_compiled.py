@@ -9,14 +9,14 @@ pairing solver against the Python ``assign`` on tie-heavy matrices; and a sample
 from __future__ import annotations
 
 import builtins
-import math
 import random
 import warnings
 
 import numpy as np
 import pytest
 from anls_star import anls_score
-from test_anls import random_answers
+from test_anls import random_answers, tie_heavy_costs
+from test_bootstrap_kernels import neumaier_sum
 
 import scorekit._kernels.bootstrap as bootstrap_kernels
 import scorekit.metrics.anls as anls_module
@@ -104,12 +104,7 @@ def _sum_312(values, start=0):
     values = list(values)
     if not any(isinstance(x, float) for x in values):  # sizes: exact integers either way
         return builtins.sum(values, start)
-    total, compensation = float(start), 0.0
-    for x in values:
-        t = total + x
-        compensation += (total - t) + x if abs(total) >= abs(x) else (x - t) + total
-        total = t
-    return total + compensation if compensation and math.isfinite(compensation) else total
+    return neumaier_sum([float(start), *values])
 
 
 def test_compensated_summation_of_newer_interpreters(monkeypatch):
@@ -276,16 +271,8 @@ def test_compatibility_mode_warns_once_from_either_reader(monkeypatch):
 
 def test_rust_assign_equals_python_assign_on_tie_heavy_matrices():
     rnd = random.Random(12)
-    values = [0.0, 1.0, 2 / 3, 0.5, 0.75, 0.8, 5 / 7, 1 / 11, 1 / 3]
     for _ in range(5_000):
-        rows, cols = rnd.randint(1, 9), rnd.randint(1, 9)
-        profits = [[rnd.choice(values) for _ in range(cols)] for _ in range(rows)]
-        for row in profits:
-            for j in range(cols):
-                if rnd.random() < 0.15:
-                    row[j] = math.nextafter(row[j], math.inf)
-        top = max(map(max, profits))
-        costs = [[top - x for x in row] for row in profits]
+        costs = tie_heavy_costs(rnd, 9)
         assert _core.anls_assign(np.array(costs)) == assign(costs)
     assert _core.anls_assign(np.zeros((0, 3))) == [] == assign([])
     assert _core.anls_assign(np.array([[4.0, 1.0, 3.0], [2.0, 0.0, 5.0], [3.0, 2.0, 2.0]])) == [(0, 1), (1, 0), (2, 2)]
