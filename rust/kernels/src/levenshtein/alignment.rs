@@ -152,16 +152,23 @@ impl AlignWorkspace {
 }
 
 /// Counts of the alignment of `reference` and `hypothesis` (an error only when out of memory).
+///
+/// The common prefix and suffix are hits and are cut once here; the middles are what the
+/// alignment sees either way (the top-level split works on the middles and their longer length),
+/// so aligning them gives the counts of aligning the whole texts.
 pub fn align(
     ws: &mut AlignWorkspace,
     reference: &[u32],
     hypothesis: &[u32],
 ) -> Result<AlignmentCounts, TryReserveError> {
-    let mut counts = match small_middle_counts(reference, hypothesis) {
+    let (prefix, suffix) = common_affix(reference, hypothesis);
+    let a = &reference[prefix..reference.len() - suffix];
+    let b = &hypothesis[prefix..hypothesis.len() - suffix];
+    let mut counts = match small_middle_counts(a, b) {
         Some(counts) => counts,
         None => {
             let mut counts = AlignmentCounts::default();
-            run(ws, reference, hypothesis, &mut counts)?;
+            run(ws, a, b, &mut counts)?;
             counts
         }
     };
@@ -169,14 +176,11 @@ pub fn align(
     Ok(counts)
 }
 
-/// The counts (without hits) when, past the common prefix and suffix, one side has at most one
-/// symbol left; `None` otherwise. Every optimal alignment of such a middle has the same counts,
-/// so no dynamic program is needed: one symbol against `m` is `m - 1` insertions (or deletions)
+/// The counts (without hits) of two middles (no common prefix or suffix) when one has at most
+/// one symbol; `None` otherwise. Every optimal alignment of such a pair has the same counts, so
+/// no dynamic program is needed: one symbol against `m` is `m - 1` insertions (or deletions)
 /// plus a hit when the symbol occurs among the `m`, a substitution when it does not.
-fn small_middle_counts(reference: &[u32], hypothesis: &[u32]) -> Option<AlignmentCounts> {
-    let (prefix, suffix) = common_affix(reference, hypothesis);
-    let a = &reference[prefix..reference.len() - suffix];
-    let b = &hypothesis[prefix..hypothesis.len() - suffix];
+fn small_middle_counts(a: &[u32], b: &[u32]) -> Option<AlignmentCounts> {
     let mut counts = AlignmentCounts::default();
     match (a.len(), b.len()) {
         (0, m) => counts.insertions = m,
@@ -758,9 +762,30 @@ mod tests {
             expected.hits = a.len() - expected.substitutions - expected.deletions;
             assert_eq!(counts, expected, "{a:?} {b:?}");
             assert_eq!(counts.edits(), reference::distance(&a, &b));
-            shortcut += usize::from(small_middle_counts(&a, &b).is_some());
+            let (prefix, suffix) = common_affix(&a, &b);
+            let middles = (&a[prefix..a.len() - suffix], &b[prefix..b.len() - suffix]);
+            shortcut += usize::from(small_middle_counts(middles.0, middles.1).is_some());
         }
         assert!(shortcut > 5_000, "only {shortcut} pairs took the shortcut");
+        // Long pages (banded and split problems): `align` works on the middles, `editops` on the
+        // whole texts; the counts agree.
+        for case in 0..120 {
+            let alphabet: &[u32] = if case % 2 == 0 {
+                &[1, 2, 3]
+            } else {
+                &[7, 8, 9, 10, 11, 12]
+            };
+            let len = 65 + rng.below(3000);
+            let a = page(&mut rng, len, alphabet);
+            let b = noisy(&mut rng, &a, alphabet, [2, 30, 200][case % 3]);
+            let counts = align(&mut ws, &a, &b).unwrap();
+            let mut expected = AlignmentCounts::default();
+            for op in editops(&mut ws, &a, &b).unwrap() {
+                expected.op(op.kind, 0, 0);
+            }
+            expected.hits = a.len() - expected.substitutions - expected.deletions;
+            assert_eq!(counts, expected, "page case {case}");
+        }
     }
 
     /// A copy of `a` with about `rate` edits per symbol (substitutions, deletions, insertions),
