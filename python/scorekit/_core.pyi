@@ -227,7 +227,7 @@ def float_sum(values: F64, compensated: bool) -> float:
     """``sum(values)`` as Python adds floats (plain, or Neumaier-compensated from CPython 3.12)."""
 
 # --- isotonic (the isotonic calibrator's fit; contract in scorekit._kernels.isotonic) -------------
-def isotonic_fit(scores: F64, correct: npt.NDArray[np.bool_]) -> tuple[F64, F64]:
+def isotonic_fit(scores: F64, correct: npt.NDArray[np.bool_], threads: int = 0) -> tuple[F64, F64]:
     """(distinct scores ascending, pooled accuracy at each) of the pool-adjacent-violators fit."""
 
 # --- episode reader of scorekit.agents.cost (rust/bindings/src/episodes.rs) ---------------------------
