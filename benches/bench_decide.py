@@ -14,6 +14,7 @@ every probability distinct; ``alpha = 0.1``, ``target = 0.05``.
 
     .venv/bin/python benches/bench_decide.py                       # about three minutes
     .venv/bin/python benches/bench_decide.py --ek-sizes 1000 3000  # a quick run
+    .venv/bin/python benches/bench_decide.py --only "ConformalGate(alpha=0.1).fit"  # one operation
 """
 
 from __future__ import annotations
@@ -89,6 +90,7 @@ def main() -> None:
     parser.add_argument("--ek-sizes", type=int, nargs="+", default=[1000, 3000, 10000, 30000],
                         help="sizes the reference runs at (its quadratic operations grow as n^2)")
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--only", metavar="TEXT", help="run the operations whose name contains TEXT")
     args = parser.parse_args()
     warnings.simplefilter("ignore", decide.SmallCalibrationWarning)
 
@@ -97,6 +99,8 @@ def main() -> None:
     print("| operation | n | ek | scorekit (lists) | ratio | scorekit (NumPy) | ratio | identical |")
     print("|---|---|---|---|---|---|---|---|")
     for name, ours, theirs, growth in OPERATIONS:
+        if args.only and args.only not in name:
+            continue
         measured = []
         for n in args.ek_sizes + [BIG]:
             p, c = calibration_set(n)

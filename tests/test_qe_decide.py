@@ -244,6 +244,69 @@ def test_differential_conformal_gates():
         assert [ours_g(p, group=g) for p, g in routed] == [theirs_g(p, group=g) for p, g in routed]
 
 
+def test_conformal_gate_on_large_arrays_matches_the_reference():
+    """NumPy arrays long enough for the compiled fit's sampled selection and its two threads: the
+    threshold, the calibration scores and the p-values are the reference's on the same lists."""
+    rng = np.random.default_rng(21)
+    for n, digits in ((200_000, None), (120_000, 2)):
+        probs = rng.beta(4, 1.5, n)
+        if digits is not None:
+            probs = np.round(probs, digits)
+        probs[rng.random(n) < 0.01] = np.nan
+        correct = rng.random(n) < np.nan_to_num(probs)
+        for alpha in (0.05, 0.1, 0.3):
+            ours = ConformalGate(alpha=alpha).fit(probs, correct)
+            theirs = ek_decide.ConformalGate(alpha=alpha).fit(probs.tolist(), correct.tolist())
+            assert ours.q == theirs.q and len(ours._cal) == len(theirs._cal)
+            assert ours._cal == theirs._cal
+            probes = [0.0, 0.31, 0.5, 0.77, 0.9999, 1.0]
+            assert [ours.p_value(p) for p in probes] == [theirs.p_value(p) for p in probes]
+
+
+def test_conformal_gates_agree_on_both_backends():
+    from scorekit._kernels import use_backend
+
+    rng = np.random.default_rng(22)
+    probs, correct, groups = rng.random(50_000), rng.random(50_000) < 0.8, rng.integers(0, 3, 50_000).tolist()
+    fitted = {}
+    for backend in ("rust", "numba"):
+        with use_backend(backend):
+            gate = ConformalGate(alpha=0.05).fit(probs, correct)
+            grouped = GroupConformalGate(alpha=0.05).fit(probs, correct, groups=groups)
+            fitted[backend] = (gate.q, list(gate._cal), gate.p_value(0.3), split_conformal_quantile(probs, 0.2),
+                               [(g.q, len(g._cal)) for g in grouped.by_group.values()])
+    assert fitted["rust"] == fitted["numba"]
+
+
+def test_calibration_scores_read_like_the_sorted_list():
+    gate = ConformalGate(alpha=0.2).fit(np.array(PROBS12), np.array(CORRECT12))
+    cal = gate._cal
+    expected = sorted(1 - p for p, c in zip(PROBS12, CORRECT12) if c)
+    assert isinstance(cal, decide.CalibrationScores) and len(cal) == 10
+    assert cal == expected and expected == cal and cal != expected[:-1] and cal != "0.01"
+    assert list(cal) == expected and cal[0] == expected[0] and cal[-1] == expected[-1] and cal[2:4] == expected[2:4]
+    assert repr(cal) == f"[{expected[0]!r}, {expected[1]!r}, {expected[2]!r}, ..., {expected[-3]!r}, " \
+                        f"{expected[-2]!r}, {expected[-1]!r}] (10 scores)"
+    assert repr(ConformalGate()._cal) == "[]"
+    assert cal.count_at_least(0.3) == sum(s >= 0.3 for s in expected)
+    import copy
+    import pickle
+    for clone in (pickle.loads(pickle.dumps(gate)), copy.deepcopy(gate)):
+        assert clone == gate and clone.p_value(0.6) == gate.p_value(0.6) == 3 / 11
+    given = ConformalGate(alpha=0.2, q=0.4, _cal=[0.3, 0.1, 0.2])  # a list given is taken as the scores
+    assert given._cal == [0.1, 0.2, 0.3] and given.p_value(0.75) == 2 / 4  # only 0.3 >= 1 - 0.75
+    with pytest.raises(InvalidValueError, match=r"_cal\[1\] must not be NaN"):
+        ConformalGate(_cal=[0.1, math.nan])
+
+
+def test_conformal_gate_names_a_probability_out_of_range():
+    for probs in ([0.5, math.nan, 1.5, -1.0], np.array([0.5, math.nan, 1.5, -1.0])):
+        with pytest.raises(InvalidValueError, match=r"probs\[2\] must be a probability in \[0, 1\], got 1.5"):
+            ConformalGate().fit(probs, [False] * 4)  # checked on every row, whatever its outcome
+    with pytest.raises(InvalidValueError, match="same length"):
+        ConformalGate().fit(np.array([0.5, 0.6]), np.array([True]))
+
+
 def test_differential_risk_control_and_curve():
     rnd = random.Random(1616)
     for _ in range(2500):

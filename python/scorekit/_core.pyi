@@ -230,6 +230,12 @@ def float_sum(values: F64, compensated: bool) -> float:
 def isotonic_fit(scores: F64, correct: npt.NDArray[np.bool_], threads: int = 0) -> tuple[F64, F64]:
     """(distinct scores ascending, pooled accuracy at each) of the pool-adjacent-violators fit."""
 
+# --- conformal (split-conformal fits; contract in scorekit._kernels.conformal) -------------------
+def conformal_fit(probs: F64, correct: npt.NDArray[np.bool_], alpha: float, threads: int = 0) -> tuple[float, F64, int]:
+    """(q, every row's 1 - p with NaN for rows left out, rows kept) of the split-conformal fit."""
+def kth_smallest(values: F64, k: int) -> float:
+    """The k-th smallest (0-based) of the values other than NaN, by selection."""
+
 # --- episode reader of scorekit.agents.cost (rust/bindings/src/episodes.rs) ---------------------------
 def episode_cost_columns(
     episodes: list[Any], cost_type: type, run_type: type | None = None,

@@ -25,7 +25,8 @@ True
 
 Results are those of the reference kit; the fits run on sorted arrays (sort once, binary search,
 prefix counts) in O(n log n) where the reference rescans the calibration set for every candidate
-threshold. Decisions where the reference is silent or accidental (docs/qe-decide.md):
+threshold, and the conformal threshold is found by selection in O(n) (the compiled ``conformal``
+kernel), the calibration scores being sorted only when a p-value first needs them. Decisions where the reference is silent or accidental (docs/qe-decide.md):
 
 * a confidence given to a gate (or ``p_value``) must be a finite number in ``[0, 1]``: NaN and
   ±inf raise ``InvalidValueError`` "confidence must be finite, got nan", values outside ``[0, 1]``
@@ -57,6 +58,7 @@ from typing import Any, Optional
 
 import numpy as np
 
+from scorekit._kernels.conformal import conformal_fit, kth_smallest
 from scorekit.base import Decision
 from scorekit.errors import InvalidTypeError, InvalidValueError, describe
 from scorekit.registry import register, requires_extra
@@ -68,6 +70,7 @@ __all__ = [
     "CostSensitiveGate",
     "split_conformal_quantile",
     "ConformalGate",
+    "CalibrationScores",
     "GroupConformalGate",
     "RiskControlGate",
     "risk_coverage_curve",
@@ -139,14 +142,15 @@ def _materialise(values: Any, what: str) -> Any:
 
 
 def _floats(values: Any, what: str) -> np.ndarray:
-    """A one-dimensional float64 array of ``values`` (NaN and ±inf kept), element errors named."""
+    """A one-dimensional float64 array of ``values`` (NaN and ±inf kept), element errors named;
+    a float64 array is returned as it is (callers only read it)."""
     values = _materialise(values, what)
     try:
         array = np.asarray(values)
     except (TypeError, ValueError):
         array = np.empty(0, dtype=object)  # ragged: checked element by element below
     if array.ndim == 1 and array.dtype.kind in "biuf":
-        return array.astype(np.float64)
+        return array.astype(np.float64, copy=False)
     if array.ndim > 1:
         raise InvalidValueError(f"must be one-dimensional, got shape {array.shape}", field=what)
     return np.array([_number(v, f"{what}[{i}]") for i, v in enumerate(values)], dtype=np.float64)
@@ -158,8 +162,12 @@ def _probabilities(values: Any, what: str = "probs") -> np.ndarray:
     outside = np.isfinite(p) & ((p < 0.0) | (p > 1.0))
     if outside.any():
         i = int(np.argmax(outside))
-        raise InvalidValueError(f"must be a probability in [0, 1], got {float(p[i])!r}", field=f"{what}[{i}]")
+        raise _not_a_probability(i, float(p[i]), what)
     return p
+
+
+def _not_a_probability(row: int, value: float, what: str = "probs") -> InvalidValueError:
+    return InvalidValueError(f"must be a probability in [0, 1], got {value!r}", field=f"{what}[{row}]")
 
 
 def _labels(values: Any, what: str = "correct") -> np.ndarray:
@@ -290,14 +298,16 @@ def _rank(n: int, alpha: float) -> int:
     return math.ceil((n + 1) * (1 - alpha))
 
 
-def _quantile_of_sorted(ordered: np.ndarray, alpha: float) -> float:
-    n = len(ordered)
+def _conformal_quantile(scores: np.ndarray, alpha: float) -> float:
+    """The ``_rank(n, alpha)``-th smallest of ``scores`` (no NaN), by selection; ``inf`` above
+    ``n``, ``-inf`` below 1."""
+    n = len(scores)
     k = _rank(n, alpha)
     if n == 0 or k > n:
         return math.inf
     if k <= 0:
         return -math.inf
-    return float(ordered[k - 1])
+    return kth_smallest(scores, k - 1)
 
 
 def _smallest_calibration_set(alpha: float) -> Optional[int]:
@@ -330,12 +340,7 @@ def split_conformal_quantile(scores: Sequence[float], alpha: float) -> float:
     s = _floats(scores, "scores")
     if np.isnan(s).any():
         raise InvalidValueError("must not be NaN", field=f"scores[{int(np.argmax(np.isnan(s)))}]")
-    n, k = len(s), _rank(len(s), alpha)
-    if n == 0 or k > n:
-        return math.inf
-    if k <= 0:
-        return -math.inf
-    return float(np.partition(s, k - 1)[k - 1])
+    return _conformal_quantile(s, alpha)
 
 
 def _score(nonconformity: Callable[[float], Any], p: float) -> float:
@@ -353,6 +358,72 @@ def _scores(nonconformity: Callable[[float], Any], p: np.ndarray) -> np.ndarray:
     return np.array([_score(nonconformity, x) for x in p.tolist()], dtype=np.float64)
 
 
+class CalibrationScores(Sequence[float]):
+    """A fitted conformal gate's calibration scores, ascending: a read-only sequence of floats,
+    equal to the list of the same floats.
+
+    A fit needs one order statistic of its scores, which selection finds in O(n); the scores are
+    sorted only when something reads them (a p-value, an iteration, an index), once.
+    """
+
+    __slots__ = ("_rows", "_n", "_ascending")
+
+    def __init__(self, rows: np.ndarray, n: int) -> None:
+        """``rows``: the scores in any order, NaN in the places of rows that do not calibrate;
+        ``n``: how many are not NaN."""
+        self._rows: Optional[np.ndarray] = rows
+        self._n = n
+        self._ascending: Optional[np.ndarray] = None
+
+    @classmethod
+    def of(cls, scores: Iterable[float]) -> "CalibrationScores":
+        """The scores of a sequence of numbers (NaN is not a score)."""
+        rows = _floats(scores, "_cal")
+        if np.isnan(rows).any():
+            raise InvalidValueError("must not be NaN", field=f"_cal[{int(np.argmax(np.isnan(rows)))}]")
+        return cls(rows, len(rows))
+
+    def ascending(self) -> np.ndarray:
+        """The scores as a sorted float64 array (sorted on the first call)."""
+        if self._ascending is None:
+            self._ascending = np.sort(self._rows)[: self._n]  # NaN sorts last
+            self._rows = None
+        return self._ascending
+
+    def count_at_least(self, score: float) -> int:
+        """How many scores are ``>= score``. O(log n) once sorted."""
+        ascending = self._ascending if self._ascending is not None else self.ascending()
+        return self._n - int(ascending.searchsorted(score))
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __getitem__(self, index):  # type: ignore[override]
+        return self.ascending()[index].tolist()
+
+    def __iter__(self):
+        return iter(self.ascending().tolist())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, CalibrationScores):
+            return bool(np.array_equal(self.ascending(), other.ascending()))
+        if isinstance(other, Sequence) and not isinstance(other, (str, bytes)):
+            return len(other) == self._n and self.ascending().tolist() == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        values = self.ascending()
+        if self._n <= 6:
+            return repr(values.tolist())
+        head, tail = ", ".join(map(repr, values[:3].tolist())), ", ".join(map(repr, values[-3:].tolist()))
+        return f"[{head}, ..., {tail}] ({self._n} scores)"
+
+    def __reduce__(self):
+        return (type(self), (self.ascending(), self._n))
+
+
 @dataclass
 class ConformalGate:
     """Split-conformal accept/flag with a finite-sample **marginal** guarantee.
@@ -366,6 +437,10 @@ class ConformalGate:
         alpha: Target false-flag rate on correct items (e.g. ``0.1``), in ``[0, 1]``.
         nonconformity: Maps calibrated confidence to nonconformity (default ``1 - confidence``).
 
+    ``_cal`` holds the calibration scores, ascending (a :class:`CalibrationScores`, equal to the
+    list of the same floats; a list given here is taken as the scores). The fit finds ``q`` by
+    selection in O(n); the scores are sorted when a p-value first needs them.
+
     >>> probs = [.55, .6, .65, .7, .75, .8, .85, .9, .95, .99, .3, .4]
     >>> correct = [True] * 10 + [False] * 2
     >>> gate = ConformalGate(alpha=0.2).fit(probs, correct)
@@ -378,7 +453,11 @@ class ConformalGate:
     alpha: float = DEFAULT_ALPHA
     nonconformity: Callable[[float], float] = _one_minus
     q: float = math.inf
-    _cal: list[float] = field(default_factory=list)
+    _cal: Sequence[float] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self._cal, CalibrationScores):
+            self._cal = CalibrationScores.of(self._cal)
 
     def fit(self, probs: Sequence[float], correct: Sequence[bool]) -> "ConformalGate":
         """Fit ``q`` from the nonconformity scores of the *correct* calibration items.
@@ -387,17 +466,26 @@ class ConformalGate:
         Warns (:class:`SmallCalibrationWarning`) when too few correct items leave ``q = inf``.
         """
         alpha = _alpha(self.alpha)
-        p, c = _calibration_rows(probs, correct)
-        self._calibrate(p[c], alpha)
+        if self.nonconformity is _one_minus:
+            p, c = _floats(probs, "probs"), _labels(correct)
+            _same_length(len(p), len(c), "correct")
+            try:
+                self.q, rows, n = conformal_fit(p, c, alpha)
+            except ValueError as exc:  # (row, value) of a probability outside [0, 1]
+                raise _not_a_probability(*exc.args) from None
+            self._cal = CalibrationScores(rows, n)
+        else:
+            p, c = _calibration_rows(probs, correct)
+            self._calibrate(p[c], alpha)
         if self._too_small(alpha):
             warnings.warn(f"ConformalGate.fit: {_too_small_message(len(self._cal), alpha)}",
                           SmallCalibrationWarning, stacklevel=2)
         return self
 
     def _calibrate(self, correct_probs: np.ndarray, alpha: float) -> None:
-        ordered = np.sort(_scores(self.nonconformity, correct_probs))
-        self.q = _quantile_of_sorted(ordered, alpha)
-        self._cal = ordered.tolist()
+        scores = _scores(self.nonconformity, correct_probs)
+        self.q = _conformal_quantile(scores, alpha)
+        self._cal = CalibrationScores(scores, len(scores))
 
     def _too_small(self, alpha: float) -> bool:
         return alpha > 0 and self.q == math.inf
@@ -413,7 +501,7 @@ class ConformalGate:
         n = len(self._cal)
         if n == 0:
             return 1.0
-        return (1 + n - bisect.bisect_left(self._cal, s)) / (n + 1)
+        return (1 + self._cal.count_at_least(s)) / (n + 1)
 
 
 def _too_small_message(n: int, alpha: float, *, who: str = "") -> str:

@@ -16,6 +16,7 @@ mod anls;
 mod arrow_text;
 mod bootstrap;
 mod calls;
+mod conformal;
 mod episodes;
 mod flows;
 mod ged;
@@ -50,6 +51,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     bootstrap::register(m)?;
     episodes::register(m)?;
     isotonic::register(m)?;
+    conformal::register(m)?;
     arrow_text::register(m)?;
     tags::register(m)?;
     Ok(())

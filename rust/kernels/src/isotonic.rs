@@ -46,8 +46,9 @@ pub struct IsotonicFit {
 
 const SIGN: u64 = 1 << 63;
 
-/// An integer whose unsigned order is the numeric order of finite floats (`-0.0` maps as `0.0`).
-fn order_key(x: f64) -> u64 {
+/// An integer whose unsigned order is the numeric order of floats other than NaN (`-0.0` maps
+/// as `0.0`); shared with the conformal selection.
+pub(crate) fn order_key(x: f64) -> u64 {
     let bits = (x + 0.0).to_bits();
     if bits & SIGN != 0 {
         !bits
@@ -56,7 +57,8 @@ fn order_key(x: f64) -> u64 {
     }
 }
 
-fn from_order_key(key: u64) -> f64 {
+/// The float of an [`order_key`].
+pub(crate) fn from_order_key(key: u64) -> f64 {
     if key & SIGN != 0 {
         f64::from_bits(key & !SIGN)
     } else {

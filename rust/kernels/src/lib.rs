@@ -8,6 +8,7 @@ pub mod align;
 pub mod anls;
 pub mod bootstrap;
 pub mod canon;
+pub mod conformal;
 pub mod ged;
 pub mod isotonic;
 pub mod levenshtein;
