@@ -115,6 +115,27 @@ def test_one_thread_and_two_agree_and_name_the_first_bad_row():
                 twin.isotonic_fit(bad, labels, threads)
 
 
+def test_few_distinct_scores_are_grouped_by_hash_with_the_same_fit():
+    """At most 4,096 distinct scores in each half of the rows: the compiled fit groups the rows by
+    hash (each half on its own thread) instead of sorting them; the arrays are the same as the
+    twin's (which always sorts) and as scikit-learn's levels, and a bad score is reported at its
+    first row."""
+    rng = np.random.default_rng(6)
+    for decimals, n in ((2, 150_000), (3, 300_000), (0, 100_001)):
+        x = np.round(rng.random(n) * 4 - 1, decimals)
+        c = rng.random(n) < (x + 1) / 4
+        one, two = _core.isotonic_fit(x, c, 1), _core.isotonic_fit(x, c, 2)
+        expected = twin.isotonic_fit(x, c)
+        assert all(np.array_equal(a, b) and np.array_equal(a, e) for a, b, e in zip(one, two, expected))
+        assert np.array_equal(one[0], np.unique(x))
+        assert np.allclose(one[1], IsotonicRegression().fit(x, c.astype(float)).predict(one[0]), rtol=0, atol=1e-12)
+    bad = np.round(rng.random(200_000), 1)
+    bad[150_000], bad[160_000] = np.inf, np.nan
+    for threads in (1, 2):
+        with pytest.raises(ValueError, match=r"scores\[150000\] is not a finite number"):
+            _core.isotonic_fit(bad, bad > 0.5, threads)
+
+
 def test_slowly_pooling_input():
     """Rising accuracies then one heavy all-wrong score, which absorbs every block before it (the
     pooled accuracy, 1/3, is below the first score's 1/2)."""

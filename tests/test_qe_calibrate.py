@@ -318,6 +318,23 @@ def test_platt_matches_ek_on_random_sets():
     assert checked > 1100
 
 
+def test_platt_on_many_rows_matches_ek_and_does_not_depend_on_the_cores(monkeypatch):
+    """Above 262,144 rows each Newton pass sums the two halves of the rows side by side; on one
+    core the same halves are summed one after the other, so the fit is the same bit for bit."""
+    import scorekit.qe.calibrate as calibrate
+
+    rng = np.random.default_rng(31)
+    x = rng.normal(0.3, 1.2, 400_000)
+    c = rng.random(x.size) < 1 / (1 + np.exp(-(1.7 * x - 0.4)))
+    two = PlattCalibrator().fit(x, c)
+    monkeypatch.setattr(calibrate, "available_cores", lambda: 1)
+    one = PlattCalibrator().fit(x, c)
+    assert (one.a, one.b) == (two.a, two.b)
+    theirs = ek_cal.PlattCalibrator().fit(x.tolist(), c.tolist())
+    assert abs(two.a - theirs.a) <= 1e-9 * abs(theirs.a) and abs(two.b - theirs.b) <= 1e-9 * max(1.0, abs(theirs.b))
+    assert abs(two.a - 1.7) < 0.05 and abs(two.b + 0.4) < 0.05  # the generating slope and intercept
+
+
 def test_platt_with_one_distinct_score_is_the_limit_of_the_reference_path():
     """All scores equal: the Newton steps from ``(0, b0)`` move along ``(x, 1)`` (the ridge cancels),
     so the fit is ``a = x t``, ``b = b0 + t`` with ``a x + b`` the smoothed log-odds; the reference

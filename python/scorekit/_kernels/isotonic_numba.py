@@ -3,7 +3,8 @@
 Same contract as ``rust/kernels/src/isotonic.rs`` (see :mod:`scorekit._kernels.isotonic`), a
 simpler route to it: an order-preserving ``uint64`` image of each score, one LSD radix sort with
 8-bit digits carrying the labels (the Rust kernel sorts each outcome's scores apart, on two
-threads, and merges them), grouping of equal keys, and one stack pass of pool-adjacent-violators
+threads, and merges them, or groups the rows by hash when there are at most 4,096 distinct
+scores), grouping of equal keys, and one stack pass of pool-adjacent-violators
 comparing integer sums exactly. Validation happens here in Python, with the Rust messages;
 ``threads`` is accepted for the same signature and not used.
 """

@@ -61,13 +61,16 @@ from __future__ import annotations
 import inspect
 import math
 import operator
+import os
 import warnings
+from concurrent.futures import Future, ThreadPoolExecutor
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
 import numpy as np
 
+from scorekit._kernels import available_cores
 from scorekit._kernels.isotonic import isotonic_fit
 from scorekit.errors import InvalidTypeError, InvalidValueError, ScorekitError, describe
 from scorekit.qe.decide import SmallCalibrationWarning
@@ -112,6 +115,9 @@ _STEP_TOL = 1e-9
 _P_CLAMP = 1e-12
 #: Rows per block of the Platt and temperature sums (the block's temporaries stay in cache).
 _BLOCK = 65536
+#: A Platt pass over more rows than this sums the two halves of the rows side by side (NumPy
+#: releases the GIL in its loops). The halves are the same on one core, so the sums are too.
+_HALVES_ABOVE = 262_144
 #: A Platt fit on more rows than this first converges on every _SAMPLE_EVERY-th row.
 _SAMPLE_ABOVE = 131_072
 _SAMPLE_EVERY = 16
@@ -302,7 +308,32 @@ def _warn_small_parts(owner: str, what: str, parts: list) -> None:
 # --------------------------------------------------------------------------------------------
 
 
+_helper: Optional[tuple[int, ThreadPoolExecutor]] = None  # (the pid it was started in, the pool)
+
+
+def _on_helper_thread(fn: Callable[..., Any], *args: Any) -> "Future[Any]":
+    """Run ``fn(*args)`` on one helper thread kept for the process (started again after a fork,
+    whose child has no threads)."""
+    global _helper
+    if _helper is None or _helper[0] != os.getpid():
+        _helper = (os.getpid(), ThreadPoolExecutor(max_workers=1, thread_name_prefix="scorekit-platt"))
+    return _helper[1].submit(fn, *args)
+
+
 def _platt_sums(x: np.ndarray, mu: float, a: float, bc: float) -> tuple[float, ...]:
+    """:func:`_platt_half_sums` of the rows; above ``_HALVES_ABOVE`` rows, of their two halves
+    (side by side when there are two cores), added."""
+    if x.size <= _HALVES_ABOVE:
+        return _platt_half_sums(x, mu, a, bc)
+    first, second = x[:x.size // 2], x[x.size // 2:]
+    if available_cores() < 2:
+        return tuple(u + v for u, v in zip(_platt_half_sums(first, mu, a, bc), _platt_half_sums(second, mu, a, bc)))
+    later = _on_helper_thread(_platt_half_sums, second, mu, a, bc)
+    sums = _platt_half_sums(first, mu, a, bc)
+    return tuple(u + v for u, v in zip(sums, later.result()))
+
+
+def _platt_half_sums(x: np.ndarray, mu: float, a: float, bc: float) -> tuple[float, ...]:
     """With ``xc = x - mu``, ``p = sigmoid(a * xc + bc)`` and ``w = max(p (1 - p), 1e-12)``: the sums
     ``(p xc, p, w xc², w xc, w)``, block by block in three block-sized buffers. Products are summed
     with NumPy's own loops, not BLAS ``dot``, whose threads stall on a busy machine."""
@@ -341,12 +372,12 @@ def _newton(x: np.ndarray, c: np.ndarray, targets: tuple[float, float], mu: floa
     t_pos, t_neg = targets
     n_pos = int(np.count_nonzero(c))
     correct_sum = total = 0.0  # the sums of xc over the correct rows and over all rows
-    xc = np.empty(min(_BLOCK, x.size))
+    xc, xc_correct = np.empty(min(_BLOCK, x.size)), np.empty(min(_BLOCK, x.size))
     for lo in range(0, x.size, _BLOCK):
         rows = x[lo:lo + _BLOCK]
         centred = np.subtract(rows, mu, out=xc[:rows.size])
-        correct_sum += float(centred[c[lo:lo + _BLOCK]].sum())
         total += float(centred.sum())
+        correct_sum += float(np.multiply(centred, c[lo:lo + _BLOCK], out=xc_correct[:rows.size]).sum())
     tx = t_pos * correct_sum + t_neg * (total - correct_sum)  # sum of t xc
     ts = t_pos * n_pos + t_neg * (x.size - n_pos)  # sum of t
     r00, r01, r11 = _RIDGE * (1.0 + mu * mu), -_RIDGE * mu, _RIDGE  # J^T (ridge I) J

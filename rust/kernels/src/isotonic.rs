@@ -6,12 +6,15 @@
 //! result is every distinct score with its block's accuracy, `hits / rows` divided once in
 //! `f64` from exact integer sums.
 //!
-//! Grouping splits the rows by outcome and sorts each part's scores with a least-significant-digit
-//! radix sort on an order-preserving integer image of each float (11-bit digits, six passes at
-//! most; a digit every score shares is skipped), so no label travels through the passes; a merge
-//! of the two sorted parts then counts each distinct score's rows and hits. Pooling runs a stack
-//! of blocks in the same pass and compares accuracies exactly by cross-multiplying their integer
-//! sums. Time O(n); memory two buffers of the keys, which become the two outputs.
+//! Scores with few distinct values (at most [`FEW_DISTINCT`], as calibrators on rounded or
+//! discrete confidences see) are grouped by hashing an order-preserving integer image of each
+//! float into a small table, each half of the rows apart; only the distinct values are then
+//! sorted. Otherwise grouping splits the rows by outcome and sorts each part's keys with a
+//! least-significant-digit radix sort (8-bit digits; a digit every score shares is skipped), so
+//! no label travels through the passes, and a merge of the two sorted parts counts each distinct
+//! score's rows and hits. Pooling runs a stack of blocks and compares accuracies exactly by
+//! cross-multiplying their integer sums. Time O(n); memory two buffers of the keys, which become
+//! the two outputs (a table of 8,192 slots on the grouping path).
 
 use std::fmt;
 
@@ -138,6 +141,11 @@ struct Block {
 }
 
 impl Block {
+    /// The block's accuracy, divided once.
+    fn level(&self) -> f64 {
+        self.hits as f64 / self.rows as f64
+    }
+
     /// Whether this block's accuracy is at least `next`'s (exact: cross-multiplied).
     fn not_below(&self, next: &Block) -> bool {
         (self.hits as u128) * (next.rows as u128) >= (next.hits as u128) * (self.rows as u128)
@@ -161,6 +169,122 @@ fn push_pooled(stack: &mut Vec<Block>, mut block: Block) {
     stack.push(block);
 }
 
+/// Most distinct scores the grouping by hash takes (beyond, the rows are sorted instead).
+const FEW_DISTINCT: usize = 4096;
+/// Slots of the grouping table: a power of two, at most half full.
+const GROUP_SLOTS: usize = 2 * FEW_DISTINCT;
+
+/// One distinct score's order key, correct rows and rows.
+type Group = (u64, u64, u64);
+
+/// The groups of `scores` (with their rows' outcomes), in no order, when there are at most
+/// [`FEW_DISTINCT`] distinct scores; `Ok(None)` as soon as there are more. An open-addressing
+/// table keyed by the order key (never 0 for a finite score, so 0 marks an empty slot).
+/// `Err(row)`: the first score that is not finite (`first_row` is the index of `scores[0]`).
+fn group_by_hash(
+    scores: &[f64],
+    correct: &[bool],
+    first_row: usize,
+) -> Result<Option<Vec<Group>>, usize> {
+    let mut table = vec![(0u64, 0u32, 0u32); GROUP_SLOTS];
+    let mut used = 0usize;
+    for (row, (&x, &c)) in scores.iter().zip(correct).enumerate() {
+        if !x.is_finite() {
+            return Err(first_row + row);
+        }
+        let key = order_key(x);
+        let mut slot = (key.wrapping_mul(0x9E37_79B9_7F4A_7C15)
+            >> (64 - GROUP_SLOTS.trailing_zeros())) as usize;
+        loop {
+            let entry = &mut table[slot];
+            if entry.0 == key {
+                entry.1 += u32::from(c);
+                entry.2 += 1;
+                break;
+            }
+            if entry.0 == 0 {
+                if used == FEW_DISTINCT {
+                    return Ok(None);
+                }
+                *entry = (key, u32::from(c), 1);
+                used += 1;
+                break;
+            }
+            slot = (slot + 1) & (GROUP_SLOTS - 1);
+        }
+    }
+    Ok(Some(
+        table
+            .into_iter()
+            .filter(|entry| entry.0 != 0)
+            .map(|(key, hits, rows)| (key, u64::from(hits), u64::from(rows)))
+            .collect(),
+    ))
+}
+
+/// The groups of every distinct score, ascending, when there are few (the two halves of the rows
+/// grouped through `join`, each with at most [`FEW_DISTINCT`] distinct scores, then merged);
+/// `Ok(None)` when there are more, or too many rows for the table's 32-bit counts.
+fn few_distinct_groups<J>(
+    scores: &[f64],
+    correct: &[bool],
+    join: &J,
+) -> Result<Option<Vec<Group>>, IsotonicError>
+where
+    J: Fn(&mut (dyn FnMut() + Send), &mut (dyn FnMut() + Send)),
+{
+    if scores.len() > u32::MAX as usize {
+        return Ok(None);
+    }
+    let half = scores.len() / 2;
+    let (mut first, mut second) = (Ok(None), Ok(None));
+    join(
+        &mut || first = group_by_hash(&scores[..half], &correct[..half], 0),
+        &mut || second = group_by_hash(&scores[half..], &correct[half..], half),
+    );
+    let (first, second) = match (first, second) {
+        (Err(row), _) | (Ok(_), Err(row)) => return Err(IsotonicError::NotFinite { row }),
+        (Ok(Some(a)), Ok(Some(b))) => (a, b),
+        _ => return Ok(None),
+    };
+    let mut groups = first;
+    groups.extend(second);
+    groups.sort_unstable_by_key(|group| group.0);
+    let mut merged: Vec<Group> = Vec::with_capacity(groups.len());
+    for (key, hits, rows) in groups {
+        match merged.last_mut() {
+            Some(last) if last.0 == key => {
+                last.1 += hits;
+                last.2 += rows;
+            }
+            _ => merged.push((key, hits, rows)),
+        }
+    }
+    Ok(Some(merged))
+}
+
+/// The fit of distinct scores' groups given in ascending order.
+fn fit_of_groups(groups: Vec<Group>) -> IsotonicFit {
+    let mut stack: Vec<Block> = Vec::new();
+    for &(_, hits, rows) in &groups {
+        push_pooled(
+            &mut stack,
+            Block {
+                hits,
+                rows,
+                scores: 1,
+            },
+        );
+    }
+    IsotonicFit {
+        values: groups.iter().map(|group| from_order_key(group.0)).collect(),
+        levels: stack
+            .iter()
+            .flat_map(|block| std::iter::repeat(block.level()).take(block.scores))
+            .collect(),
+    }
+}
+
 /// Fit the non-decreasing step function of `correct` on `scores` (see the module docs).
 pub fn isotonic_fit(scores: &[f64], correct: &[bool]) -> Result<IsotonicFit, IsotonicError> {
     isotonic_fit_by(scores, correct, |hits, misses| {
@@ -169,15 +293,16 @@ pub fn isotonic_fit(scores: &[f64], correct: &[bool]) -> Result<IsotonicFit, Iso
     })
 }
 
-/// [`isotonic_fit`], with the sorting of the two outcomes' scores run by `join`, which must call
-/// both closures once (one after the other, or side by side on two threads).
+/// [`isotonic_fit`], with the two halves of the work (grouping the two halves of the rows, or
+/// sorting the two outcomes' scores) run by `join`, which must call both closures once (one after
+/// the other, or side by side on two threads).
 pub fn isotonic_fit_by<J>(
     scores: &[f64],
     correct: &[bool],
     join: J,
 ) -> Result<IsotonicFit, IsotonicError>
 where
-    J: FnOnce(&mut (dyn FnMut() + Send), &mut (dyn FnMut() + Send)),
+    J: Fn(&mut (dyn FnMut() + Send), &mut (dyn FnMut() + Send)),
 {
     if scores.len() != correct.len() {
         return Err(IsotonicError::LengthMismatch {
@@ -185,6 +310,21 @@ where
             correct: correct.len(),
         });
     }
+    match few_distinct_groups(scores, correct, &join)? {
+        Some(groups) => Ok(fit_of_groups(groups)),
+        None => fit_by_sorting(scores, correct, join),
+    }
+}
+
+/// The fit by sorting the two outcomes' scores (through `join`) and merging them.
+fn fit_by_sorting<J>(
+    scores: &[f64],
+    correct: &[bool],
+    join: J,
+) -> Result<IsotonicFit, IsotonicError>
+where
+    J: Fn(&mut (dyn FnMut() + Send), &mut (dyn FnMut() + Send)),
+{
     let n = scores.len();
     let hits = correct.iter().filter(|&&c| c).count();
     // The correct rows' keys first, then the others': sorting the parts apart carries no labels
@@ -247,8 +387,7 @@ where
     buf.truncate(distinct);
     keys.clear();
     for block in &stack {
-        let level = block.hits as f64 / block.rows as f64;
-        keys.extend(std::iter::repeat(level.to_bits()).take(block.scores));
+        keys.extend(std::iter::repeat(block.level().to_bits()).take(block.scores));
     }
     let mut values: Vec<f64> = buf.into_iter().map(from_order_key).collect();
     let mut levels: Vec<f64> = keys.into_iter().map(f64::from_bits).collect();
@@ -433,6 +572,56 @@ mod tests {
             assert_eq!(threaded, isotonic_fit(&scores, &correct), "{n} rows");
             assert_eq!(threaded.unwrap(), naive(&scores, &correct));
         }
+    }
+
+    #[test]
+    fn grouping_by_hash_and_sorting_give_the_same_fit() {
+        let mut state = 13u64;
+        let sequential = |a: &mut (dyn FnMut() + Send), b: &mut (dyn FnMut() + Send)| {
+            a();
+            b();
+        };
+        for case in 0..300 {
+            // Up to and just past the table's limit of distinct scores, with zeros of both signs.
+            let n = (splitmix(&mut state) % 20_000) as usize;
+            let distinct = [1, 2, 50, FEW_DISTINCT as u64 / 2, FEW_DISTINCT as u64][case % 5];
+            let scores: Vec<f64> = (0..n)
+                .map(|_| match splitmix(&mut state) % distinct {
+                    0 => -0.0,
+                    v => (v as f64 - distinct as f64 / 3.0) / 7.0,
+                })
+                .collect();
+            let correct: Vec<bool> = scores
+                .iter()
+                .map(|&x| (splitmix(&mut state) % 100) < 40 + (x.signum() * 20.0) as u64)
+                .collect();
+            let groups = few_distinct_groups(&scores, &correct, &sequential)
+                .unwrap()
+                .expect("few distinct scores");
+            let sorted = fit_by_sorting(&scores, &correct, sequential).unwrap();
+            assert_eq!(fit_of_groups(groups), sorted, "case {case}");
+        }
+        // One distinct score more in each half than the table takes: the sorting path.
+        let scores: Vec<f64> = (0..2 * (FEW_DISTINCT + 1)).map(|i| i as f64).collect();
+        let correct = vec![true; scores.len()];
+        assert!(few_distinct_groups(&scores, &correct, &sequential) == Ok(None));
+        assert_eq!(
+            isotonic_fit(&scores, &correct).unwrap(),
+            naive(&scores, &correct)
+        );
+        // The first bad row, whichever half holds it.
+        let mut bad = vec![0.5; 10_000];
+        bad[7_000] = f64::NAN;
+        bad[9_000] = f64::INFINITY;
+        assert_eq!(
+            few_distinct_groups(&bad, &vec![true; 10_000], &sequential),
+            Err(IsotonicError::NotFinite { row: 7_000 })
+        );
+        bad[3_000] = f64::NEG_INFINITY;
+        assert_eq!(
+            isotonic_fit(&bad, &vec![false; 10_000]),
+            Err(IsotonicError::NotFinite { row: 3_000 })
+        );
     }
 
     #[test]
