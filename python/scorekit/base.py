@@ -333,7 +333,7 @@ class Report:
         return math.nan if self.aggregate is None else float(self.aggregate)
 
 
-@dataclass
+@dataclass(slots=True)  # slots: a corpus batch builds 100,000s of these
 class QualityReport:
     """A reference-free quality estimate.
 

@@ -317,8 +317,10 @@ def _batch(extractions: Iterable[Any], sources: Optional[Iterable[Iterable[Any]]
         # sources gets an agreement too (one engine), which its report leaves out
         scores = text_agreement_batch(items, per_item, threads=threads)
         if scores is not None:
-            # the reports of _agreement_report, built inline: this loop is most of the batch's Python time
-            return [QualityReport(a, None, (), {"agreement": a}, {"n_signals": 1, "calibrated": False}) if s
+            # the reports of _agreement_report, built inline (their provenance copied from one dict):
+            # this loop is most of the batch's Python time
+            provenance = {"n_signals": 1, "calibrated": False}
+            return [QualityReport(a, None, (), {"agreement": a}, provenance.copy()) if s
                     else _no_agreement_report() for a, s in zip(scores.tolist(), per_item)]
     plain = all(type(v) is str for v in items) and all(type(x) is str for s in per_item for x in s)
     if not plain:
