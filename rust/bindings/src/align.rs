@@ -7,12 +7,13 @@ use numpy::{
 };
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
+
 use rayon::prelude::*;
 use scorekit_kernels::align::{
     self, AlignOp, CallCost, CallKernel, CallScratch, CallTable, TableCost,
 };
 
-use crate::parallel;
+use crate::parallel::{self, guarded};
 
 fn slice<'a, T: numpy::Element>(a: &'a PyReadonlyArray1<'_, T>, name: &str) -> PyResult<&'a [T]> {
     a.as_slice()
@@ -40,21 +41,23 @@ fn nw_table_align<'py>(
     del: PyReadonlyArray1<'py, f64>,
     ins: PyReadonlyArray1<'py, f64>,
 ) -> PyResult<(f64, Bound<'py, PyArray2<i64>>)> {
-    let n_cols = table.shape()[1];
-    let table = table
-        .as_slice()
-        .map_err(|_| PyValueError::new_err("table must be a C-contiguous 2-D array"))?;
-    let costs = TableCost {
-        a: slice(&a, "a")?,
-        b: slice(&b, "b")?,
-        table,
-        n_symbols_b: n_cols,
-        del: slice(&del, "del")?,
-        ins: slice(&ins, "ins")?,
-    };
-    costs.validate().map_err(PyValueError::new_err)?;
-    let (d, ops) = py.detach(|| align::align(&costs));
-    Ok((d, ops_array(py, ops)))
+    guarded(|| {
+        let n_cols = table.shape()[1];
+        let table = table
+            .as_slice()
+            .map_err(|_| PyValueError::new_err("table must be a C-contiguous 2-D array"))?;
+        let costs = TableCost {
+            a: slice(&a, "a")?,
+            b: slice(&b, "b")?,
+            table,
+            n_symbols_b: n_cols,
+            del: slice(&del, "del")?,
+            ins: slice(&ins, "ins")?,
+        };
+        costs.validate().map_err(PyValueError::new_err)?;
+        let (d, ops) = py.detach(|| align::align(&costs));
+        Ok((d, ops_array(py, ops)))
+    })
 }
 
 /// Borrow the six call-table arrays as a validated [`CallTable`].
@@ -95,24 +98,26 @@ fn nw_calls_align<'py>(
     a_calls: PyReadonlyArray1<'py, u32>,
     b_calls: PyReadonlyArray1<'py, u32>,
 ) -> PyResult<(f64, Bound<'py, PyArray2<i64>>)> {
-    let table = call_table(
-        &tools,
-        &mass,
-        &arg_offsets,
-        &arg_names,
-        &arg_values,
-        &arg_weights,
-    )?;
-    let (a, b) = (slice(&a_calls, "a_calls")?, slice(&b_calls, "b_calls")?);
-    table
-        .validate_ids(a, "a_calls")
-        .map_err(PyValueError::new_err)?;
-    table
-        .validate_ids(b, "b_calls")
-        .map_err(PyValueError::new_err)?;
-    let costs = CallCost::new(table, a, b);
-    let (d, ops) = py.detach(|| align::align(&costs));
-    Ok((d, ops_array(py, ops)))
+    guarded(|| {
+        let table = call_table(
+            &tools,
+            &mass,
+            &arg_offsets,
+            &arg_names,
+            &arg_values,
+            &arg_weights,
+        )?;
+        let (a, b) = (slice(&a_calls, "a_calls")?, slice(&b_calls, "b_calls")?);
+        table
+            .validate_ids(a, "a_calls")
+            .map_err(PyValueError::new_err)?;
+        table
+            .validate_ids(b, "b_calls")
+            .map_err(PyValueError::new_err)?;
+        let costs = CallCost::new(table, a, b);
+        let (d, ops) = py.detach(|| align::align(&costs));
+        Ok((d, ops_array(py, ops)))
+    })
 }
 
 /// Trajectory distance of every pair `k`: call ids `a_calls[a_offsets[k]:a_offsets[k+1]]` against
@@ -133,20 +138,22 @@ fn nw_calls_distance_batch<'py>(
     b_offsets: PyReadonlyArray1<'py, i64>,
     threads: usize,
 ) -> PyResult<Bound<'py, PyArray1<f64>>> {
-    let table = call_table(
-        &tools,
-        &mass,
-        &arg_offsets,
-        &arg_names,
-        &arg_values,
-        &arg_weights,
-    )?;
-    let (ca, cb) = (slice(&a_calls, "a_calls")?, slice(&b_calls, "b_calls")?);
-    let (oa, ob) = (
-        slice(&a_offsets, "a_offsets")?,
-        slice(&b_offsets, "b_offsets")?,
-    );
-    Ok(calls_distances(py, table, ca, oa, cb, ob, threads)?.into_pyarray(py))
+    guarded(|| {
+        let table = call_table(
+            &tools,
+            &mass,
+            &arg_offsets,
+            &arg_names,
+            &arg_values,
+            &arg_weights,
+        )?;
+        let (ca, cb) = (slice(&a_calls, "a_calls")?, slice(&b_calls, "b_calls")?);
+        let (oa, ob) = (
+            slice(&a_offsets, "a_offsets")?,
+            slice(&b_offsets, "b_offsets")?,
+        );
+        Ok(calls_distances(py, table, ca, oa, cb, ob, threads)?.into_pyarray(py))
+    })
 }
 
 /// The trajectory distance of every pair of a packed batch (ids and offsets validated here),

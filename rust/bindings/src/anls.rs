@@ -22,6 +22,7 @@ use pyo3::{ffi, Borrowed};
 use scorekit_kernels::anls::{assign, Arena, Key, Kind, Leaf, Node, ScoreError, Scorer, NULL};
 use scorekit_kernels::bootstrap::Summation;
 
+use crate::parallel::guarded;
 use crate::tags::exact_str_bytes;
 
 /// An item the compiled reader leaves to the Python twin.
@@ -367,59 +368,61 @@ impl AnlsBatch {
         max_depth: usize,
         max_cells: u64,
     ) -> PyResult<Self> {
-        let n = golds.len()?;
-        if preds.len()? != n {
-            return Err(PyValueError::new_err("preds and golds differ in length"));
-        }
-        let mut reader = Reader {
-            py,
-            arena: Arena::new(max_cells),
-            max_depth,
-            texts: FastMap::default(),
-            objects: FastMap::default(),
-            key_texts: FastMap::default(),
-            raws: Vec::new(),
-            others: FastMap::default(),
-            stack: Vec::new(),
-            alive: Vec::new(),
-        };
-        let mut item_of = Vec::with_capacity(n);
-        let mut fallback = Vec::new();
-        let mut compat = 0;
-        match (
-            Items::of(preds.as_borrowed()),
-            Items::of(golds.as_borrowed()),
-        ) {
-            (Some(preds), Some(golds)) => {
-                for k in 0..n {
-                    let read = (|| {
-                        let (pred, gold) = (preds.get(k)?, golds.get(k)?);
-                        let (g, compatible) = reader.gold(pred, gold)?;
-                        Ok((g, reader.read(pred, false, 0)?, compatible))
-                    })();
-                    match read {
-                        Ok((g, p, compatible)) => {
-                            reader.arena.add_item(g, p);
-                            item_of.push(k);
-                            compat += usize::from(compatible);
-                        }
-                        Err(Fallback) => {
-                            reader.stack.clear();
-                            fallback.push(k);
+        guarded(|| {
+            let n = golds.len()?;
+            if preds.len()? != n {
+                return Err(PyValueError::new_err("preds and golds differ in length"));
+            }
+            let mut reader = Reader {
+                py,
+                arena: Arena::new(max_cells),
+                max_depth,
+                texts: FastMap::default(),
+                objects: FastMap::default(),
+                key_texts: FastMap::default(),
+                raws: Vec::new(),
+                others: FastMap::default(),
+                stack: Vec::new(),
+                alive: Vec::new(),
+            };
+            let mut item_of = Vec::with_capacity(n);
+            let mut fallback = Vec::new();
+            let mut compat = 0;
+            match (
+                Items::of(preds.as_borrowed()),
+                Items::of(golds.as_borrowed()),
+            ) {
+                (Some(preds), Some(golds)) => {
+                    for k in 0..n {
+                        let read = (|| {
+                            let (pred, gold) = (preds.get(k)?, golds.get(k)?);
+                            let (g, compatible) = reader.gold(pred, gold)?;
+                            Ok((g, reader.read(pred, false, 0)?, compatible))
+                        })();
+                        match read {
+                            Ok((g, p, compatible)) => {
+                                reader.arena.add_item(g, p);
+                                item_of.push(k);
+                                compat += usize::from(compatible);
+                            }
+                            Err(Fallback) => {
+                                reader.stack.clear();
+                                fallback.push(k);
+                            }
                         }
                     }
                 }
+                _ => fallback.extend(0..n),
             }
-            _ => fallback.extend(0..n),
-        }
-        Ok(AnlsBatch {
-            arena: reader.arena,
-            item_of,
-            n,
-            raws: PyList::new(py, reader.raws)?.unbind(),
-            others: reader.others,
-            fallback: PyList::new(py, fallback)?.unbind(),
-            compat,
+            Ok(AnlsBatch {
+                arena: reader.arena,
+                item_of,
+                n,
+                raws: PyList::new(py, reader.raws)?.unbind(),
+                others: reader.others,
+                fallback: PyList::new(py, fallback)?.unbind(),
+                compat,
+            })
         })
     }
 
@@ -468,47 +471,49 @@ impl AnlsBatch {
         same: f64,
         compensated: bool,
     ) -> PyResult<Scores<'py>> {
-        let sims = sims.as_slice()?;
-        if sims.len() != self.arena.left.len() {
-            return Err(PyValueError::new_err(
-                "one similarity per leaf pair expected",
-            ));
-        }
-        let summation = if compensated {
-            Summation::Compensated
-        } else {
-            Summation::Sequential
-        };
-        let failure: RefCell<Option<PyErr>> = RefCell::new(None);
-        let equal_others = |a: u32, b: u32| -> Option<bool> {
-            let result = self
-                .leaf_object(py, a)
-                .and_then(|x| x.eq(self.leaf_object(py, b)?));
-            result.map_err(|err| *failure.borrow_mut() = Some(err)).ok()
-        };
-        let mut scorer = Scorer::new(&self.arena, sims, same, summation, equal_others);
-        let mut values = vec![f64::NAN; self.n];
-        let mut error = None;
-        for (a, &k) in self.item_of.iter().enumerate() {
-            match scorer.score(a) {
-                Ok(value) => values[k] = value,
-                Err(ScoreError::Cells { gold, pred, .. }) => {
-                    error = Some((k, gold, pred));
-                    break;
-                }
-                Err(ScoreError::Compare { .. }) => {
-                    return Err(failure
-                        .take()
-                        .unwrap_or_else(|| PyValueError::new_err("comparison failed")));
-                }
-                Err(ScoreError::Inconsistent) => {
-                    return Err(PyValueError::new_err(
-                        "the similarities do not fit the batch",
-                    ));
+        guarded(|| {
+            let sims = sims.as_slice()?;
+            if sims.len() != self.arena.left.len() {
+                return Err(PyValueError::new_err(
+                    "one similarity per leaf pair expected",
+                ));
+            }
+            let summation = if compensated {
+                Summation::Compensated
+            } else {
+                Summation::Sequential
+            };
+            let failure: RefCell<Option<PyErr>> = RefCell::new(None);
+            let equal_others = |a: u32, b: u32| -> Option<bool> {
+                let result = self
+                    .leaf_object(py, a)
+                    .and_then(|x| x.eq(self.leaf_object(py, b)?));
+                result.map_err(|err| *failure.borrow_mut() = Some(err)).ok()
+            };
+            let mut scorer = Scorer::new(&self.arena, sims, same, summation, equal_others);
+            let mut values = vec![f64::NAN; self.n];
+            let mut error = None;
+            for (a, &k) in self.item_of.iter().enumerate() {
+                match scorer.score(a) {
+                    Ok(value) => values[k] = value,
+                    Err(ScoreError::Cells { gold, pred, .. }) => {
+                        error = Some((k, gold, pred));
+                        break;
+                    }
+                    Err(ScoreError::Compare { .. }) => {
+                        return Err(failure
+                            .take()
+                            .unwrap_or_else(|| PyValueError::new_err("comparison failed")));
+                    }
+                    Err(ScoreError::Inconsistent) => {
+                        return Err(PyValueError::new_err(
+                            "the similarities do not fit the batch",
+                        ));
+                    }
                 }
             }
-        }
-        Ok((values.into_pyarray(py), error))
+            Ok((values.into_pyarray(py), error))
+        })
     }
 }
 
@@ -531,10 +536,12 @@ impl AnlsBatch {
 /// sorted by row, ties broken as `scorekit.metrics.anls.assign` (its twin) breaks them.
 #[pyfunction]
 fn anls_assign(costs: PyReadonlyArray2<'_, f64>) -> PyResult<Vec<(usize, usize)>> {
-    let costs = costs.as_array();
-    let (n_rows, n_cols) = costs.dim();
-    let flat: Vec<f64> = costs.iter().copied().collect();
-    Ok(assign(&flat, n_rows, n_cols))
+    guarded(|| {
+        let costs = costs.as_array();
+        let (n_rows, n_cols) = costs.dim();
+        let flat: Vec<f64> = costs.iter().copied().collect();
+        Ok(assign(&flat, n_rows, n_cols))
+    })
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

@@ -20,7 +20,7 @@ use scorekit_kernels::text_columns::{
 };
 
 use crate::levenshtein::fill_rows;
-use crate::parallel::{items_per_task, run_detached, same_count};
+use crate::parallel::{guarded, items_per_task, run_detached, same_count};
 
 /// Result columns of `utf8_pair_counts`.
 const WIDTH: usize = 5;
@@ -199,54 +199,56 @@ fn utf8_pair_counts<'py>(
     tables: Option<TablesArg<'py>>,
     threads: usize,
 ) -> PyResult<Bound<'py, PyArray2<i64>>> {
-    let level = level(mode)?;
-    let steps = parse_steps(&steps)?;
-    let tables = unicode_tables(&tables, &steps)?;
-    let (pred, gold) = (
-        ColumnArrays::extract(pred, "pred")?,
-        ColumnArrays::extract(gold, "gold")?,
-    );
-    let (pred, gold) = (pred.view("pred")?, gold.view("gold")?);
-    let n = same_count(pred.len(), gold.len(), "pred", "gold")?;
-    let mut out = Vec::new();
-    out.try_reserve(n * WIDTH)
-        .map_err(|e| PyMemoryError::new_err(format!("out of memory ({e})")))?;
-    out.resize(n * WIDTH, 0i64);
-    let per_task = items_per_task(n, pred.bytes() + gold.bytes());
-    run_detached(py, threads, || {
-        let known = KnownUtf8 {
-            pred: pred.is_utf8(),
-            gold: gold.is_utf8(),
-        };
-        fill_rows(
-            &mut out,
-            WIDTH,
-            per_task,
-            PairWorkspace::new,
-            |ws, k, row| {
-                let (p, g) = (pred.item(k), gold.item(k));
-                row[4] = match score_pair(ws, level, &steps, &tables, known, p, g)? {
-                    PairOutcome::Counts(c) => {
-                        row[..4].copy_from_slice(
-                            &[c.ref_len, c.substitutions, c.deletions, c.insertions]
-                                .map(|v| v as i64),
-                        );
-                        0
-                    }
-                    PairOutcome::NeedsCaller => NEEDS_CALLER,
-                    PairOutcome::InvalidUtf8(Side::Pred) => INVALID_PRED,
-                    PairOutcome::InvalidUtf8(Side::Gold) => INVALID_GOLD,
-                };
-                Ok(())
-            },
-        )
-    })?
-    .map_err(|(k, e): (usize, TryReserveError)| {
-        PyMemoryError::new_err(format!("row {k}: out of memory ({e})"))
-    })?;
-    Array2::from_shape_vec((n, WIDTH), out)
-        .map(|a| a.into_pyarray(py))
-        .map_err(|e| PyValueError::new_err(e.to_string()))
+    guarded(|| {
+        let level = level(mode)?;
+        let steps = parse_steps(&steps)?;
+        let tables = unicode_tables(&tables, &steps)?;
+        let (pred, gold) = (
+            ColumnArrays::extract(pred, "pred")?,
+            ColumnArrays::extract(gold, "gold")?,
+        );
+        let (pred, gold) = (pred.view("pred")?, gold.view("gold")?);
+        let n = same_count(pred.len(), gold.len(), "pred", "gold")?;
+        let mut out = Vec::new();
+        out.try_reserve(n * WIDTH)
+            .map_err(|e| PyMemoryError::new_err(format!("out of memory ({e})")))?;
+        out.resize(n * WIDTH, 0i64);
+        let per_task = items_per_task(n, pred.bytes() + gold.bytes());
+        run_detached(py, threads, || {
+            let known = KnownUtf8 {
+                pred: pred.is_utf8(),
+                gold: gold.is_utf8(),
+            };
+            fill_rows(
+                &mut out,
+                WIDTH,
+                per_task,
+                PairWorkspace::new,
+                |ws, k, row| {
+                    let (p, g) = (pred.item(k), gold.item(k));
+                    row[4] = match score_pair(ws, level, &steps, &tables, known, p, g)? {
+                        PairOutcome::Counts(c) => {
+                            row[..4].copy_from_slice(
+                                &[c.ref_len, c.substitutions, c.deletions, c.insertions]
+                                    .map(|v| v as i64),
+                            );
+                            0
+                        }
+                        PairOutcome::NeedsCaller => NEEDS_CALLER,
+                        PairOutcome::InvalidUtf8(Side::Pred) => INVALID_PRED,
+                        PairOutcome::InvalidUtf8(Side::Gold) => INVALID_GOLD,
+                    };
+                    Ok(())
+                },
+            )
+        })?
+        .map_err(|(k, e): (usize, TryReserveError)| {
+            PyMemoryError::new_err(format!("row {k}: out of memory ({e})"))
+        })?;
+        Array2::from_shape_vec((n, WIDTH), out)
+            .map(|a| a.into_pyarray(py))
+            .map_err(|e| PyValueError::new_err(e.to_string()))
+    })
 }
 
 /// Every item of a UTF-8 column through `steps`: `(data uint8, offsets int64, status int8)`, the
@@ -265,43 +267,45 @@ fn utf8_normalize<'py>(
     Bound<'py, PyArray1<i64>>,
     Bound<'py, PyArray1<i8>>,
 )> {
-    let steps = parse_steps(&steps)?;
-    let tables = unicode_tables(&tables, &steps)?;
-    let arrays = ColumnArrays::extract(column, "column")?;
-    let column = arrays.view("column")?;
-    let (data, offsets, status) = run_detached(py, 1, || {
-        let mut ws = PairWorkspace::new();
-        let (mut data, mut offsets, mut status) = (Vec::new(), vec![0i64], Vec::new());
-        for k in 0..column.len() {
-            let bytes = column.item(k);
-            let code = match normalize_text(&mut ws, &steps, &tables, bytes) {
-                Ok(TextOutcome::Done) => {
-                    let text: String = ws
-                        .text()
-                        .iter()
-                        .filter_map(|&c| char::from_u32(c))
-                        .collect();
-                    data.extend_from_slice(text.as_bytes());
-                    0
-                }
-                Ok(TextOutcome::NeedsCaller) => {
-                    data.extend_from_slice(bytes);
-                    1
-                }
-                Ok(TextOutcome::InvalidUtf8) => 2,
-                Err(e) => return Err(format!("row {k}: out of memory ({e})")),
-            };
-            offsets.push(data.len() as i64);
-            status.push(code);
-        }
-        Ok((data, offsets, status))
-    })?
-    .map_err(PyMemoryError::new_err)?;
-    Ok((
-        data.into_pyarray(py),
-        offsets.into_pyarray(py),
-        status.into_pyarray(py),
-    ))
+    guarded(|| {
+        let steps = parse_steps(&steps)?;
+        let tables = unicode_tables(&tables, &steps)?;
+        let arrays = ColumnArrays::extract(column, "column")?;
+        let column = arrays.view("column")?;
+        let (data, offsets, status) = run_detached(py, 1, || {
+            let mut ws = PairWorkspace::new();
+            let (mut data, mut offsets, mut status) = (Vec::new(), vec![0i64], Vec::new());
+            for k in 0..column.len() {
+                let bytes = column.item(k);
+                let code = match normalize_text(&mut ws, &steps, &tables, bytes) {
+                    Ok(TextOutcome::Done) => {
+                        let text: String = ws
+                            .text()
+                            .iter()
+                            .filter_map(|&c| char::from_u32(c))
+                            .collect();
+                        data.extend_from_slice(text.as_bytes());
+                        0
+                    }
+                    Ok(TextOutcome::NeedsCaller) => {
+                        data.extend_from_slice(bytes);
+                        1
+                    }
+                    Ok(TextOutcome::InvalidUtf8) => 2,
+                    Err(e) => return Err(format!("row {k}: out of memory ({e})")),
+                };
+                offsets.push(data.len() as i64);
+                status.push(code);
+            }
+            Ok((data, offsets, status))
+        })?
+        .map_err(PyMemoryError::new_err)?;
+        Ok((
+            data.into_pyarray(py),
+            offsets.into_pyarray(py),
+            status.into_pyarray(py),
+        ))
+    })
 }
 
 /// Column sums of `rows` per group: `int64[groups + 1, w + 2]` for `w` columns; row `g` sums the
@@ -317,56 +321,58 @@ fn group_sums<'py>(
     codes: Option<PyReadonlyArray1<'py, i64>>,
     groups: usize,
 ) -> PyResult<Bound<'py, PyArray2<i64>>> {
-    let rows = rows.as_array();
-    let (n, w) = rows.dim();
-    let codes = codes.as_ref().map(|c| c.as_array());
-    if let Some(codes) = codes {
-        same_count(n, codes.len(), "rows", "codes")?;
-    }
-    // Each row goes to one bucket (its group, or the last bucket for none); the buckets' sums
-    // then make the row of every row. Row of a bucket: w sums, the count, the first row.
-    let width = w + 2;
-    let mut buckets = vec![0i64; (groups + 1) * width];
-    for bucket in buckets.chunks_exact_mut(width) {
-        bucket[w + 1] = -1;
-    }
-    let filled = py.detach(|| {
-        for (k, row) in rows.outer_iter().enumerate() {
-            let code = codes.map_or(-1, |c| c[k]);
-            let bucket = match usize::try_from(code) {
-                Ok(g) if g < groups => g,
-                _ if code == -1 => groups,
-                _ => {
-                    return Err(format!(
-                        "codes[{k}] is {code}: codes must be -1 or below {groups}"
-                    ))
+    guarded(|| {
+        let rows = rows.as_array();
+        let (n, w) = rows.dim();
+        let codes = codes.as_ref().map(|c| c.as_array());
+        if let Some(codes) = codes {
+            same_count(n, codes.len(), "rows", "codes")?;
+        }
+        // Each row goes to one bucket (its group, or the last bucket for none); the buckets' sums
+        // then make the row of every row. Row of a bucket: w sums, the count, the first row.
+        let width = w + 2;
+        let mut buckets = vec![0i64; (groups + 1) * width];
+        for bucket in buckets.chunks_exact_mut(width) {
+            bucket[w + 1] = -1;
+        }
+        let filled = py.detach(|| {
+            for (k, row) in rows.outer_iter().enumerate() {
+                let code = codes.map_or(-1, |c| c[k]);
+                let bucket = match usize::try_from(code) {
+                    Ok(g) if g < groups => g,
+                    _ if code == -1 => groups,
+                    _ => {
+                        return Err(format!(
+                            "codes[{k}] is {code}: codes must be -1 or below {groups}"
+                        ))
+                    }
+                };
+                let acc = &mut buckets[bucket * width..(bucket + 1) * width];
+                for (a, &v) in acc.iter_mut().zip(row.iter()) {
+                    *a = a.wrapping_add(v);
                 }
-            };
-            let acc = &mut buckets[bucket * width..(bucket + 1) * width];
-            for (a, &v) in acc.iter_mut().zip(row.iter()) {
+                if acc[w] == 0 {
+                    acc[w + 1] = k as i64;
+                }
+                acc[w] += 1;
+            }
+            Ok(())
+        });
+        filled.map_err(PyValueError::new_err)?;
+        let mut out = Array2::<i64>::zeros((groups + 1, width));
+        for (g, bucket) in buckets.chunks_exact(width).enumerate() {
+            let mut total = out.row_mut(groups);
+            for (a, &v) in total.iter_mut().zip(&bucket[..=w]) {
                 *a = a.wrapping_add(v);
             }
-            if acc[w] == 0 {
-                acc[w + 1] = k as i64;
+            if g < groups {
+                out.row_mut(g)
+                    .assign(&numpy::ndarray::ArrayView1::from(bucket));
             }
-            acc[w] += 1;
         }
-        Ok(())
-    });
-    filled.map_err(PyValueError::new_err)?;
-    let mut out = Array2::<i64>::zeros((groups + 1, width));
-    for (g, bucket) in buckets.chunks_exact(width).enumerate() {
-        let mut total = out.row_mut(groups);
-        for (a, &v) in total.iter_mut().zip(&bucket[..=w]) {
-            *a = a.wrapping_add(v);
-        }
-        if g < groups {
-            out.row_mut(g)
-                .assign(&numpy::ndarray::ArrayView1::from(bucket));
-        }
-    }
-    out[[groups, w + 1]] = if n > 0 { 0 } else { -1 };
-    Ok(out.into_pyarray(py))
+        out[[groups, w + 1]] = if n > 0 { 0 } else { -1 };
+        Ok(out.into_pyarray(py))
+    })
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

@@ -6,6 +6,8 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use scorekit_kernels::bootstrap::{self, BootstrapError, Mt19937, Summation};
 
+use crate::parallel::guarded;
+
 fn slice<'a, T: numpy::Element>(a: &'a PyReadonlyArray1<'_, T>, name: &str) -> PyResult<&'a [T]> {
     a.as_slice()
         .map_err(|_| PyValueError::new_err(format!("{name} must be a contiguous 1-D array")))
@@ -48,10 +50,12 @@ fn bootstrap_means<'py>(
     resamples: usize,
     compensated: bool,
 ) -> PyResult<Bound<'py, PyArray1<f64>>> {
-    let v = slice(&values, "values")?;
-    let mt = generator(&state, pos)?;
-    statistics(py, || {
-        bootstrap::bootstrap_means(v, mt, resamples, summation(compensated))
+    guarded(|| {
+        let v = slice(&values, "values")?;
+        let mt = generator(&state, pos)?;
+        statistics(py, || {
+            bootstrap::bootstrap_means(v, mt, resamples, summation(compensated))
+        })
     })
 }
 
@@ -68,11 +72,13 @@ fn bootstrap_ratios<'py>(
     resamples: usize,
     compensated: bool,
 ) -> PyResult<Bound<'py, PyArray1<f64>>> {
-    let c = slice(&costs, "costs")?;
-    let w = slice(&wins, "wins")?;
-    let mt = generator(&state, pos)?;
-    statistics(py, || {
-        bootstrap::bootstrap_ratios(c, w, mt, resamples, summation(compensated))
+    guarded(|| {
+        let c = slice(&costs, "costs")?;
+        let w = slice(&wins, "wins")?;
+        let mt = generator(&state, pos)?;
+        statistics(py, || {
+            bootstrap::bootstrap_ratios(c, w, mt, resamples, summation(compensated))
+        })
     })
 }
 
@@ -83,8 +89,10 @@ fn float_sum(
     values: PyReadonlyArray1<'_, f64>,
     compensated: bool,
 ) -> PyResult<f64> {
-    let v = slice(&values, "values")?;
-    Ok(py.detach(|| bootstrap::sum(v, summation(compensated))))
+    guarded(|| {
+        let v = slice(&values, "values")?;
+        Ok(py.detach(|| bootstrap::sum(v, summation(compensated))))
+    })
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

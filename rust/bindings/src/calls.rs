@@ -23,6 +23,8 @@ use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple, PyT
 use scorekit_kernels::align::{CallKernel, CallScratch, CallTable};
 use scorekit_kernels::canon::{canonicalize_ascii, AsciiStep};
 
+use crate::parallel::guarded;
+
 /// A value as an interner keeps it (to give it back to Python).
 enum Key {
     /// A string: the range of its text in the interner's `text`.
@@ -1074,51 +1076,53 @@ impl CallPacker {
         tool_weight: Option<Py<PyAny>>,
         arg_weight: Option<Py<PyAny>>,
     ) -> PyResult<Self> {
-        let ascii_steps = match ascii_steps {
-            None => None,
-            Some(names) => Some(
-                names
-                    .iter()
-                    .map(|n| {
-                        AsciiStep::from_name(n).ok_or_else(|| {
-                            PyValueError::new_err(format!(
-                                "no ASCII rule for normaliser step {n:?}"
-                            ))
+        guarded(|| {
+            let ascii_steps = match ascii_steps {
+                None => None,
+                Some(names) => Some(
+                    names
+                        .iter()
+                        .map(|n| {
+                            AsciiStep::from_name(n).ok_or_else(|| {
+                                PyValueError::new_err(format!(
+                                    "no ASCII rule for normaliser step {n:?}"
+                                ))
+                            })
                         })
-                    })
-                    .collect::<PyResult<Vec<_>>>()?,
-            ),
-        };
-        let weights = match (tool_weight, arg_weight) {
-            (Some(t), Some(a)) => Some((t, a)),
-            (None, None) => None,
-            _ => {
-                return Err(PyValueError::new_err(
-                    "tool_weight and arg_weight must be given together",
-                ))
-            }
-        };
-        let mut rows = Rows::default();
-        rows.offsets.push(0);
-        Ok(CallPacker {
-            step_slots: StepSlots::of(step_type.bind(py)),
-            step_type,
-            calls_of,
-            as_call,
-            norm,
-            value_error,
-            canon,
-            ascii_steps,
-            weights,
-            tools: Interner::new(interner_type.clone_ref(py)),
-            names: Interner::new(interner_type.clone_ref(py)),
-            values: Interner::new(interner_type),
-            raw_seen: SeenObjects::default(),
-            raw_strings: presized(),
-            canon_buffer: Vec::new(),
-            memo: HashTable::with_capacity(64),
-            rows,
-            scratch: CallScratch::default(),
+                        .collect::<PyResult<Vec<_>>>()?,
+                ),
+            };
+            let weights = match (tool_weight, arg_weight) {
+                (Some(t), Some(a)) => Some((t, a)),
+                (None, None) => None,
+                _ => {
+                    return Err(PyValueError::new_err(
+                        "tool_weight and arg_weight must be given together",
+                    ))
+                }
+            };
+            let mut rows = Rows::default();
+            rows.offsets.push(0);
+            Ok(CallPacker {
+                step_slots: StepSlots::of(step_type.bind(py)),
+                step_type,
+                calls_of,
+                as_call,
+                norm,
+                value_error,
+                canon,
+                ascii_steps,
+                weights,
+                tools: Interner::new(interner_type.clone_ref(py)),
+                names: Interner::new(interner_type.clone_ref(py)),
+                values: Interner::new(interner_type),
+                raw_seen: SeenObjects::default(),
+                raw_strings: presized(),
+                canon_buffer: Vec::new(),
+                memo: HashTable::with_capacity(64),
+                rows,
+                scratch: CallScratch::default(),
+            })
         })
     }
 
@@ -1135,14 +1139,16 @@ impl CallPacker {
         py: Python<'py>,
         trajectories: &Bound<'py, PyAny>,
     ) -> PyResult<Packed<'py>> {
-        let (totals, lengths) = (PyList::empty(py), PyList::empty(py));
-        let side = self.pack_side(py, trajectories.try_iter()?, 0, &totals, &lengths)?;
-        Ok((
-            side.ids.into_pyarray(py),
-            side.offsets.into_pyarray(py),
-            totals,
-            lengths,
-        ))
+        guarded(|| {
+            let (totals, lengths) = (PyList::empty(py), PyList::empty(py));
+            let side = self.pack_side(py, trajectories.try_iter()?, 0, &totals, &lengths)?;
+            Ok((
+                side.ids.into_pyarray(py),
+                side.offsets.into_pyarray(py),
+                totals,
+                lengths,
+            ))
+        })
     }
 
     /// `(distances, pred total mass, pred n_steps, gold total mass, gold n_steps)` of every pair
@@ -1160,104 +1166,106 @@ impl CallPacker {
         name_key: &Bound<'py, PyAny>,
         threads: usize,
     ) -> PyResult<ScoredPairs<'py>> {
-        let preds: Vec<Bound<'py, PyAny>> = preds.try_iter()?.collect::<PyResult<_>>()?;
-        let golds: Vec<Bound<'py, PyAny>> = golds.try_iter()?.collect::<PyResult<_>>()?;
-        if preds.len() != golds.len() {
-            return Err(PyValueError::new_err(format!(
-                "preds and golds must hold the same number of pairs ({} vs {})",
-                preds.len(),
-                golds.len()
-            )));
-        }
-        let n = preds.len();
-        let workers = crate::parallel::worker_count(threads);
-        // several chunks per scoring thread, so that packing (this thread, with the GIL) overlaps
-        // scoring (the others)
-        let chunk_size = (n / (4 * workers)).clamp(MIN_CHUNK_PAIRS, CHUNK_PAIRS);
-        let (p_totals, p_lengths) = (PyList::empty(py), PyList::empty(py));
-        let (g_totals, g_lengths) = (PyList::empty(py), PyList::empty(py));
-        if n <= chunk_size {
-            let (a, b, sorted) = self.pack_pairs(
-                py,
-                (0, (&preds, &golds)),
-                (&p_totals, &p_lengths),
-                (&g_totals, &g_lengths),
-                name_key,
-            )?;
-            let raws = score_packed(&self.rows, &sorted, &a, &b, &mut self.scratch);
-            return Ok((
+        guarded(|| {
+            let preds: Vec<Bound<'py, PyAny>> = preds.try_iter()?.collect::<PyResult<_>>()?;
+            let golds: Vec<Bound<'py, PyAny>> = golds.try_iter()?.collect::<PyResult<_>>()?;
+            if preds.len() != golds.len() {
+                return Err(PyValueError::new_err(format!(
+                    "preds and golds must hold the same number of pairs ({} vs {})",
+                    preds.len(),
+                    golds.len()
+                )));
+            }
+            let n = preds.len();
+            let workers = crate::parallel::worker_count(threads);
+            // several chunks per scoring thread, so that packing (this thread, with the GIL) overlaps
+            // scoring (the others)
+            let chunk_size = (n / (4 * workers)).clamp(MIN_CHUNK_PAIRS, CHUNK_PAIRS);
+            let (p_totals, p_lengths) = (PyList::empty(py), PyList::empty(py));
+            let (g_totals, g_lengths) = (PyList::empty(py), PyList::empty(py));
+            if n <= chunk_size {
+                let (a, b, sorted) = self.pack_pairs(
+                    py,
+                    (0, (&preds, &golds)),
+                    (&p_totals, &p_lengths),
+                    (&g_totals, &g_lengths),
+                    name_key,
+                )?;
+                let raws = score_packed(&self.rows, &sorted, &a, &b, &mut self.scratch);
+                return Ok((
+                    PyList::new(py, raws)?,
+                    p_totals,
+                    p_lengths,
+                    g_totals,
+                    g_lengths,
+                ));
+            }
+            let (sender, receiver) = mpsc::channel::<PackedChunk>();
+            let queue = Mutex::new(receiver);
+            let scored = std::thread::scope(|scope| -> PyResult<Vec<(usize, Vec<f64>)>> {
+                // no helper for a single chunk, and never more helpers than chunks after the first
+                let helpers: Vec<_> = (1..workers)
+                    .take(n.div_ceil(chunk_size).saturating_sub(1))
+                    // a thread the OS refuses to start is one helper fewer (this thread scores the rest)
+                    .map_while(|_| {
+                        std::thread::Builder::new()
+                            .spawn_scoped(scope, || score_queue(&queue))
+                            .ok()
+                    })
+                    .collect();
+                let mut packed = Ok(());
+                for start in (0..n).step_by(chunk_size) {
+                    let end = n.min(start + chunk_size);
+                    let packed_pairs = self.pack_pairs(
+                        py,
+                        (start, (&preds[start..end], &golds[start..end])),
+                        (&p_totals, &p_lengths),
+                        (&g_totals, &g_lengths),
+                        name_key,
+                    );
+                    let chunk = packed_pairs.map(|(a, b, sorted)| PackedChunk {
+                        start,
+                        rows: self.rows.clone(),
+                        sorted,
+                        a,
+                        b,
+                    });
+                    match chunk {
+                        // the receiver lives until the end of this scope, so sending cannot fail
+                        Ok(chunk) => drop(sender.send(chunk)),
+                        Err(e) => {
+                            packed = Err(e);
+                            break;
+                        }
+                    }
+                }
+                drop(sender);
+                let scored = py.detach(|| {
+                    let mut scored = score_queue(&queue);
+                    for helper in helpers {
+                        scored.extend(
+                            helper
+                                .join()
+                                .map_err(|_| "a trajectory scoring thread failed")?,
+                        );
+                    }
+                    Ok::<_, &str>(scored)
+                });
+                packed?;
+                scored.map_err(PyRuntimeError::new_err)
+            })?;
+            let mut raws = vec![0.0; n];
+            for (start, distances) in scored {
+                raws[start..start + distances.len()].copy_from_slice(&distances);
+            }
+            Ok((
                 PyList::new(py, raws)?,
                 p_totals,
                 p_lengths,
                 g_totals,
                 g_lengths,
-            ));
-        }
-        let (sender, receiver) = mpsc::channel::<PackedChunk>();
-        let queue = Mutex::new(receiver);
-        let scored = std::thread::scope(|scope| -> PyResult<Vec<(usize, Vec<f64>)>> {
-            // no helper for a single chunk, and never more helpers than chunks after the first
-            let helpers: Vec<_> = (1..workers)
-                .take(n.div_ceil(chunk_size).saturating_sub(1))
-                // a thread the OS refuses to start is one helper fewer (this thread scores the rest)
-                .map_while(|_| {
-                    std::thread::Builder::new()
-                        .spawn_scoped(scope, || score_queue(&queue))
-                        .ok()
-                })
-                .collect();
-            let mut packed = Ok(());
-            for start in (0..n).step_by(chunk_size) {
-                let end = n.min(start + chunk_size);
-                let packed_pairs = self.pack_pairs(
-                    py,
-                    (start, (&preds[start..end], &golds[start..end])),
-                    (&p_totals, &p_lengths),
-                    (&g_totals, &g_lengths),
-                    name_key,
-                );
-                let chunk = packed_pairs.map(|(a, b, sorted)| PackedChunk {
-                    start,
-                    rows: self.rows.clone(),
-                    sorted,
-                    a,
-                    b,
-                });
-                match chunk {
-                    // the receiver lives until the end of this scope, so sending cannot fail
-                    Ok(chunk) => drop(sender.send(chunk)),
-                    Err(e) => {
-                        packed = Err(e);
-                        break;
-                    }
-                }
-            }
-            drop(sender);
-            let scored = py.detach(|| {
-                let mut scored = score_queue(&queue);
-                for helper in helpers {
-                    scored.extend(
-                        helper
-                            .join()
-                            .map_err(|_| "a trajectory scoring thread failed")?,
-                    );
-                }
-                Ok::<_, &str>(scored)
-            });
-            packed?;
-            scored.map_err(PyRuntimeError::new_err)
-        })?;
-        let mut raws = vec![0.0; n];
-        for (start, distances) in scored {
-            raws[start..start + distances.len()].copy_from_slice(&distances);
-        }
-        Ok((
-            PyList::new(py, raws)?,
-            p_totals,
-            p_lengths,
-            g_totals,
-            g_lengths,
-        ))
+            ))
+        })
     }
 
     /// `(tools, names, values)`: the interned objects in id order (for tests and debugging; numbers
@@ -1266,13 +1274,15 @@ impl CallPacker {
         &self,
         py: Python<'py>,
     ) -> PyResult<(Bound<'py, PyList>, Bound<'py, PyList>, Bound<'py, PyList>)> {
-        let list = |interner: &Interner| -> PyResult<Bound<'py, PyList>> {
-            let objects = (0..interner.keys.len())
-                .map(|id| interner.object(py, id))
-                .collect::<PyResult<Vec<_>>>()?;
-            PyList::new(py, objects)
-        };
-        Ok((list(&self.tools)?, list(&self.names)?, list(&self.values)?))
+        guarded(|| {
+            let list = |interner: &Interner| -> PyResult<Bound<'py, PyList>> {
+                let objects = (0..interner.keys.len())
+                    .map(|id| interner.object(py, id))
+                    .collect::<PyResult<Vec<_>>>()?;
+                PyList::new(py, objects)
+            };
+            Ok((list(&self.tools)?, list(&self.names)?, list(&self.values)?))
+        })
     }
 
     /// The call table of everything packed so far, every row's arguments sorted by the rank of
@@ -1282,16 +1292,18 @@ impl CallPacker {
         py: Python<'py>,
         name_key: &Bound<'py, PyAny>,
     ) -> PyResult<TableArrays<'py>> {
-        let sorted = self.sorted_arguments(py, name_key)?;
-        let rows = &self.rows;
-        Ok((
-            rows.tools.clone().into_pyarray(py),
-            rows.mass.clone().into_pyarray(py),
-            rows.offsets.clone().into_pyarray(py),
-            sorted.names.into_pyarray(py),
-            sorted.values.into_pyarray(py),
-            sorted.weights.into_pyarray(py),
-        ))
+        guarded(|| {
+            let sorted = self.sorted_arguments(py, name_key)?;
+            let rows = &self.rows;
+            Ok((
+                rows.tools.clone().into_pyarray(py),
+                rows.mass.clone().into_pyarray(py),
+                rows.offsets.clone().into_pyarray(py),
+                sorted.names.into_pyarray(py),
+                sorted.values.into_pyarray(py),
+                sorted.weights.into_pyarray(py),
+            ))
+        })
     }
 }
 

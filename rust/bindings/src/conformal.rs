@@ -6,7 +6,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use scorekit_kernels::conformal::{self, ConformalError};
 
-use crate::parallel::run_detached;
+use crate::parallel::{guarded, run_detached};
 
 /// Below this many rows a fit runs on one thread (a thread hand-off costs more).
 const PARALLEL_FROM: usize = 1 << 16;
@@ -27,55 +27,61 @@ fn conformal_fit<'py>(
     alpha: f64,
     threads: usize,
 ) -> PyResult<(f64, Bound<'py, PyArray1<f64>>, usize)> {
-    let p = probs
-        .as_slice()
-        .map_err(|_| PyValueError::new_err("probs must be a contiguous 1-D array"))?;
-    let c = correct
-        .as_slice()
-        .map_err(|_| PyValueError::new_err("correct must be a contiguous 1-D array"))?;
-    if !(0.0..=1.0).contains(&alpha) {
-        return Err(PyValueError::new_err(format!(
-            "alpha must be in [0, 1], got {alpha}"
-        )));
-    }
-    let threads = if p.len() < PARALLEL_FROM { 1 } else { threads };
-    let join = |a: &mut (dyn FnMut() + Send), b: &mut (dyn FnMut() + Send)| {
-        rayon::join(a, b);
-    };
-    let fit = run_detached(py, threads, || {
-        let (scores, n) = conformal::nonconformity_rows_by(p, c, join)?;
-        // Python's math.ceil((n + 1) * (1 - alpha)): the same two roundings.
-        let rank = ((n + 1) as f64 * (1.0 - alpha)).ceil();
-        let q = if n == 0 || rank > n as f64 {
-            f64::INFINITY
-        } else if rank < 1.0 {
-            f64::NEG_INFINITY
-        } else {
-            conformal::kth_smallest_counted(&scores, n, rank as usize - 1, join)
+    guarded(|| {
+        let p = probs
+            .as_slice()
+            .map_err(|_| PyValueError::new_err("probs must be a contiguous 1-D array"))?;
+        let c = correct
+            .as_slice()
+            .map_err(|_| PyValueError::new_err("correct must be a contiguous 1-D array"))?;
+        if !(0.0..=1.0).contains(&alpha) {
+            return Err(PyValueError::new_err(format!(
+                "alpha must be in [0, 1], got {alpha}"
+            )));
+        }
+        let threads = if p.len() < PARALLEL_FROM { 1 } else { threads };
+        let join = |a: &mut (dyn FnMut() + Send), b: &mut (dyn FnMut() + Send)| {
+            rayon::join(a, b);
         };
-        Ok::<_, ConformalError>((q, scores, n))
-    })?;
-    match fit {
-        Ok((q, scores, n)) => Ok((q, scores.into_pyarray(py), n)),
-        Err(ConformalError::OutOfRange { row, value }) => Err(PyValueError::new_err((row, value))),
-        Err(e) => Err(PyValueError::new_err(e.to_string())),
-    }
+        let fit = run_detached(py, threads, || {
+            let (scores, n) = conformal::nonconformity_rows_by(p, c, join)?;
+            // Python's math.ceil((n + 1) * (1 - alpha)): the same two roundings.
+            let rank = ((n + 1) as f64 * (1.0 - alpha)).ceil();
+            let q = if n == 0 || rank > n as f64 {
+                f64::INFINITY
+            } else if rank < 1.0 {
+                f64::NEG_INFINITY
+            } else {
+                conformal::kth_smallest_counted(&scores, n, rank as usize - 1, join)
+            };
+            Ok::<_, ConformalError>((q, scores, n))
+        })?;
+        match fit {
+            Ok((q, scores, n)) => Ok((q, scores.into_pyarray(py), n)),
+            Err(ConformalError::OutOfRange { row, value }) => {
+                Err(PyValueError::new_err((row, value)))
+            }
+            Err(e) => Err(PyValueError::new_err(e.to_string())),
+        }
+    })
 }
 
 /// The `k`-th smallest (0-based) of the values of `values` (a float64 array) other than NaN, by
 /// selection in O(n); a zero comes back as `0.0`.
 #[pyfunction]
 fn kth_smallest(py: Python<'_>, values: PyReadonlyArray1<'_, f64>, k: usize) -> PyResult<f64> {
-    let v = values
-        .as_slice()
-        .map_err(|_| PyValueError::new_err("values must be a contiguous 1-D array"))?;
-    let counted = v.iter().filter(|x| !x.is_nan()).count();
-    if k >= counted {
-        return Err(PyValueError::new_err(format!(
-            "rank {k} out of {counted} values other than NaN"
-        )));
-    }
-    run_detached(py, 1, || conformal::kth_smallest(v, k))
+    guarded(|| {
+        let v = values
+            .as_slice()
+            .map_err(|_| PyValueError::new_err("values must be a contiguous 1-D array"))?;
+        let counted = v.iter().filter(|x| !x.is_nan()).count();
+        if k >= counted {
+            return Err(PyValueError::new_err(format!(
+                "rank {k} out of {counted} values other than NaN"
+            )));
+        }
+        run_detached(py, 1, || conformal::kth_smallest(v, k))
+    })
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

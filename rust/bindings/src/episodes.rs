@@ -14,6 +14,8 @@ use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyType};
 
+use crate::parallel::guarded;
+
 /// `flags` bit: the outcome is true.
 const SUCCESS: u8 = 1;
 /// `flags` bit: the outcome is `None` (ungraded).
@@ -162,32 +164,34 @@ fn episode_cost_columns<'py>(
     cost_type: Bound<'py, PyType>,
     run_type: Option<Bound<'py, PyType>>,
 ) -> PyResult<Option<Columns<'py>>> {
-    let py = episodes.py();
-    let n = episodes.len();
-    let mut reader = Reader {
-        cost_type,
-        run_type,
-        flags: Vec::with_capacity(n),
-        tokens: Vec::with_capacity(4 * n),
-        latency: Vec::with_capacity(n),
-        model_ids: Vec::with_capacity(n),
-        model_index: PyDict::new(py),
-        models: PyList::empty(py),
-        last_model: None,
-    };
-    for episode in episodes.iter() {
-        if reader.read(&episode)?.is_none() {
-            return Ok(None);
+    guarded(|| {
+        let py = episodes.py();
+        let n = episodes.len();
+        let mut reader = Reader {
+            cost_type,
+            run_type,
+            flags: Vec::with_capacity(n),
+            tokens: Vec::with_capacity(4 * n),
+            latency: Vec::with_capacity(n),
+            model_ids: Vec::with_capacity(n),
+            model_index: PyDict::new(py),
+            models: PyList::empty(py),
+            last_model: None,
+        };
+        for episode in episodes.iter() {
+            if reader.read(&episode)?.is_none() {
+                return Ok(None);
+            }
         }
-    }
-    let rows = reader.flags.len();
-    Ok(Some((
-        reader.flags.into_pyarray(py),
-        reader.tokens.into_pyarray(py).reshape([rows, 4])?,
-        reader.latency.into_pyarray(py),
-        reader.model_ids.into_pyarray(py),
-        reader.models,
-    )))
+        let rows = reader.flags.len();
+        Ok(Some((
+            reader.flags.into_pyarray(py),
+            reader.tokens.into_pyarray(py).reshape([rows, 4])?,
+            reader.latency.into_pyarray(py),
+            reader.model_ids.into_pyarray(py),
+            reader.models,
+        )))
+    })
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

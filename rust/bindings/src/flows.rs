@@ -25,6 +25,8 @@ use pyo3::types::{PyDict, PyList, PyString};
 use pyo3::Borrowed;
 use scorekit_kernels::tree::{zhang_shasha, CostModel, PostorderTree, Workspace};
 
+use crate::parallel::guarded;
+
 /// Nesting depth of inline `children` lists beyond which a document is not a workflow.
 const MAX_DEPTH: usize = 200;
 /// Most pairs decomposed before their chunk is handed to the scoring threads.
@@ -860,80 +862,82 @@ fn flow_metrics_batch<'py>(
     max_nodes: usize,
     threads: usize,
 ) -> PyResult<(Bound<'py, PyArray2<f64>>, Bound<'py, PyArray1<u8>>)> {
-    let n = preds.len();
-    if n != refs.len() {
-        return Err(PyValueError::new_err(format!(
-            "preds has {} flows but refs has {}",
-            n,
-            refs.len()
-        )));
-    }
-    let workers = crate::parallel::worker_count(threads);
-    // Small enough chunks that every scoring thread gets several, big enough to keep the hand-off
-    // cheap.
-    let chunk_size = (n / (4 * workers)).clamp(64, CHUNK);
-    let mut decomposer = Decomposer::new(py, max_nodes);
-    let mut status = vec![0u8; n];
-    let (sender, receiver) = mpsc::channel::<Chunk>();
-    let queue = Mutex::new(receiver);
-    // `workers - 1` threads score chunks while this thread decomposes the next ones (holding the
-    // GIL), then this thread scores what is left with them, without the GIL.
-    let scored = std::thread::scope(|scope| -> PyResult<Vec<(usize, Vec<[f64; 4]>)>> {
-        // No helper for a single chunk, and never more helpers than chunks after the first.
-        let helpers: Vec<_> = (1..workers)
-            .take(n.div_ceil(chunk_size).saturating_sub(1))
-            // a thread the OS refuses to start is one helper fewer (this thread scores the rest)
-            .map_while(|_| {
-                std::thread::Builder::new()
-                    .spawn_scoped(scope, || score_queue(&queue))
-                    .ok()
-            })
-            .collect();
-        let mut decomposed = Ok(());
-        for start in (0..n).step_by(chunk_size) {
-            match decompose_chunk(
-                &mut decomposer,
-                preds,
-                refs,
-                start,
-                n.min(start + chunk_size),
-            ) {
-                Ok(chunk) => {
-                    for (k, pair) in chunk.flows.chunks_exact(2).enumerate() {
-                        status[start + k] =
-                            u8::from(pair[0].is_none()) | (u8::from(pair[1].is_none()) << 1);
+    guarded(|| {
+        let n = preds.len();
+        if n != refs.len() {
+            return Err(PyValueError::new_err(format!(
+                "preds has {} flows but refs has {}",
+                n,
+                refs.len()
+            )));
+        }
+        let workers = crate::parallel::worker_count(threads);
+        // Small enough chunks that every scoring thread gets several, big enough to keep the hand-off
+        // cheap.
+        let chunk_size = (n / (4 * workers)).clamp(64, CHUNK);
+        let mut decomposer = Decomposer::new(py, max_nodes);
+        let mut status = vec![0u8; n];
+        let (sender, receiver) = mpsc::channel::<Chunk>();
+        let queue = Mutex::new(receiver);
+        // `workers - 1` threads score chunks while this thread decomposes the next ones (holding the
+        // GIL), then this thread scores what is left with them, without the GIL.
+        let scored = std::thread::scope(|scope| -> PyResult<Vec<(usize, Vec<[f64; 4]>)>> {
+            // No helper for a single chunk, and never more helpers than chunks after the first.
+            let helpers: Vec<_> = (1..workers)
+                .take(n.div_ceil(chunk_size).saturating_sub(1))
+                // a thread the OS refuses to start is one helper fewer (this thread scores the rest)
+                .map_while(|_| {
+                    std::thread::Builder::new()
+                        .spawn_scoped(scope, || score_queue(&queue))
+                        .ok()
+                })
+                .collect();
+            let mut decomposed = Ok(());
+            for start in (0..n).step_by(chunk_size) {
+                match decompose_chunk(
+                    &mut decomposer,
+                    preds,
+                    refs,
+                    start,
+                    n.min(start + chunk_size),
+                ) {
+                    Ok(chunk) => {
+                        for (k, pair) in chunk.flows.chunks_exact(2).enumerate() {
+                            status[start + k] =
+                                u8::from(pair[0].is_none()) | (u8::from(pair[1].is_none()) << 1);
+                        }
+                        // The receiver lives until the end of this scope, so sending cannot fail.
+                        let _ = sender.send(chunk);
                     }
-                    // The receiver lives until the end of this scope, so sending cannot fail.
-                    let _ = sender.send(chunk);
-                }
-                Err(e) => {
-                    decomposed = Err(e);
-                    break;
+                    Err(e) => {
+                        decomposed = Err(e);
+                        break;
+                    }
                 }
             }
+            drop(sender);
+            let scored = py.detach(|| {
+                let mut scored = score_queue(&queue);
+                for helper in helpers {
+                    scored.extend(helper.join().map_err(|_| "a flow scoring thread failed")?);
+                }
+                Ok::<_, &str>(scored)
+            });
+            decomposed?;
+            scored.map_err(PyRuntimeError::new_err)
+        })?;
+        let mut rows = vec![[f64::NAN; 4]; n];
+        for (start, chunk_rows) in scored {
+            rows[start..start + chunk_rows.len()].copy_from_slice(&chunk_rows);
         }
-        drop(sender);
-        let scored = py.detach(|| {
-            let mut scored = score_queue(&queue);
-            for helper in helpers {
-                scored.extend(helper.join().map_err(|_| "a flow scoring thread failed")?);
+        let mut out = Array2::<f64>::zeros((n, 4));
+        for (k, row) in rows.iter().enumerate() {
+            for (c, &v) in row.iter().enumerate() {
+                out[[k, c]] = v;
             }
-            Ok::<_, &str>(scored)
-        });
-        decomposed?;
-        scored.map_err(PyRuntimeError::new_err)
-    })?;
-    let mut rows = vec![[f64::NAN; 4]; n];
-    for (start, chunk_rows) in scored {
-        rows[start..start + chunk_rows.len()].copy_from_slice(&chunk_rows);
-    }
-    let mut out = Array2::<f64>::zeros((n, 4));
-    for (k, row) in rows.iter().enumerate() {
-        for (c, &v) in row.iter().enumerate() {
-            out[[k, c]] = v;
         }
-    }
-    Ok((out.into_pyarray(py), status.into_pyarray(py)))
+        Ok((out.into_pyarray(py), status.into_pyarray(py)))
+    })
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

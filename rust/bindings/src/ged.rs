@@ -8,7 +8,7 @@ use pyo3::prelude::*;
 use rayon::prelude::*;
 use scorekit_kernels::ged::{graph_edit_distance, Edge, GedProblem, GedResult};
 
-use crate::parallel::run_detached;
+use crate::parallel::{guarded, run_detached};
 
 /// One problem's arrays, copied out of Python so the kernel can run without the GIL.
 struct OwnedProblem {
@@ -132,19 +132,21 @@ fn graph_edit_distance_pair<'py>(
     directed: bool,
     budget: Option<u64>,
 ) -> PyResult<(f64, f64, bool, u64, Bound<'py, PyArray1<i64>>)> {
-    let problem = owned(&(
-        node_sub, node_del, node_ins, edges1, edges2, edge_sub, edge_del, edge_ins, directed,
-    ))?;
-    let budget = budget_of(budget);
-    let result = py.detach(|| graph_edit_distance(&problem.view(), budget));
-    let r = result.map_err(|e| PyValueError::new_err(e.0))?;
-    Ok((
-        r.distance,
-        r.lower_bound,
-        r.exact,
-        r.expanded,
-        r.mapping.into_pyarray(py),
-    ))
+    guarded(|| {
+        let problem = owned(&(
+            node_sub, node_del, node_ins, edges1, edges2, edge_sub, edge_del, edge_ins, directed,
+        ))?;
+        let budget = budget_of(budget);
+        let result = py.detach(|| graph_edit_distance(&problem.view(), budget));
+        let r = result.map_err(|e| PyValueError::new_err(e.0))?;
+        Ok((
+            r.distance,
+            r.lower_bound,
+            r.exact,
+            r.expanded,
+            r.mapping.into_pyarray(py),
+        ))
+    })
 }
 
 /// Exact GED of every problem in `problems` (tuples of the single-problem arguments up to
@@ -164,36 +166,38 @@ fn graph_edit_distance_batch<'py>(
     Bound<'py, PyArray1<bool>>,
     Bound<'py, PyArray1<u64>>,
 )> {
-    let owned_problems = problems
-        .iter()
-        .enumerate()
-        .map(|(k, p)| {
-            owned(p).map_err(|e| PyValueError::new_err(format!("problem {k}: {}", e.value(py))))
-        })
-        .collect::<PyResult<Vec<_>>>()?;
-    let budget = budget_of(budget);
-    let results: Vec<Result<GedResult, String>> = run_detached(py, threads, || {
-        owned_problems
-            .par_iter()
-            .map(|p| graph_edit_distance(&p.view(), budget).map_err(|e| e.0))
-            .collect()
-    })?;
-    let n = results.len();
-    let (mut distance, mut lower_bound) = (Vec::with_capacity(n), Vec::with_capacity(n));
-    let (mut exact, mut expanded) = (Vec::with_capacity(n), Vec::with_capacity(n));
-    for (k, r) in results.into_iter().enumerate() {
-        let r = r.map_err(|e| PyValueError::new_err(format!("problem {k}: {e}")))?;
-        distance.push(r.distance);
-        lower_bound.push(r.lower_bound);
-        exact.push(r.exact);
-        expanded.push(r.expanded);
-    }
-    Ok((
-        distance.into_pyarray(py),
-        lower_bound.into_pyarray(py),
-        exact.into_pyarray(py),
-        expanded.into_pyarray(py),
-    ))
+    guarded(|| {
+        let owned_problems = problems
+            .iter()
+            .enumerate()
+            .map(|(k, p)| {
+                owned(p).map_err(|e| PyValueError::new_err(format!("problem {k}: {}", e.value(py))))
+            })
+            .collect::<PyResult<Vec<_>>>()?;
+        let budget = budget_of(budget);
+        let results: Vec<Result<GedResult, String>> = run_detached(py, threads, || {
+            owned_problems
+                .par_iter()
+                .map(|p| graph_edit_distance(&p.view(), budget).map_err(|e| e.0))
+                .collect()
+        })?;
+        let n = results.len();
+        let (mut distance, mut lower_bound) = (Vec::with_capacity(n), Vec::with_capacity(n));
+        let (mut exact, mut expanded) = (Vec::with_capacity(n), Vec::with_capacity(n));
+        for (k, r) in results.into_iter().enumerate() {
+            let r = r.map_err(|e| PyValueError::new_err(format!("problem {k}: {e}")))?;
+            distance.push(r.distance);
+            lower_bound.push(r.lower_bound);
+            exact.push(r.exact);
+            expanded.push(r.expanded);
+        }
+        Ok((
+            distance.into_pyarray(py),
+            lower_bound.into_pyarray(py),
+            exact.into_pyarray(py),
+            expanded.into_pyarray(py),
+        ))
+    })
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

@@ -21,6 +21,7 @@ use crate::packing::{
     append_code_points, pack_joined_with, pack_pairs_with, pack_texts_with, Packed, PackedJoined,
     Reader,
 };
+use crate::parallel::guarded;
 
 /// Id of the first multi-code-point cluster: just above every Unicode scalar value.
 pub(crate) const FIRST_CLUSTER_ID: u32 = 0x11_0000;
@@ -215,7 +216,7 @@ impl GraphemePacker {
         texts: &Bound<'py, PyAny>,
         name: &str,
     ) -> PyResult<Packed<'py>> {
-        pack_texts_with(py, &mut self.segmenter, texts, name)
+        guarded(|| pack_texts_with(py, &mut self.segmenter, texts, name))
     }
 
     /// `pack_pairs` over clusters.
@@ -224,7 +225,7 @@ impl GraphemePacker {
         py: Python<'py>,
         cases: &Bound<'py, PyList>,
     ) -> PyResult<(Packed<'py>, Packed<'py>)> {
-        pack_pairs_with(py, &mut self.segmenter, cases)
+        guarded(|| pack_pairs_with(py, &mut self.segmenter, cases))
     }
 
     /// `pack_joined` over clusters: joins are given in code points and come back as cluster
@@ -236,7 +237,7 @@ impl GraphemePacker {
         name: &str,
         joins_name: &str,
     ) -> PyResult<PackedJoined<'py>> {
-        pack_joined_with(py, &mut self.segmenter, items, name, joins_name)
+        guarded(|| pack_joined_with(py, &mut self.segmenter, items, name, joins_name))
     }
 
     /// The ids of `text` alone (a `uint32` array).
@@ -246,9 +247,11 @@ impl GraphemePacker {
         text: &Bound<'py, PyString>,
         name: &str,
     ) -> PyResult<Bound<'py, numpy::PyArray1<u32>>> {
-        let mut values = Vec::new();
-        self.segmenter.append(py, text, &mut values, name, 0)?;
-        Ok(values.into_pyarray(py))
+        guarded(|| {
+            let mut values = Vec::new();
+            self.segmenter.append(py, text, &mut values, name, 0)?;
+            Ok(values.into_pyarray(py))
+        })
     }
 
     /// Number of distinct multi-code-point clusters interned so far (the size of the table).

@@ -6,7 +6,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use scorekit_kernels::isotonic;
 
-use crate::parallel::run_detached;
+use crate::parallel::{guarded, run_detached};
 
 /// Below this many rows the two sorts run one after the other (a thread hand-off costs more).
 const PARALLEL_FROM: usize = 1 << 16;
@@ -22,20 +22,22 @@ fn isotonic_fit<'py>(
     correct: PyReadonlyArray1<'py, bool>,
     threads: usize,
 ) -> PyResult<(Bound<'py, PyArray1<f64>>, Bound<'py, PyArray1<f64>>)> {
-    let x = scores
-        .as_slice()
-        .map_err(|_| PyValueError::new_err("scores must be a contiguous 1-D array"))?;
-    let c = correct
-        .as_slice()
-        .map_err(|_| PyValueError::new_err("correct must be a contiguous 1-D array"))?;
-    let threads = if x.len() < PARALLEL_FROM { 1 } else { threads };
-    let fit = run_detached(py, threads, || {
-        isotonic::isotonic_fit_by(x, c, |hits, misses| {
-            rayon::join(hits, misses);
-        })
-    })?
-    .map_err(|e| PyValueError::new_err(e.to_string()))?;
-    Ok((fit.values.into_pyarray(py), fit.levels.into_pyarray(py)))
+    guarded(|| {
+        let x = scores
+            .as_slice()
+            .map_err(|_| PyValueError::new_err("scores must be a contiguous 1-D array"))?;
+        let c = correct
+            .as_slice()
+            .map_err(|_| PyValueError::new_err("correct must be a contiguous 1-D array"))?;
+        let threads = if x.len() < PARALLEL_FROM { 1 } else { threads };
+        let fit = run_detached(py, threads, || {
+            isotonic::isotonic_fit_by(x, c, |hits, misses| {
+                rayon::join(hits, misses);
+            })
+        })?
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+        Ok((fit.values.into_pyarray(py), fit.levels.into_pyarray(py)))
+    })
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

@@ -16,7 +16,7 @@ use scorekit_kernels::levenshtein::{
 };
 
 use crate::parallel::{
-    check_offsets, item, items_per_task, run_detached, same_count, PairBatch, SERIAL_BELOW,
+    check_offsets, guarded, item, items_per_task, run_detached, same_count, PairBatch, SERIAL_BELOW,
 };
 
 /// `MemoryError` for a kernel buffer that could not be allocated (`item` in a batch).
@@ -127,22 +127,24 @@ fn levenshtein_distance_batch<'py>(
     b_offsets: PyReadonlyArray1<'py, i64>,
     threads: usize,
 ) -> PyResult<Bound<'py, PyArray1<i64>>> {
-    let (out, _) = pair_rows(
-        py,
-        &a_values,
-        &a_offsets,
-        &b_values,
-        &b_offsets,
-        ("a", "b"),
-        threads,
-        1,
-        DistanceWorkspace::new,
-        |ws, a, b, row| {
-            row[0] = distance(ws, a, b)? as i64;
-            Ok(())
-        },
-    )?;
-    Ok(out.into_pyarray(py))
+    guarded(|| {
+        let (out, _) = pair_rows(
+            py,
+            &a_values,
+            &a_offsets,
+            &b_values,
+            &b_offsets,
+            ("a", "b"),
+            threads,
+            1,
+            DistanceWorkspace::new,
+            |ws, a, b, row| {
+                row[0] = distance(ws, a, b)? as i64;
+                Ok(())
+            },
+        )?;
+        Ok(out.into_pyarray(py))
+    })
 }
 
 #[pyfunction]
@@ -154,25 +156,27 @@ fn levenshtein_alignment_batch<'py>(
     hyp_offsets: PyReadonlyArray1<'py, i64>,
     threads: usize,
 ) -> PyResult<Bound<'py, PyArray2<i64>>> {
-    let (out, n) = pair_rows(
-        py,
-        &ref_values,
-        &ref_offsets,
-        &hyp_values,
-        &hyp_offsets,
-        ("ref", "hyp"),
-        threads,
-        4,
-        AlignWorkspace::new,
-        |ws, r, h, row| {
-            let c = align(ws, r, h)?;
-            row.copy_from_slice(
-                &[c.hits, c.substitutions, c.deletions, c.insertions].map(|v| v as i64),
-            );
-            Ok(())
-        },
-    )?;
-    to_matrix(py, out, n, 4)
+    guarded(|| {
+        let (out, n) = pair_rows(
+            py,
+            &ref_values,
+            &ref_offsets,
+            &hyp_values,
+            &hyp_offsets,
+            ("ref", "hyp"),
+            threads,
+            4,
+            AlignWorkspace::new,
+            |ws, r, h, row| {
+                let c = align(ws, r, h)?;
+                row.copy_from_slice(
+                    &[c.hits, c.substitutions, c.deletions, c.insertions].map(|v| v as i64),
+                );
+                Ok(())
+            },
+        )?;
+        to_matrix(py, out, n, 4)
+    })
 }
 
 #[pyfunction]
@@ -184,34 +188,36 @@ fn word_alignment_batch<'py>(
     hyp_offsets: PyReadonlyArray1<'py, i64>,
     threads: usize,
 ) -> PyResult<Bound<'py, PyArray2<i64>>> {
-    let (out, n) = pair_rows(
-        py,
-        &ref_values,
-        &ref_offsets,
-        &hyp_values,
-        &hyp_offsets,
-        ("ref", "hyp"),
-        threads,
-        6,
-        WordWorkspace::new,
-        |ws, r, h, row| {
-            let w = word_alignment(ws, r, h)?;
-            let c = w.counts;
-            row.copy_from_slice(
-                &[
-                    c.hits,
-                    c.substitutions,
-                    c.deletions,
-                    c.insertions,
-                    w.ref_words,
-                    w.hyp_words,
-                ]
-                .map(|v| v as i64),
-            );
-            Ok(())
-        },
-    )?;
-    to_matrix(py, out, n, 6)
+    guarded(|| {
+        let (out, n) = pair_rows(
+            py,
+            &ref_values,
+            &ref_offsets,
+            &hyp_values,
+            &hyp_offsets,
+            ("ref", "hyp"),
+            threads,
+            6,
+            WordWorkspace::new,
+            |ws, r, h, row| {
+                let w = word_alignment(ws, r, h)?;
+                let c = w.counts;
+                row.copy_from_slice(
+                    &[
+                        c.hits,
+                        c.substitutions,
+                        c.deletions,
+                        c.insertions,
+                        w.ref_words,
+                        w.hyp_words,
+                    ]
+                    .map(|v| v as i64),
+                );
+                Ok(())
+            },
+        )?;
+        to_matrix(py, out, n, 6)
+    })
 }
 
 #[pyfunction]
@@ -229,57 +235,59 @@ fn schwa_distance_batch<'py>(
     schwa_chars: PyReadonlyArray1<'py, u32>,
     threads: usize,
 ) -> PyResult<Bound<'py, PyArray1<i64>>> {
-    let (gv, go, pv, po) = (
-        gt_values.as_slice()?,
-        gt_offsets.as_slice()?,
-        pred_values.as_slice()?,
-        pred_offsets.as_slice()?,
-    );
-    let (gjv, gjo, pjv, pjo) = (
-        gt_join_values.as_slice()?,
-        gt_join_offsets.as_slice()?,
-        pred_join_values.as_slice()?,
-        pred_join_offsets.as_slice()?,
-    );
-    let schwa = schwa_chars.as_slice()?;
-    let n = same_count(
-        check_offsets(go, gv.len(), "gt_offsets")?,
-        check_offsets(po, pv.len(), "pred_offsets")?,
-        "gt",
-        "pred",
-    )?;
-    same_count(
-        n,
-        check_offsets(gjo, gjv.len(), "gt_join_offsets")?,
-        "gt",
-        "gt_joins",
-    )?;
-    same_count(
-        n,
-        check_offsets(pjo, pjv.len(), "pred_join_offsets")?,
-        "pred",
-        "pred_joins",
-    )?;
-    let mut out = zeroed(n)?;
-    let per_task = items_per_task(n, gv.len() + pv.len());
-    run_detached(py, threads, || {
-        fill_rows(&mut out, 1, per_task, SchwaWorkspace::new, |ws, k, row| {
-            row[0] = schwa_distance(
-                ws,
-                item(gv, go, k),
-                item(pv, po, k),
-                item(gjv, gjo, k),
-                item(pjv, pjo, k),
-                schwa,
-            )? as i64;
-            Ok(())
-        })
-    })?
-    .map_err(|(k, e)| match e {
-        SchwaError::BadJoin(message) => PyValueError::new_err(format!("item {k}: {message}")),
-        SchwaError::OutOfMemory(e) => out_of_memory(Some(k), e),
-    })?;
-    Ok(out.into_pyarray(py))
+    guarded(|| {
+        let (gv, go, pv, po) = (
+            gt_values.as_slice()?,
+            gt_offsets.as_slice()?,
+            pred_values.as_slice()?,
+            pred_offsets.as_slice()?,
+        );
+        let (gjv, gjo, pjv, pjo) = (
+            gt_join_values.as_slice()?,
+            gt_join_offsets.as_slice()?,
+            pred_join_values.as_slice()?,
+            pred_join_offsets.as_slice()?,
+        );
+        let schwa = schwa_chars.as_slice()?;
+        let n = same_count(
+            check_offsets(go, gv.len(), "gt_offsets")?,
+            check_offsets(po, pv.len(), "pred_offsets")?,
+            "gt",
+            "pred",
+        )?;
+        same_count(
+            n,
+            check_offsets(gjo, gjv.len(), "gt_join_offsets")?,
+            "gt",
+            "gt_joins",
+        )?;
+        same_count(
+            n,
+            check_offsets(pjo, pjv.len(), "pred_join_offsets")?,
+            "pred",
+            "pred_joins",
+        )?;
+        let mut out = zeroed(n)?;
+        let per_task = items_per_task(n, gv.len() + pv.len());
+        run_detached(py, threads, || {
+            fill_rows(&mut out, 1, per_task, SchwaWorkspace::new, |ws, k, row| {
+                row[0] = schwa_distance(
+                    ws,
+                    item(gv, go, k),
+                    item(pv, po, k),
+                    item(gjv, gjo, k),
+                    item(pjv, pjo, k),
+                    schwa,
+                )? as i64;
+                Ok(())
+            })
+        })?
+        .map_err(|(k, e)| match e {
+            SchwaError::BadJoin(message) => PyValueError::new_err(format!("item {k}: {message}")),
+            SchwaError::OutOfMemory(e) => out_of_memory(Some(k), e),
+        })?;
+        Ok(out.into_pyarray(py))
+    })
 }
 
 #[pyfunction]
@@ -288,17 +296,19 @@ fn levenshtein_editops<'py>(
     reference: PyReadonlyArray1<'py, u32>,
     hypothesis: PyReadonlyArray1<'py, u32>,
 ) -> PyResult<Bound<'py, PyArray2<i64>>> {
-    let (r, h) = (reference.as_slice()?, hypothesis.as_slice()?);
-    let ops = run_detached(py, 1, || editops(&mut AlignWorkspace::new(), r, h))?
-        .map_err(|e| out_of_memory(None, e))?;
-    let mut flat = Vec::new();
-    flat.try_reserve(3 * ops.len())
-        .map_err(|e| out_of_memory(None, e))?;
-    flat.extend(
-        ops.iter()
-            .flat_map(|op| [op.kind as i64, op.ref_pos as i64, op.hyp_pos as i64]),
-    );
-    to_matrix(py, flat, ops.len(), 3)
+    guarded(|| {
+        let (r, h) = (reference.as_slice()?, hypothesis.as_slice()?);
+        let ops = run_detached(py, 1, || editops(&mut AlignWorkspace::new(), r, h))?
+            .map_err(|e| out_of_memory(None, e))?;
+        let mut flat = Vec::new();
+        flat.try_reserve(3 * ops.len())
+            .map_err(|e| out_of_memory(None, e))?;
+        flat.extend(
+            ops.iter()
+                .flat_map(|op| [op.kind as i64, op.ref_pos as i64, op.hyp_pos as i64]),
+        );
+        to_matrix(py, flat, ops.len(), 3)
+    })
 }
 
 fn to_matrix(

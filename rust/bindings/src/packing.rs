@@ -9,6 +9,8 @@ use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PySequence, PyString, PyTuple};
 
+use crate::parallel::guarded;
+
 /// Code points of `s` appended to `values`; a lone surrogate is a `ValueError` naming `name[k]`.
 pub(crate) fn append_code_points(
     py: Python<'_>,
@@ -104,7 +106,7 @@ pub fn pack_pairs<'py>(
     py: Python<'py>,
     cases: &Bound<'py, PyList>,
 ) -> PyResult<(Packed<'py>, Packed<'py>)> {
-    pack_pairs_with(py, &mut CodePoints, cases)
+    guarded(|| pack_pairs_with(py, &mut CodePoints, cases))
 }
 
 pub(crate) fn pack_pairs_with<'py, R: Reader>(
@@ -158,7 +160,7 @@ pub fn pack_texts<'py>(
     texts: &Bound<'py, PyAny>,
     name: &str,
 ) -> PyResult<Packed<'py>> {
-    pack_texts_with(py, &mut CodePoints, texts, name)
+    guarded(|| pack_texts_with(py, &mut CodePoints, texts, name))
 }
 
 pub(crate) fn pack_texts_with<'py, R: Reader>(
@@ -208,7 +210,7 @@ pub fn pack_joined<'py>(
     name: &str,
     joins_name: &str,
 ) -> PyResult<PackedJoined<'py>> {
-    pack_joined_with(py, &mut CodePoints, items, name, joins_name)
+    guarded(|| pack_joined_with(py, &mut CodePoints, items, name, joins_name))
 }
 
 /// [`pack_joined`] with any reader: joins are given (and checked) in code points, and stored as

@@ -5,7 +5,8 @@
 //! Pools are made on first use, one per worker count, and kept: at most one pool per count from 1
 //! to the number of cores, whatever values callers pass. A thread the OS refuses to start is a
 //! `RuntimeError`; a panic inside a kernel is caught at this boundary (`RuntimeError`, or
-//! `MemoryError` for a kernel that reports running out of memory by panicking).
+//! `MemoryError` for a kernel that reports running out of memory by panicking), and so is one in
+//! the GIL-holding part of any entry point, which every binding wraps in [`guarded`].
 
 use std::any::Any;
 use std::collections::HashMap;
@@ -167,6 +168,13 @@ fn panic_error(payload: Box<dyn Any + Send>) -> PyErr {
     } else {
         PyRuntimeError::new_err(format!("internal error in scorekit._core: {message}"))
     }
+}
+
+/// Run `entry` (the body of a binding entry point, holding the GIL) and turn a panic into a
+/// Python exception, as [`run_detached`] does for the work it runs: no panic crosses into Python,
+/// not even as PyO3's `PanicException`.
+pub fn guarded<R>(entry: impl FnOnce() -> PyResult<R>) -> PyResult<R> {
+    catch_unwind(AssertUnwindSafe(entry)).unwrap_or_else(|payload| Err(panic_error(payload)))
 }
 
 /// Run `work` with the GIL released, inside the pool of [`worker_count`]`(threads)` threads; a

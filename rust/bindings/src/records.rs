@@ -19,6 +19,8 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyFrozenSet, PyInt, PyList, PySet, PyString, PyTuple};
 use scorekit_kernels::records;
 
+use crate::parallel::guarded;
+
 /// Nesting below which expected records are read here (deeper ones take the general path).
 const MAX_DEPTH: usize = 64;
 /// The id of a value that equals nothing (a container, NaN).
@@ -323,26 +325,28 @@ fn cases_record_matrix<'py>(
     expected: &Bound<'py, PyList>,
     actual: &Bound<'py, PyList>,
 ) -> PyResult<Option<(Bound<'py, PyArray2<f64>>, Bound<'py, PyArray1<i64>>)>> {
-    let Some((e, a, p)) = read_records(expected, actual)? else {
-        return Ok(None);
-    };
-    let (rows, cols) = (expected.len(), actual.len());
-    let counts: Vec<i64> = if p == 0 {
-        vec![0; rows]
-    } else {
-        e.chunks_exact(p)
-            .map(|row| row.iter().filter(|&&id| id >= 0).count() as i64)
-            .collect()
-    };
-    let m = if p == 0 {
-        vec![0.0; rows * cols]
-    } else {
-        records::match_matrix(&e, &a, p).map_err(err)?
-    };
-    Ok(Some((
-        m.into_pyarray(py).reshape([rows, cols])?,
-        counts.into_pyarray(py),
-    )))
+    guarded(|| {
+        let Some((e, a, p)) = read_records(expected, actual)? else {
+            return Ok(None);
+        };
+        let (rows, cols) = (expected.len(), actual.len());
+        let counts: Vec<i64> = if p == 0 {
+            vec![0; rows]
+        } else {
+            e.chunks_exact(p)
+                .map(|row| row.iter().filter(|&&id| id >= 0).count() as i64)
+                .collect()
+        };
+        let m = if p == 0 {
+            vec![0.0; rows * cols]
+        } else {
+            records::match_matrix(&e, &a, p).map_err(err)?
+        };
+        Ok(Some((
+            m.into_pyarray(py).reshape([rows, cols])?,
+            counts.into_pyarray(py),
+        )))
+    })
 }
 
 /// The value ids `read_records` gives (for the tests that compare the two backends' kernels).
@@ -352,13 +356,15 @@ fn cases_record_ids<'py>(
     expected: &Bound<'py, PyList>,
     actual: &Bound<'py, PyList>,
 ) -> PyResult<Option<(Bound<'py, PyArray2<i64>>, Bound<'py, PyArray2<i64>>)>> {
-    let Some((e, a, p)) = read_records(expected, actual)? else {
-        return Ok(None);
-    };
-    Ok(Some((
-        e.into_pyarray(py).reshape([expected.len(), p])?,
-        a.into_pyarray(py).reshape([actual.len(), p])?,
-    )))
+    guarded(|| {
+        let Some((e, a, p)) = read_records(expected, actual)? else {
+            return Ok(None);
+        };
+        Ok(Some((
+            e.into_pyarray(py).reshape([expected.len(), p])?,
+            a.into_pyarray(py).reshape([actual.len(), p])?,
+        )))
+    })
 }
 
 fn err(e: records::RecordsError) -> PyErr {
@@ -377,26 +383,28 @@ fn cases_match_matrix<'py>(
     expected: PyReadonlyArray2<'py, i64>,
     actual: PyReadonlyArray2<'py, i64>,
 ) -> PyResult<Bound<'py, PyArray2<f64>>> {
-    let (rows, p) = (expected.shape()[0], expected.shape()[1]);
-    let cols = actual.shape()[0];
-    if actual.shape()[1] != p {
-        return Err(PyValueError::new_err(format!(
-            "expected and actual ids must have the same number of paths, got {p} and {}",
-            actual.shape()[1]
-        )));
-    }
-    let e = expected
-        .as_slice()
-        .map_err(|_| PyValueError::new_err("expected must be C-contiguous"))?;
-    let a = actual
-        .as_slice()
-        .map_err(|_| PyValueError::new_err("actual must be C-contiguous"))?;
-    let m = if p == 0 {
-        vec![0.0; rows * cols]
-    } else {
-        py.detach(|| records::match_matrix(e, a, p)).map_err(err)?
-    };
-    Ok(m.into_pyarray(py).reshape([rows, cols])?)
+    guarded(|| {
+        let (rows, p) = (expected.shape()[0], expected.shape()[1]);
+        let cols = actual.shape()[0];
+        if actual.shape()[1] != p {
+            return Err(PyValueError::new_err(format!(
+                "expected and actual ids must have the same number of paths, got {p} and {}",
+                actual.shape()[1]
+            )));
+        }
+        let e = expected
+            .as_slice()
+            .map_err(|_| PyValueError::new_err("expected must be C-contiguous"))?;
+        let a = actual
+            .as_slice()
+            .map_err(|_| PyValueError::new_err("actual must be C-contiguous"))?;
+        let m = if p == 0 {
+            vec![0.0; rows * cols]
+        } else {
+            py.detach(|| records::match_matrix(e, a, p)).map_err(err)?
+        };
+        Ok(m.into_pyarray(py).reshape([rows, cols])?)
+    })
 }
 
 /// Greedy pairing on a score matrix: the column of every row, or -1 (`records::greedy_pairs`).
@@ -405,12 +413,14 @@ fn cases_greedy_pairs<'py>(
     py: Python<'py>,
     matrix: PyReadonlyArray2<'py, f64>,
 ) -> PyResult<Bound<'py, PyArray1<i64>>> {
-    let (rows, cols) = (matrix.shape()[0], matrix.shape()[1]);
-    let m = matrix_slice(&matrix, "matrix")?;
-    let chosen = py
-        .detach(|| records::greedy_pairs(m, rows, cols))
-        .map_err(err)?;
-    Ok(chosen.into_pyarray(py))
+    guarded(|| {
+        let (rows, cols) = (matrix.shape()[0], matrix.shape()[1]);
+        let m = matrix_slice(&matrix, "matrix")?;
+        let chosen = py
+            .detach(|| records::greedy_pairs(m, rows, cols))
+            .map_err(err)?;
+        Ok(chosen.into_pyarray(py))
+    })
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

@@ -16,7 +16,7 @@ use scorekit_kernels::bootstrap::Summation;
 use scorekit_kernels::levenshtein::is_python_whitespace;
 use scorekit_kernels::rover::{self, RoverBatch, Workspace};
 
-use crate::parallel::{items_per_task, run_detached, SERIAL_BELOW};
+use crate::parallel::{guarded, items_per_task, run_detached, SERIAL_BELOW};
 
 type RoverArrays<'py> = (
     Bound<'py, PyArray2<u32>>,
@@ -43,24 +43,26 @@ fn rover_align_vote<'py>(
     null_conf: f64,
     max_tokens: Option<usize>,
 ) -> PyResult<RoverArrays<'py>> {
-    let (t, c, o) = (
-        slice(&tokens, "tokens")?,
-        slice(&confs, "confs")?,
-        slice(&offsets, "offsets")?,
-    );
-    let r = py
-        .detach(|| rover::rover(t, c, o, conf_weight, null_conf, max_tokens))
-        .map_err(|e| PyValueError::new_err(e.to_string()))?;
-    let (s, n) = (r.n_slots(), r.n_engines);
-    let slot_tokens = r.tokens.into_pyarray(py).reshape([s, n])?;
-    let slot_confs = r.confs.into_pyarray(py).reshape([s, n])?;
-    Ok((
-        slot_tokens,
-        slot_confs,
-        r.winners.into_pyarray(py),
-        r.scores.into_pyarray(py),
-        r.vote_shares.into_pyarray(py),
-    ))
+    guarded(|| {
+        let (t, c, o) = (
+            slice(&tokens, "tokens")?,
+            slice(&confs, "confs")?,
+            slice(&offsets, "offsets")?,
+        );
+        let r = py
+            .detach(|| rover::rover(t, c, o, conf_weight, null_conf, max_tokens))
+            .map_err(|e| PyValueError::new_err(e.to_string()))?;
+        let (s, n) = (r.n_slots(), r.n_engines);
+        let slot_tokens = r.tokens.into_pyarray(py).reshape([s, n])?;
+        let slot_confs = r.confs.into_pyarray(py).reshape([s, n])?;
+        Ok((
+            slot_tokens,
+            slot_confs,
+            r.winners.into_pyarray(py),
+            r.scores.into_pyarray(py),
+            r.vote_shares.into_pyarray(py),
+        ))
+    })
 }
 
 /// Mean agreement of many independent ROVER problems: hypothesis `h` is
@@ -87,30 +89,32 @@ fn rover_mean_agreements<'py>(
     compensated: bool,
     threads: usize,
 ) -> PyResult<Bound<'py, PyArray1<f64>>> {
-    let t = slice(&tokens, "tokens")?;
-    let c = slice(&confs, "confs")?;
-    let e = slice(&engine_offsets, "engine_offsets")?;
-    let i = slice(&item_offsets, "item_offsets")?;
-    let summation = if compensated {
-        Summation::Compensated
-    } else {
-        Summation::Sequential
-    };
-    let means = run_detached(py, threads, || {
-        let batch = RoverBatch::new(t, c, e, i, conf_weight, null_conf, max_tokens, summation)?;
-        let n = batch.len();
-        if n < SERIAL_BELOW {
-            let mut ws = Workspace::default();
-            return Ok((0..n).map(|k| batch.mean_agreement(k, &mut ws)).collect());
-        }
-        Ok((0..n)
-            .into_par_iter()
-            .with_min_len(items_per_task(n, t.len()))
-            .map_init(Workspace::default, |ws, k| batch.mean_agreement(k, ws))
-            .collect::<Vec<f64>>())
-    })?
-    .map_err(|e: rover::BatchError| PyValueError::new_err(e.to_string()))?;
-    Ok(means.into_pyarray(py))
+    guarded(|| {
+        let t = slice(&tokens, "tokens")?;
+        let c = slice(&confs, "confs")?;
+        let e = slice(&engine_offsets, "engine_offsets")?;
+        let i = slice(&item_offsets, "item_offsets")?;
+        let summation = if compensated {
+            Summation::Compensated
+        } else {
+            Summation::Sequential
+        };
+        let means = run_detached(py, threads, || {
+            let batch = RoverBatch::new(t, c, e, i, conf_weight, null_conf, max_tokens, summation)?;
+            let n = batch.len();
+            if n < SERIAL_BELOW {
+                let mut ws = Workspace::default();
+                return Ok((0..n).map(|k| batch.mean_agreement(k, &mut ws)).collect());
+            }
+            Ok((0..n)
+                .into_par_iter()
+                .with_min_len(items_per_task(n, t.len()))
+                .map_init(Workspace::default, |ws, k| batch.mean_agreement(k, ws))
+                .collect::<Vec<f64>>())
+        })?
+        .map_err(|e: rover::BatchError| PyValueError::new_err(e.to_string()))?;
+        Ok(means.into_pyarray(py))
+    })
 }
 
 type TextTokens<'py> = (
@@ -142,65 +146,67 @@ fn rover_read_texts<'py>(
     vocab: bool,
     first: Option<&Bound<'py, PyList>>,
 ) -> PyResult<Option<TextTokens<'py>>> {
-    let items = items.as_borrowed();
-    let first = first.map(|f| f.as_borrowed());
-    if let Some(f) = first {
-        if f.len() != items.len() {
-            return Err(PyValueError::new_err(format!(
-                "{} first hypotheses for {} items",
-                f.len(),
-                items.len()
-            )));
-        }
-    }
-    let mut hypotheses = Vec::new();
-    let mut item_offsets = Vec::with_capacity(items.len() + 1);
-    item_offsets.push(0i64);
-    for k in 0..items.len() {
-        if k + PREFETCH_AHEAD < items.len() {
-            prefetch(item(items, k + PREFETCH_AHEAD).as_ptr());
-        }
-        let Ok(engines) = item(items, k).cast_exact::<PyList>() else {
-            return Ok(None);
-        };
+    guarded(|| {
+        let items = items.as_borrowed();
+        let first = first.map(|f| f.as_borrowed());
         if let Some(f) = first {
-            hypotheses.push(item(f, k));
+            if f.len() != items.len() {
+                return Err(PyValueError::new_err(format!(
+                    "{} first hypotheses for {} items",
+                    f.len(),
+                    items.len()
+                )));
+            }
         }
-        hypotheses.extend((0..engines.len()).map(|i| item(engines, i)));
-        item_offsets.push(hypotheses.len() as i64);
-    }
-    let mut words = Words::new(vocab);
-    let mut ids = Vec::new();
-    let mut engine_offsets = Vec::with_capacity(hypotheses.len() + 1);
-    engine_offsets.push(0i64);
-    for (h, hypothesis) in hypotheses.iter().enumerate() {
-        if let Some(ahead) = hypotheses.get(h + PREFETCH_AHEAD) {
-            prefetch(ahead.as_ptr());
+        let mut hypotheses = Vec::new();
+        let mut item_offsets = Vec::with_capacity(items.len() + 1);
+        item_offsets.push(0i64);
+        for k in 0..items.len() {
+            if k + PREFETCH_AHEAD < items.len() {
+                prefetch(item(items, k + PREFETCH_AHEAD).as_ptr());
+            }
+            let Ok(engines) = item(items, k).cast_exact::<PyList>() else {
+                return Ok(None);
+            };
+            if let Some(f) = first {
+                hypotheses.push(item(f, k));
+            }
+            hypotheses.extend((0..engines.len()).map(|i| item(engines, i)));
+            item_offsets.push(hypotheses.len() as i64);
         }
-        let Ok(string) = hypothesis.cast_exact::<PyString>() else {
-            return Ok(None);
+        let mut words = Words::new(vocab);
+        let mut ids = Vec::new();
+        let mut engine_offsets = Vec::with_capacity(hypotheses.len() + 1);
+        engine_offsets.push(0i64);
+        for (h, hypothesis) in hypotheses.iter().enumerate() {
+            if let Some(ahead) = hypotheses.get(h + PREFETCH_AHEAD) {
+                prefetch(ahead.as_ptr());
+            }
+            let Ok(string) = hypothesis.cast_exact::<PyString>() else {
+                return Ok(None);
+            };
+            let Ok(text) = string.to_str() else {
+                return Ok(None); // a lone surrogate
+            };
+            for word in text
+                .split(|c: char| is_python_whitespace(c as u32))
+                .filter(|w| !w.is_empty())
+            {
+                ids.push(words.id(word)?);
+            }
+            engine_offsets.push(ids.len() as i64);
+        }
+        let vocabulary = match words.list {
+            Some(list) => Some(PyList::new(py, list.iter().map(|w| &**w))?),
+            None => None,
         };
-        let Ok(text) = string.to_str() else {
-            return Ok(None); // a lone surrogate
-        };
-        for word in text
-            .split(|c: char| is_python_whitespace(c as u32))
-            .filter(|w| !w.is_empty())
-        {
-            ids.push(words.id(word)?);
-        }
-        engine_offsets.push(ids.len() as i64);
-    }
-    let vocabulary = match words.list {
-        Some(list) => Some(PyList::new(py, list.iter().map(|w| &**w))?),
-        None => None,
-    };
-    Ok(Some((
-        ids.into_pyarray(py),
-        engine_offsets.into_pyarray(py),
-        item_offsets.into_pyarray(py),
-        vocabulary,
-    )))
+        Ok(Some((
+            ids.into_pyarray(py),
+            engine_offsets.into_pyarray(py),
+            item_offsets.into_pyarray(py),
+            vocabulary,
+        )))
+    })
 }
 
 /// Item `k < list.len()` of `list`, borrowed as long as the list is.

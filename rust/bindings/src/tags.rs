@@ -10,6 +10,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyInt, PyList, PyString, PyTuple};
 use pyo3::{ffi, Borrowed};
 
+use crate::parallel::guarded;
 use crate::rover::prefetch;
 
 /// How many sentences ahead of use the reader asks the CPU to load: the sentences of a large batch
@@ -184,66 +185,69 @@ fn span_read_tags<'py>(
     sentences: &Bound<'py, PyAny>,
     known: &Bound<'py, PyDict>,
 ) -> PyResult<Option<TagIds<'py>>> {
-    let Ok(sentences) = sentences.as_borrowed().cast_exact::<PyList>() else {
-        return Ok(None);
-    };
-    let known = known.as_borrowed();
-    let mut interner = Interner::new(known.len());
-    // SAFETY (for the borrows below): `known` is held by the caller and not changed by the call.
-    let mut position = 0;
-    let mut key = std::ptr::null_mut();
-    let mut value = std::ptr::null_mut();
-    while unsafe { ffi::PyDict_Next(known.as_ptr(), &mut position, &mut key, &mut value) } != 0 {
-        let tag = unsafe { Borrowed::from_ptr(py, key) };
-        let id = unsafe { Borrowed::from_ptr(py, value) };
-        // Exactly an `int`, so that reading it runs no Python code (an `__index__`).
-        let id: u32 = id
-            .cast_exact::<PyInt>()
-            .map_err(|_| PyValueError::new_err("known tag ids must be int"))?
-            .extract()?;
-        let Some(bytes) = tag_bytes(tag) else {
-            return Ok(None); // a tag the Python reader interned (a `str` subclass, say)
-        };
-        if id as usize >= known.len() || interner.ids.insert(bytes, id).is_some() {
-            return Err(PyValueError::new_err(
-                "known tag ids must be 0..len(known), once each",
-            ));
-        }
-    }
-
-    let mut lengths = Vec::with_capacity(sentences.len());
-    let mut rows = Vec::with_capacity(sentences.len());
-    let outer = Sentence::List(sentences);
-    for k in 0..sentences.len() {
-        if k + PREFETCH_AHEAD < sentences.len() {
-            prefetch(outer.get(k + PREFETCH_AHEAD).as_ptr());
-        }
-        let Some(sentence) = Sentence::of(outer.get(k)) else {
+    guarded(|| {
+        let Ok(sentences) = sentences.as_borrowed().cast_exact::<PyList>() else {
             return Ok(None);
         };
-        lengths.push(sentence.len());
-        rows.push(sentence);
-    }
-    let total = lengths.iter().sum();
-    let mut ids = if interner.count <= NARROW_TAGS {
-        Ids::Narrow(Vec::with_capacity(total))
-    } else {
-        Ids::Wide(Vec::with_capacity(total))
-    };
-    for (sentence, &length) in rows.iter().zip(&lengths) {
-        for j in 0..length {
-            let Some(id) = interner.id(sentence.get(j))? else {
+        let known = known.as_borrowed();
+        let mut interner = Interner::new(known.len());
+        // SAFETY (for the borrows below): `known` is held by the caller and not changed by the call.
+        let mut position = 0;
+        let mut key = std::ptr::null_mut();
+        let mut value = std::ptr::null_mut();
+        while unsafe { ffi::PyDict_Next(known.as_ptr(), &mut position, &mut key, &mut value) } != 0
+        {
+            let tag = unsafe { Borrowed::from_ptr(py, key) };
+            let id = unsafe { Borrowed::from_ptr(py, value) };
+            // Exactly an `int`, so that reading it runs no Python code (an `__index__`).
+            let id: u32 = id
+                .cast_exact::<PyInt>()
+                .map_err(|_| PyValueError::new_err("known tag ids must be int"))?
+                .extract()?;
+            let Some(bytes) = tag_bytes(tag) else {
+                return Ok(None); // a tag the Python reader interned (a `str` subclass, say)
+            };
+            if id as usize >= known.len() || interner.ids.insert(bytes, id).is_some() {
+                return Err(PyValueError::new_err(
+                    "known tag ids must be 0..len(known), once each",
+                ));
+            }
+        }
+
+        let mut lengths = Vec::with_capacity(sentences.len());
+        let mut rows = Vec::with_capacity(sentences.len());
+        let outer = Sentence::List(sentences);
+        for k in 0..sentences.len() {
+            if k + PREFETCH_AHEAD < sentences.len() {
+                prefetch(outer.get(k + PREFETCH_AHEAD).as_ptr());
+            }
+            let Some(sentence) = Sentence::of(outer.get(k)) else {
                 return Ok(None);
             };
-            ids.fit(interner.count);
-            ids.push(id);
+            lengths.push(sentence.len());
+            rows.push(sentence);
         }
-    }
-    let array = match ids {
-        Ids::Narrow(ids) => ids.into_pyarray(py).into_any(),
-        Ids::Wide(ids) => ids.into_pyarray(py).into_any(),
-    };
-    Ok(Some((array, PyList::new(py, interner.new)?)))
+        let total = lengths.iter().sum();
+        let mut ids = if interner.count <= NARROW_TAGS {
+            Ids::Narrow(Vec::with_capacity(total))
+        } else {
+            Ids::Wide(Vec::with_capacity(total))
+        };
+        for (sentence, &length) in rows.iter().zip(&lengths) {
+            for j in 0..length {
+                let Some(id) = interner.id(sentence.get(j))? else {
+                    return Ok(None);
+                };
+                ids.fit(interner.count);
+                ids.push(id);
+            }
+        }
+        let array = match ids {
+            Ids::Narrow(ids) => ids.into_pyarray(py).into_any(),
+            Ids::Wide(ids) => ids.into_pyarray(py).into_any(),
+        };
+        Ok(Some((array, PyList::new(py, interner.new)?)))
+    })
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

@@ -9,7 +9,7 @@ use scorekit_kernels::levenshtein::{align, word_alignment, AlignWorkspace, WordW
 
 use crate::graphemes::Segmenter;
 use crate::packing::{CodePoints, Reader};
-use crate::parallel::run_detached;
+use crate::parallel::{guarded, run_detached};
 
 /// `(ref_len, substitutions, deletions, insertions)` of `hypothesis` against `reference`, with
 /// `ref_len` in code points (`mode="cer"`) or words split as Python's `str.split()` does
@@ -25,52 +25,55 @@ fn text_pair_counts(
     mode: &str,
     unit: &str,
 ) -> PyResult<(i64, i64, i64, i64)> {
-    let words = match mode {
-        "cer" => false,
-        "wer" => true,
-        _ => {
-            return Err(PyValueError::new_err(format!(
-                "mode must be 'cer' or 'wer', got '{mode}'"
-            )))
+    guarded(|| {
+        let words = match mode {
+            "cer" => false,
+            "wer" => true,
+            _ => {
+                return Err(PyValueError::new_err(format!(
+                    "mode must be 'cer' or 'wer', got '{mode}'"
+                )))
+            }
+        };
+        let (mut pred, mut gold) = (Vec::new(), Vec::new());
+        match (unit, words) {
+            ("char", _) => {
+                CodePoints.append(py, hypothesis, &mut pred, "pred", 0)?;
+                CodePoints.append(py, reference, &mut gold, "gold", 0)?;
+            }
+            ("grapheme", false) => {
+                let mut segmenter = Segmenter::default();
+                segmenter.append(py, hypothesis, &mut pred, "pred", 0)?;
+                segmenter.append(py, reference, &mut gold, "gold", 0)?;
+            }
+            ("grapheme", true) => {
+                return Err(PyValueError::new_err(
+                    "unit='grapheme' applies to CER only, not to mode 'wer'",
+                ))
+            }
+            _ => {
+                return Err(PyValueError::new_err(format!(
+                    "unit must be 'char' or 'grapheme', got '{unit}'"
+                )))
+            }
         }
-    };
-    let (mut pred, mut gold) = (Vec::new(), Vec::new());
-    match (unit, words) {
-        ("char", _) => {
-            CodePoints.append(py, hypothesis, &mut pred, "pred", 0)?;
-            CodePoints.append(py, reference, &mut gold, "gold", 0)?;
-        }
-        ("grapheme", false) => {
-            let mut segmenter = Segmenter::default();
-            segmenter.append(py, hypothesis, &mut pred, "pred", 0)?;
-            segmenter.append(py, reference, &mut gold, "gold", 0)?;
-        }
-        ("grapheme", true) => {
-            return Err(PyValueError::new_err(
-                "unit='grapheme' applies to CER only, not to mode 'wer'",
-            ))
-        }
-        _ => {
-            return Err(PyValueError::new_err(format!(
-                "unit must be 'char' or 'grapheme', got '{unit}'"
-            )))
-        }
-    }
-    let counts = run_detached(py, 1, move || {
-        if words {
-            word_alignment(&mut WordWorkspace::new(), &gold, &pred).map(|w| (w.ref_words, w.counts))
-        } else {
-            align(&mut AlignWorkspace::new(), &gold, &pred).map(|c| (gold.len(), c))
-        }
-    })?;
-    let (ref_len, c) =
-        counts.map_err(|e| PyMemoryError::new_err(format!("out of memory ({e})")))?;
-    Ok((
-        ref_len as i64,
-        c.substitutions as i64,
-        c.deletions as i64,
-        c.insertions as i64,
-    ))
+        let counts = run_detached(py, 1, move || {
+            if words {
+                word_alignment(&mut WordWorkspace::new(), &gold, &pred)
+                    .map(|w| (w.ref_words, w.counts))
+            } else {
+                align(&mut AlignWorkspace::new(), &gold, &pred).map(|c| (gold.len(), c))
+            }
+        })?;
+        let (ref_len, c) =
+            counts.map_err(|e| PyMemoryError::new_err(format!("out of memory ({e})")))?;
+        Ok((
+            ref_len as i64,
+            c.substitutions as i64,
+            c.deletions as i64,
+            c.insertions as i64,
+        ))
+    })
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

@@ -7,7 +7,7 @@
 //! texts); text offsets are absolute per-node offsets into the side's text values (total nodes + 1).
 //! Everything is validated before the GIL is released; errors become `ValueError`.
 
-use crate::parallel::{check_offsets, run_detached, same_count};
+use crate::parallel::{check_offsets, guarded, run_detached, same_count};
 use numpy::ndarray::Array2;
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1};
 use pyo3::exceptions::PyValueError;
@@ -142,67 +142,69 @@ fn tree_distance_batch<'py>(
     label_mismatch: f64,
     threads: usize,
 ) -> PyResult<Bound<'py, PyArray1<f64>>> {
-    let (l1, d1, o1) = (
-        slice(&labels1, "labels1")?,
-        slice(&lld1, "lld1")?,
-        slice(&offsets1, "offsets1")?,
-    );
-    let (l2, d2, o2) = (
-        slice(&labels2, "labels2")?,
-        slice(&lld2, "lld2")?,
-        slice(&offsets2, "offsets2")?,
-    );
-    if l1.len() != d1.len() || l2.len() != d2.len() {
-        return Err(PyValueError::new_err(
-            "labels and lld must have the same length on each side",
-        ));
-    }
-    let n = same_count(
-        check_offsets(o1, l1.len(), "offsets1")?,
-        check_offsets(o2, l2.len(), "offsets2")?,
-        "offsets1",
-        "offsets2",
-    )?;
-    let costs = PackedCosts {
-        delete: slice(&delete_costs, "delete_costs")?,
-        insert: slice(&insert_costs, "insert_costs")?,
-        mode: rename_mode,
-        table: slice(&rename_table, "rename_table")?,
-        n_labels,
-        text1: (
-            slice(&text1_values, "text1_values")?,
-            slice(&text1_offsets, "text1_offsets")?,
-        ),
-        text2: (
-            slice(&text2_values, "text2_values")?,
-            slice(&text2_offsets, "text2_offsets")?,
-        ),
-        label_mismatch,
-    };
-    costs.check(l1.len(), l2.len())?;
-    let range = |o: &[i64], p: usize| o[p] as usize..o[p + 1] as usize;
-    for p in 0..n {
-        let (r1, r2) = (range(o1, p), range(o2, p));
-        check_pair(
-            &tree(l1, d1, r1.clone()),
-            &tree(l2, d2, r2.clone()),
-            &costs.model(r1, r2),
-            p,
+    guarded(|| {
+        let (l1, d1, o1) = (
+            slice(&labels1, "labels1")?,
+            slice(&lld1, "lld1")?,
+            slice(&offsets1, "offsets1")?,
+        );
+        let (l2, d2, o2) = (
+            slice(&labels2, "labels2")?,
+            slice(&lld2, "lld2")?,
+            slice(&offsets2, "offsets2")?,
+        );
+        if l1.len() != d1.len() || l2.len() != d2.len() {
+            return Err(PyValueError::new_err(
+                "labels and lld must have the same length on each side",
+            ));
+        }
+        let n = same_count(
+            check_offsets(o1, l1.len(), "offsets1")?,
+            check_offsets(o2, l2.len(), "offsets2")?,
+            "offsets1",
+            "offsets2",
         )?;
-    }
-    let compute = || -> Vec<f64> {
-        (0..n)
-            .into_par_iter()
-            .map_init(Workspace::new, |ws, p| {
-                let (r1, r2) = (range(o1, p), range(o2, p));
-                let model = costs.model(r1.clone(), r2.clone());
-                zhang_shasha(&tree(l1, d1, r1), &tree(l2, d2, r2), &model, ws)
-            })
-            .collect()
-    };
-    // The result never depends on the thread count.
-    let out = run_detached(py, threads, compute)?;
-    Ok(out.into_pyarray(py))
+        let costs = PackedCosts {
+            delete: slice(&delete_costs, "delete_costs")?,
+            insert: slice(&insert_costs, "insert_costs")?,
+            mode: rename_mode,
+            table: slice(&rename_table, "rename_table")?,
+            n_labels,
+            text1: (
+                slice(&text1_values, "text1_values")?,
+                slice(&text1_offsets, "text1_offsets")?,
+            ),
+            text2: (
+                slice(&text2_values, "text2_values")?,
+                slice(&text2_offsets, "text2_offsets")?,
+            ),
+            label_mismatch,
+        };
+        costs.check(l1.len(), l2.len())?;
+        let range = |o: &[i64], p: usize| o[p] as usize..o[p + 1] as usize;
+        for p in 0..n {
+            let (r1, r2) = (range(o1, p), range(o2, p));
+            check_pair(
+                &tree(l1, d1, r1.clone()),
+                &tree(l2, d2, r2.clone()),
+                &costs.model(r1, r2),
+                p,
+            )?;
+        }
+        let compute = || -> Vec<f64> {
+            (0..n)
+                .into_par_iter()
+                .map_init(Workspace::new, |ws, p| {
+                    let (r1, r2) = (range(o1, p), range(o2, p));
+                    let model = costs.model(r1.clone(), r2.clone());
+                    zhang_shasha(&tree(l1, d1, r1), &tree(l2, d2, r2), &model, ws)
+                })
+                .collect()
+        };
+        // The result never depends on the thread count.
+        let out = run_detached(py, threads, compute)?;
+        Ok(out.into_pyarray(py))
+    })
 }
 
 /// Distance and one optimal edit mapping of a single pair; `(float, int64[k, 2])`, -1 = no partner.
@@ -225,50 +227,52 @@ fn tree_mapping<'py>(
     text2_offsets: PyReadonlyArray1<'py, i64>,
     label_mismatch: f64,
 ) -> PyResult<(f64, Bound<'py, PyArray2<i64>>)> {
-    let (l1, d1) = (slice(&labels1, "labels1")?, slice(&lld1, "lld1")?);
-    let (l2, d2) = (slice(&labels2, "labels2")?, slice(&lld2, "lld2")?);
-    let costs = PackedCosts {
-        delete: slice(&delete_costs, "delete_costs")?,
-        insert: slice(&insert_costs, "insert_costs")?,
-        mode: rename_mode,
-        table: slice(&rename_table, "rename_table")?,
-        n_labels,
-        text1: (
-            slice(&text1_values, "text1_values")?,
-            slice(&text1_offsets, "text1_offsets")?,
-        ),
-        text2: (
-            slice(&text2_values, "text2_values")?,
-            slice(&text2_offsets, "text2_offsets")?,
-        ),
-        label_mismatch,
-    };
-    let (t1, t2) = (
-        PostorderTree {
-            labels: l1,
-            lld: d1,
-        },
-        PostorderTree {
-            labels: l2,
-            lld: d2,
-        },
-    );
-    if l1.len() != d1.len() || l2.len() != d2.len() {
-        return Err(PyValueError::new_err(
-            "labels and lld must have the same length on each side",
-        ));
-    }
-    costs.check(l1.len(), l2.len())?;
-    let model = costs.model(0..l1.len(), 0..l2.len());
-    check_pair(&t1, &t2, &model, 0)?;
-    let (distance, mapping) =
-        py.detach(|| zhang_shasha_mapping(&t1, &t2, &model, &mut Workspace::new()));
-    let mut array = Array2::<i64>::zeros((mapping.len(), 2));
-    for (k, (a, b)) in mapping.into_iter().enumerate() {
-        array[[k, 0]] = a;
-        array[[k, 1]] = b;
-    }
-    Ok((distance, array.into_pyarray(py)))
+    guarded(|| {
+        let (l1, d1) = (slice(&labels1, "labels1")?, slice(&lld1, "lld1")?);
+        let (l2, d2) = (slice(&labels2, "labels2")?, slice(&lld2, "lld2")?);
+        let costs = PackedCosts {
+            delete: slice(&delete_costs, "delete_costs")?,
+            insert: slice(&insert_costs, "insert_costs")?,
+            mode: rename_mode,
+            table: slice(&rename_table, "rename_table")?,
+            n_labels,
+            text1: (
+                slice(&text1_values, "text1_values")?,
+                slice(&text1_offsets, "text1_offsets")?,
+            ),
+            text2: (
+                slice(&text2_values, "text2_values")?,
+                slice(&text2_offsets, "text2_offsets")?,
+            ),
+            label_mismatch,
+        };
+        let (t1, t2) = (
+            PostorderTree {
+                labels: l1,
+                lld: d1,
+            },
+            PostorderTree {
+                labels: l2,
+                lld: d2,
+            },
+        );
+        if l1.len() != d1.len() || l2.len() != d2.len() {
+            return Err(PyValueError::new_err(
+                "labels and lld must have the same length on each side",
+            ));
+        }
+        costs.check(l1.len(), l2.len())?;
+        let model = costs.model(0..l1.len(), 0..l2.len());
+        check_pair(&t1, &t2, &model, 0)?;
+        let (distance, mapping) =
+            py.detach(|| zhang_shasha_mapping(&t1, &t2, &model, &mut Workspace::new()));
+        let mut array = Array2::<i64>::zeros((mapping.len(), 2));
+        for (k, (a, b)) in mapping.into_iter().enumerate() {
+            array[[k, 0]] = a;
+            array[[k, 1]] = b;
+        }
+        Ok((distance, array.into_pyarray(py)))
+    })
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
