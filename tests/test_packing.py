@@ -65,3 +65,36 @@ def test_pairs_pack_like_each_side_alone():
             _core.pack_pairs(bad)
     with pytest.raises(ValueError, match=r"gold\[1\] contains a lone surrogate"):
         _core.pack_pairs([("a", "b"), ("c", "\ud800")])
+
+
+def test_plain_lists_of_numbers_and_bools_read_as_numpy_would():
+    """``floats_of`` / ``bools_of`` (the compiled one-pass readers) give NumPy's arrays for exact
+    lists and tuples of floats, bools and 64-bit ints (or of True and False), and ``None`` for
+    anything NumPy must convert or check itself."""
+    from scorekit._kernels import use_backend
+    from scorekit._packing import bools_of, floats_of
+
+    rng = np.random.default_rng(3)
+    for _ in range(300):
+        n = int(rng.integers(0, 50))
+        pool = [float(x) for x in rng.normal(size=8)] + [0.0, -0.0, np.inf, -np.inf, np.nan, True, False,
+                                                          0, 1, -7, 2**53 + 1, -(2**63), 2**63 - 1]
+        values = [pool[i] for i in rng.integers(0, len(pool), n)]
+        for container in (list, tuple):
+            read = floats_of(container(values))
+            expected = np.asarray(values, dtype=np.float64) if values else np.zeros(0)
+            assert read.dtype == np.float64 and np.array_equal(read, expected, equal_nan=True)
+            assert np.array_equal(np.signbit(read), np.signbit(expected))
+        flags = [bool(b) for b in rng.integers(0, 2, n)]
+        assert np.array_equal(bools_of(flags), np.asarray(flags, dtype=bool)) and bools_of(flags).dtype == np.bool_
+
+    class Real(float):
+        pass
+
+    for odd in ([1.0, 2**63], [1.0, "2"], [1.0, Real(2.0)], [1.0, np.float64(2.0)], [None], [[1.0]]):
+        assert floats_of(odd) is None, odd
+    for odd in ([True, 1], [True, np.True_], [0, 1], [True, None]):
+        assert bools_of(odd) is None, odd
+    assert floats_of(np.array([1.0])) is None and floats_of(iter([1.0])) is None and bools_of("TF") is None
+    with use_backend("numba"):  # a compiled reader: only on the compiled backend
+        assert floats_of([1.0]) is None and bools_of([True]) is None

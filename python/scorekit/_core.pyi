@@ -26,6 +26,12 @@ def pack_pairs(cases: list[tuple[str, str] | list[str]]) -> tuple[tuple[U32, I64
 def pack_joined(items: list[object], name: str, joins_name: str) -> tuple[tuple[U32, I64], I64, I64]:
     """Pack ``str``/``JoinedText`` items: (values, offsets), join values, join offsets."""
 
+def read_floats(values: list[object] | tuple[object, ...]) -> F64 | None:
+    """An exact list/tuple of floats, bools and 64-bit ints as float64; None for anything else."""
+
+def read_bools(values: list[object] | tuple[object, ...]) -> npt.NDArray[np.bool_] | None:
+    """An exact list/tuple of True and False as a bool array; None for anything else."""
+
 def text_pair_counts(reference: str, hypothesis: str, mode: str, unit: str = "char") -> tuple[int, int, int, int]:
     """(ref_len, substitutions, deletions, insertions) of one pair, ``mode`` "cer" or "wer"; takes the
     strings as they are and returns ints (no NumPy); a lone surrogate is a ValueError naming pred[0]/gold[0].

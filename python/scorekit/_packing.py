@@ -2,7 +2,8 @@
 
 Owns the conversion of many strings into one ``uint32`` code-point array plus ``int64`` offsets
 (Arrow-style: item ``k`` is ``values[offsets[k]:offsets[k+1]]``) and of join-position lists into the
-same layout, with input validation whose errors name the argument and the item.
+same layout, with input validation whose errors name the argument and the item; and the one-pass
+compiled reading of plain lists of numbers or bools into arrays (:func:`floats_of`, :func:`bools_of`).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from scorekit._kernels import _core
+from scorekit._kernels import _core, current_backend
 
 Packed = tuple[np.ndarray, np.ndarray]
 
@@ -28,6 +29,23 @@ def as_sequence(items: Iterable, name: str) -> Sequence:
         return list(items)
     except TypeError:
         raise TypeError(f"{name} must be an iterable of strings, got {type(items).__name__}") from None
+
+
+def floats_of(values: object) -> np.ndarray | None:
+    """``values`` as float64, read by the compiled core in one pass, when it is exactly a list or
+    tuple of floats, bools and ints of at most 64 bits (the array NumPy would make); ``None``
+    otherwise, or off the compiled backend: the caller converts with NumPy and checks the items."""
+    if type(values) not in (list, tuple) or _core is None or current_backend() != "rust":
+        return None
+    return _core.read_floats(values)
+
+
+def bools_of(values: object) -> np.ndarray | None:
+    """``values`` as a bool array, read by the compiled core in one pass, when it is exactly a list
+    or tuple of ``True`` and ``False``; ``None`` otherwise, as :func:`floats_of`."""
+    if type(values) not in (list, tuple) or _core is None or current_backend() != "rust":
+        return None
+    return _core.read_bools(values)
 
 
 def offsets_of(lengths: Iterable[int], count: int) -> np.ndarray:

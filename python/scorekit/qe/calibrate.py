@@ -72,6 +72,7 @@ import numpy as np
 
 from scorekit._kernels import available_cores
 from scorekit._kernels.isotonic import isotonic_fit
+from scorekit._packing import bools_of, floats_of
 from scorekit.errors import InvalidTypeError, InvalidValueError, ScorekitError, describe
 from scorekit.qe.decide import SmallCalibrationWarning
 from scorekit.registry import get, names, register, requires_extra
@@ -158,6 +159,9 @@ def _real(value: Any, what: str) -> float:
 def _floats(values: Any, what: str) -> np.ndarray:
     """A one-dimensional float64 array of real numbers (NaN and ±inf kept)."""
     values = _sequence(values, what)
+    read = floats_of(values)  # plain lists of numbers, in one compiled pass
+    if read is not None:
+        return read
     try:
         array = np.asarray(values)
     except (TypeError, ValueError):  # ragged nesting: named element by element below
@@ -172,6 +176,9 @@ def _floats(values: Any, what: str) -> np.ndarray:
 def _labels(values: Any, what: str = "correct") -> np.ndarray:
     """Outcome labels as a bool array: bools, or numbers equal to 0 or 1."""
     values = _sequence(values, what)
+    read = bools_of(values)  # plain lists of bools, in one compiled pass
+    if read is not None:
+        return read
     array = np.asarray(values) if len(values) else np.zeros(0, dtype=bool)
     if array.ndim == 1 and array.dtype == np.bool_:
         return array

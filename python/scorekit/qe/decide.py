@@ -59,6 +59,7 @@ from typing import Any, Optional
 import numpy as np
 
 from scorekit._kernels.conformal import conformal_fit, kth_smallest
+from scorekit._packing import bools_of, floats_of
 from scorekit.base import Decision
 from scorekit.errors import InvalidTypeError, InvalidValueError, describe
 from scorekit.registry import register, requires_extra
@@ -145,6 +146,9 @@ def _floats(values: Any, what: str) -> np.ndarray:
     """A one-dimensional float64 array of ``values`` (NaN and ±inf kept), element errors named;
     a float64 array is returned as it is (callers only read it)."""
     values = _materialise(values, what)
+    read = floats_of(values)  # plain lists of numbers, in one compiled pass
+    if read is not None:
+        return read
     try:
         array = np.asarray(values)
     except (TypeError, ValueError):
@@ -173,6 +177,9 @@ def _not_a_probability(row: int, value: float, what: str = "probs") -> InvalidVa
 def _labels(values: Any, what: str = "correct") -> np.ndarray:
     """Correctness labels as a bool array: bools, or numbers equal to 0 or 1."""
     values = _materialise(values, what)
+    read = bools_of(values)  # plain lists of bools, in one compiled pass
+    if read is not None:
+        return read
     try:
         array = np.asarray(values) if len(values) else np.zeros(0, dtype=bool)
     except (TypeError, ValueError):

@@ -43,6 +43,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(packing::pack_texts, m)?)?;
     m.add_function(wrap_pyfunction!(packing::pack_pairs, m)?)?;
     m.add_function(wrap_pyfunction!(packing::pack_joined, m)?)?;
+    m.add_function(wrap_pyfunction!(packing::read_floats, m)?)?;
+    m.add_function(wrap_pyfunction!(packing::read_bools, m)?)?;
     tree::register(m)?;
     flows::register(m)?;
     align::register(m)?;

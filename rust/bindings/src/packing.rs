@@ -8,6 +8,7 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PySequence, PyString, PyTuple};
+use pyo3::Borrowed;
 
 use crate::parallel::guarded;
 
@@ -279,4 +280,107 @@ pub(crate) fn pack_joined_with<'py, R: Reader>(
         joins.into_pyarray(py),
         join_offsets.into_pyarray(py),
     ))
+}
+
+/// Borrowed items `0..len` of `values` when it is exactly a `list` or a `tuple`.
+fn exact_items<'a, 'py>(
+    values: &'a Bound<'py, PyAny>,
+) -> Option<(Borrowed<'a, 'py, PyAny>, usize, bool)> {
+    if let Ok(list) = values.cast_exact::<PyList>() {
+        return Some((list.as_any().as_borrowed(), list.len(), false));
+    }
+    if let Ok(tuple) = values.cast_exact::<PyTuple>() {
+        return Some((tuple.as_any().as_borrowed(), tuple.len(), true));
+    }
+    None
+}
+
+/// Item `k` (in range) of an exact list or tuple, borrowed.
+///
+/// # Safety
+/// `sequence` is an exact list (`tuple` false) or tuple of more than `k` items, and the GIL is
+/// held; nothing may change the list while the reference is used.
+unsafe fn item_ptr(
+    sequence: &Borrowed<'_, '_, PyAny>,
+    k: usize,
+    tuple: bool,
+) -> *mut ffi::PyObject {
+    if tuple {
+        ffi::PyTuple_GetItem(sequence.as_ptr(), k as ffi::Py_ssize_t)
+    } else {
+        ffi::PyList_GetItem(sequence.as_ptr(), k as ffi::Py_ssize_t)
+    }
+}
+
+/// The items of `values` as float64, as NumPy converts them, when `values` is exactly a `list` or
+/// `tuple` whose every item is exactly a `float`, a `bool`, or an `int` of at most 64 bits; else
+/// `None` (the caller converts with NumPy and reports what it must). No Python code runs.
+#[pyfunction]
+pub fn read_floats<'py>(
+    py: Python<'py>,
+    values: &Bound<'py, PyAny>,
+) -> PyResult<Option<Bound<'py, PyArray1<f64>>>> {
+    guarded(|| {
+        let Some((sequence, len, tuple)) = exact_items(values) else {
+            return Ok(None);
+        };
+        let mut out = Vec::with_capacity(len);
+        for k in 0..len {
+            // SAFETY: `k < len` items of an exact list or tuple; the GIL is held and no Python code
+            // runs between reading the length and the items. Type checks precede each conversion,
+            // and a failed int conversion's exception is cleared.
+            let value = unsafe {
+                let item = item_ptr(&sequence, k, tuple);
+                let kind = ffi::Py_TYPE(item);
+                if kind == std::ptr::addr_of_mut!(ffi::PyFloat_Type) {
+                    ffi::PyFloat_AsDouble(item)
+                } else if item == ffi::Py_True() {
+                    1.0
+                } else if item == ffi::Py_False() {
+                    0.0
+                } else if kind == std::ptr::addr_of_mut!(ffi::PyLong_Type) {
+                    let mut overflow = 0;
+                    let n = ffi::PyLong_AsLongLongAndOverflow(item, &mut overflow);
+                    if overflow != 0 || (n == -1 && !ffi::PyErr_Occurred().is_null()) {
+                        ffi::PyErr_Clear();
+                        return Ok(None);
+                    }
+                    n as f64
+                } else {
+                    return Ok(None);
+                }
+            };
+            out.push(value);
+        }
+        Ok(Some(out.into_pyarray(py)))
+    })
+}
+
+/// The items of `values` as a bool array when `values` is exactly a `list` or `tuple` of `True`
+/// and `False` only; else `None` (the caller's NumPy path reads 0/1 numbers and reports the rest).
+#[pyfunction]
+pub fn read_bools<'py>(
+    py: Python<'py>,
+    values: &Bound<'py, PyAny>,
+) -> PyResult<Option<Bound<'py, PyArray1<bool>>>> {
+    guarded(|| {
+        let Some((sequence, len, tuple)) = exact_items(values) else {
+            return Ok(None);
+        };
+        // SAFETY: the singletons are live for the interpreter's life.
+        let (yes, no) = unsafe { (ffi::Py_True(), ffi::Py_False()) };
+        let mut out = Vec::with_capacity(len);
+        for k in 0..len {
+            // SAFETY: as in `read_floats`; only the pointer is compared.
+            let item = unsafe { item_ptr(&sequence, k, tuple) };
+            if item == yes {
+                out.push(true);
+            } else if item == no {
+                out.push(false);
+            } else {
+                return Ok(None);
+            }
+        }
+        Ok(Some(out.into_pyarray(py)))
+    })
 }
