@@ -100,6 +100,8 @@ class SmallCalibrationWarning(UserWarning):
 
 def _number(value: Any, what: str) -> float:
     """``value`` as a float, or ``InvalidTypeError`` for anything that is not a real number."""
+    if type(value) is float:  # the common case, without the abstract-class checks
+        return value
     if isinstance(value, (str, bytes)) or not isinstance(value, (numbers.Real, np.bool_)):
         raise InvalidTypeError(f"must be a number, got {describe(value)}", field=what)
     try:
@@ -351,6 +353,8 @@ def split_conformal_quantile(scores: Sequence[float], alpha: float) -> float:
 
 
 def _score(nonconformity: Callable[[float], Any], p: float) -> float:
+    if nonconformity is _one_minus:  # p is a checked probability: 1 - p is a number, never NaN
+        return 1.0 - p
     raw = nonconformity(p)
     s = _number(raw, f"nonconformity({p!r})")
     if math.isnan(s):
