@@ -100,8 +100,10 @@ class SmallCalibrationWarning(UserWarning):
 
 def _number(value: Any, what: str) -> float:
     """``value`` as a float, or ``InvalidTypeError`` for anything that is not a real number."""
-    if type(value) is float:  # the common case, without the abstract-class checks
+    if type(value) is float:  # the common cases, without the abstract-class checks
         return value
+    if type(value) is np.float64:
+        return float(value)
     if isinstance(value, (str, bytes)) or not isinstance(value, (numbers.Real, np.bool_)):
         raise InvalidTypeError(f"must be a number, got {describe(value)}", field=what)
     try:
