@@ -6,10 +6,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use scorekit_kernels::conformal::{self, ConformalError};
 
-use crate::parallel::{guarded, run_detached};
-
-/// Below this many rows a fit runs on one thread (a thread hand-off costs more).
-const PARALLEL_FROM: usize = 1 << 16;
+use crate::parallel::{guarded, run_detached, two_threads, TWO_THREADS_FROM};
 
 /// The split-conformal fit of the nonconformity `1 - p` of the rows with a correct outcome and a
 /// finite probability (`probs`: float64 array, `correct`: bool array of the same length):
@@ -39,12 +36,13 @@ fn conformal_fit<'py>(
                 "alpha must be in [0, 1], got {alpha}"
             )));
         }
-        let threads = if p.len() < PARALLEL_FROM { 1 } else { threads };
-        let join = |a: &mut (dyn FnMut() + Send), b: &mut (dyn FnMut() + Send)| {
-            rayon::join(a, b);
+        let threads = if p.len() < TWO_THREADS_FROM {
+            1
+        } else {
+            threads
         };
         let fit = run_detached(py, threads, || {
-            let (scores, n) = conformal::nonconformity_rows_by(p, c, join)?;
+            let (scores, n) = conformal::nonconformity_rows_by(p, c, two_threads)?;
             // Python's math.ceil((n + 1) * (1 - alpha)): the same two roundings.
             let rank = ((n + 1) as f64 * (1.0 - alpha)).ceil();
             let q = if n == 0 || rank > n as f64 {
@@ -52,7 +50,7 @@ fn conformal_fit<'py>(
             } else if rank < 1.0 {
                 f64::NEG_INFINITY
             } else {
-                conformal::kth_smallest_counted(&scores, n, rank as usize - 1, join)
+                conformal::kth_smallest_counted(&scores, n, rank as usize - 1, two_threads)
             };
             Ok::<_, ConformalError>((q, scores, n))
         })?;

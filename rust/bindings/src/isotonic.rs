@@ -6,10 +6,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use scorekit_kernels::isotonic;
 
-use crate::parallel::{guarded, run_detached};
-
-/// Below this many rows the two sorts run one after the other (a thread hand-off costs more).
-const PARALLEL_FROM: usize = 1 << 16;
+use crate::parallel::{guarded, run_detached, two_threads, TWO_THREADS_FROM};
 
 /// The isotonic fit of `correct` (bool array) on `scores` (finite float64 array): the distinct
 /// scores, ascending, and the pooled accuracy at each, as two float64 arrays. `threads`: as for
@@ -29,13 +26,13 @@ fn isotonic_fit<'py>(
         let c = correct
             .as_slice()
             .map_err(|_| PyValueError::new_err("correct must be a contiguous 1-D array"))?;
-        let threads = if x.len() < PARALLEL_FROM { 1 } else { threads };
-        let fit = run_detached(py, threads, || {
-            isotonic::isotonic_fit_by(x, c, |hits, misses| {
-                rayon::join(hits, misses);
-            })
-        })?
-        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+        let threads = if x.len() < TWO_THREADS_FROM {
+            1
+        } else {
+            threads
+        };
+        let fit = run_detached(py, threads, || isotonic::isotonic_fit_by(x, c, two_threads))?
+            .map_err(|e| PyValueError::new_err(e.to_string()))?;
         Ok((fit.values.into_pyarray(py), fit.levels.into_pyarray(py)))
     })
 }

@@ -170,6 +170,16 @@ fn panic_error(payload: Box<dyn Any + Send>) -> PyErr {
     }
 }
 
+/// Below this many rows a kernel that splits its work in two halves runs them on one thread (a
+/// thread hand-off costs more).
+pub const TWO_THREADS_FROM: usize = 1 << 16;
+
+/// The kernels' `Join` on two rayon threads (when the pool has them): for kernels that split
+/// their work in two halves.
+pub fn two_threads(first: &mut (dyn FnMut() + Send), second: &mut (dyn FnMut() + Send)) {
+    rayon::join(first, second);
+}
+
 /// Run `entry` (the body of a binding entry point, holding the GIL) and turn a panic into a
 /// Python exception, as [`run_detached`] does for the work it runs: no panic crosses into Python,
 /// not even as PyO3's `PanicException`.

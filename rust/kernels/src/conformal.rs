@@ -14,6 +14,7 @@ use std::fmt;
 use std::mem::MaybeUninit;
 
 use crate::isotonic::{from_order_key, order_key};
+pub use crate::{one_thread, Join};
 
 /// Why the calibration rows cannot be read.
 #[derive(Debug, Clone, PartialEq)]
@@ -38,18 +39,6 @@ impl fmt::Display for ConformalError {
 }
 
 impl std::error::Error for ConformalError {}
-
-/// Runs two closures once each, one after the other or side by side on two threads (the
-/// bindings pass `rayon::join`); the kernels split their passes in halves through it.
-pub trait Join: Fn(&mut (dyn FnMut() + Send), &mut (dyn FnMut() + Send)) {}
-
-impl<F: Fn(&mut (dyn FnMut() + Send), &mut (dyn FnMut() + Send))> Join for F {}
-
-/// The [`Join`] that runs both halves on the calling thread.
-pub fn one_thread(first: &mut (dyn FnMut() + Send), second: &mut (dyn FnMut() + Send)) {
-    first();
-    second();
-}
 
 /// The nonconformity `1 - p` of every row, NaN for a row that does not calibrate (its outcome is
 /// wrong or its probability not finite), and how many rows do. A finite probability outside

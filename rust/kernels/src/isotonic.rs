@@ -18,6 +18,8 @@
 
 use std::fmt;
 
+use crate::{one_thread, Join};
+
 /// Why a fit cannot run.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum IsotonicError {
@@ -225,14 +227,11 @@ fn group_by_hash(
 /// The groups of every distinct score, ascending, when there are few (the two halves of the rows
 /// grouped through `join`, each with at most [`FEW_DISTINCT`] distinct scores, then merged);
 /// `Ok(None)` when there are more, or too many rows for the table's 32-bit counts.
-fn few_distinct_groups<J>(
+fn few_distinct_groups(
     scores: &[f64],
     correct: &[bool],
-    join: &J,
-) -> Result<Option<Vec<Group>>, IsotonicError>
-where
-    J: Fn(&mut (dyn FnMut() + Send), &mut (dyn FnMut() + Send)),
-{
+    join: &impl Join,
+) -> Result<Option<Vec<Group>>, IsotonicError> {
     if scores.len() > u32::MAX as usize {
         return Ok(None);
     }
@@ -287,23 +286,17 @@ fn fit_of_groups(groups: Vec<Group>) -> IsotonicFit {
 
 /// Fit the non-decreasing step function of `correct` on `scores` (see the module docs).
 pub fn isotonic_fit(scores: &[f64], correct: &[bool]) -> Result<IsotonicFit, IsotonicError> {
-    isotonic_fit_by(scores, correct, |hits, misses| {
-        hits();
-        misses();
-    })
+    isotonic_fit_by(scores, correct, one_thread)
 }
 
 /// [`isotonic_fit`], with the two halves of the work (grouping the two halves of the rows, or
 /// sorting the two outcomes' scores) run by `join`, which must call both closures once (one after
 /// the other, or side by side on two threads).
-pub fn isotonic_fit_by<J>(
+pub fn isotonic_fit_by(
     scores: &[f64],
     correct: &[bool],
-    join: J,
-) -> Result<IsotonicFit, IsotonicError>
-where
-    J: Fn(&mut (dyn FnMut() + Send), &mut (dyn FnMut() + Send)),
-{
+    join: impl Join,
+) -> Result<IsotonicFit, IsotonicError> {
     if scores.len() != correct.len() {
         return Err(IsotonicError::LengthMismatch {
             scores: scores.len(),
@@ -317,14 +310,11 @@ where
 }
 
 /// The fit by sorting the two outcomes' scores (through `join`) and merging them.
-fn fit_by_sorting<J>(
+fn fit_by_sorting(
     scores: &[f64],
     correct: &[bool],
-    join: J,
-) -> Result<IsotonicFit, IsotonicError>
-where
-    J: Fn(&mut (dyn FnMut() + Send), &mut (dyn FnMut() + Send)),
-{
+    join: impl Join,
+) -> Result<IsotonicFit, IsotonicError> {
     let n = scores.len();
     let hits = correct.iter().filter(|&&c| c).count();
     // The correct rows' keys first, then the others': sorting the parts apart carries no labels
@@ -577,10 +567,7 @@ mod tests {
     #[test]
     fn grouping_by_hash_and_sorting_give_the_same_fit() {
         let mut state = 13u64;
-        let sequential = |a: &mut (dyn FnMut() + Send), b: &mut (dyn FnMut() + Send)| {
-            a();
-            b();
-        };
+        let sequential = one_thread;
         for case in 0..300 {
             // Up to and just past the table's limit of distinct scores, with zeros of both signs.
             let n = (splitmix(&mut state) % 20_000) as usize;

@@ -16,3 +16,15 @@ pub mod records;
 pub mod rover;
 pub mod text_columns;
 pub mod tree;
+
+/// Runs two closures once each, one after the other or side by side on two threads (the bindings
+/// pass `rayon::join`); kernels that split their work in two halves take one.
+pub trait Join: Fn(&mut (dyn FnMut() + Send), &mut (dyn FnMut() + Send)) {}
+
+impl<F: Fn(&mut (dyn FnMut() + Send), &mut (dyn FnMut() + Send))> Join for F {}
+
+/// The [`Join`] that runs both halves on the calling thread.
+pub fn one_thread(first: &mut (dyn FnMut() + Send), second: &mut (dyn FnMut() + Send)) {
+    first();
+    second();
+}
