@@ -415,63 +415,54 @@ fn is_continuation(b: u8) -> bool {
 }
 
 /// Code points of `bytes`, known to be UTF-8: the bytes that do not continue a sequence, counted
-/// eight at a time.
+/// eight at a time (the last few in a zero-padded word: a zero byte continues nothing).
 fn count_chars(bytes: &[u8]) -> usize {
     const HIGH: u64 = 0x8080_8080_8080_8080;
-    let mut chunks = bytes.chunks_exact(8);
-    let mut continuations = 0;
-    for chunk in &mut chunks {
-        let w = word(chunk, u64::from_le_bytes);
-        // bit 7 of each byte set where the byte is 10xxxxxx; the multiply adds the bytes' flags
+    // bit 7 of each byte set where the byte is 10xxxxxx; the multiply adds the bytes' flags
+    let continuations = |w: u64| {
         let flags = (w & !(w << 1) & HIGH) >> 7;
-        continuations += (flags.wrapping_mul(0x0101_0101_0101_0101) >> 56) as usize;
+        (flags.wrapping_mul(0x0101_0101_0101_0101) >> 56) as usize
+    };
+    let mut chunks = bytes.chunks_exact(8);
+    let mut total = 0;
+    for chunk in &mut chunks {
+        total += continuations(word(chunk, u64::from_le_bytes));
     }
-    continuations += chunks
-        .remainder()
-        .iter()
-        .filter(|&&b| is_continuation(b))
-        .count();
-    bytes.len() - continuations
+    total += continuations(padded_word(chunks.remainder(), u64::from_le_bytes));
+    bytes.len() - total
 }
 
 /// Bytes at the start of `a` and `b` that are equal.
 fn common_prefix(a: &[u8], b: &[u8]) -> usize {
     let n = a.len().min(b.len());
-    let (a8, b8) = (a[..n].chunks_exact(8), b[..n].chunks_exact(8));
-    for (k, (x, y)) in a8.zip(b8).enumerate() {
+    let (mut a8, mut b8) = (a[..n].chunks_exact(8), b[..n].chunks_exact(8));
+    for (k, (x, y)) in (&mut a8).zip(&mut b8).enumerate() {
         let diff = word(x, u64::from_le_bytes) ^ word(y, u64::from_le_bytes);
         if diff != 0 {
             return 8 * k + (diff.trailing_zeros() / 8) as usize;
         }
     }
-    let k = n - n % 8;
-    k + a[k..n]
-        .iter()
-        .zip(&b[k..n])
-        .take_while(|(x, y)| x == y)
-        .count()
+    // the last few bytes, zero-padded alike on both sides
+    let diff = padded_word(a8.remainder(), u64::from_le_bytes)
+        ^ padded_word(b8.remainder(), u64::from_le_bytes);
+    n - n % 8 + ((diff.trailing_zeros() / 8) as usize).min(n % 8)
 }
 
 /// Bytes at the end of `a` and `b` that are equal.
 fn common_suffix(a: &[u8], b: &[u8]) -> usize {
     let n = a.len().min(b.len());
     let (a_end, b_end) = (&a[a.len() - n..], &b[b.len() - n..]);
-    let (a8, b8) = (a_end.rchunks_exact(8), b_end.rchunks_exact(8));
-    for (k, (x, y)) in a8.zip(b8).enumerate() {
+    let (mut a8, mut b8) = (a_end.rchunks_exact(8), b_end.rchunks_exact(8));
+    for (k, (x, y)) in (&mut a8).zip(&mut b8).enumerate() {
         // big-endian: the last byte is the lowest
         let diff = word(x, u64::from_be_bytes) ^ word(y, u64::from_be_bytes);
         if diff != 0 {
             return 8 * k + (diff.trailing_zeros() / 8) as usize;
         }
     }
-    let k = n - n % 8;
-    let (a_rest, b_rest) = (&a_end[..n - k], &b_end[..n - k]);
-    k + a_rest
-        .iter()
-        .rev()
-        .zip(b_rest.iter().rev())
-        .take_while(|(x, y)| x == y)
-        .count()
+    // the first few bytes, right-aligned in a word (zero-padded alike on both sides)
+    let diff = padded_end_word(a8.remainder()) ^ padded_end_word(b8.remainder());
+    n - n % 8 + ((diff.trailing_zeros() / 8) as usize).min(n % 8)
 }
 
 /// An 8-byte chunk as a word.
@@ -480,6 +471,26 @@ fn word(chunk: &[u8], from: fn([u8; 8]) -> u64) -> u64 {
     let mut bytes = [0u8; 8];
     bytes.copy_from_slice(chunk);
     from(bytes)
+}
+
+/// Fewer than eight bytes as a word, zero-padded after them (a byte loop, not a `memcpy` call).
+#[inline]
+fn padded_word(rest: &[u8], from: fn([u8; 8]) -> u64) -> u64 {
+    let mut bytes = [0u8; 8];
+    for (slot, &b) in bytes.iter_mut().zip(rest) {
+        *slot = b;
+    }
+    from(bytes)
+}
+
+/// Fewer than eight bytes as a big-endian word, zero-padded before them (the last byte lowest).
+#[inline]
+fn padded_end_word(rest: &[u8]) -> u64 {
+    let mut bytes = [0u8; 8];
+    for (slot, &b) in bytes.iter_mut().rev().zip(rest.iter().rev()) {
+        *slot = b;
+    }
+    u64::from_be_bytes(bytes)
 }
 
 /// Bytes of the common prefix and of the common suffix of `a` and `b` (the suffix taken from what
@@ -1084,8 +1095,24 @@ mod tests {
             assert_eq!(out, cps(text));
             assert_eq!(count_chars(&bytes), text.chars().count());
         }
+        // long texts: sequences of every width straddle the 64-byte blocks, and ASCII blocks
+        // alternate with mixed ones
+        let alphabet = ['a', 'z', '~', 'é', 'Ց', '的', '😀', '\u{10FFFF}'];
+        for round in 0..2_000 {
+            let ascii_run = "x".repeat(round % 130);
+            let mut text: String = (0..rng.below(200))
+                .map(|_| alphabet[rng.below(alphabet.len())])
+                .collect();
+            text.push_str(&ascii_run);
+            for _ in 0..rng.below(5) {
+                text.push(alphabet[rng.below(alphabet.len())]);
+            }
+            decode_utf8(text.as_bytes(), &mut out).unwrap();
+            assert_eq!(out, cps(&text));
+        }
         // not UTF-8: unspecified code points, but no panic
         decode_utf8(b"\x80\xff\xf0", &mut out).unwrap();
+        decode_utf8(&[0xF8, 0xFF, 0xFF, 0xFE, 0xC3].repeat(40), &mut out).unwrap();
         decode_utf8(b"\x80\x80abcdefgh\xf0\x80abcdefghij", &mut out).unwrap();
     }
 

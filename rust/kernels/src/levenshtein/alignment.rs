@@ -65,6 +65,13 @@ impl AlignmentCounts {
 /// Where the traceback reports operations.
 trait OpSink {
     fn op(&mut self, kind: EditOpKind, ref_pos: usize, hyp_pos: usize);
+    /// A diagonal move: a substitution when the symbols `differ`, otherwise a hit (no operation).
+    #[inline(always)]
+    fn diagonal(&mut self, differ: bool, ref_pos: usize, hyp_pos: usize) {
+        if differ {
+            self.op(EditOpKind::Substitute, ref_pos, hyp_pos);
+        }
+    }
     /// Called when a traceback segment (emitted back to front) starts and ends.
     fn segment_start(&mut self) -> usize {
         0
@@ -80,6 +87,11 @@ impl OpSink for AlignmentCounts {
             EditOpKind::Delete => self.deletions += 1,
             EditOpKind::Insert => self.insertions += 1,
         }
+    }
+    /// Without a branch: hits and substitutions alternate unpredictably in real text.
+    #[inline(always)]
+    fn diagonal(&mut self, differ: bool, _: usize, _: usize) {
+        self.substitutions += usize::from(differ);
     }
 }
 
@@ -103,14 +115,14 @@ impl OpSink for Vec<EditOp> {
 #[derive(Default)]
 pub struct AlignWorkspace {
     dist: DistanceWorkspace,
-    /// Stored bit rows of the direct traceback: row `r` keeps words `first_word[r]..` at
-    /// `row_start[r]..row_start[r + 1]` of `vp`/`vn`.
+    /// Stored bit rows of the direct traceback of a pattern of more than one word: row `r` keeps
+    /// words `first_word[r]..` at `row_start[r]..row_start[r + 1]` of `vp`/`vn`.
     vp: Vec<u64>,
     vn: Vec<u64>,
     first_word: Vec<usize>,
     row_start: Vec<usize>,
-    /// True when the pattern fits one word: row `r` is then simply `vp[r]`/`vn[r]`.
-    single_word: bool,
+    /// The rows of a pattern of at most 64 symbols: row `r`'s `[vp, vn]` words.
+    word_rows: Vec<[u64; 2]>,
     /// Masks of one-word patterns of symbols.
     short: ShortMasks,
     block_vp: Vec<u64>,
@@ -135,12 +147,10 @@ impl AlignWorkspace {
         Self::default()
     }
 
+    /// Bit `i` of the stored `vp` (or `vn`) row `row` of a pattern of more than one word.
     #[inline(always)]
     fn bit(&self, vp: bool, row: usize, i: usize) -> bool {
         let v = if vp { &self.vp } else { &self.vn };
-        if self.single_word {
-            return v[row] >> i & 1 == 1;
-        }
         let word = i / 64;
         let first = self.first_word[row];
         let (start, end) = (self.row_start[row], self.row_start[row + 1]);
@@ -456,35 +466,32 @@ fn fill_rows(
     known: Option<usize>,
 ) -> Result<(), TryReserveError> {
     let (m, n) = (s1.len(), s2.len());
+    if m <= 64 {
+        let mut vp: u64 = if m == 64 { !0 } else { (1u64 << m) - 1 };
+        let mut vn: u64 = 0;
+        let mut row = |eq: u64| {
+            hyyro_step(eq, &mut vp, &mut vn);
+            [vp, vn]
+        };
+        ws.word_rows.clear();
+        ws.word_rows.try_reserve(n)?;
+        // Symbols (not ids) take the lean masks of short patterns: the same masks.
+        if ws.ids.is_none() {
+            ws.short.build(s1);
+            let masks = &ws.short;
+            ws.word_rows.extend(s2.iter().map(|&c| row(masks.get(c))));
+        } else {
+            build_masks(ws, s1)?;
+            let masks = &ws.dist.masks;
+            ws.word_rows
+                .extend(s2.iter().map(|&c| row(masks.single(c))));
+        }
+        return Ok(());
+    }
     ws.vp.clear();
     ws.vn.clear();
     ws.first_word.clear();
     ws.row_start.clear();
-    ws.single_word = m <= 64;
-    if ws.single_word {
-        // Symbols (not ids) take the lean masks of short patterns: the same masks.
-        let short = ws.ids.is_none();
-        if short {
-            ws.short.build(s1)?;
-        } else {
-            build_masks(ws, s1)?;
-        }
-        ws.vp.try_reserve(n)?;
-        ws.vn.try_reserve(n)?;
-        let mut vp: u64 = if m == 64 { !0 } else { (1u64 << m) - 1 };
-        let mut vn: u64 = 0;
-        for &c in s2 {
-            let eq = if short {
-                ws.short.get(c)
-            } else {
-                ws.dist.masks.single(c)
-            };
-            hyyro_step(eq, &mut vp, &mut vn);
-            ws.vp.push(vp);
-            ws.vn.push(vn);
-        }
-        return Ok(());
-    }
     build_masks(ws, s1)?;
     // A known distance, or a previous pass's result, is at least the distance: such passes prune.
     let (mut k, mut proven) = match known {
@@ -552,22 +559,14 @@ fn direct_traceback<S: OpSink>(
     let (mut col, mut row) = (s1.len(), s2.len());
     if col > 0 && row > 0 {
         fill_rows(ws, s1, s2, known)?;
-        while row > 0 && col > 0 {
-            if ws.bit(true, row - 1, col - 1) {
-                col -= 1;
-                sink.op(EditOpKind::Delete, col + src_pos, row + dest_pos);
-            } else {
-                row -= 1;
-                if row > 0 && ws.bit(false, row - 1, col - 1) {
-                    sink.op(EditOpKind::Insert, col + src_pos, row + dest_pos);
-                } else {
-                    col -= 1;
-                    if s1[col] != s2[row] {
-                        sink.op(EditOpKind::Substitute, col + src_pos, row + dest_pos);
-                    }
-                }
-            }
-        }
+        let at = (src_pos, dest_pos);
+        (col, row) = if s1.len() <= 64 {
+            let rows = &ws.word_rows[..row];
+            let bit = |vp: bool, r: usize, i: usize| rows[r][usize::from(!vp)] >> i & 1 == 1;
+            walk(bit, s1, s2, at, sink)
+        } else {
+            walk(|vp, r, i| ws.bit(vp, r, i), s1, s2, at, sink)
+        };
     }
     while col > 0 {
         col -= 1;
@@ -579,6 +578,35 @@ fn direct_traceback<S: OpSink>(
     }
     sink.segment_end(start);
     Ok(())
+}
+
+/// The traceback rule (see the module docs) from `(s1.len(), s2.len())` until a side is used up,
+/// reading the stored rows through `bit(vp, row, i)` (the `vp` or `vn` bit `i` of `row`); `at`
+/// is where the part starts in the whole problem. Returns where the walk stopped.
+#[inline(always)]
+fn walk<S: OpSink>(
+    bit: impl Fn(bool, usize, usize) -> bool,
+    s1: &[u32],
+    s2: &[u32],
+    (src_pos, dest_pos): (usize, usize),
+    sink: &mut S,
+) -> (usize, usize) {
+    let (mut col, mut row) = (s1.len(), s2.len());
+    while row > 0 && col > 0 {
+        if bit(true, row - 1, col - 1) {
+            col -= 1;
+            sink.op(EditOpKind::Delete, col + src_pos, row + dest_pos);
+        } else {
+            row -= 1;
+            if row > 0 && bit(false, row - 1, col - 1) {
+                sink.op(EditOpKind::Insert, col + src_pos, row + dest_pos);
+            } else {
+                col -= 1;
+                sink.diagonal(s1[col] != s2[row], col + src_pos, row + dest_pos);
+            }
+        }
+    }
+    (col, row)
 }
 
 #[cfg(test)]

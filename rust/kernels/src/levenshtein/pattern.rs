@@ -39,85 +39,94 @@ pub enum Row<'a> {
     Sparse(&'a [u32], &'a [u64]),
 }
 
-/// Slots of the [`ShortMasks`] table of symbols from 256 up: twice the most symbols it holds.
-const SHORT_SLOTS: usize = 128;
+/// Slots of the [`ShortMasks`] table of symbols from 256 up: four times the most symbols it holds,
+/// so that few lookups probe past a slot held by another symbol.
+const SHORT_SLOTS: usize = 256;
 
 /// Masks of a pattern of at most 64 symbols, the common case of short texts, kept without dense
-/// ids: a direct table below 256 and a small open-addressing table of `(symbol, mask)` slots above
-/// (an empty slot has mask 0: every symbol present has a bit). Built and cleared in one pass over
-/// the pattern each; [`ShortMasks::get`] is the same mask as [`PatternMasks::single`] gives.
-#[derive(Default)]
+/// ids in one fixed table (no allocation, no bounds checks on the masked indices): entries
+/// `0..256` are the symbols below 256 themselves, entries `256..` a small open-addressing table of
+/// `(symbol, mask)` slots; an empty slot has mask 0 and the key [`EMPTY_KEY`].
+///
+/// Finding a symbol's entry takes one well-predicted branch whatever the symbol: the keys of the
+/// direct part are the symbols themselves, and one comparison (see [`ShortMasks::entry`]) tells
+/// a slot held by another symbol (probe on; rare) from a slot of the symbol or an empty one.
+/// (Testing "empty" and "same symbol" apart is a branch that hits and misses alternate on, which
+/// cost more than the rest of the lookup.) Built and cleared in one pass over the pattern each;
+/// [`ShortMasks::get`] is the same mask as [`PatternMasks::single`] gives.
 pub struct ShortMasks {
-    direct: Vec<u64>,
-    keys: Vec<u32>,
-    masks: Vec<u64>,
+    masks: [u64; DIRECT + SHORT_SLOTS],
+    keys: [u64; DIRECT + SHORT_SLOTS],
     /// Entries set for the current pattern, to clear them before the next one.
-    used: Vec<Used>,
+    used: [u16; 64],
+    used_len: usize,
 }
 
-/// An entry of [`ShortMasks`] in use: a symbol of the direct table, or a slot.
-#[derive(Clone, Copy)]
-enum Used {
-    Direct(u8),
-    Slot(u8),
+/// The key of an empty slot: no `u32` symbol.
+const EMPTY_KEY: u64 = u64::MAX;
+
+impl Default for ShortMasks {
+    fn default() -> Self {
+        let mut keys = [EMPTY_KEY; DIRECT + SHORT_SLOTS];
+        for (c, key) in keys.iter_mut().enumerate().take(DIRECT) {
+            *key = c as u64;
+        }
+        ShortMasks {
+            masks: [0; DIRECT + SHORT_SLOTS],
+            keys,
+            used: [0; 64],
+            used_len: 0,
+        }
+    }
 }
 
 impl ShortMasks {
-    #[inline]
-    fn home(c: u32) -> usize {
-        (c.wrapping_mul(0x9E37_79B1) >> (32 - SHORT_SLOTS.trailing_zeros())) as usize
-    }
-
-    /// The slot of `c`: where it is, or the empty slot where it would go.
-    #[inline]
-    fn slot(&self, c: u32) -> usize {
-        let mut slot = Self::home(c);
-        while self.masks[slot] != 0 && self.keys[slot] != c {
-            slot = (slot + 1) % SHORT_SLOTS;
+    /// The entry of `c`: where it is, or the empty slot where it would go (there is always one:
+    /// at most 64 of the slots are in use).
+    #[inline(always)]
+    fn entry(&self, c: u32) -> usize {
+        let home = (c.wrapping_mul(0x9E37_79B1) >> (32 - SHORT_SLOTS.trailing_zeros())) as usize;
+        let mut entry = if (c as usize) < DIRECT {
+            c as usize
+        } else {
+            DIRECT + home
+        };
+        // `key ^ c` is 0 for `c`'s own entry, at least 2^32 for an empty slot (`EMPTY_KEY`), and
+        // in between for a slot held by another symbol: the only case that probes on
+        while (self.keys[entry] ^ c as u64).wrapping_sub(1) < u64::from(u32::MAX) {
+            entry = DIRECT + (entry - DIRECT + 1) % SHORT_SLOTS;
         }
-        slot
+        entry
     }
 
-    /// Build the masks of `pattern` (at most 64 symbols), clearing the previous pattern's.
-    pub fn build(&mut self, pattern: &[u32]) -> Result<(), TryReserveError> {
+    /// Build the masks of `pattern` (its first 64 symbols), clearing the previous pattern's.
+    pub fn build(&mut self, pattern: &[u32]) {
         debug_assert!(pattern.len() <= 64);
-        if self.direct.is_empty() {
-            fill(&mut self.direct, DIRECT, 0)?;
-            fill(&mut self.keys, SHORT_SLOTS, 0)?;
-            fill(&mut self.masks, SHORT_SLOTS, 0)?;
-            self.used.try_reserve(64)?;
-        }
-        for &entry in &self.used {
-            match entry {
-                Used::Direct(c) => self.direct[c as usize] = 0,
-                Used::Slot(slot) => self.masks[slot as usize] = 0,
-            }
-        }
-        self.used.clear();
-        for (i, &c) in pattern.iter().enumerate() {
-            let bit = 1u64 << i;
-            let (mask, entry) = if (c as usize) < DIRECT {
-                (&mut self.direct[c as usize], Used::Direct(c as u8))
+        for &entry in &self.used[..self.used_len] {
+            let entry = entry as usize % (DIRECT + SHORT_SLOTS);
+            self.masks[entry] = 0;
+            self.keys[entry] = if entry < DIRECT {
+                entry as u64
             } else {
-                let slot = self.slot(c);
-                self.keys[slot] = c;
-                (&mut self.masks[slot], Used::Slot(slot as u8))
+                EMPTY_KEY
             };
-            if *mask == 0 {
-                self.used.push(entry);
-            }
-            *mask |= bit;
         }
-        Ok(())
+        let mut used = 0;
+        for (i, &c) in pattern.iter().take(64).enumerate() {
+            let entry = self.entry(c);
+            self.keys[entry] = c as u64;
+            // every entry is listed the first time it is set (the list ends where it stops growing)
+            self.used[used % 64] = entry as u16;
+            used += usize::from(self.masks[entry] == 0);
+            self.masks[entry] |= 1u64 << i;
+        }
+        self.used_len = used;
     }
 
-    /// Mask of symbol `c`.
+    /// Mask of symbol `c` (0 when `c` is not in the pattern: its entry is an empty slot).
     #[inline(always)]
     pub fn get(&self, c: u32) -> u64 {
-        if (c as usize) < DIRECT {
-            return self.direct[c as usize];
-        }
-        self.masks[self.slot(c)]
+        self.masks[self.entry(c)]
     }
 }
 
@@ -440,7 +449,7 @@ mod tests {
         for round in 0..3_000 {
             let alphabet = &alphabets[round % 3];
             let pattern = rng.seq(64, alphabet);
-            short.build(&pattern).unwrap();
+            short.build(&pattern);
             general.build(&pattern).unwrap();
             for &c in alphabet.iter().chain(&[1, 0x10FFFF]) {
                 assert_eq!(short.get(c), general.single(c), "{c:x} in {pattern:x?}");
