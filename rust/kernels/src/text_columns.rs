@@ -423,28 +423,26 @@ fn count_chars(bytes: &[u8]) -> usize {
         let flags = (w & !(w << 1) & HIGH) >> 7;
         (flags.wrapping_mul(0x0101_0101_0101_0101) >> 56) as usize
     };
-    let mut chunks = bytes.chunks_exact(8);
-    let mut total = 0;
-    for chunk in &mut chunks {
-        total += continuations(word(chunk, u64::from_le_bytes));
-    }
-    total += continuations(padded_word(chunks.remainder(), u64::from_le_bytes));
+    let total: usize = bytes
+        .chunks_exact(8)
+        .map(|chunk| continuations(word(chunk, u64::from_le_bytes)))
+        .sum();
+    let total = total + continuations(last_bytes_le(bytes, bytes.len() % 8));
     bytes.len() - total
 }
 
 /// Bytes at the start of `a` and `b` that are equal.
 fn common_prefix(a: &[u8], b: &[u8]) -> usize {
     let n = a.len().min(b.len());
-    let (mut a8, mut b8) = (a[..n].chunks_exact(8), b[..n].chunks_exact(8));
-    for (k, (x, y)) in (&mut a8).zip(&mut b8).enumerate() {
+    let (a8, b8) = (a[..n].chunks_exact(8), b[..n].chunks_exact(8));
+    for (k, (x, y)) in a8.zip(b8).enumerate() {
         let diff = word(x, u64::from_le_bytes) ^ word(y, u64::from_le_bytes);
         if diff != 0 {
             return 8 * k + (diff.trailing_zeros() / 8) as usize;
         }
     }
     // the last few bytes, zero-padded alike on both sides
-    let diff = padded_word(a8.remainder(), u64::from_le_bytes)
-        ^ padded_word(b8.remainder(), u64::from_le_bytes);
+    let diff = last_bytes_le(&a[..n], n % 8) ^ last_bytes_le(&b[..n], n % 8);
     n - n % 8 + ((diff.trailing_zeros() / 8) as usize).min(n % 8)
 }
 
@@ -452,8 +450,8 @@ fn common_prefix(a: &[u8], b: &[u8]) -> usize {
 fn common_suffix(a: &[u8], b: &[u8]) -> usize {
     let n = a.len().min(b.len());
     let (a_end, b_end) = (&a[a.len() - n..], &b[b.len() - n..]);
-    let (mut a8, mut b8) = (a_end.rchunks_exact(8), b_end.rchunks_exact(8));
-    for (k, (x, y)) in (&mut a8).zip(&mut b8).enumerate() {
+    let (a8, b8) = (a_end.rchunks_exact(8), b_end.rchunks_exact(8));
+    for (k, (x, y)) in a8.zip(b8).enumerate() {
         // big-endian: the last byte is the lowest
         let diff = word(x, u64::from_be_bytes) ^ word(y, u64::from_be_bytes);
         if diff != 0 {
@@ -461,7 +459,7 @@ fn common_suffix(a: &[u8], b: &[u8]) -> usize {
         }
     }
     // the first few bytes, right-aligned in a word (zero-padded alike on both sides)
-    let diff = padded_end_word(a8.remainder()) ^ padded_end_word(b8.remainder());
+    let diff = first_bytes_be(a_end, n % 8) ^ first_bytes_be(b_end, n % 8);
     n - n % 8 + ((diff.trailing_zeros() / 8) as usize).min(n % 8)
 }
 
@@ -473,24 +471,30 @@ fn word(chunk: &[u8], from: fn([u8; 8]) -> u64) -> u64 {
     from(bytes)
 }
 
-/// Fewer than eight bytes as a word, zero-padded after them (a byte loop, not a `memcpy` call).
+/// The last `rest` (< 8) bytes of `bytes` as a little-endian word, zero above them: one load of
+/// the last eight bytes when there are eight (a byte loop would become a `memcpy` call).
 #[inline]
-fn padded_word(rest: &[u8], from: fn([u8; 8]) -> u64) -> u64 {
-    let mut bytes = [0u8; 8];
-    for (slot, &b) in bytes.iter_mut().zip(rest) {
-        *slot = b;
+fn last_bytes_le(bytes: &[u8], rest: usize) -> u64 {
+    let n = bytes.len();
+    match rest {
+        0 => 0,
+        _ if n >= 8 => word(&bytes[n - 8..], u64::from_le_bytes) >> (8 * (8 - rest)),
+        _ => bytes[n - rest..]
+            .iter()
+            .rev()
+            .fold(0, |w, &b| w << 8 | b as u64),
     }
-    from(bytes)
 }
 
-/// Fewer than eight bytes as a big-endian word, zero-padded before them (the last byte lowest).
+/// The first `rest` (< 8) bytes of `bytes` as a big-endian word, right-aligned (the last of them
+/// lowest), zero above them.
 #[inline]
-fn padded_end_word(rest: &[u8]) -> u64 {
-    let mut bytes = [0u8; 8];
-    for (slot, &b) in bytes.iter_mut().rev().zip(rest.iter().rev()) {
-        *slot = b;
+fn first_bytes_be(bytes: &[u8], rest: usize) -> u64 {
+    match rest {
+        0 => 0,
+        _ if bytes.len() >= 8 => word(&bytes[..8], u64::from_be_bytes) >> (8 * (8 - rest)),
+        _ => bytes[..rest].iter().fold(0, |w, &b| w << 8 | b as u64),
     }
-    u64::from_be_bytes(bytes)
 }
 
 /// Bytes of the common prefix and of the common suffix of `a` and `b` (the suffix taken from what
