@@ -274,7 +274,7 @@ class ArrowEvaluator:
             return self._python_counts(pred, gold, row0, where)
         raw = utf8.pair_counts(_buffers(pred), _buffers(gold), self.mode, self.steps, self.threads)
         status = raw[:, 4]
-        if status.any():
+        if status.max() > 0:  # statuses are 0..3; `any` would cast the column to bool first
             bad = np.flatnonzero(status >= utf8.INVALID_PRED)
             if bad.size:
                 k = int(bad[0])

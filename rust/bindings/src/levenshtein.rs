@@ -60,20 +60,26 @@ where
     let first = Mutex::new(None::<(usize, E)>);
     // One workspace per pool thread, kept across that thread's tasks: small tasks of long pages
     // would otherwise regrow every buffer (masks, stored bit rows) from empty for each task.
-    // Only its own thread locks a slot, so the locks are never contended.
+    // Only its own thread locks a slot, once per task, so the locks are never contended.
     let workspaces: Vec<Mutex<Option<W>>> = (0..rayon::current_num_threads())
         .map(|_| Mutex::new(None))
         .collect();
-    out.par_chunks_mut(width)
+    let per_task = per_task.max(1);
+    out.par_chunks_mut(width * per_task)
         .enumerate()
-        .with_min_len(per_task)
-        .for_each(|(k, row)| {
+        .for_each(|(task, rows)| {
             let slot = rayon::current_thread_index().unwrap_or(0) % workspaces.len();
             let mut ws = workspaces[slot].lock().unwrap_or_else(|p| p.into_inner());
-            if let Err(e) = f(ws.get_or_insert_with(init), k, row) {
-                let mut first = first.lock().unwrap_or_else(|p| p.into_inner());
-                if first.as_ref().is_none_or(|(j, _)| k < *j) {
-                    *first = Some((k, e));
+            let ws = ws.get_or_insert_with(init);
+            for (j, row) in rows.chunks_mut(width).enumerate() {
+                let k = task * per_task + j;
+                if let Err(e) = f(ws, k, row) {
+                    // the task's later items come after this one: only its first failure counts
+                    let mut first = first.lock().unwrap_or_else(|p| p.into_inner());
+                    if first.as_ref().is_none_or(|(j, _)| k < *j) {
+                        *first = Some((k, e));
+                    }
+                    break;
                 }
             }
         });
