@@ -306,8 +306,11 @@ def hostile(h: str) -> tuple[BenchmarkSummary, BenchmarkSummary]:
                                                    [DagNode(f"child {h}", h)])], name=f"pipe {h}")
     previous = renamed(current, current.name)
     previous.cases = previous.cases[:1]
-    return (BenchmarkSummary([current, renamed(current, f"other {h}")], [c.case_name for c in cases], 1.0),
-            BenchmarkSummary([previous], [cases[0].case_name], 1.0))
+    # a fixed creation time: the clock's digits (16:49) would otherwise meet the "49" check below
+    created = "2026-12-01 10:00 UTC"
+    return (BenchmarkSummary([current, renamed(current, f"other {h}")], [c.case_name for c in cases], 1.0,
+                             created=created),
+            BenchmarkSummary([previous], [cases[0].case_name], 1.0, created=created))
 
 
 @pytest.mark.parametrize("h", PAYLOADS)
