@@ -13,12 +13,7 @@ use scorekit_kernels::align::{
     self, AlignOp, CallCost, CallKernel, CallScratch, CallTable, TableCost,
 };
 
-use crate::parallel::{self, guarded};
-
-fn slice<'a, T: numpy::Element>(a: &'a PyReadonlyArray1<'_, T>, name: &str) -> PyResult<&'a [T]> {
-    a.as_slice()
-        .map_err(|_| PyValueError::new_err(format!("{name} must be a contiguous 1-D array")))
-}
+use crate::parallel::{self, guarded, slice};
 
 fn ops_array<'py>(py: Python<'py>, ops: Vec<AlignOp>) -> Bound<'py, PyArray2<i64>> {
     let k = ops.len();

@@ -6,12 +6,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use scorekit_kernels::bootstrap::{self, BootstrapError, Mt19937, Summation};
 
-use crate::parallel::guarded;
-
-fn slice<'a, T: numpy::Element>(a: &'a PyReadonlyArray1<'_, T>, name: &str) -> PyResult<&'a [T]> {
-    a.as_slice()
-        .map_err(|_| PyValueError::new_err(format!("{name} must be a contiguous 1-D array")))
-}
+use crate::parallel::{guarded, slice};
 
 fn generator(state: &PyReadonlyArray1<'_, u32>, pos: usize) -> PyResult<Mt19937> {
     Mt19937::from_state(slice(state, "state")?, pos).map_err(value_error)

@@ -10,12 +10,10 @@
 //! Every input the fast path does not recognise is handed to the same Python helpers the twin
 //! uses, so both accept and reject exactly the same inputs.
 
-use std::sync::{mpsc, Mutex};
-
 use foldhash::HashMap as FastMap;
 use hashbrown::HashTable;
 use numpy::{IntoPyArray, PyArray1};
-use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::exceptions::PyValueError;
 use pyo3::ffi;
 use pyo3::intern;
 use pyo3::prelude::*;
@@ -579,10 +577,9 @@ const CHUNK_PAIRS: usize = 64;
 /// Fewest pairs per chunk when a batch is cut finer so that packing overlaps scoring.
 const MIN_CHUNK_PAIRS: usize = 8;
 
-/// The pairs `start..start + n` of a batch packed into their own call table, owned so that any
-/// thread can score them.
+/// A chunk of a batch's pairs packed into their own call table, owned so that any thread can
+/// score them.
 struct PackedChunk {
-    start: usize,
     rows: Rows,
     sorted: SortedArguments,
     a: Side,
@@ -614,26 +611,6 @@ fn score_packed(
             kernel.distance(calls_a, calls_b, scratch)
         })
         .collect()
-}
-
-/// Score chunks from `queue` until it is empty and closed: `(start, distances)` per chunk.
-fn score_queue(queue: &Mutex<mpsc::Receiver<PackedChunk>>) -> Vec<(usize, Vec<f64>)> {
-    let mut scored = Vec::new();
-    let mut scratch = CallScratch::default();
-    loop {
-        // a poisoned lock means another scorer panicked; its join reports that
-        let next = match queue.lock() {
-            Ok(receiver) => receiver.recv(),
-            Err(_) => return scored,
-        };
-        match next {
-            Ok(c) => scored.push((
-                c.start,
-                score_packed(&c.rows, &c.sorted, &c.a, &c.b, &mut scratch),
-            )),
-            Err(_) => return scored,
-        }
-    }
 }
 
 type ScoredPairs<'py> = (
@@ -1200,60 +1177,30 @@ impl CallPacker {
                     g_lengths,
                 ));
             }
-            let (sender, receiver) = mpsc::channel::<PackedChunk>();
-            let queue = Mutex::new(receiver);
-            let scored = std::thread::scope(|scope| -> PyResult<Vec<(usize, Vec<f64>)>> {
-                // no helper for a single chunk, and never more helpers than chunks after the first
-                let helpers: Vec<_> = (1..workers)
-                    .take(n.div_ceil(chunk_size).saturating_sub(1))
-                    // a thread the OS refuses to start is one helper fewer (this thread scores the rest)
-                    .map_while(|_| {
-                        std::thread::Builder::new()
-                            .spawn_scoped(scope, || score_queue(&queue))
-                            .ok()
-                    })
-                    .collect();
-                let mut packed = Ok(());
-                for start in (0..n).step_by(chunk_size) {
-                    let end = n.min(start + chunk_size);
-                    let packed_pairs = self.pack_pairs(
+            let scored = crate::parallel::make_and_score(
+                py,
+                n,
+                chunk_size,
+                workers,
+                |start, end| {
+                    let (a, b, sorted) = self.pack_pairs(
                         py,
                         (start, (&preds[start..end], &golds[start..end])),
                         (&p_totals, &p_lengths),
                         (&g_totals, &g_lengths),
                         name_key,
-                    );
-                    let chunk = packed_pairs.map(|(a, b, sorted)| PackedChunk {
-                        start,
+                    )?;
+                    Ok(PackedChunk {
                         rows: self.rows.clone(),
                         sorted,
                         a,
                         b,
-                    });
-                    match chunk {
-                        // the receiver lives until the end of this scope, so sending cannot fail
-                        Ok(chunk) => drop(sender.send(chunk)),
-                        Err(e) => {
-                            packed = Err(e);
-                            break;
-                        }
-                    }
-                }
-                drop(sender);
-                let scored = py.detach(|| {
-                    let mut scored = score_queue(&queue);
-                    for helper in helpers {
-                        scored.extend(
-                            helper
-                                .join()
-                                .map_err(|_| "a trajectory scoring thread failed")?,
-                        );
-                    }
-                    Ok::<_, &str>(scored)
-                });
-                packed?;
-                scored.map_err(PyRuntimeError::new_err)
-            })?;
+                    })
+                },
+                CallScratch::default,
+                |scratch, c: PackedChunk| score_packed(&c.rows, &c.sorted, &c.a, &c.b, scratch),
+                "a trajectory scoring thread failed",
+            )?;
             let mut raws = vec![0.0; n];
             for (start, distances) in scored {
                 raws[start..start + distances.len()].copy_from_slice(&distances);

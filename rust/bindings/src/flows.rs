@@ -14,11 +14,10 @@
 
 use std::collections::HashMap;
 use std::hash::{BuildHasher, Hasher};
-use std::sync::{mpsc, Mutex, PoisonError};
 
 use numpy::ndarray::Array2;
 use numpy::{IntoPyArray, PyArray1, PyArray2};
-use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::exceptions::PyValueError;
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString};
@@ -399,8 +398,6 @@ impl RecentLabels {
 /// The flat arrays of a chunk of decomposed flows, ready to score without the GIL.
 #[derive(Default)]
 struct Chunk {
-    /// Index of the chunk's first pair in the batch.
-    start: usize,
     /// Two per pair (prediction, then reference); `None` when the flow falls back to Python.
     flows: Vec<Option<FlowSpan>>,
     labels: Vec<u32>,
@@ -815,19 +812,6 @@ impl Chunk {
     }
 }
 
-/// Score every chunk that arrives on `queue` (shared by the scoring threads) until it closes.
-fn score_queue(queue: &Mutex<mpsc::Receiver<Chunk>>) -> Vec<(usize, Vec<[f64; 4]>)> {
-    let mut ws = Workspace::new();
-    let mut scored = Vec::new();
-    loop {
-        let next = queue.lock().unwrap_or_else(PoisonError::into_inner).recv();
-        let Ok(chunk) = next else {
-            return scored;
-        };
-        scored.push((chunk.start, chunk.score(&mut ws)));
-    }
-}
-
 /// Decompose pairs `start..end` into a fresh chunk.
 fn decompose_chunk<'py>(
     decomposer: &mut Decomposer<'py>,
@@ -836,10 +820,7 @@ fn decompose_chunk<'py>(
     start: usize,
     end: usize,
 ) -> PyResult<Chunk> {
-    let mut chunk = Chunk {
-        start,
-        ..Chunk::default()
-    };
+    let mut chunk = Chunk::default();
     chunk.flows.reserve(2 * (end - start));
     for k in start..end {
         decomposer.push(&preds.get_item(k)?, &mut chunk);
@@ -877,55 +858,23 @@ fn flow_metrics_batch<'py>(
         let chunk_size = (n / (4 * workers)).clamp(64, CHUNK);
         let mut decomposer = Decomposer::new(py, max_nodes);
         let mut status = vec![0u8; n];
-        let (sender, receiver) = mpsc::channel::<Chunk>();
-        let queue = Mutex::new(receiver);
-        // `workers - 1` threads score chunks while this thread decomposes the next ones (holding the
-        // GIL), then this thread scores what is left with them, without the GIL.
-        let scored = std::thread::scope(|scope| -> PyResult<Vec<(usize, Vec<[f64; 4]>)>> {
-            // No helper for a single chunk, and never more helpers than chunks after the first.
-            let helpers: Vec<_> = (1..workers)
-                .take(n.div_ceil(chunk_size).saturating_sub(1))
-                // a thread the OS refuses to start is one helper fewer (this thread scores the rest)
-                .map_while(|_| {
-                    std::thread::Builder::new()
-                        .spawn_scoped(scope, || score_queue(&queue))
-                        .ok()
-                })
-                .collect();
-            let mut decomposed = Ok(());
-            for start in (0..n).step_by(chunk_size) {
-                match decompose_chunk(
-                    &mut decomposer,
-                    preds,
-                    refs,
-                    start,
-                    n.min(start + chunk_size),
-                ) {
-                    Ok(chunk) => {
-                        for (k, pair) in chunk.flows.chunks_exact(2).enumerate() {
-                            status[start + k] =
-                                u8::from(pair[0].is_none()) | (u8::from(pair[1].is_none()) << 1);
-                        }
-                        // The receiver lives until the end of this scope, so sending cannot fail.
-                        let _ = sender.send(chunk);
-                    }
-                    Err(e) => {
-                        decomposed = Err(e);
-                        break;
-                    }
+        let scored = crate::parallel::make_and_score(
+            py,
+            n,
+            chunk_size,
+            workers,
+            |start, end| {
+                let chunk = decompose_chunk(&mut decomposer, preds, refs, start, end)?;
+                for (k, pair) in chunk.flows.chunks_exact(2).enumerate() {
+                    status[start + k] =
+                        u8::from(pair[0].is_none()) | (u8::from(pair[1].is_none()) << 1);
                 }
-            }
-            drop(sender);
-            let scored = py.detach(|| {
-                let mut scored = score_queue(&queue);
-                for helper in helpers {
-                    scored.extend(helper.join().map_err(|_| "a flow scoring thread failed")?);
-                }
-                Ok::<_, &str>(scored)
-            });
-            decomposed?;
-            scored.map_err(PyRuntimeError::new_err)
-        })?;
+                Ok(chunk)
+            },
+            Workspace::new,
+            |ws, chunk: Chunk| chunk.score(ws),
+            "a flow scoring thread failed",
+        )?;
         let mut rows = vec![[f64::NAN; 4]; n];
         for (start, chunk_rows) in scored {
             rows[start..start + chunk_rows.len()].copy_from_slice(&chunk_rows);

@@ -1,5 +1,6 @@
-//! Shared plumbing for batch bindings: validated views of the packed batch layout, and the rayon
-//! thread pools that run them.
+//! Shared plumbing for batch bindings: validated views of arrays and of the packed batch layout,
+//! the rayon thread pools that run them, and the make-on-this-thread, score-on-the-others pipeline
+//! of batches whose chunks need the GIL to build ([`make_and_score`]).
 //!
 //! `threads` is capped at the machine's parallelism: 0, or any larger value, means every core.
 //! Pools are made on first use, one per worker count, and kept: at most one pool per count from 1
@@ -11,8 +12,9 @@
 use std::any::Any;
 use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{mpsc, Arc, Mutex, OnceLock, PoisonError};
 
+use numpy::PyReadonlyArray1;
 use pyo3::exceptions::{PyMemoryError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use rayon::ThreadPool;
@@ -42,6 +44,15 @@ pub fn worker_count(threads: usize) -> usize {
         0 => cores,
         t => t.min(cores),
     }
+}
+
+/// A 1-D NumPy array as a slice; named in the error when it is not contiguous.
+pub fn slice<'a, T: numpy::Element>(
+    a: &'a PyReadonlyArray1<'_, T>,
+    name: &str,
+) -> PyResult<&'a [T]> {
+    a.as_slice()
+        .map_err(|_| PyValueError::new_err(format!("{name} must be a contiguous 1-D array")))
 }
 
 /// Check Arrow-style offsets: `n + 1` non-decreasing entries from 0 to `values_len`.
@@ -185,6 +196,74 @@ pub fn two_threads(first: &mut (dyn FnMut() + Send), second: &mut (dyn FnMut() +
 /// not even as PyO3's `PanicException`.
 pub fn guarded<R>(entry: impl FnOnce() -> PyResult<R>) -> PyResult<R> {
     catch_unwind(AssertUnwindSafe(entry)).unwrap_or_else(|payload| Err(panic_error(payload)))
+}
+
+/// A batch of `n` items made into chunks on this thread (which holds the GIL) and scored on
+/// others: `workers - 1` helper threads score chunks from a queue while this thread makes the next
+/// ones (`make(start, end)` for items `start..end`, `chunk_size` at a time), then this thread
+/// scores what is left with them, without the GIL. Each scorer keeps one workspace (`init`).
+/// Returns every chunk's result with its first item, in no particular order. An error of `make`
+/// stops making chunks and is returned once the chunks already made are scored; a helper that
+/// panicked is a `RuntimeError` naming `what` ("a flow scoring thread failed").
+#[allow(clippy::too_many_arguments)]
+pub fn make_and_score<C, W, R>(
+    py: Python<'_>,
+    n: usize,
+    chunk_size: usize,
+    workers: usize,
+    mut make: impl FnMut(usize, usize) -> PyResult<C>,
+    init: fn() -> W,
+    score: impl Fn(&mut W, C) -> R + Sync,
+    what: &str,
+) -> PyResult<Vec<(usize, R)>>
+where
+    C: Send,
+    R: Send,
+{
+    let (sender, receiver) = mpsc::channel::<(usize, C)>();
+    let queue = Mutex::new(receiver);
+    let score_queue = || {
+        let mut ws = init();
+        let mut scored = Vec::new();
+        // (the lock is held only while receiving, so no scorer's panic can poison it)
+        while let Ok((start, chunk)) = queue.lock().unwrap_or_else(PoisonError::into_inner).recv() {
+            scored.push((start, score(&mut ws, chunk)));
+        }
+        scored
+    };
+    std::thread::scope(|scope| {
+        // no helper for a single chunk, and never more helpers than chunks after the first
+        let helpers: Vec<_> = (1..workers)
+            .take(n.div_ceil(chunk_size.max(1)).saturating_sub(1))
+            // a thread the OS refuses to start is one helper fewer (this thread scores the rest)
+            .map_while(|_| {
+                std::thread::Builder::new()
+                    .spawn_scoped(scope, score_queue)
+                    .ok()
+            })
+            .collect();
+        let mut made = Ok(());
+        for start in (0..n).step_by(chunk_size.max(1)) {
+            match make(start, n.min(start + chunk_size.max(1))) {
+                // the receiver lives until the end of this scope, so sending cannot fail
+                Ok(chunk) => drop(sender.send((start, chunk))),
+                Err(e) => {
+                    made = Err(e);
+                    break;
+                }
+            }
+        }
+        drop(sender);
+        let scored = py.detach(|| {
+            let mut scored = score_queue();
+            for helper in helpers {
+                scored.extend(helper.join().ok()?);
+            }
+            Some(scored)
+        });
+        made?;
+        scored.ok_or_else(|| PyRuntimeError::new_err(what.to_string()))
+    })
 }
 
 /// Run `work` with the GIL released, inside the pool of [`worker_count`]`(threads)` threads; a

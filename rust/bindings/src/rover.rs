@@ -16,7 +16,7 @@ use scorekit_kernels::bootstrap::Summation;
 use scorekit_kernels::levenshtein::is_python_whitespace;
 use scorekit_kernels::rover::{self, RoverBatch, Workspace};
 
-use crate::parallel::{guarded, items_per_task, run_detached, SERIAL_BELOW};
+use crate::parallel::{guarded, items_per_task, run_detached, slice, SERIAL_BELOW};
 
 type RoverArrays<'py> = (
     Bound<'py, PyArray2<u32>>,
@@ -262,11 +262,6 @@ impl Words {
         }
         Ok(id)
     }
-}
-
-fn slice<'a, T: numpy::Element>(a: &'a PyReadonlyArray1<'_, T>, name: &str) -> PyResult<&'a [T]> {
-    a.as_slice()
-        .map_err(|_| PyValueError::new_err(format!("{name} must be a contiguous 1-D array")))
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

@@ -7,7 +7,7 @@
 //! texts); text offsets are absolute per-node offsets into the side's text values (total nodes + 1).
 //! Everything is validated before the GIL is released; errors become `ValueError`.
 
-use crate::parallel::{check_offsets, guarded, run_detached, same_count};
+use crate::parallel::{check_offsets, guarded, run_detached, same_count, slice};
 use numpy::ndarray::Array2;
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1};
 use pyo3::exceptions::PyValueError;
@@ -17,11 +17,6 @@ use scorekit_kernels::tree::{
     validate_costs, validate_tree, zhang_shasha, zhang_shasha_mapping, CostModel, NodeTexts,
     PostorderTree, Rename, Workspace,
 };
-
-fn slice<'a, T: numpy::Element>(a: &'a PyReadonlyArray1<'_, T>, name: &str) -> PyResult<&'a [T]> {
-    a.as_slice()
-        .map_err(|_| PyValueError::new_err(format!("{name} must be a contiguous 1-D array")))
-}
 
 /// The cost arrays of one call, before they are cut into per-pair views.
 struct PackedCosts<'a> {
