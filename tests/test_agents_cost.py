@@ -356,7 +356,7 @@ def test_module_doctests_and_docs_section():
 
 def one_by_one(monkeypatch):
     """Force the reference path: no columns."""
-    monkeypatch.setattr(C, "_cost_columns", lambda eps, run_type=None: None)
+    monkeypatch.setattr(C, "_episode_costs", lambda *args, **kw: None)
 
 
 def both_paths(monkeypatch, eps, **kw):
@@ -384,18 +384,77 @@ def test_columns_match_one_by_one(monkeypatch):
             assert arr is None or arr.tolist() == slow_arr.tolist()
 
 
-def test_reader_columns():
+TYPES = (Episode, Cost, RunProvenance)
+
+
+def reader(eps, rates=None, per_episode=False):
+    return C._core.episode_costs(eps, TYPES, rates, C.bootstrap.COMPENSATED, per_episode)
+
+
+def test_reader_totals():
     eps = [Episode(task_id="a", success=True, cost=Cost(1, 2, 3, 4, latency_s=0.5), run=RunProvenance(model="x")),
            Episode(task_id="b", success=False),
-           Episode(task_id="c", success=None, cost=Cost(5), run=None),
+           Episode(task_id="c", success=None, cost=Cost(5, latency_s=0.25), run=None),
            Episode(task_id="d", success=False, cost=Cost(output_tokens=7), run=RunProvenance(model="x"))]
-    flags, tokens, latency, ids, models = C._core.episode_cost_columns(eps, Cost, RunProvenance)
-    assert flags.tolist() == [1 | 4 | 8, 0, 2 | 4, 4]
-    assert tokens.tolist() == [[1, 2, 3, 4], [0] * 4, [5, 0, 0, 0], [0, 7, 0, 0]]
-    assert latency[0] == 0.5 and np.isnan(latency[1:]).all()
-    assert ids.tolist() == [0, -1, 1, 0] and models == ["x", ""]
-    flags, _, _, ids, models = C._core.episode_cost_columns(eps, Cost)
-    assert ids.tolist() == [-1] * 4 and models == []
+    assert reader(eps) == (1, [2], 2, 0.75, 22, None, None)
+    asked = []
+
+    def rates_of(model):
+        asked.append(model)
+        return {"x": (1.0, 10.0, 100.0, 1000.0), "": (0.5, 0.0, 0.0, 0.0)}[model]
+
+    n_success, ungraded, n_timed, latency, tokens, usd, each = reader(eps, rates_of, per_episode=True)
+    assert (n_success, ungraded, n_timed, latency, tokens) == (1, [2], 2, 0.75, 22)
+    assert each.tolist() == [4321.0, 0.0, 2.5, 70.0] and usd == 4393.5
+    assert asked == ["x", ""]                      # once per model, in order of first appearance
+    assert reader(eps, (1.0, 0.0, 0.0, 2.0))[5] == 1 + 8 + 5
+    with pytest.raises(ValueError, match="need rates"):
+        reader(eps, per_episode=True)
+    with pytest.raises(ValueError, match="4 floats"):
+        reader(eps, (1.0, 2.0))
+    with pytest.raises(ValueError, match="4 floats or None"):
+        reader(eps, lambda model: "free")
+
+
+def test_reader_reads_subclasses_and_lookalikes_by_getattr():
+    class Noted(Episode):                        # a subclass gains a __dict__: read by getattr
+        pass
+
+    lookalike = type("Lookalike", (), {"task_id": "l", "success": False, "run": None,
+                                       "cost": Cost(3, latency_s=1.0), "trajectory": None})()
+    noted = Noted(task_id="n", success=True, cost=Cost(4))
+    noted.note = "kept"
+    assert reader([noted, lookalike], (1.0, 1.0, 1.0, 1.0)) == (1, [], 1, 1.0, 7, 7.0, None)
+
+
+def test_reader_leaves_when_python_code_changes_the_list():
+    eps = [Episode(task_id=str(i), success=True, cost=Cost(1), run=RunProvenance(model=str(i)))
+           for i in range(20)]
+
+    def shrink(model):
+        del eps[5:]
+        return (1.0, 1.0, 1.0, 1.0)
+
+    assert reader(eps, shrink) is None and len(eps) == 5
+    grow = [Episode(task_id="a", success=True, cost=Cost(1), run=RunProvenance(model="m"))]
+    assert reader(grow, lambda m: grow.append(Episode()) or (1.0, 1.0, 1.0, 1.0)) is None
+    assert reader(grow, lambda m: None) is None  # no rates for a model: the one-by-one path
+
+
+def test_reader_requires_true_slots():
+    # a class attribute put in place of a slot's descriptor: reading the slot would bypass it
+    class Shadowed(Cost):
+        __slots__ = ()
+
+    broken = type("Cost", (), {"__slots__": ("input_tokens", "output_tokens", "cached_input_tokens",
+                                             "reasoning_tokens", "latency_s")})
+    broken.input_tokens = property(lambda self: 1)
+    c = object.__new__(broken)
+    eps = [Episode(task_id="a", success=True, cost=c)]
+    assert C._core.episode_costs(eps, (Episode, broken, RunProvenance), None, False) is None
+    assert reader([Episode(task_id="a", success=True, cost=Shadowed(1))]) is None   # not exactly Cost
+    unset = object.__new__(Cost)                  # slots never set: getattr would raise
+    assert reader([Episode(task_id="a", success=True, cost=unset)]) is None
 
 
 @pytest.mark.parametrize("episode", [
@@ -407,10 +466,12 @@ def test_reader_columns():
     Episode(task_id="a", success=True, cost=ekb.Cost(1)),                # another kit's Cost
     Episode(task_id="a", success=True, cost=Cost(1), run=ekb.RunProvenance(model="m")),
     Episode(task_id="a", success=True, cost=Cost(1), run=RunProvenance(model=3)),
+    Episode(task_id="a", success=True, cost=Cost(-1)),                   # priced: a negative count
     type("NoCost", (), {"task_id": "a", "success": True})(),             # no `cost` attribute
 ])
 def test_reader_hands_unusual_episodes_back(episode):
-    assert C._core.episode_cost_columns([Episode(task_id="z", success=True), episode], Cost, RunProvenance) is None
+    eps = [Episode(task_id="z", success=True), episode]
+    assert reader(eps, lambda model: (1.0, 1.0, 1.0, 1.0)) is None
 
 
 def test_unusual_inputs_match_ek(monkeypatch):

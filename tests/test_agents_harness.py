@@ -133,6 +133,26 @@ def test_run_suite_grades_and_never_mutates_the_agents_episode():
     assert r.n_success == 0                               # "recorded" trusts the agent's verdict
 
 
+def test_agent_episodes_are_copied_with_their_class_and_attributes():
+    from scorekit.agents.harness import _as_episode
+
+    class Noted(Episode):
+        pass
+
+    run = RunProvenance(model="m")
+    for mine in (Episode(output="A", meta={"k": 1}, cost=Cost(5)), Noted(output="A", meta={"k": 1}, cost=Cost(5))):
+        if type(mine) is Noted:
+            mine.note = "kept"
+        got = _as_episode(mine, TaskSpec("t1", "a", "A"), run)
+        assert type(got) is type(mine) and got is not mine and got.meta is not mine.meta
+        assert (got.task_id, got.run, got.meta, got.cost, got.output) == ("t1", run, {"k": 1}, Cost(5), "A")
+        assert mine.task_id == "" and mine.run is None
+        if type(mine) is Noted:
+            assert got.note == "kept"
+    r = run_suite(lambda task: Noted(output="A"), [TaskSpec("t1", "a", "A")], k=2)
+    assert r.n_success == 2
+
+
 def test_value_weighted_success():
     tasks = [TaskSpec("cheap", "a", "A", value=1.0), TaskSpec("dear", "b", "nope", value=99.0)]
     r = run_suite(upper, tasks)

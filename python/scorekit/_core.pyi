@@ -243,11 +243,13 @@ def kth_smallest(values: F64, k: int) -> float:
     """The k-th smallest (0-based) of the values other than NaN, by selection."""
 
 # --- episode reader of scorekit.agents.cost (rust/bindings/src/episodes.rs) ---------------------------
-def episode_cost_columns(
-    episodes: list[Any], cost_type: type, run_type: type | None = None,
-) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.int64], F64, npt.NDArray[np.int32], list[str]] | None:
-    """(flags, tokens (n, 4), latency, model_ids, models) of plain episodes, or None; flags bits:
-    1 succeeded, 2 ungraded, 4 has a cost, 8 has a latency."""
+def episode_costs(
+    episodes: list[Any], types: tuple[type, type, type],
+    rates: tuple[float, float, float, float] | Callable[[str], tuple[float, float, float, float] | None] | None,
+    compensated: bool, per_episode: bool = False,
+) -> tuple[int, list[int], int, float, int, float | None, F64 | None] | None:
+    """(n_success, ungraded indices, n_timed, latency sum, tokens, dollars or None, per-episode
+    dollars or None) of plain episodes, or None; types: (Episode, Cost, RunProvenance)."""
 
 # --- Arrow text path (rust/bindings/src/arrow_text.rs; contract in scorekit._kernels.utf8) --------
 #: A UTF-8 column as Arrow lays it out: (data, int32 or int64 offsets, validity bitmap or None,

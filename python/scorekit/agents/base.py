@@ -229,7 +229,7 @@ class Trajectory:
         return tuple(s.call for s in self.steps)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Cost:
     """Provider-neutral token tally of a run (token kinds kept apart: they are priced differently).
 
@@ -273,7 +273,7 @@ class Cost:
         return self.input_tokens + self.output_tokens + self.cached_input_tokens + self.reasoning_tokens
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class RunProvenance:
     """The hidden variables of an evaluation run."""
 
@@ -290,9 +290,13 @@ class RunProvenance:
         return (self.simulator, self.suite_version, self.scaffold)
 
 
-@dataclass
+@dataclass(slots=True, weakref_slot=True)
 class Episode:
-    """One agent run on one task (mutable; :meth:`graded` returns a graded copy)."""
+    """One agent run on one task (mutable; :meth:`graded` returns a graded copy).
+
+    The fields live in ``__slots__``, as do :class:`Cost`'s and :class:`RunProvenance`'s: an
+    episode is smaller, and the compiled cost reader takes the fields straight from the objects.
+    Anything else about a run belongs in ``meta`` (a subclass may add attributes of its own)."""
 
     task_id: str = ""
     trajectory: Trajectory = field(default_factory=Trajectory)

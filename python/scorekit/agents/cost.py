@@ -6,8 +6,8 @@ Rates are always injected — scorekit ships no built-in price table (rates go s
 LiteLLM's ``model_prices_and_context_window.json`` (the data file only; nothing is fetched).
 Cost-of-Pass is total spend over successes: failed runs' spend stays in the numerator.
 
-For many episodes, :func:`cost_report` and :func:`episode_dollars_array` read them column-wise
-through a compiled reader (the same figures, bit for bit, as pricing one episode at a time).
+For many episodes, :func:`cost_report` and :func:`episode_dollars_array` total them in a compiled
+reader (the same figures, bit for bit, as pricing one episode at a time).
 
 >>> from scorekit.agents.base import Cost
 >>> round(dollars(Cost(input_tokens=1_000_000, output_tokens=200_000), per_million(1.0, 5.0)), 4)
@@ -29,7 +29,7 @@ from typing import Any, Optional, Union
 import numpy as np
 
 from scorekit._kernels import _core, bootstrap
-from scorekit.agents.base import Cost, RunProvenance
+from scorekit.agents.base import Cost, Episode, RunProvenance
 
 __all__ = [
     "DEFAULT_CACHE_DISCOUNT", "DEFAULT_BATCH_DISCOUNT", "UnknownModelPrice", "ModelPrice",
@@ -231,56 +231,37 @@ def episode_dollars(episode: Any, *, prices: Optional[Mapping[str, ModelPrice]] 
     return dollars(cost, price, batch=batch)
 
 
-# Bits of the ``flags`` column of the compiled episode reader (``rust/bindings/src/episodes.rs``).
-_SUCCESS, _UNGRADED, _COST, _LATENCY = 1, 2, 4, 8
+def _plain_rates(price: Any) -> Optional[tuple[float, float, float, float]]:
+    """The four per-token rates of ``price`` that :func:`dollars` multiplies by, or ``None`` when
+    the compiled reader cannot reproduce it (not a :class:`ModelPrice`; an int rate, which Python
+    multiplies exactly)."""
+    if not isinstance(price, ModelPrice):
+        return None
+    rates = (price.input, price.output, price.cached_rate, price.reasoning_rate)
+    return rates if all(type(r) is float for r in rates) else None
 
 
-def _cost_columns(episodes: list, run_type: Optional[type] = None) -> Optional[tuple]:
-    """``(flags, tokens, latency, model_ids, models)`` of plain episodes, read by the compiled
-    reader (``run_type`` asks for the runs' models); ``None`` without the core or when an episode
-    is not plain: the one-episode-at-a-time path then decides."""
+def _episode_costs(eps: list, prices: Optional[Mapping[str, ModelPrice]], price: Any,
+                   per_episode: bool = False) -> Optional[tuple]:
+    """``(n_success, ungraded indices, n_timed, latency sum, tokens, dollars, per-episode dollars)``
+    of plain episodes, totalled by the compiled reader (``rust/bindings/src/episodes.rs``) exactly
+    as the one-episode-at-a-time path adds them; ``None`` without the core, or when an episode, a
+    rate or a model needs that path (which raises the reference's error, in its order)."""
     if _core is None:
         return None
-    return _core.episode_cost_columns(episodes, Cost, run_type)
-
-
-def _column_dollars(columns: tuple, prices: Optional[Mapping[str, ModelPrice]],
-                    price: Any) -> Optional[np.ndarray]:
-    """Per-episode USD from the reader's columns, each one exactly :func:`episode_dollars`'s;
-    ``None`` when a rate, a count or a model needs the one-episode-at-a-time path (which raises
-    the reference's error for the first bad episode)."""
-    flags, tokens, _, model_ids, models = columns
-    has_cost = (flags & _COST).astype(bool)
-    if not has_cost.any():
-        return np.zeros(len(flags))
-    every = bool(has_cost.all())
+    rates: Any = None
     if price is not None:
-        # (a model name given as `price` is looked up without `prices` by episode_dollars, and
-        # fails there: the one-by-one path raises that error)
-        rows = [price]
-    elif prices and all(m in prices for m in models):
-        rows = [prices[m] for m in models]
-    else:
-        return None
-    if not all(isinstance(p, ModelPrice) for p in rows):
-        return None
-    rates = np.array([(p.input, p.output, p.cached_rate, p.reasoning_rate) for p in rows])
-    if any(type(r) is not float for p in rows for r in (p.input, p.output, p.cached_rate, p.reasoning_rate)):
-        return None  # an int rate makes Python multiply exactly: the one-by-one path
-    counts = tokens if every else tokens[has_cost]
-    if counts.size and counts.min() < 0:
-        return None
-    # count * rate per kind, then ((input + output) + cached) + reasoning, as dollars() adds them
-    terms = counts.astype(np.float64)
-    terms *= rates[0] if len(rows) == 1 else rates[model_ids if every else model_ids[has_cost]]
-    usd = terms[:, 0] + terms[:, 1]
-    usd += terms[:, 2]
-    usd += terms[:, 3]
-    if every:
-        return usd
-    out = np.zeros(len(flags))
-    out[has_cost] = usd
-    return out
+        rates = _plain_rates(price)
+        if rates is None:
+            return None
+    elif prices is not None:
+        def rates(model: str) -> Optional[tuple]:
+            try:
+                return _plain_rates(prices[model]) if prices and model in prices else None
+            except Exception:  # the one-by-one path raises it where the reference does
+                return None
+    return _core.episode_costs(eps, (Episode, Cost, RunProvenance), rates, bootstrap.COMPENSATED,
+                               per_episode)
 
 
 def episode_dollars_array(episodes: Iterable[Any], *, prices: Optional[Mapping[str, ModelPrice]] = None,
@@ -294,11 +275,10 @@ def episode_dollars_array(episodes: Iterable[Any], *, prices: Optional[Mapping[s
     array([3., 0.])
     """
     eps = episodes if type(episodes) is list else list(episodes)
-    columns = _cost_columns(eps, RunProvenance if price is None else None)
-    usd = None if columns is None else _column_dollars(columns, prices, price)
-    if usd is None:
-        usd = np.array([episode_dollars(e, prices=prices, price=price) for e in eps], dtype=np.float64)
-    return usd
+    totals = None if price is None and prices is None else _episode_costs(eps, prices, price, True)
+    if totals is not None:
+        return totals[6]
+    return np.array([episode_dollars(e, prices=prices, price=price) for e in eps], dtype=np.float64)
 
 
 def cost_report(episodes: Iterable[Any], *, prices: Optional[Mapping[str, ModelPrice]] = None,
@@ -317,31 +297,15 @@ def cost_report(episodes: Iterable[Any], *, prices: Optional[Mapping[str, ModelP
     >>> cost_report(eps)["cost_per_success"] is None
     True
     """
-    eps = list(episodes)
-    priced = price is not None or prices is not None
-    columns = _cost_columns(eps, RunProvenance if priced and price is None else None)
-    if columns is None:
+    eps = episodes if type(episodes) is list else list(episodes)
+    totals = _episode_costs(eps, prices, price)
+    if totals is None:
         return _cost_report_one_by_one(eps, prices, price)
-    flags, tokens, latency, _, _ = columns
-    per_flags = np.bincount(flags, minlength=16)  # episodes per combination of flag bits
-
-    def having(bit: int) -> int:
-        return int(per_flags[np.arange(16) & bit != 0].sum())
-
-    if having(_UNGRADED):
-        _raise_ungraded([eps[i].task_id for i in np.flatnonzero(flags & _UNGRADED)])
-    n = len(eps)
-    n_success = having(_SUCCESS)
-    total = None
-    if priced:
-        usd = _column_dollars(columns, prices, price)
-        if usd is None:
-            return _cost_report_one_by_one(eps, prices, price)
-        total = bootstrap.float_sum(usd)
-    n_timed = having(_LATENCY)
-    timed = latency if n_timed == n else latency[(flags & _LATENCY).astype(bool)]
-    return _report(n, n_success, total, bootstrap.float_sum(timed) / n_timed if n_timed else None,
-                   _exact_sum(tokens), priced)  # (episodes without a cost hold zero tokens)
+    n_success, ungraded, n_timed, latency, tokens, total, _ = totals
+    if ungraded:
+        _raise_ungraded([eps[i].task_id for i in ungraded])
+    return _report(len(eps), n_success, total, latency / n_timed if n_timed else None, tokens,
+                   price is not None or prices is not None)
 
 
 def _report(n: int, n_success: int, total: Optional[float], mean_latency: Optional[float],
@@ -356,15 +320,6 @@ def _report(n: int, n_success: int, total: Optional[float], mean_latency: Option
         "total_tokens": total_tokens,
         "priced": priced,
     }
-
-
-def _exact_sum(counts: np.ndarray) -> int:
-    """The sum of int64 counts as a Python int (in int64 when it cannot overflow)."""
-    if counts.size == 0:
-        return 0
-    if max(int(counts.max()), -int(counts.min())) * counts.size < 2 ** 63:
-        return int(counts.sum())
-    return sum(counts.ravel().tolist())
 
 
 def _raise_ungraded(task_ids: list) -> None:

@@ -20,6 +20,7 @@ refuses to compare runs made under different conditions (user simulator, suite v
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import inspect
 import math
@@ -116,9 +117,11 @@ def _call_agents(agent: Callable, jobs: list[tuple[TaskSpec, Optional[int]]], pa
 
 def _as_episode(result: Any, task: TaskSpec, trial_run: RunProvenance) -> Episode:
     """The agent's result as a fresh Episode of ``task`` (never the agent's own object)."""
-    if isinstance(result, Episode):
-        episode = object.__new__(type(result))  # a shallow copy, as dataclasses.replace makes, without __init__
-        episode.__dict__.update(vars(result))
+    if type(result) is Episode:  # a shallow copy, as dataclasses.replace makes (and faster)
+        return Episode(result.task_id or task.task_id, result.trajectory, result.output, result.final_state,
+                       result.cost, result.success, result.run or trial_run, result.provenance, dict(result.meta))
+    if isinstance(result, Episode):  # a subclass, with whatever attributes it adds
+        episode = copy.copy(result)
         episode.task_id = result.task_id or task.task_id
         episode.run = result.run or trial_run
         episode.meta = dict(result.meta)

@@ -21,6 +21,7 @@ use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple, PyT
 use scorekit_kernels::align::{CallKernel, CallScratch, CallTable};
 use scorekit_kernels::canon::{canonicalize_ascii, AsciiStep};
 
+use crate::objects::{prefetch, SlotLayout};
 use crate::parallel::guarded;
 
 /// A value as an interner keeps it (to give it back to Python).
@@ -355,57 +356,8 @@ impl Interner {
     }
 }
 
-/// Where the `tool` and `args` references of a `Step` instance live, when `Step` keeps them in
-/// `__slots__` (the object's own memory, at offsets its type publishes in its member table).
-#[derive(Clone, Copy)]
-struct StepSlots {
-    tool: usize,
-    args: usize,
-}
-
-impl StepSlots {
-    /// The slot offsets of `step_type`'s `tool` and `args` members, or `None` (the attributes are
-    /// then read by `getattr`) unless it is a class with both as plain object slots.
-    fn of(step_type: &Bound<'_, PyAny>) -> Option<StepSlots> {
-        let ty = step_type.cast::<PyType>().ok()?;
-        // the class attributes must still be the slots' own descriptors (not, say, properties
-        // put in their place): then `getattr` reads exactly the slots
-        let namespace = ty.getattr(intern!(ty.py(), "__dict__")).ok()?;
-        for name in ["tool", "args"] {
-            let descriptor = namespace.get_item(name).ok()?;
-            let kind = descriptor.get_type().name().ok()?;
-            if kind.to_str().ok()? != "member_descriptor" {
-                return None;
-            }
-        }
-        // SAFETY: `ty` is a live type object; a heap type's member table is an array of
-        // `PyMemberDef` ended by one with a null name, and stays valid while the type lives (the
-        // packer keeps it).
-        unsafe {
-            if ffi::PyType_GetFlags(ty.as_type_ptr()) & ffi::Py_TPFLAGS_HEAPTYPE == 0 {
-                return None;
-            }
-            let mut member = ffi::PyType_GetSlot(ty.as_type_ptr(), ffi::Py_tp_members)
-                as *const ffi::PyMemberDef;
-            let (mut tool, mut args) = (None, None);
-            while !member.is_null() && !(*member).name.is_null() {
-                let m = &*member;
-                if m.type_code == ffi::Py_T_OBJECT_EX {
-                    match std::ffi::CStr::from_ptr(m.name).to_bytes() {
-                        b"tool" => tool = Some(m.offset as usize),
-                        b"args" => args = Some(m.offset as usize),
-                        _ => {}
-                    }
-                }
-                member = member.add(1);
-            }
-            Some(StepSlots {
-                tool: tool?,
-                args: args?,
-            })
-        }
-    }
-}
+/// Where a `Step` keeps `tool` and `args`, when they are plain `__slots__`.
+type StepSlots = SlotLayout<2>;
 
 /// `(tool, args)` of a `Step` (`slots`: its layout) whose `args` is a `dict` (the twin's fast
 /// path); `None` otherwise.
@@ -415,15 +367,9 @@ fn step_fields<'py>(
 ) -> PyResult<Option<(Bound<'py, PyAny>, Bound<'py, PyAny>)>> {
     let py = step.py();
     if let Some(slots) = slots {
-        // SAFETY: `step` is an instance of exactly the type `slots` was read from, so both offsets
-        // hold its (possibly unset, then null) object references.
-        let (tool, args) = unsafe {
-            let base = step.as_ptr() as *const u8;
-            (
-                *(base.add(slots.tool) as *const *mut ffi::PyObject),
-                *(base.add(slots.args) as *const *mut ffi::PyObject),
-            )
-        };
+        // SAFETY: `step` is an instance of exactly the type `slots` was read from (the caller
+        // checked), so both offsets hold its (possibly unset, then null) object references.
+        let [tool, args] = unsafe { slots.fields(step.as_ptr()) };
         if !tool.is_null() && !args.is_null() {
             // SAFETY: both are live references held by `step`; each becomes a strong reference.
             let (tool, args) = unsafe {
@@ -497,19 +443,6 @@ fn prefetch_items(calls: &Bound<'_, PyAny>) {
         prefetch(item);
         prefetch(item.wrapping_sub(32));
     }
-}
-
-/// Start loading the cache line at `address`: a hint that reads nothing and never faults (no-op
-/// off x86-64).
-#[inline]
-fn prefetch(address: *const i8) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch has no architectural effect and never faults, whatever the address.
-    unsafe {
-        std::arch::x86_64::_mm_prefetch(address, std::arch::x86_64::_MM_HINT_T0);
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = address;
 }
 
 /// The hash of an interned string's text.
@@ -1081,7 +1014,7 @@ impl CallPacker {
             let mut rows = Rows::default();
             rows.offsets.push(0);
             Ok(CallPacker {
-                step_slots: StepSlots::of(step_type.bind(py)),
+                step_slots: step_type.bind(py).cast::<PyType>().ok().and_then(|t| StepSlots::of(t, ["tool", "args"])),
                 step_type,
                 calls_of,
                 as_call,

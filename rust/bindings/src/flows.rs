@@ -24,6 +24,7 @@ use pyo3::types::{PyDict, PyList, PyString};
 use pyo3::Borrowed;
 use scorekit_kernels::tree::{zhang_shasha, CostModel, PostorderTree, Workspace};
 
+use crate::objects::prefetch;
 use crate::parallel::guarded;
 
 /// Nesting depth of inline `children` lists beyond which a document is not a workflow.
@@ -241,27 +242,23 @@ impl<'py> Keys<'py> {
 /// is read at the offset of `ma_keys` in CPython's `PyDictObject` (32 bytes on 64-bit builds since
 /// 3.6), and a wrong guess would only make the hint useless.
 fn prefetch_items(list: &Bound<'_, PyList>) {
-    #[cfg(target_arch = "x86_64")]
+    let n = list.len() as ffi::Py_ssize_t;
     // SAFETY: the items are live objects owned by `list`; reading `ob_type` (every object has it)
     // and, for an exact dict, its `ma_keys` field stays inside the object's allocation.
     unsafe {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        let n = list.len() as ffi::Py_ssize_t;
         for k in 0..n {
-            _mm_prefetch::<_MM_HINT_T0>(ffi::PyList_GetItem(list.as_ptr(), k).cast::<i8>());
+            prefetch(ffi::PyList_GetItem(list.as_ptr(), k));
         }
         for k in 0..n {
             let item = ffi::PyList_GetItem(list.as_ptr(), k);
             if ffi::Py_TYPE(item) == std::ptr::addr_of_mut!(ffi::PyDict_Type) {
-                let keys = item.cast::<*const i8>().add(4).read();
+                let keys = item.cast::<*const u8>().add(4).read();
                 for line in 0..3 {
-                    _mm_prefetch::<_MM_HINT_T0>(keys.wrapping_add(64 * line));
+                    prefetch(keys.wrapping_add(64 * line));
                 }
             }
         }
     }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = list;
 }
 
 fn exact_dict<'a, 'py>(value: &'a Bound<'py, PyAny>) -> Option<&'a Bound<'py, PyDict>> {

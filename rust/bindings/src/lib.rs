@@ -25,6 +25,7 @@ mod flows;
 mod ged;
 mod graphemes;
 mod isotonic;
+mod objects;
 mod levenshtein;
 mod packing;
 mod parallel;

@@ -16,6 +16,7 @@ use scorekit_kernels::bootstrap::Summation;
 use scorekit_kernels::levenshtein::is_python_whitespace;
 use scorekit_kernels::rover::{self, RoverBatch, Workspace};
 
+use crate::objects::prefetch;
 use crate::parallel::{guarded, items_per_task, run_detached, slice, SERIAL_BELOW};
 
 type RoverArrays<'py> = (
@@ -220,16 +221,6 @@ fn item<'a, 'py>(list: Borrowed<'a, 'py, PyList>, k: usize) -> Borrowed<'a, 'py,
             ffi::PyList_GetItem(list.as_ptr(), k as ffi::Py_ssize_t),
         )
     }
-}
-
-pub(crate) fn prefetch(object: *mut ffi::PyObject) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch has no architectural effect and never faults, whatever the address.
-    unsafe {
-        std::arch::x86_64::_mm_prefetch(object as *const i8, std::arch::x86_64::_MM_HINT_T0);
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = object;
 }
 
 /// Word → id in order of first appearance (and the words themselves, when asked for).

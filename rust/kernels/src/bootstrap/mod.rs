@@ -273,19 +273,45 @@ impl Sum for Neumaier {
     }
 }
 
+/// A running `sum` of Python floats, added one at a time in a [`Summation`] mode.
+#[derive(Clone, Copy)]
+pub struct RunningSum {
+    summation: Summation,
+    state: Neumaier,
+}
+
+impl RunningSum {
+    pub fn new(summation: Summation) -> Self {
+        RunningSum {
+            summation,
+            state: Neumaier::ZERO,
+        }
+    }
+
+    #[inline]
+    pub fn add(&mut self, x: f64) {
+        match self.summation {
+            Summation::Sequential => self.state.sum += x,
+            Summation::Compensated => self.state.add(x),
+        }
+    }
+
+    /// What `sum` returns for the values added so far (`0.0` for none).
+    pub fn total(&self) -> f64 {
+        match self.summation {
+            Summation::Sequential => self.state.sum,
+            Summation::Compensated => self.state.total(),
+        }
+    }
+}
+
 /// `sum(values)` of a list of Python floats, in `summation`'s way.
 pub fn sum(values: &[f64], summation: Summation) -> f64 {
-    fn total<S: Sum>(values: &[f64]) -> f64 {
-        let mut s = S::ZERO;
-        for &x in values {
-            s.add(x);
-        }
-        s.total()
+    let mut total = RunningSum::new(summation);
+    for &x in values {
+        total.add(x);
     }
-    match summation {
-        Summation::Sequential => total::<Plain>(values),
-        Summation::Compensated => total::<Neumaier>(values),
-    }
+    total.total()
 }
 
 /// Statistic of every resample of `rows` (`W` values per row, summed column by column), in
