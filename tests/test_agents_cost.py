@@ -457,6 +457,62 @@ def test_reader_requires_true_slots():
     assert reader([Episode(task_id="a", success=True, cost=unset)]) is None
 
 
+def long_suite(rng, n, models=MODELS, late=None):
+    """``n`` plain episodes (long enough for the reader's two threads); ``late``: ``{index: episode}``
+    put in place."""
+    runs = [RunProvenance(model=m) for m in models]
+    eps = [Episode(task_id=f"t{i}", cost=rand_cost(rng, C) if rng.random() < 0.95 else None,
+                   success=rng.random() < 0.4, run=rng.choice(runs)) for i in range(n)]
+    for i, e in (late or {}).items():
+        eps[i] = e
+    return eps
+
+
+def assert_paths_agree(monkeypatch, eps, **kw):
+    fast, slow, arr, slow_arr = both_paths(monkeypatch, eps, **kw)
+    assert fast == slow
+    assert arr is None or arr.tolist() == slow_arr.tolist()
+
+
+def test_long_lists_read_on_two_threads_add_up_in_order(monkeypatch):
+    rng = random.Random(2024)
+    table = {m: per_million(rng.uniform(0, 30), rng.uniform(0, 90), cached_input=rng.choice([None, 0.3]))
+             for m in MODELS}
+    eps = long_suite(rng, 70_000)
+    for kw in ({}, {"price": table["m2"]}, {"prices": table}):
+        assert_paths_agree(monkeypatch, eps, **kw)
+    # a model first met deep in the list stops the threads there; this thread reads on
+    late_model = Episode(task_id="late", cost=Cost(10, 20, latency_s=1.5), success=True,
+                         run=RunProvenance(model="late-model"))
+    subclass = type("Noted", (Episode,), {})(task_id="sub", cost=Cost(5, 6), success=False,
+                                              run=RunProvenance(model="m1"))
+    ungraded = Episode(task_id="u", cost=Cost(1), run=RunProvenance(model="m0"))
+    for late in ({30_001: late_model}, {17_000: subclass, 52_345: subclass},
+                 {i: late_model for i in range(20_000, 70_000, 997)}):
+        eps = long_suite(rng, 70_000, late=late)
+        assert_paths_agree(monkeypatch, eps, prices={**table, "late-model": table["m3"]})
+        assert_paths_agree(monkeypatch, eps, price=table["m0"])
+    eps = long_suite(rng, 40_000, late={39_000: ungraded})
+    with pytest.raises(ValueError, match=r"1 episode\(s\) are ungraded .*\['u'\]"):
+        cost_report(eps, prices=table)
+    # a negative count deep in the list: the reference's error
+    eps = long_suite(rng, 40_000, late={33_333: Episode(task_id="neg", cost=Cost(-1), success=True,
+                                                         run=RunProvenance(model="m0"))})
+    with pytest.raises(ValueError, match=">= 0"):
+        cost_report(eps, prices=table)
+    assert cost_report(eps)["total_tokens"] == sum(e.cost.total_tokens for e in eps if e.cost)
+
+
+def test_long_lists_with_a_model_string_per_episode(monkeypatch):
+    # models read from JSON are distinct string objects: found by value, never by address
+    rng = random.Random(5)
+    eps = long_suite(rng, 40_000)
+    for e in eps:
+        e.run = RunProvenance(model="".join(list(e.run.model)))
+    table = {m: per_million(1.5, 7.0) for m in MODELS}
+    assert_paths_agree(monkeypatch, eps, prices=table)
+
+
 @pytest.mark.parametrize("episode", [
     Episode(task_id="a", success=1, cost=Cost(1)),                       # not a bool outcome
     Episode(task_id="a", success=True, cost=Cost(1.5)),                  # a float count

@@ -1014,7 +1014,11 @@ impl CallPacker {
             let mut rows = Rows::default();
             rows.offsets.push(0);
             Ok(CallPacker {
-                step_slots: step_type.bind(py).cast::<PyType>().ok().and_then(|t| StepSlots::of(t, ["tool", "args"])),
+                step_slots: step_type
+                    .bind(py)
+                    .cast::<PyType>()
+                    .ok()
+                    .and_then(|t| StepSlots::of(t, ["tool", "args"])),
                 step_type,
                 calls_of,
                 as_call,

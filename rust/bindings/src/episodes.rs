@@ -10,46 +10,239 @@
 //! `scorekit.agents.cost` takes its one-episode-at-a-time path, the reference that these totals
 //! must reproduce (the tests compare the two on random episodes).
 //!
-//! The three classes keep their fields in `__slots__`: the reader takes them at their offsets
-//! ([`SlotLayout`]) and starts loading the next episodes' objects while it reads one, since the
-//! time goes to fetching scattered objects from memory, not to arithmetic. Episodes of other
-//! classes (subclasses, duck-typed episodes) are read with `getattr`.
+//! The time goes to fetching scattered objects from memory, not to arithmetic, so:
+//! - the three classes keep their fields in `__slots__`, and the reader takes them at their
+//!   offsets ([`SlotLayout`]); episodes of other classes (subclasses, duck-typed episodes) are
+//!   read with `getattr`;
+//! - it starts loading the objects of the episodes ahead while it reads one
+//!   ([`Layout::prefetch_stages`]);
+//! - on a machine with more than one core, long lists are read a chunk at a time by this thread,
+//!   which keeps the GIL, and a helper from the pool, each claiming the next block of the chunk
+//!   ([`Chunk`]). The helper only reads memory and calls the C API's readers of exact `int` and
+//!   `float` objects, which change nothing; no Python code runs anywhere meanwhile, and this
+//!   thread returns only once every block the helper claimed is read. Each block adds up into a
+//!   [`Part`], whose dollars and latencies are then summed in episode order. Wherever an episode
+//!   needs Python (a model met for the first time, an episode read by `getattr`), this thread
+//!   reads on alone from that episode.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use numpy::IntoPyArray;
-use pyo3::exceptions::PyValueError;
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple, PyType};
 use pyo3::{ffi, intern};
 use scorekit_kernels::bootstrap::{RunningSum, Summation};
 
 use crate::objects::{prefetch, SlotLayout};
-use crate::parallel::guarded;
+use crate::parallel::{guarded, spawn_on_pool, worker_count};
 
 /// Slots of [`Reader::recent_models`].
 const RECENT_MODELS: usize = 4;
-/// Episodes between the stages of [`prefetch_ahead`].
+/// Episodes between the stages of [`Layout::prefetch_stages`].
 const STAGE: usize = 8;
+/// How far ahead of the reader the items of the list are taken.
+const LEAD: usize = 3 * STAGE;
+/// Size of the ring of items [`Window`] keeps.
+const RING: usize = (LEAD + 1).next_power_of_two();
+/// Lists shorter than this are read by this thread alone (handing work over costs more).
+const PARALLEL_FROM: usize = 1 << 14;
+/// Episodes read by two threads at once, and added up by this thread between folds.
+const CHUNK: usize = 1 << 15;
+/// Episodes this thread reads alone at the start, and after an episode that needed it: they meet
+/// the models (whose rates only this thread may ask for) before two threads read on.
+const PILOT: usize = 1 << 10;
 
-/// One class the reader knows, with its slot layout when it has one.
-struct Class<'py, const N: usize> {
-    ty: Bound<'py, PyType>,
-    slots: Option<SlotLayout<N>>,
+/// `Row::flags` bit: the outcome is true.
+const SUCCESS: u8 = 1;
+/// `Row::flags` bit: the outcome is `None` (ungraded).
+const UNGRADED: u8 = 2;
+/// `Row::flags` bit: the episode has a cost.
+const COST: u8 = 4;
+/// `Row::flags` bit: the cost has a latency.
+const LATENCY: u8 = 8;
+
+/// What the report needs of one episode.
+#[derive(Clone, Copy, Default)]
+struct Row {
+    flags: u8,
+    tokens: [i64; 4],
+    latency: f64,
+    /// the address of the run's model string (of `""` for a run of `None`), when runs are read
+    model: usize,
 }
 
-impl<'py, const N: usize> Class<'py, N> {
-    fn new(ty: Bound<'py, PyType>, names: [&str; N]) -> Self {
-        let slots = SlotLayout::of(&ty, names);
-        Class { ty, slots }
+/// An episode read from memory.
+enum Read {
+    Row(Row),
+    /// Not of the slotted `Episode` class: read with `getattr`.
+    Other,
+    /// Not plain: the one-by-one path decides.
+    NotPlain,
+}
+
+/// An episode the columns do not take: the one-by-one path decides.
+struct NotPlain;
+
+/// The addresses and slot layouts the readers compare with and read through: plain numbers, so
+/// that a helper thread can share them.
+#[derive(Clone, Copy)]
+struct Layout {
+    episode_type: usize,
+    episode: Option<SlotLayout<3>>,
+    cost_type: usize,
+    cost: Option<SlotLayout<5>>,
+    run_type: usize,
+    run: Option<SlotLayout<1>>,
+    none: usize,
+    yes: usize,
+    no: usize,
+    /// the interned `""`: the model of a run of `None`
+    empty: usize,
+    read_runs: bool,
+}
+
+impl Layout {
+    /// The row of `episode`, when it is of the slotted `Episode` class.
+    ///
+    /// # Safety
+    /// `episode` is live, and nothing changes or frees the objects it reaches while this runs.
+    #[inline(always)]
+    unsafe fn read(&self, episode: *mut ffi::PyObject) -> Read {
+        match self.episode {
+            Some(slots) if ffi::Py_TYPE(episode) as usize == self.episode_type => {
+                let [success, cost, run] = slots.fields(episode);
+                self.row(success, cost, run)
+            }
+            _ => Read::Other,
+        }
     }
 
-    /// `object`'s slots when it is exactly this class and the class has a slot layout.
-    #[inline]
-    fn slots_of(&self, object: *mut ffi::PyObject) -> Option<[*mut ffi::PyObject; N]> {
-        let slots = self.slots?;
-        // SAFETY: `object` is live (borrowed by the caller); its type was just checked to be
-        // exactly the class the layout belongs to.
-        unsafe { (ffi::Py_TYPE(object) == self.ty.as_type_ptr()).then(|| slots.fields(object)) }
+    /// The row of an episode with these fields (a null one is an unset slot, which `getattr`
+    /// would raise for: not plain).
+    ///
+    /// # Safety
+    /// As [`Layout::read`], for the fields.
+    #[inline(always)]
+    unsafe fn row(
+        &self,
+        success: *mut ffi::PyObject,
+        cost: *mut ffi::PyObject,
+        run: *mut ffi::PyObject,
+    ) -> Read {
+        if success.is_null() || cost.is_null() {
+            return Read::NotPlain;
+        }
+        let mut row = Row::default();
+        match success as usize {
+            s if s == self.yes => row.flags = SUCCESS,
+            s if s == self.none => row.flags = UNGRADED,
+            s if s == self.no => {}
+            _ => return Read::NotPlain,
+        }
+        if cost as usize == self.none {
+            return Read::Row(row);
+        }
+        let fields = match self.cost {
+            Some(slots) if ffi::Py_TYPE(cost) as usize == self.cost_type => slots.fields(cost),
+            _ => return Read::NotPlain,
+        };
+        row.flags |= COST;
+        for (x, &count) in row.tokens.iter_mut().zip(&fields[..4]) {
+            match int_value(count) {
+                Some(v) => *x = v,
+                None => return Read::NotPlain,
+            }
+        }
+        let latency = fields[4];
+        if latency.is_null() {
+            return Read::NotPlain;
+        }
+        if latency as usize != self.none {
+            if ffi::PyFloat_CheckExact(latency) == 0 {
+                return Read::NotPlain;
+            }
+            // (an exact float's value cannot fail to convert)
+            row.latency = ffi::PyFloat_AsDouble(latency);
+            row.flags |= LATENCY;
+        }
+        if self.read_runs {
+            let model = if run.is_null() {
+                return Read::NotPlain;
+            } else if run as usize == self.none {
+                self.empty as *mut ffi::PyObject
+            } else {
+                match self.run {
+                    Some(slots) if ffi::Py_TYPE(run) as usize == self.run_type => {
+                        slots.fields(run)[0]
+                    }
+                    _ => return Read::NotPlain,
+                }
+            };
+            if model.is_null() || ffi::PyUnicode_CheckExact(model) == 0 {
+                return Read::NotPlain;
+            }
+            row.model = model as usize;
+        }
+        Read::Row(row)
     }
+
+    /// Start loading, in three stages, the objects of the episodes ahead of episode `k` (`item`:
+    /// an episode's address, for indices below `len`): the episode object `3 * STAGE` ahead, its
+    /// cost and run `2 * STAGE` ahead (their addresses are then in cache), the cost's counts and
+    /// latency `STAGE` ahead. An episode then costs about one memory latency shared among the
+    /// episodes in flight, rather than several in a row.
+    ///
+    /// # Safety
+    /// The items below `len` are live and unchanged while this runs.
+    #[inline(always)]
+    unsafe fn prefetch_stages(
+        &self,
+        k: usize,
+        len: usize,
+        item: impl Fn(usize) -> *mut ffi::PyObject,
+    ) {
+        if k + LEAD < len {
+            prefetch(item(k + LEAD));
+        }
+        let episode_slots = |i: usize| match self.episode {
+            Some(slots) if i < len && ffi::Py_TYPE(item(i)) as usize == self.episode_type => {
+                Some(slots.fields(item(i)))
+            }
+            _ => None,
+        };
+        if let Some([_, cost, run]) = episode_slots(k + 2 * STAGE) {
+            prefetch(cost);
+            prefetch(run);
+        }
+        if let Some([_, cost, _]) = episode_slots(k + STAGE) {
+            match self.cost {
+                Some(slots) if !cost.is_null() && ffi::Py_TYPE(cost) as usize == self.cost_type => {
+                    for field in slots.fields(cost) {
+                        prefetch(field);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+/// The value of an exact `int` within `i64`; `None` otherwise (a bool, a subclass, a float, an
+/// int beyond `i64`, an unset field).
+///
+/// # Safety
+/// `object` is null or live and unchanged while this runs (converting an exact `int` only reads
+/// it, and reports an overflow without setting an error).
+#[inline(always)]
+unsafe fn int_value(object: *mut ffi::PyObject) -> Option<i64> {
+    if object.is_null() || ffi::PyLong_CheckExact(object) == 0 {
+        return None;
+    }
+    let mut overflow = 0;
+    let v = ffi::PyLong_AsLongLongAndOverflow(object, &mut overflow);
+    (overflow == 0).then_some(v)
 }
 
 /// The rates an episode's cost is priced at.
@@ -63,7 +256,58 @@ enum Rates<'py> {
     PerModel(Bound<'py, PyAny>),
 }
 
-/// What the pass over the episodes adds up.
+/// What a stretch of episodes adds up: counts, and the dollars and latencies to be summed in
+/// episode order.
+#[derive(Default)]
+struct Part {
+    n_success: usize,
+    ungraded: Vec<usize>,
+    n_timed: usize,
+    tokens: i128,
+    /// every episode's dollars, when priced
+    usd: Vec<f64>,
+    /// the latencies of the timed episodes
+    latency: Vec<f64>,
+}
+
+impl Part {
+    /// Add episode `k`'s row, priced at `rates` (for an episode with a cost, when `priced`).
+    #[inline(always)]
+    fn add(
+        &mut self,
+        row: &Row,
+        k: usize,
+        rates: Option<[f64; 4]>,
+        priced: bool,
+    ) -> Result<(), NotPlain> {
+        if row.flags & COST != 0 && priced && row.tokens.iter().any(|&x| x < 0) {
+            return Err(NotPlain); // the reference raises its error for a negative count
+        }
+        self.n_success += usize::from(row.flags & SUCCESS != 0);
+        if row.flags & UNGRADED != 0 {
+            self.ungraded.push(k);
+        }
+        if row.flags & LATENCY != 0 {
+            self.latency.push(row.latency);
+            self.n_timed += 1;
+        }
+        self.tokens += row.tokens.iter().map(|&x| x as i128).sum::<i128>();
+        if priced {
+            self.usd.push(match rates {
+                // count * rate per kind, then ((input + output) + cached) + reasoning, as
+                // dollars() adds them
+                Some(r) if row.flags & COST != 0 => {
+                    let t = row.tokens.map(|x| x as f64);
+                    (t[0] * r[0] + t[1] * r[1]) + t[2] * r[2] + t[3] * r[3]
+                }
+                _ => 0.0, // no cost: 0.0, as the reference adds
+            });
+        }
+        Ok(())
+    }
+}
+
+/// The totals of the episodes read so far.
 struct Totals {
     n_success: usize,
     ungraded: Vec<usize>,
@@ -75,48 +319,317 @@ struct Totals {
     per_episode: Option<Vec<f64>>,
 }
 
+impl Totals {
+    /// Add the next stretch of episodes, emptying `part`.
+    fn fold(&mut self, part: &mut Part) {
+        self.n_success += std::mem::take(&mut part.n_success);
+        self.ungraded.append(&mut part.ungraded);
+        self.n_timed += std::mem::take(&mut part.n_timed);
+        self.tokens += std::mem::take(&mut part.tokens);
+        for x in part.latency.drain(..) {
+            self.latency.add(x);
+        }
+        for &x in &part.usd {
+            self.dollars.add(x);
+        }
+        if let Some(all) = &mut self.per_episode {
+            all.extend_from_slice(&part.usd);
+        }
+        part.usd.clear();
+    }
+}
+
+/// The items of the list being read by this thread, taken `LEAD` ahead of the reader into a ring
+/// (borrowed addresses, valid while no Python code runs; taken afresh after some ran).
+struct Window<'a, 'py> {
+    list: &'a Bound<'py, PyList>,
+    end: usize,
+    ring: [*mut ffi::PyObject; RING],
+}
+
+impl<'a, 'py> Window<'a, 'py> {
+    /// The window over items `start..end`.
+    fn new(list: &'a Bound<'py, PyList>, start: usize, end: usize) -> Self {
+        let mut window = Window {
+            list,
+            end,
+            ring: [std::ptr::null_mut(); RING],
+        };
+        window.refill(start);
+        window
+    }
+
+    /// Take items `from..from + LEAD` afresh (after Python code ran).
+    fn refill(&mut self, from: usize) {
+        for i in from..(from + LEAD).min(self.end) {
+            self.ring[i % RING] = self.take(i);
+        }
+    }
+
+    fn take(&self, i: usize) -> *mut ffi::PyObject {
+        // SAFETY: a live list; `i < end`, within its length while no Python code runs; the item
+        // is borrowed
+        unsafe { ffi::PyList_GetItem(self.list.as_ptr(), i as ffi::Py_ssize_t) }
+    }
+
+    /// Item `k` (borrowed), after starting the loads of the items ahead of it.
+    #[inline(always)]
+    fn advance(&mut self, k: usize, layout: &Layout) -> *mut ffi::PyObject {
+        if k + LEAD < self.end {
+            self.ring[(k + LEAD) % RING] = self.take(k + LEAD);
+        }
+        let ring = &self.ring;
+        // SAFETY: the ring holds the items up to `LEAD` ahead, taken since Python code last ran
+        unsafe { layout.prefetch_stages(k, self.end, |i| ring[i % RING]) };
+        self.ring[k % RING]
+    }
+}
+
+/// A block of a chunk read from memory alone: its part, and where it stopped (the first episode
+/// that needs the GIL-holding thread, or the block's end).
+struct Block {
+    part: Part,
+    stop: usize,
+}
+
+/// Read `items` (episodes `first..`), pricing an episode with a cost at its model's rates in
+/// `known` (by the model string's address) or at `fixed`, up to the first episode that needs the
+/// GIL-holding thread.
+///
+/// # Safety
+/// The items are live, and nothing changes or frees what they reach while this runs.
+unsafe fn read_block(
+    layout: &Layout,
+    known: &[(usize, [f64; 4])],
+    fixed: Option<[f64; 4]>,
+    priced: bool,
+    items: &[usize],
+    first: usize,
+) -> Block {
+    let mut part = Part {
+        usd: Vec::with_capacity(if priced { items.len() } else { 0 }),
+        latency: Vec::with_capacity(items.len()),
+        ..Part::default()
+    };
+    for k in 0..items.len() {
+        layout.prefetch_stages(k, items.len(), |i| items[i] as *mut ffi::PyObject);
+        let Read::Row(row) = layout.read(items[k] as *mut ffi::PyObject) else {
+            return Block {
+                part,
+                stop: first + k,
+            };
+        };
+        let rates = if layout.read_runs && row.flags & COST != 0 {
+            match known.iter().find(|(model, _)| *model == row.model) {
+                Some((_, rates)) => Some(*rates),
+                None => {
+                    return Block {
+                        part,
+                        stop: first + k,
+                    }
+                }
+            }
+        } else {
+            fixed
+        };
+        if part.add(&row, first + k, rates, priced).is_err() {
+            return Block {
+                part,
+                stop: first + k,
+            };
+        }
+    }
+    Block {
+        part,
+        stop: first + items.len(),
+    }
+}
+
+/// Episodes of a block of [`Chunk`].
+const BLOCK: usize = 1 << 11;
+
+/// A chunk of the list read by this thread and a helper from the pool, block by block: each
+/// claims the next block until none is left. The helper may start late, or never (when it wakes
+/// after every block was claimed, it reads nothing); this thread waits only for the blocks the
+/// helper claimed, so no object is read once it returns.
+struct Chunk {
+    /// the episodes' addresses (borrowed from the list, read only while a claimed block is)
+    items: Vec<usize>,
+    first: usize,
+    layout: Layout,
+    known: Vec<(usize, [f64; 4])>,
+    fixed: Option<[f64; 4]>,
+    priced: bool,
+    /// the next block to claim
+    next: AtomicUsize,
+    /// the blocks read (`None` for a helper that panicked)
+    blocks: Mutex<Vec<Option<Option<Block>>>>,
+    /// how many blocks are read
+    done: AtomicUsize,
+}
+
+impl Chunk {
+    fn blocks(&self) -> usize {
+        self.items.len().div_ceil(BLOCK)
+    }
+
+    /// Claim and read blocks until none is left (a panic is recorded as a missing block, so that
+    /// the GIL-holding thread still waits for the other thread's blocks before it raises).
+    fn work(&self) {
+        loop {
+            let b = self.next.fetch_add(1, Ordering::AcqRel);
+            if b >= self.blocks() {
+                return;
+            }
+            let items = &self.items[b * BLOCK..self.items.len().min((b + 1) * BLOCK)];
+            let first = self.first + b * BLOCK;
+            // SAFETY: the block was claimed before every block was, so the thread that keeps the
+            // GIL is still waiting for it: the items are live and no Python code runs
+            let read = || unsafe {
+                read_block(
+                    &self.layout,
+                    &self.known,
+                    self.fixed,
+                    self.priced,
+                    items,
+                    first,
+                )
+            };
+            let block = std::panic::catch_unwind(std::panic::AssertUnwindSafe(read)).ok();
+            self.blocks.lock().unwrap_or_else(PoisonError::into_inner)[b] = Some(block);
+            self.done.fetch_add(1, Ordering::AcqRel);
+        }
+    }
+}
+
 /// The reader of one call.
 struct Reader<'py> {
-    episode: Class<'py, 3>,
-    cost: Class<'py, 5>,
-    run: Class<'py, 1>,
+    py: Python<'py>,
+    layout: Layout,
     rates: Rates<'py>,
     /// model → index in `model_rates`
     model_index: Bound<'py, PyDict>,
     model_rates: Vec<[f64; 4]>,
-    /// the addresses of model objects met lately and their rates: runs usually share a few model
-    /// strings, found here without `model_index` (`recent_held` holds each object, so that its
-    /// address stays its own)
-    recent_models: [*mut ffi::PyObject; RECENT_MODELS],
-    recent_rates: [[f64; 4]; RECENT_MODELS],
-    recent_held: [Option<Bound<'py, PyAny>>; RECENT_MODELS],
+    /// every model object met (held, so that its address stays its own) with its rates: runs
+    /// usually share a few model strings, found here by address without `model_index`
+    known: Vec<(usize, [f64; 4])>,
+    held: Vec<Bound<'py, PyAny>>,
+    /// the slots of `known` looked at first, most recent first
+    recent: [usize; RECENT_MODELS],
     /// set when Python code ran (`getattr`, `rates_of`): the list may have changed
     python_ran: bool,
 }
 
-/// An episode the columns do not take: the one-by-one path decides.
-struct NotPlain;
+/// How many model objects [`Reader::known`] keeps at most (beyond, they are looked up by value).
+const KNOWN_MODELS: usize = 16;
 
 impl<'py> Reader<'py> {
-    /// Add one episode to `totals` (`k`: its index). `episode` is borrowed from the list: no
-    /// Python code runs before its fields are read, except through `getattr` on an owned
-    /// reference; [`Reader::python_ran`] tells the caller when any ran.
+    fn priced(&self) -> bool {
+        !matches!(self.rates, Rates::None)
+    }
+
+    /// The one price's rates, or `None` (without pricing, or with rates per model).
+    fn fixed_rates(&self) -> Option<[f64; 4]> {
+        match self.rates {
+            Rates::One(rates) => Some(rates),
+            _ => None,
+        }
+    }
+
+    /// Read episodes `start..end` of `list` (`n` long) on this thread and add them to `totals`.
+    fn sequential(
+        &mut self,
+        list: &Bound<'py, PyList>,
+        (start, end, n): (usize, usize, usize),
+        totals: &mut Totals,
+    ) -> PyResult<Result<(), NotPlain>> {
+        let mut window = Window::new(list, start, end);
+        let mut part = Part::default();
+        for k in start..end {
+            let episode = window.advance(k, &self.layout);
+            if self.add(episode, k, &mut part)?.is_err() {
+                return Ok(Err(NotPlain));
+            }
+            if std::mem::take(&mut self.python_ran) {
+                // `rates_of` or a property may have changed the list
+                if list.len() != n {
+                    return Ok(Err(NotPlain));
+                }
+                window.refill(k + 1);
+            }
+            if (k - start) % CHUNK == CHUNK - 1 {
+                totals.fold(&mut part);
+            }
+        }
+        totals.fold(&mut part);
+        Ok(Ok(()))
+    }
+
+    /// Read episodes `start..end` of `list` on this thread and a helper, and add them to
+    /// `totals` up to the first that needs this thread alone; returns the index of that episode
+    /// (`end` when none does).
+    fn parallel_chunk(
+        &mut self,
+        list: &Bound<'py, PyList>,
+        (start, end): (usize, usize),
+        totals: &mut Totals,
+    ) -> PyResult<usize> {
+        let items: Vec<usize> = (start..end)
+            // SAFETY: a live list longer than `end`; the items are borrowed, and stay valid while
+            // no Python code runs (none does until every block is read)
+            .map(|i| unsafe { ffi::PyList_GetItem(list.as_ptr(), i as ffi::Py_ssize_t) } as usize)
+            .collect();
+        let blocks = items.len().div_ceil(BLOCK);
+        let chunk = Arc::new(Chunk {
+            items,
+            first: start,
+            layout: self.layout,
+            known: self.known.clone(),
+            fixed: self.fixed_rates(),
+            priced: self.priced(),
+            next: AtomicUsize::new(0),
+            blocks: Mutex::new((0..blocks).map(|_| None).collect()),
+            done: AtomicUsize::new(0),
+        });
+        let helper = chunk.clone();
+        spawn_on_pool(move || helper.work())?;
+        chunk.work();
+        // every block is claimed; wait for those the helper is reading
+        while chunk.done.load(Ordering::Acquire) < blocks {
+            std::thread::yield_now();
+        }
+        let read =
+            std::mem::take(&mut *chunk.blocks.lock().unwrap_or_else(PoisonError::into_inner));
+        for (b, block) in read.into_iter().enumerate() {
+            let mut block = block
+                .flatten()
+                .ok_or_else(|| PyRuntimeError::new_err("a cost reading thread failed"))?;
+            totals.fold(&mut block.part);
+            if block.stop < end.min(start + (b + 1) * BLOCK) {
+                return Ok(block.stop); // the blocks after it were read in vain
+            }
+        }
+        Ok(end)
+    }
+
+    /// Add one episode to `part` (`k`: its index). `episode` is borrowed from the list: no Python
+    /// code runs before its fields are read, except through `getattr` on an owned reference;
+    /// [`Reader::python_ran`] tells the caller when any ran.
     fn add(
         &mut self,
         episode: *mut ffi::PyObject,
         k: usize,
-        totals: &mut Totals,
+        part: &mut Part,
     ) -> PyResult<Result<(), NotPlain>> {
-        let py = self.episode.ty.py();
-        let read_runs = matches!(self.rates, Rates::PerModel(_));
-        // `getattr` results stay alive here while their pointers are used
+        let py = self.py;
+        let read_runs = self.layout.read_runs;
+        // `getattr` results stay alive here while the row's model is looked up
         let owned: [Option<Bound<'py, PyAny>>; 3];
-        let [success, cost, run] = match self.episode.slots_of(episode) {
-            Some(fields) => fields,
-            None => {
+        // SAFETY: `episode` is a live item of the list, and no Python code runs while it is read
+        let read = match unsafe { self.layout.read(episode) } {
+            Read::Other => {
                 self.python_ran = true;
-                // SAFETY: `episode` is a live item of the list; the reference taken keeps it alive
-                // while `getattr` runs Python code
+                // SAFETY: as above; the reference taken keeps it alive while `getattr` runs
                 let episode = unsafe { Bound::from_borrowed_ptr(py, episode) };
                 let get = |name: &Bound<'py, PyString>| episode.getattr(name).ok();
                 owned = [
@@ -131,227 +644,90 @@ impl<'py> Reader<'py> {
                 if owned[0].is_none() || owned[1].is_none() || (read_runs && owned[2].is_none()) {
                     return Ok(Err(NotPlain));
                 }
-                owned
+                let [success, cost, run] = owned
                     .each_ref()
-                    .map(|f| f.as_ref().map_or(std::ptr::null_mut(), Bound::as_ptr))
+                    .map(|f| f.as_ref().map_or(std::ptr::null_mut(), Bound::as_ptr));
+                // SAFETY: the fields are held by `owned`
+                unsafe { self.layout.row(success, cost, run) }
             }
+            read => read,
         };
-        // an unset slot is an AttributeError of `getattr`: the one-by-one path raises it
-        if success.is_null() || cost.is_null() || (read_runs && run.is_null()) {
-            return Ok(Err(NotPlain));
-        }
-        // SAFETY: the borrowed singletons are only compared by address
-        let (none, yes, no) = unsafe { (ffi::Py_None(), ffi::Py_True(), ffi::Py_False()) };
-        if success == yes {
-            totals.n_success += 1;
-        } else if success == none {
-            totals.ungraded.push(k);
-        } else if success != no {
-            return Ok(Err(NotPlain));
-        }
-        if cost == none {
-            if let Some(usd) = &mut totals.per_episode {
-                usd.push(0.0);
-            }
-            if !matches!(self.rates, Rates::None) {
-                totals.dollars.add(0.0);
-            }
-            return Ok(Ok(()));
-        }
-        let Some([input, output, cached, reasoning, latency]) = self.cost.slots_of(cost) else {
+        let Read::Row(row) = read else {
             return Ok(Err(NotPlain));
         };
-        let counts = [input, output, cached, reasoning];
-        let mut row = [0i64; 4];
-        for (x, &count) in row.iter_mut().zip(&counts) {
-            match int_value(count) {
-                Some(v) => *x = v,
+        let rates = if read_runs && row.flags & COST != 0 {
+            match self.model_rates(row.model)? {
+                Some(rates) => Some(rates),
                 None => return Ok(Err(NotPlain)),
             }
-        }
-        if latency.is_null() {
-            return Ok(Err(NotPlain));
-        }
-        if latency != none {
-            // SAFETY: `latency` is live; an exact float's value cannot fail to convert
-            unsafe {
-                if ffi::PyFloat_CheckExact(latency) == 0 {
-                    return Ok(Err(NotPlain));
-                }
-                totals.latency.add(ffi::PyFloat_AsDouble(latency));
-            }
-            totals.n_timed += 1;
-        }
-        totals.tokens += row.iter().map(|&x| x as i128).sum::<i128>();
-        let rates = match &self.rates {
-            Rates::None => return Ok(Ok(())),
-            Rates::One(rates) => *rates,
-            Rates::PerModel(_) => match self.run_rates(run)? {
-                Some(rates) => rates,
-                None => return Ok(Err(NotPlain)),
-            },
+        } else {
+            self.fixed_rates()
         };
-        if row.iter().any(|&x| x < 0) {
-            return Ok(Err(NotPlain)); // the reference raises its error for a negative count
-        }
-        // count * rate per kind, then ((input + output) + cached) + reasoning, as dollars() adds
-        let usd = (row[0] as f64 * rates[0] + row[1] as f64 * rates[1])
-            + row[2] as f64 * rates[2]
-            + row[3] as f64 * rates[3];
-        totals.dollars.add(usd);
-        if let Some(all) = &mut totals.per_episode {
-            all.push(usd);
-        }
-        Ok(Ok(()))
+        Ok(part.add(&row, k, rates, self.priced()))
     }
 
-    /// The rates of `run`'s model (`""` for a run of `None`), or `None` when the run is not plain
-    /// or `rates_of` has no plain rates for the model.
+    /// The rates of a model (an exact `str`, alive while this runs), asking `rates_of` for a new
+    /// one; `None` when it has no plain rates.
     #[inline(always)]
-    fn run_rates(&mut self, run: *mut ffi::PyObject) -> PyResult<Option<[f64; 4]>> {
-        let py = self.run.ty.py();
-        // SAFETY: `run` is a live object borrowed from its episode.
-        let model = unsafe {
-            if run == ffi::Py_None() {
-                intern!(py, "").as_ptr()
-            } else if let Some([model]) = self.run.slots_of(run) {
-                model
-            } else {
-                return Ok(None);
-            }
-        };
-        if model.is_null() {
-            return Ok(None); // an unset slot: `getattr` would raise
-        }
-        // one comparison per slot, without an early exit to mispredict
-        let hits = (0..RECENT_MODELS).fold(0u32, |hits, i| {
-            hits | (u32::from(self.recent_models[i] == model) << i)
-        });
+    fn model_rates(&mut self, model: usize) -> PyResult<Option<[f64; 4]>> {
+        // one comparison per recent slot, without an early exit to mispredict
+        let hits = self
+            .recent
+            .iter()
+            .enumerate()
+            .fold(0u32, |hits, (i, &slot)| {
+                hits | (u32::from(self.known.get(slot).is_some_and(|k| k.0 == model)) << i)
+            });
         if hits != 0 {
-            return Ok(Some(self.recent_rates[hits.trailing_zeros() as usize]));
+            return Ok(Some(
+                self.known[self.recent[hits.trailing_zeros() as usize]].1,
+            ));
         }
-        self.model_rates(model)
+        self.other_model_rates(model)
     }
 
-    /// [`Reader::run_rates`] for a model object not among the recent ones.
+    /// [`Reader::model_rates`] for a model object not among the recent ones.
     #[inline(never)]
-    fn model_rates(&mut self, model: *mut ffi::PyObject) -> PyResult<Option<[f64; 4]>> {
-        let py = self.run.ty.py();
-        // SAFETY: `model` is live, held by its run or interned; the reference taken keeps it
-        // alive while `rates_of` runs
-        if unsafe { ffi::PyUnicode_CheckExact(model) } == 0 {
-            return Ok(None);
-        }
-        let model = unsafe { Bound::from_borrowed_ptr(py, model) };
-        let rates = match self.model_index.get_item(&model)? {
-            Some(index) => self.model_rates[index.extract::<usize>()?],
+    fn other_model_rates(&mut self, model: usize) -> PyResult<Option<[f64; 4]>> {
+        let slot = match self.known.iter().position(|k| k.0 == model) {
+            Some(slot) => slot,
             None => {
-                let Rates::PerModel(rates_of) = &self.rates else {
-                    unreachable!("runs are read only to price them per model")
-                };
-                self.python_ran = true;
-                let rates = rates_of.call1((&model,))?;
-                if rates.is_none() {
-                    return Ok(None);
-                }
-                let rates: [f64; 4] = rates.extract().map_err(|_| {
-                    PyValueError::new_err("episode_costs: rates_of must return 4 floats or None")
-                })?;
-                self.model_index.set_item(&model, self.model_rates.len())?;
-                self.model_rates.push(rates);
-                rates
-            }
-        };
-        // the oldest entry makes way
-        self.recent_models.rotate_right(1);
-        self.recent_rates.rotate_right(1);
-        self.recent_held.rotate_right(1);
-        self.recent_models[0] = model.as_ptr();
-        self.recent_rates[0] = rates;
-        self.recent_held[0] = Some(model);
-        Ok(Some(rates))
-    }
-}
-
-/// The value of an exact `int` within `i64`; `None` otherwise (a bool, a subclass, a float, an
-/// int beyond `i64`, an unset field).
-#[inline]
-fn int_value(object: *mut ffi::PyObject) -> Option<i64> {
-    // SAFETY: `object` is null or live; on overflow the conversion sets no error.
-    unsafe {
-        if object.is_null() || ffi::PyLong_CheckExact(object) == 0 {
-            return None;
-        }
-        let mut overflow = 0;
-        let v = ffi::PyLong_AsLongLongAndOverflow(object, &mut overflow);
-        (overflow == 0).then_some(v)
-    }
-}
-
-/// The items of the list being read, taken `LEAD` ahead of the reader into a ring (borrowed
-/// pointers, valid while no Python code runs), and the objects the reader will read of them,
-/// loaded into cache in three stages: the episode object `3 * STAGE` episodes ahead, its cost and
-/// run `2 * STAGE` ahead (their addresses are then in cache), the cost's counts and latency
-/// `STAGE` ahead. Each episode then costs about one memory latency spread over the episodes in
-/// flight, rather than five in a row.
-struct Window<'a, 'py> {
-    list: &'a Bound<'py, PyList>,
-    n: usize,
-    ring: [*mut ffi::PyObject; RING],
-}
-
-const LEAD: usize = 3 * STAGE;
-const RING: usize = (LEAD + 1).next_power_of_two();
-
-impl<'a, 'py> Window<'a, 'py> {
-    fn new(list: &'a Bound<'py, PyList>) -> Self {
-        let mut window = Window {
-            list,
-            n: list.len(),
-            ring: [std::ptr::null_mut(); RING],
-        };
-        window.refill(0);
-        window
-    }
-
-    /// Take items `from..from + LEAD` afresh (after Python code ran).
-    fn refill(&mut self, from: usize) {
-        for i in from..(from + LEAD).min(self.n) {
-            self.ring[i % RING] = self.take(i);
-        }
-    }
-
-    fn take(&self, i: usize) -> *mut ffi::PyObject {
-        // SAFETY: a live list; `i < n`, its length while no Python code runs; the item is borrowed
-        unsafe { ffi::PyList_GetItem(self.list.as_ptr(), i as ffi::Py_ssize_t) }
-    }
-
-    /// Item `k` (borrowed), after starting the loads of the items ahead of it.
-    #[inline]
-    fn advance(&mut self, k: usize, reader: &Reader<'_>) -> *mut ffi::PyObject {
-        let ahead = k + LEAD;
-        if ahead < self.n {
-            self.ring[ahead % RING] = self.take(ahead);
-            prefetch(self.ring[ahead % RING]);
-        }
-        if k + 2 * STAGE < self.n {
-            if let Some([_, cost, run]) = reader.episode.slots_of(self.ring[(k + 2 * STAGE) % RING])
-            {
-                prefetch(cost);
-                prefetch(run);
-            }
-        }
-        if k + STAGE < self.n {
-            if let Some([_, cost, _]) = reader.episode.slots_of(self.ring[(k + STAGE) % RING]) {
-                // (the cost is null when unset, else live, held by its episode)
-                if let Some(fields) = (!cost.is_null()).then(|| reader.cost.slots_of(cost)).flatten() {
-                    for field in fields {
-                        prefetch(field);
+                // SAFETY: `model` is a live exact `str`; the reference taken keeps it alive
+                // while `rates_of` runs
+                let model =
+                    unsafe { Bound::from_borrowed_ptr(self.py, model as *mut ffi::PyObject) };
+                let rates = match self.model_index.get_item(&model)? {
+                    Some(index) => self.model_rates[index.extract::<usize>()?],
+                    None => {
+                        let Rates::PerModel(rates_of) = &self.rates else {
+                            unreachable!("runs are read only to price them per model")
+                        };
+                        self.python_ran = true;
+                        let rates = rates_of.call1((&model,))?;
+                        if rates.is_none() {
+                            return Ok(None);
+                        }
+                        let rates: [f64; 4] = rates.extract().map_err(|_| {
+                            PyValueError::new_err(
+                                "episode_costs: rates_of must return 4 floats or None",
+                            )
+                        })?;
+                        self.model_index.set_item(&model, self.model_rates.len())?;
+                        self.model_rates.push(rates);
+                        rates
                     }
+                };
+                if self.known.len() == KNOWN_MODELS {
+                    return Ok(Some(rates)); // (many distinct objects: looked up by value)
                 }
+                self.known.push((model.as_ptr() as usize, rates));
+                self.held.push(model);
+                self.known.len() - 1
             }
-        }
-        self.ring[k % RING]
+        };
+        self.recent.rotate_right(1);
+        self.recent[0] = slot;
+        Ok(Some(self.known[slot].1))
     }
 }
 
@@ -404,42 +780,69 @@ fn episode_costs<'py>(
             per_episode: per_episode.then(|| Vec::with_capacity(n)),
         };
         let (episode_type, cost_type, run_type) = types;
+        let cost_fields = [
+            "input_tokens",
+            "output_tokens",
+            "cached_input_tokens",
+            "reasoning_tokens",
+            "latency_s",
+        ];
+        // SAFETY: the singletons are only compared by address
+        let (none, yes, no) = unsafe { (ffi::Py_None(), ffi::Py_True(), ffi::Py_False()) };
+        let layout = Layout {
+            episode_type: episode_type.as_type_ptr() as usize,
+            episode: SlotLayout::of(&episode_type, ["success", "cost", "run"]),
+            cost_type: cost_type.as_type_ptr() as usize,
+            cost: SlotLayout::of(&cost_type, cost_fields),
+            run_type: run_type.as_type_ptr() as usize,
+            run: SlotLayout::of(&run_type, ["model"]),
+            none: none as usize,
+            yes: yes as usize,
+            no: no as usize,
+            empty: intern!(py, "").as_ptr() as usize,
+            read_runs: matches!(rates, Rates::PerModel(_)),
+        };
         let mut reader = Reader {
-            episode: Class::new(episode_type, ["success", "cost", "run"]),
-            cost: Class::new(
-                cost_type,
-                [
-                    "input_tokens",
-                    "output_tokens",
-                    "cached_input_tokens",
-                    "reasoning_tokens",
-                    "latency_s",
-                ],
-            ),
-            run: Class::new(run_type, ["model"]),
+            py,
+            layout,
             rates,
             model_index: PyDict::new(py),
             model_rates: Vec::new(),
-            recent_models: [std::ptr::null_mut(); RECENT_MODELS],
-            recent_rates: [[0.0; 4]; RECENT_MODELS],
-            recent_held: Default::default(),
+            known: Vec::new(),
+            held: Vec::new(),
+            recent: [usize::MAX; RECENT_MODELS],
             python_ran: false,
         };
-        let mut window = Window::new(episodes);
-        for k in 0..n {
-            let episode = window.advance(k, &reader);
-            if reader.add(episode, k, &mut totals)?.is_err() {
-                return Ok(None);
-            }
-            if std::mem::take(&mut reader.python_ran) {
-                // `rates_of` or a property may have changed the list
-                if episodes.len() != n {
+        let parallel = n >= PARALLEL_FROM
+            && worker_count(0) > 1
+            && layout.episode.is_some()
+            && layout.cost.is_some();
+        // this thread alone reads up to `alone_to`, then two threads a chunk at a time; after a
+        // chunk stopped short, this thread reads on alone for twice as long as the last time
+        // (episodes that keep stopping the helpers cost little more than reading them alone)
+        let mut pilot = PILOT;
+        let (mut k, mut alone_to) = (0, if parallel { pilot } else { n });
+        while k < n {
+            if k < alone_to || n - k < PILOT {
+                let end = if n - k < PILOT { n } else { alone_to.min(n) };
+                if reader
+                    .sequential(episodes, (k, end, n), &mut totals)?
+                    .is_err()
+                {
                     return Ok(None);
                 }
-                window.refill(k + 1);
+                k = end;
+            } else {
+                let end = n.min(k + CHUNK);
+                let stop = reader.parallel_chunk(episodes, (k, end), &mut totals)?;
+                if stop < end {
+                    pilot *= 2;
+                    alone_to = stop + pilot;
+                }
+                k = stop;
             }
         }
-        let priced = !matches!(reader.rates, Rates::None);
+        let priced = reader.priced();
         let out = (
             totals.n_success,
             totals.ungraded,

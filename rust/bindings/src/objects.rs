@@ -42,7 +42,8 @@ impl<const N: usize> SlotLayout<N> {
             if getattro != ffi::PyObject_GenericGetAttr as *mut std::ffi::c_void {
                 return None;
             }
-            let mut member = ffi::PyType_GetSlot(raw, ffi::Py_tp_members) as *const ffi::PyMemberDef;
+            let mut member =
+                ffi::PyType_GetSlot(raw, ffi::Py_tp_members) as *const ffi::PyMemberDef;
             while !member.is_null() && !(*member).name.is_null() {
                 let m = &*member;
                 if m.type_code == ffi::Py_T_OBJECT_EX {

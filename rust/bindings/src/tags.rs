@@ -10,8 +10,8 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyInt, PyList, PyString, PyTuple};
 use pyo3::{ffi, Borrowed};
 
-use crate::parallel::guarded;
 use crate::objects::prefetch;
+use crate::parallel::guarded;
 
 /// How many sentences ahead of use the reader asks the CPU to load: the sentences of a large batch
 /// are small objects scattered over the heap, and their cache misses then overlap instead of
