@@ -453,16 +453,17 @@ const BLOCK: usize = 1 << 11;
 /// after every block was claimed, it reads nothing); this thread waits only for the blocks the
 /// helper claimed, so no object is read once it returns.
 struct Chunk {
-    /// the episodes' addresses (borrowed from the list, read only while a claimed block is)
-    items: Vec<usize>,
-    first: usize,
+    /// the list (its address; its items are read only while a claimed block is)
+    list: usize,
+    start: usize,
+    end: usize,
     layout: Layout,
     known: Vec<(usize, [f64; 4])>,
     fixed: Option<[f64; 4]>,
     priced: bool,
     /// the next block to claim
     next: AtomicUsize,
-    /// the blocks read (`None` for a helper that panicked)
+    /// the blocks read (`None` for a block whose reading panicked)
     blocks: Mutex<Vec<Option<Option<Block>>>>,
     /// how many blocks are read
     done: AtomicUsize,
@@ -470,35 +471,62 @@ struct Chunk {
 
 impl Chunk {
     fn blocks(&self) -> usize {
-        self.items.len().div_ceil(BLOCK)
+        (self.end - self.start).div_ceil(BLOCK)
     }
 
-    /// Claim and read blocks until none is left (a panic is recorded as a missing block, so that
-    /// the GIL-holding thread still waits for the other thread's blocks before it raises).
-    fn work(&self) {
+    /// Claim and read blocks until none is left, calling `after_block` after each. A panic is
+    /// recorded as a missing block, so that the GIL-holding thread still waits for the other
+    /// thread's blocks before it raises.
+    fn work(&self, mut after_block: impl FnMut()) {
+        let mut items = vec![0usize; BLOCK];
         loop {
             let b = self.next.fetch_add(1, Ordering::AcqRel);
             if b >= self.blocks() {
                 return;
             }
-            let items = &self.items[b * BLOCK..self.items.len().min((b + 1) * BLOCK)];
-            let first = self.first + b * BLOCK;
+            let first = self.start + b * BLOCK;
+            let items = &mut items[..BLOCK.min(self.end - first)];
             // SAFETY: the block was claimed before every block was, so the thread that keeps the
-            // GIL is still waiting for it: the items are live and no Python code runs
+            // GIL is still waiting for it: the list is as long as `end`, its items are live and no
+            // Python code runs; taking an item in range only reads the list
             let read = || unsafe {
-                read_block(
-                    &self.layout,
-                    &self.known,
-                    self.fixed,
-                    self.priced,
-                    items,
-                    first,
-                )
+                for (i, item) in items.iter_mut().enumerate() {
+                    let at = (first + i) as ffi::Py_ssize_t;
+                    *item = ffi::PyList_GetItem(self.list as *mut ffi::PyObject, at) as usize;
+                }
+                read_block(&self.layout, &self.known, self.fixed, self.priced, items, first)
             };
             let block = std::panic::catch_unwind(std::panic::AssertUnwindSafe(read)).ok();
             self.blocks.lock().unwrap_or_else(PoisonError::into_inner)[b] = Some(block);
             self.done.fetch_add(1, Ordering::AcqRel);
+            after_block();
         }
+    }
+
+    /// Add the blocks read from `*folded` on, in order, to `totals`, up to the first not read
+    /// yet or the first that stopped short (whose stop `*stop` becomes; nothing is added after
+    /// it).
+    fn fold_ready(
+        &self,
+        folded: &mut usize,
+        stop: &mut Option<usize>,
+        totals: &mut Totals,
+    ) -> PyResult<()> {
+        while stop.is_none() && *folded < self.blocks() {
+            let Some(block) = self.blocks.lock().unwrap_or_else(PoisonError::into_inner)[*folded]
+                .take()
+            else {
+                return Ok(());
+            };
+            let mut block =
+                block.ok_or_else(|| PyRuntimeError::new_err("a cost reading thread failed"))?;
+            totals.fold(&mut block.part);
+            *folded += 1;
+            if block.stop < self.end.min(self.start + *folded * BLOCK) {
+                *stop = Some(block.stop); // the blocks after it are read in vain
+            }
+        }
+        Ok(())
     }
 }
 
@@ -574,15 +602,11 @@ impl<'py> Reader<'py> {
         (start, end): (usize, usize),
         totals: &mut Totals,
     ) -> PyResult<usize> {
-        let items: Vec<usize> = (start..end)
-            // SAFETY: a live list longer than `end`; the items are borrowed, and stay valid while
-            // no Python code runs (none does until every block is read)
-            .map(|i| unsafe { ffi::PyList_GetItem(list.as_ptr(), i as ffi::Py_ssize_t) } as usize)
-            .collect();
-        let blocks = items.len().div_ceil(BLOCK);
+        let blocks = (end - start).div_ceil(BLOCK);
         let chunk = Arc::new(Chunk {
-            items,
-            first: start,
+            list: list.as_ptr() as usize,
+            start,
+            end,
             layout: self.layout,
             known: self.known.clone(),
             fixed: self.fixed_rates(),
@@ -592,24 +616,22 @@ impl<'py> Reader<'py> {
             done: AtomicUsize::new(0),
         });
         let helper = chunk.clone();
-        spawn_on_pool(move || helper.work())?;
-        chunk.work();
+        spawn_on_pool(move || helper.work(|| {}))?;
+        // this thread adds up the blocks read so far after each of its own (the additions run
+        // while the next block's objects arrive), and any error waits for every block
+        let (mut folded, mut stop, mut failed) = (0, None, Ok(()));
+        chunk.work(|| {
+            if failed.is_ok() {
+                failed = chunk.fold_ready(&mut folded, &mut stop, totals);
+            }
+        });
         // every block is claimed; wait for those the helper is reading
         while chunk.done.load(Ordering::Acquire) < blocks {
             std::thread::yield_now();
         }
-        let read =
-            std::mem::take(&mut *chunk.blocks.lock().unwrap_or_else(PoisonError::into_inner));
-        for (b, block) in read.into_iter().enumerate() {
-            let mut block = block
-                .flatten()
-                .ok_or_else(|| PyRuntimeError::new_err("a cost reading thread failed"))?;
-            totals.fold(&mut block.part);
-            if block.stop < end.min(start + (b + 1) * BLOCK) {
-                return Ok(block.stop); // the blocks after it were read in vain
-            }
-        }
-        Ok(end)
+        failed?;
+        chunk.fold_ready(&mut folded, &mut stop, totals)?;
+        Ok(stop.unwrap_or(end))
     }
 
     /// Add one episode to `part` (`k`: its index). `episode` is borrowed from the list: no Python
