@@ -100,6 +100,8 @@ struct Layout {
     no: usize,
     /// the interned `""`: the model of a run of `None`
     empty: usize,
+    /// the `int` 0 every zero count is (CPython keeps one object of each small `int`)
+    zero: usize,
     read_runs: bool,
 }
 
@@ -150,6 +152,9 @@ impl Layout {
         };
         row.flags |= COST;
         for (x, &count) in row.tokens.iter_mut().zip(&fields[..4]) {
+            if count as usize == self.zero {
+                continue; // (counts of zero are common: no call needed)
+            }
             match int_value(count) {
                 Some(v) => *x = v,
                 None => return Read::NotPlain,
@@ -494,7 +499,14 @@ impl Chunk {
                     let at = (first + i) as ffi::Py_ssize_t;
                     *item = ffi::PyList_GetItem(self.list as *mut ffi::PyObject, at) as usize;
                 }
-                read_block(&self.layout, &self.known, self.fixed, self.priced, items, first)
+                read_block(
+                    &self.layout,
+                    &self.known,
+                    self.fixed,
+                    self.priced,
+                    items,
+                    first,
+                )
             };
             let block = std::panic::catch_unwind(std::panic::AssertUnwindSafe(read)).ok();
             self.blocks.lock().unwrap_or_else(PoisonError::into_inner)[b] = Some(block);
@@ -513,8 +525,8 @@ impl Chunk {
         totals: &mut Totals,
     ) -> PyResult<()> {
         while stop.is_none() && *folded < self.blocks() {
-            let Some(block) = self.blocks.lock().unwrap_or_else(PoisonError::into_inner)[*folded]
-                .take()
+            let Some(block) =
+                self.blocks.lock().unwrap_or_else(PoisonError::into_inner)[*folded].take()
             else {
                 return Ok(());
             };
@@ -809,7 +821,8 @@ fn episode_costs<'py>(
             "reasoning_tokens",
             "latency_s",
         ];
-        // SAFETY: the singletons are only compared by address
+        let zero = 0i64.into_pyobject(py)?; // (held until the reading is done)
+                                            // SAFETY: the singletons are only compared by address
         let (none, yes, no) = unsafe { (ffi::Py_None(), ffi::Py_True(), ffi::Py_False()) };
         let layout = Layout {
             episode_type: episode_type.as_type_ptr() as usize,
@@ -822,6 +835,7 @@ fn episode_costs<'py>(
             yes: yes as usize,
             no: no as usize,
             empty: intern!(py, "").as_ptr() as usize,
+            zero: zero.as_ptr() as usize,
             read_runs: matches!(rates, Rates::PerModel(_)),
         };
         let mut reader = Reader {
