@@ -20,8 +20,8 @@ use pyo3::prelude::*;
 use pyo3::types::{PyFloat, PyList};
 use pyo3::{ffi, Borrowed};
 use scorekit_kernels::anls::{assign, Arena, Key, Kind, Leaf, Node, ScoreError, Scorer, NULL};
-use scorekit_kernels::bootstrap::Summation;
 
+use crate::bootstrap::summation;
 use crate::parallel::guarded;
 use crate::tags::exact_str_bytes;
 
@@ -478,11 +478,7 @@ impl AnlsBatch {
                     "one similarity per leaf pair expected",
                 ));
             }
-            let summation = if compensated {
-                Summation::Compensated
-            } else {
-                Summation::Sequential
-            };
+            let summation = summation(compensated);
             let failure: RefCell<Option<PyErr>> = RefCell::new(None);
             let equal_others = |a: u32, b: u32| -> Option<bool> {
                 let result = self

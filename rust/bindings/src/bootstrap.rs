@@ -24,7 +24,8 @@ fn statistics<'py>(
     Ok(py.detach(kernel).map_err(value_error)?.into_pyarray(py))
 }
 
-fn summation(compensated: bool) -> Summation {
+/// How `sum` adds floats in the calling interpreter (`compensated`: CPython >= 3.12).
+pub(crate) fn summation(compensated: bool) -> Summation {
     if compensated {
         Summation::Compensated
     } else {

@@ -33,8 +33,9 @@ use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple, PyType};
 use pyo3::{ffi, intern};
-use scorekit_kernels::bootstrap::{RunningSum, Summation};
+use scorekit_kernels::bootstrap::RunningSum;
 
+use crate::bootstrap::summation;
 use crate::objects::{prefetch, SlotLayout};
 use crate::parallel::{guarded, spawn_on_pool, worker_count};
 
@@ -798,11 +799,7 @@ fn episode_costs<'py>(
                 "episode_costs: per-episode dollars need rates",
             ));
         }
-        let summation = if compensated {
-            Summation::Compensated
-        } else {
-            Summation::Sequential
-        };
+        let summation = summation(compensated);
         let n = episodes.len();
         let mut totals = Totals {
             n_success: 0,

@@ -12,10 +12,10 @@ use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString};
 use pyo3::{ffi, Borrowed};
 use rayon::prelude::*;
-use scorekit_kernels::bootstrap::Summation;
 use scorekit_kernels::levenshtein::is_python_whitespace;
 use scorekit_kernels::rover::{self, RoverBatch, Workspace};
 
+use crate::bootstrap::summation;
 use crate::objects::prefetch;
 use crate::parallel::{guarded, items_per_task, run_detached, slice, SERIAL_BELOW};
 
@@ -95,11 +95,7 @@ fn rover_mean_agreements<'py>(
         let c = slice(&confs, "confs")?;
         let e = slice(&engine_offsets, "engine_offsets")?;
         let i = slice(&item_offsets, "item_offsets")?;
-        let summation = if compensated {
-            Summation::Compensated
-        } else {
-            Summation::Sequential
-        };
+        let summation = summation(compensated);
         let means = run_detached(py, threads, || {
             let batch = RoverBatch::new(t, c, e, i, conf_weight, null_conf, max_tokens, summation)?;
             let n = batch.len();
