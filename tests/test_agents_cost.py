@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import json
 import math
+import pickle
 import random
+import subprocess
+import sys
+import weakref
 
 import numpy as np
 import pytest
@@ -455,6 +461,136 @@ def test_reader_requires_true_slots():
     assert reader([Episode(task_id="a", success=True, cost=Shadowed(1))]) is None   # not exactly Cost
     unset = object.__new__(Cost)                  # slots never set: getattr would raise
     assert reader([Episode(task_id="a", success=True, cost=unset)]) is None
+
+
+# --- the episode's tally of its cost, and the sealed Cost it relies on ---------------------------
+
+def test_cost_fields_are_sealed_once_built():
+    c = Cost(1, 2, latency_s=0.5)
+    for attempt in (lambda: setattr(c, "input_tokens", 5), lambda: object.__setattr__(c, "input_tokens", 5),
+                    lambda: object.__delattr__(c, "latency_s"), lambda: delattr(c, "output_tokens")):
+        with pytest.raises(dataclasses.FrozenInstanceError, match="cannot (assign to|delete) field"):
+            attempt()
+    assert (c.input_tokens, c.output_tokens, c.latency_s) == (1, 2, 0.5)
+    # copies are built afresh, field by field: they work, and are sealed too
+    for copied in (copy.copy(c), copy.deepcopy(c), pickle.loads(pickle.dumps(c)), dataclasses.replace(c)):
+        assert copied == c and hash(copied) == hash(c) and copied is not c
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            object.__setattr__(copied, "input_tokens", 9)
+    half = object.__new__(Cost)                   # an unset field can be set, once
+    object.__setattr__(half, "input_tokens", 3)
+    with pytest.raises(AttributeError, match="'Cost' object has no attribute 'output_tokens'"):
+        half.output_tokens
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        object.__setattr__(half, "input_tokens", 4)
+    field = type(c).__dict__["input_tokens"]
+    assert Cost.input_tokens is field and "sealed field 'input_tokens' of 'Cost'" in repr(field)
+    with pytest.raises(TypeError, match="doesn't apply to a 'Episode' object"):
+        field.__get__(Episode(), Episode)
+
+
+def test_episode_tally_follows_every_write_of_its_cost():
+    run = RunProvenance(model="x")
+    e = Episode(task_id="a", success=True, cost=Cost(1, 2, latency_s=0.5), run=run)
+    rates = (1.0, 10.0, 100.0, 1000.0)
+    assert reader([e], rates) == (1, [], 1, 0.5, 3, 21.0, None)
+    e.cost = Cost(3, latency_s=2.0)
+    assert reader([e], rates) == (1, [], 1, 2.0, 3, 3.0, None)
+    object.__setattr__(e, "cost", Cost(reasoning_tokens=2))        # the same slot, the same tally
+    assert reader([e], rates) == (1, [], 0, 0.0, 2, 2000.0, None)
+    e.cost = None
+    assert reader([e], rates) == (1, [], 0, 0.0, 0, 0.0, None)
+    e.cost = ekb.Cost(1)                                           # not plain: handed back
+    assert reader([e], rates) is None
+    del e.cost                                                     # unset: getattr would raise
+    assert reader([e], rates) is None
+    with pytest.raises(AttributeError, match="'Episode' object has no attribute 'cost'"):
+        e.cost
+    with pytest.raises(AttributeError):
+        del e.cost
+    e.cost = Cost(7)
+    assert reader([e], rates) == (1, [], 0, 0.0, 7, 7.0, None)
+
+
+def test_a_cost_assigned_before_it_was_built_is_never_read_from_the_tally(monkeypatch):
+    half = object.__new__(Cost)
+    e = Episode(task_id="a", success=True, cost=half, run=RunProvenance(model="x"))
+    for name, value in zip(("input_tokens", "output_tokens", "cached_input_tokens", "reasoning_tokens",
+                            "retries", "latency_s"), (5, 6, 0, 0, 0, 1.0)):
+        object.__setattr__(half, name, value)
+    assert reader([e]) is None                                      # the tally said "not plain"
+    assert_paths_agree(monkeypatch, [e], price=per_million(1.0, 2.0))
+    assert cost_report([e])["total_tokens"] == 11
+    e.cost = half                                                   # assigned again, now complete
+    assert reader([e]) == (1, [], 1, 1.0, 11, None, None)
+
+
+class Noted(Episode):
+    """An episode subclass with a ``__dict__`` (module-level: pickled by the tests)."""
+
+
+class Slotted(Episode):
+    """An episode subclass with a slot of its own."""
+    __slots__ = ("extra",)
+
+
+def test_episodes_copy_and_pickle_with_their_tally():
+    eps = [Episode(task_id="a", success=False, cost=Cost(1, 2, 3, 4, latency_s=0.25), run=RunProvenance(model="m"))]
+    noted = Noted(task_id="n", success=True, cost=Cost(4))
+    noted.note = "kept"
+    slotted = Slotted(task_id="s", success=None, cost=Cost(8))
+    slotted.extra = [1]
+    for copier in (copy.copy, copy.deepcopy, lambda x: pickle.loads(pickle.dumps(x))):
+        copies = [copier(e) for e in eps]
+        assert copies == eps and reader(copies) == reader(eps) == (0, [], 1, 0.25, 10, None, None)
+        n, sl = copier(noted), copier(slotted)
+        assert type(n) is Noted and n == noted and n.note == "kept"
+        assert type(sl) is Slotted and sl == slotted and sl.extra == [1]
+        assert reader([n, sl]) == (1, [1], 0, 0.0, 12, None, None)
+    e = eps[0]
+    assert weakref.ref(e)() is e
+    # the slots the report reads come first; the constructor's order is the reference's
+    assert Episode.__slots__[:2] == ("success", "run")
+    assert [f.name for f in dataclasses.fields(Episode)] == [f.name for f in dataclasses.fields(ekb.Episode)]
+    assert Episode("t", None, "out").output == "out"
+
+
+def test_tallying_needs_a_sealed_cost_and_the_compiled_base():
+    loose = dataclasses.make_dataclass("Loose", [(n, int, 0) for n in ("input_tokens", "output_tokens",
+                                       "cached_input_tokens", "reasoning_tokens", "latency_s")], slots=True)
+    plain = dataclasses.make_dataclass("Plain", [("cost", object, None)], slots=True)
+    tallied = type("Tallied", (C._core.EpisodeTally,), {"__slots__": ("cost",)})
+    with pytest.raises(TypeError, match="must derive from EpisodeTally"):
+        C._core.tally_episode_cost(plain, Cost)
+    with pytest.raises(TypeError, match="must be sealed first"):
+        C._core.tally_episode_cost(tallied, loose)
+    with pytest.raises(TypeError, match='Loose has no object slot "nope"'):
+        C._core.seal_fields(loose, ["nope"], dataclasses.FrozenInstanceError)
+    C._core.seal_fields(Cost, ["input_tokens"], dataclasses.FrozenInstanceError)   # already sealed: a no-op
+    assert type(Cost.__dict__["input_tokens"]).__name__ == "SlotField"
+
+
+def test_without_the_compiled_core_episodes_are_plain_slotted_dataclasses():
+    code = """
+import sys, warnings
+sys.modules["scorekit._core"] = None
+warnings.simplefilter("ignore")
+import copy, pickle
+from dataclasses import FrozenInstanceError
+from scorekit.agents import Cost, Episode, cost_report, per_million
+e = Episode("t", cost=Cost(1, 2, latency_s=0.5), success=True)
+assert Episode.__mro__[1:] == (object,) and Episode.__slots__[:2] == ("success", "run")
+assert type(Episode.__dict__["cost"]).__name__ == "member_descriptor"
+assert pickle.loads(pickle.dumps(e)) == e == copy.copy(e)
+try:
+    e.cost.input_tokens = 3
+except FrozenInstanceError:
+    pass
+r = cost_report([e], price=per_million(1.0, 2.0))
+print(r["total_tokens"], r["total_dollars"], r["mean_latency_s"])
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["3", repr(1 * 1e-6 + 2 * 2e-6), "0.5"]
 
 
 def long_suite(rng, n, models=MODELS, late=None):

@@ -11,19 +11,19 @@
 //! must reproduce (the tests compare the two on random episodes).
 //!
 //! The time goes to fetching scattered objects from memory, not to arithmetic, so:
-//! - the three classes keep their fields in `__slots__`, and the reader takes them at their
-//!   offsets ([`SlotLayout`]); episodes of other classes (subclasses, duck-typed episodes) are
-//!   read with `getattr`;
-//! - it starts loading the objects of the episodes ahead while it reads one
-//!   ([`Layout::prefetch_stages`]);
+//! - the classes keep their fields in `__slots__`, and the reader takes them at their offsets
+//!   ([`SlotLayout`]); an `Episode` also keeps its cost's counts and latency in a [`Tally`] inside
+//!   the object, next to its `success` and `run` slots, so the reader fetches one object an
+//!   episode (runs are few, and stay in cache); episodes of other classes (subclasses,
+//!   duck-typed episodes) are read with `getattr`;
+//! - it starts loading the episodes ahead while it reads one ([`Layout::prefetch_ahead`]);
 //! - on a machine with more than one core, long lists are read a chunk at a time by this thread,
 //!   which keeps the GIL, and a helper from the pool, each claiming the next block of the chunk
-//!   ([`Chunk`]). The helper only reads memory and calls the C API's readers of exact `int` and
-//!   `float` objects, which change nothing; no Python code runs anywhere meanwhile, and this
-//!   thread returns only once every block the helper claimed is read. Each block adds up into a
-//!   [`Part`], whose dollars and latencies are then summed in episode order. Wherever an episode
-//!   needs Python (a model met for the first time, an episode read by `getattr`), this thread
-//!   reads on alone from that episode.
+//!   ([`Chunk`]). The helper only reads memory, which changes nothing; no Python code runs
+//!   anywhere meanwhile, and this thread returns only once every block the helper claimed is
+//!   read. Each block adds up into a [`Part`], whose dollars and latencies are then summed in
+//!   episode order. Wherever an episode needs Python (a model met for the first time, an episode
+//!   read by `getattr`), this thread reads on alone from that episode.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -38,13 +38,12 @@ use scorekit_kernels::bootstrap::RunningSum;
 use crate::bootstrap::summation;
 use crate::objects::{prefetch, SlotLayout};
 use crate::parallel::{guarded, spawn_on_pool, worker_count};
+use crate::tally::{tallied, tally_of, CostLayout, CostState, Tally, COST_FIELDS};
 
 /// Slots of [`Reader::recent_models`].
 const RECENT_MODELS: usize = 4;
-/// Episodes between the stages of [`Layout::prefetch_stages`].
-const STAGE: usize = 8;
-/// How far ahead of the reader the items of the list are taken.
-const LEAD: usize = 3 * STAGE;
+/// How far ahead of the reader episodes are fetched, and the items of the list taken.
+const LEAD: usize = 16;
 /// Size of the ring of items [`Window`] keeps.
 const RING: usize = (LEAD + 1).next_power_of_two();
 /// Lists shorter than this are read by this thread alone (handing work over costs more).
@@ -91,9 +90,11 @@ struct NotPlain;
 #[derive(Clone, Copy)]
 struct Layout {
     episode_type: usize,
-    episode: Option<SlotLayout<3>>,
-    cost_type: usize,
-    cost: Option<SlotLayout<5>>,
+    /// the `success` and `run` slots of the `Episode` class and where its instances keep their
+    /// cost's [`Tally`], when the class keeps one
+    episode: Option<EpisodeLayout>,
+    /// the plain cost class (to read costs got with `getattr`)
+    cost: Option<CostLayout>,
     run_type: usize,
     run: Option<SlotLayout<1>>,
     none: usize,
@@ -101,24 +102,45 @@ struct Layout {
     no: usize,
     /// the interned `""`: the model of a run of `None`
     empty: usize,
-    /// the `int` 0 every zero count is (CPython keeps one object of each small `int`)
-    zero: usize,
     read_runs: bool,
 }
 
+/// Where an `Episode` keeps what the report reads of it.
+#[derive(Clone, Copy)]
+struct EpisodeLayout {
+    /// `success` and `run`
+    slots: SlotLayout<2>,
+    tally: usize,
+    /// the last byte read, from the object's start: the reader fetches the object's lines up to it
+    last_byte: usize,
+}
+
 impl Layout {
-    /// The row of `episode`, when it is of the slotted `Episode` class.
+    /// The row of `episode`, when it is of the `Episode` class with a tally.
     ///
     /// # Safety
     /// `episode` is live, and nothing changes or frees the objects it reaches while this runs.
     #[inline(always)]
     unsafe fn read(&self, episode: *mut ffi::PyObject) -> Read {
         match self.episode {
-            Some(slots) if ffi::Py_TYPE(episode) as usize == self.episode_type => {
-                let [success, cost, run] = slots.fields(episode);
-                self.row(success, cost, run)
+            Some(layout) if ffi::Py_TYPE(episode) as usize == self.episode_type => {
+                let [success, run] = layout.slots.fields(episode);
+                self.row(success, tally_of(episode, layout.tally).load(), run)
             }
             _ => Read::Other,
+        }
+    }
+
+    /// What `cost` (a field got with `getattr`: null when it raised) is.
+    ///
+    /// # Safety
+    /// `cost` is null or live, and nothing changes it while this runs.
+    unsafe fn cost_state(&self, cost: *mut ffi::PyObject) -> CostState {
+        match self.cost {
+            Some(layout) => layout.state(cost),
+            None if cost.is_null() => CostState::Unset,
+            None if cost as usize == self.none => CostState::Absent,
+            None => CostState::Other,
         }
     }
 
@@ -131,10 +153,10 @@ impl Layout {
     unsafe fn row(
         &self,
         success: *mut ffi::PyObject,
-        cost: *mut ffi::PyObject,
+        cost: CostState,
         run: *mut ffi::PyObject,
     ) -> Read {
-        if success.is_null() || cost.is_null() {
+        if success.is_null() {
             return Read::NotPlain;
         }
         let mut row = Row::default();
@@ -144,33 +166,15 @@ impl Layout {
             s if s == self.no => {}
             _ => return Read::NotPlain,
         }
-        if cost as usize == self.none {
-            return Read::Row(row);
-        }
-        let fields = match self.cost {
-            Some(slots) if ffi::Py_TYPE(cost) as usize == self.cost_type => slots.fields(cost),
-            _ => return Read::NotPlain,
+        let (tokens, latency) = match cost {
+            CostState::Absent => return Read::Row(row),
+            CostState::Plain { tokens, latency } => (tokens, latency),
+            CostState::Unset | CostState::Other => return Read::NotPlain,
         };
         row.flags |= COST;
-        for (x, &count) in row.tokens.iter_mut().zip(&fields[..4]) {
-            if count as usize == self.zero {
-                continue; // (counts of zero are common: no call needed)
-            }
-            match int_value(count) {
-                Some(v) => *x = v,
-                None => return Read::NotPlain,
-            }
-        }
-        let latency = fields[4];
-        if latency.is_null() {
-            return Read::NotPlain;
-        }
-        if latency as usize != self.none {
-            if ffi::PyFloat_CheckExact(latency) == 0 {
-                return Read::NotPlain;
-            }
-            // (an exact float's value cannot fail to convert)
-            row.latency = ffi::PyFloat_AsDouble(latency);
+        row.tokens = tokens;
+        if let Some(latency) = latency {
+            row.latency = latency;
             row.flags |= LATENCY;
         }
         if self.read_runs {
@@ -194,61 +198,26 @@ impl Layout {
         Read::Row(row)
     }
 
-    /// Start loading, in three stages, the objects of the episodes ahead of episode `k` (`item`:
-    /// an episode's address, for indices below `len`): the episode object `3 * STAGE` ahead, its
-    /// cost and run `2 * STAGE` ahead (their addresses are then in cache), the cost's counts and
-    /// latency `STAGE` ahead. An episode then costs about one memory latency shared among the
-    /// episodes in flight, rather than several in a row.
+    /// Start loading the episode `LEAD` ahead of episode `k` (`item`: an episode's address, for
+    /// indices below `len`): the lines of the object up to its last byte read. Its run is one of
+    /// a few, already in cache. An episode then costs about one memory latency shared among the
+    /// episodes in flight, rather than one in a row.
     ///
     /// # Safety
     /// The items below `len` are live and unchanged while this runs.
     #[inline(always)]
-    unsafe fn prefetch_stages(
+    unsafe fn prefetch_ahead(
         &self,
         k: usize,
         len: usize,
         item: impl Fn(usize) -> *mut ffi::PyObject,
     ) {
-        if k + LEAD < len {
-            prefetch(item(k + LEAD));
-        }
-        let episode_slots = |i: usize| match self.episode {
-            Some(slots) if i < len && ffi::Py_TYPE(item(i)) as usize == self.episode_type => {
-                Some(slots.fields(item(i)))
-            }
-            _ => None,
-        };
-        if let Some([_, cost, run]) = episode_slots(k + 2 * STAGE) {
-            prefetch(cost);
-            prefetch(run);
-        }
-        if let Some([_, cost, _]) = episode_slots(k + STAGE) {
-            match self.cost {
-                Some(slots) if !cost.is_null() && ffi::Py_TYPE(cost) as usize == self.cost_type => {
-                    for field in slots.fields(cost) {
-                        prefetch(field);
-                    }
-                }
-                _ => {}
-            }
+        if let (Some(layout), true) = (self.episode, k + LEAD < len) {
+            let episode = item(k + LEAD) as *const u8;
+            prefetch(episode);
+            prefetch(episode.wrapping_add(layout.last_byte));
         }
     }
-}
-
-/// The value of an exact `int` within `i64`; `None` otherwise (a bool, a subclass, a float, an
-/// int beyond `i64`, an unset field).
-///
-/// # Safety
-/// `object` is null or live and unchanged while this runs (converting an exact `int` only reads
-/// it, and reports an overflow without setting an error).
-#[inline(always)]
-unsafe fn int_value(object: *mut ffi::PyObject) -> Option<i64> {
-    if object.is_null() || ffi::PyLong_CheckExact(object) == 0 {
-        return None;
-    }
-    let mut overflow = 0;
-    let v = ffi::PyLong_AsLongLongAndOverflow(object, &mut overflow);
-    (overflow == 0).then_some(v)
 }
 
 /// The rates an episode's cost is priced at.
@@ -386,7 +355,7 @@ impl<'a, 'py> Window<'a, 'py> {
         }
         let ring = &self.ring;
         // SAFETY: the ring holds the items up to `LEAD` ahead, taken since Python code last ran
-        unsafe { layout.prefetch_stages(k, self.end, |i| ring[i % RING]) };
+        unsafe { layout.prefetch_ahead(k, self.end, |i| ring[i % RING]) };
         self.ring[k % RING]
     }
 }
@@ -418,7 +387,7 @@ unsafe fn read_block(
         ..Part::default()
     };
     for k in 0..items.len() {
-        layout.prefetch_stages(k, items.len(), |i| items[i] as *mut ffi::PyObject);
+        layout.prefetch_ahead(k, items.len(), |i| items[i] as *mut ffi::PyObject);
         let Read::Row(row) = layout.read(items[k] as *mut ffi::PyObject) else {
             return Block {
                 part,
@@ -683,7 +652,10 @@ impl<'py> Reader<'py> {
                     .each_ref()
                     .map(|f| f.as_ref().map_or(std::ptr::null_mut(), Bound::as_ptr));
                 // SAFETY: the fields are held by `owned`
-                unsafe { self.layout.row(success, cost, run) }
+                unsafe {
+                    let cost = self.layout.cost_state(cost);
+                    self.layout.row(success, cost, run)
+                }
             }
             read => read,
         };
@@ -811,28 +783,36 @@ fn episode_costs<'py>(
             per_episode: per_episode.then(|| Vec::with_capacity(n)),
         };
         let (episode_type, cost_type, run_type) = types;
-        let cost_fields = [
-            "input_tokens",
-            "output_tokens",
-            "cached_input_tokens",
-            "reasoning_tokens",
-            "latency_s",
-        ];
-        let zero = 0i64.into_pyobject(py)?; // (held until the reading is done)
-                                            // SAFETY: the singletons are only compared by address
+        // SAFETY: the singletons are only compared by address
         let (none, yes, no) = unsafe { (ffi::Py_None(), ffi::Py_True(), ffi::Py_False()) };
+        let episode = match (
+            SlotLayout::of(&episode_type, ["success", "run"]),
+            tallied(&episode_type, &cost_type),
+        ) {
+            (Some(slots), Some((tally, _))) => {
+                let [success, run] = slots.offsets();
+                let tally_end = tally + std::mem::size_of::<Tally>();
+                Some(EpisodeLayout {
+                    slots,
+                    tally,
+                    last_byte: (success + 8).max(run + 8).max(tally_end) - 1,
+                })
+            }
+            _ => None,
+        };
         let layout = Layout {
             episode_type: episode_type.as_type_ptr() as usize,
-            episode: SlotLayout::of(&episode_type, ["success", "cost", "run"]),
-            cost_type: cost_type.as_type_ptr() as usize,
-            cost: SlotLayout::of(&cost_type, cost_fields),
+            episode,
+            cost: SlotLayout::of(&cost_type, COST_FIELDS).map(|fields| CostLayout {
+                cost_type: cost_type.as_type_ptr() as usize,
+                fields,
+            }),
             run_type: run_type.as_type_ptr() as usize,
             run: SlotLayout::of(&run_type, ["model"]),
             none: none as usize,
             yes: yes as usize,
             no: no as usize,
             empty: intern!(py, "").as_ptr() as usize,
-            zero: zero.as_ptr() as usize,
             read_runs: matches!(rates, Rates::PerModel(_)),
         };
         let mut reader = Reader {
@@ -846,10 +826,7 @@ fn episode_costs<'py>(
             recent: [usize::MAX; RECENT_MODELS],
             python_ran: false,
         };
-        let parallel = n >= PARALLEL_FROM
-            && worker_count(0) > 1
-            && layout.episode.is_some()
-            && layout.cost.is_some();
+        let parallel = n >= PARALLEL_FROM && worker_count(0) > 1 && layout.episode.is_some();
         // this thread alone reads up to `alone_to`, then two threads a chunk at a time; after a
         // chunk stopped short, this thread reads on alone for twice as long as the last time
         // (episodes that keep stopping the helpers cost little more than reading them alone)

@@ -32,6 +32,7 @@ mod parallel;
 mod records;
 mod rover;
 mod tags;
+mod tally;
 mod text_pair;
 mod tree;
 
@@ -56,6 +57,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     records::register(m)?;
     bootstrap::register(m)?;
     episodes::register(m)?;
+    tally::register(m)?;
     isotonic::register(m)?;
     conformal::register(m)?;
     arrow_text::register(m)?;

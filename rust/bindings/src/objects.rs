@@ -7,6 +7,8 @@ use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::PyType;
 
+use crate::tally::SlotField;
+
 /// The byte offsets of named object slots of one class, in the order they were asked for.
 ///
 /// They hold for instances of exactly that class: a caller checks an object's type before
@@ -19,14 +21,16 @@ pub struct SlotLayout<const N: usize> {
 impl<const N: usize> SlotLayout<N> {
     /// The layout of `names` in `ty`, or `None` (read those attributes with `getattr`) unless `ty`
     /// is a heap type with the generic attribute lookup whose class attributes `names` are still
-    /// their own member descriptors (not, say, properties put in their place) of object slots:
-    /// then reading the slots gives exactly what `getattr` gives.
+    /// their own member descriptors, or [`SlotField`]s of `ty` (not, say, properties put in their
+    /// place), of object slots: then reading the slots gives exactly what `getattr` gives.
     pub fn of(ty: &Bound<'_, PyType>, names: [&str; N]) -> Option<Self> {
         let py = ty.py();
         let namespace = ty.getattr(intern!(py, "__dict__")).ok()?;
         for name in names {
             let descriptor = namespace.get_item(name).ok()?;
-            if descriptor.get_type().name().ok()?.to_str().ok()? != "member_descriptor" {
+            let is_member =
+                descriptor.get_type().name().ok()?.to_str().ok()? == "member_descriptor";
+            if !is_member && !SlotField::stands_for_slot_of(&descriptor, ty) {
                 return None;
             }
         }
@@ -60,6 +64,11 @@ impl<const N: usize> SlotLayout<N> {
             *o = found?;
         }
         Some(SlotLayout { offsets: out })
+    }
+
+    /// The byte offsets, in the order the names were given.
+    pub fn offsets(&self) -> [usize; N] {
+        self.offsets
     }
 
     /// The references in `object`'s slots, borrowed from it (null for an unset slot).
