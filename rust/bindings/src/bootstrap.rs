@@ -5,8 +5,9 @@ use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use scorekit_kernels::bootstrap::{self, BootstrapError, Mt19937, Summation};
+use scorekit_kernels::one_thread;
 
-use crate::parallel::{guarded, slice};
+use crate::parallel::{guarded, run_detached, slice, two_threads, worker_count};
 
 fn generator(state: &PyReadonlyArray1<'_, u32>, pos: usize) -> PyResult<Mt19937> {
     Mt19937::from_state(slice(state, "state")?, pos).map_err(value_error)
@@ -16,12 +17,26 @@ fn value_error(e: BootstrapError) -> PyErr {
     PyValueError::new_err(e.to_string())
 }
 
-/// Run a resampling kernel without the GIL; its statistics as an array.
+/// Below this many draws (values × resamples) a bootstrap runs on one thread: a round of
+/// drawing beside summing would be too short to hand to a second thread.
+const TWO_THREADS_FROM_DRAWS: usize = 1 << 20;
+
+/// A [`scorekit_kernels::Join`] as a plain function.
+type JoinFn = fn(&mut (dyn FnMut() + Send), &mut (dyn FnMut() + Send));
+
+/// Run a resampling kernel of `draws` draws without the GIL, on two threads of the pool when
+/// there is that much work and a second core; its statistics as an array.
 fn statistics<'py>(
     py: Python<'py>,
-    kernel: impl FnOnce() -> Result<Vec<f64>, BootstrapError> + Send,
+    draws: usize,
+    kernel: impl FnOnce(JoinFn) -> Result<Vec<f64>, BootstrapError> + Send,
 ) -> PyResult<Bound<'py, PyArray1<f64>>> {
-    Ok(py.detach(kernel).map_err(value_error)?.into_pyarray(py))
+    let stats = if draws >= TWO_THREADS_FROM_DRAWS && worker_count(0) > 1 {
+        run_detached(py, 0, || kernel(two_threads))?
+    } else {
+        py.detach(|| kernel(one_thread))
+    };
+    Ok(stats.map_err(value_error)?.into_pyarray(py))
 }
 
 /// How `sum` adds floats in the calling interpreter (`compensated`: CPython >= 3.12).
@@ -49,8 +64,8 @@ fn bootstrap_means<'py>(
     guarded(|| {
         let v = slice(&values, "values")?;
         let mt = generator(&state, pos)?;
-        statistics(py, || {
-            bootstrap::bootstrap_means(v, mt, resamples, summation(compensated))
+        statistics(py, v.len().saturating_mul(resamples), |join| {
+            bootstrap::bootstrap_means(v, mt, resamples, summation(compensated), join)
         })
     })
 }
@@ -72,8 +87,8 @@ fn bootstrap_ratios<'py>(
         let c = slice(&costs, "costs")?;
         let w = slice(&wins, "wins")?;
         let mt = generator(&state, pos)?;
-        statistics(py, || {
-            bootstrap::bootstrap_ratios(c, w, mt, resamples, summation(compensated))
+        statistics(py, c.len().saturating_mul(resamples), |join| {
+            bootstrap::bootstrap_ratios(c, w, mt, resamples, summation(compensated), join)
         })
     })
 }

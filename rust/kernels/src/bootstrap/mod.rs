@@ -19,6 +19,8 @@
 //! time through a bounded buffer (their eight running sums are independent, so the additions of
 //! different resamples overlap while each resample's own order is kept).
 
+use crate::Join;
+
 /// Words of MT19937 state.
 pub const STATE_WORDS: usize = 624;
 const SHIFT_M: usize = 397;
@@ -27,8 +29,11 @@ const UPPER_MASK: u32 = 0x8000_0000;
 const LOWER_MASK: u32 = 0x7fff_ffff;
 /// Resamples summed side by side.
 const LANES: usize = 8;
-/// Most indices buffered at once (4 bytes each); longer inputs resample one at a time.
+/// Most indices of one group buffered (4 bytes each); longer inputs resample one at a time.
 const MAX_BUFFERED: usize = 1 << 21;
+/// Indices drawn in one batch (when a group is shorter): a round of drawing and summing is long
+/// enough that handing it to two threads costs little.
+const BATCH: usize = 1 << 18;
 
 /// Errors of the bootstrap kernels (the message names the argument).
 #[derive(Debug, Clone, PartialEq)]
@@ -68,6 +73,7 @@ impl Mt19937 {
 
     /// Regenerate all 624 words (`genrand_uint32`'s refill), in three runs that each read only
     /// words already final or not yet rewritten (so each run vectorises).
+    #[inline(always)]
     fn twist(&mut self) {
         #[inline(always)]
         fn mix(upper: u32, lower: u32, far: u32) -> u32 {
@@ -124,26 +130,119 @@ fn temper(mut y: u32) -> u32 {
 /// none remain) to the front of `out`, which has room for all those words; returns their number.
 /// `shift` is `32 - n.bit_length()`.
 fn accept_into(mt: &mut Mt19937, n: u32, shift: u32, out: &mut [u32]) -> usize {
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("popcnt") {
+        // SAFETY: the processor supports AVX2 and POPCNT (checked just above)
+        return unsafe { accept_into_avx2(mt, n, shift, out) };
+    }
+    accept_state(mt, n, shift, out, accept_words)
+}
+
+/// [`accept_into`] with `accept` taking the words to their accepted values.
+#[inline(always)]
+fn accept_state(
+    mt: &mut Mt19937,
+    n: u32,
+    shift: u32,
+    out: &mut [u32],
+    accept: impl FnOnce(&[u32], u32, u32, &mut [u32]) -> usize,
+) -> usize {
     if mt.pos >= STATE_WORDS {
         mt.twist();
         mt.pos = 0;
     }
     let words = &mt.state[mt.pos..];
-    let mut values = [0u32; STATE_WORDS];
-    let values = &mut values[..words.len()];
-    for (v, &word) in values.iter_mut().zip(words) {
-        *v = temper(word) >> shift;
-    }
-    let out = &mut out[..values.len()];
-    let mut len = 0;
-    for &v in values.iter() {
-        // branch-free compaction: always store, keep only when accepted (len < values.len())
-        out[len] = v;
-        len += (v < n) as usize;
-    }
+    let len = accept(words, n, shift, &mut out[..words.len()]);
     mt.pos = STATE_WORDS;
     len
 }
+
+/// [`accept_into`] compiled for AVX2: the twist in wide vectors, and [`accept_words_avx2`].
+///
+/// # Safety
+/// The processor supports AVX2 and POPCNT.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,popcnt")]
+unsafe fn accept_into_avx2(mt: &mut Mt19937, n: u32, shift: u32, out: &mut [u32]) -> usize {
+    // SAFETY: (for the call) as this function's; `out` is as long as the words
+    accept_state(mt, n, shift, out, |words, n, shift, out| unsafe {
+        accept_words_avx2(words, n, shift, out)
+    })
+}
+
+/// The accepted values of `words` (tempered, shifted, below `n`) written in order to the front
+/// of `out` (as long as `words`); returns their number.
+#[inline(always)]
+fn accept_words(words: &[u32], n: u32, shift: u32, out: &mut [u32]) -> usize {
+    let mut len = 0;
+    for &word in words {
+        let v = temper(word) >> shift;
+        // branch-free compaction: always store, keep only when accepted (len < words.len())
+        out[len] = v;
+        len += (v < n) as usize;
+    }
+    len
+}
+
+/// [`accept_words`] eight words at a time: tempered and compared in one vector, the accepted
+/// lanes moved to the front by a permutation looked up by the comparison's mask, all eight
+/// stored, and the count advanced by the accepted ones.
+///
+/// # Safety
+/// The processor supports AVX2 and POPCNT; `out` is at least as long as `words`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,popcnt")]
+unsafe fn accept_words_avx2(words: &[u32], n: u32, shift: u32, out: &mut [u32]) -> usize {
+    use std::arch::x86_64::*;
+    let below = _mm256_set1_epi32((n - 1) as i32); // (n >= 1: an empty input is refused)
+    let shift_by = _mm_cvtsi32_si128(shift as i32);
+    let (b, c) = (
+        _mm256_set1_epi32(0x9d2c_5680_u32 as i32),
+        _mm256_set1_epi32(0xefc6_0000_u32 as i32),
+    );
+    let mut len = 0;
+    let mut chunks = words.chunks_exact(8);
+    for chunk in &mut chunks {
+        let mut y = _mm256_loadu_si256(chunk.as_ptr() as *const __m256i);
+        y = _mm256_xor_si256(y, _mm256_srli_epi32::<11>(y));
+        y = _mm256_xor_si256(y, _mm256_and_si256(_mm256_slli_epi32::<7>(y), b));
+        y = _mm256_xor_si256(y, _mm256_and_si256(_mm256_slli_epi32::<15>(y), c));
+        y = _mm256_xor_si256(y, _mm256_srli_epi32::<18>(y));
+        let v = _mm256_srl_epi32(y, shift_by);
+        // v < n, unsigned: min(v, n - 1) == v
+        let keep = _mm256_cmpeq_epi32(_mm256_min_epu32(v, below), v);
+        let mask = _mm256_movemask_ps(_mm256_castsi256_ps(keep)) as usize;
+        let order = _mm256_loadu_si256(LEFT_PACK[mask].as_ptr() as *const __m256i);
+        // SAFETY: `len` is at most the words before this chunk, so the eight lanes stored fit
+        // within `out`'s first `words.len()` values
+        _mm256_storeu_si256(
+            out.as_mut_ptr().add(len) as *mut __m256i,
+            _mm256_permutevar8x32_epi32(v, order),
+        );
+        len += mask.count_ones() as usize;
+    }
+    let rest = chunks.remainder();
+    len + accept_words(rest, n, shift, &mut out[len..len + rest.len()])
+}
+
+/// For each 8-bit mask of kept lanes, the lanes kept, in order, then the others: the
+/// permutation that moves a vector's kept lanes to its front.
+const LEFT_PACK: [[u32; 8]; 256] = {
+    let mut table = [[0u32; 8]; 256];
+    let mut mask = 0;
+    while mask < 256 {
+        let (mut at, mut lane) = (0, 0);
+        while lane < 8 {
+            if mask & (1 << lane) != 0 {
+                table[mask][at] = lane as u32;
+                at += 1;
+            }
+            lane += 1;
+        }
+        mask += 1;
+    }
+    table
+};
 
 /// The stream of `randrange(n)` values of a generator, produced a state's worth of words at a time.
 struct Draws {
@@ -316,44 +415,73 @@ pub fn sum(values: &[f64], summation: Summation) -> f64 {
 
 /// Statistic of every resample of `rows` (`W` values per row, summed column by column), in
 /// resample order: `finish` turns a resample's `W` column sums into its statistic.
+///
+/// Resamples go by groups of [`LANES`], whose indices are drawn into a buffer first; a batch of
+/// groups is drawn while the batch before it is summed (`join` runs the two side by side, or one
+/// after the other: the drawing and the sums do not depend on each other within a round). The
+/// last resamples, fewer than a group, and inputs too long to buffer, are summed as they are drawn.
 fn resample<S: Sum, const W: usize>(
     rows: &[[f64; W]],
     mut draws: Draws,
     resamples: usize,
-    finish: impl Fn([f64; W]) -> f64,
+    finish: impl Fn([f64; W]) -> f64 + Sync,
+    join: impl Join,
 ) -> Vec<f64> {
     let n = rows.len();
     let mut stats = Vec::with_capacity(resamples);
-    let mut buffer = if n.saturating_mul(LANES) <= MAX_BUFFERED {
-        vec![0u32; n * LANES]
-    } else {
-        Vec::new()
-    };
-    while stats.len() < resamples {
-        if !buffer.is_empty() && resamples - stats.len() >= LANES {
-            draws.fill(&mut buffer);
-            let mut sums = [[S::ZERO; W]; LANES];
-            for j in 0..n {
-                for (lane, sum) in sums.iter_mut().enumerate() {
-                    let row = &rows[buffer[lane * n + j] as usize];
-                    for w in 0..W {
-                        sum[w].add(row[w]);
+    let group = n.saturating_mul(LANES);
+    if group <= MAX_BUFFERED && resamples >= LANES {
+        let mut groups_left = resamples / LANES;
+        let per_batch = (BATCH / group).clamp(1, groups_left);
+        let (mut drawn, mut next) = (vec![0u32; per_batch * group], vec![0u32; per_batch * group]);
+        let mut in_drawn = per_batch.min(groups_left);
+        draws.fill(&mut drawn[..in_drawn * group]);
+        groups_left -= in_drawn;
+        while in_drawn > 0 {
+            let in_next = per_batch.min(groups_left);
+            let (draw_next, sums) = (&mut draws, &mut stats);
+            join(
+                &mut || draw_next.fill(&mut next[..in_next * group]),
+                &mut || {
+                    for indices in drawn[..in_drawn * group].chunks_exact(group) {
+                        sums.extend(
+                            sum_group::<S, W>(rows, indices).map(|s| finish(s.map(S::total))),
+                        );
                     }
-                }
-            }
-            stats.extend(sums.iter().map(|s| finish(s.map(S::total))));
-        } else {
-            let mut sum = [S::ZERO; W];
-            draws.for_each(n, |i| {
-                let row = &rows[i];
-                for w in 0..W {
-                    sum[w].add(row[w]);
-                }
-            });
-            stats.push(finish(sum.map(S::total)));
+                },
+            );
+            std::mem::swap(&mut drawn, &mut next);
+            (in_drawn, groups_left) = (in_next, groups_left - in_next);
         }
     }
+    while stats.len() < resamples {
+        let mut sum = [S::ZERO; W];
+        draws.for_each(n, |i| {
+            let row = &rows[i];
+            for w in 0..W {
+                sum[w].add(row[w]);
+            }
+        });
+        stats.push(finish(sum.map(S::total)));
+    }
     stats
+}
+
+/// The column sums of [`LANES`] resamples whose indices are `indices` (`LANES` runs of `n`),
+/// added side by side, each in its own order.
+#[inline(always)]
+fn sum_group<S: Sum, const W: usize>(rows: &[[f64; W]], indices: &[u32]) -> [[S; W]; LANES] {
+    let n = rows.len();
+    let mut sums = [[S::ZERO; W]; LANES];
+    for j in 0..n {
+        for (lane, sum) in sums.iter_mut().enumerate() {
+            let row = &rows[indices[lane * n + j] as usize];
+            for w in 0..W {
+                sum[w].add(row[w]);
+            }
+        }
+    }
+    sums
 }
 
 fn draws_for(n: usize, mt: Mt19937) -> Result<Draws, BootstrapError> {
@@ -369,31 +497,35 @@ fn draws_for(n: usize, mt: Mt19937) -> Result<Draws, BootstrapError> {
     Ok(Draws::new(mt, n))
 }
 
-/// Mean (`sum(sample) / n`) of every resample of `values`, in resample order.
+/// Mean (`sum(sample) / n`) of every resample of `values`, in resample order. `join` runs the
+/// drawing of the next resamples beside the sums of the last ([`crate::one_thread`]: one thread);
+/// the results do not depend on it.
 pub fn bootstrap_means(
     values: &[f64],
     mt: Mt19937,
     resamples: usize,
     summation: Summation,
+    join: impl Join,
 ) -> Result<Vec<f64>, BootstrapError> {
     let draws = draws_for(values.len(), mt)?;
     let rows = values.as_chunks::<1>().0;
     let n = values.len() as f64;
     let mean = move |[s]: [f64; 1]| s / n;
     Ok(match summation {
-        Summation::Sequential => resample::<Plain, 1>(rows, draws, resamples, mean),
-        Summation::Compensated => resample::<Neumaier, 1>(rows, draws, resamples, mean),
+        Summation::Sequential => resample::<Plain, 1>(rows, draws, resamples, mean, join),
+        Summation::Compensated => resample::<Neumaier, 1>(rows, draws, resamples, mean, join),
     })
 }
 
 /// Cost per success (`sum(costs) / sum(wins)`, `inf` when the wins sum to `<= 0`) of every
-/// resample of the `(costs[i], wins[i])` pairs, in resample order.
+/// resample of the `(costs[i], wins[i])` pairs, in resample order; `join` as [`bootstrap_means`].
 pub fn bootstrap_ratios(
     costs: &[f64],
     wins: &[f64],
     mt: Mt19937,
     resamples: usize,
     summation: Summation,
+    join: impl Join,
 ) -> Result<Vec<f64>, BootstrapError> {
     if costs.len() != wins.len() {
         return Err(BootstrapError(format!(
@@ -412,8 +544,8 @@ pub fn bootstrap_ratios(
         }
     };
     Ok(match summation {
-        Summation::Sequential => resample::<Plain, 2>(&rows, draws, resamples, ratio),
-        Summation::Compensated => resample::<Neumaier, 2>(&rows, draws, resamples, ratio),
+        Summation::Sequential => resample::<Plain, 2>(&rows, draws, resamples, ratio, join),
+        Summation::Compensated => resample::<Neumaier, 2>(&rows, draws, resamples, ratio, join),
     })
 }
 

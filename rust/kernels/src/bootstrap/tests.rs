@@ -1,4 +1,5 @@
 use super::*;
+use crate::one_thread;
 
 /// CPython's seeding of `random.Random(seed)` for an int seed: `init_by_array` over the 32-bit
 /// little-endian words of `abs(seed)` (`[0]` for 0), after `init_genrand(19650218)`.
@@ -189,8 +190,9 @@ fn starts_mid_state() {
 
 #[test]
 fn python_vectors() {
-    let mean =
-        |v: &[f64], seed, r| bootstrap_means(v, seeded(seed), r, Summation::Sequential).unwrap();
+    let mean = |v: &[f64], seed, r| {
+        bootstrap_means(v, seeded(seed), r, Summation::Sequential, one_thread).unwrap()
+    };
     assert_eq!(
         mean(&[1.0, 2.0, 3.0, 4.0, 5.0], 0, 6),
         [3.4, 3.6, 3.4, 3.2, 2.4, 3.2]
@@ -221,6 +223,7 @@ fn python_vectors() {
         seeded(7),
         9,
         Summation::Sequential,
+        one_thread,
     );
     assert_eq!(
         ratios.unwrap(),
@@ -260,9 +263,18 @@ fn compensated_sum_is_cpython_312s() {
     assert!(sum(&[-0.0], Summation::Compensated).is_sign_positive()); // 0 + -0.0, as Python
 }
 
+/// The [`Join`] that runs the second closure on a thread of its own.
+fn two_threads(first: &mut (dyn FnMut() + Send), second: &mut (dyn FnMut() + Send)) {
+    std::thread::scope(|s| {
+        s.spawn(second);
+        first();
+    });
+}
+
 #[test]
-fn lanes_and_streaming_agree_with_the_plain_loop() {
-    // Resample counts around the lane width, and inputs too long for the lane buffer.
+fn lanes_batches_and_streaming_agree_with_the_plain_loop() {
+    // Resample counts around the lane width, several batches of groups (with a short last
+    // batch), and inputs too long for the lane buffer; on one thread and on two.
     let mut mt = seeded(5);
     let mut value =
         || (mt.next_u32() as f64 / 7.0 - 3e8) * 10f64.powi((mt.next_u32() % 17) as i32 - 8);
@@ -273,6 +285,9 @@ fn lanes_and_streaming_agree_with_the_plain_loop() {
         (17, 16),
         (64, 23),
         (999, 7),
+        (64, 5_000),
+        (999, 700),
+        (BATCH / LANES + 1, 17),
         (MAX_BUFFERED / LANES + 1, 9),
     ];
     for &(n, resamples) in cases {
@@ -283,26 +298,16 @@ fn lanes_and_streaming_agree_with_the_plain_loop() {
         let wins: Vec<f64> = rows.iter().map(|r| r[1]).collect();
         for compensated in [false, true] {
             let seed = n as u64 + 11;
-            let means =
-                bootstrap_means(&costs, seeded(seed), resamples, summation(compensated)).unwrap();
-            assert_eq!(
-                means,
-                reference(&rows, seed, resamples, compensated, false),
-                "means n={n}"
-            );
-            let ratios = bootstrap_ratios(
-                &costs,
-                &wins,
-                seeded(seed),
-                resamples,
-                summation(compensated),
-            )
-            .unwrap();
-            assert_eq!(
-                ratios,
-                reference(&rows, seed, resamples, compensated, true),
-                "ratios n={n}"
-            );
+            let want_means = reference(&rows, seed, resamples, compensated, false);
+            let want_ratios = reference(&rows, seed, resamples, compensated, true);
+            for join in [one_thread, two_threads] {
+                let s = summation(compensated);
+                let means = bootstrap_means(&costs, seeded(seed), resamples, s, join).unwrap();
+                assert_eq!(means, want_means, "means n={n} resamples={resamples}");
+                let ratios =
+                    bootstrap_ratios(&costs, &wins, seeded(seed), resamples, s, join).unwrap();
+                assert_eq!(ratios, want_ratios, "ratios n={n} resamples={resamples}");
+            }
         }
     }
 }
@@ -315,23 +320,40 @@ fn ratio_without_a_win_is_infinite() {
         seeded(1),
         5,
         Summation::Sequential,
+        one_thread,
     )
     .unwrap();
     assert!(r.iter().all(|&x| x == f64::INFINITY));
-    let r = bootstrap_ratios(&[2.0], &[1.0], seeded(1), 3, Summation::Compensated).unwrap();
+    let r = bootstrap_ratios(
+        &[2.0],
+        &[1.0],
+        seeded(1),
+        3,
+        Summation::Compensated,
+        one_thread,
+    )
+    .unwrap();
     assert_eq!(r, [2.0, 2.0, 2.0]);
 }
 
 #[test]
 fn bad_input() {
     let err = |r: Result<Vec<f64>, BootstrapError>| r.unwrap_err().to_string();
-    assert!(err(bootstrap_means(&[], seeded(0), 5, Summation::Sequential)).contains("empty"));
+    assert!(err(bootstrap_means(
+        &[],
+        seeded(0),
+        5,
+        Summation::Sequential,
+        one_thread
+    ))
+    .contains("empty"));
     assert!(err(bootstrap_ratios(
         &[1.0],
         &[],
         seeded(0),
         5,
-        Summation::Sequential
+        Summation::Sequential,
+        one_thread
     ))
     .contains("one value per cost"));
     assert!(Mt19937::from_state(&[0; 623], 0)
@@ -343,13 +365,52 @@ fn bad_input() {
         .0
         .contains("pos"));
     assert_eq!(
-        bootstrap_means(&[1.0], seeded(0), 0, Summation::Sequential).unwrap(),
+        bootstrap_means(&[1.0], seeded(0), 0, Summation::Sequential, one_thread).unwrap(),
         Vec::<f64>::new()
     );
     // an all-zero state only ever gives 0: every draw is accepted, nothing hangs
     let zeros = Mt19937::from_state(&[0; 624], 0).unwrap();
     assert_eq!(
-        bootstrap_means(&[4.0, 8.0, 9.0], zeros, 3, Summation::Sequential).unwrap(),
+        bootstrap_means(
+            &[4.0, 8.0, 9.0],
+            zeros,
+            3,
+            Summation::Sequential,
+            one_thread
+        )
+        .unwrap(),
         [4.0; 3]
     );
+}
+
+#[test]
+#[cfg(target_arch = "x86_64")]
+fn wide_acceptance_matches_the_portable_one() {
+    if !(std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("popcnt")) {
+        return; // nothing to compare with on this processor
+    }
+    let mut mt = seeded(99);
+    let limits = [
+        1u32,
+        2,
+        3,
+        1000,
+        5000,
+        1 << 20,
+        (1 << 31) - 1,
+        1 << 31,
+        (1 << 31) + 7,
+        u32::MAX,
+    ];
+    for (case, &n) in limits.iter().cycle().take(400).enumerate() {
+        let len = [STATE_WORDS, 0, 1, 7, 8, 9, 397, 623][case % 8];
+        let words: Vec<u32> = (0..len).map(|_| mt.next_u32()).collect();
+        let shift = n.leading_zeros();
+        let (mut portable, mut wide) = (vec![0u32; len], vec![0u32; len]);
+        let kept = accept_words(&words, n, shift, &mut portable);
+        // SAFETY: checked above; the output is as long as the words
+        let kept_wide = unsafe { accept_words_avx2(&words, n, shift, &mut wide) };
+        assert_eq!(kept, kept_wide, "n={n} len={len}");
+        assert_eq!(portable[..kept], wide[..kept], "n={n} len={len}");
+    }
 }
