@@ -488,6 +488,17 @@ def test_cost_fields_are_sealed_once_built():
     with pytest.raises(TypeError, match="doesn't apply to a 'Episode' object"):
         field.__get__(Episode(), Episode)
 
+    class Pretender:                         # isinstance() believes its __class__; the slot is not there
+        __slots__ = ()
+        __class__ = property(lambda self: Cost)
+
+    fake = Pretender()
+    assert isinstance(fake, Cost)
+    for attempt in (lambda: field.__get__(fake, Cost), lambda: field.__set__(fake, 1),
+                    lambda: Episode.__dict__["cost"].__set__(fake, Cost())):
+        with pytest.raises(TypeError, match="doesn't apply to a 'Pretender' object"):
+            attempt()
+
 
 def test_episode_tally_follows_every_write_of_its_cost():
     run = RunProvenance(model="x")

@@ -233,15 +233,19 @@ impl SlotField {
             .is_ok_and(|f| f.get().owner.bind(ty.py()).is(ty))
     }
 
-    /// The slot in `instance`, after checking that it is an instance of the owner.
+    /// The slot in `instance`, after checking that its type (its real one, not a `__class__`
+    /// that `isinstance` would believe) derives from the owner, as a member descriptor checks.
     fn slot(&self, instance: &Bound<'_, PyAny>) -> PyResult<*mut *mut ffi::PyObject> {
         let owner = self.owner.bind(instance.py());
-        if !instance.is_instance(owner)? {
+        // SAFETY: both are live type objects
+        let derives =
+            unsafe { ffi::PyType_IsSubtype(ffi::Py_TYPE(instance.as_ptr()), owner.as_type_ptr()) };
+        if derives == 0 {
             return Err(PyTypeError::new_err(format!(
                 "descriptor '{}' for '{}' objects doesn't apply to a '{}' object",
                 self.name.bind(instance.py()),
                 owner.qualname()?,
-                instance.get_type().qualname()?,
+                instance.get_type().name()?,
             )));
         }
         // SAFETY: an instance of the owner has the slot at this offset
