@@ -301,7 +301,8 @@ class RunProvenance:
 def _slotted(cls: type, first: tuple[str, ...]) -> type:
     """The dataclass ``cls`` rebuilt with its fields in ``__slots__`` and a ``__weakref__`` slot,
     as ``dataclass(slots=True, weakref_slot=True)`` builds it, but with the slots of ``first``
-    ahead of the others (the constructor's argument order stays the fields' order)."""
+    ahead of the others (the constructor's argument order stays the fields' order). The class's
+    methods must not use zero-argument ``super()``: its ``__class__`` cell is not rewritten."""
     names = [f.name for f in dataclasses.fields(cls)]
     namespace = {k: v for k, v in cls.__dict__.items() if k not in {*names, "__dict__", "__weakref__"}}
     namespace["__slots__"] = (*first, *(n for n in names if n not in first), "__weakref__")
