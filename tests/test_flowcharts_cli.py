@@ -162,7 +162,7 @@ def test_html_report(tmp_path, capsys):
     assert sorted(os.listdir(tmp_path)) == ["pred.json", "report.html", "true.json"]
     # the report never overwrites an input, and a missing folder is an error
     code, _, err = run(capsys, "binary", *label_files(tmp_path, [0], [1]), "--html", tmp_path / "true.json")
-    assert code == 2 and "never overwrites its inputs" in err
+    assert code == 2 and "never overwrite inputs" in err
     assert json.loads((tmp_path / "true.json").read_text())[0]["label"] == 0
     code, _, err = run(capsys, "rotation", *label_files(tmp_path, [0], [0]), "--html", tmp_path / "no" / "r.html")
     assert code == 2 and "does not exist" in err

@@ -388,10 +388,10 @@ def test_write_report_never_overwrites_an_input(tmp_path, monkeypatch):
     for path in (data, "gt.json", tmp_path / "sub" / ".." / "gt.json", link):
         if "sub" in str(path):
             (tmp_path / "sub").mkdir(exist_ok=True)
-        with pytest.raises(InvalidValueError, match="never overwrites its inputs") as info:
+        with pytest.raises(InvalidValueError, match="never overwrite inputs") as info:
             report.write_report(path, "<p>x</p>", inputs=[tmp_path / "other.json", data])
-        assert info.value.item == 1
-    with pytest.raises(InvalidValueError, match="never overwrites its inputs"):
+        assert str(data) in str(info.value)
+    with pytest.raises(InvalidValueError, match="never overwrite inputs"):
         report.write_report(data, "<p>x</p>", inputs=str(data))   # one path, not a sequence of characters
     assert data.read_text(encoding="utf-8") == "{}"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["gt.json", "link.json", "sub"]

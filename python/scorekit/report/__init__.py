@@ -29,11 +29,11 @@ from __future__ import annotations
 import base64
 import hashlib
 import os
-import tempfile
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from scorekit.errors import InvalidTypeError, InvalidValueError
+from scorekit.files import check_outputs, write_atomically
 from scorekit.report.charts import FlowNode, bar_chart, flow_chart, grouped_bar_chart, heatmap, histogram
 from scorekit.report.sections import (Section, data_table, details_block, diff_view, display_text, group, line_diff,
                                       note, number_cell, summary_table, text_block)
@@ -114,36 +114,6 @@ def write_report(path: str | os.PathLike[str], html: str, *, inputs: Iterable[st
     except UnicodeEncodeError as exc:
         raise InvalidValueError(f"cannot be written as UTF-8 (character at {exc.start}); build pages "
                                 "with render_page, which cleans text from data", field="html") from None
-    target = Path(path)
-    folder = target.parent
-    if not folder.is_dir():
-        raise InvalidValueError(f"{str(path)!r}: folder {str(folder)!r} does not exist", field="path")
-    if target.is_dir():
-        raise InvalidValueError(f"{str(path)!r} is a folder", field="path")
-    resolved = target.resolve()
-    if isinstance(inputs, (str, os.PathLike)):
-        inputs = [inputs]
-    for index, source in enumerate(inputs):
-        source = Path(source)
-        if source.resolve() == resolved or (target.exists() and source.exists() and os.path.samefile(source, target)):
-            raise InvalidValueError(f"{str(path)!r} is input {str(source)!r}; a report never overwrites its inputs",
-                                    field="path", item=index)
-    return write_atomically(target, data)
-
-
-def write_atomically(target: Path, data: bytes) -> Path:
-    """Write ``data`` to ``target`` through a temporary file in its folder, flushed and renamed
-    over it (a reader sees the old file or the whole new one); the temporary file is removed on
-    any error."""
-    fd, temp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(temp, 0o644)
-        os.replace(temp, target)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
-    return target
+    name = "path"
+    check_outputs({name: path}, inputs=[inputs] if isinstance(inputs, (str, os.PathLike)) else inputs)
+    return write_atomically(path, data)

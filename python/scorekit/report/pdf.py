@@ -47,6 +47,6 @@ def pdf_bytes(html: str) -> bytes:
 
 def write_pdf(path: str | os.PathLike[str], html: str) -> Path:
     """Write the PDF of ``html`` to ``path`` atomically (a temporary file renamed over it)."""
-    from scorekit.report import write_atomically
+    from scorekit.files import write_atomically
 
     return write_atomically(Path(path), pdf_bytes(html))

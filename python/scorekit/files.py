@@ -1,0 +1,132 @@
+"""Where scorekit writes files: the one output guard and the one atomic writer.
+
+Every command that writes calls :func:`check_outputs` with all its output paths and everything it
+reads, *before any work*, so that a mistyped path can never replace an input (or another output
+of the same run) after an hour of scoring. A path is refused when it
+
+* is, or resolves through symbolic links to, a file the run reads;
+* is a hard link of such a file (same device and inode);
+* lies inside a folder the run reads and already exists there (the run may read it);
+* resolves to the same place as another output of the run;
+* is an existing folder, or its folder does not exist.
+
+:func:`write_atomically` then writes each output through a temporary file in the same folder,
+flushed to disk and renamed over the target, so a reader sees the old file or the whole new one.
+
+>>> import tempfile, pathlib
+>>> folder = pathlib.Path(tempfile.mkdtemp())
+>>> gold = folder / "gold.txt"; _ = gold.write_text("abc")
+>>> check_outputs({"--json": folder / "out.json"}, inputs=[gold])["--json"].name
+'out.json'
+>>> check_outputs({"--json": gold}, inputs=[gold])
+Traceback (most recent call last):
+...
+scorekit.files.OutputPathError: --json ... is an input of this run ...; outputs never overwrite inputs
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import Iterable, Mapping, Optional, Union
+
+from scorekit.errors import InvalidValueError
+
+__all__ = ["OutputPathError", "check_outputs", "write_atomically"]
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+class OutputPathError(InvalidValueError):
+    """An output path that would replace an input or another output, or cannot be written."""
+
+
+def _identity(path: Path) -> Optional[tuple[int, int]]:
+    try:
+        st = path.stat()
+    except (OSError, ValueError):
+        return None
+    return (st.st_dev, st.st_ino)
+
+
+def _is_within(path: Path, folder: Path) -> bool:
+    try:
+        path.relative_to(folder)
+    except ValueError:
+        return False
+    return True
+
+
+def check_outputs(outputs: Union[Mapping[str, Optional[PathLike]], Iterable[Optional[PathLike]]],
+                  inputs: Iterable[Optional[PathLike]] = ()) -> dict[str, Path]:
+    """Check every output path against the run's inputs and each other; return ``{name: Path}``.
+
+    ``outputs`` maps a name the user knows (an option such as ``"--report"``) to a path, or is a
+    plain iterable of paths (named by the path itself); ``None`` entries are skipped, so optional
+    outputs can be passed as they are. ``inputs`` are files or folders the run reads (``None``
+    skipped). Raises :class:`OutputPathError` naming the output and the input it would replace."""
+    if isinstance(outputs, Mapping):
+        named = [(str(name), path) for name, path in outputs.items() if path is not None]
+    else:
+        named = [(str(path), path) for path in outputs if path is not None]
+    read_files: dict[Path, Path] = {}
+    read_folders: list[tuple[Path, Path]] = []
+    read_ids: dict[tuple[int, int], Path] = {}
+    for source in inputs:
+        if source is None:
+            continue
+        given = Path(source)
+        resolved = given.resolve()
+        if resolved.is_dir():
+            read_folders.append((resolved, given))
+            continue
+        read_files[resolved] = given
+        ident = _identity(resolved)
+        if ident is not None:
+            read_ids[ident] = given
+    checked: dict[str, Path] = {}
+    claimed: dict[Path, str] = {}
+    for name, path in named:
+        target = Path(path)
+        where = f"{name} {str(path)!r}" if name != str(path) else repr(str(path))
+        resolved = target.resolve()
+        if resolved.is_dir():
+            raise OutputPathError(f"{where} is a folder; give a file path")
+        if not resolved.parent.is_dir():
+            raise OutputPathError(f"{where}: folder {str(target.parent)!r} does not exist")
+        source = read_files.get(resolved)
+        if source is None:
+            ident = _identity(resolved)
+            source = read_ids.get(ident) if ident is not None else None
+        if source is None and resolved.exists():
+            source = next((given for folder, given in read_folders if _is_within(resolved, folder)), None)
+        if source is not None:
+            raise OutputPathError(f"{where} is an input of this run ({str(source)!r}); "
+                                  "outputs never overwrite inputs")
+        if resolved in claimed:
+            raise OutputPathError(f"{where} is also the output {claimed[resolved]}; "
+                                  "each output needs its own path")
+        claimed[resolved] = where
+        checked[name] = target
+    return checked
+
+
+def write_atomically(path: PathLike, data: Union[bytes, str], *, mode: int = 0o644) -> Path:
+    """Write ``data`` (``str`` as UTF-8) to ``path`` through a temporary file in its folder,
+    flushed to disk and renamed over it, with permission bits ``mode``; the temporary file is
+    removed on any error. Returns the path."""
+    target = Path(path)
+    payload = data.encode("utf-8") if isinstance(data, str) else data
+    fd, temp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(payload)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(temp, mode)
+        os.replace(temp, target)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
+    return target

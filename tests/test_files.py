@@ -1,0 +1,97 @@
+"""The one output guard and atomic writer (scorekit.files): every way an output path can name a
+file the run reads, or another output, is refused before anything is written."""
+
+import os
+import stat
+
+import pytest
+
+from scorekit.errors import InvalidValueError
+from scorekit.files import OutputPathError, check_outputs, write_atomically
+
+
+@pytest.fixture
+def tree(tmp_path):
+    (tmp_path / "in").mkdir()
+    gold = tmp_path / "in" / "gold.json"
+    gold.write_text("{}", encoding="utf-8")
+    (tmp_path / "out").mkdir()
+    return tmp_path, gold
+
+
+def _refused(outputs, inputs, match):
+    with pytest.raises(OutputPathError, match=match) as info:
+        check_outputs(outputs, inputs=inputs)
+    assert isinstance(info.value, InvalidValueError)
+    return str(info.value)
+
+
+def test_fresh_outputs_pass_and_come_back_as_paths(tree):
+    root, gold = tree
+    got = check_outputs({"--json": root / "out" / "a.json", "--html": str(root / "out" / "a.html"), "--pdf": None},
+                        inputs=[gold, None, root / "in"])
+    assert list(got) == ["--json", "--html"] and got["--html"] == root / "out" / "a.html"
+    assert list(check_outputs([root / "out" / "b.json", None], inputs=[gold])) == [str(root / "out" / "b.json")]
+
+
+@pytest.mark.parametrize("spelling", ["same", "relative", "dotdot", "symlink", "symlinked_folder", "hardlink"])
+def test_every_spelling_of_an_input_is_refused(tree, monkeypatch, spelling):
+    root, gold = tree
+    monkeypatch.chdir(root)
+    if spelling == "same":
+        out = gold
+    elif spelling == "relative":
+        out = "in/gold.json"
+    elif spelling == "dotdot":
+        out = root / "out" / ".." / "in" / "gold.json"
+    elif spelling == "symlink":
+        out = root / "out" / "link.json"
+        out.symlink_to(gold)
+    elif spelling == "symlinked_folder":
+        (root / "alias").symlink_to(root / "in")
+        out = root / "alias" / "gold.json"
+    else:
+        out = root / "out" / "hard.json"
+        os.link(gold, out)
+    message = _refused({"--report": out}, [gold], "never overwrite inputs")
+    assert "--report" in message and str(gold) in message
+    assert gold.read_text(encoding="utf-8") == "{}"
+
+
+def test_existing_file_inside_an_input_folder_is_refused(tree):
+    root, gold = tree
+    _refused({"--json": root / "in" / "gold.json"}, [root / "in"], "never overwrite inputs")
+    # a new file in an input folder is not something this run reads
+    assert check_outputs({"--json": root / "in" / "new.json"}, inputs=[root / "in"])
+
+
+def test_two_outputs_on_one_path_are_refused(tree):
+    root, _ = tree
+    link = root / "out" / "link.html"
+    link.symlink_to(root / "out" / "r.html")
+    message = _refused({"--json": root / "out" / "r.html", "--html": link}, [], "each output needs its own path")
+    assert "--json" in message and "--html" in message
+
+
+def test_folders_and_missing_folders_are_refused(tree):
+    root, _ = tree
+    _refused({"--html": root / "out"}, [], "is a folder")
+    _refused({"--html": root / "nowhere" / "r.html"}, [], "does not exist")
+
+
+def test_write_atomically_writes_whole_files_with_the_mode_asked(tree):
+    root, _ = tree
+    target = root / "out" / "r.txt"
+    assert write_atomically(target, "é") == target and target.read_bytes() == "é".encode("utf-8")
+    assert stat.S_IMODE(target.stat().st_mode) == 0o644
+    write_atomically(target, b"secret", mode=0o600)
+    assert target.read_bytes() == b"secret" and stat.S_IMODE(target.stat().st_mode) == 0o600
+    assert sorted(p.name for p in (root / "out").iterdir()) == ["r.txt"]
+
+
+def test_write_atomically_leaves_no_temporary_file_on_error(tree):
+    root, _ = tree
+
+    with pytest.raises(TypeError):
+        write_atomically(root / "out" / "r.txt", 12)  # type: ignore[arg-type]
+    assert list((root / "out").iterdir()) == []
