@@ -20,6 +20,7 @@ from scorekit.agents import (
 )
 from scorekit.agents import harness as harness_module
 from scorekit.base import FieldSpec
+from scorekit.errors import InputTooLargeError, InvalidValueError
 
 
 def upper(task):
@@ -223,6 +224,92 @@ def test_run_suite_bad_input():
 
     with pytest.raises(TypeError, match="looks like an episode"):
         run_suite(lambda task: Duck(), tasks_of(1))
+
+
+def test_an_episode_naming_another_task_is_refused_not_merged():
+    # every episode says "t1": t2 must not vanish into t1 as two more trials of it
+    with pytest.raises(InvalidValueError, match=r"ran task 't2' but returned an episode of task 't1'"):
+        run_suite(lambda task: Episode(task_id="t1", output=task.gold), tasks_of(3)[1:], k=2)
+
+    class Tagged(Episode):
+        pass
+
+    with pytest.raises(InvalidValueError, match="task 't0'.*task 'other'"):
+        run_suite(lambda task: Tagged(task_id="other", output=task.gold), tasks_of(1))
+    # an empty id is filled in, the task's own id is accepted: two tasks, two trials each
+    report = run_suite(lambda task: Episode(task_id=task.task_id if task.task_id == "t0" else "", output=task.gold),
+                       tasks_of(2), k=2)
+    assert (report.n_tasks, report.n_trials, sorted(report.per_task)) == (2, 4, ["t0", "t1"])
+
+
+def test_two_tasks_with_one_id_are_refused():
+    with pytest.raises(InvalidValueError, match="task 1 repeats the task id 't0'"):
+        run_suite(upper, [TaskSpec("t0", input="a"), TaskSpec("t0", input="b")])
+    with pytest.raises(InvalidValueError, match="repeats the task id 'b'"):
+        run_suite(upper, {"a": TaskSpec("b", input="x"), "b": {"input": "y"}})
+
+
+def test_k_is_bounded_before_any_agent_call():
+    calls = []
+    with pytest.raises(InputTooLargeError, match=r"2 tasks x k=1000000000000 is 2,000,000,000,000 episodes.*"
+                                                 r"max_episodes=1,000,000"):
+        run_suite(lambda task: calls.append(task), tasks_of(2), k=10**12)
+    with pytest.raises(InputTooLargeError, match="max_episodes=5"):
+        run_suite(lambda task: calls.append(task), tasks_of(2), k=3, max_episodes=5)
+    assert calls == []
+    assert run_suite(upper, [TaskSpec("t", input="a", gold="A")], k=6, max_episodes=6).n_trials == 6
+    assert harness_module.MAX_EPISODES == 1_000_000
+
+
+@pytest.mark.parametrize("concurrency", [1, 3])
+def test_timeout_records_a_failed_episode_instead_of_hanging(concurrency):
+    release = threading.Event()
+
+    def agent(task, *, seed=None):
+        if task.task_id == "t1" and seed == 1:
+            release.wait(30)          # hangs until the test releases it
+            return task.gold          # a late answer: must not be scored
+        return task.gold
+
+    try:
+        report = run_suite(agent, tasks_of(3), k=2, seed=0, timeout=0.2, concurrency=concurrency)
+    finally:
+        release.set()
+    assert (report.n_tasks, report.n_trials, report.n_success) == (3, 6, 5)
+    assert report.per_task["t1"]["c"] == 1 and report.detail["timed_out"] == 1
+    assert report.pass_hat_k == pytest.approx(2 / 3)
+
+
+def test_timeout_keeps_the_episode_reason_and_the_agent_error():
+    release = threading.Event()
+    seen = []
+
+    def agent(task):
+        episode = Episode(output=task.gold, meta={"timed_out": True})  # the agent's own meta is not ours
+        seen.append(episode)
+        if task.task_id == "t0":
+            release.wait(30)
+        return episode
+
+    try:
+        results = harness_module._call_agents(agent, iter([(t, None) for t in tasks_of(2)]), 2, False, 1, 0.1, None)
+    finally:
+        release.set()
+    assert isinstance(results[0], harness_module._TimedOut) and results[1] is seen[1]
+    episode = harness_module._as_episode(results[0], TaskSpec("t0"), RunProvenance(model="m"))
+    assert (episode.task_id, episode.success, episode.output, episode.run.model) == ("t0", False, None, "m")
+    assert episode.meta == {"timed_out": True, "error": "the agent did not return within the timeout of 0.1 s"}
+    assert run_suite(agent, tasks_of(2)[1:], timeout=5).success_rate == 1.0  # graded, own meta kept
+
+    def broken(task):
+        raise RuntimeError("boom")
+
+    with pytest.raises(RuntimeError, match="boom") as info:
+        run_suite(broken, tasks_of(1), timeout=5)
+    assert "task 't0'" in "".join(info.value.__notes__)
+    for bad in (0, -1, math.nan, math.inf, True, "5"):
+        with pytest.raises(InvalidValueError, match="timeout must be None or a finite number"):
+            run_suite(upper, tasks_of(1), timeout=bad)
 
 
 def test_progress_bar(capsys):

@@ -23,11 +23,13 @@ from __future__ import annotations
 import copy
 import dataclasses
 import inspect
+import itertools
 import math
 import numbers
 import operator
+import threading
 import warnings
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Optional, Union
 
@@ -40,12 +42,17 @@ from scorekit.agents.reliability import (
     DEFAULT_Z, ReliabilityReport, _se_from_ci, bootstrap_ci, difference_upper_bound, mean_standard_error,
     newcombe_difference, reliability,
 )
+from scorekit.errors import InputTooLargeError, InvalidValueError, describe
 from scorekit.harness import fresh_run_ids
 from scorekit.progress import progress_printer
 from scorekit.stores import json_store
 
 __all__ = ["run_suite", "save_agent_baseline", "load_agent_baseline", "agent_regression_gate",
-           "AgentGateResult"]
+           "AgentGateResult", "MAX_EPISODES"]
+
+#: Default bound on the episodes of one :func:`run_suite` (tasks x k): every episode is kept in
+#: memory for the report, so a mistyped ``k`` must fail at once, not when the machine runs out.
+MAX_EPISODES = 1_000_000
 
 _PROVENANCE_FIELDS = ("model", "simulator", "suite_version", "scaffold", "temperature")
 _COMPARABILITY_FIELDS = ("simulator", "suite_version", "scaffold")
@@ -76,6 +83,18 @@ def _task_list(tasks: Any) -> list[TaskSpec]:
     return out
 
 
+def _distinct_ids(tasks: list[TaskSpec]) -> list[TaskSpec]:
+    """``tasks``, refused when two share a ``task_id`` (their episodes would pool as one task's trials)."""
+    seen: set = set()
+    for i, task in enumerate(tasks):
+        if task.task_id in seen:
+            raise InvalidValueError(
+                f"run_suite: task {i} repeats the task id {task.task_id!r}; every task of a suite needs its own "
+                "id (episodes are grouped by it, so two tasks would count as extra trials of one)")
+        seen.add(task.task_id)
+    return tasks
+
+
 def _accepts_seed(agent: Callable) -> bool:
     try:
         return "seed" in inspect.signature(agent).parameters
@@ -83,11 +102,48 @@ def _accepts_seed(agent: Callable) -> bool:
         return False
 
 
-def _call_agents(agent: Callable, jobs: list[tuple[TaskSpec, Optional[int]]], pass_seed: bool,
-                 concurrency: int, progress: Optional[Callable[[int, int], None]]) -> list[Any]:
-    """The agent's result for every ``(task, seed)`` job, in job order; with ``concurrency > 1``
-    the calls run on a bounded thread pool (the results are the same as a sequential run's for any
-    agent whose answer depends only on its task and seed)."""
+class _TimedOut:
+    """The result of an agent call that did not return within the run's ``timeout``."""
+
+    def __init__(self, seconds: float) -> None:
+        self.reason = f"the agent did not return within the timeout of {seconds:g} s"
+
+
+def _within(call: Callable[[Any], Any], timeout: float) -> Callable[[Any], Any]:
+    """``call`` run on a daemon thread that is waited for at most ``timeout`` seconds; past that
+    it gives a :class:`_TimedOut`. A Python thread cannot be killed: the abandoned call runs on
+    in the background (a daemon, so it never holds up the interpreter's exit) and its late result
+    is discarded."""
+
+    def bounded(job: Any) -> Any:
+        box: list = []
+
+        def target() -> None:
+            try:
+                box.append((True, call(job)))
+            except BaseException as exc:  # handed to the harness's thread, raised there
+                box.append((False, exc))
+
+        worker = threading.Thread(target=target, name="scorekit-agent-timeout", daemon=True)
+        worker.start()
+        worker.join(timeout)
+        if not box:
+            return _TimedOut(timeout)
+        ok, value = box[0]
+        if not ok:
+            raise value
+        return value
+
+    return bounded
+
+
+def _call_agents(agent: Callable, jobs: Iterator[tuple[TaskSpec, Optional[int]]], total: int, pass_seed: bool,
+                 concurrency: int, timeout: Optional[float],
+                 progress: Optional[Callable[[int, int], None]]) -> list[Any]:
+    """The agent's result for each of the ``total`` ``(task, seed)`` jobs, in job order (a
+    :class:`_TimedOut` for a call past ``timeout``); with ``concurrency > 1`` the calls run on a
+    bounded thread pool (the results are the same as a sequential run's for any agent whose
+    answer depends only on its task and seed). ``jobs`` is consumed lazily."""
 
     def call(job: tuple[TaskSpec, Optional[int]]) -> Any:
         task, seed = job
@@ -97,32 +153,41 @@ def _call_agents(agent: Callable, jobs: list[tuple[TaskSpec, Optional[int]]], pa
             exc.add_note(f"(raised by the agent on task {task.task_id!r}, seed {seed!r})")
             raise
 
-    total = len(jobs)
+    run_one = call if timeout is None else _within(call, timeout)
     results: list[Any] = []
     step = max(1, total // 200)
     if concurrency <= 1:
         for job in jobs:
-            results.append(call(job))
+            results.append(run_one(job))
             if progress is not None and (len(results) % step == 0 or len(results) == total):
                 progress(len(results), total)
         return results
     window = concurrency * _IN_FLIGHT_PER_WORKER
     with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="scorekit-agent") as pool:
-        for start in range(0, total, window):
-            results.extend(pool.map(call, jobs[start:start + window]))
+        while batch := list(itertools.islice(jobs, window)):
+            results.extend(pool.map(run_one, batch))
             if progress is not None:
                 progress(len(results), total)
     return results
 
 
 def _as_episode(result: Any, task: TaskSpec, trial_run: RunProvenance) -> Episode:
-    """The agent's result as a fresh Episode of ``task`` (never the agent's own object)."""
+    """The agent's result as a fresh Episode of ``task`` (never the agent's own object). An
+    episode that names another task is refused: the task the harness ran is the task scored."""
+    if isinstance(result, _TimedOut):
+        return Episode(task_id=task.task_id, run=trial_run, success=False,
+                       meta={"timed_out": True, "error": result.reason})
+    if isinstance(result, Episode) and result.task_id and result.task_id != task.task_id:
+        raise InvalidValueError(
+            f"run_suite: the agent ran task {task.task_id!r} but returned an episode of task "
+            f"{result.task_id!r}; the task the harness ran is the task scored (leave Episode.task_id "
+            "empty or set it to the task's id)")
     if type(result) is Episode:  # a shallow copy, as dataclasses.replace makes (and faster)
-        return Episode(result.task_id or task.task_id, result.trajectory, result.output, result.final_state,
+        return Episode(task.task_id, result.trajectory, result.output, result.final_state,
                        result.cost, result.success, result.run or trial_run, result.provenance, dict(result.meta))
     if isinstance(result, Episode):  # a subclass, with whatever attributes it adds
         episode = copy.copy(result)
-        episode.task_id = result.task_id or task.task_id
+        episode.task_id = task.task_id
         episode.run = result.run or trial_run
         episode.meta = dict(result.meta)
         return episode
@@ -182,11 +247,21 @@ def _positive_int(value: Any, name: str) -> int:
     return value
 
 
+def _timeout(value: Any) -> Optional[float]:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value) or value <= 0:
+        raise InvalidValueError(f"must be None or a finite number of seconds > 0, got {describe(value)}",
+                                field="run_suite: timeout")
+    return float(value)
+
+
 def run_suite(agent: Callable[..., Any], tasks: Any, *, k: int = 1, check: Any = None,
               metrics: Optional[Mapping[str, Any]] = None, price: Optional[ModelPrice] = None,
               prices: Optional[Mapping[str, ModelPrice]] = None, run: Optional[RunProvenance] = None,
               seed: Optional[int] = None, persist: bool = False, run_id: Optional[str] = None,
-              rootdir: Any = None, concurrency: int = 1, progress: str = "auto") -> ReliabilityReport:
+              rootdir: Any = None, concurrency: int = 1, progress: str = "auto", timeout: Optional[float] = None,
+              max_episodes: int = MAX_EPISODES) -> ReliabilityReport:
     """Run ``agent`` over ``tasks`` ``k`` times per task; report reliability, cost and metrics.
 
     ``agent`` gets the whole :class:`TaskSpec` (and ``seed=`` when it accepts that keyword and
@@ -202,13 +277,29 @@ def run_suite(agent: Callable[..., Any], tasks: Any, *, k: int = 1, check: Any =
     and the seed. ``progress`` draws a bar on stderr: ``"auto"`` (on a terminal), ``"always"``,
     ``"never"``.
 
+    Every task needs its own ``task_id``, and an agent's episode that names another task than
+    the one it was given raises :class:`~scorekit.errors.InvalidValueError` (an empty id is
+    filled in). ``timeout`` (seconds) bounds each agent call: the call runs on a worker thread
+    the harness stops waiting for, and the episode is recorded as failed with
+    ``meta["timed_out"]`` and ``meta["error"]`` (their count is ``report.detail["timed_out"]``).
+    A Python thread cannot be killed, so the abandoned call runs on in the background and its
+    result is discarded. ``len(tasks) * k`` above ``max_episodes`` (default
+    :data:`MAX_EPISODES`) raises :class:`~scorekit.errors.InputTooLargeError` before any call.
+
     >>> tasks = [TaskSpec("t1", input="hi", gold="HI"), TaskSpec("t2", input="yo", gold="YO")]
     >>> run_suite(lambda task: task.input.upper(), tasks).success_rate     # a bare answer is wrapped
     1.0
     """
-    task_list = _task_list(tasks)
+    task_list = _distinct_ids(_task_list(tasks))
     k = _positive_int(k, "k")
     concurrency = _positive_int(concurrency, "concurrency")
+    timeout = _timeout(timeout)
+    max_episodes = _positive_int(max_episodes, "max_episodes")
+    total = len(task_list) * k
+    if total > max_episodes:
+        raise InputTooLargeError(
+            f"run_suite: {len(task_list)} tasks x k={k} is {total:,} episodes, above max_episodes={max_episodes:,} (every "
+            "episode is kept in memory for the report; raise max_episodes to run it anyway)")
     if seed is not None:
         seed = operator.index(seed)
     checker = resolve_checker(check)
@@ -217,8 +308,8 @@ def run_suite(agent: Callable[..., Any], tasks: Any, *, k: int = 1, check: Any =
         raise TypeError(f"run_suite: run must be a RunProvenance, got {type(base_run).__name__}")
     grammar = suite_grammar(task_list)
     trial_runs = [dataclasses.replace(base_run, seed=None if seed is None else seed + trial) for trial in range(k)]
-    jobs = [(task, trial_runs[trial].seed) for task in task_list for trial in range(k)]
-    results = _call_agents(agent, jobs, _accepts_seed(agent), concurrency,
+    jobs = ((task, trial_runs[trial].seed) for task in task_list for trial in range(k))
+    results = _call_agents(agent, jobs, total, _accepts_seed(agent), concurrency, timeout,
                            progress_printer(progress, "episodes"))
 
     episodes: list[Episode] = []
@@ -226,8 +317,10 @@ def run_suite(agent: Callable[..., Any], tasks: Any, *, k: int = 1, check: Any =
     for t, task in enumerate(task_list):
         mine = []
         for trial in range(k):
-            episode = _as_episode(results[t * k + trial], task, trial_runs[trial])
-            episode.success = bool(checker(episode, task.gold))
+            result = results[t * k + trial]
+            episode = _as_episode(result, task, trial_runs[trial])
+            if not isinstance(result, _TimedOut):
+                episode.success = bool(checker(episode, task.gold))
             mine.append(episode)
         per_task.append(mine)
         episodes.extend(mine)
@@ -237,6 +330,8 @@ def run_suite(agent: Callable[..., Any], tasks: Any, *, k: int = 1, check: Any =
     costs["cost_ci"] = _cost_ci(episodes, price, prices)
     report = reliability(episodes, k=k, slices=slices or None, cost=costs)
     report.detail["episodes"] = len(episodes)
+    if timeout is not None:
+        report.detail["timed_out"] = sum(isinstance(result, _TimedOut) for result in results)
     report.detail["provenance"] = {f: getattr(base_run, f) for f in _PROVENANCE_FIELDS}
     report.detail["value_weighted_success"] = _value_weighted_success(
         task_list, [[bool(e.success) for e in eps] for eps in per_task])
