@@ -88,6 +88,7 @@ def test_run_inspect_epochs_are_trials():
 
 def test_run_inspect_matches_ek_on_a_fake_package(monkeypatch):
     r = random.Random(4)
+    compared = 0
     for _ in range(60):
         logs = [NS(status="success", eval=NS(model="m", task_version=r.choice([0, None]), task=f"t{i}"),
                    samples=[sample(r.choice(["a", "b", 3]), e, r.choice(["C", "I", "P", 0.7, None]))
@@ -95,6 +96,8 @@ def test_run_inspect_matches_ek_on_a_fake_package(monkeypatch):
                 for i in range(r.randrange(1, 3))]
         monkeypatch.setitem(sys.modules, "inspect_ai", types.SimpleNamespace(eval=FakeInspect(logs)))
         kwargs = {"scorer": r.choice([None, "match"]), "success_threshold": r.choice([1.0, 0.5])}
+        if any(len({(str(s.id), s.epoch) for s in log.samples}) < len(log.samples) for log in logs):
+            continue  # ek pools a repeated sample into one task's trials; scorekit refuses (tested below)
         with warnings.catch_warnings(record=True) as mine_warned:
             warnings.simplefilter("always")
             try:
@@ -110,6 +113,26 @@ def test_run_inspect_matches_ek_on_a_fake_package(monkeypatch):
         assert [(e.task_id, e.success, e.meta, e.output) for e in mine] == \
             [(e.task_id, e.success, e.meta, e.output) for e in theirs]
         assert [str(w.message) for w in mine_warned] == [str(w.message) for w in ek_warned]
+        compared += 1
+    assert compared > 15
+
+
+def test_run_inspect_keeps_two_logs_of_one_task_name_apart(monkeypatch):
+    def log(task, *samples):
+        return NS(status="success", eval=NS(model="m", task_version=0, task=task), samples=list(samples))
+
+    logs = [log("t", sample(1, 1, "C")), log("t", sample(1, 1, "I"))]
+    episodes = run_inspect("t", eval_fn=FakeInspect(logs))
+    assert [(e.task_id, e.success) for e in episodes] == [("t#0/1", True), ("t#1/1", False)]
+    report = reliability(episodes, k=1)
+    assert (report.n_tasks, report.success_rate) == (2, 0.5)
+    monkeypatch.setitem(sys.modules, "inspect_ai", types.SimpleNamespace(eval=FakeInspect(logs)))
+    assert [e.task_id for e in ek_wrappers.run_inspect("t")] == ["t#0/1", "t#1/1"]   # the kit's ids
+    named = [log("a", sample(1, 1, "C")), log("a", sample(1, 1, "C")), log("b", sample(1, 1, "C")), log("", sample(2, 1, "C"))]
+    assert [e.task_id for e in run_inspect("t", eval_fn=FakeInspect(named))] == ["a#0/1", "a#1/1", "b#2/1", "#3/2"]
+    # distinct names that still meet on one id: the task "a" with sample "b/c" and the task "a/b" with sample "c"
+    with pytest.raises(InvalidValueError, match=r"two logs give task id 'a/b/c' at epoch 1"):
+        run_inspect("t", eval_fn=FakeInspect([log("a", sample("b/c", 1, "C")), log("a/b", sample("c", 1, "I"))]))
 
 
 def test_run_inspect_failures_and_warnings(tmp_path):
