@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import os
 import random
+import subprocess
 import sys
 import textwrap
 import types
@@ -557,3 +558,43 @@ def test_deepeval_without_the_extra():
         DeepEvalMetric()(episode(), "g")
     assert "deepeval" not in sys.modules
 
+
+
+def test_backends_are_registered_under_the_kits_names_without_importing_them():
+    """The kit's names resolve; importing scorekit and resolving them never even looks for deepeval,
+    ragas or uqlm (a meta-path probe in a fresh interpreter records every lookup of them)."""
+    script = textwrap.dedent("""
+        import sys
+        HEAVY = {"deepeval", "ragas", "uqlm", "inspect_ai"}
+        looked_up = []
+
+        class Probe:
+            def find_spec(self, name, path=None, target=None):
+                if name.split(".")[0] in HEAVY:
+                    looked_up.append(name)
+                return None
+
+        sys.meta_path.insert(0, Probe())
+        import scorekit
+        from scorekit.agents import DeepEvalMetric, RagasSignal, UqlmConsistencySignal
+        from scorekit.registry import get, names
+        tool, task = get("metrics", "deepeval_tool_correctness"), get("metrics", "deepeval_task_completion")
+        assert isinstance(tool, DeepEvalMetric) and tool.kind == "tool_correctness" and tool.metric is None
+        assert isinstance(task, DeepEvalMetric) and task.kind == "task_completion"
+        assert get("signals", "ragas_faithfulness") is RagasSignal
+        assert get("signals", "uqlm_consistency") is UqlmConsistencySignal
+        assert "agreement" in names("signals")          # the qe signals are still there
+        print(looked_up)
+    """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "[]\n"
+
+
+def test_registered_deepeval_metric_needs_the_extra_only_when_used():
+    from scorekit.registry import get
+
+    with pytest.raises(MissingExtraError, match="agents"):
+        get("metrics", "deepeval_tool_correctness")(Episode(task_id="t"), None)
+    assert get("metrics", "deepeval_tool_correctness").metric is None

@@ -138,7 +138,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="ignore confidences (plain majority vote)")
     p.add_argument("--json", action="store_true", help="print strict JSON instead of the reference kit's dict")
     p = sub.add_parser("pass-k", help="pass@k (capability) and pass^k (reliability) from C successes in N trials",
-                       epilog="Example: scorekit pass-k 10 9 --k 8  (a 90%%-reliable agent, judged over 8 trials)")
+                       epilog="Example: scorekit pass-k 10 9 --k 8  (a 90%-reliable agent, judged over 8 trials)")
     p.add_argument("n", help="trials")
     p.add_argument("c", help="successes")
     p.add_argument("-k", "--k", default="1", help="k (default 1)")
@@ -146,7 +146,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("total_dollars")
     p.add_argument("successes")
     p.add_argument("-a", "--attempts", default=None, help="attempts, to add the success rate")
-    sub.add_parser("where", help="print the local data folder where scorekit keeps gold sets, results and runs")
+    sub.add_parser("where", help="print the local data folder where scorekit keeps gold sets, results and runs "
+                                 "(the reference kit's folder while scorekit's does not exist, said on stderr)")
     p = sub.add_parser("check", help="report what an OCR engine needs to run (asks ocracy when installed)")
     p.add_argument("engine")
     sub.add_parser("engines", help="list the installed OCR backends (the ocr extra)")
@@ -528,6 +529,10 @@ def _cmd_tool(args: argparse.Namespace) -> int:
         value = tools.cost_per_success(args.total_dollars, args.successes, attempts=args.attempts)
     elif args.command == "check":
         value = tools.check(args.engine)
+    elif args.command == "where":
+        value, note = tools.where(), tools.where_note()
+        if note is not None:
+            print(f"scorekit: note: {note}", file=sys.stderr)
     else:
         value = getattr(tools, args.command)()
     print("\n".join(value) if isinstance(value, list) else value)

@@ -5,7 +5,8 @@ This module owns where scorekit keeps its files and how it writes them. ``json_s
 ``MutableMapping`` whose key ``"name"`` is the file ``<root>/<kind>/name.json``; a ``/`` in a key
 makes subfolders (``"run-1/item-a"``). The root is ``rootdir=`` if given, else
 ``$SCOREKIT_DATA_HOME``, else ``$EK_DATA_HOME`` (the reference kit's variable), else the user's data
-folder (``$XDG_DATA_HOME/scorekit``, by default ``~/.local/share/scorekit``). :func:`mall` groups
+folder (``$XDG_DATA_HOME/scorekit``, by default ``~/.local/share/scorekit``; while that does not exist
+and the reference kit's ``…/ek`` does, the kit's). :func:`mall` groups
 the stores of every kind in :data:`KINDS` in one read-only mapping.
 
 Writes are atomic: the JSON goes to a temporary file in the same folder, is flushed to disk and
@@ -53,7 +54,8 @@ from typing import Any, Optional, Union
 
 from scorekit.errors import InvalidTypeError, InvalidValueError, ScorekitError, describe
 
-__all__ = ["KINDS", "StoreKeyError", "CorruptStoreFileError", "app_folder", "data_root", "data_dir", "json_store",
+__all__ = ["KINDS", "StoreKeyError", "CorruptStoreFileError", "app_folder", "scorekit_folder", "kit_folder",
+           "data_root", "data_dir", "json_store",
            "JsonStore", "Mall", "mall", "persistent_cache", "cache_this", "CachedProperty", "CachedMethod",
            "json_key"]
 
@@ -73,11 +75,27 @@ class CorruptStoreFileError(ScorekitError, ValueError):
     """A store file exists but is not valid JSON; it is left as it is."""
 
 
+def _user_data_folder() -> Path:
+    return Path(os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share"))
+
+
+def scorekit_folder() -> Path:
+    """scorekit's own data folder: ``$XDG_DATA_HOME/scorekit`` or ``~/.local/share/scorekit``."""
+    return _user_data_folder() / "scorekit"
+
+
+def kit_folder() -> Path:
+    """The reference kit's data folder: ``$XDG_DATA_HOME/ek`` or ``~/.local/share/ek``."""
+    return _user_data_folder() / "ek"
+
+
 def app_folder() -> Path:
     """The folder scorekit keeps its data in when no ``rootdir`` or environment variable says
-    otherwise: ``$XDG_DATA_HOME/scorekit`` or ``~/.local/share/scorekit``."""
-    base = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
-    return Path(base) / "scorekit"
+    otherwise: :func:`scorekit_folder`, except that while it does not exist and the reference
+    kit's folder (:func:`kit_folder`) does, the kit's folder is read and written, so gold sets,
+    runs and baselines saved with the kit stay in use."""
+    own, kit = scorekit_folder(), kit_folder()
+    return kit if not own.exists() and kit.is_dir() else own
 
 
 def data_dir(kind: str, *, rootdir: Union[str, os.PathLike, None] = None) -> Path:
