@@ -242,11 +242,21 @@ def test_an_episode_naming_another_task_is_refused_not_merged():
     assert (report.n_tasks, report.n_trials, sorted(report.per_task)) == (2, 4, ["t0", "t1"])
 
 
-def test_two_tasks_with_one_id_are_refused():
-    with pytest.raises(InvalidValueError, match="task 1 repeats the task id 't0'"):
+def test_two_tasks_with_one_id_are_refused(tmp_path):
+    with pytest.raises(InvalidValueError, match=r"task 1 \(id 't0'\) repeats the task id of task 0 \('t0'\)"):
         run_suite(upper, [TaskSpec("t0", input="a"), TaskSpec("t0", input="b")])
-    with pytest.raises(InvalidValueError, match="repeats the task id 'b'"):
+    with pytest.raises(InvalidValueError, match=r"task 1 \(id 'b'\) repeats the task id of task 0"):
         run_suite(upper, {"a": TaskSpec("b", input="x"), "b": {"input": "y"}})
+    # one id to Python (episodes pool) or one key in JSON (a persisted task is lost)
+    for ids in ([1, True], [1, 1.0], [1, "1"], [None, "null"]):
+        with pytest.raises(InvalidValueError, match="task 1 .* repeats the task id of task 0"):
+            run_suite(lambda task: "x", [TaskSpec(ids[0], gold="x"), TaskSpec(ids[1], gold="y")], persist=True,
+                      rootdir=tmp_path)
+    report = run_suite(lambda task: "x", [TaskSpec(1, gold="x"), TaskSpec("2", gold="y")], persist=True,
+                       rootdir=tmp_path)
+    saved = json.loads((tmp_path / "results" / f"{report.detail['run_id']}.json").read_text())
+    assert saved["per_task"] == {"1": {"n": 1, "c": 1, "pass_at_k": 1.0, "pass_hat_k": 1.0},
+                                 "2": {"n": 1, "c": 0, "pass_at_k": 0.0, "pass_hat_k": 0.0}}
 
 
 def test_k_is_bounded_before_any_agent_call():

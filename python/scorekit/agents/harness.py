@@ -45,7 +45,7 @@ from scorekit.agents.reliability import (
 from scorekit.errors import InputTooLargeError, InvalidValueError, describe
 from scorekit.harness import fresh_run_ids
 from scorekit.progress import progress_printer
-from scorekit.stores import json_store
+from scorekit.stores import json_key, json_store
 
 __all__ = ["run_suite", "save_agent_baseline", "load_agent_baseline", "agent_regression_gate",
            "AgentGateResult", "MAX_EPISODES"]
@@ -84,14 +84,25 @@ def _task_list(tasks: Any) -> list[TaskSpec]:
 
 
 def _distinct_ids(tasks: list[TaskSpec]) -> list[TaskSpec]:
-    """``tasks``, refused when two share a ``task_id`` (their episodes would pool as one task's trials)."""
-    seen: set = set()
+    """``tasks``, refused when two share a ``task_id`` — as Python compares them (``1 == True``:
+    their episodes would pool as one task's trials) or as JSON writes them (``1`` and ``"1"``: one
+    key of the persisted per-task results)."""
+    seen: dict = {}
+    texts: dict = {}
     for i, task in enumerate(tasks):
-        if task.task_id in seen:
+        try:
+            text = json_key(task.task_id)
+        except (InvalidValueError, TypeError):
+            text = None  # not a JSON key: persisting refuses it
+        first = seen.get(task.task_id, texts.get(text))
+        if first is not None:
             raise InvalidValueError(
-                f"run_suite: task {i} repeats the task id {task.task_id!r}; every task of a suite needs its own "
-                "id (episodes are grouped by it, so two tasks would count as extra trials of one)")
-        seen.add(task.task_id)
+                f"run_suite: task {i} (id {task.task_id!r}) repeats the task id of task {first} "
+                f"({tasks[first].task_id!r}); every task of a suite needs its own id (episodes are grouped by it, "
+                "so two tasks would count as extra trials of one, or one would be lost when the results are saved)")
+        seen.setdefault(task.task_id, i)
+        if text is not None:
+            texts[text] = i
     return tasks
 
 
