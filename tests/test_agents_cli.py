@@ -12,7 +12,7 @@ import pytest
 
 from scorekit import tools
 from scorekit.cli import main
-from scorekit.errors import InvalidTypeError, InvalidValueError
+from scorekit.errors import InputTooLargeError, InvalidTypeError, InvalidValueError
 
 
 def test_doctests():
@@ -58,6 +58,8 @@ def test_documented_values(capsys):
     (["cost-per-success", "10", "2.5"], "successes must be a whole number, got '2.5'"),
     (["cost-per-success", "10", "2", "-a", ""], "attempts must be a whole number, got ''"),
     (["pass-k", "10.9", "5"], "n must be a whole number, got '10.9'"),
+    (["pass-k", "100001", "50000", "-k", "25000"], "n=100,001 trials is above MAX_TRIALS=100,000"),
+    (["pass-k", "9" * 5000, "5"], "n must be a whole number, got '999999"),
     (["pass-k", "10", "5", "-k", "2.0"], "k must be a whole number, got '2.0'"),
 ])
 def test_errors_are_one_clean_line(argv, message, capsys):
@@ -75,6 +77,8 @@ def test_tools_refuse_what_they_would_truncate_or_misreport():
     for bad in (True, None, [3]):
         with pytest.raises(InvalidTypeError, match="k must be a whole number"):
             tools.pass_k(10, 5, k=bad)
+    with pytest.raises(InputTooLargeError, match=r"n=an integer of 16610 bits trials is above MAX_TRIALS=100,000"):
+        tools.pass_k(10**5000, 5)
     assert tools.pass_k(10.0, "9", k=8) == tools.pass_k(10, 9, k=8) == {
         "n": 10, "c": 9, "k": 8, "pass_at_k": 1.0, "pass_hat_k": 0.2}
     with pytest.raises(InvalidValueError, match=r"attempts must be >= 1, got 0"):

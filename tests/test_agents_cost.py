@@ -181,6 +181,8 @@ def test_cost_of_pass():
             cost_of_pass(total, 2)
     with pytest.raises(InvalidTypeError, match="n_success must be an integer count, got True"):
         cost_of_pass(10.0, True)
+    with pytest.raises(InvalidValueError, match=r"n_success is beyond the float range \(an integer of 1329 bits\)"):
+        cost_of_pass(0.0, 10**400)
     assert cost_of_pass(0, 3) == 0.0
     with pytest.raises(ValueError, match="total_cost"):
         cost_of_pass(float("nan"), 2)

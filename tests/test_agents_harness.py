@@ -266,6 +266,8 @@ def test_k_is_bounded_before_any_agent_call():
         run_suite(lambda task: calls.append(task), tasks_of(2), k=10**12)
     with pytest.raises(InputTooLargeError, match="max_episodes=5"):
         run_suite(lambda task: calls.append(task), tasks_of(2), k=3, max_episodes=5)
+    with pytest.raises(InputTooLargeError, match="0 tasks x k=10000000000000"):
+        run_suite(lambda task: calls.append(task), [], k=10**13)   # an empty suite still builds k trial runs
     assert calls == []
     assert run_suite(upper, [TaskSpec("t", input="a", gold="A")], k=6, max_episodes=6).n_trials == 6
     assert harness_module.MAX_EPISODES == 1_000_000
@@ -317,9 +319,10 @@ def test_timeout_keeps_the_episode_reason_and_the_agent_error():
     with pytest.raises(RuntimeError, match="boom") as info:
         run_suite(broken, tasks_of(1), timeout=5)
     assert "task 't0'" in "".join(info.value.__notes__)
-    for bad in (0, -1, math.nan, math.inf, True, "5"):
-        with pytest.raises(InvalidValueError, match="timeout must be None or a finite number"):
+    for bad in (0, -1, math.nan, math.inf, 1e308, threading.TIMEOUT_MAX * 2, True, "5"):
+        with pytest.raises(InvalidValueError, match="timeout must be None or a number of seconds > 0 and <= "):
             run_suite(upper, tasks_of(1), timeout=bad)
+    assert run_suite(upper, tasks_of(1), timeout=threading.TIMEOUT_MAX).n_trials == 1
 
 
 def test_progress_bar(capsys):

@@ -75,7 +75,7 @@ def _integer(value: Any, name: str) -> int:
             pass
     elif not isinstance(value, numbers.Real):
         raise InvalidTypeError(f"must be a whole number, got {describe(value)}", field=name)
-    raise InvalidValueError(f"must be a whole number, got {value!r}", field=name)
+    raise InvalidValueError(f"must be a whole number, got {describe(value)}", field=name)
 
 
 def _count(value: Any, name: str, minimum: int = 0) -> int:
@@ -88,6 +88,8 @@ def _count(value: Any, name: str, minimum: int = 0) -> int:
 def _dollars(value: Any, name: str) -> float:
     try:
         number = float(value)
+    except OverflowError:  # an integer beyond the float range
+        raise InvalidValueError(f"must be finite and >= 0, got {describe(value)}", field=name) from None
     except (TypeError, ValueError):
         raise InvalidValueError(f"must be a number, got {value!r}", field=name) from None
     if not (math.isfinite(number) and number >= 0):

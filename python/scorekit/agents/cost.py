@@ -227,7 +227,11 @@ def cost_of_pass(total_cost: float, n_success: int) -> float:
         raise InvalidValueError(f"cost_of_pass: n_success must be >= 0, got {n_success}")
     if n_success == 0:
         return math.inf
-    return total_cost / n_success
+    try:
+        return total_cost / n_success
+    except OverflowError:  # a count beyond the float range
+        raise InvalidValueError("cost_of_pass: n_success is beyond the float range (an integer of "
+                                f"{n_success.bit_length()} bits)") from None
 
 
 def episode_dollars(episode: Any, *, prices: Optional[Mapping[str, ModelPrice]] = None,

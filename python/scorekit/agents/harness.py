@@ -261,9 +261,9 @@ def _positive_int(value: Any, name: str) -> int:
 def _timeout(value: Any) -> Optional[float]:
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value) or value <= 0:
-        raise InvalidValueError(f"must be None or a finite number of seconds > 0, got {describe(value)}",
-                                field="run_suite: timeout")
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0 < value <= threading.TIMEOUT_MAX:
+        raise InvalidValueError(f"must be None or a number of seconds > 0 and <= {threading.TIMEOUT_MAX:g} (the "
+                                f"longest wait a thread allows), got {describe(value)}", field="run_suite: timeout")
     return float(value)
 
 
@@ -307,7 +307,7 @@ def run_suite(agent: Callable[..., Any], tasks: Any, *, k: int = 1, check: Any =
     timeout = _timeout(timeout)
     max_episodes = _positive_int(max_episodes, "max_episodes")
     total = len(task_list) * k
-    if total > max_episodes:
+    if max(total, k) > max_episodes:  # k alone too: the per-trial provenance is built before any task
         raise InputTooLargeError(
             f"run_suite: {len(task_list)} tasks x k={k} is {total:,} episodes, above max_episodes={max_episodes:,} (every "
             "episode is kept in memory for the report; raise max_episodes to run it anyway)")
