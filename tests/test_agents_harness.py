@@ -268,6 +268,8 @@ def test_k_is_bounded_before_any_agent_call():
         run_suite(lambda task: calls.append(task), tasks_of(2), k=3, max_episodes=5)
     with pytest.raises(InputTooLargeError, match="0 tasks x k=10000000000000"):
         run_suite(lambda task: calls.append(task), [], k=10**13)   # an empty suite still builds k trial runs
+    with pytest.raises(InputTooLargeError, match="k=100,001 is above MAX_TRIALS=100,000"):
+        run_suite(lambda task: calls.append(task), tasks_of(1), k=100_001)   # within max_episodes
     assert calls == []
     assert run_suite(upper, [TaskSpec("t", input="a", gold="A")], k=6, max_episodes=6).n_trials == 6
     assert harness_module.MAX_EPISODES == 1_000_000

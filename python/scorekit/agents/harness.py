@@ -39,7 +39,7 @@ from scorekit.agents.base import Episode, RunProvenance, TaskSpec, suite_grammar
 from scorekit.agents.cost import ModelPrice, cost_report, episode_dollars_array
 from scorekit.agents.metrics import resolve_checker
 from scorekit.agents.reliability import (
-    DEFAULT_Z, ReliabilityReport, _se_from_ci, bootstrap_ci, difference_upper_bound, mean_standard_error,
+    DEFAULT_Z, MAX_TRIALS, ReliabilityReport, _se_from_ci, bootstrap_ci, difference_upper_bound, mean_standard_error,
     newcombe_difference, reliability,
 )
 from scorekit.errors import InputTooLargeError, InvalidValueError, describe
@@ -295,7 +295,8 @@ def run_suite(agent: Callable[..., Any], tasks: Any, *, k: int = 1, check: Any =
     ``meta["timed_out"]`` and ``meta["error"]`` (their count is ``report.detail["timed_out"]``).
     A Python thread cannot be killed, so the abandoned call runs on in the background and its
     result is discarded. ``len(tasks) * k`` above ``max_episodes`` (default
-    :data:`MAX_EPISODES`) raises :class:`~scorekit.errors.InputTooLargeError` before any call.
+    :data:`MAX_EPISODES`), or ``k`` above :data:`~scorekit.agents.reliability.MAX_TRIALS`, raises
+    :class:`~scorekit.errors.InputTooLargeError` before any call.
 
     >>> tasks = [TaskSpec("t1", input="hi", gold="HI"), TaskSpec("t2", input="yo", gold="YO")]
     >>> run_suite(lambda task: task.input.upper(), tasks).success_rate     # a bare answer is wrapped
@@ -311,6 +312,9 @@ def run_suite(agent: Callable[..., Any], tasks: Any, *, k: int = 1, check: Any =
         raise InputTooLargeError(
             f"run_suite: {len(task_list)} tasks x k={k} is {total:,} episodes, above max_episodes={max_episodes:,} (every "
             "episode is kept in memory for the report; raise max_episodes to run it anyway)")
+    if k > MAX_TRIALS:  # refused now, not by pass@k after every episode has run
+        raise InputTooLargeError(f"run_suite: k={k:,} is above MAX_TRIALS={MAX_TRIALS:,}, the most trials per task "
+                                 "pass@k and pass^k take")
     if seed is not None:
         seed = operator.index(seed)
     checker = resolve_checker(check)
