@@ -266,13 +266,6 @@ where
     })
 }
 
-/// Start `job` on a thread of the pool of every core, without waiting for it. The job must catch
-/// its own panics (one escaping a job started this way aborts the process).
-pub fn spawn_on_pool(job: impl FnOnce() + Send + 'static) -> PyResult<()> {
-    pool(worker_count(0))?.spawn(job);
-    Ok(())
-}
-
 /// Run `work` with the GIL released, inside the pool of [`worker_count`]`(threads)` threads; a
 /// panic becomes a Python exception instead of crossing into Python.
 pub fn run_detached<R, F>(py: Python<'_>, threads: usize, work: F) -> PyResult<R>
