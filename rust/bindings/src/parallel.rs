@@ -266,6 +266,30 @@ where
     })
 }
 
+/// Run sequential `work` on this thread with the GIL released (no hand-off to a pool thread, whose
+/// wake-up costs more than scoring a short pair); a panic becomes a Python exception.
+pub fn run_here<R, F>(py: Python<'_>, work: F) -> PyResult<R>
+where
+    R: Send,
+    F: FnOnce() -> R + Send,
+{
+    py.detach(move || catch_unwind(AssertUnwindSafe(work)))
+        .map_err(panic_error)
+}
+
+/// [`run_here`] when the work is `serial` (a batch too small to share out), else [`run_detached`].
+pub fn run_sized<R, F>(py: Python<'_>, threads: usize, serial: bool, work: F) -> PyResult<R>
+where
+    R: Send,
+    F: FnOnce() -> R + Send,
+{
+    if serial {
+        run_here(py, work)
+    } else {
+        run_detached(py, threads, work)
+    }
+}
+
 /// Run `work` with the GIL released, inside the pool of [`worker_count`]`(threads)` threads; a
 /// panic becomes a Python exception instead of crossing into Python.
 pub fn run_detached<R, F>(py: Python<'_>, threads: usize, work: F) -> PyResult<R>
