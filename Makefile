@@ -25,10 +25,12 @@ build: | $(MATURIN)
 	VIRTUAL_ENV=$(abspath $(VENV)) PATH=$(abspath $(VENV))/bin:$$PATH \
 	    $(MATURIN) develop --release --quiet $(if $(EXTRAS),--extras $(EXTRAS))
 
-# Kernel unit tests, and a compile check of the cargo-fuzz targets (docs/fuzzing.md) so that they
+# Kernel unit tests (with the hand-written SIMD paths, then with SCOREKIT_SIMD=off: the portable
+# ones), and a compile check of the cargo-fuzz targets (docs/fuzzing.md) so that they
 # keep up with the kernels' API; running them needs cargo-fuzz and is done by hand.
 rust-test:
 	cargo test --release -p scorekit-kernels --quiet
+	SCOREKIT_SIMD=off cargo test --release -p scorekit-kernels --quiet
 	cargo check --quiet --manifest-path fuzz/Cargo.toml
 
 py-test: EXTRAS := test

@@ -14,6 +14,7 @@ pub mod isotonic;
 pub mod levenshtein;
 pub mod records;
 pub mod rover;
+pub mod simd;
 pub mod text_columns;
 pub mod tree;
 
