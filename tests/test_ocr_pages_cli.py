@@ -170,6 +170,37 @@ def test_measure_errors(dataset, capsys):
     assert snapshot(dataset) == before
 
 
+def test_measure_reads_the_page_task_of_a_label_studio_export(dataset, capsys):
+    """Issue 30 item 2: an export of every task is scored against the CSV's task, not the first."""
+    csv_dir = converted(dataset, capsys)
+    tasks = [dict(json.loads((dataset / "ann" / f"{stem}.json").read_text(encoding="utf-8")), id=k,
+                  data={"image": f"/data/upload/3/0a1b2c3d-{stem}.png"}) for k, stem in enumerate(["p1", "p2"], 1)]
+    export = write(dataset / "export" / "project.json", tasks)
+    expected = report_to_json(expected_pages(dataset, ["p2"])[0])
+    assert measure.main(["--annotations-json", str(export), "--predictions-csv", str(csv_dir / "p2.csv")]) == 0
+    assert capsys.readouterr().out == expected
+    assert json.loads(expected)["summary"]["ocr_region_cer"] == 0.0
+    # --page-id names the task (and the page in the report) whatever the CSV is called
+    renamed = csv_dir / "scan.csv"
+    renamed.write_bytes((csv_dir / "p2.csv").read_bytes())
+    assert measure.main(["--annotations-json", str(export), "--predictions-csv", str(renamed), "--page-id", "2"]) == 0
+    assert json.loads(capsys.readouterr().out)["summary"]["ocr_region_cer"] == 0.0
+    # no task for the page: one error line listing the tasks, nothing scored
+    assert measure.main(["--annotations-json", str(export), "--predictions-csv", str(renamed)]) == 1
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1
+    assert "2 Label Studio tasks and none matches page 'scan'" in err and "task 1: '2', '0a1b2c3d-p2', 'p2'" in err
+    # variants reads each page's task from the same export copied beside it
+    (dataset / "ann" / "p1.json").write_bytes(export.read_bytes())
+    (dataset / "ann" / "p2.json").write_bytes(export.read_bytes())
+    renamed.unlink()
+    out_dir = dataset / "results"
+    assert variants.main(["--predictions-dir", str(csv_dir), "--annotations-dir", str(dataset / "ann"),
+                          "--output-dir", str(out_dir), "--variant", "no_filter"]) == 0
+    s = json.loads((out_dir / "accuracy_report_no_filter.json").read_text(encoding="utf-8"))["summary"]
+    assert s["ocr_region_cer"] == 4 / 35
+
+
 # ----------------------------------------------------------------------------------- variants
 def test_variants_equal_library_and_keep_inputs(dataset, capsys):
     csv_dir = converted(dataset, capsys)

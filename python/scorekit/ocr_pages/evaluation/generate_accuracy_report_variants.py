@@ -109,7 +109,7 @@ def run(args: argparse.Namespace) -> int:
     per_variant: dict[str, list[dict]] = {v: [] for v in variants}
     for stem in progress_iter(pairs, args.progress, "pages"):
         rows, dropped = load_predicted_rows(csvs[stem], args.unit_level)
-        reports = score_variants(load_annotation_boxes(jsons[stem]), rows, dropped, page_id=stem,
+        reports = score_variants(load_annotation_boxes(jsons[stem], stem), rows, dropped, page_id=stem,
                                  unit_level=args.unit_level, coverage_threshold=args.coverage_threshold,
                                  variants=variants, unit=args.cer_unit)
         for v in variants:

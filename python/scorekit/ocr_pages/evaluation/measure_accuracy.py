@@ -1,6 +1,7 @@
 """Score one page against its annotations with one filter set; print or write the page report.
 
-Reads the Label Studio (or flattened HF-style) annotation JSON and the page's evaluation CSV,
+Reads the Label Studio (or flattened HF-style) annotation JSON and the page's evaluation CSV (from
+an export of several tasks, the task whose id or image file stem is the page id),
 runs ``evaluate_rows`` and prints the page report JSON to stdout, or with ``--output`` writes it
 and prints one line ``<variant>: cer=… (1 pages) -> PATH`` (``custom`` when the filters are not
 a report variant). ``--html`` also writes the page's HTML report. Exit 1 on an unreadable or
@@ -30,16 +31,18 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--filter", type=filters_arg, default=(), metavar="LIST",
                    help="comma-separated filters (non-armenian, graphics, photo, image, header, "
                         "image-header); empty = none")
-    p.add_argument("--page-id", default=None, help="page id in the report (default: the CSV file stem)")
+    p.add_argument("--page-id", default=None,
+                   help="page id in the report, and the task read from an export of several Label Studio "
+                        "tasks (its id or image file stem; default: the CSV file stem)")
     p.add_argument("--output", default=None, help="write the page report JSON here instead of stdout")
     p.add_argument("--html", default=None, metavar="REPORT", help="also write a self-contained HTML report here")
 
 
 def run(args: argparse.Namespace) -> int:
     inputs = [args.annotations_json, args.predictions_csv]
-    boxes = load_annotation_boxes(args.annotations_json)
-    rows, dropped = load_predicted_rows(args.predictions_csv, args.unit_level)
     page_id = args.page_id if args.page_id is not None else Path(args.predictions_csv).stem
+    boxes = load_annotation_boxes(args.annotations_json, page_id)
+    rows, dropped = load_predicted_rows(args.predictions_csv, args.unit_level)
     report = evaluate_rows(boxes, rows, page_id=page_id, unit_level=args.unit_level, filters=args.filter,
                            coverage_threshold=args.coverage_threshold, dropped_words=dropped, unit=args.cer_unit)
     text = report_to_json(report)
