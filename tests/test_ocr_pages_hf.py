@@ -321,6 +321,21 @@ def test_bad_inputs_are_named(shards, capsys, no_datasets):
     assert {k: v for k, v in snapshot(shards).items() if not k.startswith("res")} == before
 
 
+def test_mistyped_local_dataset_path_is_an_error_not_a_hub_request(shards, capsys, fake_datasets, monkeypatch):
+    """Issue 30 item 14: `data/typo` beside a `data` folder is a missing path; the Hub is never asked."""
+    calls.clear()
+    monkeypatch.chdir(shards)
+    (shards / "notes").write_text("", encoding="utf-8")
+    for typo in ("data/typo", "csv/p9", "notes/x"):
+        line = one_error(capsys, 1, ["--dataset", typo, "--predictions-dir", "csv", "--output-dir", "res"], typo)
+        assert "no such file or folder" in line and "not a Hub dataset id" in line
+    assert calls == [] and not (shards / "res").exists()
+    # an owner that is no local folder is still a Hub id
+    fake_datasets["value"] = {"test": FakeDataset([columnar("p1", "pilot")])}
+    assert [p.page_id for p in load_hf_pages("RLALT/ACoPPer")] == ["p1"]
+    assert calls[0] == ("load_dataset", ("RLALT/ACoPPer",), {})
+
+
 def test_without_datasets_other_sources_need_the_extra(tmp_path, capsys, no_datasets, monkeypatch):
     saved = tmp_path / "saved"
     saved.mkdir()

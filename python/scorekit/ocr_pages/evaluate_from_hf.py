@@ -3,7 +3,8 @@
 ``--dataset`` is a ``*.parquet`` file, a folder saved by ``datasets`` (``dataset_dict.json``, or
 ``state.json``/``dataset_info.json`` for one split), a folder of ``**/*.parquet`` shards (grouped
 into splits by the file-name prefix, ``test-00000-of-00006.parquet`` -> ``test``) or a Hub id
-(offline once cached, with ``HF_HUB_OFFLINE=1``). Each row's ``annotations`` are the page's
+(offline once cached, with ``HF_HUB_OFFLINE=1``); an ``owner/name`` whose ``owner`` is a local folder
+is a local path, and an error when it does not exist (never a Hub request). Each row's ``annotations`` are the page's
 boxes; ``--predictions-dir/<page_id>.csv`` is its evaluation CSV (a page without one is scored as
 empty, or skipped with ``--skip-missing``). Each page is classified once and scored under every
 ``--variant``; ``--output-dir/accuracy_report_<variant>.json`` is written and one line
@@ -96,6 +97,9 @@ def _resolve(src: str, hub_split: str) -> tuple[str, Any]:
         return "parquet", groups
     if path.exists() or src.lower().endswith(".parquet") or not _HUB_ID.fullmatch(src) or ".." in src:
         raise InvalidValueError(f"{src!r}: not a parquet file, a dataset folder or a Hub dataset id")
+    if "/" in src and path.parent.exists():  # owner/name whose owner is a local folder: a mistyped path
+        raise InvalidValueError(f"{src!r}: no such file or folder ({str(path.parent)!r} exists here, so this is "
+                                "read as a local path, not a Hub dataset id)")
     return "hub", src
 
 
@@ -180,7 +184,8 @@ def load_hf_pages(dataset: str, hub_split: str = "test", split_value: Optional[s
     ``dataset_dict.json`` (``datasets.load_from_disk``, split ``hub_split``); a folder with
     ``state.json`` or ``dataset_info.json`` (one saved split); a folder of ``**/*.parquet`` files
     grouped into splits by their name prefix (no prefix: ``hub_split``); else a Hub dataset id
-    (``datasets.load_dataset``). When ``hub_split`` is absent and there is one split, that one is
+    (``datasets.load_dataset``), unless it looks like a local path (not ``name`` or ``owner/name``,
+    or an ``owner`` that is a local folder). When ``hub_split`` is absent and there is one split, that one is
     used. Without the ``datasets`` package, parquet inputs are read with ``pyarrow`` and the other
     sources raise :class:`~scorekit.registry.MissingExtraError`. ``split_value`` keeps the rows
     whose ``split_column`` equals it. Bad paths, unreadable files, missing columns, repeated page
