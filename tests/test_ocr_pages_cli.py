@@ -158,7 +158,7 @@ def test_measure_errors(dataset, capsys):
         (["--annotations-json", ann, "--predictions-csv", str(bad_csv)], 1, "bad.csv"),
         (["--annotations-json", ann, "--predictions-csv", str(csv_dir / "p1.csv"), "--filter", "bogus"], 2, "bogus"),
         (["--annotations-json", ann, "--predictions-csv", str(csv_dir / "p1.csv"), "--coverage-threshold", "0"], 2, "(0, 1]"),
-        (["--annotations-json", ann, "--predictions-csv", str(csv_dir / "p1.csv"), "--output", ann], 1, "input"),
+        (["--annotations-json", ann, "--predictions-csv", str(csv_dir / "p1.csv"), "--output", ann], 2, "input"),
     ]
     before = snapshot(dataset)
     for argv, code, named in cases:
@@ -291,8 +291,83 @@ def test_html_report(dataset, capsys):
     assert "Content-Security-Policy" in one.read_text(encoding="utf-8")
     # an HTML path over an input is refused
     assert measure.main(["--annotations-json", str(dataset / "ann" / "p1.json"), "--predictions-csv",
-                         str(csv_dir / "p1.csv"), "--html", str(csv_dir / "p1.csv")]) == 1
+                         str(csv_dir / "p1.csv"), "--html", str(csv_dir / "p1.csv")]) == 2
     assert (csv_dir / "p1.csv").read_text(encoding="utf-8").startswith("x1,y1")
+
+
+# ----------------------------------------------------------------------- outputs never over inputs
+def plant(kind: str, source: Path, at: Path) -> Path:
+    """``at`` made the input ``source`` itself, a symbolic link to it or a hard link of it."""
+    if kind == "same":
+        return source
+    at.parent.mkdir(parents=True, exist_ok=True)
+    (at.symlink_to if kind == "symlink" else at.hardlink_to)(source)
+    return at
+
+
+def writing_commands(root: Path, csv_dir: Path, kind: str):
+    """``(name, main, argv, input)`` of every writing ocr-pages command with one output planted on one
+    of its inputs (a file output: the input, a link to it or a hard link of it; a file an output
+    folder will hold: a link or a hard link)."""
+    ann, csv, page = root / "ann" / "p1.json", csv_dir / "p1.csv", root / "page_p1.json"
+    links = root / "links"
+    measure_in = ["--annotations-json", str(ann), "--predictions-csv", str(csv)]
+    pair_in = ["--predictions-dir", str(csv_dir), "--annotations-dir", str(root / "ann")]
+    cases = [
+        ("measure --output", measure.main, measure_in + ["--output", str(plant(kind, ann, links / "o.json"))], ann),
+        ("measure --html", measure.main, measure_in + ["--html", str(plant(kind, csv, links / "o.html"))], csv),
+        ("variants --html", variants.main,
+         pair_in + ["--output-dir", str(root / "res1"), "--html", str(plant(kind, ann, links / "v.html"))], ann),
+        ("overall --output", overall.main, ["--reports", str(page), "--output", str(plant(kind, page, links / "a.json"))],
+         page),
+        ("overall --html", overall.main, ["--reports", str(page), "--output", str(root / "all.json"),
+                                          "--html", str(plant(kind, page, links / "a.html"))], page),
+    ]
+    if kind != "same":  # the files an output folder will hold
+        cases += [
+            ("convert --output-dir", convert.main, ["--predictions-dir", str(root / "pred"), "--output-dir",
+                                                     str(plant(kind, root / "pred" / "p1.json", root / "c" / "p1.csv").parent)],
+             root / "pred" / "p1.json"),
+            ("variants --output-dir", variants.main, pair_in + ["--output-dir", str(
+                plant(kind, csv, root / "res2" / "accuracy_report_all_filters.json").parent)], csv),
+        ]
+    return cases
+
+
+@pytest.mark.parametrize("kind", ["same", "symlink", "hardlink"])
+def test_output_on_an_input_is_refused_before_any_work(dataset, capsys, kind):
+    """Issue 30 item 12: each writing command, an output that is an input, a link to it or a hard link
+    of it: exit 2, one error line, every input unchanged, nothing written."""
+    csv_dir = converted(dataset, capsys)
+    assert measure.main(["--annotations-json", str(dataset / "ann" / "p1.json"), "--predictions-csv",
+                         str(csv_dir / "p1.csv"), "--output", str(dataset / "page_p1.json")]) == 0
+    capsys.readouterr()
+    cases = writing_commands(dataset, csv_dir, kind)
+    before = snapshot(dataset)
+    for name, main, argv, source in cases:
+        assert main(argv) == 2, name
+        out, err = capsys.readouterr()
+        errors = [line for line in err.splitlines() if "error:" in line]
+        assert out == "" and len(errors) == 1 and "outputs never overwrite inputs" in errors[0], (name, err)
+        assert repr(str(source)) in errors[0], (name, err)
+    assert snapshot(dataset) == before
+    assert not (dataset / "res1").exists() and not (dataset / "all.json").exists()
+    if kind != "same":
+        assert sorted(os.listdir(dataset / "c")) == ["p1.csv"] and (dataset / "c" / "p1.csv").samefile(
+            dataset / "pred" / "p1.json")
+
+
+def test_outputs_of_one_run_never_share_a_path(dataset, capsys):
+    csv_dir = converted(dataset, capsys)
+    same = dataset / "r.json"
+    args = ["--annotations-json", str(dataset / "ann" / "p1.json"), "--predictions-csv", str(csv_dir / "p1.csv")]
+    assert measure.main(args + ["--output", str(same), "--html", str(same)]) == 2
+    assert "each output needs its own path" in capsys.readouterr().err and not same.exists()
+    out = dataset / "res"
+    assert variants.main(["--predictions-dir", str(csv_dir), "--annotations-dir", str(dataset / "ann"),
+                          "--output-dir", str(out), "--html", str(out / "accuracy_report_no_filter.json")]) == 2
+    assert "each output needs its own path" in capsys.readouterr().err
+    assert not out.exists()  # the folder the refused run created is removed again
 
 
 # ------------------------------------------------------------------------ scorekit / python -m

@@ -28,8 +28,9 @@ from typing import Any, Iterable, Iterator, Mapping, Optional, Sequence
 from scorekit.errors import InvalidValueError
 from scorekit.ocr_pages.box_grouping.group import load_predicted_rows
 from scorekit.ocr_pages.box_grouping.loading import annotation_boxes_from_records
-from scorekit.ocr_pages.cli import RunError, int_at_least, main_for, make_output_dir
-from scorekit.ocr_pages.evaluation.generate_accuracy_report_variants import (add_variant_arguments, score_variants,
+from scorekit.ocr_pages.cli import RunError, int_at_least, main_for, output_folder
+from scorekit.ocr_pages.evaluation.generate_accuracy_report_variants import (add_variant_arguments,
+                                                                             check_variant_outputs, score_variants,
                                                                              selected_variants, write_variant_reports)
 from scorekit.ocr_pages.evaluation.reports import MAX_FAILURE_EXAMPLES
 from scorekit.progress import progress_iter
@@ -288,7 +289,8 @@ def _named(ids: Sequence[str]) -> str:
 
 
 def _dataset_files(src: str) -> list[Path]:
-    """The local files the dataset was read from (outputs are never written over them)."""
+    """The local files the dataset may be read from (each file of a folder: a hard link of one is
+    refused as an output too)."""
     path = Path(src)
     if path.is_file():
         return [path]
@@ -300,14 +302,21 @@ def run(args: argparse.Namespace) -> int:
     pred_dir = Path(args.predictions_dir)
     if not pred_dir.is_dir():
         raise RunError(f"predictions folder {args.predictions_dir!r} does not exist")
-    if Path(args.output_dir).exists() and not Path(args.output_dir).is_dir():
-        raise RunError(f"output folder {args.output_dir!r} is a file")
+    csvs = {p.stem: p for p in sorted(pred_dir.glob("*.csv")) if p.is_file()}
+    inputs = _dataset_files(args.dataset) + list(csvs.values())  # every CSV a page may read
+    with output_folder(args.output_dir) as out:  # removed again when the run fails: it writes nothing
+        check_variant_outputs(out, variants, args.html, inputs)
+        return _evaluate(args, variants, csvs, out, inputs)
+
+
+def _evaluate(args: argparse.Namespace, variants: tuple[str, ...], csvs: Mapping[str, Path], out: Path,
+              inputs: list[Any]) -> int:
+    """Read the pages, score them and write the reports (the outputs are already checked)."""
     pages = load_hf_pages(args.dataset, args.hub_split, args.dataset_split_column, args.split_column_name)
     if not pages:
         where = (f" with {args.split_column_name} == {args.dataset_split_column!r}"
                  if args.dataset_split_column is not None else "")
         raise RunError(f"no page in {args.dataset!r}{where}")
-    csvs = {p.stem: p for p in sorted(pred_dir.glob("*.csv")) if p.is_file()}
     missing = [p.page_id for p in pages if p.page_id not in csvs]
     unmatched = sorted(set(csvs) - {p.page_id for p in pages})
     if missing:
@@ -324,8 +333,6 @@ def run(args: argparse.Namespace) -> int:
     for reports in progress_iter(_score_pages(tasks, settings, args.workers), args.progress, "pages", total=len(tasks)):
         for v in variants:
             per_variant[v].append(reports[v])
-    out = make_output_dir(args.output_dir)  # only once every page is scored: a failed run writes nothing
-    inputs = _dataset_files(args.dataset) + [path for _, path in tasks if path is not None]
     run_info = dict(dataset=args.dataset, hub_split=pages.hub_split, split_filter=args.dataset_split_column,
                     predictions_dir=args.predictions_dir, missing_prediction_pages=missing,
                     unmatched_prediction_files=unmatched)

@@ -17,7 +17,8 @@ from typing import Optional, Sequence
 
 from scorekit.ocr_pages.box_grouping.group import load_predicted_rows
 from scorekit.ocr_pages.box_grouping.loading import load_annotation_boxes
-from scorekit.ocr_pages.cli import add_common, filters_arg, main_for, result_line, write_text_atomic
+from scorekit.files import check_outputs, write_atomically
+from scorekit.ocr_pages.cli import add_common, filters_arg, main_for, result_line
 from scorekit.ocr_pages.evaluation.prediction import evaluate_rows
 from scorekit.ocr_pages.evaluation.reports import report_to_json
 
@@ -40,6 +41,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     inputs = [args.annotations_json, args.predictions_csv]
+    check_outputs({"--output": args.output, "--html": args.html}, inputs)
     page_id = args.page_id if args.page_id is not None else Path(args.predictions_csv).stem
     boxes = load_annotation_boxes(args.annotations_json, page_id)
     rows, dropped = load_predicted_rows(args.predictions_csv, args.unit_level)
@@ -51,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
 
         write_run_report(args.html, report, f"OCR page {page_id}", inputs)
     if args.output:
-        write_text_atomic(args.output, text, inputs=inputs)
+        write_atomically(args.output, text)
         print(result_line(report["summary"]["variant"], report, args.output))
     else:
         sys.stdout.write(text)

@@ -12,7 +12,8 @@ import argparse
 import json
 from typing import Any, Optional, Sequence
 
-from scorekit.ocr_pages.cli import RunError, add_progress, main_for, result_line, with_run_info, write_text_atomic
+from scorekit.files import check_outputs, write_atomically
+from scorekit.ocr_pages.cli import RunError, add_progress, main_for, result_line, with_run_info
 from scorekit.ocr_pages.evaluation.reports import aggregate_reports, report_to_json
 from scorekit.progress import progress_iter
 
@@ -45,13 +46,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    check_outputs({"--output": args.output, "--html": args.html}, args.reports)
     reports = [read_report(path) for path in progress_iter(args.reports, args.progress, "reports")]
     try:
         report = aggregate_reports(reports)
     except ValueError as exc:
         raise RunError(f"reports {', '.join(args.reports)} cannot be merged: {exc}") from None
     report = with_run_info(report)
-    write_text_atomic(args.output, report_to_json(report), inputs=args.reports)
+    write_atomically(args.output, report_to_json(report))
     variant = report["summary"]["variant"]
     print(result_line(variant, report, args.output))
     if args.html:
