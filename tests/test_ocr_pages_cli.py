@@ -5,6 +5,7 @@ untouched inputs and the HTML report."""
 from __future__ import annotations
 
 import hashlib
+import importlib
 import json
 import os
 import subprocess
@@ -401,6 +402,44 @@ def test_python_m_and_scorekit_subcommand(dataset, capsys):
                               "--predictions-csv", str(dataset / "csv" / "p2.csv")]) == 0
     assert json.loads(capsys.readouterr().out)["summary"]["ocr_region_cer"] == 0.0
     assert scorekit_cli.main(["ocr-pages", "variants", "--predictions-dir", "x"]) == 2
+
+
+def test_messages_name_the_program_the_user_typed(dataset, capsys):
+    """Under ``scorekit ocr-pages …`` warnings and per-file errors name that command, not the module's
+    own console script."""
+    (dataset / "pred" / "bad.json").write_text("[{", encoding="utf-8")
+    assert scorekit_cli.main(["ocr-pages", "convert", "--predictions-dir", str(dataset / "pred"),
+                              "--output-dir", str(dataset / "csv")]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("scorekit ocr-pages convert: error: ") and "bad.json" in err
+    assert scorekit_cli.main(["ocr-pages", "variants", "--predictions-dir", str(dataset / "csv"), "--annotations-dir",
+                              str(dataset / "ann"), "--output-dir", str(dataset / "res")]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert err == ["scorekit ocr-pages variants: warning: 1 annotation files have no predictions CSV",
+                   "scorekit ocr-pages variants: warning: 1 predictions CSVs match no annotation file"]
+    assert variants.main(["--predictions-dir", str(dataset / "csv"), "--annotations-dir", str(dataset / "ann"),
+                          "--output-dir", str(dataset / "res2")]) == 0
+    assert capsys.readouterr().err.startswith("ocr-pages-variants: warning: 1 annotation")
+
+
+#: Names of the code that a command line user has no use for.
+INTERNAL_NAMES = ("evaluate_rows", "aggregate_reports", "REPORT_VARIANTS", "load_hf_pages", "HfPage",
+                  "score_variants", "write_variant_reports", "canonical_filters")
+
+
+@pytest.mark.parametrize("command", ["convert", "measure", "variants", "overall", "evaluate-hf"])
+def test_help_is_plain_text(command, capsys):
+    from scorekit.ocr_pages import cli as ocr_cli
+
+    module = importlib.import_module(ocr_cli.COMMANDS[command])
+    for run in (lambda: scorekit_cli.main(["ocr-pages", command, "--help"]), lambda: module.main(["--help"])):
+        assert run() == 0
+        text = capsys.readouterr().out
+        assert "usage:" in text and "--help" in text
+        assert "``" not in text and ":func:" not in text and not [n for n in INTERNAL_NAMES if n in text], text
+    assert scorekit_cli.main(["ocr-pages", "--help"]) == 0
+    listing = capsys.readouterr().out
+    assert "``" not in listing and command in listing
 
 
 def test_html_report_in_headless_browser(dataset, capsys, tmp_path):

@@ -524,3 +524,24 @@ def test_reports_without_cer_unit_aggregate_as_code_points():
     del old["summary"]["cer_unit"]
     merged = aggregate_reports([old, page(DEVANAGARI_BOXES, DEVANAGARI_WORDS, "word", page_id="q")])
     assert merged["summary"]["cer_unit"] == "char" and merged["summary"]["ocr_region_gt_char_count"] == 12
+
+
+@pytest.mark.parametrize("statement, module, name", [
+    ("from scorekit.ocr_pages.evaluation.reports import build_ocr_region_reports",
+     "scorekit.ocr_pages.evaluation.prediction", "build_ocr_region_reports"),
+    ("from scorekit.ocr_pages.box_grouping.loading import load_predicted_rows",
+     "scorekit.ocr_pages.box_grouping.group", "load_predicted_rows"),
+])
+def test_seed_module_paths_import_the_one_implementation(statement, module, name):
+    """Seed 002 documents these paths; each names the function defined in ``module``, whatever was
+    imported first (a fresh interpreter)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import scorekit
+
+    check = f"{statement}\nimport {module} as m\nassert {name} is m.{name}, {name}\nprint({name}.__module__)"
+    env = {"PYTHONPATH": str(Path(scorekit.__file__).resolve().parents[1]), "PATH": "/usr/bin:/bin"}
+    done = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 0 and done.stdout == f"{module}\n", done.stderr

@@ -63,14 +63,14 @@ def run_guarded(prog: str, body: Callable[[], int]) -> int:
     return 1
 
 
-def main_for(prog: str, parser: argparse.ArgumentParser, run: Callable[[argparse.Namespace], int],
+def main_for(prog: str, parser: argparse.ArgumentParser, run: Callable[[argparse.Namespace, str], int],
              argv: Optional[Sequence[str]]) -> int:
-    """Parse ``argv`` (usage errors: argparse's message, status 2) and run."""
+    """Parse ``argv`` (usage errors: argparse's message, status 2) and run under ``prog``."""
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else 2
-    return run_guarded(prog, lambda: run(args))
+    return run_guarded(prog, lambda: run(args, prog))
 
 
 # ------------------------------------------------------------------------------ argument types
@@ -191,5 +191,6 @@ def add_parser(sub: Any) -> None:
         c.set_defaults(handler=_handler(f"scorekit ocr-pages {name}", module.run))
 
 
-def _handler(prog: str, run: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
-    return lambda args: run_guarded(prog, lambda: run(args))
+def _handler(prog: str, run: Callable[[argparse.Namespace, str], int]) -> Callable[[argparse.Namespace], int]:
+    """``run`` under ``prog``, the name the user typed, in its errors and warnings."""
+    return lambda args: run_guarded(prog, lambda: run(args, prog))

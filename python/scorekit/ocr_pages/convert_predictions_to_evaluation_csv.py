@@ -1,10 +1,11 @@
-"""Convert per-page prediction JSON files into evaluation CSVs (``x1,y1,x2,y2,group_row,text``).
+"""Convert per-page prediction JSON files into evaluation CSVs (columns x1,y1,x2,y2,group_row,text).
 
-Every ``*.json`` of ``--predictions-dir`` (not recursive, sorted by name) becomes ``<stem>.csv``
-in ``--output-dir``: one row per usable item in input order, ``group_row`` the running index of
-the written rows (no spatial grouping), the box min/max-normalised. Items without a usable box
-are skipped and counted. A malformed file is reported on stderr and skipped; the exit status is
-then 1, as it is when no ``*.json`` is found. ``--unit-level`` is accepted and has no effect.
+Every *.json file of --predictions-dir (not recursive, sorted by name) becomes <stem>.csv in
+--output-dir: one row per usable item in input order, group_row the running number of the written
+rows (no spatial grouping), the box corners put in min/max order. Items without a usable box are
+skipped and counted. A malformed file is reported on stderr and skipped; the exit status is then
+1, as it is when no *.json file is found. An output that is one of the inputs (or a link to one)
+is refused with status 2 before anything is written. --unit-level is accepted and has no effect.
 """
 
 from __future__ import annotations

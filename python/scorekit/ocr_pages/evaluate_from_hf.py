@@ -1,18 +1,17 @@
-"""Score a Hugging Face OCR pages dataset against a folder of evaluation CSVs (the kit's main entry point).
+"""Score a Hugging Face OCR pages dataset against a folder of evaluation CSVs (the main command).
 
-``--dataset`` is a ``*.parquet`` file, a folder saved by ``datasets`` (``dataset_dict.json``, or
-``state.json``/``dataset_info.json`` for one split), a folder of ``**/*.parquet`` shards (grouped
-into splits by the file-name prefix, ``test-00000-of-00006.parquet`` -> ``test``) or a Hub id
-(offline once cached, with ``HF_HUB_OFFLINE=1``); an ``owner/name`` whose ``owner`` is a local folder
-is a local path, and an error when it does not exist (never a Hub request). Each row's ``annotations`` are the page's
-boxes; ``--predictions-dir/<page_id>.csv`` is its evaluation CSV (a page without one is scored as
-empty, or skipped with ``--skip-missing``). Each page is classified once and scored under every
-``--variant``; ``--output-dir/accuracy_report_<variant>.json`` is written and one line
-``<variant>: cer=… (N pages) -> PATH`` printed per variant. The ``image`` column is never read.
-``datasets`` is optional (``scorekit[hf]``): without it parquet inputs are read with ``pyarrow``.
-Exit 1 on an unreadable or malformed input or when no page is evaluated, 2 on a usage error.
-This module owns the dataset reading (``load_hf_pages``, ``HfPage``) and the per-page work;
-scoring and report writing are shared with ``ocr-pages-variants`` (docs/ocr-pages.md).
+--dataset is a .parquet file, a folder saved by the datasets library (dataset_dict.json, or
+state.json / dataset_info.json for one split), a folder of parquet shards (grouped into splits by
+the file-name prefix: test-00000-of-00006.parquet is in split test) or a Hub dataset id (offline
+once cached, with HF_HUB_OFFLINE=1). A path that does not exist is an error, never a Hub request:
+owner/name whose owner is a local folder is such a path. Each row's annotations are the page's
+boxes; <page_id>.csv in --predictions-dir is its evaluation CSV (a page without one is scored as
+empty, or skipped with --skip-missing). Each page is classified once and scored under every
+--variant; accuracy_report_<variant>.json is written in --output-dir and one line
+"<variant>: cer=… (N pages) -> PATH" printed per variant. The image column is never read. The
+datasets library is optional (pip install scorekit[hf]): without it parquet inputs are read with
+pyarrow. Exit 1 on an unreadable or malformed input or when no page is evaluated, 2 on a usage
+error (an output that is one of the inputs included).
 """
 
 from __future__ import annotations
@@ -36,6 +35,8 @@ from scorekit.ocr_pages.evaluation.reports import MAX_FAILURE_EXAMPLES
 from scorekit.progress import progress_iter
 from scorekit.registry import MissingExtraError, install_hint
 
+# This module owns the dataset reading (load_hf_pages, HfPage) and the per-page work; scoring and
+# report writing are shared with ocr-pages-variants (docs/ocr-pages.md).
 __all__ = ["HfPage", "HfPages", "load_hf_pages", "main"]
 
 PROG = "ocr-pages-evaluate-hf"
@@ -297,7 +298,8 @@ def _dataset_files(src: str) -> list[Path]:
     return sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else []
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, prog: str = PROG) -> int:
+    """The command; ``prog`` is the program name its warnings give."""
     variants = selected_variants(args)
     pred_dir = Path(args.predictions_dir)
     if not pred_dir.is_dir():
@@ -306,11 +308,11 @@ def run(args: argparse.Namespace) -> int:
     inputs = _dataset_files(args.dataset) + list(csvs.values())  # every CSV a page may read
     with output_folder(args.output_dir) as out:  # removed again when the run fails: it writes nothing
         check_variant_outputs(out, variants, args.html, inputs)
-        return _evaluate(args, variants, csvs, out, inputs)
+        return _evaluate(args, variants, csvs, out, inputs, prog)
 
 
 def _evaluate(args: argparse.Namespace, variants: tuple[str, ...], csvs: Mapping[str, Path], out: Path,
-              inputs: list[Any]) -> int:
+              inputs: list[Any], prog: str) -> int:
     """Read the pages, score them and write the reports (the outputs are already checked)."""
     pages = load_hf_pages(args.dataset, args.hub_split, args.dataset_split_column, args.split_column_name)
     if not pages:
@@ -321,10 +323,10 @@ def _evaluate(args: argparse.Namespace, variants: tuple[str, ...], csvs: Mapping
     unmatched = sorted(set(csvs) - {p.page_id for p in pages})
     if missing:
         what = "skipped" if args.skip_missing else "scored as empty predictions"
-        print(f"{PROG}: warning: {len(missing)} pages have no predictions CSV ({what}): {_named(missing)}",
+        print(f"{prog}: warning: {len(missing)} pages have no predictions CSV ({what}): {_named(missing)}",
               file=sys.stderr)
     if unmatched:
-        print(f"{PROG}: warning: {len(unmatched)} predictions CSVs match no page: {_named(unmatched)}", file=sys.stderr)
+        print(f"{prog}: warning: {len(unmatched)} predictions CSVs match no page: {_named(unmatched)}", file=sys.stderr)
     tasks = [(p, csvs.get(p.page_id)) for p in pages if p.page_id in csvs or not args.skip_missing]
     if not tasks:
         raise RunError(f"no page evaluated: none of the {len(pages)} pages has a CSV in {args.predictions_dir!r}")

@@ -41,7 +41,18 @@ __all__ = [
     "load_prediction_items",
     "annotation_boxes_from_records",
     "load_annotation_boxes",
+    "load_predicted_rows",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """``load_predicted_rows``, where the seed documents it; it lives in ``group``, which imports
+    this module, so it is looked up on first use."""
+    if name == "load_predicted_rows":
+        from scorekit.ocr_pages.box_grouping.group import load_predicted_rows
+
+        return load_predicted_rows
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 CSV_HEADER = ("x1", "y1", "x2", "y2", "group_row", "text")
 DROP_KINDS = ("rule", "degenerate", "duplicate", "container")

@@ -1,11 +1,12 @@
 """Score a folder of pages under each report variant and write one aggregate report per variant.
 
-Pairs ``--predictions-dir/<stem>.csv`` with ``--annotations-dir/<stem>.json`` by file stem; only
-matched pairs are evaluated (sorted by stem) and the unmatched counts go to stderr. Each page is
-classified once and then scored under every selected ``--variant`` (default: all, in
-``REPORT_VARIANTS`` order). Writes ``--output-dir/accuracy_report_<variant>.json`` and prints
-``<variant>: cer=… (N pages) -> PATH`` per variant. ``--html`` writes the HTML report of the
-first selected variant. Exit 1 when no pair matches or an input is unreadable or malformed.
+Pairs <stem>.csv in --predictions-dir with <stem>.json in --annotations-dir by file name; only
+matched pairs are evaluated (sorted by name) and the unmatched counts are reported on stderr.
+Each page is classified once and then scored under every selected --variant (default: all four,
+in the order listed under --variant). Writes accuracy_report_<variant>.json in --output-dir and
+prints "<variant>: cer=… (N pages) -> PATH" per variant. --html writes the HTML report of the
+first selected variant. Exit 1 when no pair matches or an input is unreadable or malformed, 2 on
+a usage error (an output that is one of the inputs included).
 """
 
 from __future__ import annotations
@@ -104,7 +105,8 @@ def selected_variants(args: argparse.Namespace) -> tuple[str, ...]:
     return tuple(dict.fromkeys(args.variant or REPORT_VARIANTS))
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, prog: str = PROG) -> int:
+    """The command; ``prog`` is the program name its warnings give."""
     variants = selected_variants(args)
     csvs = _stems(args.predictions_dir, ".csv", "predictions")
     jsons = _stems(args.annotations_dir, ".json", "annotations")
@@ -112,9 +114,9 @@ def run(args: argparse.Namespace) -> int:
     missing = sorted(set(jsons) - set(csvs))
     unmatched = sorted(set(csvs) - set(jsons))
     if missing:
-        print(f"{PROG}: warning: {len(missing)} annotation files have no predictions CSV", file=sys.stderr)
+        print(f"{prog}: warning: {len(missing)} annotation files have no predictions CSV", file=sys.stderr)
     if unmatched:
-        print(f"{PROG}: warning: {len(unmatched)} predictions CSVs match no annotation file", file=sys.stderr)
+        print(f"{prog}: warning: {len(unmatched)} predictions CSVs match no annotation file", file=sys.stderr)
     if not pairs:
         raise RunError(f"no page has both {args.predictions_dir!r}/<id>.csv and {args.annotations_dir!r}/<id>.json")
     inputs = [csvs[s] for s in pairs] + [jsons[s] for s in pairs]

@@ -1,11 +1,12 @@
 """Score one page against its annotations with one filter set; print or write the page report.
 
-Reads the Label Studio (or flattened HF-style) annotation JSON and the page's evaluation CSV (from
-an export of several tasks, the task whose id or image file stem is the page id),
-runs ``evaluate_rows`` and prints the page report JSON to stdout, or with ``--output`` writes it
-and prints one line ``<variant>: cer=… (1 pages) -> PATH`` (``custom`` when the filters are not
-a report variant). ``--html`` also writes the page's HTML report. Exit 1 on an unreadable or
-malformed input, 2 on a usage error (unknown filter, threshold outside (0, 1]).
+Reads the page's annotation JSON (a Label Studio task or export, or a list of boxes) and its
+evaluation CSV, and prints the page report JSON, or with --output writes it and prints one line
+"<variant>: cer=… (1 pages) -> PATH" ("custom" when the filters are not a report variant). From a
+Label Studio export of several tasks, the task whose id or image file stem is the page id is read
+(--page-id, else the CSV file name without .csv). --html also writes the page's HTML report.
+Exit 1 on an unreadable or malformed input, 2 on a usage error (unknown filter, threshold outside
+(0, 1], an output that is one of the inputs).
 """
 
 from __future__ import annotations
@@ -39,7 +40,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--html", default=None, metavar="REPORT", help="also write a self-contained HTML report here")
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, prog: str = PROG) -> int:
+    """The command run as ``prog`` (it prints no warning that would name it)."""
     inputs = [args.annotations_json, args.predictions_csv]
     check_outputs({"--output": args.output, "--html": args.html}, inputs)
     page_id = args.page_id if args.page_id is not None else Path(args.predictions_csv).stem

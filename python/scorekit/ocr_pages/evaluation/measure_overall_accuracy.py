@@ -1,9 +1,10 @@
 """Aggregate page or aggregate report JSONs into one corpus report.
 
-``--reports FILE...`` are merged with ``aggregate_reports`` (they must agree on unit level,
-filters and coverage threshold, and share no page id); the result, with a ``run_info``, is written
-to ``--output`` and one line ``<variant>: cer=… (N pages) -> PATH`` is printed. ``--html`` also
-writes the HTML report. Exit 1 on an unreadable, malformed or inconsistent report.
+The --reports files are merged (they must agree on unit level, filters and coverage threshold,
+and share no page id); the result, with its run_info, is written to --output and one line
+"<variant>: cer=… (N pages) -> PATH" is printed. --html also writes the HTML report. Exit 1 on an
+unreadable, malformed or inconsistent report, 2 on a usage error (an output that is one of the
+reports included).
 """
 
 from __future__ import annotations
@@ -45,7 +46,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_progress(p)
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, prog: str = PROG) -> int:
+    """The command run as ``prog`` (it prints no warning that would name it)."""
     check_outputs({"--output": args.output, "--html": args.html}, args.reports)
     reports = [read_report(path) for path in progress_iter(args.reports, args.progress, "reports")]
     try:

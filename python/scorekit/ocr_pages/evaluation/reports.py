@@ -29,8 +29,18 @@ from scorekit.ocr_pages.evaluation.text_metrics import _check_str
 __all__ = [
     "NON_ARMENIAN_SCRIPT_RATIO", "FILTERS", "FILTER_LABELS", "REPORT_VARIANTS", "SCHEMA_VERSION",
     "MAX_FAILURE_EXAMPLES", "MAX_EXAMPLE_TEXT_CHARS", "is_non_armenian_text", "canonical_filters",
-    "variant_of_filters", "aggregate_reports", "report_to_json",
+    "variant_of_filters", "aggregate_reports", "report_to_json", "build_ocr_region_reports",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """``build_ocr_region_reports``, where the seed documents it; it lives in ``prediction``, which
+    imports this module, so it is looked up on first use."""
+    if name == "build_ocr_region_reports":
+        from scorekit.ocr_pages.evaluation.prediction import build_ocr_region_reports
+
+        return build_ocr_region_reports
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 #: A text is non-Armenian when its share of Latin and Cyrillic letters is strictly above this.
 NON_ARMENIAN_SCRIPT_RATIO = 0.9
