@@ -23,6 +23,22 @@ WATERMARKS = (
 )
 
 
+#: How records are put on lines (``group_row``): every one on the watermark's line, the watermark
+#: on a line of its own between the words before and after it, none on a line, one line each.
+LAYOUTS = ("one-line", "own-lines", "no-lines", "word-per-line")
+
+
+def line_groups(n: int, marks: range, layout: str) -> list[str]:
+    """The ``group_row`` of each of ``n`` records, the watermark at ``marks``, under ``layout``."""
+    if layout == "one-line":
+        return ["1"] * n
+    if layout == "own-lines":
+        return ["1" if k in marks else ("0" if k < marks.start else "2") for k in range(n)]
+    if layout == "no-lines":
+        return [""] * n
+    return [str(k) for k in range(n)]
+
+
 @st.composite
 def pages(draw):
     """``(texts, groups, watermark positions)`` of one page's CSV records."""
@@ -31,20 +47,14 @@ def pages(draw):
     watermark = draw(st.sampled_from(WATERMARKS))
     texts = before + list(watermark) + after
     marks = range(len(before), len(before) + len(watermark))
-    layout = draw(st.sampled_from(("one-line", "own-lines", "no-lines", "word-per-line", "random")))
-    if layout == "one-line":
-        groups = ["1"] * len(texts)
-    elif layout == "own-lines":
-        groups = ["1" if k in marks else ("0" if k < marks.start else "2") for k in range(len(texts))]
-    elif layout == "no-lines":
-        groups = [""] * len(texts)
-    elif layout == "word-per-line":
-        groups = [str(k) for k in range(len(texts))]
-    else:  # real words on any line; the watermark on one line (maybe shared) or on lines of its own
-        groups = draw(st.lists(st.sampled_from(("", "0", "1")), min_size=len(texts), max_size=len(texts)))
-        own = draw(st.booleans())
-        for k in marks:
-            groups[k] = draw(st.sampled_from(("", "w1", "w2"))) if own else "1"
+    layout = draw(st.sampled_from(LAYOUTS + ("random",)))
+    if layout != "random":
+        return texts, line_groups(len(texts), marks, layout), marks
+    # real words on any line; the watermark on one line (maybe shared) or on lines of its own
+    groups = draw(st.lists(st.sampled_from(("", "0", "1")), min_size=len(texts), max_size=len(texts)))
+    own = draw(st.booleans())
+    for k in marks:
+        groups[k] = draw(st.sampled_from(("", "w1", "w2"))) if own else "1"
     return texts, groups, marks
 
 

@@ -32,6 +32,7 @@ from scorekit.ocr_pages.box_grouping.group import (
 from scorekit.ocr_pages.box_grouping.loading import AnnotationBox, PredictedRow, PredictedWord
 from scorekit.ocr_pages.box_grouping.reading_order import group_into_lines
 from scorekit.ocr_pages.evaluation.text_metrics import edit_distance
+from test_fuzz_ocr_pages import LAYOUTS, line_groups
 
 
 def make_boxes(specs):
@@ -155,20 +156,13 @@ LONG_SPLIT = ("National", "Library", "of", "Armenia", "OCR", "by", "PortMind")
 @pytest.mark.parametrize("watermark", (("OCR by PortMind",), ("OCR", "by", "PortMind"), LONG_SPLIT,
                                        ("National Library of Armenia OCR by PortMind",),
                                        ("National Library of Armenia", "OCR by PortMind")))
-@pytest.mark.parametrize("layout", ("same-group", "own-groups", "no-groups", "word-per-group"))
+@pytest.mark.parametrize("layout", LAYOUTS)
 def test_short_word_next_to_watermark_is_kept(word, side, watermark, layout):
     before = [word] if side in ("before", "both") else []
     after = [word] if side in ("after", "both") else []
     texts = before + list(watermark) + after
     wm = range(len(before), len(before) + len(watermark))
-    if layout == "same-group":
-        groups = ["1"] * len(texts)
-    elif layout == "own-groups":
-        groups = ["1" if k in wm else ("0" if k < wm.start else "2") for k in range(len(texts))]
-    elif layout == "no-groups":
-        groups = [""] * len(texts)
-    else:
-        groups = [str(k) for k in range(len(texts))]
+    groups = line_groups(len(texts), wm, layout)
     kept, dropped = remove_watermark_words(make_words([(0, 0, 1, 1, g, t) for g, t in zip(groups, texts)]))
     assert [w.csv_index for w in dropped] == list(wm)
     assert [w.text for w in kept] == before + after
