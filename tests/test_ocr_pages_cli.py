@@ -266,8 +266,17 @@ def test_overall_equals_aggregate(dataset, capsys):
     # a duplicated page, a malformed report and a missing one: exit 1, one error line naming the files
     bad = dataset / "bad.json"
     bad.write_text("{", encoding="utf-8")
+    # a page report whose regions were cut: its page used to count with none of its errors
+    cut = write(dataset / "cut.json", {k: v for k, v in json.loads(Path(paths[0]).read_text(encoding="utf-8")).items()
+                                       if k != "regions"})
+    # a region without its CER: a raw KeyError traceback before
+    keyless = json.loads(Path(paths[0]).read_text(encoding="utf-8"))
+    keyless["regions"] = [{k: v for k, v in r.items() if k != "cer"} for r in keyless["regions"]]
+    keyless = write(dataset / "keyless.json", keyless)
     for argv, named in ((["--reports", paths[0], paths[0]], paths[0]), (["--reports", str(bad)], "bad.json"),
-                        (["--reports", str(dataset / "gone.json")], "gone.json")):
+                        (["--reports", str(dataset / "gone.json")], "gone.json"),
+                        (["--reports", paths[1], str(cut)], "no 'pages' and 'regions' lists"),
+                        (["--reports", str(keyless)], "KeyError: 'cer'")):
         assert overall.main(argv + ["--output", str(dataset / "x.json")]) == 1
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and "ocr-pages-overall: error:" in err and named in err
