@@ -688,3 +688,14 @@ def test_box_index_finds_centres_inside_by_tolerance_only():
     assert point_in_polygon(centre, box_polygon(box.bbox, box.rotation))
     pairs = BoxIndex([box]).word_pairs(np.array([[centre[0], centre[1], centre[0], centre[1]]]))
     assert pairs.word.tolist() == [0] and pairs.inside.tolist() == [True]
+
+
+@pytest.mark.parametrize("bbox, pattern", [
+    ([0, 0, 1e308, 1e308], "bbox too large to measure"),
+    ([0, 0, 1e308, 1], "bbox too large to measure"),
+    ([0, 0, 10 ** 400, 5], "bbox must be finite, got an integer too large for a float"),
+])
+def test_boxes_too_large_to_measure_are_named(bbox, pattern):
+    """They raised a raw OverflowError (a traceback from the commands)."""
+    with pytest.raises(InvalidValueError, match=pattern):
+        annotation_boxes_from_records([{"id": "a", "label": "Paragraph", "transcription": "t", "bbox": bbox}])

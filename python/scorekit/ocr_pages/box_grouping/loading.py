@@ -390,7 +390,11 @@ def _number(value: Any, what: str, source: str, item: int) -> float:
                 raise InvalidValueError(f"must be a number, got {describe(value)}", field=f"{source} {what}", item=item)
         else:
             raise InvalidValueError(f"must be a number, got {describe(value)}", field=f"{source} {what}", item=item)
-    value = float(value)
+    try:
+        value = float(value)
+    except OverflowError:
+        raise InvalidValueError("must be finite, got an integer too large for a float",
+                                field=f"{source} {what}", item=item) from None
     if not math.isfinite(value):
         raise InvalidValueError(f"must be finite, got {value!r}", field=f"{source} {what}", item=item)
     return value
@@ -458,6 +462,9 @@ def _build_boxes(entries: list[dict[str, Any]], source: str) -> AnnotationBoxes:
         if bx2 - bx1 <= 0 or by2 - by1 <= 0:
             dropped["degenerate"] += 1
             continue
+        if not all(math.isfinite(v) for v in (2 * bx1, 2 * by1, 2 * bx2, 2 * by2, (bx2 - bx1) * (by2 - by1))):
+            raise InvalidValueError(f"too large to measure (its area or coordinates overflow), got {raw_bbox!r}",
+                                    field=f"{source} bbox", item=item)
         built.append((i, fields))
 
     seen: set[tuple[Any, ...]] = set()
