@@ -699,3 +699,11 @@ def test_boxes_too_large_to_measure_are_named(bbox, pattern):
     """They raised a raw OverflowError (a traceback from the commands)."""
     with pytest.raises(InvalidValueError, match=pattern):
         annotation_boxes_from_records([{"id": "a", "label": "Paragraph", "transcription": "t", "bbox": bbox}])
+
+
+def test_label_studio_label_given_as_text_is_kept(tmp_path):
+    """A label written as a string used to be ignored: the box lost its label, and the label filters
+    (header, photo …) silently kept it in the score."""
+    rect = {"x": 0, "y": 0, "width": 50, "height": 10, "rectanglelabels": "Headline"}
+    boxes = load_annotation_boxes(write_json(tmp_path, "t.json", {"annotations": [{"result": [ls_item("a", rect)]}]}))
+    assert [b.label for b in boxes] == ["Headline"]

@@ -563,6 +563,8 @@ def _label_studio_entries(task: Mapping[str, Any], where: str) -> list[dict[str,
                 labels = value.get("rectanglelabels") or value.get("labels")
                 if isinstance(labels, list) and labels:
                     entry["label"] = str(labels[0])
+                elif isinstance(labels, str):  # one label written as text: still the box's label
+                    entry["label"] = labels
             if res.get("type") == "textarea":
                 lines = value.get("text") or []
                 if isinstance(lines, str):
