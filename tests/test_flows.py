@@ -494,8 +494,8 @@ def test_deep_triggers_are_compared_or_refused_by_name(backend) -> None:
     assert compute_metrics(deep(600), deep(600)).trigger_match == 1.0
     with pytest.raises(FlowFormatError, match="triggers are nested too deeply to compare"):
         compute_metrics(deep(100_000), deep(100_000))
-    with pytest.raises(FlowFormatError, match="triggers are nested too deeply to compare"):
-        evaluate_flows([(deep(100_000), deep(100_000))])
+    with pytest.raises(FlowFormatError, match="item 'x': the triggers are nested too deeply to compare"):
+        evaluate_flows({"x": (deep(100_000), deep(100_000))})
 
 
 TRIGGER_VALUES = st.recursive(

@@ -557,7 +557,11 @@ def _score(ids: list[str], preds: list[Any], refs: list[Any], ref_name: Callable
                 errors[k] = str(exc)
         sims = _flowsims(pred_flows, ref_flows, threads)
         for k, s, p, r in zip(slow, sims.tolist(), pred_flows, ref_flows):
-            rows[k] = (s, _treebleu(p, r), _trigger_match(p, r, trigger_match), _component_match(p, r))
+            try:
+                tm = _trigger_match(p, r, trigger_match)
+            except FlowFormatError as exc:
+                raise FlowFormatError(f"item {ids[k]!r}: {exc}") from None
+            rows[k] = (s, _treebleu(p, r), tm, _component_match(p, r))
     if missing_prediction == "zero":
         rows[missing] = 0.0
     # fsum is exactly rounded, so the column order of the additions does not matter.
