@@ -96,10 +96,12 @@ def tree_mapping(
 ) -> tuple[float, I64]:
     """Distance and one optimal edit mapping of one pair: rows (a, b), -1 = no partner; shape (k, 2)."""
 
-def flow_metrics_batch(preds: list[object], refs: list[object], max_nodes: int, threads: int = 0) -> tuple[F64, npt.NDArray[np.uint8]]:
+def flow_metrics_batch(preds: list[object], refs: list[object], max_nodes: int, threads: int = 0,
+                       exact_triggers: bool = True) -> tuple[F64, npt.NDArray[np.uint8]]:
     """FlowSim, TreeBLEU, Trigger Match, Component Match of parsed workflow pairs; shape (n, 4), plus a
     status per pair (bit 1 prediction, bit 2 reference not handled or above max_nodes: row is NaN,
-    score it in Python)."""
+    score it in Python). Trigger Match is Python's == on the triggers, or type equality when
+    ``exact_triggers`` is false."""
 # --- align (Needleman–Wunsch; layout in scorekit._kernels.align) ---------------------------------
 
 def nw_table_align(a: U32, b: U32, table: F64, del_: F64, ins: F64) -> tuple[float, I64]:

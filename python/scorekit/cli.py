@@ -155,6 +155,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("pred_dir", help="predicted workflows, one JSON file per item")
     p.add_argument("ref_dir", help="reference workflows, matched to predictions by file name stem")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.add_argument("--trigger-match", choices=("exact", "type"), default="exact",
+                   help="exact: the whole trigger must equal the reference's (StarFlow's recipe, the default); "
+                        "type: only the trigger types")
+    p.add_argument("--missing-prediction", choices=("zero", "empty"), default="zero",
+                   help="how a reference without a prediction file scores: zero (the default) or as the empty flow")
     p = sub.add_parser("demo", help="score the sample corpus shipped with scorekit")
     p.add_argument("--repeat", type=int, default=50,
                    help=f"score the corpus this many times over (throughput; 1 to {MAX_DEMO_REPEAT:,})")
@@ -507,7 +512,8 @@ def _run(args: argparse.Namespace) -> int:
     if args.command == "flows":
         from scorekit.flows import flows_command
 
-        return flows_command(args.pred_dir, args.ref_dir, args.json)
+        return flows_command(args.pred_dir, args.ref_dir, args.json, trigger_match=args.trigger_match,
+                             missing_prediction=args.missing_prediction)
     return _cmd_demo(args)
 
 

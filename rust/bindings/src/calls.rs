@@ -20,6 +20,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use scorekit_kernels::align::{CallKernel, CallScratch, CallTable};
 use scorekit_kernels::canon::{canonicalize_ascii, AsciiStep};
+use scorekit_kernels::exact_i64;
 
 use crate::objects::prefetch;
 use crate::parallel::guarded;
@@ -82,9 +83,8 @@ fn classify<'a>(v: &'a Bound<'_, PyAny>) -> Result<Option<Native<'a>>, ()> {
         if x.is_nan() {
             return Err(());
         }
-        // -2**63 <= x < 2**63: the float is exactly an i64
-        if x.fract() == 0.0 && (-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&x) {
-            return Ok(Some(Native::Num(Num::Int(x as i64))));
+        if let Some(n) = exact_i64(x) {
+            return Ok(Some(Native::Num(Num::Int(n))));
         }
         return Ok(Some(Native::Num(Num::Float(x.to_bits()))));
     }

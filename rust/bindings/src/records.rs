@@ -17,7 +17,7 @@ use numpy::{
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyFrozenSet, PyInt, PyList, PySet, PyString, PyTuple};
-use scorekit_kernels::records;
+use scorekit_kernels::{exact_i64, records};
 
 use crate::parallel::guarded;
 
@@ -86,12 +86,6 @@ fn classify<'a>(v: &'a Bound<'_, PyAny>) -> Leaf<'a> {
     Leaf::Unsupported
 }
 
-/// An integral float in the i64 range is the same number as that int.
-fn as_int(f: f64) -> Option<i64> {
-    (f.fract() == 0.0 && (-9.223_372_036_854_775_808e18..9.223_372_036_854_775_808e18).contains(&f))
-        .then_some(f as i64)
-}
-
 impl Interner {
     fn fresh(&mut self) -> i64 {
         self.next += 1;
@@ -105,7 +99,7 @@ impl Interner {
             Scalar::Bool(b) => 1 + b as u64,
             Scalar::Int(x) => return self.intern_int(x),
             Scalar::Float(f) if f.is_nan() => return self.fresh(),
-            Scalar::Float(f) => match as_int(f) {
+            Scalar::Float(f) => match exact_i64(f) {
                 Some(x) => return self.intern_int(x),
                 None => {
                     if let Some(&id) = self.floats.get(&f.to_bits()) {
@@ -145,7 +139,7 @@ impl Interner {
             Scalar::Bool(b) => 1 + b as i64,
             Scalar::Int(x) => self.ints.get(&x).copied().unwrap_or(NEVER),
             Scalar::Float(f) if f.is_nan() => NEVER,
-            Scalar::Float(f) => match as_int(f) {
+            Scalar::Float(f) => match exact_i64(f) {
                 Some(x) => self.ints.get(&x).copied().unwrap_or(NEVER),
                 None => self.floats.get(&f.to_bits()).copied().unwrap_or(NEVER),
             },
