@@ -42,7 +42,8 @@ if TYPE_CHECKING:
     import numpy as np
     import pyarrow as pa
 
-__all__ = ["evaluate_arrow", "ArrowReport", "ArrowEvaluator", "CountTotals", "is_arrow_data", "ITEM_COLUMNS"]
+__all__ = ["evaluate_arrow", "ArrowReport", "ArrowEvaluator", "CountTotals", "NullCellError", "is_arrow_data",
+           "ITEM_COLUMNS"]
 
 #: Rows per record batch read from a table, file or dataset: bounded memory, few kernel calls.
 BATCH_ROWS = 1 << 16
@@ -52,6 +53,22 @@ READ_AHEAD = 2
 #: Columns of the per-item table (then ``slice`` when a slice column is given).
 ITEM_COLUMNS = ("row", "pred_len", "gold_len", "edits", "substitutions", "deletions", "insertions", "hits")
 NULL_POLICIES = ("error", "count")
+#: The one label of every NaN slice value: NaN equals nothing, not even itself, so each NaN read
+#: from a batch would otherwise open a slice of its own.
+NAN_LABEL = float("nan")
+
+
+class NullCellError(InvalidValueError):
+    """A null text cell under ``nulls="error"``; the message ends with how to score it instead
+    (``advice``: the Python spelling here, the command line's in ``scorekit eval-table``)."""
+
+    def __init__(self, column: str, place: str, advice: str = "pass nulls='count'") -> None:
+        self.column, self.place = column, place
+        super().__init__(f"{place} is null ({advice} to score null cells as empty text)", field=f"column {column!r}")
+
+    def advise(self, advice: str) -> NullCellError:
+        """The same error with other advice."""
+        return NullCellError(self.column, self.place, advice)
 
 
 def require_pyarrow() -> Any:
@@ -91,7 +108,7 @@ class ArrowReport(Report):
 class CountTotals:
     """Exact integer totals of scored pairs: overall and per slice (first-appearance order; a null
     label is not grouped), plus null cells per text column. Two totals of consecutive parts of a
-    corpus :meth:`merge` into the totals of the whole, exactly.
+    corpus :meth:`merge` into the totals of the whole, exactly. Every NaN label is one slice.
 
     >>> import numpy as np
     >>> t = CountTotals()
@@ -128,6 +145,8 @@ class CountTotals:
                 self._add_slice(label, [n, *column_sums])
 
     def _add_slice(self, label: Any, sums: list[int]) -> None:
+        if isinstance(label, float) and label != label:
+            label = NAN_LABEL
         try:
             acc = self.slices.setdefault(label, [0] * 5)
         except TypeError as exc:
@@ -185,9 +204,16 @@ class ArrowEvaluator:
 
     def __init__(self, *, pred: str, gold: str, slice: Optional[str] = None, metric: str = "cer",
                  normalize: Any = None, nulls: str = "error", threads: Optional[int] = None) -> None:
+        roles: dict[str, str] = {}
         for arg, value in (("pred", pred), ("gold", gold), ("slice", slice)):
-            if not isinstance(value, str) and not (arg == "slice" and value is None):
+            if value is None and arg == "slice":
+                continue
+            if not isinstance(value, str):
                 raise InvalidTypeError(f"must be a column name (str), got {type(value).__name__}", field=arg)
+            if value in roles:
+                raise InvalidValueError(f"names column {value!r}, as {roles[value]} does; each role "
+                                        "needs a column of its own", field=arg)
+            roles[value] = arg
         if metric not in ("cer", "wer"):
             raise InvalidValueError(f"must be 'cer' or 'wer' on Arrow data, got {metric!r}", field="metric")
         if nulls not in NULL_POLICIES:
@@ -206,19 +232,23 @@ class ArrowEvaluator:
 
     @property
     def columns(self) -> list[str]:
-        """The columns read, in order (pred, gold, then the slice column if any)."""
-        return [self.pred, self.gold] + ([self.slice] if self.slice else [])
+        """The columns read, in order (pred, gold, then the slice column if any; ``""`` is a name)."""
+        return [self.pred, self.gold] + ([self.slice] if self.slice is not None else [])
 
     def check_schema(self, schema: pa.Schema) -> None:
-        """Every column present; pred and gold of a text type."""
+        """Every column present exactly once; pred and gold of a text type."""
         pa = require_pyarrow()
         for role, name in (("pred", self.pred), ("gold", self.gold), ("slice", self.slice)):
             if name is None:
                 continue
-            index = schema.get_field_index(name)
-            if index < 0:
+            indices = schema.get_all_field_indices(name)
+            if not indices:
                 found = ", ".join(repr(n) for n in schema.names[:20]) or "none"
                 raise InvalidValueError(f"column {name!r} not found (columns: {found})", field=role)
+            if len(indices) > 1:
+                raise InvalidValueError(f"column {name!r} appears {len(indices)} times in the data; which one "
+                                        "to read is ambiguous", field=role)
+            index = indices[0]
             t = schema.field(index).type
             if role != "slice" and not _is_text_type(pa, t):
                 raise InvalidTypeError(f"column {name!r} has type {t}; expected text (string, large_string, binary, "
@@ -243,8 +273,7 @@ class ArrowEvaluator:
                 import numpy as np
 
                 k = int(np.flatnonzero(arr.is_null().to_numpy(zero_copy_only=False))[0])
-                raise InvalidValueError(f"{where}row {row0 + k} is null (pass nulls='count' to score null cells "
-                                        "as empty text)", field=f"column {name!r}")
+                raise NullCellError(name, f"{where}row {row0 + k}")
             totals.nulls[name] = totals.nulls.get(name, 0) + arr.null_count
         return arr
 
@@ -260,7 +289,7 @@ class ArrowEvaluator:
         counts = self._counts(pred, gold, row0, where)
         codes = labels = None
         slice_array = None
-        if self.slice:
+        if self.slice is not None:
             slice_array = batch.column(self.slice)
             codes, labels = _slice_codes(slice_array, self.slice)
         totals.add(counts, codes, labels)
@@ -408,7 +437,8 @@ def _batches(data: Any, evaluator: ArrowEvaluator,
 
         # slice labels come as dictionary indices (no string column is built for them); each row
         # group's column chunks are read in one go (pre-buffered: fewer, larger reads)
-        data = pq.ParquetFile(data, read_dictionary=[evaluator.slice] if evaluator.slice else None, pre_buffer=True)
+        wanted = None if evaluator.slice is None else [evaluator.slice]
+        data = pq.ParquetFile(data, read_dictionary=wanted, pre_buffer=True)
     if type(data).__name__ == "ParquetFile":
         evaluator.check_schema(data.schema_arrow)
         groups = data.num_row_groups
