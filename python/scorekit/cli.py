@@ -53,9 +53,14 @@ class CliError(Exception):
 
 
 def _normalize_arg(values: Optional[list[str]]) -> Any:
+    """The normalizer names of ``-n/--normalize`` (repeated or comma-separated): one name, a list,
+    or ``None`` when the option is not given; an empty name (``-n ""``, ``-n lower,``) is an error."""
     if not values:
         return None
-    names = [n for v in values for n in v.split(",") if n]
+    names = [n for v in values for n in v.split(",")]
+    if "" in names:
+        empty = next(v for v in values if "" in v.split(","))
+        raise CliError(f"--normalize {empty!r} holds an empty normalizer name")
     return names[0] if len(names) == 1 else names
 
 
@@ -107,8 +112,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     for mode in ("cer", "wer"):
         p = sub.add_parser(mode, help=f"{mode.upper()} of one prediction against one reference")
-        p.add_argument("prediction")
-        p.add_argument("gold")
+        p.add_argument("prediction", metavar="PRED", help="the predicted text")
+        p.add_argument("gold", metavar="GOLD", help="the reference text")
         _add_normalize(p)
         if mode == "cer":
             _add_unit(p)
@@ -118,8 +123,10 @@ def build_parser() -> argparse.ArgumentParser:
                               "an item (a blank line is an empty string); in JSONL, blank lines are skipped. With "
                               "--json, an aggregate with no reference unit at all is null, and per_slice is a list "
                               "of {slice, aggregate, n} in first-appearance order (slices 1 and \"1\" stay apart).")
-    p.add_argument("pred", help="predictions: one per line, or .jsonl records with a 'text' field ('-': stdin)")
-    p.add_argument("gold", help="references, aligned line by line with PRED (.jsonl may carry 'slice'; '-': stdin)")
+    p.add_argument("pred", metavar="PRED",
+                   help="predictions: one per line, or .jsonl records with a 'text' field ('-': stdin)")
+    p.add_argument("gold", metavar="GOLD",
+                   help="references, aligned line by line with PRED (.jsonl may carry 'slice'; '-': stdin)")
     p.add_argument("--format", choices=("auto", "text", "jsonl"), default="auto",
                    help="input format of both files (auto: .jsonl/.ndjson are JSONL, anything else and '-' text)")
     p.add_argument("--metric", choices=("cer", "wer"), default="cer")
@@ -152,8 +159,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("engines", help="list the installed OCR backends (the ocr extra)")
     sub.add_parser("version", help="print the scorekit version (as --version does, without the name)")
     p = sub.add_parser("flows", help="FlowSim/TreeBLEU/Trigger/Component match of two folders of workflow JSON files")
-    p.add_argument("pred_dir", help="predicted workflows, one JSON file per item")
-    p.add_argument("ref_dir", help="reference workflows, matched to predictions by file name stem")
+    p.add_argument("pred_dir", metavar="PRED_DIR", help="predicted workflows, one JSON file per item")
+    p.add_argument("ref_dir", metavar="REF_DIR", help="reference workflows, matched to predictions by file name stem")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p = sub.add_parser("demo", help="score the sample corpus shipped with scorekit")
     p.add_argument("--repeat", type=int, default=50,
