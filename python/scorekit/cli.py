@@ -8,6 +8,8 @@ and human or JSON output. Scoring itself is ``scorekit.evaluate``.
 Input: files are streamed once from start to end (``-`` is standard input, named pipes work) and
 never modified. A UTF-8 byte order mark at the start of a file is dropped. In a text file every
 line is an item, a blank line being the empty string; in a JSONL file blank lines are skipped.
+The one file a command here writes, ``demo --html``, is checked against every file the demo reads
+before anything is scored, and written atomically (:mod:`scorekit.files`); its folder must exist.
 
 ``--unit grapheme`` (``cer`` and ``eval-text --metric cer``) counts extended grapheme clusters
 instead of code points (docs/decisions.md#grapheme-clusters); ``eval-text --json`` reports the unit.
@@ -427,22 +429,26 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     from scorekit._kernels import current_backend
     from scorekit.facade import evaluate
 
+    from scorekit.demo_report import demo_inputs
+    from scorekit.files import check_outputs
+
     if not 1 <= args.repeat <= MAX_DEMO_REPEAT:
         raise CliError(f"--repeat must be between 1 and {MAX_DEMO_REPEAT:,}, got {args.repeat:,}")
+    check_outputs({"--html": args.html}, inputs=demo_inputs())
     corpus = [(p, g, slice_key(label)) for p, g, label in load_sample_corpus()]
     slices: dict[str, list] = {}
     for _, _, key in corpus:
         slices.setdefault(key, [key, 0])[1] += args.repeat
     print(f"scorekit demo: {len(corpus):,} OCR-like line pairs x {args.repeat} = {len(corpus) * args.repeat:,} pairs "
           f"(backend: {current_backend()})")
-    throughput = 0.0
+    throughput, scored = 0.0, 0
     for metric in ("cer", "wer"):
         start = time.perf_counter()
         report = evaluate(itertools.chain.from_iterable(itertools.repeat(corpus, args.repeat)), metric=metric)
         seconds = time.perf_counter() - start
         _print_report(report, slices, seconds)
         if metric == "cer":
-            throughput = report.n / seconds if seconds > 0 else 0.0
+            throughput, scored = (report.n / seconds if seconds > 0 else 0.0), report.n
     from scorekit.demo_report import OCR_SAMPLE_UNIT_LEVEL, score_ocr_pages_sample
 
     ocr_pages = score_ocr_pages_sample()
@@ -492,13 +498,12 @@ def _cmd_demo(args: argparse.Namespace) -> int:
         from scorekit.demo_report import build_demo_report
         from scorekit.report import write_report
 
-        os.makedirs(os.path.dirname(os.path.abspath(args.html)), exist_ok=True)
         sample = load_sample_corpus()
         page = build_demo_report(sample, evaluate(sample, metric="cer"), evaluate(sample, metric="wer"),
-                                 backend=current_backend(), pairs_per_second=throughput,
+                                 backend=current_backend(), pairs_per_second=throughput, pairs_scored=scored,
                                  ocr_pages=ocr_pages["no_filter"], flowcharts=rotations, cases=cases,
                                  agents=agents, qe=qe, docqa=docqa)
-        print(f"report: {write_report(args.html, page)}")
+        print(f"report: {write_report(args.html, page, inputs=demo_inputs())}")
     return 0
 
 
