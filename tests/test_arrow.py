@@ -449,3 +449,37 @@ def test_null_cell_error_says_how_to_count_them():
     assert str(info.value) == "column 'pred' row 1 is null (pass nulls='count' to score null cells as empty text)"
     assert str(info.value.advise("use X")) == "column 'pred' row 1 is null (use X to score null cells as empty text)"
     assert isinstance(info.value, InvalidValueError)
+
+
+@pytest.mark.parametrize("index", [5, -1])
+def test_a_dictionary_index_outside_the_labels_is_damaged_data(index):
+    """An index beyond the dictionary was the kernel's 'codes[1] is 5' message; a valid index -1
+    silently put its row in no slice. Both name the column and the row."""
+    labels = pa.DictionaryArray.from_arrays(pa.array([0, index, 1], pa.int32()), pa.array(["a", "b"]), safe=False)
+    table = pa.table({"pred": ["a", "b", "c"], "gold": ["a", "x", "c"], "s": labels})
+    with pytest.raises(InvalidValueError, match=rf"column 's' row 3: dictionary index {index} is not one of the 2 "):
+        evaluate_arrow([pa.record_batch({"pred": ["z", "z"], "gold": ["z", "z"], "s": pa.array(["a", None])
+                                         .dictionary_encode()}), *table.to_batches()], slice="s")
+    nulls = pa.DictionaryArray.from_buffers(pa.dictionary(pa.int32(), pa.string()), 2,
+                                            [pa.py_buffer(bytes([0b01])), pa.py_buffer(np.array([0, 9], np.int32).tobytes())],
+                                            dictionary=pa.array(["a"]))
+    report = evaluate_arrow(pa.table({"pred": ["a", "b"], "gold": ["a", "b"], "s": nulls}), slice="s")
+    assert report.slice_counts["a"]["n"] == 1  # a null row's index is never read
+
+
+def test_a_damaged_parquet_page_is_an_error_not_other_text(tmp_path):
+    """A file written with page checksums and then damaged (one letter of a text changed) was
+    scored as the damaged text; the checksums are now verified."""
+    path = _damaged_parquet(tmp_path)
+    with pytest.raises(OSError, match="CRC checksum verification failed"):
+        evaluate_arrow(str(path), pred="p", gold="g")
+
+
+def _damaged_parquet(folder):
+    path = folder / "damaged.parquet"
+    pq.write_table(pa.table({"p": ["hello wrld"], "g": ["hello world"]}), path, compression="none",
+                   use_dictionary=False, write_statistics=False, write_page_checksum=True)
+    data = path.read_bytes()
+    assert data.count(b"wrld") == 1
+    path.write_bytes(data.replace(b"wrld", b"wold"))
+    return path

@@ -141,3 +141,13 @@ def test_help_speaks_the_command_line(capsys):
     text = capsys.readouterr().out
     assert "``" not in text and "Arrow" not in text and "nulls='count'" not in text
     assert "usage: scorekit eval-table [-h] --pred COL --gold COL" in text and " FILE\n" in text
+
+
+def test_a_damaged_file_is_one_error_naming_it(capsys, tmp_path):
+    from test_arrow import _damaged_parquet
+
+    path = _damaged_parquet(tmp_path)
+    code, out, err = run(capsys, path, "--pred", "p", "--gold", "g")
+    assert (code, out) == (2, "")
+    assert err == (f"scorekit: error: FILE {str(path)!r} could not be read (could not verify page integrity, "
+                   "CRC checksum verification failed for page_ordinal 0)\n")

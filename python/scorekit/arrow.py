@@ -291,7 +291,7 @@ class ArrowEvaluator:
         slice_array = None
         if self.slice is not None:
             slice_array = batch.column(self.slice)
-            codes, labels = _slice_codes(slice_array, self.slice)
+            codes, labels = _slice_codes(slice_array, self.slice, row0, where)
         totals.add(counts, codes, labels)
         if items is not None:
             items.append(_item_batch(counts, row0, slice_array))
@@ -376,10 +376,11 @@ def _buffers(arr: pa.Array) -> tuple:
     return data, offsets, bits, arr.offset
 
 
-def _slice_codes(arr: Any, name: str) -> tuple[np.ndarray, pa.Array]:
+def _slice_codes(arr: Any, name: str, row0: int = 0, where: str = "") -> tuple[np.ndarray, pa.Array]:
     """Per row, the index of its label in the labels (``-1`` for null), and the labels: the
     dictionary of the column (Parquet's pages, a pandas categorical: in any order, maybe with
-    unused or repeated values), or of its dictionary encoding."""
+    unused or repeated values), or of its dictionary encoding. A non-null index outside the
+    dictionary (damaged data) is an error naming its row (``row0 + k``, prefixed by ``where``)."""
     import numpy as np
 
     pa = require_pyarrow()
@@ -397,9 +398,18 @@ def _slice_codes(arr: Any, name: str) -> tuple[np.ndarray, pa.Array]:
     validity, values = indices.buffers()
     start, n = indices.offset, len(indices)
     codes = np.frombuffer(values, dtype=dtype, count=start + n)[start:].astype(np.int64)
+    outside = (codes < 0) | (codes >= len(arr.dictionary))
+    null = None
     if indices.null_count:
         bits = np.unpackbits(np.frombuffer(validity, dtype=np.uint8), count=start + n, bitorder="little")
-        codes[bits[start:] == 0] = -1
+        null = bits[start:] == 0
+        outside &= ~null
+    if outside.any():
+        k = int(np.flatnonzero(outside)[0])
+        raise InvalidValueError(f"{where}row {row0 + k}: dictionary index {int(codes[k])} is not one of the "
+                                f"{len(arr.dictionary)} labels (damaged data)", field=f"column {name!r}")
+    if null is not None:
+        codes[null] = -1
     return codes, arr.dictionary
 
 
@@ -427,18 +437,25 @@ def _item_batch(counts: np.ndarray, row0: int, slice_array: Any) -> pa.RecordBat
     return pa.RecordBatch.from_arrays([pa.array(c) if isinstance(c, np.ndarray) else c for c in columns], names=names)
 
 
+def open_parquet(path: Any, slice: Optional[str] = None) -> Any:
+    """``path`` as a ``pyarrow.parquet.ParquetFile`` read the way this module reads files: the
+    ``slice`` column's labels as dictionary indices (no string column is built for them), each row
+    group's column chunks in one go (pre-buffered: fewer, larger reads), and the pages' CRC
+    checksums verified where the file has them (a damaged page is an error, not other text)."""
+    require_pyarrow()
+    import pyarrow.parquet as pq
+
+    return pq.ParquetFile(path, read_dictionary=None if slice is None else [slice], pre_buffer=True,
+                          page_checksum_verification=True)
+
+
 def _batches(data: Any, evaluator: ArrowEvaluator,
              progress: Optional[Callable[[int, int], None]]) -> Iterator[Any]:
     """Record batches of the needed columns of ``data``, schema checked first."""
     pa = require_pyarrow()
     columns = evaluator.columns
     if isinstance(data, (str, os.PathLike)):
-        import pyarrow.parquet as pq
-
-        # slice labels come as dictionary indices (no string column is built for them); each row
-        # group's column chunks are read in one go (pre-buffered: fewer, larger reads)
-        wanted = None if evaluator.slice is None else [evaluator.slice]
-        data = pq.ParquetFile(data, read_dictionary=wanted, pre_buffer=True)
+        data = open_parquet(data, evaluator.slice)
     if type(data).__name__ == "ParquetFile":
         evaluator.check_schema(data.schema_arrow)
         groups = data.num_row_groups

@@ -57,19 +57,17 @@ def _json_label(label: Any) -> Any:
     return _label_text(label) if isinstance(label, float) and not math.isfinite(label) else label
 
 
-def _open_parquet(path: str) -> Any:
-    from scorekit.arrow import require_pyarrow
+def _open_parquet(path: str, slice: Optional[str]) -> Any:
+    from scorekit.arrow import open_parquet, require_pyarrow
 
     pa = require_pyarrow()
-    import pyarrow.parquet as pq
-
     if not os.path.exists(path):
         raise InvalidValueError(f"not found: {path!r}", field="FILE")
     if os.path.isdir(path):
         raise InvalidValueError(f"{path!r} is a directory, not a Parquet file", field="FILE")
     try:
-        parquet = pq.ParquetFile(path)
-    except (pa.ArrowInvalid, OSError) as exc:
+        parquet = open_parquet(path, slice)
+    except (pa.ArrowException, OSError) as exc:
         raise InvalidValueError(f"{path!r} is not a readable Parquet file ({exc})", field="FILE") from None
     if parquet.metadata.num_rows == 0:
         raise InvalidValueError(f"{path!r} has no rows", field="FILE")
@@ -78,11 +76,12 @@ def _open_parquet(path: str) -> Any:
 
 def run(args: Any) -> int:
     """The command: score, then print the report (exit status 0; bad input raises)."""
-    from scorekit.arrow import NullCellError, evaluate_arrow
+    from scorekit.arrow import NullCellError, evaluate_arrow, require_pyarrow
     from scorekit.progress import progress_printer
 
+    pa = require_pyarrow()
     normalize = _normalize_arg(args.normalize)
-    parquet = _open_parquet(args.file)
+    parquet = _open_parquet(args.file, args.slice)
     progress = progress_printer(args.progress, "row groups")
     start = time.perf_counter()
     try:
@@ -90,6 +89,8 @@ def run(args: Any) -> int:
                                 normalize=normalize, nulls=args.nulls, threads=args.threads, progress=progress)
     except NullCellError as exc:
         raise exc.advise("pass --nulls count") from None
+    except (pa.ArrowException, OSError) as exc:  # a damaged page, an unsupported encoding, a read error
+        raise InvalidValueError(f"{args.file!r} could not be read ({exc})", field="FILE") from None
     seconds = time.perf_counter() - start
     unsliced = None if args.slice is None else report.n - sum(c["n"] for c in report.slice_counts.values())
     if args.json:
