@@ -494,7 +494,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     print(f"Document QA and entities: {len(docqa['answers'])} answers, ANLS* {docqa['anls']:.3f}; "
           f"{docqa['sentences']} tagged sentences, entity F1 "
           + ", ".join(f"{scheme} {r.aggregate:.3f}" for scheme, r in docqa["entities"].items()))
-    if args.html:
+    if args.html is not None:
         from scorekit.demo_report import build_demo_report
         from scorekit.report import write_report
 
