@@ -257,6 +257,14 @@ def test_missing_and_non_text_columns():
         scorekit.evaluate(table, unit="grapheme")
 
 
+def test_a_missing_slice_column_of_a_parquet_file_is_named(tmp_path):
+    """pyarrow's reader raised a bare ``KeyError: b'lang'`` for a missing dictionary column."""
+    path = tmp_path / "t.parquet"
+    pq.write_table(pa.table({"pred": ["a"], "gold": ["b"]}), path)
+    with pytest.raises(InvalidValueError, match=r"slice column 'lang' not found \(columns: 'pred', 'gold'\)"):
+        evaluate_arrow(path, slice="lang")
+
+
 def test_null_cells_are_an_error_naming_column_and_row():
     batches = [pa.record_batch({"pred": ["a", "b"], "gold": ["a", "b"]}),
                pa.record_batch({"pred": ["c", "d", "e"], "gold": ["c", None, "e"]})]

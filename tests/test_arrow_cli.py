@@ -59,6 +59,7 @@ def test_progress_over_row_groups(capsys, parquet):
 def test_errors_name_the_file_column_and_row(capsys, parquet, tmp_path):
     cases = [
         ((parquet, "--pred", "p", "--gold", "truth"), "scorekit: error: gold column 'truth' not found (columns: 'p', 'g', 'lang', 'score')"),
+        ((parquet, "--pred", "p", "--gold", "g", "--slice", "nope"), "scorekit: error: slice column 'nope' not found"),
         ((parquet, "--pred", "score", "--gold", "g"), "scorekit: error: pred column 'score' has type int64; expected text"),
         ((parquet, "--pred", "p", "--gold", "g"), "scorekit: error: column 'p' row 3 is null (pass --nulls count"),
         ((tmp_path / "missing.parquet", "--pred", "p", "--gold", "g"), "scorekit: error: FILE not found: "),

@@ -445,8 +445,13 @@ def open_parquet(path: Any, slice: Optional[str] = None) -> Any:
     require_pyarrow()
     import pyarrow.parquet as pq
 
-    return pq.ParquetFile(path, read_dictionary=None if slice is None else [slice], pre_buffer=True,
-                          page_checksum_verification=True)
+    options = {"pre_buffer": True, "page_checksum_verification": True}
+    if slice is not None:
+        try:
+            return pq.ParquetFile(path, read_dictionary=[slice], **options)
+        except KeyError:  # no such column (pyarrow's bare KeyError): the schema check names it
+            pass
+    return pq.ParquetFile(path, **options)
 
 
 def _batches(data: Any, evaluator: ArrowEvaluator,
