@@ -9,7 +9,8 @@ Arrow table; and the errors for bad columns (missing, not text, null cells, inva
 naming the column and the row.
 
 Results equal ``scorekit.evaluate`` on the same pairs as Python strings: a null cell scores as
-empty text (as ``None`` does there) when ``nulls="count"``. Built-in normalisers run in the compiled
+empty text (as ``None`` does there) when ``nulls="count"``; NaN slice labels are one slice here
+(there, each distinct NaN object is a slice of its own). Built-in normalisers run in the compiled
 core; a pair it hands back (a code point this Python's Unicode leaves unassigned, under NFC/NFKC)
 and every pair under a Python-callable normaliser (or on the Numba backend, under any normaliser)
 go through the Python canonicaliser instead. pyarrow is the ``arrow`` extra.
