@@ -354,7 +354,8 @@ def _pack_block(m: StringMetric, block: list, offset: int) -> tuple[Packed, Pack
         packer = grapheme_packer()
         pack_texts, pack_pairs = packer.pack_texts, packer.pack_pairs
     else:
-        pack_pairs = _kernels._core.pack_pairs if _kernels._core is not None else None
+        core = _kernels.compiled()
+        pack_pairs = core.pack_pairs if core is not None else None
     try:
         if m.canonicalizer is None and pack_pairs is not None:
             try:

@@ -535,8 +535,9 @@ def _score(ids: list[str], preds: list[Any], refs: list[Any], ref_name: Callable
                 if error is not None:
                     errors[k] = error
     n = len(ids)
-    if n and _kernels.current_backend() == "rust":
-        rows, status = _kernels._core.flow_metrics_batch(documents, refs, max_nodes,
+    core = _kernels.compiled()
+    if n and core is not None:
+        rows, status = core.flow_metrics_batch(documents, refs, max_nodes,
                                                          _kernels.resolve_threads(threads),
                                                          trigger_match == "exact")
     else:
