@@ -524,11 +524,30 @@ def test_a_graph_too_deep_to_draw_is_said_not_cut():
                                       for n in p.notes)
 
 
-def test_compare_pairs_pipelines_by_position_when_no_name_matches():
-    previous, current = multi(), multi()
-    for pipeline in current.pipelines:
-        pipeline.name += " (another folder)"
+def test_compare_pairs_pipelines_by_name_never_by_position():
+    # previous run: p1.yaml, p1b.yaml; this run: p1b.yaml first, then a pipeline of another name
+    previous = multi()
+    current = multi(p1b(), renamed(p1(), "p1 (another folder)"))
     cmp = compare_summaries(previous, current)
-    assert cmp.pipelines == [p.name for p in current.pipelines]
-    assert cmp.new_pipelines == [] and cmp.gone_pipelines == []
-    assert {c.kind for c in cmp.cases} == {"same"} and len(cmp.cases) == 4
+    assert cmp.pipelines == ["p1b.yaml"]
+    assert cmp.compared == [("p1b.yaml", "elsewhere/p1b.yaml", "elsewhere/p1b.yaml")]
+    assert cmp.new_pipelines == ["p1 (another folder)"] and cmp.gone_pipelines == ["p1.yaml"]
+    assert [(c.pipeline, c.case, c.kind) for c in cmp.cases] == [("p1b.yaml", "c1", "same"), ("p1b.yaml", "c2", "same")]
+    assert cmp.to_dict()["compared"] == [{"name": "p1b.yaml", "previous_path": "elsewhere/p1b.yaml",
+                                          "current_path": "elsewhere/p1b.yaml"}]
+    p = page(current, ["overall_summary"], previous=previous)
+    assert ("Pipelines compared (paired by name)",
+            [["pipeline", "previous run's pipeline", "this run's pipeline"],
+             ["p1b.yaml", "elsewhere/p1b.yaml", "elsewhere/p1b.yaml"]]) in p.tables
+    assert "Pipelines only in this run: p1 (another folder). Only in the previous run: p1.yaml." in p.notes
+
+
+def test_compare_without_a_common_name_compares_nothing():
+    previous = multi()
+    current = multi(*(renamed(p, p.name + " (another folder)") for p in previous.pipelines))
+    cmp = compare_summaries(previous, current)
+    assert cmp.pipelines == [] and cmp.compared == [] and cmp.cases == []
+    assert cmp.new_pipelines == ["p1.yaml (another folder)", "p1b.yaml (another folder)"]
+    assert cmp.gone_pipelines == ["p1.yaml", "p1b.yaml"]
+    assert "No pipeline name is in both runs: nothing compared." in page(current, ["overall_summary"],
+                                                                         previous=previous).notes

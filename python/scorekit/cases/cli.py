@@ -255,6 +255,10 @@ def run_command(args: argparse.Namespace) -> int:
         changes = ", ".join(f"{n} {kind}" for kind, n in counts.items() if n and kind != "same") or "no change"
         if not comparison.pipelines:
             changes = "no pipeline in common, nothing compared"
+        for label, names in (("only in this run", comparison.new_pipelines),
+                             ("only in the previous run", comparison.gone_pipelines)):
+            if names:
+                changes += f"; {label}: {', '.join(names)}"
         print(f"\nSince {args.compare}: {changes}", file=out)
     print(f"\nReport written to: {written}", file=out)
     if args.pdf:
