@@ -5,6 +5,7 @@ everywhere, the saved-summary round trip, the PDF, and the run comparison (score
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
 import zlib
@@ -360,6 +361,21 @@ def test_pdf_is_written_beside_the_html(tmp_path):
     assert _pdf_pages(pdf) >= 2
     generate_report(multi(), tmp_path / "out", pdf=True)
     assert (tmp_path / "out.pdf").read_bytes().startswith(b"%PDF-")
+
+
+@pytest.mark.parametrize("spelling", ["symlink", "hard link"])
+def test_the_pdf_never_replaces_an_input_and_nothing_is_written(tmp_path, spelling):
+    from scorekit.files import OutputPathError
+
+    source = tmp_path / "source.pdf"
+    source.write_bytes(b"the user's own PDF")
+    if spelling == "hard link":
+        os.link(source, tmp_path / "report.pdf")
+    else:
+        (tmp_path / "report.pdf").symlink_to(source)
+    with pytest.raises(OutputPathError, match=r"pdf .*report\.pdf.* is an input of this run"):
+        generate_report(multi(), tmp_path / "report.html", pdf=True, inputs=[source])
+    assert source.read_bytes() == b"the user's own PDF" and not (tmp_path / "report.html").exists()
 
 
 def test_missing_weasyprint_fails_cleanly_before_anything_is_written(tmp_path, monkeypatch):

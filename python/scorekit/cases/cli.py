@@ -21,6 +21,7 @@ import sys
 from pathlib import Path
 from typing import Any, Optional, TextIO
 
+from scorekit.files import check_outputs, write_atomically
 from scorekit.progress import progress_printer
 
 __all__ = ["add_parser", "format_percent", "print_summary"]
@@ -194,7 +195,8 @@ def run_command(args: argparse.Namespace) -> int:
         except (OSError, ValueError) as exc:
             return _config_error(f"--compare {args.compare!r}: {getattr(exc, 'strerror', None) or exc}")
     out = sys.stderr if args.json == "-" else sys.stdout
-    inputs: list[str] = [args.compare] if args.compare else []
+    inputs: list["str | Path"] = [args.compare] if args.compare else []
+    runner = None
     if args.from_summary is not None:
         try:
             summary = BenchmarkSummary.from_json(args.from_summary)
@@ -232,17 +234,19 @@ def run_command(args: argparse.Namespace) -> int:
         if not runner.cases:
             return _config_error(f"no cases found in {args.benchmark_dir!r} (a case is a sub-folder with "
                                  "input.json|yaml|yml and expected.json|yaml|yml)")
+        inputs.extend(runner.input_paths())
+    # every output against everything the run reads and against each other, before any case runs
+    check_outputs({"--report": args.report, "--pdf": Path(args.report).with_suffix(".pdf") if args.pdf else None,
+                   "--json": None if args.json == "-" else args.json}, inputs)
+    if runner is not None:
         summary = runner.run()
-        inputs.extend(str(p) for c in runner.cases for p in c.directory.iterdir() if p.is_file())
     print_summary(summary, out)
     if args.json is not None:
         text = summary.to_json()
         if args.json == "-":
             print(text)
         else:
-            from scorekit.report import write_report
-
-            write_report(args.json, text + "\n", inputs=inputs)
+            write_atomically(args.json, text + "\n")
     from scorekit.cases.report import generate_report
 
     written = generate_report(summary, args.report, sections, title=args.title, pdf=args.pdf, previous=previous,

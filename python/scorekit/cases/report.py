@@ -24,6 +24,7 @@ from scorekit import report as rp
 from scorekit.cases.results import (BenchmarkSummary, CaseResult, DagNode, FieldScore, PipelineBenchmarkResult,
                                     jsonable)
 from scorekit.errors import InputTooLargeError
+from scorekit.files import check_outputs
 from scorekit.report.charts import MAX_BARS, MAX_FLOW_DEPTH
 from scorekit.report.pdf import PdfSupportError, require_pdf_support, write_pdf
 
@@ -487,9 +488,11 @@ def generate_report(summary: BenchmarkSummary, output: "str | os.PathLike[str]" 
                     inputs: Sequence["str | os.PathLike[str]"] = ()) -> Path:
     """Write the report of ``summary`` to ``output`` (atomically; never over one of ``inputs``)
     and return its path. With ``pdf``, also ``Path(output).with_suffix(".pdf")`` through
-    WeasyPrint, checked before anything is written (:func:`require_pdf_support`)."""
+    WeasyPrint; WeasyPrint (:func:`require_pdf_support`) and both paths
+    (:func:`scorekit.files.check_outputs`) are checked before anything is written."""
     if pdf:
         require_pdf_support()
+    check_outputs({"output": output, "pdf": Path(output).with_suffix(".pdf") if pdf else None}, inputs)
     page = rp.render_page(title, report_sections(summary, sections, previous=previous,
                                                   max_case_details=max_case_details),
                           subtitle=f"Generated: {summary.created}")

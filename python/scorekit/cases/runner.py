@@ -14,6 +14,7 @@ from __future__ import annotations
 import copy
 import math
 import multiprocessing
+import os
 import pickle
 import signal
 import time
@@ -115,6 +116,24 @@ class BenchmarkRunner:
     @property
     def case_names(self) -> list[str]:
         return [c.name for c in self.cases]
+
+    def input_paths(self) -> list[Path]:
+        """Every file and folder the run reads, for :func:`scorekit.files.check_outputs`: each
+        case folder and every file under it (sub-folders too, so that a hard link of any of
+        them is known), the files loading the cases read (``$file`` targets, external ones
+        included), and what each pipeline reads (its ``inputs()``: a script, a YAML file, a
+        folder of saved outputs)."""
+        paths: list[Path] = []
+        for case in self.cases:
+            paths.append(case.directory)
+            for folder, _, names in os.walk(case.directory):
+                paths.extend(Path(folder) / name for name in names)
+            paths.extend(case.files)
+        for pipeline in self.pipelines:
+            inputs = getattr(pipeline, "inputs", None)
+            if callable(inputs):
+                paths.extend(Path(p) for p in inputs())
+        return paths
 
     # ------------------------------------------------------------------------------------ run
     def run(self) -> BenchmarkSummary:
