@@ -28,7 +28,7 @@ import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 __all__ = [
     "BenchmarkSummary", "CaseResult", "DagNode", "FieldScore", "ListMatch", "PipelineBenchmarkResult",
@@ -256,24 +256,159 @@ class BenchmarkSummary:
 
     @classmethod
     def from_dict(cls, d: Any) -> "BenchmarkSummary":
+        """The summary of a saved dict; a ``ValueError`` ("malformed scorekit cases summary:
+        <path inside the JSON>: …") for anything :meth:`to_dict` does not write."""
         if not isinstance(d, dict) or d.get("format") != SUMMARY_FORMAT:
             raise ValueError(f"not a saved scorekit cases summary (expected \"format\": \"{SUMMARY_FORMAT}\")")
         try:
-            return cls([PipelineBenchmarkResult.from_dict(p) for p in d["pipelines"]], list(d["case_names"]),
-                       float(d["pass_threshold"]), [SkippedCase(s["name"], s["reason"]) for s in d.get("skipped", [])],
-                       d.get("matching", "greedy"), d.get("created", ""))
-        except (KeyError, TypeError, ValueError) as exc:
-            raise ValueError(f"malformed scorekit cases summary: {type(exc).__name__}: {exc}") from None
+            _SUMMARY(d, "")
+        except _Malformed as exc:
+            raise ValueError(f"malformed scorekit cases summary: {exc}") from None
+        except RecursionError:
+            raise ValueError("malformed scorekit cases summary: nested too deeply") from None
+        return cls([PipelineBenchmarkResult.from_dict(p) for p in d["pipelines"]], list(d["case_names"]),
+                   float(d["pass_threshold"]), [SkippedCase(s["name"], s["reason"]) for s in d.get("skipped", [])],
+                   d.get("matching", "greedy"), d.get("created", ""))
 
     @classmethod
     def from_json(cls, source: "str | Path") -> "BenchmarkSummary":
-        """Load a summary saved by :meth:`to_json` from a file path."""
+        """Load a summary saved by :meth:`to_json` from a file path (strict JSON: no NaN)."""
         path = Path(source)
         try:
-            data = json.loads(path.read_text(encoding="utf-8-sig"))
+            data = json.loads(path.read_text(encoding="utf-8-sig"), parse_constant=_refuse_constant)
         except json.JSONDecodeError as exc:
             raise ValueError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
+        except RecursionError:
+            raise ValueError(f"{path}: not valid JSON (nested too deeply)") from None
         return cls.from_dict(data)
+
+
+# ------------------------------------------------------------------ checking a saved summary
+class _Malformed(Exception):
+    """A value of a saved summary that :meth:`BenchmarkSummary.to_dict` does not write."""
+
+    def __init__(self, where: str, message: str) -> None:
+        super().__init__(f"{where or 'the summary'}: {message}")
+
+
+def _refuse_constant(name: str) -> None:
+    raise ValueError(f"not strict JSON: {name} is not a number JSON allows")
+
+
+_Check = Callable[[Any, str], None]
+_JSON_NAMES = {dict: "an object", list: "an array", str: "a string", bool: "a boolean", int: "a number",
+               float: "a number", type(None): "null"}
+
+
+def _kind(value: Any) -> str:
+    return _JSON_NAMES.get(type(value), type(value).__name__)
+
+
+def _text(value: Any, where: str) -> None:
+    if not isinstance(value, str):
+        raise _Malformed(where, f"expected a string, got {_kind(value)}")
+
+
+def _any(value: Any, where: str) -> None:
+    pass
+
+
+def _number(low: float = -math.inf, high: float = math.inf, whole: bool = False) -> _Check:
+    wanted = "a whole number" if whole else "a number"
+    bounds = f" in [{low:g}, {high:g}]" if math.isfinite(high) else f" >= {low:g}" if math.isfinite(low) else ""
+
+    def check(value: Any, where: str) -> None:
+        if type(value) not in ((int,) if whole else (int, float)) or not math.isfinite(value) or not low <= value <= high:
+            got = repr(value) if type(value) in (int, float) else _kind(value)
+            raise _Malformed(where, f"expected {wanted}{bounds}, got {got}")
+    return check
+
+
+def _one_of(*choices: str) -> _Check:
+    def check(value: Any, where: str) -> None:
+        if not isinstance(value, str) or value not in choices:
+            raise _Malformed(where, f"expected one of {', '.join(map(repr, choices))}, got {value!r:.60}")
+    return check
+
+
+def _nullable(inner: _Check) -> _Check:
+    def check(value: Any, where: str) -> None:
+        if value is not None:
+            inner(value, where)
+    return check
+
+
+def _list_of(item: _Check, length: Optional[int] = None) -> _Check:
+    def check(value: Any, where: str) -> None:
+        if not isinstance(value, list):
+            raise _Malformed(where, f"expected an array, got {_kind(value)}")
+        if length is not None and len(value) != length:
+            raise _Malformed(where, f"expected {length} items, got {len(value)}")
+        for index, entry in enumerate(value):
+            item(entry, f"{where}[{index}]")
+    return check
+
+
+def _items(*items: _Check) -> _Check:
+    """An array of ``len(items)`` values, each checked by its own check."""
+    def check(value: Any, where: str) -> None:
+        _list_of(_any, len(items))(value, where)
+        for index, (item, entry) in enumerate(zip(items, value)):
+            item(entry, f"{where}[{index}]")
+    return check
+
+
+def _map_of(item: _Check) -> _Check:
+    def check(value: Any, where: str) -> None:
+        if not isinstance(value, dict):
+            raise _Malformed(where, f"expected an object, got {_kind(value)}")
+        for key, entry in value.items():
+            item(entry, f"{where}[{json.dumps(key, ensure_ascii=False)}]")
+    return check
+
+
+def _record(required: dict[str, _Check], optional: Optional[dict[str, _Check]] = None) -> _Check:
+    """An object with the ``required`` keys and any of the ``optional`` ones (others are ignored)."""
+    def check(value: Any, where: str) -> None:
+        if not isinstance(value, dict):
+            raise _Malformed(where, f"expected an object, got {_kind(value)}")
+        for key in required:
+            if key not in value:
+                raise _Malformed(where, f"the key {key!r} is missing")
+        for key, item in {**required, **(optional or {})}.items():
+            if key in value:
+                item(value[key], f"{where}.{key}" if where else key)
+    return check
+
+
+_SCORE = _number(0.0, 1.0)
+_COUNT = _number(0, math.inf, whole=True)
+_LIST_MATCH = _record({"method": _text, "expected_len": _COUNT, "actual_len": _COUNT,
+                       "pairs": _list_of(_items(_COUNT, _COUNT, _SCORE)), "wildcards": _COUNT, "precision": _SCORE,
+                       "recall": _SCORE, "f1": _SCORE})
+_FIELD = _record({"field": _text, "actual": _any, "expected": _any, "score": _SCORE,
+                  "status": _one_of("scored", "ignored")}, {"match": _nullable(_LIST_MATCH)})
+_STEP = _record({"step_name": _text, "score": _SCORE, "status": _one_of("scored", "ignored", "missing"),
+                 "field_scores": _list_of(_FIELD)}, {"runner_status": _nullable(_text)})
+_CASE = _record({"case_name": _text, "pipeline_path": _text, "status": _one_of("success", "error"),
+                 "step_scores": _list_of(_STEP), "overall_score": _nullable(_SCORE)},
+                {"error_type": _nullable(_text), "error_message": _nullable(_text),
+                 "elapsed_seconds": _number(0.0), "attempt_logs": _list_of(_any), "actuals": _map_of(_any),
+                 "expecteds": _map_of(_any)})
+
+
+def _dag_node(value: Any, where: str) -> None:
+    _record({"name": _text}, {"kind": _text, "details": _map_of(_text), "children": _list_of(_dag_node)})(value, where)
+
+
+_PIPELINE = _record({"pipeline_path": _text, "cases": _list_of(_CASE), "step_mean_accuracy": _map_of(_SCORE),
+                     "step_pass_rate": _map_of(_SCORE), "overall_mean_accuracy": _SCORE,
+                     "overall_pass_rate": _SCORE},
+                    {"name": _text, "step_missing_count": _map_of(_COUNT), "ok_mean_accuracy": _nullable(_SCORE),
+                     "error_count": _COUNT, "unscored_count": _COUNT, "dag": _list_of(_dag_node)})
+_SUMMARY = _record({"pipelines": _list_of(_PIPELINE), "case_names": _list_of(_text), "pass_threshold": _SCORE},
+                   {"created": _text, "matching": _one_of("greedy", "optimal"),
+                    "skipped": _list_of(_record({"name": _text, "reason": _text}))})
 
 
 def jsonable(value: Any, _depth: int = 0) -> Any:
