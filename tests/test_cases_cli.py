@@ -27,6 +27,8 @@ WORKED_LINES = [
     "  Step 'nosuchstep'  accuracy: 0.0%  pass rate: 0.0% (threshold: 100%)",
     "  Overall accuracy: 75.0%",  # decision 13: the error case counts 0
     "  Pass rate: 60.0% (3/5 cases)  errors: 1/6, 1 with no scored steps",  # decision 12
+    # c3_missing passes only because its missing step is left out of its score: said, never silent
+    "  Missing steps: 1 step in 1 case (left out of the case scores), 1 case passed with missing steps",
 ]
 
 
@@ -74,7 +76,8 @@ def test_worked_example_console_report_and_json(project: Path, capsys) -> None:
     code, out, err = run(capsys, "bench", "-p", pipe(), "--report", "r.html",
                          "--json", "s.json", "--title", "Sprint <3>")
     assert code == 0, err
-    assert out.splitlines() == ["Benchmark complete \u2014 6 cases, 1 pipeline", "", f"Pipeline: {pipe()}",
+    assert out.splitlines() == ["Benchmark complete \u2014 6 cases, 1 pipeline \u2014 1 case passed with missing steps",
+                                "", f"Pipeline: {pipe()}",
                                 *WORKED_LINES, "", "Report written to: r.html"]
     html = (project / "r.html").read_text(encoding="utf-8")
     assert "Sprint &lt;3&gt;" in html and "<3>" not in html
@@ -99,7 +102,7 @@ def test_two_pipelines_and_jobs(project: Path, capsys) -> None:
                          "--report", "two.html")
     assert code == 0, err
     lines = out.splitlines()
-    assert lines[0] == "Benchmark complete \u2014 6 cases, 2 pipelines"
+    assert lines[0] == "Benchmark complete \u2014 6 cases, 2 pipelines \u2014 2 cases passed with missing steps"
     assert lines.count("  Overall accuracy: 75.0%") == 2
     assert f"Pipeline: {pipe()} (2)" in lines  # the second pipeline has the same name
 

@@ -58,18 +58,22 @@ def test_unknown_section_is_a_value_error(sections, message):
 def test_overall_summary_one_row_per_pipeline():
     p = page(multi(), ["overall_summary"])
     assert p.table("Pipelines")[0] == ["pipeline", "cases", "errors", "no scored steps", "mean accuracy (errors as 0)",
-                                       "mean of successful cases", "passed", "pass rate (score \u2265 100.0%)"]
+                                       "mean of successful cases", "passed", "pass rate (score \u2265 100.0%)",
+                                       "missing steps", "passed with missing steps"]
     rows = p.table("Pipelines")[1:]
-    assert rows == [["p1.yaml", "2", "0", "0", "62.5%", "62.5%", "1", "50.0%"],
-                    ["p1b.yaml", "2", "0", "0", "37.5%", "37.5%", "0", "0.0%"]]
+    # p1's c1 passes with "summarize" missing (left out of its score): counted, and said first
+    assert rows == [["p1.yaml", "2", "0", "0", "62.5%", "62.5%", "1", "50.0%", "2", "1"],
+                    ["p1b.yaml", "2", "0", "0", "37.5%", "37.5%", "0", "0.0%", "2", "0"]]
     assert p.table("Overall summary") == [["cases", "2"], ["pipelines", "2"], ["pass threshold", "100.0%"],
-                                          ["list matching", "greedy"]]
+                                          ["list matching", "greedy"], ["missing steps", "left out of the case score"]]
+    assert p.notes[0].startswith("1 case passed with missing steps: a step the pipeline gave no output for is "
+                                 "left out of the case score")
 
 
 def test_overall_summary_errors_count_as_zero_and_unscored_cases_are_apart():
     p = page(detailed(), ["overall_summary"])
     # ok 1.0, lists (0.5 + 1.0) / 2 = 0.75, crash = error (0), empty = no scored steps (left out)
-    assert p.row("Pipelines", "solo.py") == ["solo.py", "4", "1", "1", "58.3%", "87.5%", "1", "33.3%"]
+    assert p.row("Pipelines", "solo.py") == ["solo.py", "4", "1", "1", "58.3%", "87.5%", "1", "33.3%", "1", "0"]
     assert p.table("Skipped directories (1)")[1:] == [[".git", "dot-directory"]]
 
 
@@ -80,7 +84,7 @@ def test_no_cases_found_state():
     assert "No benchmark results to display." in p.notes
     assert "No step was scored in any case." in p.notes
     assert "No attempt logs recorded." in p.notes
-    assert p.row("Pipelines", "p.yaml") == ["p.yaml", "0", "0", "0", "0.0%", DASH, "0", "0.0%"]
+    assert p.row("Pipelines", "p.yaml") == ["p.yaml", "0", "0", "0", "0.0%", DASH, "0", "0.0%", "0", "0"]
 
 
 def test_per_step_table_two_pipelines():
@@ -174,8 +178,10 @@ def test_graph_without_a_recorded_dag():
 
 def test_per_case_failed_first_open_and_step_values_as_json():
     p = page(multi(), ["per_case_breakdown"])
-    assert p.details == [("FAIL \u00b7 c2 \u00b7 25.0%", True), ("PASS \u00b7 c1 \u00b7 100.0%", False),
-                         ("FAIL \u00b7 c1 \u00b7 75.0%", True), ("FAIL \u00b7 c2 \u00b7 0.0%", True)]
+    assert p.details == [("FAIL \u00b7 c2 \u00b7 25.0% \u00b7 1 step missing", True),
+                         ("PASS \u00b7 c1 \u00b7 100.0% \u00b7 1 step missing", False),
+                         ("FAIL \u00b7 c1 \u00b7 75.0% \u00b7 1 step missing", True),
+                         ("FAIL \u00b7 c2 \u00b7 0.0% \u00b7 1 step missing", True)]
     steps = [rows for title, rows in p.tables if title == "Steps"]
     assert steps[0][1:] == [["extract", "scored", "50.0%", '{"t": "T", "u": "x"}', '{"t": "T", "u": "U"}'],
                             ["classify", "scored", "0.0%", '"chem"', '"bio"'],
@@ -201,7 +207,7 @@ def test_per_case_output_diff_diffs_the_json_text():
 
 def test_per_case_error_unscored_list_match_null_and_runner_status():
     p = page(detailed(), ["per_case_breakdown"])
-    assert [d for d in p.details] == [("FAIL \u00b7 lists \u00b7 75.0%", True), ("ERROR \u00b7 crash", True),
+    assert [d for d in p.details] == [("FAIL \u00b7 lists \u00b7 75.0% \u00b7 1 step missing", True), ("ERROR \u00b7 crash", True),
                                       ("NO SCORED STEPS \u00b7 empty", True), ("PASS \u00b7 ok \u00b7 100.0%", False)]
     assert p.pres == ["ValueError: pipeline exploded"]
     assert any(n.startswith("No scored steps") for n in p.notes)
