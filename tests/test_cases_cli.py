@@ -214,6 +214,19 @@ def test_compare_with_a_previous_run(project: Path, capsys) -> None:
     assert "Changes since the previous run" in (project / "new.html").read_text(encoding="utf-8")
 
 
+def test_compare_pairs_by_name_and_names_the_unpaired(project: Path, capsys) -> None:
+    assert run(capsys, "bench", "-p", pipe(), "--json", "old.json", "--report", "old.html")[0] == 0
+    saved = json.loads((project / "old.json").read_text(encoding="utf-8"))
+    saved["pipelines"][0]["name"] = "v1.py"
+    (project / "old.json").write_text(json.dumps(saved), encoding="utf-8")
+    code, out, err = run(capsys, "bench", "-p", pipe(), "--compare", "old.json", "--report", "new.html")
+    assert code == 0, err
+    # never paired by position: the renamed pipeline is not compared with the other one
+    assert (f"Since old.json: no pipeline in common, nothing compared; only in this run: {pipe()}; "
+            "only in the previous run: v1.py") in out.splitlines()
+    assert "No pipeline name is in both runs: nothing compared." in (project / "new.html").read_text(encoding="utf-8")
+
+
 def test_compare_bad_file_exits_1_before_the_run(project: Path, capsys) -> None:
     code, out, err = run(capsys, "bench", "-p", pipe(), "--compare", "nope.json")
     assert code == 1 and "--compare 'nope.json'" in err and out == ""
