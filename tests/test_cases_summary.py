@@ -85,6 +85,15 @@ def test_a_missing_key_and_a_bad_list_match_are_named() -> None:
                                                "field_scores", where[2], "match", "pairs", 0, 1], "x"))
 
 
+def test_a_case_named_twice_in_one_pipeline_is_refused() -> None:
+    # compared and shown by name, the second case would silently hide the first
+    data = saved()
+    data["pipelines"][0]["cases"][1]["case_name"] = data["pipelines"][0]["cases"][0]["case_name"]
+    with pytest.raises(ValueError, match=r"^malformed scorekit cases summary: pipelines\[0\]\.cases\[1\]\.case_name: "
+                                         r"'c1' is already the name of pipelines\[0\]\.cases\[0\]$"):
+        BenchmarkSummary.from_dict(data)
+
+
 def test_non_finite_numbers_are_refused_on_read(tmp_path: Path) -> None:
     path = tmp_path / "s.json"
     path.write_text(json.dumps(saved()).replace('"pass_threshold": 1.0', '"pass_threshold": NaN'), encoding="utf-8")

@@ -291,6 +291,7 @@ class BenchmarkSummary:
             raise ValueError(f"not a saved scorekit cases summary (expected \"format\": \"{SUMMARY_FORMAT}\")")
         try:
             _SUMMARY(d, "")
+            _check_unique_case_names(d["pipelines"])
         except _Malformed as exc:
             raise ValueError(f"malformed scorekit cases summary: {exc}") from None
         except RecursionError:
@@ -425,6 +426,18 @@ _CASE = _record({"case_name": _text, "pipeline_path": _text, "status": _one_of("
                  "error_type": _nullable(_text), "error_message": _nullable(_text),
                  "elapsed_seconds": _number(0.0), "attempt_logs": _list_of(_any), "actuals": _map_of(_any),
                  "expecteds": _map_of(_any)})
+
+
+def _check_unique_case_names(pipelines: list[dict[str, Any]]) -> None:
+    """A case name once per pipeline: cases are compared and shown by name, so a repeated one
+    would hide the other case."""
+    for k, pipeline in enumerate(pipelines):
+        seen: dict[str, int] = {}
+        for index, case in enumerate(pipeline["cases"]):
+            first = seen.setdefault(case["case_name"], index)
+            if first != index:
+                raise _Malformed(f"pipelines[{k}].cases[{index}].case_name",
+                                 f"{case['case_name']!r} is already the name of pipelines[{k}].cases[{first}]")
 
 
 def _dag_node(value: Any, where: str) -> None:
