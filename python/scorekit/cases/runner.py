@@ -126,15 +126,16 @@ class BenchmarkRunner:
         folder of saved outputs)."""
         paths: list[Path] = []
         for case in self.cases:
-            paths.append(case.directory)
-            for folder, _, names in os.walk(case.directory):
-                paths.extend(Path(folder) / name for name in names)
+            folder = case.directory.resolve()
+            paths.append(folder)
+            for parent, _, names in os.walk(folder):
+                paths.extend(Path(parent) / name for name in names)
             paths.extend(case.files)
         for pipeline in self.pipelines:
             inputs = getattr(pipeline, "inputs", None)
             if callable(inputs):
                 paths.extend(Path(p) for p in inputs())
-        return paths
+        return list(dict.fromkeys(paths))
 
     # ------------------------------------------------------------------------------------ run
     def run(self) -> BenchmarkSummary:
