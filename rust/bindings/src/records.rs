@@ -327,7 +327,13 @@ fn read_records<'py>(
         }
     }
     let (rows, cols) = (expected.len(), actual.len());
-    Ok(Some(Read { e, a, p, rows, cols }))
+    Ok(Some(Read {
+        e,
+        a,
+        p,
+        rows,
+        cols,
+    }))
 }
 
 /// The item score matrix of two record lists (`float64[len(expected), len(actual)]`) and the
@@ -340,7 +346,14 @@ fn cases_record_matrix<'py>(
     actual: &Bound<'py, PyList>,
 ) -> PyResult<Option<(Bound<'py, PyArray2<f64>>, Bound<'py, PyArray1<i64>>)>> {
     guarded(|| {
-        let Some(Read { e, a, p, rows, cols }) = read_records(expected, actual)? else {
+        let Some(Read {
+            e,
+            a,
+            p,
+            rows,
+            cols,
+        }) = read_records(expected, actual)?
+        else {
             return Ok(None);
         };
         let counts: Vec<i64> = if p == 0 {
@@ -370,7 +383,14 @@ fn cases_record_ids<'py>(
     actual: &Bound<'py, PyList>,
 ) -> PyResult<Option<(Bound<'py, PyArray2<i64>>, Bound<'py, PyArray2<i64>>)>> {
     guarded(|| {
-        let Some(Read { e, a, p, rows, cols }) = read_records(expected, actual)? else {
+        let Some(Read {
+            e,
+            a,
+            p,
+            rows,
+            cols,
+        }) = read_records(expected, actual)?
+        else {
             return Ok(None);
         };
         Ok(Some((
