@@ -94,6 +94,18 @@ def test_a_case_named_twice_in_one_pipeline_is_refused() -> None:
         BenchmarkSummary.from_dict(data)
 
 
+def test_to_json_replaces_the_file_atomically_never_writing_through_a_link(tmp_path: Path) -> None:
+    other = tmp_path / "other.json"
+    other.write_text("someone else's file", encoding="utf-8")
+    (tmp_path / "s.json").symlink_to(other)
+    summary = BenchmarkSummary.from_dict(saved())
+    summary.to_json(tmp_path / "s.json")
+    assert other.read_text(encoding="utf-8") == "someone else's file"
+    assert not (tmp_path / "s.json").is_symlink()
+    assert BenchmarkSummary.from_json(tmp_path / "s.json").to_dict() == summary.to_dict()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["other.json", "s.json"]  # no temporary file left
+
+
 def test_non_finite_numbers_are_refused_on_read(tmp_path: Path) -> None:
     path = tmp_path / "s.json"
     path.write_text(json.dumps(saved()).replace('"pass_threshold": 1.0', '"pass_threshold": NaN'), encoding="utf-8")
