@@ -85,3 +85,16 @@ def test_the_rule_is_checked(project: Path) -> None:
     with pytest.raises(CasesConfigError, match="missing_steps must be 'exclude' or 'fail', got 'drop'"):
         BenchmarkRunner(project / "bench", [PIPE], missing_steps="drop")
     assert main(["cases", "bench", "-p", PIPE, "--missing-steps", "drop"]) == 2
+
+
+def test_a_summary_saved_without_the_counts_is_counted_from_its_cases(project: Path, capsys) -> None:
+    _run(capsys, "bench", "-p", PIPE)
+    data = json.loads(Path("s.json").read_text(encoding="utf-8"))
+    for key in ("missing_steps", "passed_with_missing_steps"):
+        del data[key]
+    for key in ("missing_step_count", "cases_with_missing_steps", "passed_with_missing_steps"):
+        del data["pipelines"][0][key]
+    Path("older.json").write_text(json.dumps(data), encoding="utf-8")
+    lines, data, page = _run(capsys, "--from-summary", "older.json")
+    assert lines[0] == "Benchmark complete \u2014 2 cases, 1 pipeline \u2014 1 case passed with missing steps"
+    assert data["pipelines"][0]["passed_with_missing_steps"] == 1 and data["missing_steps"] == "exclude"

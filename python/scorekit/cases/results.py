@@ -237,9 +237,7 @@ class PipelineBenchmarkResult:
         return cls(d["pipeline_path"], [CaseResult.from_dict(c) for c in d["cases"]], dict(d["step_mean_accuracy"]),
                    dict(d["step_pass_rate"]), dict(d.get("step_missing_count", {})), d["overall_mean_accuracy"],
                    d.get("ok_mean_accuracy"), d["overall_pass_rate"], d.get("error_count", 0),
-                   d.get("unscored_count", 0), [DagNode.from_dict(n) for n in d.get("dag", [])], d.get("name", ""),
-                   d.get("missing_step_count", 0), d.get("cases_with_missing_steps", 0),
-                   d.get("passed_with_missing_steps", 0))
+                   d.get("unscored_count", 0), [DagNode.from_dict(n) for n in d.get("dag", [])], d.get("name", ""))
 
 
 @dataclass
@@ -296,9 +294,12 @@ class BenchmarkSummary:
             raise ValueError(f"malformed scorekit cases summary: {exc}") from None
         except RecursionError:
             raise ValueError("malformed scorekit cases summary: nested too deeply") from None
-        return cls([PipelineBenchmarkResult.from_dict(p) for p in d["pipelines"]], list(d["case_names"]),
-                   float(d["pass_threshold"]), [SkippedCase(s["name"], s["reason"]) for s in d.get("skipped", [])],
-                   d.get("matching", "greedy"), d.get("created", ""), d.get("missing_steps", "exclude"))
+        summary = cls([PipelineBenchmarkResult.from_dict(p) for p in d["pipelines"]], list(d["case_names"]),
+                      float(d["pass_threshold"]), [SkippedCase(s["name"], s["reason"]) for s in d.get("skipped", [])],
+                      d.get("matching", "greedy"), d.get("created", ""), d.get("missing_steps", "exclude"))
+        for pipeline in summary.pipelines:  # counted from the cases, whatever the file says
+            _count_missing_steps(pipeline, summary.pass_threshold)
+        return summary
 
     @classmethod
     def from_json(cls, source: "str | Path") -> "BenchmarkSummary":
@@ -525,8 +526,14 @@ def aggregate_pipeline(result: PipelineBenchmarkResult, threshold: float) -> Pip
     result.step_mean_accuracy = {s: math.fsum(v) / len(v) for s, v in per_step.items()}
     result.step_pass_rate = {s: sum(1 for x in v if x >= threshold) / len(v) for s, v in per_step.items()}
     result.step_missing_count = {s: missing.get(s, 0) for s in per_step}
+    _count_missing_steps(result, threshold)
+    return result
+
+
+def _count_missing_steps(result: PipelineBenchmarkResult, threshold: float) -> None:
+    """Fill ``result``'s missing-step counts from its cases (also for a summary saved before
+    they were recorded)."""
     with_missing = [c for c in result.cases if c.status == "success" and c.missing_step_count]
     result.missing_step_count = sum(c.missing_step_count for c in with_missing)
     result.cases_with_missing_steps = len(with_missing)
     result.passed_with_missing_steps = sum(1 for c in with_missing if c.passed(threshold))
-    return result
