@@ -23,6 +23,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
+from scorekit.cases.formatting import format_delta, format_score
 from scorekit.cases.results import BenchmarkSummary, CaseResult, StepScore, jsonable
 
 __all__ = ["KINDS", "CaseChange", "RunComparison", "StepChange", "compare_summaries", "comparison_section"]
@@ -198,7 +199,6 @@ def comparison_section(comparison: RunComparison) -> Any:
     """The report section "Changes since the previous run": counts per kind, then every case that
     changed, worst first (broken, worse, gone, changed, new, better, fixed)."""
     from scorekit import report as rp
-    from scorekit.cases.report import format_delta, format_score
 
     def score(value: Optional[float], status: Optional[str]) -> str:
         if status is None:
