@@ -493,7 +493,7 @@ def test_docs_examples(tmp_path, monkeypatch):
 def test_module_docstring_examples():
     import doctest
 
-    import scorekit.cases.report as module
+    import scorekit.cases.formatting as module
 
     result = doctest.testmod(module)
     assert result.failed == 0 and result.attempted >= 2
