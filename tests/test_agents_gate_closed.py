@@ -127,7 +127,7 @@ def test_a_nan_baseline_file_is_refused(runs, tmp_path):
     store = json_store("baselines")
     path = store.path("v1")
     path.write_text(path.read_text().replace('"pass_hat_k": 1.0', '"pass_hat_k": NaN'))
-    with pytest.raises(CorruptStoreFileError, match="NaN is not strict JSON"):
+    with pytest.raises(CorruptStoreFileError, match="NaN is not valid JSON"):
         gate(runs["same"], "v1")
 
 

@@ -696,7 +696,7 @@ def test_persistence_errors(tmp_path):
             load_calibrator("x", rootdir=tmp_path)
     # the stores read strict JSON: an Infinity in the file is refused as it is read (issue 30)
     (folder / "x.json").write_text(json.dumps({"kind": "platt", "a": math.inf, "b": 1}, allow_nan=True))
-    with pytest.raises(ValueError, match=r"x\.json: not strict JSON \(Infinity is not strict JSON\)"):
+    with pytest.raises(ValueError, match=r"x\.json: not strict JSON \(Infinity is not valid JSON\)"):
         load_calibrator("x", rootdir=tmp_path)
     with pytest.raises(KeyError) as missing:
         load_calibrator("never-saved", rootdir=tmp_path)
