@@ -138,3 +138,13 @@ def test_ek_fails_a_nan_pass_hat_k_too():
     base = {**ek_harness._summary(report), "pass_hat_k": math.nan}
     result = eka.agent_regression_gate(report, base)
     assert not result.passed and result.reasons[0].startswith("pass^3 could not be compared: non-finite estimate")
+
+
+def test_a_baseline_without_a_success_bounds_no_cost(runs):
+    """Its cost per success is infinite (stored as null): the cost arm has nothing to fail on, and the
+    success arm decides."""
+    base = summary(runs["broken"])
+    assert (base["n_success"], base["cost_per_success"], base["cost_ci"]) == (0, None, [None, None])
+    assert gate(runs["same"], base).reasons == []
+    result = gate(runs["broken"], summary(runs["base"]))
+    assert not result and result.reasons[-1].startswith("cost per success regressed: CI low inf exceeds")

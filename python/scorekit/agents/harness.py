@@ -458,6 +458,8 @@ def _cost_reasons(report: ReliabilityReport, base: dict, cost_tolerance: float) 
               if any(x is not None and not _finite(x) for x in (value if name == "cost_ci" else [value]))]
     if broken:
         return [f"cost per success could not be compared: non-finite estimate in the baseline ({', '.join(broken)})"]
+    if base.get("n_success") == 0:  # the baseline's cost per success is infinite: nothing costs more
+        return []
     ceiling = base_ci[1] if base_ci[1] is not None else base.get("cost_per_success")
     low = (cost.get("cost_ci") or (None, None))[0]
     if not (_finite(ceiling) and (_finite(low) or low == math.inf)):  # inf: this run had no success
