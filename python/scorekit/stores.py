@@ -314,26 +314,33 @@ class JsonStore(MutableMapping):
     def path(self, key: str) -> Path:
         """The file that holds ``key``: inside the store's folder, reached through folders only
         (no symbolic link), and not itself a folder or a link; else :class:`StoreKeyError`."""
+        return Path(self._checked(key)[0])
+
+    def _checked(self, key: str) -> tuple[str, bool]:
+        """:meth:`path` as a string, and whether that file exists."""
         parts = _check_key(key)
-        path = self.folder.joinpath(*parts[:-1], parts[-1] + _SUFFIX)
-        here = self.folder
-        for i, part in enumerate(path.relative_to(self.folder).parts):
-            here = here / part
+        names = [*parts[:-1], parts[-1] + _SUFFIX]
+        here = os.fspath(self.folder)
+        full = os.path.join(here, *names)
+        for i, name in enumerate(names, 1):
+            here = os.path.join(here, name)
             try:
                 mode = os.lstat(here).st_mode
             except (FileNotFoundError, NotADirectoryError):
-                break
+                return full, False
             if stat.S_ISLNK(mode):
-                raise StoreKeyError(f"store key {key!r} reaches the symbolic link {str(here)!r}; the store does not "
+                raise StoreKeyError(f"store key {key!r} reaches the symbolic link {here!r}; the store does not "
                                     "follow links out of its folder")
-            if i < len(parts) - 1 and not stat.S_ISDIR(mode):
-                raise StoreKeyError(f"store key {key!r} needs {str(here)!r} to be a folder, and it is a file")
-            if i == len(parts) - 1 and not stat.S_ISREG(mode):
-                raise StoreKeyError(f"store key {key!r}: {str(here)!r} is not a regular file")
-        return path
+            if i < len(names) and not stat.S_ISDIR(mode):
+                raise StoreKeyError(f"store key {key!r} needs {here!r} to be a folder, and it is a file")
+            if i == len(names) and not stat.S_ISREG(mode):
+                raise StoreKeyError(f"store key {key!r}: {here!r} is not a regular file")
+        return full, True
 
     def __getitem__(self, key: str) -> Any:
-        path = self.path(key)
+        path, exists = self._checked(key)
+        if not exists:
+            raise KeyError(key)
         try:
             fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
         except (FileNotFoundError, NotADirectoryError):
@@ -452,7 +459,7 @@ class JsonStore(MutableMapping):
         if not isinstance(key, str):
             return False
         try:
-            return self.path(key).is_file()
+            return self._checked(key)[1]
         except StoreKeyError:
             return False
 
