@@ -701,3 +701,23 @@ def test_cache_this_a_failing_deserializer_is_not_a_miss():
     with pytest.raises(KeyError, match="bad record"):
         Thing().value
     assert backend == {"value": "stored"} and calls == []        # the stored value was not replaced
+
+
+def test_the_one_writer_streams_pieces_and_cleans_up_on_failure(tmp_path):
+    """files.write_atomically, which the stores write through: str pieces are written as they come,
+    an error from the pieces leaves the old file and no temporary file."""
+    from scorekit.files import write_atomically
+
+    target = tmp_path / "doc.json"
+    write_atomically(target, iter(["{", '"a": ', "1}"]), mode=0o600)
+    assert target.read_text() == '{"a": 1}' and oct(target.stat().st_mode & 0o777) == "0o600"
+
+    def failing():
+        yield '{"b": '
+        raise InvalidValueError("not strict JSON")
+
+    with pytest.raises(InvalidValueError):
+        write_atomically(target, failing())
+    assert target.read_text() == '{"a": 1}' and os.listdir(tmp_path) == ["doc.json"]
+    write_atomically(target, bytearray(b"[1]"))
+    assert target.read_text() == "[1]"
