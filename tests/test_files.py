@@ -65,6 +65,16 @@ def test_existing_file_inside_an_input_folder_is_refused(tree):
     assert check_outputs({"--json": root / "in" / "new.json"}, inputs=[root / "in"])
 
 
+def test_hard_link_of_a_file_inside_an_input_folder_is_refused(tree):
+    root, gold = tree
+    (root / "in" / "deep").mkdir()
+    deep = root / "in" / "deep" / "page.xml"
+    deep.write_text("<x/>", encoding="utf-8")
+    os.link(deep, root / "out" / "page.html")
+    message = _refused({"--html": root / "out" / "page.html"}, [root / "in"], "never overwrite inputs")
+    assert str(deep) in message and deep.read_text(encoding="utf-8") == "<x/>"
+
+
 def test_two_outputs_on_one_path_are_refused(tree):
     root, _ = tree
     link = root / "out" / "link.html"

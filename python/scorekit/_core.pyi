@@ -96,10 +96,12 @@ def tree_mapping(
 ) -> tuple[float, I64]:
     """Distance and one optimal edit mapping of one pair: rows (a, b), -1 = no partner; shape (k, 2)."""
 
-def flow_metrics_batch(preds: list[object], refs: list[object], max_nodes: int, threads: int = 0) -> tuple[F64, npt.NDArray[np.uint8]]:
+def flow_metrics_batch(preds: list[object], refs: list[object], max_nodes: int, threads: int = 0,
+                       exact_triggers: bool = True) -> tuple[F64, npt.NDArray[np.uint8]]:
     """FlowSim, TreeBLEU, Trigger Match, Component Match of parsed workflow pairs; shape (n, 4), plus a
     status per pair (bit 1 prediction, bit 2 reference not handled or above max_nodes: row is NaN,
-    score it in Python)."""
+    score it in Python). Trigger Match is Python's == on the triggers, or type equality when
+    ``exact_triggers`` is false."""
 # --- align (Needleman–Wunsch; layout in scorekit._kernels.align) ---------------------------------
 
 def nw_table_align(a: U32, b: U32, table: F64, del_: F64, ins: F64) -> tuple[float, I64]:
@@ -241,31 +243,6 @@ def conformal_fit(probs: F64, correct: npt.NDArray[np.bool_], alpha: float, thre
     """(q, every row's 1 - p with NaN for rows left out, rows kept) of the split-conformal fit."""
 def kth_smallest(values: F64, k: int) -> float:
     """The k-th smallest (0-based) of the values other than NaN, by selection."""
-
-# --- episode reader of scorekit.agents.cost (rust/bindings/src/episodes.rs) ---------------------------
-def episode_costs(
-    episodes: list[Any], types: tuple[type, type, type],
-    rates: tuple[float, float, float, float] | Callable[[str], tuple[float, float, float, float] | None] | None,
-    compensated: bool, per_episode: bool = False,
-) -> tuple[int, list[int], int, float, int, float | None, F64 | None] | None:
-    """(n_success, ungraded indices, n_timed, latency sum, tokens, dollars or None, per-episode
-    dollars or None) of plain episodes, or None; types: (Episode, Cost, RunProvenance)."""
-
-# --- fields whose writes the core sees (rust/bindings/src/tally.rs) -------------------------------
-class EpisodeTally:
-    """Compiled base of ``scorekit.agents.Episode``: keeps a copy of the episode's cost counts."""
-    def __new__(cls, *args: Any, **kwargs: Any) -> EpisodeTally: ...
-
-class SlotField:
-    """Data descriptor over one object slot: sealed (write-once) or an episode's tallied cost."""
-    def __get__(self, instance: Any, owner: Any = None) -> Any: ...
-    def __set__(self, instance: Any, value: Any) -> None: ...
-    def __delete__(self, instance: Any) -> None: ...
-
-def seal_fields(cls: type, names: list[str], error: type[BaseException]) -> None:
-    """Make the slots ``names`` of ``cls`` write-once (assigning a set one or deleting raises ``error``)."""
-def tally_episode_cost(episode: type, cost: type) -> None:
-    """Make ``episode``'s ``cost`` slot keep the episode's tally of the sealed ``cost`` class."""
 
 # --- Arrow text path (rust/bindings/src/arrow_text.rs; contract in scorekit._kernels.utf8) --------
 #: A UTF-8 column as Arrow lays it out: (data, int32 or int64 offsets, validity bitmap or None,

@@ -5,7 +5,8 @@ reads, *before any work*, so that a mistyped path can never replace an input (or
 of the same run) after an hour of scoring. A path is refused when it
 
 * is, or resolves through symbolic links to, a file the run reads;
-* is a hard link of such a file (same device and inode);
+* is a hard link of such a file, or of a file inside a folder the run reads (same device and
+  inode);
 * lies inside a folder the run reads and already exists there (the run may read it);
 * resolves to the same place as another output of the run;
 * is an existing folder, or its folder does not exist.
@@ -60,6 +61,19 @@ def _is_within(path: Path, folder: Path) -> bool:
     return True
 
 
+def _hard_link_in(path: Path, folders: list[tuple[Path, Path]]) -> Optional[Path]:
+    """The file under one of ``folders`` that ``path`` is a hard link of, if any (walked only for
+    an output that has several links)."""
+    ident = _identity(path)
+    for folder, _given in folders:
+        for root, _dirs, names in os.walk(folder):
+            for name in names:
+                candidate = Path(root) / name
+                if _identity(candidate) == ident:
+                    return candidate
+    return None
+
+
 def check_outputs(outputs: Union[Mapping[str, Optional[PathLike]], Iterable[Optional[PathLike]]],
                   inputs: Iterable[Optional[PathLike]] = ()) -> dict[str, Path]:
     """Check every output path against the run's inputs and each other; return ``{name: Path}``.
@@ -103,6 +117,8 @@ def check_outputs(outputs: Union[Mapping[str, Optional[PathLike]], Iterable[Opti
             source = read_ids.get(ident) if ident is not None else None
         if source is None and resolved.exists():
             source = next((given for folder, given in read_folders if _is_within(resolved, folder)), None)
+            if source is None and read_folders and resolved.stat().st_nlink > 1:
+                source = _hard_link_in(resolved, read_folders)
         if source is not None:
             raise OutputPathError(f"{where} is an input of this run ({str(source)!r}); "
                                   "outputs never overwrite inputs")

@@ -98,10 +98,11 @@ def count_pair(pred: str, gold: str, mode: str, unit: str = "char") -> tuple[int
     """:func:`count_errors` of one pair, as ints. The compiled core takes the two strings as they
     are, so scoring one pair loads no NumPy and a first ``score`` call starts fast; the Numba
     backend packs the pair and runs the batch kernels."""
-    if _kernels.current_backend() == "rust":
+    core = _kernels.compiled()
+    if core is not None:
         if unit == "char":
-            return _kernels._core.text_pair_counts(gold, pred, mode)
-        return _kernels._core.text_pair_counts(gold, pred, mode, unit)
+            return core.text_pair_counts(gold, pred, mode)
+        return core.text_pair_counts(gold, pred, mode, unit)
     counts = count_errors([pred], [gold], mode, threads=1, pred_name="pred", ref_name="gold", unit=unit)
     return tuple(int(v) for v in counts[0])
 
