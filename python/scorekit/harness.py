@@ -9,7 +9,8 @@ gate, and inter-annotator agreement (IAA).
 - :func:`save_baseline`/:func:`load_baseline` freeze a report's aggregate and per-slice scores in
   the ``baselines`` store, which the agent baselines of :mod:`scorekit.agents.harness` share.
 - :func:`regression_gate` compares a report with a baseline, the aggregate and every slice, and
-  returns a :class:`GateResult` that is falsy when any of them got worse by more than a tolerance.
+  returns a :class:`GateResult` that is falsy when any of them got worse by more than a tolerance
+  or could not be compared (missing, NaN, infinite, an empty run): the gate fails closed.
 - :func:`krippendorff_alpha`, :func:`cohen_kappa` and :func:`percent_agreement` measure how far
   annotators agree, the ceiling of a gold standard; :func:`scorekit.agents.judge.judge_validation`
   uses them to certify an LLM judge against human labels.
