@@ -14,7 +14,7 @@ import pytest
 from scorekit.agents import Cost, Episode, TaskSpec, agent_regression_gate, per_million, run_suite
 from scorekit.agents.harness import save_agent_baseline, summary
 from scorekit.errors import InvalidValueError
-from scorekit.stores import CorruptStoreFileError, json_store
+from scorekit.stores import CorruptStoreFileError, StoreKeyError, json_store
 
 
 def tasks_of(n):
@@ -148,3 +148,17 @@ def test_a_baseline_without_a_success_bounds_no_cost(runs):
     assert gate(runs["same"], base).reasons == []
     result = gate(runs["broken"], summary(runs["base"]))
     assert not result and result.reasons[-1].startswith("cost per success regressed: CI low inf exceeds")
+
+
+def test_a_baseline_name_the_store_refuses_is_not_a_first_run(runs, tmp_path):
+    """`name in store` is False for a refused key, so the gate passed it as a first run (no baseline)."""
+    with pytest.raises(StoreKeyError, match="'..' part"):
+        gate(runs["broken"], "../v1")
+    save_agent_baseline(runs["base"], "v1")
+    path = json_store("baselines").path("v1")
+    target = tmp_path / "moved.json"
+    path.rename(target)
+    path.symlink_to(target)
+    with pytest.raises(StoreKeyError, match="symbolic link"):
+        gate(runs["broken"], "v1")
+    assert gate(runs["broken"], "never-saved")          # a name never saved is a first run

@@ -314,9 +314,13 @@ def save_agent_baseline(report: ReliabilityReport, name: str, *, rootdir: Any = 
 
 
 def load_agent_baseline(name: str, *, rootdir: Any = None) -> Optional[dict]:
-    """The baseline ``name``, or ``None`` when there is none."""
-    store = json_store("baselines", rootdir=rootdir)
-    return store[name] if name in store else None
+    """The baseline ``name``, or ``None`` when there is none. A name the store refuses (``..``, a
+    symbolic link …) raises :class:`~scorekit.stores.StoreKeyError`, a corrupt file
+    :class:`~scorekit.stores.CorruptStoreFileError`: neither is a first run."""
+    try:
+        return json_store("baselines", rootdir=rootdir)[name]
+    except KeyError:
+        return None
 
 
 @dataclasses.dataclass
