@@ -40,6 +40,7 @@ from typing import Any, BinaryIO, Iterator, NoReturn, Optional, Sequence
 
 from scorekit.errors import ScorekitError
 from scorekit.progress import progress_printer
+from scorekit.stores import strict_json_loads
 
 #: Subpackages that register their own subcommand: each module has ``add_parser(sub)``, which
 #: sets a ``handler(args) -> exit status`` default on the parsers it adds.
@@ -213,28 +214,6 @@ def _count_lines(path: str) -> Optional[int]:
     return count + (last not in (0, 0x0A))
 
 
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
-
-
-def _parse_float(text: str) -> float:
-    value = float(text)
-    if not math.isfinite(value):
-        raise ValueError(f"number {text[:20]}{'…' if len(text) > 20 else ''} is out of range")
-    return value
-
-
-def _parse_int(text: str) -> int:
-    if len(text) > 4300:  # Python's own bound on decimal integer conversion
-        raise ValueError(f"integer of {len(text):,} digits is out of range")
-    return int(text)
-
-
-def _parse_json(line: str) -> Any:
-    """A JSON value; NaN/Infinity, numbers beyond float range and huge integers are errors."""
-    return json.loads(line, parse_constant=_reject_constant, parse_float=_parse_float, parse_int=_parse_int)
-
-
 def _encodable(text: str) -> bool:
     try:
         text.encode("utf-8")
@@ -267,7 +246,7 @@ def _records(path: str, label: str, fmt: str) -> Iterator[tuple[str, Any]]:
             if not line.strip():
                 continue
             try:
-                record = _parse_json(line)
+                record = strict_json_loads(line)
             except json.JSONDecodeError as exc:
                 raise CliError(f"{label} {where}:{number}: invalid JSON ({exc.msg})") from None
             except ValueError as exc:  # NaN/Infinity, a number out of range, an integer too long

@@ -37,6 +37,8 @@ from scorekit.errors import InvalidValueError
 __all__ = ["OutputPathError", "check_outputs", "write_atomically"]
 
 PathLike = Union[str, "os.PathLike[str]"]
+#: Bytes buffered per write of :func:`write_atomically`.
+_WRITE_BUFFER = 1 << 20
 
 
 class OutputPathError(InvalidValueError):
@@ -128,16 +130,22 @@ def check_outputs(outputs: Union[Mapping[str, Optional[PathLike]], Iterable[Opti
     return checked
 
 
-def write_atomically(path: PathLike, data: Union[bytes, str], *, mode: int = 0o644) -> Path:
-    """Write ``data`` (``str`` as UTF-8) to ``path`` through a temporary file in its folder,
-    flushed to disk and renamed over it, with permission bits ``mode``; the temporary file is
-    removed on any error. Returns the path."""
+def write_atomically(path: PathLike, data: Union[bytes, str, Iterable[str]], *, mode: int = 0o644) -> Path:
+    """Write ``data`` (``str`` as UTF-8, or an iterable of ``str`` pieces written one by one as it
+    yields them, so a large document is never one string) to ``path`` through a temporary file in
+    its folder, flushed to disk and renamed over it, with permission bits ``mode`` whatever the
+    umask; the temporary file is removed on any error (one from ``data`` included). Returns the path."""
     target = Path(path)
-    payload = data.encode("utf-8") if isinstance(data, str) else data
     fd, temp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(payload)
+        with os.fdopen(fd, "wb", buffering=_WRITE_BUFFER) as handle:
+            if isinstance(data, str):
+                handle.write(data.encode("utf-8"))
+            elif isinstance(data, (bytes, bytearray, memoryview)):
+                handle.write(data)
+            else:
+                for piece in data:
+                    handle.write(piece.encode("utf-8"))
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(temp, mode)
