@@ -40,7 +40,7 @@ from typing import Any, BinaryIO, Iterator, NoReturn, Optional, Sequence
 
 from scorekit.errors import ScorekitError
 from scorekit.progress import progress_printer
-from scorekit.stores import strict_json_loads
+from scorekit.files import strict_json_loads
 
 #: Subpackages that register their own subcommand: each module has ``add_parser(sub)``, which
 #: sets a ``handler(args) -> exit status`` default on the parsers it adds.

@@ -1,4 +1,5 @@
-"""Where scorekit writes files: the one output guard and the one atomic writer.
+"""Where scorekit reads and writes files: the one output guard, the one atomic writer and the one
+strict JSON reader.
 
 Every command that writes calls :func:`check_outputs` with all its output paths and everything it
 reads, *before any work*, so that a mistyped path can never replace an input (or another output
@@ -27,14 +28,16 @@ scorekit.files.OutputPathError: --json ... is an input of this run ...; outputs 
 
 from __future__ import annotations
 
+import json
+import math
 import os
 import tempfile
 from pathlib import Path
-from typing import Iterable, Mapping, Optional, Union
+from typing import Any, Iterable, Mapping, Optional, Union
 
 from scorekit.errors import InvalidValueError
 
-__all__ = ["OutputPathError", "check_outputs", "write_atomically"]
+__all__ = ["OutputPathError", "check_outputs", "strict_json_loads", "write_atomically"]
 
 PathLike = Union[str, "os.PathLike[str]"]
 #: Bytes buffered per write of :func:`write_atomically`.
@@ -154,3 +157,36 @@ def write_atomically(path: PathLike, data: Union[bytes, str, Iterable[str]], *, 
         Path(temp).unlink(missing_ok=True)
         raise
     return target
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"number {text[:20]}{'…' if len(text) > 20 else ''} is out of range")
+    return value
+
+
+def _bounded_int(text: str) -> int:
+    if len(text) > 4300:  # Python's own bound on decimal integer conversion
+        raise ValueError(f"integer of {len(text):,} digits is out of range")
+    return int(text)
+
+
+def strict_json_loads(text: str) -> Any:
+    """The JSON value of ``text``, strictly (the stores and the command line read JSON with it):
+    ``NaN``, ``Infinity``, numbers beyond the range of a float (``1e999``) and integers of more
+    than 4,300 digits raise ``ValueError`` (Python's :func:`json.loads` reads the first three as
+    NaN and infinities).
+
+    >>> strict_json_loads('{"aggregate": 0.25}')
+    {'aggregate': 0.25}
+    >>> strict_json_loads('{"aggregate": NaN}')
+    Traceback (most recent call last):
+    ...
+    ValueError: NaN is not valid JSON
+    """
+    return json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float, parse_int=_bounded_int)

@@ -63,7 +63,7 @@ from pathlib import Path
 from typing import Any, Optional, Union
 
 from scorekit.errors import InvalidTypeError, InvalidValueError, ScorekitError, describe
-from scorekit.files import write_atomically
+from scorekit.files import strict_json_loads, write_atomically
 
 __all__ = ["KINDS", "StoreKeyError", "CorruptStoreFileError", "app_folder", "data_root", "data_dir", "json_store",
            "JsonStore", "Mall", "mall", "persistent_cache", "cache_this", "CachedProperty", "CachedMethod",
@@ -230,39 +230,6 @@ def _streamed_json(value: Any, stream: str, where: str) -> Iterator[str]:
                    f'{_dumps(item, where, name, entry)}')
         yield "\n  }" if member else "}"
     yield "\n}\n"
-
-
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
-
-
-def _finite_float(text: str) -> float:
-    value = float(text)
-    if not math.isfinite(value):
-        raise ValueError(f"number {text[:20]}{'…' if len(text) > 20 else ''} is out of range")
-    return value
-
-
-def _bounded_int(text: str) -> int:
-    if len(text) > 4300:  # Python's own bound on decimal integer conversion
-        raise ValueError(f"integer of {len(text):,} digits is out of range")
-    return int(text)
-
-
-def strict_json_loads(text: str) -> Any:
-    """The JSON value of ``text``, strictly (the stores and the command line read JSON with it):
-    ``NaN``, ``Infinity``, numbers beyond the range of a float (``1e999``) and integers of more
-    than 4,300 digits raise ``ValueError`` (Python's :func:`json.loads` reads the first three as
-    NaN and infinities).
-
-    >>> strict_json_loads('{"aggregate": 0.25}')
-    {'aggregate': 0.25}
-    >>> strict_json_loads('{"aggregate": NaN}')
-    Traceback (most recent call last):
-    ...
-    ValueError: NaN is not valid JSON
-    """
-    return json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float, parse_int=_bounded_int)
 
 
 def _remove(path: Union[str, Path]) -> None:
