@@ -10,7 +10,7 @@ MATURIN := $(VENV)/bin/maturin
 # Extras of pyproject.toml installed with the build (set per target below).
 EXTRAS  :=
 
-.PHONY: demo test build browser rust-test py-test bench bench-asv clean
+.PHONY: demo test build browser lint rust-test py-test core-check bench bench-asv clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -25,15 +25,37 @@ build: | $(MATURIN)
 	VIRTUAL_ENV=$(abspath $(VENV)) PATH=$(abspath $(VENV))/bin:$$PATH \
 	    $(MATURIN) develop --release --quiet $(if $(EXTRAS),--extras $(EXTRAS))
 
-# Kernel unit tests, and a compile check of the cargo-fuzz targets (docs/fuzzing.md) so that they
+# Kernel unit tests (with the hand-written SIMD paths, then with SCOREKIT_SIMD=off: the portable
+# ones), and a compile check of the cargo-fuzz targets (docs/fuzzing.md) so that they
 # keep up with the kernels' API; running them needs cargo-fuzz and is done by hand.
 rust-test:
 	cargo test --release -p scorekit-kernels --quiet
+	SCOREKIT_SIMD=off cargo test --release -p scorekit-kernels --quiet
 	cargo check --quiet --manifest-path fuzz/Cargo.toml
 
 py-test: EXTRAS := test
 py-test: build browser
 	$(PY) -m pytest -q tests
+
+# The gates every change passes: Rust formatting and clippy (warnings are errors), ruff with the rule
+# set of pyproject.toml, and the compiled module's stub checked against the build (mypy's stubtest).
+lint: EXTRAS := test
+lint: build
+	cargo fmt --all --check
+	cargo clippy --release --workspace --all-targets --features pyo3/extension-module --quiet -- -D warnings
+	$(VENV)/bin/ruff check python tests benches
+	$(PY) -m mypy.stubtest scorekit._core
+
+# The backend switch holds: a representative slice of the suite under the Numba backend with the
+# compiled module replaced by a recorder (the run fails if anything took a name from it), then with
+# its import blocked (tests/core_check.py).
+CORE_SLICE := tests/test_facade.py tests/test_text.py tests/test_strings.py tests/test_agents_metrics.py \
+	tests/test_agents_reliability.py tests/test_spans.py tests/test_anls.py tests/test_trees_api.py \
+	tests/test_qe_signals.py tests/test_qe_calibrate.py tests/test_fields.py tests/test_ged_typed_graph.py
+core-check: EXTRAS := test
+core-check: build
+	SCOREKIT_BACKEND=numba SCOREKIT_CORE_CHECK=poison $(PY) -m pytest -q -p no:cacheprovider $(CORE_SLICE)
+	SCOREKIT_CORE_CHECK=blocked $(PY) -m pytest -q -p no:cacheprovider -W ignore::RuntimeWarning $(CORE_SLICE)
 
 # The report tests load pages in headless Chromium (Debian's package), and print PDFs with WeasyPrint,
 # which loads Debian's Pango and needs a font: installed here when missing and this runs as root
@@ -55,7 +77,7 @@ demo: build
 
 # Every test: Rust kernel tests, then pytest (each kernel test runs on both backends).
 test: EXTRAS := test
-test: build rust-test py-test
+test: build lint rust-test py-test core-check
 
 # Side-by-side benchmarks against the peers (results go to benches/RESULTS*.md by hand).
 bench: EXTRAS := bench

@@ -13,7 +13,13 @@ import os
 import pytest
 from hypothesis import HealthCheck, settings
 
-from scorekit._kernels import BACKENDS, use_backend
+import core_check
+
+CORE_CHECK = os.environ.get("SCOREKIT_CORE_CHECK", "")
+if CORE_CHECK:
+    core_check.install(CORE_CHECK)
+
+from scorekit._kernels import BACKENDS, use_backend  # noqa: E402  (after the compiled module is replaced)
 
 settings.register_profile("dev", deadline=None)
 settings.register_profile("ci", max_examples=25, deadline=None, derandomize=True, print_blob=True)
@@ -22,7 +28,19 @@ settings.register_profile("fuzz", max_examples=20_000, deadline=None,
 settings.load_profile("ci" if os.environ.get("CI") else "dev")
 
 
-@pytest.fixture(params=BACKENDS)
+#: The backends the ``backend`` fixture runs each test on: only Numba in a core check.
+TESTED_BACKENDS = ("numba",) if CORE_CHECK else BACKENDS
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """A poisoned run fails when anything took a name from the compiled module."""
+    if core_check.touched:
+        names = sorted(set(core_check.touched))
+        session.config.get_terminal_writer().line(f"scorekit._core was used under the Numba backend: {names}", red=True)
+        session.exitstatus = 1
+
+
+@pytest.fixture(params=TESTED_BACKENDS)
 def backend(request: pytest.FixtureRequest):
     """Run the test with every kernel call dispatched to ``request.param``."""
     with use_backend(request.param):

@@ -257,6 +257,14 @@ def test_missing_and_non_text_columns():
         scorekit.evaluate(table, unit="grapheme")
 
 
+def test_a_missing_slice_column_of_a_parquet_file_is_named(tmp_path):
+    """pyarrow's reader raised a bare ``KeyError: b'lang'`` for a missing dictionary column."""
+    path = tmp_path / "t.parquet"
+    pq.write_table(pa.table({"pred": ["a"], "gold": ["b"]}), path)
+    with pytest.raises(InvalidValueError, match=r"slice column 'lang' not found \(columns: 'pred', 'gold'\)"):
+        evaluate_arrow(path, slice="lang")
+
+
 def test_null_cells_are_an_error_naming_column_and_row():
     batches = [pa.record_batch({"pred": ["a", "b"], "gold": ["a", "b"]}),
                pa.record_batch({"pred": ["c", "d", "e"], "gold": ["c", None, "e"]})]
@@ -378,3 +386,108 @@ def test_slice_dictionaries_in_any_order(index_type):
         report = evaluate_arrow(table.to_batches(max_chunksize=128), slice="slice")
         _same(report, expected)
         assert list(report.slice_counts) == list(dict.fromkeys(label for label in labels if label is not None))
+
+
+# ------------------------------------------------------------- edges: falsy names, duplicates, NaN
+def test_a_slice_column_named_empty_is_a_column():
+    """``slice=""`` names the column ``""`` (Arrow allows it); only ``None`` means no slice."""
+    table = pa.table({"pred": ["ct", "dog", "x"], "gold": ["cat", "dog", "y"], "": ["a", "a", "b"]})
+    report = evaluate_arrow(table, slice="")
+    assert report.slice_counts["a"]["n"] == 2 and report.per_slice == {"a": 1 / 6, "b": 1.0}
+    assert list(evaluate_arrow(table, slice="", per_item=True).items.column("slice").to_pylist()) == ["a", "a", "b"]
+    assert evaluate_arrow(table, slice=None).per_slice == {}
+    with pytest.raises(InvalidValueError, match="slice column '' not found"):
+        evaluate_arrow(table.drop_columns([""]), slice="")
+    path = _parquet(table)
+    assert evaluate_arrow(path, slice="").per_slice == {"a": 1 / 6, "b": 1.0}
+
+
+def _parquet(table: pa.Table, row_group_size: int = 1) -> str:
+    import os
+    import tempfile
+
+    path = os.path.join(tempfile.mkdtemp(), "t.parquet")
+    pq.write_table(table, path, row_group_size=row_group_size)
+    return path
+
+
+@pytest.mark.parametrize("roles, message", [
+    ({"pred": "pred", "gold": "pred"}, "gold names column 'pred', as pred does"),
+    ({"pred": "gold", "gold": "gold"}, "gold names column 'gold', as pred does"),
+    ({"slice": "pred"}, "slice names column 'pred', as pred does"),
+    ({"slice": "gold"}, "slice names column 'gold', as gold does"),
+    ({"pred": "", "gold": "", "slice": ""}, "gold names column '', as pred does"),
+])
+def test_one_column_in_two_roles_is_a_named_error(roles, message):
+    table = pa.table({"pred": ["a"], "gold": ["b"], "": ["c"]})
+    for data in (table, table.to_batches(), _parquet(table)):
+        with pytest.raises(InvalidValueError, match=message):
+            evaluate_arrow(data, **roles)
+
+
+def test_a_column_name_the_data_holds_twice_is_ambiguous():
+    table = pa.Table.from_arrays([pa.array(["a"]), pa.array(["b"]), pa.array(["c"])], names=["pred", "pred", "gold"])
+    with pytest.raises(InvalidValueError, match="pred column 'pred' appears 2 times in the data"):
+        evaluate_arrow(table)
+
+
+def test_every_nan_label_is_one_slice_however_the_rows_are_batched():
+    """NaN equals nothing, not even itself: read batch by batch, each batch's NaN would open a new
+    slice. All NaN rows are one slice, as one batch gives (and -0.0 joins 0.0, as in ``evaluate``)."""
+    nan, inf = float("nan"), float("inf")
+    table = pa.table({"pred": ["a", "x", "c", "d", "e"], "gold": ["a", "b", "c", "x", "e"],
+                      "s": [nan, nan, inf, nan, -0.0]})
+    expected = {"n": 3, "ref_len": 3, "substitutions": 2, "deletions": 0, "insertions": 0, "edits": 2, "hits": 1}
+    for data in (table, table.to_batches(max_chunksize=1), _parquet(table)):
+        counts = evaluate_arrow(data, slice="s").slice_counts
+        assert len(counts) == 3, data
+        (first, nan_counts), (second, _), (third, _) = counts.items()
+        assert first != first and nan_counts == expected and (second, third) == (inf, 0.0)
+    a, b = CountTotals(), CountTotals()
+    a.add(np.array([[1, 0, 0, 0]]), np.array([0]), [float("nan")])
+    b.add(np.array([[2, 1, 0, 0]]), np.array([0]), [float("nan")])
+    assert [v for v in a.merge(b).slices.values()] == [[2, 3, 1, 0, 0]]
+
+
+def test_null_cell_error_says_how_to_count_them():
+    from scorekit.arrow import NullCellError
+
+    with pytest.raises(NullCellError) as info:
+        evaluate_arrow(pa.table({"pred": ["a", None], "gold": ["a", "b"]}))
+    assert str(info.value) == "column 'pred' row 1 is null (pass nulls='count' to score null cells as empty text)"
+    assert str(info.value.advise("use X")) == "column 'pred' row 1 is null (use X to score null cells as empty text)"
+    assert isinstance(info.value, InvalidValueError)
+
+
+@pytest.mark.parametrize("index", [5, -1])
+def test_a_dictionary_index_outside_the_labels_is_damaged_data(index):
+    """An index beyond the dictionary was the kernel's 'codes[1] is 5' message; a valid index -1
+    silently put its row in no slice. Both name the column and the row."""
+    labels = pa.DictionaryArray.from_arrays(pa.array([0, index, 1], pa.int32()), pa.array(["a", "b"]), safe=False)
+    table = pa.table({"pred": ["a", "b", "c"], "gold": ["a", "x", "c"], "s": labels})
+    with pytest.raises(InvalidValueError, match=rf"column 's' row 3: dictionary index {index} is not one of the 2 "):
+        evaluate_arrow([pa.record_batch({"pred": ["z", "z"], "gold": ["z", "z"], "s": pa.array(["a", None])
+                                         .dictionary_encode()}), *table.to_batches()], slice="s")
+    nulls = pa.DictionaryArray.from_buffers(pa.dictionary(pa.int32(), pa.string()), 2,
+                                            [pa.py_buffer(bytes([0b01])), pa.py_buffer(np.array([0, 9], np.int32).tobytes())],
+                                            dictionary=pa.array(["a"]))
+    report = evaluate_arrow(pa.table({"pred": ["a", "b"], "gold": ["a", "b"], "s": nulls}), slice="s")
+    assert report.slice_counts["a"]["n"] == 1  # a null row's index is never read
+
+
+def test_a_damaged_parquet_page_is_an_error_not_other_text(tmp_path):
+    """A file written with page checksums and then damaged (one letter of a text changed) was
+    scored as the damaged text; the checksums are now verified."""
+    path = _damaged_parquet(tmp_path)
+    with pytest.raises(OSError, match="CRC checksum verification failed"):
+        evaluate_arrow(str(path), pred="p", gold="g")
+
+
+def _damaged_parquet(folder):
+    path = folder / "damaged.parquet"
+    pq.write_table(pa.table({"p": ["hello wrld"], "g": ["hello world"]}), path, compression="none",
+                   use_dictionary=False, write_statistics=False, write_page_checksum=True)
+    data = path.read_bytes()
+    assert data.count(b"wrld") == 1
+    path.write_bytes(data.replace(b"wrld", b"wold"))
+    return path

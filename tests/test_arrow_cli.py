@@ -59,8 +59,9 @@ def test_progress_over_row_groups(capsys, parquet):
 def test_errors_name_the_file_column_and_row(capsys, parquet, tmp_path):
     cases = [
         ((parquet, "--pred", "p", "--gold", "truth"), "scorekit: error: gold column 'truth' not found (columns: 'p', 'g', 'lang', 'score')"),
+        ((parquet, "--pred", "p", "--gold", "g", "--slice", "nope"), "scorekit: error: slice column 'nope' not found"),
         ((parquet, "--pred", "score", "--gold", "g"), "scorekit: error: pred column 'score' has type int64; expected text"),
-        ((parquet, "--pred", "p", "--gold", "g"), "scorekit: error: column 'p' row 3 is null (pass nulls='count'"),
+        ((parquet, "--pred", "p", "--gold", "g"), "scorekit: error: column 'p' row 3 is null (pass --nulls count"),
         ((tmp_path / "missing.parquet", "--pred", "p", "--gold", "g"), "scorekit: error: FILE not found: "),
         ((tmp_path, "--pred", "p", "--gold", "g"), "is a directory, not a Parquet file"),
     ]
@@ -80,3 +81,74 @@ def test_errors_name_the_file_column_and_row(capsys, parquet, tmp_path):
         code, out, err = run(capsys, *args)
         assert code == 2 and out == "", args
         assert message in err and err.count("\n") == 1, (args, err)
+
+
+def test_non_finite_float_slices_are_labelled_as_text_mode_does(capsys, tmp_path):
+    """A float slice column holding NaN and ±inf: the JSON report is strict JSON with the labels the
+    text report shows (``NaN``, ``Infinity``, ``-Infinity``), all NaN rows in one slice, across row
+    groups, and the rows with a null label counted."""
+    nan, inf = float("nan"), float("inf")
+    path = tmp_path / "floats.parquet"
+    pq.write_table(pa.table({"p": ["a", "x", "c", "d", "e", "f"], "g": ["a", "b", "c", "x", "e", "f"],
+                             "s": [nan, nan, inf, -inf, 1.5, None]}), path, row_group_size=1)
+    code, out, err = run(capsys, path, "--pred", "p", "--gold", "g", "--slice", "s")
+    assert (code, err) == (0, "")
+    assert '  NaN        0.5000  (n=2)\n  Infinity   0.0000  (n=1)\n  -Infinity  1.0000  (n=1)\n' in out
+    assert "  rows in no slice (null label in 's'): 1\n" in out
+    code, out, err = run(capsys, path, "--pred", "p", "--gold", "g", "--slice", "s", "--json")
+    assert (code, err) == (0, "")
+    report = json.loads(out, parse_constant=lambda name: pytest.fail(f"{name} in JSON"))
+    assert [(s["slice"], s["aggregate"], s["n"]) for s in report["per_slice"]] == [
+        ("NaN", 0.5, 2), ("Infinity", 0.0, 1), ("-Infinity", 1.0, 1), (1.5, 0.0, 1)]
+    assert (report["n"], report["unsliced"], report["row_groups"]) == (6, 1, 6)
+
+
+def test_every_row_is_counted(capsys, parquet):
+    """n rows scored, null cells per column, and the rows in no slice: shown in both reports."""
+    code, out, _ = run(capsys, parquet, "--pred", "p", "--gold", "g", "--slice", "lang", "--nulls", "count", "--json")
+    report = json.loads(out)
+    assert (report["n"], report["nulls"], report["unsliced"]) == (4, {"p": 1, "g": 0}, 1)
+    assert sum(s["n"] for s in report["per_slice"]) + report["unsliced"] == report["n"]
+    code, out, _ = run(capsys, parquet, "--pred", "p", "--gold", "g", "--nulls", "count", "--json")
+    assert json.loads(out)["unsliced"] is None  # no --slice: no slices to be out of
+    code, out, _ = run(capsys, parquet, "--pred", "p", "--gold", "g", "--slice", "lang", "--nulls", "count")
+    assert "  rows in no slice (null label in 'lang'): 1\n" in out
+
+
+def test_null_error_speaks_the_command_line(capsys, parquet):
+    code, out, err = run(capsys, parquet, "--pred", "p", "--gold", "g")
+    assert (code, out) == (2, "")
+    assert err == ("scorekit: error: column 'p' row 3 is null (pass --nulls count to score null cells as "
+                   "empty text)\n")
+
+
+def test_column_edges(capsys, tmp_path):
+    """``--slice ''`` reads the column named ''; one column in two roles is one clean error."""
+    path = tmp_path / "edge.parquet"
+    pq.write_table(pa.table({"p": ["ct", "dog"], "g": ["cat", "dog"], "": ["a", "b"]}), path)
+    code, out, _ = run(capsys, path, "--pred", "p", "--gold", "g", "--slice", "", "--json")
+    assert code == 0 and [s["slice"] for s in json.loads(out)["per_slice"]] == ["a", "b"]
+    for args, message in ((("--pred", "p", "--gold", "p"), "gold names column 'p', as pred does"),
+                          (("--pred", "p", "--gold", "g", "--slice", "g"), "slice names column 'g', as gold does"),
+                          (("--pred", "p", "--gold", "g", "-n", ""), "--normalize '' holds an empty normalizer name"),
+                          (("--pred", "p", "--gold", "g", "-n", "lower,"), "--normalize 'lower,' holds an empty")):
+        code, out, err = run(capsys, path, *args)
+        assert (code, out) == (2, "") and err.startswith(f"scorekit: error: {message}") and err.count("\n") == 1
+
+
+def test_help_speaks_the_command_line(capsys):
+    with pytest.raises(SystemExit):
+        cli.build_parser().parse_args(["eval-table", "--help"])
+    text = capsys.readouterr().out
+    assert "``" not in text and "Arrow" not in text and "nulls='count'" not in text
+    assert "usage: scorekit eval-table [-h] --pred COL --gold COL" in text and " FILE\n" in text
+
+
+def test_a_damaged_file_is_one_error_naming_it(capsys, tmp_path):
+    from test_arrow import _damaged_parquet
+
+    path = _damaged_parquet(tmp_path)
+    code, out, err = run(capsys, path, "--pred", "p", "--gold", "g")
+    assert (code, out) == (2, "")
+    assert err == (f"scorekit: error: FILE {str(path)!r} could not be read (could not verify page integrity, "
+                   "CRC checksum verification failed for page_ordinal 0)\n")

@@ -27,6 +27,8 @@ WORKED_LINES = [
     "  Step 'nosuchstep'  accuracy: 0.0%  pass rate: 0.0% (threshold: 100%)",
     "  Overall accuracy: 75.0%",  # decision 13: the error case counts 0
     "  Pass rate: 60.0% (3/5 cases)  errors: 1/6, 1 with no scored steps",  # decision 12
+    # c3_missing passes only because its missing step is left out of its score: said, never silent
+    "  Missing steps: 1 step in 1 case (left out of the case scores), 1 case passed with missing steps",
 ]
 
 
@@ -74,7 +76,8 @@ def test_worked_example_console_report_and_json(project: Path, capsys) -> None:
     code, out, err = run(capsys, "bench", "-p", pipe(), "--report", "r.html",
                          "--json", "s.json", "--title", "Sprint <3>")
     assert code == 0, err
-    assert out.splitlines() == ["Benchmark complete \u2014 6 cases, 1 pipeline", "", f"Pipeline: {pipe()}",
+    assert out.splitlines() == ["Benchmark complete \u2014 6 cases, 1 pipeline \u2014 1 case passed with missing steps",
+                                "", f"Pipeline: {pipe()}",
                                 *WORKED_LINES, "", "Report written to: r.html"]
     html = (project / "r.html").read_text(encoding="utf-8")
     assert "Sprint &lt;3&gt;" in html and "<3>" not in html
@@ -99,7 +102,7 @@ def test_two_pipelines_and_jobs(project: Path, capsys) -> None:
                          "--report", "two.html")
     assert code == 0, err
     lines = out.splitlines()
-    assert lines[0] == "Benchmark complete \u2014 6 cases, 2 pipelines"
+    assert lines[0] == "Benchmark complete \u2014 6 cases, 2 pipelines \u2014 2 cases passed with missing steps"
     assert lines.count("  Overall accuracy: 75.0%") == 2
     assert f"Pipeline: {pipe()} (2)" in lines  # the second pipeline has the same name
 
@@ -209,6 +212,19 @@ def test_compare_with_a_previous_run(project: Path, capsys) -> None:
     assert code == 0, err
     assert "Since old.json: 1 better" in out.splitlines()
     assert "Changes since the previous run" in (project / "new.html").read_text(encoding="utf-8")
+
+
+def test_compare_pairs_by_name_and_names_the_unpaired(project: Path, capsys) -> None:
+    assert run(capsys, "bench", "-p", pipe(), "--json", "old.json", "--report", "old.html")[0] == 0
+    saved = json.loads((project / "old.json").read_text(encoding="utf-8"))
+    saved["pipelines"][0]["name"] = "v1.py"
+    (project / "old.json").write_text(json.dumps(saved), encoding="utf-8")
+    code, out, err = run(capsys, "bench", "-p", pipe(), "--compare", "old.json", "--report", "new.html")
+    assert code == 0, err
+    # never paired by position: the renamed pipeline is not compared with the other one
+    assert (f"Since old.json: no pipeline in common, nothing compared; only in this run: {pipe()}; "
+            "only in the previous run: v1.py") in out.splitlines()
+    assert "No pipeline name is in both runs: nothing compared." in (project / "new.html").read_text(encoding="utf-8")
 
 
 def test_compare_bad_file_exits_1_before_the_run(project: Path, capsys) -> None:

@@ -505,6 +505,30 @@ def test_references_inside_a_dict_with_other_keys_are_still_expanded(tmp_path):
     assert discover_cases(tmp_path)[0][0].input == {"meta": {"lang": "en", "body": "body"}}
 
 
+@pytest.mark.parametrize("input_file, text", [
+    ("input.json", '{"doc": {"$fi\\u006ce": "sub/doc.md"}}'),
+    ("input.json", '{"doc": {"\\u0024\\u0066ile": "sub/doc.md"}}'),
+    ("input.yaml", 'doc: {"$fi\\x6ce": sub/doc.md}\n'),
+    ("input.yaml", 'doc: {"\\U00000024file": sub/doc.md}\n'),
+])
+def test_an_escaped_file_key_is_a_reference(tmp_path, input_file, text):
+    # decided on the parsed keys: any spelling that parses to "$file" is a reference
+    directory = make_case(tmp_path, "c", input=text, input_file=input_file)
+    write(directory / "sub" / "doc.md", "the text")
+    case = discover_cases(tmp_path)[0][0]
+    assert case.input == {"doc": "the text"}
+    assert case.files == ((directory / input_file).resolve(), (directory / "sub" / "doc.md").resolve(),
+                          (directory / "expected.json").resolve())
+
+
+def test_an_escaped_file_key_in_expected_is_confined_too(tmp_path):
+    write(tmp_path / "secret.txt", "secret")
+    make_case(tmp_path / "bench", "c", expected='{"step": {"$fi\\u006ce": "../../secret.txt"}}')
+    assert problems_of(tmp_path / "bench") == [
+        f"case 'c': expected.json: $file '../../secret.txt' at step: resolves outside the case directory "
+        f"({(tmp_path / 'secret.txt').resolve()}); allow_external_files=True permits it"]
+
+
 def test_file_reference_problems(tmp_path):
     root = tmp_path / "bench"
     write(tmp_path / "secret.txt", "secret")

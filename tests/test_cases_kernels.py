@@ -138,3 +138,59 @@ def test_dispatch_gives_the_same_matrix_on_both_backends():
     # true is not 1 (JSON equality); "text" is not a record: every field compares with None
     matrix, counts = results["rust"]
     assert matrix.tolist() == [[1.0, 0.5, 0.0, 0.0], [0.0, 0.0, 0.0, 1.0]] and counts.tolist() == [2, 1]
+
+
+class _GrowingKey:
+    """A dict key that collides with ``"a"`` and, each time a lookup compares with it, appends a
+    record to the lists it was given (the hostile ``__eq__`` of issue 30)."""
+
+    def __init__(self, *lists: list) -> None:
+        self.lists = lists
+
+    def __hash__(self) -> int:
+        return hash("a")
+
+    def __eq__(self, other: object) -> bool:
+        for items in self.lists:
+            items.append({"a": 1})
+        return False
+
+
+def _hostile_lists() -> tuple[list, list]:
+    expected: list = [{"a": 1}]
+    actual: list = []
+    actual.append({_GrowingKey(expected, actual): 1})
+    return expected, actual
+
+
+def test_a_list_grown_while_read_does_not_change_the_shape(backend):
+    expected, actual = _hostile_lists()
+    matrix, counts = kernels.record_score_matrix(expected, actual)
+    # the lists as they were when the call began: "a" is missing from the one actual record
+    assert matrix.tolist() == [[0.0]] and counts.tolist() == [1]
+    assert len(expected) > 1 and len(actual) > 1  # the key did grow them while they were read
+
+
+def test_the_compiled_reader_takes_the_lengths_once():
+    expected, actual = _hostile_lists()
+    matrix, counts = _core.cases_record_matrix(expected, actual)
+    assert matrix.tolist() == [[0.0]] and counts.tolist() == [1]
+    expected, actual = _hostile_lists()
+    e, a = _core.cases_record_ids(expected, actual)
+    assert e.shape == (1, 1) and a.shape == (1, 1) and a.tolist() == [[0]]
+
+
+@pytest.mark.parametrize("comparators", [None, {"step[].a": lambda a, e: float(a == e)}],
+                         ids=["records kernel", "general scorer"])
+def test_a_list_grown_while_scored_is_scored_as_it_was(backend, comparators):
+    from scorekit.cases import score_step
+
+    for make in (lambda e: e, lambda e: {"$ordered": e}):
+        expected, actual = _hostile_lists()
+        step = score_step(actual, make(expected), comparators=comparators)
+        leaf = step.field_scores[0]
+        # one expected record against one actual record lacking "a": nothing pairs, score 0
+        assert step.score == 0.0 and len(leaf.actual) == 1 and len(leaf.expected) == 1
+        assert len(expected) > 1 and len(actual) > 1  # the key did grow them while they were scored
+        if leaf.match is not None:
+            assert (leaf.match.expected_len, leaf.match.actual_len, leaf.match.pairs) == (1, 1, [])

@@ -5,6 +5,7 @@ everywhere, the saved-summary round trip, the PDF, and the run comparison (score
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
 import zlib
@@ -57,18 +58,22 @@ def test_unknown_section_is_a_value_error(sections, message):
 def test_overall_summary_one_row_per_pipeline():
     p = page(multi(), ["overall_summary"])
     assert p.table("Pipelines")[0] == ["pipeline", "cases", "errors", "no scored steps", "mean accuracy (errors as 0)",
-                                       "mean of successful cases", "passed", "pass rate (score \u2265 100.0%)"]
+                                       "mean of successful cases", "passed", "pass rate (score \u2265 100.0%)",
+                                       "missing steps", "passed with missing steps"]
     rows = p.table("Pipelines")[1:]
-    assert rows == [["p1.yaml", "2", "0", "0", "62.5%", "62.5%", "1", "50.0%"],
-                    ["p1b.yaml", "2", "0", "0", "37.5%", "37.5%", "0", "0.0%"]]
+    # p1's c1 passes with "summarize" missing (left out of its score): counted, and said first
+    assert rows == [["p1.yaml", "2", "0", "0", "62.5%", "62.5%", "1", "50.0%", "2", "1"],
+                    ["p1b.yaml", "2", "0", "0", "37.5%", "37.5%", "0", "0.0%", "2", "0"]]
     assert p.table("Overall summary") == [["cases", "2"], ["pipelines", "2"], ["pass threshold", "100.0%"],
-                                          ["list matching", "greedy"]]
+                                          ["list matching", "greedy"], ["missing steps", "left out of the case score"]]
+    assert p.notes[0].startswith("1 case passed with missing steps: a step the pipeline gave no output for is "
+                                 "left out of the case score")
 
 
 def test_overall_summary_errors_count_as_zero_and_unscored_cases_are_apart():
     p = page(detailed(), ["overall_summary"])
     # ok 1.0, lists (0.5 + 1.0) / 2 = 0.75, crash = error (0), empty = no scored steps (left out)
-    assert p.row("Pipelines", "solo.py") == ["solo.py", "4", "1", "1", "58.3%", "87.5%", "1", "33.3%"]
+    assert p.row("Pipelines", "solo.py") == ["solo.py", "4", "1", "1", "58.3%", "87.5%", "1", "33.3%", "1", "0"]
     assert p.table("Skipped directories (1)")[1:] == [[".git", "dot-directory"]]
 
 
@@ -79,7 +84,7 @@ def test_no_cases_found_state():
     assert "No benchmark results to display." in p.notes
     assert "No step was scored in any case." in p.notes
     assert "No attempt logs recorded." in p.notes
-    assert p.row("Pipelines", "p.yaml") == ["p.yaml", "0", "0", "0", "0.0%", DASH, "0", "0.0%"]
+    assert p.row("Pipelines", "p.yaml") == ["p.yaml", "0", "0", "0", "0.0%", DASH, "0", "0.0%", "0", "0"]
 
 
 def test_per_step_table_two_pipelines():
@@ -173,8 +178,10 @@ def test_graph_without_a_recorded_dag():
 
 def test_per_case_failed_first_open_and_step_values_as_json():
     p = page(multi(), ["per_case_breakdown"])
-    assert p.details == [("FAIL \u00b7 c2 \u00b7 25.0%", True), ("PASS \u00b7 c1 \u00b7 100.0%", False),
-                         ("FAIL \u00b7 c1 \u00b7 75.0%", True), ("FAIL \u00b7 c2 \u00b7 0.0%", True)]
+    assert p.details == [("FAIL \u00b7 c2 \u00b7 25.0% \u00b7 1 step missing", True),
+                         ("PASS \u00b7 c1 \u00b7 100.0% \u00b7 1 step missing", False),
+                         ("FAIL \u00b7 c1 \u00b7 75.0% \u00b7 1 step missing", True),
+                         ("FAIL \u00b7 c2 \u00b7 0.0% \u00b7 1 step missing", True)]
     steps = [rows for title, rows in p.tables if title == "Steps"]
     assert steps[0][1:] == [["extract", "scored", "50.0%", '{"t": "T", "u": "x"}', '{"t": "T", "u": "U"}'],
                             ["classify", "scored", "0.0%", '"chem"', '"bio"'],
@@ -200,7 +207,7 @@ def test_per_case_output_diff_diffs_the_json_text():
 
 def test_per_case_error_unscored_list_match_null_and_runner_status():
     p = page(detailed(), ["per_case_breakdown"])
-    assert [d for d in p.details] == [("FAIL \u00b7 lists \u00b7 75.0%", True), ("ERROR \u00b7 crash", True),
+    assert [d for d in p.details] == [("FAIL \u00b7 lists \u00b7 75.0% \u00b7 1 step missing", True), ("ERROR \u00b7 crash", True),
                                       ("NO SCORED STEPS \u00b7 empty", True), ("PASS \u00b7 ok \u00b7 100.0%", False)]
     assert p.pres == ["ValueError: pipeline exploded"]
     assert any(n.startswith("No scored steps") for n in p.notes)
@@ -362,6 +369,21 @@ def test_pdf_is_written_beside_the_html(tmp_path):
     assert (tmp_path / "out.pdf").read_bytes().startswith(b"%PDF-")
 
 
+@pytest.mark.parametrize("spelling", ["symlink", "hard link"])
+def test_the_pdf_never_replaces_an_input_and_nothing_is_written(tmp_path, spelling):
+    from scorekit.files import OutputPathError
+
+    source = tmp_path / "source.pdf"
+    source.write_bytes(b"the user's own PDF")
+    if spelling == "hard link":
+        os.link(source, tmp_path / "report.pdf")
+    else:
+        (tmp_path / "report.pdf").symlink_to(source)
+    with pytest.raises(OutputPathError, match=r"pdf .*report\.pdf.* is an input of this run"):
+        generate_report(multi(), tmp_path / "report.html", pdf=True, inputs=[source])
+    assert source.read_bytes() == b"the user's own PDF" and not (tmp_path / "report.html").exists()
+
+
 def test_missing_weasyprint_fails_cleanly_before_anything_is_written(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "weasyprint", None)   # import weasyprint -> ImportError
     with pytest.raises(PdfSupportError, match=r"pip install 'scorekit\[pdf\]'") as info:
@@ -471,7 +493,7 @@ def test_docs_examples(tmp_path, monkeypatch):
 def test_module_docstring_examples():
     import doctest
 
-    import scorekit.cases.report as module
+    import scorekit.cases.formatting as module
 
     result = doctest.testmod(module)
     assert result.failed == 0 and result.attempted >= 2
@@ -524,11 +546,30 @@ def test_a_graph_too_deep_to_draw_is_said_not_cut():
                                       for n in p.notes)
 
 
-def test_compare_pairs_pipelines_by_position_when_no_name_matches():
-    previous, current = multi(), multi()
-    for pipeline in current.pipelines:
-        pipeline.name += " (another folder)"
+def test_compare_pairs_pipelines_by_name_never_by_position():
+    # previous run: p1.yaml, p1b.yaml; this run: p1b.yaml first, then a pipeline of another name
+    previous = multi()
+    current = multi(p1b(), renamed(p1(), "p1 (another folder)"))
     cmp = compare_summaries(previous, current)
-    assert cmp.pipelines == [p.name for p in current.pipelines]
-    assert cmp.new_pipelines == [] and cmp.gone_pipelines == []
-    assert {c.kind for c in cmp.cases} == {"same"} and len(cmp.cases) == 4
+    assert cmp.pipelines == ["p1b.yaml"]
+    assert cmp.compared == [("p1b.yaml", "elsewhere/p1b.yaml", "elsewhere/p1b.yaml")]
+    assert cmp.new_pipelines == ["p1 (another folder)"] and cmp.gone_pipelines == ["p1.yaml"]
+    assert [(c.pipeline, c.case, c.kind) for c in cmp.cases] == [("p1b.yaml", "c1", "same"), ("p1b.yaml", "c2", "same")]
+    assert cmp.to_dict()["compared"] == [{"name": "p1b.yaml", "previous_path": "elsewhere/p1b.yaml",
+                                          "current_path": "elsewhere/p1b.yaml"}]
+    p = page(current, ["overall_summary"], previous=previous)
+    assert ("Pipelines compared (paired by name)",
+            [["pipeline", "previous run's pipeline", "this run's pipeline"],
+             ["p1b.yaml", "elsewhere/p1b.yaml", "elsewhere/p1b.yaml"]]) in p.tables
+    assert "Pipelines only in this run: p1 (another folder). Only in the previous run: p1.yaml." in p.notes
+
+
+def test_compare_without_a_common_name_compares_nothing():
+    previous = multi()
+    current = multi(*(renamed(p, p.name + " (another folder)") for p in previous.pipelines))
+    cmp = compare_summaries(previous, current)
+    assert cmp.pipelines == [] and cmp.compared == [] and cmp.cases == []
+    assert cmp.new_pipelines == ["p1.yaml (another folder)", "p1b.yaml (another folder)"]
+    assert cmp.gone_pipelines == ["p1.yaml", "p1b.yaml"]
+    assert "No pipeline name is in both runs: nothing compared." in page(current, ["overall_summary"],
+                                                                         previous=previous).notes

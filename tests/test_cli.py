@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -152,7 +153,7 @@ def test_demo_html_report(tmp_path) -> None:
 
     from scorekit.facade import evaluate
 
-    out = tmp_path / "nested" / "demo.html"
+    out = tmp_path / "demo.html"
     assert main(["demo", "--repeat", "1", "--html", str(out)]) == 0
     page = out.read_text(encoding="utf-8")
     assert "Content-Security-Policy" in page and not re.search(r"(src|href)=\"(https?:)?//", page)
@@ -209,3 +210,80 @@ def test_demo_flowcharts_sample(capsys, tmp_path):
     assert code == 0 and "Flowchart rotation sample: 12 images, accuracy 0.7500 (3 wrong)" in printed
     text = html.unescape(out.read_text(encoding="utf-8"))
     assert "Flowchart rotation sample · Confusion matrix (rows: ground truth, columns: prediction)" in text
+
+
+def test_importing_the_module_entry_point_runs_nothing():
+    """``import scorekit.__main__`` (pydoc, a test collector, a packager) neither parses the
+    command line nor exits."""
+    out = subprocess.run([sys.executable, "-c", "import scorekit.__main__; print('imported')"],
+                         capture_output=True, text=True)
+    assert (out.returncode, out.stdout, out.stderr) == (0, "imported\n", "")
+
+
+def test_demo_report_and_console_count_the_same_pairs(capsys, tmp_path):
+    """The console scores the corpus ``--repeat`` times; the page says how many distinct pairs its
+    figures are over and how many pairs were scored, the number the console prints."""
+    import html
+    import re
+
+    out = tmp_path / "demo.html"
+    code, printed, _ = run(capsys, "demo", "--repeat", "3", "--html", str(out))
+    corpus = len(load_sample_corpus())
+    assert code == 0 and corpus == 3000
+    assert "3,000 OCR-like line pairs x 3 = 9,000 pairs" in printed and "CER over 9,000 pairs" in printed
+    cells = re.findall(r"<th[^>]*>([^<]*)</th>\s*<td[^>]*>([^<]*)</td>", html.unescape(out.read_text(encoding="utf-8")))
+    summary = dict(cells)
+    assert summary["pairs in the sample corpus"] == "3000"
+    assert summary["pairs scored (the corpus repeated, for the throughput)"] == "9000"
+
+
+@pytest.mark.parametrize("spelling", ["same", "symlink", "hardlink", "folder", "missing_folder"])
+def test_demo_never_writes_over_its_inputs(capsys, tmp_path, spelling):
+    """``demo --html`` is checked against every file the demo reads before anything is scored:
+    the output as an input's own path, a symbolic link to it or a hard link of it, a folder, or
+    a path whose folder does not exist is exit status 2, one line, nothing scored, input unchanged."""
+    import scorekit
+
+    corpus = Path(scorekit.__file__).parent / "data" / "sample_corpus.jsonl"
+    before = (corpus.read_bytes(), corpus.stat().st_mtime_ns)
+    target = {"same": corpus, "symlink": tmp_path / "link.html", "hardlink": tmp_path / "hard.html",
+              "folder": tmp_path, "missing_folder": tmp_path / "nowhere" / "demo.html"}[spelling]
+    if spelling == "symlink":
+        target.symlink_to(corpus)
+    elif spelling == "hardlink":
+        os.link(corpus, target)
+    code, out, err = run(capsys, "demo", "--repeat", "1", "--html", str(target))
+    assert (code, out) == (2, "") and err.startswith("scorekit: error: --html ") and err.count("\n") == 1
+    assert ("never overwrite inputs" in err) == (spelling in ("same", "symlink", "hardlink"))
+    assert (corpus.read_bytes(), corpus.stat().st_mtime_ns) == before
+
+
+def test_demo_inputs_are_every_packaged_sample_file():
+    from scorekit.demo_report import SAMPLE_DATA, demo_inputs
+
+    inputs = demo_inputs()
+    assert inputs[0] == SAMPLE_DATA and SAMPLE_DATA / "sample_corpus.jsonl" in inputs
+    assert SAMPLE_DATA / "cases_sample" / "outputs_v1" / "paper-crispr.json" in inputs
+    assert SAMPLE_DATA / "ocr_pages" / "pages.jsonl" in inputs and all(p.is_file() for p in inputs[1:])
+
+
+TOP_LEVEL_COMMANDS = ("cer", "wer", "eval-text", "rover", "pass-k", "cost-per-success", "where", "check", "engines",
+                      "version", "flows", "demo", "eval-table")
+
+
+@pytest.mark.parametrize("command", TOP_LEVEL_COMMANDS)
+def test_help_shows_no_markup_or_internal_names(capsys, command):
+    """What ``--help`` shows the user: no RST double backticks, no Python argument names."""
+    code, out, _ = run(capsys, command, "--help")
+    assert code == 0 and out.startswith(f"usage: scorekit {command}")
+    assert "``" not in out and not {"prediction", "pred_dir", "ref_dir", "file"} & set(out.split("\n")[0].split())
+    code, out, _ = run(capsys, "--help")
+    assert code == 0 and "``" not in out
+
+
+def test_string_commands_refuse_an_empty_normalizer_name(capsys):
+    """``-n ""`` was silently no normalisation; the Python API refuses the name ''."""
+    for value in ("", "lower,", ",lower"):
+        code, out, err = run(capsys, "cer", "A", "a", "-n", value)
+        assert (code, out) == (2, "") and err == f"scorekit: error: --normalize {value!r} holds an empty normalizer name\n"
+    assert run(capsys, "cer", "A", "a", "-n", "lower,strip") == (0, "0.0\n", "")

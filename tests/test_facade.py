@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import scorekit as ek
 from scorekit.base import FieldSpec, GraphGrammar, NodeType, Report, Score
@@ -152,3 +154,27 @@ def test_mixed_two_and_three_item_cases(backend):
     r = evaluate([("a", "ab"), ("a", "abc", 7), ("x", "x", None), ("ab", "ab", 7)], metric="cer")
     assert r.per_slice == {7: pytest.approx(2 / 5)}
     assert r.aggregate == pytest.approx(3 / 8)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=30), st.text(max_size=30), st.sampled_from([None, "cer", "wer"]))
+def test_the_short_pair_path_gives_what_the_metric_gives(pred, gold, metric):
+    # score() on two plain strings skips building the metric; the result must be the metric's
+    from scorekit.metrics.strings import StringMetric
+
+    got = score(pred, gold, metric=metric)
+    want = StringMetric(metric or "cer")(pred, gold)
+    assert (got.value, got.metric, got.detail) == (want.value, want.metric, want.detail)
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 5])
+def test_evaluate_gives_the_same_in_one_chunk_or_many(monkeypatch, size):
+    import scorekit.facade as facade
+
+    cases = [("ct", "cat", "a"), ("dg", "dog", "b"), ("hello wrld", "hello world", "a"), ("", "x", "b"), ("y", "", "a")]
+    whole = evaluate(cases)
+    monkeypatch.setattr(facade, "CHUNK_SIZE", size)
+    chunked = evaluate(cases)
+    assert (chunked.n, chunked.aggregate, chunked.per_slice, chunked.detail) == \
+        (whole.n, whole.aggregate, whole.per_slice, whole.detail)
+    assert [s.detail for s in chunked.scores] == [s.detail for s in whole.scores]

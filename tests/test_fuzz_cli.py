@@ -1,6 +1,6 @@
 """Fuzzing the command line in-process: hostile arguments and file contents give either a result
 (strict JSON where JSON is printed) or exit status 2 with exactly one ``scorekit: error: …`` line,
-never a traceback."""
+never a traceback; an output path that spells an input in any way is refused before any work."""
 
 from __future__ import annotations
 
@@ -11,10 +11,11 @@ import math
 import os
 import tempfile
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scorekit.cli import main
+from scorekit.demo_report import demo_inputs
 
 from fuzz_harness import NORMALIZER_NAMES, SPECIAL_CHARS, any_text, joined
 
@@ -127,3 +128,70 @@ def test_any_arguments(args, command):
     if command == "demo":  # every --repeat value drawn is out of range: only the demo's errors run
         args = ["--repeat", "0", *args]
     check(*run([command, *args] if command else args), usage=True)
+
+
+#: Ways of spelling an output path that lands on ``path``: itself, relative to the working
+#: folder, through ``..``, a symbolic link, a symbolic link to its folder, a hard link.
+SPELLINGS = ("same", "relative", "dotdot", "symlink", "symlinked_folder", "hardlink")
+
+
+def spell(path, how, tmp):
+    if how == "same":
+        return str(path)
+    if how == "relative":
+        return os.path.relpath(path)
+    if how == "dotdot":
+        return os.path.join(path.parent, "..", path.parent.name, path.name)
+    if how == "symlinked_folder":
+        alias = os.path.join(tmp, "alias")
+        os.symlink(path.parent, alias)
+        return os.path.join(alias, path.name)
+    target = os.path.join(tmp, "out.html")
+    (os.symlink if how == "symlink" else os.link)(path, target)
+    return target
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.sampled_from(demo_inputs()[1:]), st.sampled_from(SPELLINGS), st.sampled_from(["1", "2"]))
+def test_demo_html_never_replaces_an_input(path, how, repeat):
+    """Outputs against inputs: ``demo --html`` naming any file the demo reads, however spelled,
+    exits 2 with one line before anything is scored, and the file is unchanged."""
+    before = path.read_bytes()
+    with tempfile.TemporaryDirectory() as tmp:
+        code, out, err = run(["demo", "--repeat", repeat, "--html", spell(path, how, tmp)])
+    check(code, out, err)
+    assert code == 2 and out == "" and "never overwrite inputs" in err
+    assert path.read_bytes() == before
+
+
+slice_values = st.one_of(st.none(), st.sampled_from([math.nan, math.inf, -math.inf, -0.0, 0.0, 1.5]),
+                         st.floats(allow_nan=True, allow_infinity=True))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["a", "b", "ab", ""]), st.sampled_from(["a", "b", "ba", ""]), slice_values),
+                min_size=1, max_size=12),
+       st.integers(1, 4), st.booleans())
+def test_eval_table_float_slices(rows, row_group_size, as_json):
+    """A float slice column with NaN, ±inf, ±0 and nulls, in row groups of any size: strict JSON,
+    every row counted once (in one slice or in none), all NaN rows in one slice."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "t.parquet")
+        table = pa.table({"p": [r[0] for r in rows], "g": [r[1] for r in rows], "s": pa.array([r[2] for r in rows],
+                                                                                           pa.float64())})
+        pq.write_table(table, path, row_group_size=row_group_size)
+        code, out, err = run(["eval-table", path, "--pred", "p", "--gold", "g", "--slice", "s", "--progress", "never"]
+                             + (["--json"] if as_json else []))
+    check(code, out, err)
+    assert code == 0
+    labels = [r[2] for r in rows if r[2] is not None]
+    distinct = len({("nan" if v != v else v) for v in labels})
+    if not as_json:
+        assert out.count("  NaN  ") <= 1
+        return
+    report = json.loads(out, parse_constant=reject)
+    assert report["n"] == len(rows) and report["unsliced"] == len(rows) - len(labels)
+    assert sum(s["n"] for s in report["per_slice"]) == len(labels) and len(report["per_slice"]) == distinct

@@ -5,6 +5,7 @@ untouched inputs and the HTML report."""
 from __future__ import annotations
 
 import hashlib
+import importlib
 import json
 import os
 import subprocess
@@ -158,7 +159,7 @@ def test_measure_errors(dataset, capsys):
         (["--annotations-json", ann, "--predictions-csv", str(bad_csv)], 1, "bad.csv"),
         (["--annotations-json", ann, "--predictions-csv", str(csv_dir / "p1.csv"), "--filter", "bogus"], 2, "bogus"),
         (["--annotations-json", ann, "--predictions-csv", str(csv_dir / "p1.csv"), "--coverage-threshold", "0"], 2, "(0, 1]"),
-        (["--annotations-json", ann, "--predictions-csv", str(csv_dir / "p1.csv"), "--output", ann], 1, "input"),
+        (["--annotations-json", ann, "--predictions-csv", str(csv_dir / "p1.csv"), "--output", ann], 2, "input"),
     ]
     before = snapshot(dataset)
     for argv, code, named in cases:
@@ -168,6 +169,37 @@ def test_measure_errors(dataset, capsys):
         assert len(error_lines) == 1 and named in error_lines[0], err
         assert out == ""
     assert snapshot(dataset) == before
+
+
+def test_measure_reads_the_page_task_of_a_label_studio_export(dataset, capsys):
+    """Issue 30 item 2: an export of every task is scored against the CSV's task, not the first."""
+    csv_dir = converted(dataset, capsys)
+    tasks = [dict(json.loads((dataset / "ann" / f"{stem}.json").read_text(encoding="utf-8")), id=k,
+                  data={"image": f"/data/upload/3/0a1b2c3d-{stem}.png"}) for k, stem in enumerate(["p1", "p2"], 1)]
+    export = write(dataset / "export" / "project.json", tasks)
+    expected = report_to_json(expected_pages(dataset, ["p2"])[0])
+    assert measure.main(["--annotations-json", str(export), "--predictions-csv", str(csv_dir / "p2.csv")]) == 0
+    assert capsys.readouterr().out == expected
+    assert json.loads(expected)["summary"]["ocr_region_cer"] == 0.0
+    # --page-id names the task (and the page in the report) whatever the CSV is called
+    renamed = csv_dir / "scan.csv"
+    renamed.write_bytes((csv_dir / "p2.csv").read_bytes())
+    assert measure.main(["--annotations-json", str(export), "--predictions-csv", str(renamed), "--page-id", "2"]) == 0
+    assert json.loads(capsys.readouterr().out)["summary"]["ocr_region_cer"] == 0.0
+    # no task for the page: one error line listing the tasks, nothing scored
+    assert measure.main(["--annotations-json", str(export), "--predictions-csv", str(renamed)]) == 1
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1
+    assert "2 Label Studio tasks and none matches page 'scan'" in err and "task 1: '2', '0a1b2c3d-p2', 'p2'" in err
+    # variants reads each page's task from the same export copied beside it
+    (dataset / "ann" / "p1.json").write_bytes(export.read_bytes())
+    (dataset / "ann" / "p2.json").write_bytes(export.read_bytes())
+    renamed.unlink()
+    out_dir = dataset / "results"
+    assert variants.main(["--predictions-dir", str(csv_dir), "--annotations-dir", str(dataset / "ann"),
+                          "--output-dir", str(out_dir), "--variant", "no_filter"]) == 0
+    s = json.loads((out_dir / "accuracy_report_no_filter.json").read_text(encoding="utf-8"))["summary"]
+    assert s["ocr_region_cer"] == 4 / 35
 
 
 # ----------------------------------------------------------------------------------- variants
@@ -234,8 +266,17 @@ def test_overall_equals_aggregate(dataset, capsys):
     # a duplicated page, a malformed report and a missing one: exit 1, one error line naming the files
     bad = dataset / "bad.json"
     bad.write_text("{", encoding="utf-8")
+    # a page report whose regions were cut: its page used to count with none of its errors
+    cut = write(dataset / "cut.json", {k: v for k, v in json.loads(Path(paths[0]).read_text(encoding="utf-8")).items()
+                                       if k != "regions"})
+    # a region without its CER: a raw KeyError traceback before
+    keyless = json.loads(Path(paths[0]).read_text(encoding="utf-8"))
+    keyless["regions"] = [{k: v for k, v in r.items() if k != "cer"} for r in keyless["regions"]]
+    keyless = write(dataset / "keyless.json", keyless)
     for argv, named in ((["--reports", paths[0], paths[0]], paths[0]), (["--reports", str(bad)], "bad.json"),
-                        (["--reports", str(dataset / "gone.json")], "gone.json")):
+                        (["--reports", str(dataset / "gone.json")], "gone.json"),
+                        (["--reports", paths[1], str(cut)], "no 'pages' and 'regions' lists"),
+                        (["--reports", str(keyless)], "KeyError: 'cer'")):
         assert overall.main(argv + ["--output", str(dataset / "x.json")]) == 1
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and "ocr-pages-overall: error:" in err and named in err
@@ -260,8 +301,83 @@ def test_html_report(dataset, capsys):
     assert "Content-Security-Policy" in one.read_text(encoding="utf-8")
     # an HTML path over an input is refused
     assert measure.main(["--annotations-json", str(dataset / "ann" / "p1.json"), "--predictions-csv",
-                         str(csv_dir / "p1.csv"), "--html", str(csv_dir / "p1.csv")]) == 1
+                         str(csv_dir / "p1.csv"), "--html", str(csv_dir / "p1.csv")]) == 2
     assert (csv_dir / "p1.csv").read_text(encoding="utf-8").startswith("x1,y1")
+
+
+# ----------------------------------------------------------------------- outputs never over inputs
+def plant(kind: str, source: Path, at: Path) -> Path:
+    """``at`` made the input ``source`` itself, a symbolic link to it or a hard link of it."""
+    if kind == "same":
+        return source
+    at.parent.mkdir(parents=True, exist_ok=True)
+    (at.symlink_to if kind == "symlink" else at.hardlink_to)(source)
+    return at
+
+
+def writing_commands(root: Path, csv_dir: Path, kind: str):
+    """``(name, main, argv, input)`` of every writing ocr-pages command with one output planted on one
+    of its inputs (a file output: the input, a link to it or a hard link of it; a file an output
+    folder will hold: a link or a hard link)."""
+    ann, csv, page = root / "ann" / "p1.json", csv_dir / "p1.csv", root / "page_p1.json"
+    links = root / "links"
+    measure_in = ["--annotations-json", str(ann), "--predictions-csv", str(csv)]
+    pair_in = ["--predictions-dir", str(csv_dir), "--annotations-dir", str(root / "ann")]
+    cases = [
+        ("measure --output", measure.main, measure_in + ["--output", str(plant(kind, ann, links / "o.json"))], ann),
+        ("measure --html", measure.main, measure_in + ["--html", str(plant(kind, csv, links / "o.html"))], csv),
+        ("variants --html", variants.main,
+         pair_in + ["--output-dir", str(root / "res1"), "--html", str(plant(kind, ann, links / "v.html"))], ann),
+        ("overall --output", overall.main, ["--reports", str(page), "--output", str(plant(kind, page, links / "a.json"))],
+         page),
+        ("overall --html", overall.main, ["--reports", str(page), "--output", str(root / "all.json"),
+                                          "--html", str(plant(kind, page, links / "a.html"))], page),
+    ]
+    if kind != "same":  # the files an output folder will hold
+        cases += [
+            ("convert --output-dir", convert.main, ["--predictions-dir", str(root / "pred"), "--output-dir",
+                                                     str(plant(kind, root / "pred" / "p1.json", root / "c" / "p1.csv").parent)],
+             root / "pred" / "p1.json"),
+            ("variants --output-dir", variants.main, pair_in + ["--output-dir", str(
+                plant(kind, csv, root / "res2" / "accuracy_report_all_filters.json").parent)], csv),
+        ]
+    return cases
+
+
+@pytest.mark.parametrize("kind", ["same", "symlink", "hardlink"])
+def test_output_on_an_input_is_refused_before_any_work(dataset, capsys, kind):
+    """Issue 30 item 12: each writing command, an output that is an input, a link to it or a hard link
+    of it: exit 2, one error line, every input unchanged, nothing written."""
+    csv_dir = converted(dataset, capsys)
+    assert measure.main(["--annotations-json", str(dataset / "ann" / "p1.json"), "--predictions-csv",
+                         str(csv_dir / "p1.csv"), "--output", str(dataset / "page_p1.json")]) == 0
+    capsys.readouterr()
+    cases = writing_commands(dataset, csv_dir, kind)
+    before = snapshot(dataset)
+    for name, main, argv, source in cases:
+        assert main(argv) == 2, name
+        out, err = capsys.readouterr()
+        errors = [line for line in err.splitlines() if "error:" in line]
+        assert out == "" and len(errors) == 1 and "outputs never overwrite inputs" in errors[0], (name, err)
+        assert repr(str(source)) in errors[0], (name, err)
+    assert snapshot(dataset) == before
+    assert not (dataset / "res1").exists() and not (dataset / "all.json").exists()
+    if kind != "same":
+        assert sorted(os.listdir(dataset / "c")) == ["p1.csv"] and (dataset / "c" / "p1.csv").samefile(
+            dataset / "pred" / "p1.json")
+
+
+def test_outputs_of_one_run_never_share_a_path(dataset, capsys):
+    csv_dir = converted(dataset, capsys)
+    same = dataset / "r.json"
+    args = ["--annotations-json", str(dataset / "ann" / "p1.json"), "--predictions-csv", str(csv_dir / "p1.csv")]
+    assert measure.main(args + ["--output", str(same), "--html", str(same)]) == 2
+    assert "each output needs its own path" in capsys.readouterr().err and not same.exists()
+    out = dataset / "res"
+    assert variants.main(["--predictions-dir", str(csv_dir), "--annotations-dir", str(dataset / "ann"),
+                          "--output-dir", str(out), "--html", str(out / "accuracy_report_no_filter.json")]) == 2
+    assert "each output needs its own path" in capsys.readouterr().err
+    assert not out.exists()  # the folder the refused run created is removed again
 
 
 # ------------------------------------------------------------------------ scorekit / python -m
@@ -295,6 +411,44 @@ def test_python_m_and_scorekit_subcommand(dataset, capsys):
                               "--predictions-csv", str(dataset / "csv" / "p2.csv")]) == 0
     assert json.loads(capsys.readouterr().out)["summary"]["ocr_region_cer"] == 0.0
     assert scorekit_cli.main(["ocr-pages", "variants", "--predictions-dir", "x"]) == 2
+
+
+def test_messages_name_the_program_the_user_typed(dataset, capsys):
+    """Under ``scorekit ocr-pages …`` warnings and per-file errors name that command, not the module's
+    own console script."""
+    (dataset / "pred" / "bad.json").write_text("[{", encoding="utf-8")
+    assert scorekit_cli.main(["ocr-pages", "convert", "--predictions-dir", str(dataset / "pred"),
+                              "--output-dir", str(dataset / "csv")]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("scorekit ocr-pages convert: error: ") and "bad.json" in err
+    assert scorekit_cli.main(["ocr-pages", "variants", "--predictions-dir", str(dataset / "csv"), "--annotations-dir",
+                              str(dataset / "ann"), "--output-dir", str(dataset / "res")]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert err == ["scorekit ocr-pages variants: warning: 1 annotation files have no predictions CSV",
+                   "scorekit ocr-pages variants: warning: 1 predictions CSVs match no annotation file"]
+    assert variants.main(["--predictions-dir", str(dataset / "csv"), "--annotations-dir", str(dataset / "ann"),
+                          "--output-dir", str(dataset / "res2")]) == 0
+    assert capsys.readouterr().err.startswith("ocr-pages-variants: warning: 1 annotation")
+
+
+#: Names of the code that a command line user has no use for.
+INTERNAL_NAMES = ("evaluate_rows", "aggregate_reports", "REPORT_VARIANTS", "load_hf_pages", "HfPage",
+                  "score_variants", "write_variant_reports", "canonical_filters")
+
+
+@pytest.mark.parametrize("command", ["convert", "measure", "variants", "overall", "evaluate-hf"])
+def test_help_is_plain_text(command, capsys):
+    from scorekit.ocr_pages import cli as ocr_cli
+
+    module = importlib.import_module(ocr_cli.COMMANDS[command])
+    for run in (lambda: scorekit_cli.main(["ocr-pages", command, "--help"]), lambda: module.main(["--help"])):
+        assert run() == 0
+        text = capsys.readouterr().out
+        assert "usage:" in text and "--help" in text
+        assert "``" not in text and ":func:" not in text and not [n for n in INTERNAL_NAMES if n in text], text
+    assert scorekit_cli.main(["ocr-pages", "--help"]) == 0
+    listing = capsys.readouterr().out
+    assert "``" not in listing and command in listing
 
 
 def test_html_report_in_headless_browser(dataset, capsys, tmp_path):

@@ -32,6 +32,7 @@ from scorekit.ocr_pages.box_grouping.group import (
 from scorekit.ocr_pages.box_grouping.loading import AnnotationBox, PredictedRow, PredictedWord
 from scorekit.ocr_pages.box_grouping.reading_order import group_into_lines
 from scorekit.ocr_pages.evaluation.text_metrics import edit_distance
+from test_fuzz_ocr_pages import LAYOUTS, line_groups
 
 
 def make_boxes(specs):
@@ -130,31 +131,112 @@ def test_group_pass_drops_non_contiguous_group():  # W13
     assert [w.text for w in dropped] == ["OCR", "by PortMind"]
 
 
+def test_issue_reproduction_short_word_before_watermark_line(tmp_path):
+    """Issue 30 item 1: `է` ends line 0, the watermark is line 1; only the watermark goes."""
+    from scorekit.ocr_pages.box_grouping.loading import annotation_boxes_from_records
+    from scorekit.ocr_pages.evaluation.prediction import evaluate_rows
+
+    boxes = annotation_boxes_from_records([{"id": "b", "label": "Paragraph", "transcription": "Սա է",
+                                            "bbox": [0, 0, 200, 50]}])
+    path = tmp_path / "p.csv"
+    write_csv(path, [(10, 10, 50, 30, 0, "Սա"), (60, 10, 80, 30, 0, "է"), (0, 400, 300, 420, 1, "OCR by PortMind")])
+    for level in ("word", "line"):
+        rows, dropped = load_predicted_rows(path, level)
+        assert [w.text for w in dropped] == ["OCR by PortMind"]
+        summary = evaluate_rows(boxes, rows, page_id="p", unit_level=level, dropped_words=dropped)["summary"]
+        assert summary["ocr_region_cer"] == 0.0 and summary["watermark_words_removed"] == 1
+
+
+SHORT_WORDS = ("է", "և", "ը", "3")
+LONG_SPLIT = ("National", "Library", "of", "Armenia", "OCR", "by", "PortMind")
+
+
+@pytest.mark.parametrize("word", SHORT_WORDS)
+@pytest.mark.parametrize("side", ("before", "after", "both"))
+@pytest.mark.parametrize("watermark", (("OCR by PortMind",), ("OCR", "by", "PortMind"), LONG_SPLIT,
+                                       ("National Library of Armenia OCR by PortMind",),
+                                       ("National Library of Armenia", "OCR by PortMind")))
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_short_word_next_to_watermark_is_kept(word, side, watermark, layout):
+    before = [word] if side in ("before", "both") else []
+    after = [word] if side in ("after", "both") else []
+    texts = before + list(watermark) + after
+    wm = range(len(before), len(before) + len(watermark))
+    groups = line_groups(len(texts), wm, layout)
+    kept, dropped = remove_watermark_words(make_words([(0, 0, 1, 1, g, t) for g, t in zip(groups, texts)]))
+    assert [w.csv_index for w in dropped] == list(wm)
+    assert [w.text for w in kept] == before + after
+
+
+def test_page_number_on_the_second_watermark_line_is_kept():
+    """The long watermark over two lines, a page number ending the second: only the watermark goes."""
+    words = make_words([(0, 0, 1, 1, 7, t) for t in LONG_SPLIT[:4]] + [(0, 0, 1, 1, 8, t) for t in LONG_SPLIT[4:]]
+                       + [(0, 0, 1, 1, 8, "3")])
+    kept, dropped = remove_watermark_words(words)
+    assert [w.text for w in kept] == ["3"] and len(dropped) == 7
+
+
+def test_closest_match_prefers_fewest_edits():
+    """`OCR by PortMin` (1 edit) then `d`: `OCR by PortMin d` is 1 edit too, the fewer records win;
+    a typo'd watermark before `է` keeps `է`."""
+    kept, _ = remove_watermark_words(make_words([(0, 0, 1, 1, 1, "OCR by PortMin"), (0, 0, 1, 1, 1, "d")]))
+    assert [w.text for w in kept] == ["d"]
+    kept, _ = remove_watermark_words(make_words([(0, 0, 1, 1, 1, "OCR by PortMlnd"), (0, 0, 1, 1, 1, "է")]))
+    assert [w.text for w in kept] == ["է"]
+
+
+def test_match_never_takes_part_of_another_line():
+    """`OCR by PortMi` (2 edits) ends line 0, `nd է` is line 1: joined with `nd` it would be 1 edit,
+    but that window takes part of line 1, so only line 0's watermark goes."""
+    words = make_words([(0, 0, 1, 1, 0, "Սա"), (0, 0, 1, 1, 0, "OCR by PortMi"), (0, 0, 1, 1, 1, "nd"),
+                        (0, 0, 1, 1, 1, "է")])
+    kept, dropped = remove_watermark_words(words)
+    assert [w.text for w in kept] == ["Սա", "nd", "է"] and [w.text for w in dropped] == ["OCR by PortMi"]
+
+
+def slow_closest(keys, allowed):
+    """The closest-match selection with no length pre-filter: every window, every phrase."""
+    phrases = sorted((wkey(p) for p in group.WATERMARK_PHRASES), key=len, reverse=True)
+    found = []
+    for i in range(len(keys)):
+        for j in range(i + 1, min(len(keys), i + group.WATERMARK_MAX_WINDOW) + 1):
+            joined = " ".join(k for k in keys[i:j] if k)
+            for rank, phrase in enumerate(phrases):
+                d = edit_distance(joined, phrase)
+                if joined and d <= group.WATERMARK_MAX_EDIT_DISTANCE:
+                    found.append((rank, d, j - i, i, j))
+    found.sort()
+    taken = [False] * len(keys)
+    for rank, _, _, i, j in found:
+        if any(taken[i:j]) or not allowed(i, j):
+            continue
+        _, _, _, a, b = min(w for w in found if w[0] == rank and i <= w[3] and w[4] <= j)
+        taken[a:b] = [True] * (b - a)
+    return [k for k, t in enumerate(taken) if t]
+
+
 def slow_remove_watermarks(words):
     """The window and group passes with no length pre-filter."""
-    drop = [False] * len(words)
-    i = 0
-    while i < len(words):
-        for length in range(min(group.WATERMARK_MAX_WINDOW, len(words) - i), 0, -1):
-            if is_watermark_text(" ".join(w.text for w in words[i:i + length])):
-                drop[i:i + length] = [True] * length
-                i += length
-                break
-        else:
-            i += 1
-    groups = {}
+    keys = [wkey(w.text) for w in words]
+    groups = [w.group_row for w in words]
+
+    def whole(i, j):
+        held = {g for g in groups[i:j] if g}
+        return len(held) <= 1 or all(set(k for k, g in enumerate(groups) if g == h) <= set(range(i, j))
+                                     for h in held)
+
+    drop = set(slow_closest(keys, whole))
+    members = {}
     for k, w in enumerate(words):
-        if not drop[k] and w.group_row:
-            groups.setdefault(w.group_row, []).append(k)
-    for members in groups.values():
-        if is_watermark_text(" ".join(words[k].text for k in members)):
-            for k in members:
-                drop[k] = True
-    return [w for w, d in zip(words, drop) if not d], [w for w, d in zip(words, drop) if d]
+        if k not in drop and w.group_row:
+            members.setdefault(w.group_row, []).append(k)
+    for ks in members.values():
+        drop.update(ks[p] for p in slow_closest([keys[k] for k in ks], lambda i, j: True))
+    return [w for k, w in enumerate(words) if k not in drop], [w for k, w in enumerate(words) if k in drop]
 
 
 TOKENS = ["National", "Library", "of", "Armenia", "OCR", "by", "PortMind", "PortMlnd", "", " ", "Բարև",
-          "OCR by", "by PortMind", "e\u0301", "\u0301", "ß", "x"]
+          "OCR by", "by PortMind", "e\u0301", "\u0301", "ß", "x", "է", "3", "d"]
 
 
 @settings(max_examples=150, deadline=None)

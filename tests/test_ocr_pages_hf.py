@@ -290,8 +290,8 @@ def test_bad_inputs_are_named(shards, capsys, no_datasets):
     (shards / "badcsv" / "p1.csv").write_text("a,b,c\n1,2,3\n", encoding="utf-8")
     (shards / "afile").write_text("", encoding="utf-8")
     before = snapshot(shards)
+    one_error(capsys, 2, argv(shards, out="afile"), "output folder")  # an output path: a usage error
     cases = [
-        (argv(shards, out="afile"), "output folder"),
         (argv(shards, dataset=bad / "gone.parquet"), "gone.parquet"),
         (argv(shards, dataset=bad / "gone" / "dir"), "not a parquet file, a dataset folder or a Hub dataset id"),
         (argv(shards, dataset=bad / "garbage"), "test-00000-of-00001.parquet"),
@@ -317,8 +317,54 @@ def test_bad_inputs_are_named(shards, capsys, no_datasets):
     assert hf.main(["--dataset", str(shards / "data")]) == 2
     capsys.readouterr()
     # an output over an input is refused
-    one_error(capsys, 1, argv(shards, "--html", str(shards / "csv" / "p1.csv")), "input")
+    one_error(capsys, 2, argv(shards, "--html", str(shards / "csv" / "p1.csv")), "input")
     assert {k: v for k, v in snapshot(shards).items() if not k.startswith("res")} == before
+
+
+def test_mistyped_local_dataset_path_is_an_error_not_a_hub_request(shards, capsys, fake_datasets, monkeypatch):
+    """Issue 30 item 14: `data/typo` beside a `data` folder is a missing path; the Hub is never asked."""
+    calls.clear()
+    monkeypatch.chdir(shards)
+    (shards / "notes").write_text("", encoding="utf-8")
+    for typo in ("data/typo", "csv/p9", "notes/x"):
+        line = one_error(capsys, 1, ["--dataset", typo, "--predictions-dir", "csv", "--output-dir", "res"], typo)
+        assert "no such file or folder" in line and "not a Hub dataset id" in line
+    assert calls == [] and not (shards / "res").exists()
+    # an owner that is no local folder is still a Hub id
+    fake_datasets["value"] = {"test": FakeDataset([columnar("p1", "pilot")])}
+    assert [p.page_id for p in load_hf_pages("RLALT/ACoPPer")] == ["p1"]
+    assert calls[0] == ("load_dataset", ("RLALT/ACoPPer",), {})
+
+
+@pytest.mark.parametrize("kind", ["same", "symlink", "hardlink"])
+def test_output_on_an_input_is_refused_before_any_work(shards, capsys, no_datasets, monkeypatch, kind):
+    """Issue 30 item 12: --html or a report of --output-dir on the dataset or a CSV, directly, through a
+    symbolic link or as a hard link: exit 2 before any page is read, inputs unchanged."""
+    monkeypatch.setattr(hf, "load_hf_pages", lambda *a, **k: pytest.fail("pages read before the output check"))
+    data = shards / "data" / "test-00000-of-00002.parquet"
+    csv = shards / "csv" / "p1.csv"
+    links = shards / "links"
+    links.mkdir()
+
+    def planted(source, at):
+        if kind == "same":
+            return source
+        (at.symlink_to if kind == "symlink" else at.hardlink_to)(source)
+        return at
+
+    before = snapshot(shards)
+    html = planted(csv, links / "r.html")
+    line = one_error(capsys, 2, argv(shards, "--html", str(html)), "outputs never overwrite inputs")
+    assert repr(str(csv)) in line and not (shards / "res").exists()
+    html = planted(data, links / "d.html")
+    line = one_error(capsys, 2, argv(shards, "--html", str(html)), "outputs never overwrite inputs")
+    assert repr(str(shards / "data")) in line or repr(str(data)) in line
+    if kind != "same":
+        (shards / "res").mkdir()
+        planted(csv, shards / "res" / "accuracy_report_all_filters.json")
+        one_error(capsys, 2, argv(shards), "accuracy_report_all_filters.json")
+        assert os.listdir(shards / "res") == ["accuracy_report_all_filters.json"]
+    assert {k: v for k, v in snapshot(shards).items() if not k.startswith(("links", "res"))} == before
 
 
 def test_without_datasets_other_sources_need_the_extra(tmp_path, capsys, no_datasets, monkeypatch):

@@ -287,6 +287,41 @@ def test_label_studio_flat_forms(tmp_path):
     assert load_annotation_boxes(write_json(tmp_path, "d.json", {"annotations": []})) == []
 
 
+def export_task(task_id, image, box_text):
+    rect = {"x": 0, "y": 0, "width": 50, "height": 10}
+    return {"id": task_id, "data": {"image": image}, "file_upload": image.rsplit("/", 1)[-1],
+            "annotations": [{"result": [ls_item("a", rect), ls_item("a", {"text": [box_text]}, kind="textarea")]}]}
+
+
+def test_label_studio_export_of_several_tasks_reads_the_page_task(tmp_path):
+    """Issue 30 item 2: a default export holds every task; the page's task is read, not the first."""
+    export = [export_task(11, "/data/upload/1/3f2a1b9c-p1.png", "first page"),
+              export_task(12, "/data/local-files/?d=scans/p2.jpg", "second page"),
+              export_task(13, "s3://bucket/p3.tif", "third page")]
+    path = write_json(tmp_path, "export.json", export)
+    assert [b.transcription for b in load_annotation_boxes(path, "p2")] == ["second page"]
+    assert [b.transcription for b in load_annotation_boxes(path, "p1")] == ["first page"]
+    assert [b.transcription for b in load_annotation_boxes(path, "3f2a1b9c-p1")] == ["first page"]
+    assert [b.transcription for b in load_annotation_boxes(path, "13")] == ["third page"]
+    # one task: read whatever the page id
+    single = write_json(tmp_path, "single.json", export[1:2])
+    assert [b.transcription for b in load_annotation_boxes(single, "other")] == ["second page"]
+
+
+@pytest.mark.parametrize("page_id, pattern", [
+    (None, r"3 Label Studio tasks and no page id to choose one \(task 0: '11', '3f2a1b9c-p1', 'p1'; task 1"),
+    ("p9", r"3 Label Studio tasks and none matches page 'p9' by id or image file stem .*task 2: '13', 'p1'"),
+    ("p1", r"3 Label Studio tasks and tasks 0, 2 all match page 'p1'"),
+])
+def test_label_studio_export_without_a_single_page_task_is_refused(tmp_path, page_id, pattern):
+    export = [export_task(11, "/data/upload/1/3f2a1b9c-p1.png", "a"), export_task(12, "/x/p2.png", "b"),
+              export_task(13, "/y/p1.png", "c")]
+    path = write_json(tmp_path, "export.json", export)
+    with pytest.raises(InvalidValueError, match=pattern) as info:
+        load_annotation_boxes(path, page_id)
+    assert str(path) in str(info.value)
+
+
 @pytest.mark.parametrize(
     "result, pattern",
     [
@@ -653,3 +688,22 @@ def test_box_index_finds_centres_inside_by_tolerance_only():
     assert point_in_polygon(centre, box_polygon(box.bbox, box.rotation))
     pairs = BoxIndex([box]).word_pairs(np.array([[centre[0], centre[1], centre[0], centre[1]]]))
     assert pairs.word.tolist() == [0] and pairs.inside.tolist() == [True]
+
+
+@pytest.mark.parametrize("bbox, pattern", [
+    ([0, 0, 1e308, 1e308], "bbox too large to measure"),
+    ([0, 0, 1e308, 1], "bbox too large to measure"),
+    ([0, 0, 10 ** 400, 5], "bbox must be finite, got an integer too large for a float"),
+])
+def test_boxes_too_large_to_measure_are_named(bbox, pattern):
+    """They raised a raw OverflowError (a traceback from the commands)."""
+    with pytest.raises(InvalidValueError, match=pattern):
+        annotation_boxes_from_records([{"id": "a", "label": "Paragraph", "transcription": "t", "bbox": bbox}])
+
+
+def test_label_studio_label_given_as_text_is_kept(tmp_path):
+    """A label written as a string used to be ignored: the box lost its label, and the label filters
+    (header, photo …) silently kept it in the score."""
+    rect = {"x": 0, "y": 0, "width": 50, "height": 10, "rectanglelabels": "Headline"}
+    boxes = load_annotation_boxes(write_json(tmp_path, "t.json", {"annotations": [{"result": [ls_item("a", rect)]}]}))
+    assert [b.label for b in boxes] == ["Headline"]

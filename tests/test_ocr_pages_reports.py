@@ -318,6 +318,37 @@ def test_duplicated_page_ids_are_named():
         aggregate_reports([page(PAGE_A, CSV_A, "line", page_id="A"), page(PAGE_C, CSV_C, "line", page_id="A")])
 
 
+def _cut_regions(rep):
+    return {k: v for k, v in rep.items() if k != "regions"}
+
+
+def _edited_region(rep, **change):
+    return dict(rep, regions=[dict(rep["regions"][0], **change)] + rep["regions"][1:])
+
+
+def _without_region_key(rep, key):
+    return dict(rep, regions=[{k: v for k, v in r.items() if k != key} for r in rep["regions"]])
+
+
+@pytest.mark.parametrize("spoil, pattern", [
+    (_cut_regions, r"item 1: .*has no 'pages' and 'regions' lists"),
+    (lambda r: dict(r, regions=[]), r"item 1: .*give region_count 0, its summary says"),
+    (lambda r: dict(r, pages=[]), r"item 1: .*lists 0 pages, its summary counts 1"),
+    (lambda r: _edited_region(r, char_edit_distance=0), r"item 1: .*give ocr_region_cer 0.114.*, its summary says 0.228"),
+    (lambda r: _without_region_key(r, "cer"), r"item 1: .*malformed page or region entry \(KeyError: 'cer'\)"),
+    (lambda r: _edited_region(r, gt_char_count="2"), r"item 1: .*malformed page or region entry \(TypeError"),
+])
+def test_a_report_whose_regions_do_not_give_its_summary_is_refused(spoil, pattern):
+    """A page report cut or edited by hand used to merge: its page counted, its regions missing,
+    and the corpus CER came out wrong without a word (or a raw KeyError)."""
+    a, b, _ = _ag1_inputs()
+    assert b["summary"]["ocr_region_char_edit_distance"] > 0
+    before = aggregate_reports([a, b])["summary"]
+    with pytest.raises(InvalidValueError, match=pattern):
+        aggregate_reports([a, spoil(b)])
+    assert aggregate_reports([a, b])["summary"] == before  # the inputs were not changed
+
+
 def test_empty_aggregate_has_null_cers():
     s = aggregate_reports([], variant="all_filters")["summary"]
     assert s["page_count"] == 0 and s["ocr_region_cer"] is None and s["page_mean_cer"] is None
@@ -524,3 +555,24 @@ def test_reports_without_cer_unit_aggregate_as_code_points():
     del old["summary"]["cer_unit"]
     merged = aggregate_reports([old, page(DEVANAGARI_BOXES, DEVANAGARI_WORDS, "word", page_id="q")])
     assert merged["summary"]["cer_unit"] == "char" and merged["summary"]["ocr_region_gt_char_count"] == 12
+
+
+@pytest.mark.parametrize("statement, module, name", [
+    ("from scorekit.ocr_pages.evaluation.reports import build_ocr_region_reports",
+     "scorekit.ocr_pages.evaluation.prediction", "build_ocr_region_reports"),
+    ("from scorekit.ocr_pages.box_grouping.loading import load_predicted_rows",
+     "scorekit.ocr_pages.box_grouping.group", "load_predicted_rows"),
+])
+def test_seed_module_paths_import_the_one_implementation(statement, module, name):
+    """Seed 002 documents these paths; each names the function defined in ``module``, whatever was
+    imported first (a fresh interpreter)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import scorekit
+
+    check = f"{statement}\nimport {module} as m\nassert {name} is m.{name}, {name}\nprint({name}.__module__)"
+    env = {"PYTHONPATH": str(Path(scorekit.__file__).resolve().parents[1]), "PATH": "/usr/bin:/bin"}
+    done = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 0 and done.stdout == f"{module}\n", done.stderr

@@ -1,10 +1,12 @@
-"""``python -m scorekit``: the command-line interface (see :mod:`scorekit.cli`)."""
+"""``python -m scorekit``: the command-line interface (see :mod:`scorekit.cli`). Importing this
+module runs nothing."""
 
 import sys
 
-try:
-    from scorekit.cli import main
-except KeyboardInterrupt:  # Ctrl-C while the package is still importing
-    sys.exit(130)
+if __name__ == "__main__":
+    try:
+        from scorekit.cli import main
+    except KeyboardInterrupt:  # Ctrl-C while the package is still importing
+        sys.exit(130)
 
-sys.exit(main())
+    sys.exit(main())

@@ -37,7 +37,7 @@ import bisect
 import importlib
 from typing import TYPE_CHECKING, Any, Optional, Sequence
 
-from scorekit._kernels import _core
+from scorekit import _kernels
 from scorekit.errors import InvalidValueError
 from scorekit.registry import MissingExtraError, install_hint
 
@@ -204,8 +204,9 @@ def _accumulate_starts(clusters: list[str]):
 def grapheme_packer() -> Any:
     """A fresh packer for one batch or chunk: the compiled one when the core is present, else the
     Python twin (which needs ``regex``: :class:`~scorekit.registry.MissingExtraError` otherwise)."""
-    if _core is not None:
-        return _core.GraphemePacker()
+    core = _kernels.compiled()
+    if core is not None:
+        return core.GraphemePacker()
     return PythonGraphemePacker()
 
 

@@ -14,7 +14,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from scorekit._kernels import _core, current_backend
+from scorekit import _kernels
 
 Packed = tuple[np.ndarray, np.ndarray]
 
@@ -35,17 +35,19 @@ def floats_of(values: object) -> np.ndarray | None:
     """``values`` as float64, read by the compiled core in one pass, when it is exactly a list or
     tuple of floats, bools and ints of at most 64 bits (the array NumPy would make); ``None``
     otherwise, or off the compiled backend: the caller converts with NumPy and checks the items."""
-    if type(values) not in (list, tuple) or _core is None or current_backend() != "rust":
+    core = _kernels.compiled()
+    if type(values) not in (list, tuple) or core is None:
         return None
-    return _core.read_floats(values)
+    return core.read_floats(values)
 
 
 def bools_of(values: object) -> np.ndarray | None:
     """``values`` as a bool array, read by the compiled core in one pass, when it is exactly a list
     or tuple of ``True`` and ``False``; ``None`` otherwise, as :func:`floats_of`."""
-    if type(values) not in (list, tuple) or _core is None or current_backend() != "rust":
+    core = _kernels.compiled()
+    if type(values) not in (list, tuple) or core is None:
         return None
-    return _core.read_bools(values)
+    return core.read_bools(values)
 
 
 def offsets_of(lengths: Iterable[int], count: int) -> np.ndarray:
@@ -66,8 +68,9 @@ def pack_texts(texts: Sequence[str], name: str) -> Packed:
         texts = texts.tolist()
     elif not isinstance(texts, (list, tuple)):
         texts = list(texts)
-    if _core is not None:
-        return _core.pack_texts(texts, name)
+    core = _kernels.compiled()
+    if core is not None:
+        return core.pack_texts(texts, name)
     return pack_texts_python(texts, name)
 
 

@@ -9,7 +9,8 @@ Arrow table; and the errors for bad columns (missing, not text, null cells, inva
 naming the column and the row.
 
 Results equal ``scorekit.evaluate`` on the same pairs as Python strings: a null cell scores as
-empty text (as ``None`` does there) when ``nulls="count"``. Built-in normalisers run in the compiled
+empty text (as ``None`` does there) when ``nulls="count"``; NaN slice labels are one slice here
+(there, each distinct NaN object is a slice of its own). Built-in normalisers run in the compiled
 core; a pair it hands back (a code point this Python's Unicode leaves unassigned, under NFC/NFKC)
 and every pair under a Python-callable normaliser (or on the Numba backend, under any normaliser)
 go through the Python canonicaliser instead. pyarrow is the ``arrow`` extra.
@@ -35,14 +36,15 @@ from scorekit._kernels import utf8
 from scorekit.base import Report
 from scorekit.canonicalize import Canonicalizer, builtin_steps, resolve_canonicalizer
 from scorekit.errors import InvalidTypeError, InvalidValueError
-from scorekit.metrics.strings import COUNT_COLUMNS, StringMetric, count_errors, error_rate
+from scorekit.metrics.strings import COUNT_COLUMNS, StringMetric, TextScores, count_errors, error_rate
 from scorekit.registry import MissingExtraError, install_hint
 
 if TYPE_CHECKING:
     import numpy as np
     import pyarrow as pa
 
-__all__ = ["evaluate_arrow", "ArrowReport", "ArrowEvaluator", "CountTotals", "is_arrow_data", "ITEM_COLUMNS"]
+__all__ = ["evaluate_arrow", "ArrowReport", "ArrowEvaluator", "CountTotals", "NullCellError", "is_arrow_data",
+           "ITEM_COLUMNS"]
 
 #: Rows per record batch read from a table, file or dataset: bounded memory, few kernel calls.
 BATCH_ROWS = 1 << 16
@@ -52,6 +54,22 @@ READ_AHEAD = 2
 #: Columns of the per-item table (then ``slice`` when a slice column is given).
 ITEM_COLUMNS = ("row", "pred_len", "gold_len", "edits", "substitutions", "deletions", "insertions", "hits")
 NULL_POLICIES = ("error", "count")
+#: The one label of every NaN slice value: NaN equals nothing, not even itself, so each NaN read
+#: from a batch would otherwise open a slice of its own.
+NAN_LABEL = float("nan")
+
+
+class NullCellError(InvalidValueError):
+    """A null text cell under ``nulls="error"``; the message ends with how to score it instead
+    (``advice``: the Python spelling here, the command line's in ``scorekit eval-table``)."""
+
+    def __init__(self, column: str, place: str, advice: str = "pass nulls='count'") -> None:
+        self.column, self.place = column, place
+        super().__init__(f"{place} is null ({advice} to score null cells as empty text)", field=f"column {column!r}")
+
+    def advise(self, advice: str) -> NullCellError:
+        """The same error with other advice."""
+        return NullCellError(self.column, self.place, advice)
 
 
 def require_pyarrow() -> Any:
@@ -91,7 +109,7 @@ class ArrowReport(Report):
 class CountTotals:
     """Exact integer totals of scored pairs: overall and per slice (first-appearance order; a null
     label is not grouped), plus null cells per text column. Two totals of consecutive parts of a
-    corpus :meth:`merge` into the totals of the whole, exactly.
+    corpus :meth:`merge` into the totals of the whole, exactly. Every NaN label is one slice.
 
     >>> import numpy as np
     >>> t = CountTotals()
@@ -128,6 +146,8 @@ class CountTotals:
                 self._add_slice(label, [n, *column_sums])
 
     def _add_slice(self, label: Any, sums: list[int]) -> None:
+        if isinstance(label, float) and label != label:
+            label = NAN_LABEL
         try:
             acc = self.slices.setdefault(label, [0] * 5)
         except TypeError as exc:
@@ -185,9 +205,16 @@ class ArrowEvaluator:
 
     def __init__(self, *, pred: str, gold: str, slice: Optional[str] = None, metric: str = "cer",
                  normalize: Any = None, nulls: str = "error", threads: Optional[int] = None) -> None:
+        roles: dict[str, str] = {}
         for arg, value in (("pred", pred), ("gold", gold), ("slice", slice)):
-            if not isinstance(value, str) and not (arg == "slice" and value is None):
+            if value is None and arg == "slice":
+                continue
+            if not isinstance(value, str):
                 raise InvalidTypeError(f"must be a column name (str), got {type(value).__name__}", field=arg)
+            if value in roles:
+                raise InvalidValueError(f"names column {value!r}, as {roles[value]} does; each role "
+                                        "needs a column of its own", field=arg)
+            roles[value] = arg
         if metric not in ("cer", "wer"):
             raise InvalidValueError(f"must be 'cer' or 'wer' on Arrow data, got {metric!r}", field="metric")
         if nulls not in NULL_POLICIES:
@@ -206,19 +233,23 @@ class ArrowEvaluator:
 
     @property
     def columns(self) -> list[str]:
-        """The columns read, in order (pred, gold, then the slice column if any)."""
-        return [self.pred, self.gold] + ([self.slice] if self.slice else [])
+        """The columns read, in order (pred, gold, then the slice column if any; ``""`` is a name)."""
+        return [self.pred, self.gold] + ([self.slice] if self.slice is not None else [])
 
     def check_schema(self, schema: pa.Schema) -> None:
-        """Every column present; pred and gold of a text type."""
+        """Every column present exactly once; pred and gold of a text type."""
         pa = require_pyarrow()
         for role, name in (("pred", self.pred), ("gold", self.gold), ("slice", self.slice)):
             if name is None:
                 continue
-            index = schema.get_field_index(name)
-            if index < 0:
+            indices = schema.get_all_field_indices(name)
+            if not indices:
                 found = ", ".join(repr(n) for n in schema.names[:20]) or "none"
                 raise InvalidValueError(f"column {name!r} not found (columns: {found})", field=role)
+            if len(indices) > 1:
+                raise InvalidValueError(f"column {name!r} appears {len(indices)} times in the data; which one "
+                                        "to read is ambiguous", field=role)
+            index = indices[0]
             t = schema.field(index).type
             if role != "slice" and not _is_text_type(pa, t):
                 raise InvalidTypeError(f"column {name!r} has type {t}; expected text (string, large_string, binary, "
@@ -243,8 +274,7 @@ class ArrowEvaluator:
                 import numpy as np
 
                 k = int(np.flatnonzero(arr.is_null().to_numpy(zero_copy_only=False))[0])
-                raise InvalidValueError(f"{where}row {row0 + k} is null (pass nulls='count' to score null cells "
-                                        "as empty text)", field=f"column {name!r}")
+                raise NullCellError(name, f"{where}row {row0 + k}")
             totals.nulls[name] = totals.nulls.get(name, 0) + arr.null_count
         return arr
 
@@ -260,9 +290,9 @@ class ArrowEvaluator:
         counts = self._counts(pred, gold, row0, where)
         codes = labels = None
         slice_array = None
-        if self.slice:
+        if self.slice is not None:
             slice_array = batch.column(self.slice)
-            codes, labels = _slice_codes(slice_array, self.slice)
+            codes, labels = _slice_codes(slice_array, self.slice, row0, where)
         totals.add(counts, codes, labels)
         if items is not None:
             items.append(_item_batch(counts, row0, slice_array))
@@ -347,10 +377,11 @@ def _buffers(arr: pa.Array) -> tuple:
     return data, offsets, bits, arr.offset
 
 
-def _slice_codes(arr: Any, name: str) -> tuple[np.ndarray, pa.Array]:
+def _slice_codes(arr: Any, name: str, row0: int = 0, where: str = "") -> tuple[np.ndarray, pa.Array]:
     """Per row, the index of its label in the labels (``-1`` for null), and the labels: the
     dictionary of the column (Parquet's pages, a pandas categorical: in any order, maybe with
-    unused or repeated values), or of its dictionary encoding."""
+    unused or repeated values), or of its dictionary encoding. A non-null index outside the
+    dictionary (damaged data) is an error naming its row (``row0 + k``, prefixed by ``where``)."""
     import numpy as np
 
     pa = require_pyarrow()
@@ -368,9 +399,18 @@ def _slice_codes(arr: Any, name: str) -> tuple[np.ndarray, pa.Array]:
     validity, values = indices.buffers()
     start, n = indices.offset, len(indices)
     codes = np.frombuffer(values, dtype=dtype, count=start + n)[start:].astype(np.int64)
+    outside = (codes < 0) | (codes >= len(arr.dictionary))
+    null = None
     if indices.null_count:
         bits = np.unpackbits(np.frombuffer(validity, dtype=np.uint8), count=start + n, bitorder="little")
-        codes[bits[start:] == 0] = -1
+        null = bits[start:] == 0
+        outside &= ~null
+    if outside.any():
+        k = int(np.flatnonzero(outside)[0])
+        raise InvalidValueError(f"{where}row {row0 + k}: dictionary index {int(codes[k])} is not one of the "
+                                f"{len(arr.dictionary)} labels (damaged data)", field=f"column {name!r}")
+    if null is not None:
+        codes[null] = -1
     return codes, arr.dictionary
 
 
@@ -398,17 +438,30 @@ def _item_batch(counts: np.ndarray, row0: int, slice_array: Any) -> pa.RecordBat
     return pa.RecordBatch.from_arrays([pa.array(c) if isinstance(c, np.ndarray) else c for c in columns], names=names)
 
 
+def open_parquet(path: Any, slice: Optional[str] = None) -> Any:
+    """``path`` as a ``pyarrow.parquet.ParquetFile`` read the way this module reads files: the
+    ``slice`` column's labels as dictionary indices (no string column is built for them), each row
+    group's column chunks in one go (pre-buffered: fewer, larger reads), and the pages' CRC
+    checksums verified where the file has them (a damaged page is an error, not other text)."""
+    require_pyarrow()
+    import pyarrow.parquet as pq
+
+    options = {"pre_buffer": True, "page_checksum_verification": True}
+    if slice is not None:
+        try:
+            return pq.ParquetFile(path, read_dictionary=[slice], **options)
+        except KeyError:  # no such column (pyarrow's bare KeyError): the schema check names it
+            pass
+    return pq.ParquetFile(path, **options)
+
+
 def _batches(data: Any, evaluator: ArrowEvaluator,
              progress: Optional[Callable[[int, int], None]]) -> Iterator[Any]:
     """Record batches of the needed columns of ``data``, schema checked first."""
     pa = require_pyarrow()
     columns = evaluator.columns
     if isinstance(data, (str, os.PathLike)):
-        import pyarrow.parquet as pq
-
-        # slice labels come as dictionary indices (no string column is built for them); each row
-        # group's column chunks are read in one go (pre-buffered: fewer, larger reads)
-        data = pq.ParquetFile(data, read_dictionary=[evaluator.slice] if evaluator.slice else None, pre_buffer=True)
+        data = open_parquet(data, evaluator.slice)
     if type(data).__name__ == "ParquetFile":
         evaluator.check_schema(data.schema_arrow)
         groups = data.num_row_groups
@@ -502,7 +555,6 @@ def finish_report(evaluator: ArrowEvaluator, totals: CountTotals, items: Optiona
         return totals.report(evaluator.mode)
     import numpy as np
 
-    from scorekit.facade import TextScores
 
     pa = require_pyarrow()
     if items:

@@ -1,7 +1,9 @@
 """``scorekit eval-table``: corpus CER/WER of two text columns of a Parquet file (docs/arrow-dask.md).
 
 Owns the command's arguments, its checks of the file (missing, not Parquet, no rows) and its
-output (a summary line per slice, or ``--json``); the scoring is :func:`scorekit.arrow.evaluate_arrow`,
+output (a summary line per slice, the rows in no slice and the null cells, or ``--json``; a NaN or
+infinite slice label is shown as its JSON text, ``"NaN"``, in both); the scoring is
+:func:`scorekit.arrow.evaluate_arrow`,
 read row group by row group with a progress bar on stderr. Registered by ``scorekit.cli`` through
 :func:`add_parser`; pyarrow (the ``arrow`` extra) is imported only when the command runs.
 """
@@ -15,6 +17,7 @@ import sys
 import time
 from typing import Any, Optional
 
+from scorekit.cli import _add_normalize, _finite, _normalize_arg
 from scorekit.errors import InvalidValueError
 
 __all__ = ["add_parser", "run"]
@@ -22,18 +25,19 @@ __all__ = ["add_parser", "run"]
 
 def add_parser(sub: Any) -> None:
     """Register ``scorekit eval-table FILE.parquet --pred COL --gold COL …``."""
-    p = sub.add_parser("eval-table", help="corpus CER/WER of two text columns of a Parquet file (Arrow path)",
-                       epilog="Columns are read row group by row group as Arrow buffers (no Python string per "
-                              "item). With --json, an aggregate with no reference unit is null, and per_slice is a "
-                              "list of {slice, aggregate, n, ...counts} in first-appearance order.")
-    p.add_argument("file", help="a Parquet file")
+    p = sub.add_parser("eval-table", help="corpus CER/WER of two text columns of a Parquet file",
+                       epilog="The file is read row group by row group and never modified. With --json, an aggregate "
+                              "with no reference unit is null, per_slice is a list of {slice, aggregate, n, "
+                              "...counts} in first-appearance order (a NaN or infinite label is the text \"NaN\", "
+                              "\"Infinity\" or \"-Infinity\", as the text report shows it), and unsliced counts "
+                              "the rows whose slice label is null.")
+    p.add_argument("file", metavar="FILE", help="a Parquet file")
     p.add_argument("--pred", required=True, metavar="COL", help="column of predictions (string or binary)")
     p.add_argument("--gold", required=True, metavar="COL", help="column of references (string or binary)")
-    p.add_argument("--slice", metavar="COL", default=None, help="column grouping the rows (null: no slice)")
+    p.add_argument("--slice", metavar="COL", default=None,
+                   help="column grouping the rows into slices (a row whose label is null is in no slice)")
     p.add_argument("--metric", choices=("cer", "wer"), default="cer")
-    p.add_argument("-n", "--normalize", action="append", metavar="NAME",
-                   help="normalizer name(s) applied to both sides, in order (repeat or comma-separate: "
-                        "nfc, nfkc, lower, strip, collapse_whitespace, strip_punctuation)")
+    _add_normalize(p)
     p.add_argument("--nulls", choices=("error", "count"), default="error",
                    help="a null cell is an error naming its row (default), or counted and scored as empty text")
     p.add_argument("--threads", type=int, default=None, help="kernel threads (default: all cores)")
@@ -43,28 +47,27 @@ def add_parser(sub: Any) -> None:
     p.set_defaults(handler=run)
 
 
-def _normalize(values: Optional[list[str]]) -> Any:
-    names = [n for v in values or () for n in v.split(",") if n]
-    return names or None
+def _label_text(label: Any) -> str:
+    """How a slice label is shown: its JSON text (``"en"``, ``1.0``, ``NaN``)."""
+    return json.dumps(label, ensure_ascii=False, default=str)
 
 
-def _finite(x: Optional[float]) -> Optional[float]:
-    return x if x is not None and math.isfinite(x) else None
+def _json_label(label: Any) -> Any:
+    """A slice label in ``--json``: itself, but a NaN or infinite float as its text (strict JSON)."""
+    return _label_text(label) if isinstance(label, float) and not math.isfinite(label) else label
 
 
-def _open_parquet(path: str) -> Any:
-    from scorekit.arrow import require_pyarrow
+def _open_parquet(path: str, slice: Optional[str]) -> Any:
+    from scorekit.arrow import open_parquet, require_pyarrow
 
     pa = require_pyarrow()
-    import pyarrow.parquet as pq
-
     if not os.path.exists(path):
         raise InvalidValueError(f"not found: {path!r}", field="FILE")
     if os.path.isdir(path):
         raise InvalidValueError(f"{path!r} is a directory, not a Parquet file", field="FILE")
     try:
-        parquet = pq.ParquetFile(path)
-    except (pa.ArrowInvalid, OSError) as exc:
+        parquet = open_parquet(path, slice)
+    except (pa.ArrowException, OSError) as exc:
         raise InvalidValueError(f"{path!r} is not a readable Parquet file ({exc})", field="FILE") from None
     if parquet.metadata.num_rows == 0:
         raise InvalidValueError(f"{path!r} has no rows", field="FILE")
@@ -73,16 +76,23 @@ def _open_parquet(path: str) -> Any:
 
 def run(args: Any) -> int:
     """The command: score, then print the report (exit status 0; bad input raises)."""
-    from scorekit.arrow import evaluate_arrow
+    from scorekit.arrow import NullCellError, evaluate_arrow, require_pyarrow
     from scorekit.progress import progress_printer
 
-    parquet = _open_parquet(args.file)
+    pa = require_pyarrow()
+    normalize = _normalize_arg(args.normalize)
+    parquet = _open_parquet(args.file, args.slice)
     progress = progress_printer(args.progress, "row groups")
     start = time.perf_counter()
-    report = evaluate_arrow(parquet, pred=args.pred, gold=args.gold, slice=args.slice, metric=args.metric,
-                            normalize=_normalize(args.normalize), nulls=args.nulls, threads=args.threads,
-                            progress=progress)
+    try:
+        report = evaluate_arrow(parquet, pred=args.pred, gold=args.gold, slice=args.slice, metric=args.metric,
+                                normalize=normalize, nulls=args.nulls, threads=args.threads, progress=progress)
+    except NullCellError as exc:
+        raise exc.advise("pass --nulls count") from None
+    except (pa.ArrowException, OSError) as exc:  # a damaged page, an unsupported encoding, a read error
+        raise InvalidValueError(f"{args.file!r} could not be read ({exc})", field="FILE") from None
     seconds = time.perf_counter() - start
+    unsliced = None if args.slice is None else report.n - sum(c["n"] for c in report.slice_counts.values())
     if args.json:
         out = {
             "metric": report.metric,
@@ -90,8 +100,9 @@ def run(args: Any) -> int:
             "aggregate": _finite(report.aggregate),
             "totals": report.detail,
             "nulls": report.nulls,
-            "per_slice": [{"slice": label, "aggregate": _finite(report.per_slice[label]), **counts}
+            "per_slice": [{"slice": _json_label(label), "aggregate": _finite(report.per_slice[label]), **counts}
                           for label, counts in report.slice_counts.items()],
+            "unsliced": unsliced,
             "row_groups": parquet.num_row_groups,
             "seconds": round(seconds, 6),
             "pairs_per_second": round(report.n / seconds) if seconds > 0 else None,
@@ -105,11 +116,13 @@ def run(args: Any) -> int:
     if any(report.nulls.values()):
         print("  null cells (scored as empty text): " + ", ".join(f"{k} {v:,}" for k, v in report.nulls.items()))
     if report.slice_counts:
-        names = {label: json.dumps(label, ensure_ascii=False, default=str) for label in report.slice_counts}
+        names = {label: _label_text(label) for label in report.slice_counts}
         width = max(map(len, names.values()))
         for label, counts in report.slice_counts.items():
             rate = _finite(report.per_slice[label])
             print(f"  {names[label]:<{width}}  {'n/a' if rate is None else f'{rate:.4f}'}  (n={counts['n']:,})")
+    if unsliced:
+        print(f"  rows in no slice (null label in {args.slice!r}): {unsliced:,}")
     if seconds > 0:
         print(f"  {report.n / seconds:,.0f} pairs/s ({seconds:.3f} s)", file=sys.stdout)
     return 0

@@ -8,6 +8,8 @@ and human or JSON output. Scoring itself is ``scorekit.evaluate``.
 Input: files are streamed once from start to end (``-`` is standard input, named pipes work) and
 never modified. A UTF-8 byte order mark at the start of a file is dropped. In a text file every
 line is an item, a blank line being the empty string; in a JSONL file blank lines are skipped.
+The one file a command here writes, ``demo --html``, is checked against every file the demo reads
+before anything is scored, and written atomically (:mod:`scorekit.files`); its folder must exist.
 
 ``--unit grapheme`` (``cer`` and ``eval-text --metric cer``) counts extended grapheme clusters
 instead of code points (docs/decisions.md#grapheme-clusters); ``eval-text --json`` reports the unit.
@@ -38,6 +40,7 @@ from typing import Any, BinaryIO, Iterator, NoReturn, Optional, Sequence
 
 from scorekit.errors import ScorekitError
 from scorekit.progress import progress_printer
+from scorekit.files import strict_json_loads
 
 #: Subpackages that register their own subcommand: each module has ``add_parser(sub)``, which
 #: sets a ``handler(args) -> exit status`` default on the parsers it adds.
@@ -53,9 +56,14 @@ class CliError(Exception):
 
 
 def _normalize_arg(values: Optional[list[str]]) -> Any:
+    """The normalizer names of ``-n/--normalize`` (repeated or comma-separated): one name, a list,
+    or ``None`` when the option is not given; an empty name (``-n ""``, ``-n lower,``) is an error."""
     if not values:
         return None
-    names = [n for v in values for n in v.split(",") if n]
+    names = [n for v in values for n in v.split(",")]
+    if "" in names:
+        empty = next(v for v in values if "" in v.split(","))
+        raise CliError(f"--normalize {empty!r} holds an empty normalizer name")
     return names[0] if len(names) == 1 else names
 
 
@@ -107,8 +115,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     for mode in ("cer", "wer"):
         p = sub.add_parser(mode, help=f"{mode.upper()} of one prediction against one reference")
-        p.add_argument("prediction")
-        p.add_argument("gold")
+        p.add_argument("prediction", metavar="PRED", help="the predicted text")
+        p.add_argument("gold", metavar="GOLD", help="the reference text")
         _add_normalize(p)
         if mode == "cer":
             _add_unit(p)
@@ -118,8 +126,10 @@ def build_parser() -> argparse.ArgumentParser:
                               "an item (a blank line is an empty string); in JSONL, blank lines are skipped. With "
                               "--json, an aggregate with no reference unit at all is null, and per_slice is a list "
                               "of {slice, aggregate, n} in first-appearance order (slices 1 and \"1\" stay apart).")
-    p.add_argument("pred", help="predictions: one per line, or .jsonl records with a 'text' field ('-': stdin)")
-    p.add_argument("gold", help="references, aligned line by line with PRED (.jsonl may carry 'slice'; '-': stdin)")
+    p.add_argument("pred", metavar="PRED",
+                   help="predictions: one per line, or .jsonl records with a 'text' field ('-': stdin)")
+    p.add_argument("gold", metavar="GOLD",
+                   help="references, aligned line by line with PRED (.jsonl may carry 'slice'; '-': stdin)")
     p.add_argument("--format", choices=("auto", "text", "jsonl"), default="auto",
                    help="input format of both files (auto: .jsonl/.ndjson are JSONL, anything else and '-' text)")
     p.add_argument("--metric", choices=("cer", "wer"), default="cer")
@@ -153,9 +163,14 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("engines", help="list the installed OCR backends (the ocr extra)")
     sub.add_parser("version", help="print the scorekit version (as --version does, without the name)")
     p = sub.add_parser("flows", help="FlowSim/TreeBLEU/Trigger/Component match of two folders of workflow JSON files")
-    p.add_argument("pred_dir", help="predicted workflows, one JSON file per item")
-    p.add_argument("ref_dir", help="reference workflows, matched to predictions by file name stem")
+    p.add_argument("pred_dir", metavar="PRED_DIR", help="predicted workflows, one JSON file per item")
+    p.add_argument("ref_dir", metavar="REF_DIR", help="reference workflows, matched to predictions by file name stem")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.add_argument("--trigger-match", choices=("exact", "type"), default="exact",
+                   help="exact: the whole trigger must equal the reference's (StarFlow's recipe, the default); "
+                        "type: only the trigger types")
+    p.add_argument("--missing-prediction", choices=("zero", "empty"), default="zero",
+                   help="how a reference without a prediction file scores: zero (the default) or as the empty flow")
     p = sub.add_parser("demo", help="score the sample corpus shipped with scorekit")
     p.add_argument("--repeat", type=int, default=50,
                    help=f"score the corpus this many times over (throughput; 1 to {MAX_DEMO_REPEAT:,})")
@@ -200,28 +215,6 @@ def _count_lines(path: str) -> Optional[int]:
     return count + (last not in (0, 0x0A))
 
 
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
-
-
-def _parse_float(text: str) -> float:
-    value = float(text)
-    if not math.isfinite(value):
-        raise ValueError(f"number {text[:20]}{'…' if len(text) > 20 else ''} is out of range")
-    return value
-
-
-def _parse_int(text: str) -> int:
-    if len(text) > 4300:  # Python's own bound on decimal integer conversion
-        raise ValueError(f"integer of {len(text):,} digits is out of range")
-    return int(text)
-
-
-def _parse_json(line: str) -> Any:
-    """A JSON value; NaN/Infinity, numbers beyond float range and huge integers are errors."""
-    return json.loads(line, parse_constant=_reject_constant, parse_float=_parse_float, parse_int=_parse_int)
-
-
 def _encodable(text: str) -> bool:
     try:
         text.encode("utf-8")
@@ -254,7 +247,7 @@ def _records(path: str, label: str, fmt: str) -> Iterator[tuple[str, Any]]:
             if not line.strip():
                 continue
             try:
-                record = _parse_json(line)
+                record = strict_json_loads(line)
             except json.JSONDecodeError as exc:
                 raise CliError(f"{label} {where}:{number}: invalid JSON ({exc.msg})") from None
             except ValueError as exc:  # NaN/Infinity, a number out of range, an integer too long
@@ -421,22 +414,26 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     from scorekit._kernels import current_backend
     from scorekit.facade import evaluate
 
+    from scorekit.demo_report import demo_inputs
+    from scorekit.files import check_outputs
+
     if not 1 <= args.repeat <= MAX_DEMO_REPEAT:
         raise CliError(f"--repeat must be between 1 and {MAX_DEMO_REPEAT:,}, got {args.repeat:,}")
+    check_outputs({"--html": args.html}, inputs=demo_inputs())
     corpus = [(p, g, slice_key(label)) for p, g, label in load_sample_corpus()]
     slices: dict[str, list] = {}
     for _, _, key in corpus:
         slices.setdefault(key, [key, 0])[1] += args.repeat
     print(f"scorekit demo: {len(corpus):,} OCR-like line pairs x {args.repeat} = {len(corpus) * args.repeat:,} pairs "
           f"(backend: {current_backend()})")
-    throughput = 0.0
+    throughput, scored = 0.0, 0
     for metric in ("cer", "wer"):
         start = time.perf_counter()
         report = evaluate(itertools.chain.from_iterable(itertools.repeat(corpus, args.repeat)), metric=metric)
         seconds = time.perf_counter() - start
         _print_report(report, slices, seconds)
         if metric == "cer":
-            throughput = report.n / seconds if seconds > 0 else 0.0
+            throughput, scored = (report.n / seconds if seconds > 0 else 0.0), report.n
     from scorekit.demo_report import OCR_SAMPLE_UNIT_LEVEL, score_ocr_pages_sample
 
     ocr_pages = score_ocr_pages_sample()
@@ -482,17 +479,16 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     print(f"Document QA and entities: {len(docqa['answers'])} answers, ANLS* {docqa['anls']:.3f}; "
           f"{docqa['sentences']} tagged sentences, entity F1 "
           + ", ".join(f"{scheme} {r.aggregate:.3f}" for scheme, r in docqa["entities"].items()))
-    if args.html:
+    if args.html is not None:
         from scorekit.demo_report import build_demo_report
         from scorekit.report import write_report
 
-        os.makedirs(os.path.dirname(os.path.abspath(args.html)), exist_ok=True)
         sample = load_sample_corpus()
         page = build_demo_report(sample, evaluate(sample, metric="cer"), evaluate(sample, metric="wer"),
-                                 backend=current_backend(), pairs_per_second=throughput,
+                                 backend=current_backend(), pairs_per_second=throughput, pairs_scored=scored,
                                  ocr_pages=ocr_pages["no_filter"], flowcharts=rotations, cases=cases,
                                  agents=agents, qe=qe, docqa=docqa)
-        print(f"report: {write_report(args.html, page)}")
+        print(f"report: {write_report(args.html, page, inputs=demo_inputs())}")
     return 0
 
 
@@ -508,7 +504,8 @@ def _run(args: argparse.Namespace) -> int:
     if args.command == "flows":
         from scorekit.flows import flows_command
 
-        return flows_command(args.pred_dir, args.ref_dir, args.json)
+        return flows_command(args.pred_dir, args.ref_dir, args.json, trigger_match=args.trigger_match,
+                             missing_prediction=args.missing_prediction)
     return _cmd_demo(args)
 
 

@@ -43,7 +43,7 @@ def _arrow_table(frame: pd.DataFrame, evaluator: ArrowEvaluator, where: str) -> 
     columns are not copied)."""
     pa = require_pyarrow()
     try:
-        table = pa.Table.from_pandas(frame[list(dict.fromkeys(evaluator.columns))], preserve_index=False)
+        table = pa.Table.from_pandas(frame[evaluator.columns], preserve_index=False)
     except (pa.ArrowTypeError, pa.ArrowInvalid) as exc:
         raise InvalidTypeError(f"{where}cannot be read as Arrow text: {exc}", field="partition") from None
     evaluator.check_schema(table.schema)
@@ -63,7 +63,7 @@ def _partition_items(frame: pd.DataFrame, evaluator: ArrowEvaluator, partition_i
     pa = require_pyarrow()
     items = pa.Table.from_batches(batches).select(list(ITEM_COLUMNS[1:])).to_pandas()
     items.index = frame.index
-    if evaluator.slice:
+    if evaluator.slice is not None:
         items["slice"] = frame[evaluator.slice].values
     return items
 
@@ -72,7 +72,7 @@ def _empty_items(frame: pd.DataFrame, evaluator: ArrowEvaluator) -> pd.DataFrame
     import pandas as pd
 
     items = pd.DataFrame({name: pd.Series([], dtype="int64") for name in ITEM_COLUMNS[1:]})
-    if evaluator.slice:
+    if evaluator.slice is not None:
         items["slice"] = frame[evaluator.slice].iloc[:0].values
     return items
 

@@ -33,26 +33,34 @@ OCR_SAMPLE_UNIT_LEVEL = "line"
 OCR_PREFIX = "OCR pages sample · "
 #: Section titles of the flowchart rotation sample start with this.
 FLOWCHARTS_PREFIX = "Flowchart rotation sample · "
+#: The packaged samples: every file the demo reads lies in this folder.
+SAMPLE_DATA = Path(__file__).parent / "data"
 #: Section titles of the case benchmark sample start with this.
 CASES_PREFIX = "Case benchmark sample · "
 #: The case benchmark sample: four cases and the saved outputs of two pipeline versions.
-CASES_SAMPLE = Path(__file__).parent / "data" / "cases_sample"
+CASES_SAMPLE = SAMPLE_DATA / "cases_sample"
 #: Section titles of the agent suite sample start with this.
 AGENTS_PREFIX = "Agent suite sample · "
 #: The agent suite sample: ten tasks, recorded transcripts of two agent versions, made-up prices.
-AGENTS_SAMPLE = Path(__file__).parent / "data" / "agents_sample"
+AGENTS_SAMPLE = SAMPLE_DATA / "agents_sample"
 #: Recorded trials per task in the agent suite sample.
 AGENTS_SAMPLE_TRIALS = 4
 #: Section titles of the quality-estimation sample start with this.
 QE_PREFIX = "Quality without gold · "
 #: The quality-estimation sample: fields read by three engines, a labelled calibration split.
-QE_SAMPLE = Path(__file__).parent / "data" / "qe_sample" / "fields.jsonl"
+QE_SAMPLE = SAMPLE_DATA / "qe_sample" / "fields.jsonl"
 #: Error rate the demo's conformal gate is asked to guarantee among accepted fields.
 QE_SAMPLE_ALPHA = 0.1
 #: Section titles of the document-QA and entity sample start with this.
 DOCQA_PREFIX = "Document QA and entities · "
 #: The document-QA and entity sample: answers (accepted variants or nested records) and entity tags.
-DOCQA_SAMPLE = Path(__file__).parent / "data" / "docqa_sample"
+DOCQA_SAMPLE = SAMPLE_DATA / "docqa_sample"
+
+
+def demo_inputs() -> list[Path]:
+    """What ``scorekit demo`` reads, for :func:`scorekit.files.check_outputs`: the sample folder and
+    each file in it (so that a hard link of one, anywhere, is caught too)."""
+    return [SAMPLE_DATA, *sorted(path for path in SAMPLE_DATA.rglob("*") if path.is_file())]
 
 
 def score_cases_sample() -> Any:
@@ -267,12 +275,15 @@ def _rate(r: Report) -> float | None:
 
 
 def build_demo_report(corpus: Sequence[tuple[str, str, str]], cer: Report, wer: Report, *,
-                      backend: str, pairs_per_second: float, ocr_pages: Optional[Mapping[str, Any]] = None,
+                      backend: str, pairs_per_second: float, pairs_scored: Optional[int] = None,
+                      ocr_pages: Optional[Mapping[str, Any]] = None,
                       flowcharts: Optional[dict[str, Any]] = None, cases: Any = None,
                       agents: Optional[Mapping[str, Any]] = None, qe: Optional[Mapping[str, Any]] = None,
                       docqa: Optional[Mapping[str, Any]] = None) -> str:
     """The demo page for ``corpus`` (prediction, reference, slice) scored once as ``cer`` and ``wer``
-    (reports over exactly these pairs, in this order), then, when given, the ``ocr_pages``
+    (reports over exactly these pairs, in this order), with the throughput measured over
+    ``pairs_scored`` pairs (the corpus scored several times over; ``None``: once), then, when
+    given, the ``ocr_pages``
     aggregate report (of :func:`score_ocr_pages_sample`) in the OCR pages run report's sections,
     the flowchart rotation summary, the case benchmark summary (:func:`score_cases_sample`) and
     the agent suite sample (:func:`score_agents_sample`) in their reports' sections, the
@@ -294,7 +305,7 @@ def build_demo_report(corpus: Sequence[tuple[str, str, str]], cer: Report, wer: 
 
     sections: list[Any] = [
         report.summary_table("Corpus", {
-            "pairs": len(corpus),
+            "pairs in the sample corpus": len(corpus),
             "CER (edits / reference characters)": _rate(cer),
             "WER (edits / reference words)": _rate(wer),
             "character edits": int(char.edits.sum()),
@@ -302,6 +313,8 @@ def build_demo_report(corpus: Sequence[tuple[str, str, str]], cer: Report, wer: 
             "substitutions / deletions / insertions": (f"{int(char.substitutions.sum()):,} / "
                                                        f"{int(char.deletions.sum()):,} / {int(char.insertions.sum()):,}"),
             "backend": backend,
+            "pairs scored (the corpus repeated, for the throughput)":
+                len(corpus) if pairs_scored is None else pairs_scored,
             "throughput (pairs/s, CER)": round(pairs_per_second),
         }),
         report.data_table("Per slice", ["slice", "pairs", "CER", "WER"],

@@ -11,21 +11,21 @@ for tens of millions of pairs. Other metrics are called once per case.
 
 from __future__ import annotations
 
-import bisect
 import itertools
 import operator
 import re
 import sys
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Iterable, Iterator, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Optional, Sequence
 
 from scorekit import _kernels
 from scorekit._graphemes import check_unit
-from scorekit.base import GraphGrammar, LazyScores, Report, Score
+from scorekit.base import GraphGrammar, Report
 from scorekit.canonicalize import resolve_canonicalizer
 from scorekit.errors import InvalidTypeError, describe
 from scorekit.metrics.fields import FieldMetric
-from scorekit.metrics.strings import StringMetric, count_packed, error_rate, text_score
+from scorekit.metrics.strings import (MODES, StringMetric, TextScores, compact_counts, count_pair, count_packed, error_rate,
+                                      text_score)
 from scorekit.registry import get
 
 if TYPE_CHECKING:  # NumPy and the packer are imported where corpora need them: score() needs neither
@@ -121,6 +121,11 @@ def score(pred: Any, gold: Any, *, grammar: Optional[GraphGrammar] = None, metri
     >>> score("नमस्त", "नमस्ते", unit="grapheme").detail["ref_len"]
     3
     """
+    if (type(pred) is str and type(gold) is str and normalize is None and unit == "char"
+            and (metric is None or (type(metric) is str and metric in MODES))):
+        # what StringMetric(metric or "cer") gives, without building it: the most common call
+        mode = metric or "cer"
+        return text_score(mode, *count_pair(pred, gold, mode))
     check_unit(unit, metric if metric is not None else "cer")
     m = resolve_metric(metric, pred, gold, resolve_canonicalizer(normalize), weights, unit)
     return m(pred, gold, grammar=grammar)
@@ -201,39 +206,6 @@ def _evaluate_generic(m: Any, cases: Iterable[Any], grammar: Optional[GraphGramm
     )
 
 
-class TextScores(LazyScores):
-    """Read-only sequence of per-item CER/WER ``Score`` objects, built on access from compact
-    per-chunk count arrays (reference length, substitutions, deletions, insertions)."""
-
-    def __init__(self, mode: str, chunks: list[np.ndarray]) -> None:
-        self._mode = mode
-        self._chunks = chunks
-        self._starts = list(itertools.accumulate((len(c) for c in chunks), initial=0))
-
-    def __len__(self) -> int:
-        return self._starts[-1]
-
-    def _item(self, k: int) -> Score:
-        c = bisect.bisect_right(self._starts, k) - 1
-        row = self._chunks[c][k - self._starts[c]]
-        return text_score(self._mode, *(int(v) for v in row))
-
-    def __iter__(self) -> Iterator[Score]:
-        for chunk in self._chunks:
-            for row in chunk:
-                yield text_score(self._mode, *(int(v) for v in row))
-
-    def __repr__(self) -> str:
-        return f"<TextScores: {len(self)} {self._mode} scores>"
-
-
-def _compact(counts: np.ndarray) -> np.ndarray:
-    """int32 storage when it fits (it always does for realistic text), int64 otherwise."""
-    import numpy as np
-
-    return counts.astype(np.int32) if counts.size == 0 or counts.max() < 2**31 else counts
-
-
 def _split_block(block: list, offset: int) -> tuple[list, list, Optional[list]]:
     """Predictions, golds and slice labels (``None`` when no case of the block has one)."""
     if not set(map(type, block)) <= {tuple, list} or min(map(len, block)) < 2:
@@ -297,26 +269,34 @@ def _evaluate_text(m: StringMetric, cases: Iterable[Any], threads: int) -> Repor
     k = 0
     iterator = iter(cases)
 
-    def collect(job: tuple[Future, Optional[list], int]) -> None:
+    def collect(counts: np.ndarray, labels: Optional[list], offset: int) -> None:
         nonlocal totals
-        future, labels, offset = job
-        counts = future.result()
         totals += counts.sum(axis=0)
         if labels is not None:
             _add_slice_totals(slice_totals, labels, counts, offset)
-        chunks.append(_compact(counts))
+        chunks.append(compact_counts(counts))
 
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="scorekit-evaluate") as worker:
-        pending = None
-        while block := list(itertools.islice(iterator, CHUNK_SIZE)):
-            hyp, ref, labels = _pack_block(m, block, k)
-            job = (worker.submit(count_packed, hyp, ref, m.mode, threads=threads), labels, k)
-            k += len(block)
+    first = list(itertools.islice(iterator, CHUNK_SIZE))
+    second = list(itertools.islice(iterator, CHUNK_SIZE)) if first else []
+    if not second:  # one chunk: nothing to overlap, so no worker thread to start
+        if first:
+            hyp, ref, labels = _pack_block(m, first, 0)
+            collect(count_packed(hyp, ref, m.mode, threads=threads), labels, 0)
+            k = len(first)
+    else:
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="scorekit-evaluate") as worker:
+            pending: Optional[tuple[Future, Optional[list], int]] = None
+            for block in itertools.chain((first, second), iter(lambda: list(itertools.islice(iterator, CHUNK_SIZE)), [])):
+                hyp, ref, labels = _pack_block(m, block, k)
+                job = (worker.submit(count_packed, hyp, ref, m.mode, threads=threads), labels, k)
+                k += len(block)
+                if pending is not None:
+                    future, pending_labels, offset = pending
+                    collect(future.result(), pending_labels, offset)
+                pending = job
             if pending is not None:
-                collect(pending)
-            pending = job
-        if pending is not None:
-            collect(pending)
+                future, pending_labels, offset = pending
+                collect(future.result(), pending_labels, offset)
     ref_len, s, d, i = (int(v) for v in totals)
     return Report(
         metric=m.name,
@@ -341,7 +321,8 @@ def _pack_block(m: StringMetric, block: list, offset: int) -> tuple[Packed, Pack
         packer = grapheme_packer()
         pack_texts, pack_pairs = packer.pack_texts, packer.pack_pairs
     else:
-        pack_pairs = _kernels._core.pack_pairs if _kernels._core is not None else None
+        core = _kernels.compiled()
+        pack_pairs = core.pack_pairs if core is not None else None
     try:
         if m.canonicalizer is None and pack_pairs is not None:
             try:

@@ -22,7 +22,9 @@ The tree of a flow (unit costs; ``|F|`` counts every node)::
 * TreeBLEU = |S(F) ∩ S(Fr)| / |S(F)|, S = the set of 1-height subtrees (a node's label with the
   tuple of its children's labels) of every node that has children, **except the root**: the
   flow→trigger and flow→components edges are excluded, so an empty flow has S = ∅ and scores 0.
-* Trigger Match = 1 if the trigger types are equal (two null triggers match), else 0.
+* Trigger Match = 1 if the predicted trigger equals the reference trigger under Python's ``==`` on
+  the parsed JSON (StarFlow's ``pred['trigger'] == ref['trigger']``; a missing trigger is null, so two
+  null triggers match), else 0. ``trigger_match="type"`` compares only the trigger types.
 * Component Match = |C ∩ Cr| / |C ∪ Cr| over the sets of component labels at every depth (order and
   repetition ignored); 0 when both sets are empty, as in StarFlow's scoring recipe.
 """
@@ -57,6 +59,7 @@ __all__ = [
     "evaluate_flows",
     "flows_command",
     "flowsim",
+    "get_1_height_subtrees",
     "one_height_subtrees",
     "parse_flow",
     "treebleu",
@@ -65,6 +68,11 @@ __all__ = [
 
 FLOW, TRIGGER, COMPONENTS = "flow", "trigger", "components"
 METRIC_NAMES = ("flowsim", "treebleu", "trigger_match", "component_match")
+#: How Trigger Match compares triggers: ``exact`` (the whole trigger, StarFlow's recipe) or ``type``.
+TRIGGER_MATCHES = ("exact", "type")
+#: How a reference without a prediction file is scored: ``zero`` (0 on every metric) or ``empty`` (as
+#: the empty flow).
+MISSING_PREDICTIONS = ("zero", "empty")
 
 _FENCE = re.compile(r"```(?:json)?\s*\n?(.*?)```", re.DOTALL | re.IGNORECASE)
 _JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
@@ -196,19 +204,21 @@ def _component_forest(components: Any, where: str, depth: int = 0) -> list[_Node
     return [node for k, node in enumerate(nodes) if k not in parent_of]
 
 
-def _flow_root(flow: Any) -> tuple[Optional[str], _Node]:
-    """The trigger type and the decomposed tree of a parsed flow (raises :class:`FlowFormatError`)."""
+def _flow_root(flow: Any) -> tuple[Any, Optional[str], _Node]:
+    """The trigger (None when missing), its type and the decomposed tree of a parsed flow (raises
+    :class:`FlowFormatError`)."""
     if isinstance(flow, (str, bytes)):
         flow = parse_flow(flow)
     if not _is_object(flow):
         raise FlowFormatError(f"a workflow must be a JSON object, got {type(flow).__name__}")
     if TRIGGER not in flow and COMPONENTS not in flow:
         raise FlowFormatError("a workflow needs a 'trigger' or a 'components' key")
-    trigger = _trigger_type(flow.get(TRIGGER))
+    trigger = flow.get(TRIGGER)
+    kind = _trigger_type(trigger)
     components = flow.get(COMPONENTS)
     forest = _component_forest([] if components is None else components, COMPONENTS)
-    trigger_node: _Node = (TRIGGER, [] if trigger is None else [(trigger, [])])
-    return trigger, (FLOW, [trigger_node, (COMPONENTS, forest)])
+    trigger_node: _Node = (TRIGGER, [] if kind is None else [(kind, [])])
+    return trigger, kind, (FLOW, [trigger_node, (COMPONENTS, forest)])
 
 
 def _empty_root() -> _Node:
@@ -231,14 +241,15 @@ def _to_tree(node: _Node) -> Tree:
 def decompose_to_tree(flow: Any) -> Tree:
     """The ordered tree of a workflow (a parsed JSON object, or JSON text), as drawn in the module
     documentation. Raises :class:`FlowFormatError` for anything that is not a workflow."""
-    return _to_tree(_flow_root(flow)[1])
+    return _to_tree(_flow_root(flow)[2])
 
 
 class _Analysed(NamedTuple):
-    """Everything the four metrics need from one flow: the tree in post-order (labels and
-    leftmost-leaf indices), S(F) and the component label set."""
+    """Everything the four metrics need from one flow: the trigger and its type, the tree in
+    post-order (labels and leftmost-leaf indices), S(F) and the component label set."""
 
-    trigger: Optional[str]
+    trigger: Any
+    trigger_type: Optional[str]
     labels: list
     lld: list
     subtrees: frozenset
@@ -249,7 +260,7 @@ def _node_children(node: _Node) -> list:
     return node[1]
 
 
-def _analyse_root(trigger: Optional[str], root: _Node) -> _Analysed:
+def _analyse_root(trigger: Any, trigger_type: Optional[str], root: _Node) -> _Analysed:
     labels: list[str] = []
     lld: list[int] = []
     subtrees = set()
@@ -261,7 +272,7 @@ def _analyse_root(trigger: Optional[str], root: _Node) -> _Analysed:
             subtrees.add((label, tuple(c[0] for c in children)))
     # Post-order ends with the components subtree, then the root: its nodes are components.
     components = frozenset(labels[lld[-2]:-2])
-    return _Analysed(trigger, labels, lld, frozenset(subtrees), components)
+    return _Analysed(trigger, trigger_type, labels, lld, frozenset(subtrees), components)
 
 
 def _analyse(flow: Any) -> _Analysed:
@@ -270,7 +281,7 @@ def _analyse(flow: Any) -> _Analysed:
     return _analyse_root(*_flow_root(flow))
 
 
-_EMPTY = _analyse_root(None, _empty_root())
+_EMPTY = _analyse_root(None, None, _empty_root())
 
 
 def one_height_subtrees(flow: Any) -> frozenset:
@@ -279,12 +290,28 @@ def one_height_subtrees(flow: Any) -> frozenset:
     return _analyse(flow).subtrees
 
 
+#: StarFlow's recipe name for :func:`one_height_subtrees`.
+get_1_height_subtrees = one_height_subtrees
+
+
 def _treebleu(p: _Analysed, r: _Analysed) -> float:
     return len(p.subtrees & r.subtrees) / len(p.subtrees) if p.subtrees else 0.0
 
 
-def _trigger_match(p: _Analysed, r: _Analysed) -> float:
-    return 1.0 if p.trigger == r.trigger else 0.0
+def _check_trigger_match(mode: Any) -> str:
+    if not isinstance(mode, str) or mode not in TRIGGER_MATCHES:
+        raise InvalidValueError(f"trigger_match must be one of {', '.join(map(repr, TRIGGER_MATCHES))}, "
+                                f"got {mode!r:.60}")
+    return mode
+
+
+def _trigger_match(p: _Analysed, r: _Analysed, mode: str) -> float:
+    if mode == "type":
+        return 1.0 if p.trigger_type == r.trigger_type else 0.0
+    try:
+        return 1.0 if p.trigger == r.trigger else 0.0  # StarFlow's recipe: pred['trigger'] == ref['trigger']
+    except RecursionError:
+        raise FlowFormatError("the triggers are nested too deeply to compare") from None
 
 
 def _component_match(p: _Analysed, r: _Analysed) -> float:
@@ -297,9 +324,10 @@ def treebleu(pred: Any, ref: Any) -> float:
     return _treebleu(_analyse(pred), _analyse(ref))
 
 
-def trigger_match(pred: Any, ref: Any) -> float:
-    """1.0 when the trigger types are equal (two null triggers match), else 0.0."""
-    return _trigger_match(_analyse(pred), _analyse(ref))
+def trigger_match(pred: Any, ref: Any, mode: str = "exact") -> float:
+    """1.0 when the triggers are equal under Python's ``==`` (StarFlow's recipe; a missing trigger is
+    null, so two null triggers match), else 0.0. ``mode="type"`` compares only the trigger types."""
+    return _trigger_match(_analyse(pred), _analyse(ref), _check_trigger_match(mode))
 
 
 def component_match(pred: Any, ref: Any) -> float:
@@ -354,16 +382,19 @@ class FlowMetrics(NamedTuple):
     component_match: float
 
 
-def compute_metrics(pred: Any, ref: Any, *, max_nodes: int = MAX_NODES) -> FlowMetrics:
+def compute_metrics(pred: Any, ref: Any, *, max_nodes: int = MAX_NODES, trigger_match: str = "exact") -> FlowMetrics:
     """FlowSim, TreeBLEU, Trigger Match and Component Match of one pair (parsed JSON or JSON text).
 
     Both sides must be workflows (else :class:`FlowFormatError`); :func:`evaluate_flows` is the lenient
     entry point that scores a malformed prediction as an empty flow. Flows of more than ``max_nodes``
-    tree nodes are a ``ValueError`` (the size guard).
+    tree nodes are a ``ValueError`` (the size guard). ``trigger_match="type"`` compares only the
+    trigger types (the default, ``"exact"``, is StarFlow's whole-trigger ``==``).
     """
+    mode = _check_trigger_match(trigger_match)
     p = _check_size(_analyse(pred), "the prediction", max_nodes)
     r = _check_size(_analyse(ref), "the reference", max_nodes)
-    return FlowMetrics(float(_flowsims([p], [r], 1)[0]), _treebleu(p, r), _trigger_match(p, r), _component_match(p, r))
+    return FlowMetrics(float(_flowsims([p], [r], 1)[0]), _treebleu(p, r), _trigger_match(p, r, mode),
+                       _component_match(p, r))
 
 
 # -- evaluation over many pairs ---------------------------------------------------------------------
@@ -387,21 +418,27 @@ _ITEM_FIELDS = ("id", *METRIC_NAMES, "error")
 class FlowReport:
     """Per-item records and the mean of each metric over the items (NaN for an empty corpus).
 
+    ``missing_predictions`` lists the items whose prediction file does not exist (they are items,
+    scored 0 or as the empty flow, see :func:`evaluate_flows`); ``unmatched_predictions`` the
+    prediction files without a reference (not items).
+
     ``items`` is a list of :class:`FlowItem`. A report made by :func:`evaluate_flows` keeps the
     metrics as one array and builds that list on first access, so a large corpus scored only for
     its means never pays for (or garbage-collects) one Python object per pair.
     """
 
-    __slots__ = ("_items", "_ids", "_rows", "_errors", "means", "unmatched_predictions")
+    __slots__ = ("_items", "_ids", "_rows", "_errors", "means", "unmatched_predictions", "missing_predictions")
 
     def __init__(self, items: list[FlowItem], means: dict[str, float],
-                 unmatched_predictions: Optional[list[str]] = None) -> None:
+                 unmatched_predictions: Optional[list[str]] = None,
+                 missing_predictions: Optional[list[str]] = None) -> None:
         self._items: Optional[list[FlowItem]] = items
         self._ids: list[str] = []
         self._rows: Optional[np.ndarray] = None
         self._errors: dict[int, str] = {}
         self.means = means
         self.unmatched_predictions = [] if unmatched_predictions is None else unmatched_predictions
+        self.missing_predictions = [] if missing_predictions is None else missing_predictions
 
     @classmethod
     def _from_rows(cls, ids: list[str], rows: np.ndarray, errors: dict[int, str],
@@ -442,19 +479,21 @@ class FlowReport:
             "means": dict(self.means),
             "items": records,
             "unmatched_predictions": list(self.unmatched_predictions),
+            "missing_predictions": list(self.missing_predictions),
         }
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, FlowReport):
             return NotImplemented
-        return (self.items, self.means, self.unmatched_predictions) == (
-            other.items, other.means, other.unmatched_predictions)
+        return (self.items, self.means, self.unmatched_predictions, self.missing_predictions) == (
+            other.items, other.means, other.unmatched_predictions, other.missing_predictions)
 
     __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
         return (f"FlowReport(n={self.n}, means={self.means!r}, "
-                f"unmatched_predictions={self.unmatched_predictions!r})")
+                f"unmatched_predictions={self.unmatched_predictions!r}, "
+                f"missing_predictions={self.missing_predictions!r})")
 
 
 #: Stands for a reference file's prediction that does not exist.
@@ -479,23 +518,28 @@ def _parsed_prediction(pred: Any) -> tuple[Any, Optional[str]]:
 
 
 def _score(ids: list[str], preds: list[Any], refs: list[Any], ref_name: Callable[[int], str],
-           threads: Optional[int], max_nodes: int) -> FlowReport:
+           threads: Optional[int], max_nodes: int, trigger_match: str, missing_prediction: str) -> FlowReport:
     """Score parsed references against raw predictions (``ref_name(k)`` names reference k in
-    errors). With the Rust backend the compiled fast path decomposes and scores every plain-JSON
-    pair; the pairs it flags (unusual or invalid documents) and every pair on the Numba backend go
-    through the Python decomposition here."""
-    documents, errors = preds, {}
+    errors; a missing prediction file scores 0, or as the empty flow when ``missing_prediction`` is
+    ``"empty"``). With the Rust backend the compiled fast path decomposes and scores every
+    plain-JSON pair; the pairs it flags (unusual or invalid documents) and every pair on the Numba
+    backend go through the Python decomposition here."""
+    documents, errors, missing = preds, {}, []
     if any(t is not dict for t in set(map(type, preds))):
         documents = list(preds)
         for k, pred in enumerate(preds):
             if type(pred) is not dict:
+                if pred is _MISSING:
+                    missing.append(k)
                 documents[k], error = _parsed_prediction(pred)
                 if error is not None:
                     errors[k] = error
     n = len(ids)
-    if n and _kernels.current_backend() == "rust":
-        rows, status = _kernels._core.flow_metrics_batch(documents, refs, max_nodes,
-                                                         _kernels.resolve_threads(threads))
+    core = _kernels.compiled()
+    if n and core is not None:
+        rows, status = core.flow_metrics_batch(documents, refs, max_nodes,
+                                                         _kernels.resolve_threads(threads),
+                                                         trigger_match == "exact")
     else:
         rows, status = np.full((n, 4), math.nan), np.full(n, 3, np.uint8)
     slow = np.flatnonzero(status).tolist()
@@ -514,10 +558,18 @@ def _score(ids: list[str], preds: list[Any], refs: list[Any], ref_name: Callable
                 errors[k] = str(exc)
         sims = _flowsims(pred_flows, ref_flows, threads)
         for k, s, p, r in zip(slow, sims.tolist(), pred_flows, ref_flows):
-            rows[k] = (s, _treebleu(p, r), _trigger_match(p, r), _component_match(p, r))
+            try:
+                tm = _trigger_match(p, r, trigger_match)
+            except FlowFormatError as exc:
+                raise FlowFormatError(f"item {ids[k]!r}: {exc}") from None
+            rows[k] = (s, _treebleu(p, r), tm, _component_match(p, r))
+    if missing_prediction == "zero":
+        rows[missing] = 0.0
     # fsum is exactly rounded, so the column order of the additions does not matter.
     means = {name: (math.fsum(rows[:, c].tolist()) / n if n else math.nan) for c, name in enumerate(METRIC_NAMES)}
-    return FlowReport._from_rows(ids, rows, errors, means)
+    report = FlowReport._from_rows(ids, rows, errors, means)
+    report.missing_predictions = [ids[k] for k in missing]
+    return report
 
 
 def _read_dir(path: Union[str, Path], argument: str) -> dict[str, Path]:
@@ -547,19 +599,27 @@ def evaluate_flows(
     ref_dir: Union[None, str, Path] = None,
     threads: Optional[int] = None,
     max_nodes: int = MAX_NODES,
+    trigger_match: str = "exact",
+    missing_prediction: str = "zero",
 ) -> FlowReport:
     """Score many workflow pairs: ``pairs`` (a mapping ``id -> (pred, ref)`` or a sequence of
     ``(pred, ref)``, ids ``"0"``, ``"1"``...), or two directories of ``*.json`` files matched by
     filename stem (every reference is an item; predictions without a reference are listed in
     ``unmatched_predictions``).
 
-    A prediction that is not valid JSON or not a workflow (or a missing prediction file) is scored as
-    an empty flow, with the reason in the item's ``error``. A reference that is not a workflow is a
+    A prediction that is not valid JSON or not a workflow is scored as an empty flow, with the reason
+    in the item's ``error``. A reference whose prediction file does not exist is listed in
+    ``missing_predictions`` and scores 0 on every metric (``missing_prediction="empty"``: as the empty
+    flow), with the error ``"no prediction file"``. A reference that is not a workflow is a
     ``ValueError`` naming the item or the file, and so is a flow (either side) of more than
-    ``max_nodes`` tree nodes (the size guard).
+    ``max_nodes`` tree nodes (the size guard). ``trigger_match`` is as in :func:`compute_metrics`.
     """
     if isinstance(max_nodes, bool) or not isinstance(max_nodes, int) or max_nodes < 3:
         raise ValueError(f"max_nodes must be an int >= 3 (the empty flow has 3 nodes), got {max_nodes!r}")
+    trigger_match = _check_trigger_match(trigger_match)
+    if not isinstance(missing_prediction, str) or missing_prediction not in MISSING_PREDICTIONS:
+        raise InvalidValueError(f"missing_prediction must be one of {', '.join(map(repr, MISSING_PREDICTIONS))}, "
+                                f"got {missing_prediction!r:.60}")
     if (pairs is None) == (pred_dir is None and ref_dir is None):
         raise ValueError("pass either pairs or both pred_dir and ref_dir")
     if pairs is not None:
@@ -581,7 +641,7 @@ def evaluate_flows(
                 preds.append(pair[0])
                 refs.append(_reference(key, pair[1]))
         return _score(list(map(str, keys)), preds, refs, lambda k: f"reference of item {keys[k]!r}", threads,
-                      max_nodes)
+                      max_nodes, trigger_match, missing_prediction)
     if pred_dir is None or ref_dir is None:
         raise ValueError("pass both pred_dir and ref_dir")
     pred_files, ref_files = _read_dir(pred_dir, "pred_dir"), _read_dir(ref_dir, "ref_dir")
@@ -595,7 +655,7 @@ def evaluate_flows(
         names.append(f"reference file {str(file)!r}")
         pred_file = pred_files.get(stem)
         preds.append(pred_file.read_bytes() if pred_file is not None else _MISSING)
-    report = _score(ids, preds, refs, names.__getitem__, threads, max_nodes)
+    report = _score(ids, preds, refs, names.__getitem__, threads, max_nodes, trigger_match, missing_prediction)
     report.unmatched_predictions = sorted(set(pred_files) - set(ref_files))
     return report
 
@@ -612,20 +672,24 @@ def _json_safe(value: Any) -> Any:
     return value
 
 
-def flows_command(pred_dir: Union[str, Path], ref_dir: Union[str, Path], as_json: bool) -> int:
-    """``scorekit flows PRED_DIR REF_DIR [--json]``: score two directories of workflow JSON files.
+def flows_command(pred_dir: Union[str, Path], ref_dir: Union[str, Path], as_json: bool, *,
+                  trigger_match: str = "exact", missing_prediction: str = "zero") -> int:
+    """``scorekit flows PRED_DIR REF_DIR [--json] [--trigger-match M] [--missing-prediction M]``: score
+    two directories of workflow JSON files (the options as in :func:`evaluate_flows`).
 
-    Prints one line per reference file and the means (or, with ``as_json``, the report as JSON) on
-    stdout; returns the exit status: 0 on success, 2 when a directory or a reference is unusable
-    (the message goes to stderr).
+    Prints one line per reference file, the means and the references without a prediction file (or,
+    with ``as_json``, the report and the options as JSON) on stdout; returns the exit status: 0 on
+    success, 2 when a directory or a reference is unusable (the message goes to stderr).
     """
     try:
-        report = evaluate_flows(pred_dir=pred_dir, ref_dir=ref_dir)
+        report = evaluate_flows(pred_dir=pred_dir, ref_dir=ref_dir, trigger_match=trigger_match,
+                                missing_prediction=missing_prediction)
     except ValueError as exc:
         print(f"scorekit: error: {exc}", file=sys.stderr)
         return 2
     if as_json:
-        print(json.dumps(_json_safe(report.to_dict()), indent=2, ensure_ascii=False))
+        out = {**report.to_dict(), "trigger_match": trigger_match, "missing_prediction": missing_prediction}
+        print(json.dumps(_json_safe(out), indent=2, ensure_ascii=False))
         return 0
     width = max([len("item")] + [len(item.id) for item in report.items])
     header = f"{'item':<{width}}  flowsim  treebleu  trigger  components  error"
@@ -636,6 +700,11 @@ def flows_command(pred_dir: Union[str, Path], ref_dir: Union[str, Path], as_json
     means = report.means
     print(f"{'mean':<{width}}  {means['flowsim']:7.4f}  {means['treebleu']:8.4f}  {means['trigger_match']:7.4f}  "
           f"{means['component_match']:10.4f}  (n={report.n})")
+    missing = report.missing_predictions
+    if missing:
+        how = "as the empty flow" if missing_prediction == "empty" else "0 (--missing-prediction empty: as the empty flow)"
+        print(f"missing predictions: {len(missing)} of {report.n} references have no prediction file, scored {how}: "
+              f"{', '.join(missing)}")
     if report.unmatched_predictions:
         print(f"predictions without a reference: {', '.join(report.unmatched_predictions)}")
     return 0

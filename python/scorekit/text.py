@@ -144,8 +144,9 @@ def _pack_side(items: Sequence, joins: Optional[Sequence], name: str, joins_name
             items = [JoinedText(t, tuple(j)) for t, j in zip(texts, joins)]
         (values, offsets), join_values, join_offsets = packer.pack_joined(items, name, joins_name)
         return values, offsets, join_values, join_offsets
-    if joins is None and _kernels._core is not None and kinds <= {str, JoinedText}:
-        (values, offsets), join_values, join_offsets = _kernels._core.pack_joined(items if type(items) is list else list(items), name, joins_name)
+    core = _kernels.compiled()
+    if joins is None and core is not None and kinds <= {str, JoinedText}:
+        (values, offsets), join_values, join_offsets = core.pack_joined(items if type(items) is list else list(items), name, joins_name)
         return values, offsets, join_values, join_offsets
     return _pack_side_python(items, kinds, joins, name, joins_name)
 

@@ -117,6 +117,13 @@ def implementation(family: str) -> ModuleType:
     return importlib.import_module(f"scorekit._kernels.{family}_numba")
 
 
+def compiled() -> ModuleType | None:
+    """``scorekit._core`` when the current backend is the compiled one, else ``None``: for the
+    readers that have a compiled form and a plain Python one (no Numba twin), so that under the
+    Numba backend, as without the core, nothing calls ``_core``."""
+    return _core if _current == "rust" else None
+
+
 @contextlib.contextmanager
 def use_backend(name: str) -> Iterator[str]:
     """Context manager: run the enclosed kernel calls on backend ``name``."""

@@ -67,9 +67,11 @@ def _scalar_key(value: Any) -> Any:
 
 def read_records(expected: list, actual: list) -> Optional[tuple[np.ndarray, np.ndarray]]:
     """Value ids ``(int64[nE, P], int64[nA, P])`` of two record lists, or ``None`` (module docs).
-    The Python twin of the compiled reader (``cases_record_ids``)."""
+    The Python twin of the compiled reader (``cases_record_ids``). Both lists are copied before
+    anything is read, so a hostile ``__eq__`` (a dict lookup calls it) that changes a list cannot
+    change the lengths the arrays are shaped with."""
     try:
-        return _read(expected, actual)
+        return _read(list(expected), list(actual))
     except _Unsupported:
         return None
 

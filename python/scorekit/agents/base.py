@@ -12,13 +12,11 @@ variables, and episodes. It computes no score (see :mod:`scorekit.agents.toolcal
 
 from __future__ import annotations
 
-import copyreg
 import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import FrozenInstanceError, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from scorekit._kernels import _core
 from scorekit._weights import checked_weight
 from scorekit.base import FieldSpec, GraphGrammar, NodeType, Provenance
 from scorekit.errors import InvalidTypeError, InvalidValueError
@@ -150,12 +148,9 @@ def _args_dict(args: Any, tool: Any) -> dict:
         ) from None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Step:
-    """One tool call of a trajectory; ``error`` is set when the call itself failed.
-
-    The fields live in ``__slots__``: the compiled call reader takes ``tool`` and ``args`` straight
-    from the instance (subclasses are read through :func:`as_call`)."""
+    """One tool call of a trajectory; ``error`` is set when the call itself failed."""
 
     tool: str
     args: Mapping[str, Any] = field(default_factory=dict)
@@ -231,7 +226,7 @@ class Trajectory:
         return tuple(s.call for s in self.steps)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Cost:
     """Provider-neutral token tally of a run (token kinds kept apart: they are priced differently).
 
@@ -275,13 +270,7 @@ class Cost:
         return self.input_tokens + self.output_tokens + self.cached_input_tokens + self.reasoning_tokens
 
 
-if _core is not None:
-    # Sealed: each field is set once, while the cost is built, and never again, not even through
-    # object.__setattr__ -- an Episode keeps a copy of its cost's counts (see Episode).
-    _core.seal_fields(Cost, [f.name for f in dataclasses.fields(Cost)], FrozenInstanceError)
-
-
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class RunProvenance:
     """The hidden variables of an evaluation run."""
 
@@ -298,35 +287,12 @@ class RunProvenance:
         return (self.simulator, self.suite_version, self.scaffold)
 
 
-def _slotted(cls: type, first: tuple[str, ...]) -> type:
-    """The dataclass ``cls`` rebuilt with its fields in ``__slots__`` and a ``__weakref__`` slot,
-    as ``dataclass(slots=True, weakref_slot=True)`` builds it, but with the slots of ``first``
-    ahead of the others (the constructor's argument order stays the fields' order). The class's
-    methods must not use zero-argument ``super()``: its ``__class__`` cell is not rewritten."""
-    names = [f.name for f in dataclasses.fields(cls)]
-    namespace = {k: v for k, v in cls.__dict__.items() if k not in {*names, "__dict__", "__weakref__"}}
-    namespace["__slots__"] = (*first, *(n for n in names if n not in first), "__weakref__")
-    rebuilt = type(cls)(cls.__name__, cls.__bases__, namespace)
-    rebuilt.__qualname__ = cls.__qualname__
-    return rebuilt
-
-
-#: With the compiled core, every episode carries a copy of its cost's counts and latency, kept in
-#: the object next to its ``success`` and ``run`` slots.
-_EpisodeBase: type = object if _core is None else _core.EpisodeTally
-
-
 @dataclass
-class Episode(_EpisodeBase):  # type: ignore[misc, valid-type]
+class Episode:
     """One agent run on one task (mutable; :meth:`graded` returns a graded copy).
 
-    The fields live in ``__slots__``, as do :class:`Cost`'s and :class:`RunProvenance`'s: an
-    episode is smaller, and the compiled cost reader takes the fields straight from the objects.
-    With the compiled core, an episode also keeps a copy of its cost's counts and latency (a
-    :class:`Cost`'s fields cannot change once it is built; assigning ``cost`` refreshes the copy),
-    laid out with ``success`` and ``run`` in the object's first two cache lines: a cost report
-    fetches one object an episode instead of six. Anything else about a run belongs in ``meta``
-    (a subclass may add attributes of its own)."""
+    A plain dataclass, as in the reference kit: anything else about a run belongs in ``meta`` (a
+    subclass may add attributes of its own)."""
 
     task_id: str = ""
     trajectory: Trajectory = field(default_factory=Trajectory)
@@ -346,23 +312,6 @@ class Episode(_EpisodeBase):  # type: ignore[misc, valid-type]
     def graded(self, success: Optional[bool]) -> Episode:
         """A copy with ``success`` set (``meta`` shallow-copied); never mutates ``self``."""
         return dataclasses.replace(self, success=success, meta=dict(self.meta))
-
-    def __getstate__(self) -> tuple[Optional[dict], dict]:
-        """Pickling and copying state: the instance ``__dict__`` (a subclass may have one) and
-        every set slot, as ``object`` gives it for plain slotted classes (which it refuses to do
-        for a class with a compiled base)."""
-        slots = {}
-        for name in copyreg._slotnames(type(self)):  # type: ignore[attr-defined]
-            try:
-                slots[name] = getattr(self, name)
-            except AttributeError:
-                pass
-        return getattr(self, "__dict__", None) or None, slots
-
-
-Episode = _slotted(Episode, first=("success", "run"))  # type: ignore[misc]
-if _core is not None:
-    _core.tally_episode_cost(Episode, Cost)
 
 
 def is_episode(x: Any) -> bool:

@@ -6,8 +6,9 @@ Rates are always injected — scorekit ships no built-in price table (rates go s
 LiteLLM's ``model_prices_and_context_window.json`` (the data file only; nothing is fetched).
 Cost-of-Pass is total spend over successes: failed runs' spend stays in the numerator.
 
-For many episodes, :func:`cost_report` and :func:`episode_dollars_array` total them in a compiled
-reader (the same figures, bit for bit, as pricing one episode at a time).
+For many episodes, :func:`cost_report` and :func:`episode_dollars_array` read them column by column
+(a compiled reader takes each attribute once; NumPy prices the columns) and give the same figures,
+bit for bit, as pricing one episode at a time.
 
 >>> from scorekit.agents.base import Cost
 >>> round(dollars(Cost(input_tokens=1_000_000, output_tokens=200_000), per_million(1.0, 5.0)), 4)
@@ -28,8 +29,8 @@ from typing import Any, Optional, Union
 
 import numpy as np
 
-from scorekit._kernels import _core, bootstrap
-from scorekit.agents.base import Cost, Episode, RunProvenance
+from scorekit import _kernels
+from scorekit.agents.base import Cost
 from scorekit.errors import InvalidTypeError, InvalidValueError
 
 __all__ = [
@@ -248,7 +249,7 @@ def episode_dollars(episode: Any, *, prices: Optional[Mapping[str, ModelPrice]] 
 
 def _plain_rates(price: Any) -> Optional[tuple[float, float, float, float]]:
     """The four per-token rates of ``price`` that :func:`dollars` multiplies by, or ``None`` when
-    the compiled reader cannot reproduce it (not a :class:`ModelPrice`; an int rate, which Python
+    the column path cannot reproduce it (not a :class:`ModelPrice`; an int rate, which Python
     multiplies exactly)."""
     if not isinstance(price, ModelPrice):
         return None
@@ -256,27 +257,75 @@ def _plain_rates(price: Any) -> Optional[tuple[float, float, float, float]]:
     return rates if all(type(r) is float for r in rates) else None
 
 
-def _episode_costs(eps: list, prices: Optional[Mapping[str, ModelPrice]], price: Any,
-                   per_episode: bool = False) -> Optional[tuple]:
-    """``(n_success, ungraded indices, n_timed, latency sum, tokens, dollars, per-episode dollars)``
-    of plain episodes, totalled by the compiled reader (``rust/bindings/src/episodes.rs``) exactly
-    as the one-episode-at-a-time path adds them; ``None`` without the core, or when an episode, a
-    rate or a model needs that path (which raises the reference's error, in its order)."""
-    if _core is None:
+_INT64_MAX = 2**63 - 1
+
+
+@dataclass
+class _Columns:
+    """What a cost report needs of a list of episodes, read once, column by column."""
+
+    outcomes: np.ndarray           # per episode: 0 failed, 1 passed, 2 ungraded
+    counts: np.ndarray             # (episodes with a cost, 4) int64 token counts, in Cost's field order
+    latencies: list                # the costs' latencies that are not None, in episode order
+    dollars: Optional[np.ndarray]  # per-episode dollars (0.0 without a cost), when priced
+
+
+def _columns(eps: list, prices: Optional[Mapping[str, ModelPrice]], price: Any) -> Optional[_Columns]:
+    """The episodes' outcomes, counts, latencies and (when priced) dollars, read by the compiled
+    reader (``rust/bindings/src/episodes.rs``) and priced column-wise with the same floating-point
+    operations, in the same order, as :func:`episode_dollars` on each episode. ``None`` without the
+    compiled backend, or when an episode, count, model or rate needs the one-episode-at-a-time path
+    (which raises the reference's errors, in its order): an outcome other than ``True``/``False``/
+    ``None``, a cost that is not exactly a :class:`Cost`, a count that is not an ``int`` in
+    ``[0, 2**63)``, a latency that is not a ``float``, a rate that is not a ``float``, an unknown model."""
+    core = _kernels.compiled()
+    if core is None:
         return None
-    rates: Any = None
-    if price is not None:
-        rates = _plain_rates(price)
-        if rates is None:
+    priced = price is not None or prices is not None
+    by_model: Optional[dict] = {} if priced and price is None else None
+    read = core.cost_columns(eps, Cost, by_model)
+    if read is None:
+        return None
+    outcomes, costed, counts, latencies, model_ids = read
+    counts = counts.reshape(len(costed), 4)
+    dollars = None
+    if priced:
+        rates = _rate_rows(model_ids, by_model, prices, price)
+        if rates is None or (counts.size and counts.min() < 0):
             return None
-    elif prices is not None:
-        def rates(model: str) -> Optional[tuple]:
-            try:
-                return _plain_rates(prices[model]) if prices and model in prices else None
-            except Exception:  # the one-by-one path raises it where the reference does
+        dollars = np.zeros(len(eps), dtype=np.float64)
+        # the operations of dollars(), in its order: ((in + out) + cached) + reasoning
+        dollars[costed] = (counts[:, 0] * rates[:, 0] + counts[:, 1] * rates[:, 1]
+                           + counts[:, 2] * rates[:, 2] + counts[:, 3] * rates[:, 3])
+    return _Columns(outcomes, counts, latencies.tolist(), dollars)
+
+
+def _rate_rows(model_ids: np.ndarray, by_model: Optional[dict], prices: Optional[Mapping[str, ModelPrice]],
+               price: Any) -> Optional[np.ndarray]:
+    """The rates each costed episode is priced at (one row, or one per episode), or ``None`` (see
+    :func:`_columns`); ``by_model``: each model the reader met, with its id."""
+    if by_model is None:
+        plain = _plain_rates(price)
+        return None if plain is None else np.array([plain], dtype=np.float64)
+    table = []
+    try:
+        for model in by_model:  # in id order
+            plain = _plain_rates(prices[model]) if prices and model in prices else None
+            if plain is None:
                 return None
-    return _core.episode_costs(eps, (Episode, Cost, RunProvenance), rates, bootstrap.COMPENSATED,
-                               per_episode)
+            table.append(plain)
+    except Exception:  # a hostile mapping: the one-by-one path raises it where the reference does
+        return None
+    return np.array(table, dtype=np.float64).reshape(len(table), 4)[model_ids]
+
+
+def _token_total(counts: np.ndarray) -> int:
+    """The exact sum of the counts (an int64 sum when it cannot overflow, else Python's)."""
+    if not counts.size:
+        return 0
+    if int(counts.max()) <= _INT64_MAX // counts.size:
+        return int(counts.sum())
+    return sum(int(x) for x in counts.ravel())
 
 
 def episode_dollars_array(episodes: Iterable[Any], *, prices: Optional[Mapping[str, ModelPrice]] = None,
@@ -290,9 +339,9 @@ def episode_dollars_array(episodes: Iterable[Any], *, prices: Optional[Mapping[s
     array([3., 0.])
     """
     eps = episodes if type(episodes) is list else list(episodes)
-    totals = None if price is None and prices is None else _episode_costs(eps, prices, price, True)
-    if totals is not None:
-        return totals[6]
+    columns = None if price is None and prices is None else _columns(eps, prices, price)
+    if columns is not None and columns.dollars is not None:
+        return columns.dollars
     return np.array([episode_dollars(e, prices=prices, price=price) for e in eps], dtype=np.float64)
 
 
@@ -313,14 +362,18 @@ def cost_report(episodes: Iterable[Any], *, prices: Optional[Mapping[str, ModelP
     True
     """
     eps = episodes if type(episodes) is list else list(episodes)
-    totals = _episode_costs(eps, prices, price)
-    if totals is None:
+    columns = _columns(eps, prices, price)
+    if columns is None:
         return _cost_report_one_by_one(eps, prices, price)
-    n_success, ungraded, n_timed, latency, tokens, total, _ = totals
-    if ungraded:
-        _raise_ungraded([eps[i].task_id for i in ungraded])
-    return _report(len(eps), n_success, total, latency / n_timed if n_timed else None, tokens,
-                   price is not None or prices is not None)
+    ungraded = np.flatnonzero(columns.outcomes == 2)
+    if ungraded.size:
+        _raise_ungraded([eps[i].task_id for i in ungraded.tolist()])
+    n_success = int(np.count_nonzero(columns.outcomes == 1))
+    # summed as the reference sums them: Python's sum over the per-episode floats, in order
+    total = None if columns.dollars is None else sum(columns.dollars.tolist(), 0.0)
+    latencies = columns.latencies
+    return _report(len(eps), n_success, total, sum(latencies) / len(latencies) if latencies else None,
+                   _token_total(columns.counts), columns.dollars is not None)
 
 
 def _report(n: int, n_success: int, total: Optional[float], mean_latency: Optional[float],

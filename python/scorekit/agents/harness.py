@@ -43,7 +43,7 @@ from scorekit.agents.reliability import (
     newcombe_difference, reliability,
 )
 from scorekit.errors import InputTooLargeError, InvalidValueError, describe
-from scorekit.harness import fresh_run_ids
+from scorekit.harness import check_tolerance, fresh_run_ids
 from scorekit.progress import progress_printer
 from scorekit.stores import json_key, json_store
 
@@ -423,9 +423,13 @@ def save_agent_baseline(report: ReliabilityReport, name: str, *, rootdir: Any = 
 
 
 def load_agent_baseline(name: str, *, rootdir: Any = None) -> Optional[dict]:
-    """The baseline ``name``, or ``None`` when there is none."""
-    store = json_store("baselines", rootdir=rootdir)
-    return store[name] if name in store else None
+    """The baseline ``name``, or ``None`` when there is none. A name the store refuses (``..``, a
+    symbolic link …) raises :class:`~scorekit.stores.StoreKeyError`, a corrupt file
+    :class:`~scorekit.stores.CorruptStoreFileError`: neither is a first run."""
+    try:
+        return json_store("baselines", rootdir=rootdir)[name]
+    except KeyError:
+        return None
 
 
 @dataclasses.dataclass
@@ -459,22 +463,34 @@ def _resolve_baseline(baseline: Any, rootdir: Any) -> Optional[dict]:
                     f"dict or None; got {type(baseline).__name__}")
 
 
+def _whole(value: Any) -> bool:
+    """A count: an integer, not a bool (nor a float, NaN included)."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
 def _check_baseline(base: dict) -> None:
     if "n_trials" not in base:
         raise ValueError(
             "agent_regression_gate: malformed baseline -- no 'n_trials' key. It was not produced by "
             "save_agent_baseline; re-baseline from a real run.")
-    n_trials = base["n_trials"] or 0
-    if n_trials <= 0:
+    n_trials = base["n_trials"]
+    if n_trials is not None and not _whole(n_trials):
+        raise InvalidValueError(f"agent_regression_gate: malformed baseline -- n_trials={n_trials!r} is not a whole "
+                                "number of trials; re-baseline from a real run.")
+    if (n_trials or 0) <= 0:
         raise ValueError(
             "agent_regression_gate: the baseline recorded ZERO trials, so it cannot be regressed against -- "
             "every bound in it is the maximally-uncertain default, and any run at all would 'pass'. "
             "Re-baseline from a real run.")
     n_success = base.get("n_success")
-    if n_success is not None and not 0 <= n_success <= n_trials:
+    if n_success is not None and not (_whole(n_success) and 0 <= n_success <= n_trials):
         raise ValueError(
-            f"agent_regression_gate: malformed baseline -- n_success={n_success} is not in "
+            f"agent_regression_gate: malformed baseline -- n_success={n_success!r} is not a whole number in "
             f"[0, n_trials={n_trials}].")
+    n_tasks = base.get("n_tasks")
+    if n_tasks is not None and not (_whole(n_tasks) and n_tasks >= 0):
+        raise InvalidValueError(f"agent_regression_gate: malformed baseline -- n_tasks={n_tasks!r} is not a whole "
+                                "number of tasks.")
     if n_success is None and base.get("success_rate") is None:
         raise ValueError(
             "agent_regression_gate: malformed baseline -- it carries neither 'n_success' nor 'success_rate', "
@@ -490,22 +506,106 @@ def _finite(x: Any) -> bool:
     return isinstance(x, numbers.Real) and not isinstance(x, bool) and math.isfinite(x)
 
 
+def _success_reasons(report: ReliabilityReport, base: dict, tolerance: float) -> tuple[list[str], Any]:
+    """The success-rate arm: why it fails (empty when it passes) and the baseline rate shown."""
+    base_n, base_c, base_rate = base["n_trials"], base.get("n_success"), base.get("success_rate")
+    if base_rate is not None and not (_finite(base_rate) and 0.0 <= base_rate <= 1.0):
+        return [f"success rate could not be compared: the baseline's success_rate is {base_rate!r}, not a rate in "
+                "[0, 1]"], base_rate
+    if base_rate is None:
+        base_rate = base_c / base_n
+    if base_c is not None:
+        _, hi = newcombe_difference(report.n_success, report.n_trials, base_c, base_n)
+        if hi < -tolerance:
+            return [f"success rate regressed: {report.success_rate:.3f} vs baseline {base_rate:.3f}; the 95% interval "
+                    f"for the change tops out at {hi:+.3f} (tolerance {tolerance})"], base_rate
+    elif report.success_ci[1] < base_rate - tolerance:
+        lo, hi = report.success_ci
+        return [f"success rate regressed: CI [{lo:.3f}, {hi:.3f}] lies below baseline {base_rate:.3f} "
+                f"(tolerance {tolerance})"], base_rate
+    return [], base_rate
+
+
+def _pass_hat_k_reasons(report: ReliabilityReport, base: dict, tolerance: float) -> list[str]:
+    """The pass^k arm (k > 1; pass^1 is the success rate): why it fails, empty when it passes."""
+    k, cur_hat, base_hat = report.k, report.pass_hat_k, base.get("pass_hat_k")
+    if k <= 1:
+        return []
+    if base.get("k") != k:
+        return [f"pass^{k} could not be compared: the baseline ran k={base.get('k')!r} trials per task, this run {k}"]
+    if not (_finite(cur_hat) and _finite(base_hat)):
+        return [f"pass^{k} could not be compared: non-finite estimate (current {cur_hat!r}, baseline {base_hat!r})"]
+    if "pass_hat_k_sd" in base and base.get("n_tasks"):
+        se_cur = report.pass_hat_k_se()
+        se_base = mean_standard_error(base_hat, base["pass_hat_k_sd"], base["n_tasks"])
+        hi = (cur_hat - base_hat) + DEFAULT_Z * math.sqrt(se_cur * se_cur + se_base * se_base)
+    else:
+        cur_ci = report.pass_hat_k_ci
+        base_ci = base.get("pass_hat_k_ci") or (base_hat, base_hat)
+        if _se_from_ci(base_ci, DEFAULT_Z) in (None, 0.0) and _se_from_ci(cur_ci, DEFAULT_Z):
+            base_ci = cur_ci  # a zero-width baseline must not collapse into interval-vs-point
+        hi = difference_upper_bound(cur_hat, cur_ci, base_hat, base_ci)
+    if not _finite(hi):
+        return [f"pass^{k} could not be compared: no finite bound for the change (current {cur_hat!r}, baseline "
+                f"{base_hat!r}, baseline spread {base.get('pass_hat_k_sd', base.get('pass_hat_k_ci'))!r})"]
+    if hi < -tolerance:
+        return [f"pass^{k} regressed: {cur_hat:.3f} vs baseline {base_hat:.3f}; the interval for the change tops out "
+                f"at {hi:+.3f} (tolerance {tolerance})"]
+    return []
+
+
+def _cost_reasons(report: ReliabilityReport, base: dict, cost_tolerance: float) -> list[str]:
+    """The cost arm: compared when both runs were priced; why it fails, empty when it passes."""
+    cost = report.cost or {}
+    base_ci = base.get("cost_ci") or (None, None)
+    base_priced = any(x is not None for x in (base.get("total_dollars"), base.get("cost_per_success"), *base_ci))
+    if not base_priced and cost.get("total_dollars") is None:
+        return []
+    if not base_priced or cost.get("total_dollars") is None:
+        which = "the baseline has dollar figures and this run none" if base_priced else \
+            "this run has dollar figures and the baseline none"
+        return [f"cost per success could not be compared: {which} (price both runs alike)"]
+    figures = {"cost_per_success": base.get("cost_per_success"), "cost_ci": base_ci,
+               "total_dollars": base.get("total_dollars")}
+    broken = [f"{name}={value!r}" for name, value in figures.items()
+              if any(x is not None and not _finite(x) for x in (value if name == "cost_ci" else [value]))]
+    if broken:
+        return [f"cost per success could not be compared: non-finite estimate in the baseline ({', '.join(broken)})"]
+    if base.get("n_success") == 0:  # the baseline's cost per success is infinite: nothing costs more
+        return []
+    ceiling = base_ci[1] if base_ci[1] is not None else base.get("cost_per_success")
+    low = (cost.get("cost_ci") or (None, None))[0]
+    if not (_finite(ceiling) and (_finite(low) or low == math.inf)):  # inf: this run had no success
+        return [f"cost per success could not be compared: non-finite estimate (current CI low {low!r}, baseline CI "
+                f"high {ceiling!r})"]
+    if low > ceiling * (1 + cost_tolerance):
+        return [f"cost per success regressed: CI low {low:.4g} exceeds the baseline CI high {ceiling:.4g} "
+                f"(+{cost_tolerance:.0%})"]
+    return []
+
+
 def agent_regression_gate(report: ReliabilityReport, baseline: Union[str, dict, ReliabilityReport, None], *,
                           tolerance: float = 0.0, cost_tolerance: float = 0.0,
                           rootdir: Any = None) -> AgentGateResult:
-    """Fail only when the evidence says the agent really got worse than ``baseline``, not on noise.
+    """Fail only when the evidence says the agent really got worse than ``baseline``, not on noise,
+    and whenever it cannot tell.
 
     ``baseline`` is a baseline name, a record from :func:`save_agent_baseline`, a report, or
     ``None`` (a first run passes). The success rate fails when the upper end of the Newcombe
     interval for ``current - baseline`` is below ``-tolerance``; pass^k (k > 1) when the
     combined-SE upper bound of the difference is; cost when the current cost-per-success interval
     starts above the baseline's upper end times ``1 + cost_tolerance``. A run that shrank the
-    suite fails. An empty run fails; an empty or malformed baseline, or one made under another
-    user simulator, suite version or scaffold, raises ``ValueError``. A drop in pass^k that is not
-    significant passes with ``underpowered=True`` and a warning.
+    suite fails. An empty run fails. The gate fails closed: an estimate it cannot compare (NaN,
+    infinite or missing in either run, pass^k of another ``k``, cost priced in only one run) fails
+    with a reason saying so. ``tolerance`` and ``cost_tolerance`` must be finite and ``>= 0``. An
+    empty or malformed baseline, or one made under another user simulator, suite version or
+    scaffold, raises ``ValueError``. A drop in pass^k that is not significant passes with
+    ``underpowered=True`` and a warning.
     """
     if not isinstance(report, ReliabilityReport):
         raise TypeError(f"agent_regression_gate: report must be a ReliabilityReport, got {type(report).__name__}")
+    tolerance = check_tolerance(tolerance, "tolerance")
+    cost_tolerance = check_tolerance(cost_tolerance, "cost_tolerance")
     base = _resolve_baseline(baseline, rootdir)
     cost_now = report.cost.get("cost_per_success") if report.cost else None
     if report.n_trials == 0:
@@ -531,44 +631,12 @@ def agent_regression_gate(report: ReliabilityReport, baseline: Union[str, dict, 
     if base_tasks is not None and report.n_tasks < base_tasks:
         reasons.append(f"the suite shrank: {report.n_tasks} tasks vs {base_tasks} in the baseline -- not the same "
                        "experiment (re-baseline, or restore the missing tasks).")
-
-    base_n, base_c = base["n_trials"], base.get("n_success")
-    base_rate = base.get("success_rate")
-    if base_rate is None and base_c is not None:
-        base_rate = base_c / base_n
-    if base_c is not None and base_n:
-        _, hi = newcombe_difference(report.n_success, report.n_trials, base_c, base_n)
-        if hi < -tolerance:
-            reasons.append(f"success rate regressed: {report.success_rate:.3f} vs baseline {base_rate:.3f}; the 95% "
-                           f"interval for the change tops out at {hi:+.3f} (tolerance {tolerance})")
-    elif base_rate is not None and report.success_ci[1] < base_rate - tolerance:
-        lo, hi = report.success_ci
-        reasons.append(f"success rate regressed: CI [{lo:.3f}, {hi:.3f}] lies below baseline {base_rate:.3f} "
-                       f"(tolerance {tolerance})")
+    success, base_rate = _success_reasons(report, base, tolerance)
+    reasons += success
+    reasons += _pass_hat_k_reasons(report, base, tolerance)
+    reasons += _cost_reasons(report, base, cost_tolerance)
 
     cur_hat, base_hat = report.pass_hat_k, base.get("pass_hat_k")
-    if report.k > 1 and cur_hat is not None and base_hat is not None:
-        if "pass_hat_k_sd" in base and base.get("n_tasks"):
-            se_cur = report.pass_hat_k_se()
-            se_base = mean_standard_error(base_hat, base["pass_hat_k_sd"], base["n_tasks"])
-            hi = (cur_hat - base_hat) + DEFAULT_Z * math.sqrt(se_cur * se_cur + se_base * se_base)
-        else:
-            cur_ci = report.pass_hat_k_ci
-            base_ci = base.get("pass_hat_k_ci") or (base_hat, base_hat)
-            if _se_from_ci(base_ci, DEFAULT_Z) in (None, 0.0) and _se_from_ci(cur_ci, DEFAULT_Z):
-                base_ci = cur_ci  # a zero-width baseline must not collapse into interval-vs-point
-            hi = difference_upper_bound(cur_hat, cur_ci, base_hat, base_ci)
-        if hi is not None and hi < -tolerance:
-            reasons.append(f"pass^{report.k} regressed: {cur_hat:.3f} vs baseline {base_hat:.3f}; the interval for "
-                           f"the change tops out at {hi:+.3f} (tolerance {tolerance})")
-
-    base_cost_ci = base.get("cost_ci") or (None, None)
-    ceiling = base_cost_ci[1] if base_cost_ci[1] is not None else base.get("cost_per_success")
-    low = (report.cost.get("cost_ci") or (None, None))[0] if report.cost else None
-    if _finite(ceiling) and _finite(low) and low > ceiling * (1 + cost_tolerance):
-        reasons.append(f"cost per success regressed: CI low {low:.4g} exceeds the baseline CI high {ceiling:.4g} "
-                       f"(+{cost_tolerance:.0%})")
-
     underpowered = not reasons and cur_hat is not None and base_hat is not None and cur_hat < base_hat
     if underpowered:
         warnings.warn(

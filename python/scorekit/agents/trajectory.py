@@ -43,7 +43,8 @@ from typing import Any, Optional
 import numpy as np
 
 from scorekit._interning import ValueInterner, exact_key
-from scorekit._kernels import _core, current_backend, resolve_threads
+from scorekit import _kernels
+from scorekit._kernels import resolve_threads
 from scorekit._kernels import align as align_kernels
 from scorekit.agents.base import Step, as_call
 from scorekit.agents.toolcalls import (
@@ -262,10 +263,10 @@ class _CompiledPacker:
     compiled ``_core.CallPacker`` (the same ids, masses and weights; table rows may be numbered
     differently)."""
 
-    def __init__(self, canon: Optional[Callable[[str], str]], weights: _Weights,
+    def __init__(self, core: Any, canon: Optional[Callable[[str], str]], weights: _Weights,
                  ascii_steps: Optional[list[str]]) -> None:
         unit = weights.grammar is None
-        self._packer = _core.CallPacker(
+        self._packer = core.CallPacker(
             Step, calls_of, as_call, lambda v: norm_value(v, canon), _named_value_error, ValueInterner, canon,
             ascii_steps, None if unit else weights.tool, None if unit else weights.arg)
         self.pack = self._packer.pack
@@ -276,7 +277,7 @@ class _CompiledPacker:
 
     def score_pairs(self, preds: Sequence[Any], golds: Sequence[Any], threads: int) -> ScoredPairs:
         """:meth:`_Preparer.score_pairs`; on the Rust backend in one compiled call (no arrays)."""
-        if current_backend() == "rust":
+        if _kernels.compiled() is not None:
             return self._packer.score_pairs(preds, golds, _name_key, threads)
         self._packer.reset()  # a reused packer starts empty, as the fused path does
         return _pack_and_score(self, preds, golds, threads)
@@ -300,9 +301,10 @@ def _call_packer(canon: Optional[Callable[[str], str]], weights: _Weights,
                  ascii_steps: Optional[list[str]] = None) -> Any:
     """The compiled call reader when the core is built, else the pure-Python :class:`_Preparer`.
     ``ascii_steps``: ``builtin_steps(canon)``, which the caller may have cached."""
-    if _core is None:
+    core = _kernels.compiled()
+    if core is None:
         return _Preparer(canon, weights)
-    return _CompiledPacker(canon, weights, ascii_steps)
+    return _CompiledPacker(core, canon, weights, ascii_steps)
 
 
 def _sub(p_tool: str, g_tool: str, pn: dict, gn: dict, p_mass: float, g_mass: float, w: _Weights) -> float:
@@ -354,7 +356,7 @@ class TrajectoryMetric:
         """``in_order`` distances. Unweighted calls reuse a compiled packer, which starts every chunk
         of pairs from empty tables; it is taken from and given back to ``_spare``, so concurrent
         calls never share one."""
-        reusable = _core is not None and grammar is None
+        reusable = _kernels.compiled() is not None and grammar is None
         packer = None
         if reusable and self._spare:
             try:

@@ -21,9 +21,10 @@ import sys
 from pathlib import Path
 from typing import Any, Optional, TextIO
 
+from scorekit.files import check_outputs, write_atomically
 from scorekit.progress import progress_printer
 
-__all__ = ["add_parser", "format_percent", "print_summary"]
+__all__ = ["add_parser", "format_percent", "missing_steps_text", "print_summary"]
 
 DEFAULT_REPORT = "benchmark_report.html"
 DEFAULT_TITLE = "Pipeline Benchmark Report"
@@ -89,6 +90,9 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--title", default=DEFAULT_TITLE, help=f"the report's title (default {DEFAULT_TITLE!r})")
     p.add_argument("--matching", choices=("greedy", "optimal"), default="greedy",
                    help="pairing of the items of dict lists: greedy (default, the documented order) or optimal")
+    p.add_argument("--missing-steps", choices=("exclude", "fail"), default=None,
+                   help="a step the pipeline gave no output for: left out of its case's score (exclude, the "
+                        "default) or scored 0 (fail); counted either way (with --from-summary: the saved rule)")
     p.add_argument("--jobs", type=_jobs, default=1, metavar="N",
                    help="worker processes running cases in parallel (default 1: in this process)")
     p.add_argument("--timeout", type=_seconds, default=None, metavar="S",
@@ -120,8 +124,10 @@ def print_summary(summary: Any, out: TextIO) -> None:
     """The console lines of a summary: per pipeline, its steps and its overall accuracy."""
     t = summary.pass_threshold
     cases = len(summary.case_names)
+    passed_missing = summary.passed_with_missing_steps
     print(f"Benchmark complete \u2014 {cases} case{'s' * (cases != 1)}, {len(summary.pipelines)} "
-          f"pipeline{'s' * (len(summary.pipelines) != 1)}", file=out)
+          f"pipeline{'s' * (len(summary.pipelines) != 1)}"
+          + (f" \u2014 {_passed_with_missing(passed_missing)}" if passed_missing else ""), file=out)
     for p in summary.pipelines:
         print(f"\nPipeline: {p.name}", file=out)
         for step, accuracy in p.step_mean_accuracy.items():
@@ -133,6 +139,20 @@ def print_summary(summary: Any, out: TextIO) -> None:
         extra = f", {p.unscored_count} with no scored steps" if p.unscored_count else ""
         print(f"  Pass rate: {format_percent(p.overall_pass_rate)} ({passed}/{counted} cases)  "
               f"errors: {p.error_count}/{len(p.cases)}{extra}", file=out)
+        if p.missing_step_count:
+            print(f"  {missing_steps_text(p, summary.missing_steps)}", file=out)
+
+
+def _passed_with_missing(count: int) -> str:
+    return f"{count} case{'s' * (count != 1)} passed with missing steps"
+
+
+def missing_steps_text(p: Any, rule: str) -> str:
+    """The line that counts a pipeline's missing steps (the console's and the report's)."""
+    steps, cases = p.missing_step_count, p.cases_with_missing_steps
+    how = "scored 0 in" if rule == "fail" else "left out of"
+    return (f"Missing steps: {steps} step{'s' * (steps != 1)} in {cases} case{'s' * (cases != 1)} "
+            f"({how} the case scores), {_passed_with_missing(p.passed_with_missing_steps)}")
 
 
 def _sections(values: Optional[list[str]]) -> Optional[list[str]]:
@@ -173,6 +193,24 @@ def _check_usage(args: argparse.Namespace) -> None:
         raise CliError(f"--json {args.json!r}: folder {str(Path(args.json).parent)!r} does not exist")
 
 
+def _rescore(summary: Any, threshold: Optional[float], missing_steps: Optional[str]) -> None:
+    """A saved summary under another pass threshold or missing-step rule (``None``: the saved one)."""
+    from scorekit.cases.results import aggregate_pipeline, case_score
+
+    if missing_steps is not None and missing_steps != summary.missing_steps:
+        summary.missing_steps = missing_steps
+        for p in summary.pipelines:
+            for case in p.cases:
+                if case.status == "success":
+                    case.overall_score = case_score(case.step_scores, missing_steps)
+    elif threshold is None or threshold == summary.pass_threshold:
+        return
+    if threshold is not None:
+        summary.pass_threshold = threshold
+    for p in summary.pipelines:
+        aggregate_pipeline(p, summary.pass_threshold)
+
+
 def run_command(args: argparse.Namespace) -> int:
     """Run ``scorekit cases`` (module docstring); the exit status."""
     from scorekit.cases.errors import CasesConfigError
@@ -194,19 +232,15 @@ def run_command(args: argparse.Namespace) -> int:
         except (OSError, ValueError) as exc:
             return _config_error(f"--compare {args.compare!r}: {getattr(exc, 'strerror', None) or exc}")
     out = sys.stderr if args.json == "-" else sys.stdout
-    inputs: list[str] = [args.compare] if args.compare else []
+    inputs: list["str | Path"] = [args.compare] if args.compare else []
+    runner = None
     if args.from_summary is not None:
         try:
             summary = BenchmarkSummary.from_json(args.from_summary)
         except (OSError, ValueError) as exc:
             return _config_error(f"--from-summary {args.from_summary!r}: {getattr(exc, 'strerror', None) or exc}")
         inputs.append(args.from_summary)
-        if args.pass_threshold is not None and args.pass_threshold != summary.pass_threshold:
-            from scorekit.cases.results import aggregate_pipeline
-
-            summary.pass_threshold = args.pass_threshold
-            for p in summary.pipelines:
-                aggregate_pipeline(p, args.pass_threshold)
+        _rescore(summary, args.pass_threshold, args.missing_steps)
     else:
         from scorekit.cases.runner import BenchmarkRunner
 
@@ -219,6 +253,7 @@ def run_command(args: argparse.Namespace) -> int:
             runner = BenchmarkRunner(args.benchmark_dir, args.pipelines, pass_threshold=threshold,
                                      matching=args.matching, jobs=args.jobs, timeout=args.timeout,
                                      allow_external_files=args.allow_external_files,
+                                     missing_steps=args.missing_steps or "exclude",
                                      progress=progress_printer(args.progress, "cases"))
         except CasesConfigError as exc:
             return _config_error(str(exc))
@@ -232,17 +267,19 @@ def run_command(args: argparse.Namespace) -> int:
         if not runner.cases:
             return _config_error(f"no cases found in {args.benchmark_dir!r} (a case is a sub-folder with "
                                  "input.json|yaml|yml and expected.json|yaml|yml)")
+        inputs.extend(runner.input_paths())
+    # every output against everything the run reads and against each other, before any case runs
+    check_outputs({"--report": args.report, "--pdf": Path(args.report).with_suffix(".pdf") if args.pdf else None,
+                   "--json": None if args.json == "-" else args.json}, inputs)
+    if runner is not None:
         summary = runner.run()
-        inputs.extend(str(p) for c in runner.cases for p in c.directory.iterdir() if p.is_file())
     print_summary(summary, out)
     if args.json is not None:
         text = summary.to_json()
         if args.json == "-":
             print(text)
         else:
-            from scorekit.report import write_report
-
-            write_report(args.json, text + "\n", inputs=inputs)
+            write_atomically(args.json, text + "\n")
     from scorekit.cases.report import generate_report
 
     written = generate_report(summary, args.report, sections, title=args.title, pdf=args.pdf, previous=previous,
@@ -255,6 +292,10 @@ def run_command(args: argparse.Namespace) -> int:
         changes = ", ".join(f"{n} {kind}" for kind, n in counts.items() if n and kind != "same") or "no change"
         if not comparison.pipelines:
             changes = "no pipeline in common, nothing compared"
+        for label, names in (("only in this run", comparison.new_pipelines),
+                             ("only in the previous run", comparison.gone_pipelines)):
+            if names:
+                changes += f"; {label}: {', '.join(names)}"
         print(f"\nSince {args.compare}: {changes}", file=out)
     print(f"\nReport written to: {written}", file=out)
     if args.pdf:

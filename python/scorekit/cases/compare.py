@@ -1,7 +1,8 @@
 """What changed between two runs of a case benchmark (``--compare PREVIOUS_SUMMARY.json``).
 
 :func:`compare_summaries` matches the pipelines of two :class:`BenchmarkSummary` objects by name
-(the k-th pipeline of a name with the k-th of the same name), then their cases by name, then each
+(the k-th pipeline of a name with the k-th of the same name; never by position: a pipeline whose
+name is only in one run is listed as new or gone), then their cases by name, then each
 case's steps by name, and gives each a kind of change (:data:`KINDS`):
 
 - ``new`` / ``gone``: only in the current / only in the previous run;
@@ -22,6 +23,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
+from scorekit.cases.formatting import format_delta, format_score
 from scorekit.cases.results import BenchmarkSummary, CaseResult, StepScore, jsonable
 
 __all__ = ["KINDS", "CaseChange", "RunComparison", "StepChange", "compare_summaries", "comparison_section"]
@@ -73,7 +75,10 @@ class CaseChange:
 
 @dataclass
 class RunComparison:
-    """Every case change of the pipelines both runs have, and the pipelines only one run has."""
+    """Every case change of the pipelines both runs have, and the pipelines only one run has.
+
+    ``compared`` says which pipeline was compared with which: ``(name, previous path, current
+    path)`` per pair, in the current run's order."""
 
     previous_created: str
     current_created: str
@@ -81,6 +86,7 @@ class RunComparison:
     new_pipelines: list[str]
     gone_pipelines: list[str]
     cases: list[CaseChange]
+    compared: list[tuple[str, str, str]] = field(default_factory=list)
 
     def counts(self) -> dict[str, int]:
         """Cases per kind of change (every kind, 0 included)."""
@@ -99,7 +105,9 @@ class RunComparison:
 
     def to_dict(self) -> dict[str, Any]:
         return {"previous_created": self.previous_created, "current_created": self.current_created,
-                "pipelines": list(self.pipelines), "new_pipelines": list(self.new_pipelines),
+                "pipelines": list(self.pipelines),
+                "compared": [{"name": n, "previous_path": old, "current_path": new} for n, old, new in self.compared],
+                "new_pipelines": list(self.new_pipelines),
                 "gone_pipelines": list(self.gone_pipelines), "counts": self.counts(),
                 "step_counts": self.step_counts(), "cases": [c.to_dict() for c in self.cases]}
 
@@ -174,9 +182,6 @@ def compare_summaries(previous: BenchmarkSummary, current: BenchmarkSummary) -> 
     old_keys = dict(zip(_keyed([p.name for p in previous.pipelines]), previous.pipelines))
     new_keys = dict(zip(_keyed([p.name for p in current.pipelines]), current.pipelines))
     pairs = [(key, old_keys[key], pipe) for key, pipe in new_keys.items() if key in old_keys]
-    if not pairs and len(old_keys) == len(new_keys):
-        # no name in common (a renamed pipeline, another outputs folder): pair them by position
-        pairs = [(key, old, new) for (key, new), old in zip(new_keys.items(), old_keys.values())]
     paired_new, paired_old = {id(new) for _, _, new in pairs}, {id(old) for _, old, _ in pairs}
     cases: list[CaseChange] = []
     for _, old_pipe, pipe in pairs:
@@ -186,14 +191,14 @@ def compare_summaries(previous: BenchmarkSummary, current: BenchmarkSummary) -> 
         cases += [_case_change(pipe.name, c, None) for c in old_pipe.cases if c.case_name not in new_cases]
     return RunComparison(previous.created, current.created, [new.name for _, _, new in pairs],
                          [p.name for p in current.pipelines if id(p) not in paired_new],
-                         [p.name for p in previous.pipelines if id(p) not in paired_old], cases)
+                         [p.name for p in previous.pipelines if id(p) not in paired_old], cases,
+                         [(new.name, old.pipeline_path, new.pipeline_path) for _, old, new in pairs])
 
 
 def comparison_section(comparison: RunComparison) -> Any:
     """The report section "Changes since the previous run": counts per kind, then every case that
     changed, worst first (broken, worse, gone, changed, new, better, fixed)."""
     from scorekit import report as rp
-    from scorekit.cases.report import format_delta, format_score
 
     def score(value: Optional[float], status: Optional[str]) -> str:
         if status is None:
@@ -201,6 +206,12 @@ def comparison_section(comparison: RunComparison) -> Any:
         return "error" if status == "error" else format_score(value)
 
     parts = [rp.note(f"Previous run: {comparison.previous_created}; this run: {comparison.current_created}.")]
+    if comparison.compared:
+        parts.append(rp.data_table("Pipelines compared (paired by name)",
+                                   ["pipeline", "previous run's pipeline", "this run's pipeline"],
+                                   [list(pair) for pair in comparison.compared]))
+    else:
+        parts.append(rp.note("No pipeline name is in both runs: nothing compared."))
     if comparison.new_pipelines or comparison.gone_pipelines:
         parts.append(rp.note("Pipelines only in this run: " + (", ".join(comparison.new_pipelines) or "none")
                              + ". Only in the previous run: " + (", ".join(comparison.gone_pipelines) or "none")

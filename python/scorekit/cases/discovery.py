@@ -14,7 +14,7 @@ import logging
 import os
 import re
 import stat
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -59,13 +59,15 @@ _O_BINARY = getattr(os, "O_BINARY", 0)
 @dataclass(frozen=True)
 class Case:
     """One case: the name of its directory, the directory, the loaded input and expected payloads
-    (every ``$file`` reference replaced by the file's text) and the format of the input file."""
+    (every ``$file`` reference replaced by the file's text), the format of the input file, and
+    every file loading it read (the role files and the ``$file`` targets, resolved)."""
 
     name: str
     directory: Path
     input: dict
     expected: dict
     input_format: str  # "json" or "yaml"
+    files: tuple[Path, ...] = field(default=(), compare=False)
 
 
 class _Refused(Exception):
@@ -147,23 +149,24 @@ class _Loader:
             return self._skip(name, f"no {' or '.join(missing)} file ({names})")
         if several:
             return None
-        input_payload = self._load_role(name, directory / files["input"][0], target, "input")
-        expected_payload = self._load_role(name, directory / files["expected"][0], target, "expected")
+        read: list[Path] = []
+        input_payload = self._load_role(name, directory / files["input"][0], target, "input", read)
+        expected_payload = self._load_role(name, directory / files["expected"][0], target, "expected", read)
         if input_payload is None or expected_payload is None:
             return None
         input_format = "json" if files["input"][0].endswith(".json") else "yaml"
-        return Case(name, directory, input_payload, expected_payload, input_format)
+        return Case(name, directory, input_payload, expected_payload, input_format, tuple(dict.fromkeys(read)))
 
     def _skip(self, name: str, reason: str) -> SkippedCase:
         logger.warning("case directory %r skipped: %s", name, reason)
         return SkippedCase(name, reason)
 
-    def _load_role(self, name: str, path: Path, case_dir: Path, role: str) -> dict | None:
+    def _load_role(self, name: str, path: Path, case_dir: Path, role: str, read: list[Path]) -> dict | None:
         """The payload of one role file with its ``$file`` references expanded; ``None`` (and the
-        problems recorded) if it cannot be used."""
+        problems recorded) if it cannot be used. Every file read is appended to ``read``."""
         label = f"case '{name}': {path.name}"
         try:
-            payload, may_reference = self._read_payload(path)
+            payload = self._read_payload(path, read)
         except _Refused as refusal:
             self.problems.append(f"{label}: {refusal}")
             return None
@@ -171,18 +174,19 @@ class _Loader:
         if shape_problem is not None:
             self.problems.append(f"{label}: {shape_problem}")
             return None
-        if not may_reference:
+        if not _holds_file_key(payload):
             return payload
         references = _References(case_dir, self.allow_external_files, self.max_file_bytes)
         expanded = {key: references.expand(value, str(key)) for key, value in payload.items()}
+        read.extend(references.read)
         if references.problems:
             self.problems.extend(f"{label}: {problem}" for problem in references.problems)
             return None
         return expanded
 
-    def _read_payload(self, path: Path) -> tuple[Any, bool]:
-        """The parsed content of a role file, checked for emptiness, depth and size, and whether
-        its text could hold a ``$file`` key (the key literally, or a character escape)."""
+    def _read_payload(self, path: Path, read: list[Path]) -> Any:
+        """The parsed content of a role file, checked for emptiness, depth and size; its resolved
+        path is appended to ``read``."""
         try:
             target = path.resolve(strict=True)
         except (OSError, RuntimeError) as error:
@@ -190,6 +194,7 @@ class _Loader:
         if not self.allow_external_files and not target.is_relative_to(self.root):
             raise _Refused(f"resolves outside the benchmark directory ({target}); "
                            "allow_external_files=True permits it")
+        read.append(target)
         data = _read_regular_file(target, self.max_file_bytes)
         text = _decode(data)
         if not text.strip():
@@ -200,12 +205,22 @@ class _Loader:
         # JSON holds at most one value per byte and nests at most as deep as it has brackets
         if path.suffix != ".json" or text.count("[") + text.count("{") > MAX_NESTING:
             _check_nesting(payload, _VALUES_PER_BYTE * len(data) + _VALUES_SLACK)
-        lowered = text.lower()
-        return payload, FILE_KEY in text or any(escape in lowered for escape in _DOLLAR_ESCAPES)
+        return payload
 
 
-#: The escapes that can spell the ``$`` of a ``$file`` key in JSON or YAML text (lower case).
-_DOLLAR_ESCAPES = ("\\u0024", "\\x24", "\\U00000024".lower())
+def _holds_file_key(payload: Any) -> bool:
+    """Whether a parsed payload has a ``$file`` key anywhere. Decided on the parsed keys, never on
+    the file's text, which can spell the key with escapes (``"$fi\\u006ce"``)."""
+    pending = [payload]
+    while pending:
+        value = pending.pop()
+        if isinstance(value, dict):
+            if FILE_KEY in value:
+                return True
+            pending.extend(value.values())
+        elif isinstance(value, list):
+            pending.extend(value)
+    return False
 
 
 def _shape_problem(role: str, payload: Any) -> str | None:
@@ -236,6 +251,11 @@ class _References:
         self.max_file_bytes = max_file_bytes
         self.problems: list[str] = []
         self._texts: dict[Path, str] = {}
+
+    @property
+    def read(self) -> list[Path]:
+        """The resolved paths of the files read so far."""
+        return list(self._texts)
 
     def expand(self, value: Any, where: str) -> Any:
         """``value`` (found at ``where``, e.g. ``doc.pages[0]``) with every reference replaced; the

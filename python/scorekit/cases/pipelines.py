@@ -20,6 +20,7 @@ Adapters (docs/cases-pipelines.md):
 from __future__ import annotations
 
 import importlib
+import inspect
 import json
 import os
 import re
@@ -125,6 +126,14 @@ class CallablePipeline:
             raise CasesConfigError([f"pipeline {ref!r}: {attr!r} is not callable"])
         return cls(target, path=ref)
 
+    def inputs(self) -> list[Path]:
+        """The source file of the callable, when Python knows it (read by the run: never written)."""
+        try:
+            source = inspect.getsourcefile(self.fn) or inspect.getfile(self.fn)
+        except (TypeError, OSError):
+            return []
+        return [Path(source)] if os.path.isfile(source) else []
+
     def run(self, case_input: dict, case: "Case") -> PipelineRun:
         value = self.fn(case_input)
         if isinstance(value, PipelineRun):
@@ -175,7 +184,7 @@ class CommandPipeline:
             text = command if isinstance(command, str) else shlex.join(self.argv)
         if not self.argv or not self.argv[0]:
             raise CasesConfigError(["a pipeline command is empty"])
-        self.timeout, self.cwd = timeout, cwd
+        self.timeout, self.cwd, self.shell = timeout, cwd, shell
         self.path = path or text
         self.name = name or self._default_name(shell)
 
@@ -187,6 +196,18 @@ class CommandPipeline:
                 if os.path.isfile(arg):
                     return os.path.basename(arg)
         return self.path
+
+    def inputs(self) -> list[Path]:
+        """Every word of the command that names an existing file (the program, its script, the
+        files it is given), relative to the command's folder."""
+        words = self.argv
+        if self.shell:
+            try:
+                words = shlex.split(self.argv[2])
+            except ValueError:
+                words = self.argv[2].split()
+        folder = Path(self.cwd) if self.cwd is not None else Path.cwd()
+        return [folder / word for word in words if word and (folder / word).is_file()]
 
     def run(self, case_input: dict, case: "Case") -> PipelineRun:
         data = json.dumps(case_input, ensure_ascii=False, default=_json_default).encode("utf-8")
@@ -315,6 +336,10 @@ class SavedOutputsPipeline:
             raise PipelineError(f"saved output of case {case_name!r} resolves outside {self.path!r}")
         return target
 
+    def inputs(self) -> list[Path]:
+        """The folder of saved outputs and every file in it."""
+        return [self.directory, *(entry for entry in self.directory.iterdir() if entry.is_file())]
+
     def run(self, case_input: dict, case: "Case") -> PipelineRun:
         target = self.file_for(case.name)
         try:
@@ -405,6 +430,10 @@ class PyconveyorPipeline:
         except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
             raise CasesConfigError([f"pipeline {self.path!r}: {exc}"]) from None
         self._dag = _dag_nodes(spec.get("steps", []) if isinstance(spec, dict) else [])
+
+    def inputs(self) -> list[Path]:
+        """The pipeline's YAML file."""
+        return [self.file]
 
     def run(self, case_input: dict, case: "Case") -> PipelineRun:
         rctx = self.runner.run(case_input)

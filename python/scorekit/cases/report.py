@@ -24,6 +24,8 @@ from scorekit import report as rp
 from scorekit.cases.results import (BenchmarkSummary, CaseResult, DagNode, FieldScore, PipelineBenchmarkResult,
                                     jsonable)
 from scorekit.errors import InputTooLargeError
+from scorekit.cases.formatting import format_delta, format_score
+from scorekit.files import check_outputs
 from scorekit.report.charts import MAX_BARS, MAX_FLOW_DEPTH
 from scorekit.report.pdf import PdfSupportError, require_pdf_support, write_pdf
 
@@ -50,36 +52,9 @@ MAX_STDERR_BLOCKS = 200
 _MISSING = object()
 
 
-def format_score(score: Optional[float]) -> str:
-    """A score as a percentage with one decimal, rounded down (``0.9999`` is ``99.9%``, only
-    ``1.0`` is ``100.0%``); ``None`` is ``—``.
-
-    >>> [format_score(x) for x in (1.0, 0.9999, 0.625, 0.0, None)]
-    ['100.0%', '99.9%', '62.5%', '0.0%', '—']
-    """
-    if score is None:
-        return "\u2014"
-    tenths = math.floor(score * 1000 + 1e-9)
-    if score < 1.0:
-        tenths = min(tenths, 999)
-    return f"{tenths / 10:.1f}%"
-
-
 def _tenths(score: float) -> float:
     """The percentage :func:`format_score` shows, as a number (the bar length matches the label)."""
     return float(format_score(score)[:-1])
-
-
-def format_delta(delta: Optional[float]) -> str:
-    """A difference of two scores in percentage points, signed, one decimal, cut toward zero.
-
-    >>> [format_delta(x) for x in (0.5, -0.5, 0.0, -0.00001, None)]
-    ['+50.0', '-50.0', '+0.0', '-0.0', '—']
-    """
-    if delta is None:
-        return "\u2014"
-    tenths = math.floor(abs(delta) * 1000 + 1e-9)
-    return f"{'-' if delta < 0 else '+'}{tenths / 10:.1f}"
 
 
 def _json_text(value: Any, indent: Optional[int] = None) -> str:
@@ -172,17 +147,26 @@ def _overall(summary: BenchmarkSummary) -> list[rp.Section]:
     if not summary.case_names and not any(p.cases for p in summary.pipelines):
         parts.append(rp.note("No cases found: the benchmark folder has no case directory (a folder with an "
                              "input and an expected file)."))
+    rule = "scored 0" if summary.missing_steps == "fail" else "left out of the case score"
+    passed_missing = summary.passed_with_missing_steps
+    if passed_missing:
+        parts.append(rp.note(f"{passed_missing} case{'s' if passed_missing != 1 else ''} passed with missing "
+                             f"steps: a step the pipeline gave no output for is {rule} "
+                             "(the rule is --missing-steps; the per-case blocks count them)."))
     parts.append(rp.summary_table("", [("cases", len(summary.case_names)), ("pipelines", len(summary.pipelines)),
-                                       ("pass threshold", format_score(t)), ("list matching", summary.matching)]))
+                                       ("pass threshold", format_score(t)), ("list matching", summary.matching),
+                                       ("missing steps", rule)]))
     rows = []
     for p in summary.pipelines:
         passed = sum(1 for c in p.cases if c.passed(t))
         rows.append([p.name, len(p.cases), p.error_count, p.unscored_count, _score_cell(p.overall_mean_accuracy),
-                     _score_cell(p.ok_mean_accuracy), passed, _score_cell(p.overall_pass_rate)])
+                     _score_cell(p.ok_mean_accuracy), passed, _score_cell(p.overall_pass_rate),
+                     p.missing_step_count, p.passed_with_missing_steps])
     if rows:
         parts.append(rp.data_table("Pipelines", ["pipeline", "cases", "errors", "no scored steps",
                                                  "mean accuracy (errors as 0)", "mean of successful cases",
-                                                 "passed", f"pass rate (score \u2265 {format_score(t)})"], rows))
+                                                 "passed", f"pass rate (score \u2265 {format_score(t)})",
+                                                 "missing steps", "passed with missing steps"], rows))
     if summary.skipped:
         parts.append(rp.data_table(f"Skipped directories ({len(summary.skipped)})", ["directory", "reason"],
                                    [[s.name, s.reason] for s in summary.skipped]))
@@ -346,6 +330,9 @@ def _match_table(fs: FieldScore) -> rp.Section:
 def _case_block(case: CaseResult, threshold: float) -> rp.Section:
     state = _case_state(case, threshold)
     score = "" if case.overall_score is None or case.status == "error" else f" \u00b7 {format_score(case.overall_score)}"
+    missing = case.missing_step_count
+    if missing:
+        score += f" \u00b7 {missing} step{'s' if missing != 1 else ''} missing"
     parts: list[rp.Section] = []
     if case.status == "error":
         parts.append(rp.text_block("Error", case.error_message or (str(case.error) if case.error else "error")))
@@ -487,9 +474,11 @@ def generate_report(summary: BenchmarkSummary, output: "str | os.PathLike[str]" 
                     inputs: Sequence["str | os.PathLike[str]"] = ()) -> Path:
     """Write the report of ``summary`` to ``output`` (atomically; never over one of ``inputs``)
     and return its path. With ``pdf``, also ``Path(output).with_suffix(".pdf")`` through
-    WeasyPrint, checked before anything is written (:func:`require_pdf_support`)."""
+    WeasyPrint; WeasyPrint (:func:`require_pdf_support`) and both paths
+    (:func:`scorekit.files.check_outputs`) are checked before anything is written."""
     if pdf:
         require_pdf_support()
+    check_outputs({"output": output, "pdf": Path(output).with_suffix(".pdf") if pdf else None}, inputs)
     page = rp.render_page(title, report_sections(summary, sections, previous=previous,
                                                   max_case_details=max_case_details),
                           subtitle=f"Generated: {summary.created}")

@@ -8,8 +8,12 @@ are kept.
 
 Aggregation (:func:`aggregate_pipeline`) is the decided rule of docs/cases.md:
 
-- a case's ``overall_score`` is the mean of its ``scored`` steps; ``None`` when no step is scored
-  ("no scored steps"), and such a case counts neither in the means nor in the pass rate;
+- a case's ``overall_score`` is the mean of its ``scored`` steps (:func:`case_score`; with
+  ``missing_steps="fail"`` each ``missing`` step joins the mean as 0); ``None`` when no step is
+  scored ("no scored steps"), and such a case counts neither in the means nor in the pass rate;
+- missing steps are counted per case (``CaseResult.missing_step_count``) and per pipeline
+  (``missing_step_count``, ``cases_with_missing_steps``, ``passed_with_missing_steps``), so a
+  case that passes only because a step it never produced is left out is never silent;
 - ``overall_mean_accuracy`` counts error cases as 0 (``ok_mean_accuracy`` leaves them out);
 - ``overall_pass_rate`` = passing cases / cases that have a score or an error;
 - ``step_mean_accuracy[s]`` averages the step over the successful cases where it is not
@@ -28,15 +32,19 @@ import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Callable, Optional
+
+from scorekit.files import strict_json_loads, write_atomically
 
 __all__ = [
-    "BenchmarkSummary", "CaseResult", "DagNode", "FieldScore", "ListMatch", "PipelineBenchmarkResult",
-    "SkippedCase", "StepScore", "aggregate_pipeline", "jsonable", "SUMMARY_FORMAT",
+    "BenchmarkSummary", "CaseResult", "DagNode", "FieldScore", "ListMatch", "MISSING_STEPS", "PipelineBenchmarkResult",
+    "SkippedCase", "StepScore", "aggregate_pipeline", "case_score", "jsonable", "SUMMARY_FORMAT",
 ]
 
 #: Version tag of the saved-summary JSON; loading refuses any other.
 SUMMARY_FORMAT = "scorekit.cases.summary/1"
+#: What a missing step does to its case's score: left out (the seed's rule) or scored 0.
+MISSING_STEPS = ("exclude", "fail")
 
 
 @dataclass
@@ -146,9 +154,15 @@ class CaseResult:
         """A successful case with a score of at least ``threshold`` (raw floats, no epsilon)."""
         return self.status == "success" and self.overall_score is not None and self.overall_score >= threshold
 
+    @property
+    def missing_step_count(self) -> int:
+        """How many expected steps the pipeline gave no output for."""
+        return sum(1 for s in self.step_scores if s.status == "missing")
+
     def to_dict(self) -> dict[str, Any]:
         return {"case_name": self.case_name, "pipeline_path": self.pipeline_path, "status": self.status,
                 "step_scores": [s.to_dict() for s in self.step_scores], "overall_score": self.overall_score,
+                "missing_steps": self.missing_step_count,
                 "error_type": type(self.error).__name__ if self.error is not None else None,
                 "error_message": self.error_message, "elapsed_seconds": self.elapsed_seconds,
                 "attempt_logs": jsonable(self.attempt_logs), "actuals": jsonable(self.actuals),
@@ -199,6 +213,9 @@ class PipelineBenchmarkResult:
     unscored_count: int = 0
     dag: list[DagNode] = field(default_factory=list)
     name: str = ""
+    missing_step_count: int = 0
+    cases_with_missing_steps: int = 0
+    passed_with_missing_steps: int = 0
 
     def __post_init__(self) -> None:
         if not self.name:
@@ -210,6 +227,9 @@ class PipelineBenchmarkResult:
                 "step_missing_count": self.step_missing_count, "overall_mean_accuracy": self.overall_mean_accuracy,
                 "ok_mean_accuracy": self.ok_mean_accuracy, "overall_pass_rate": self.overall_pass_rate,
                 "error_count": self.error_count, "unscored_count": self.unscored_count,
+                "missing_step_count": self.missing_step_count,
+                "cases_with_missing_steps": self.cases_with_missing_steps,
+                "passed_with_missing_steps": self.passed_with_missing_steps,
                 "dag": [n.to_dict() for n in self.dag]}
 
     @classmethod
@@ -241,39 +261,197 @@ class BenchmarkSummary:
     skipped: list[SkippedCase] = field(default_factory=list)
     matching: str = "greedy"
     created: str = field(default_factory=lambda: _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"))
+    missing_steps: str = "exclude"
+
+    @property
+    def passed_with_missing_steps(self) -> int:
+        """Passing cases with a missing step, over every pipeline (the headline's count)."""
+        return sum(p.passed_with_missing_steps for p in self.pipelines)
 
     def to_dict(self) -> dict[str, Any]:
         return {"format": SUMMARY_FORMAT, "created": self.created, "pass_threshold": self.pass_threshold,
-                "matching": self.matching, "case_names": list(self.case_names),
+                "matching": self.matching, "missing_steps": self.missing_steps,
+                "passed_with_missing_steps": self.passed_with_missing_steps, "case_names": list(self.case_names),
                 "skipped": [s.to_dict() for s in self.skipped], "pipelines": [p.to_dict() for p in self.pipelines]}
 
     def to_json(self, path: "str | Path | None" = None) -> str:
         """The summary as strict JSON text; also written to ``path`` when given."""
         text = json.dumps(self.to_dict(), ensure_ascii=False, allow_nan=False, indent=1)
         if path is not None:
-            Path(path).write_text(text + "\n", encoding="utf-8")
+            write_atomically(path, text + "\n")
         return text
 
     @classmethod
     def from_dict(cls, d: Any) -> "BenchmarkSummary":
+        """The summary of a saved dict; a ``ValueError`` ("malformed scorekit cases summary:
+        <path inside the JSON>: …") for anything :meth:`to_dict` does not write."""
         if not isinstance(d, dict) or d.get("format") != SUMMARY_FORMAT:
             raise ValueError(f"not a saved scorekit cases summary (expected \"format\": \"{SUMMARY_FORMAT}\")")
         try:
-            return cls([PipelineBenchmarkResult.from_dict(p) for p in d["pipelines"]], list(d["case_names"]),
-                       float(d["pass_threshold"]), [SkippedCase(s["name"], s["reason"]) for s in d.get("skipped", [])],
-                       d.get("matching", "greedy"), d.get("created", ""))
-        except (KeyError, TypeError, ValueError) as exc:
-            raise ValueError(f"malformed scorekit cases summary: {type(exc).__name__}: {exc}") from None
+            _SUMMARY(d, "")
+            _check_unique_case_names(d["pipelines"])
+        except _Malformed as exc:
+            raise ValueError(f"malformed scorekit cases summary: {exc}") from None
+        except RecursionError:
+            raise ValueError("malformed scorekit cases summary: nested too deeply") from None
+        summary = cls([PipelineBenchmarkResult.from_dict(p) for p in d["pipelines"]], list(d["case_names"]),
+                      float(d["pass_threshold"]), [SkippedCase(s["name"], s["reason"]) for s in d.get("skipped", [])],
+                      d.get("matching", "greedy"), d.get("created", ""), d.get("missing_steps", "exclude"))
+        for pipeline in summary.pipelines:  # counted from the cases, whatever the file says
+            _count_missing_steps(pipeline, summary.pass_threshold)
+        return summary
 
     @classmethod
     def from_json(cls, source: "str | Path") -> "BenchmarkSummary":
-        """Load a summary saved by :meth:`to_json` from a file path."""
+        """Load a summary saved by :meth:`to_json` from a file path (strict JSON: no NaN)."""
         path = Path(source)
         try:
-            data = json.loads(path.read_text(encoding="utf-8-sig"))
+            data = strict_json_loads(path.read_text(encoding="utf-8-sig"))
         except json.JSONDecodeError as exc:
             raise ValueError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
+        except RecursionError:
+            raise ValueError(f"{path}: not valid JSON (nested too deeply)") from None
         return cls.from_dict(data)
+
+
+# ------------------------------------------------------------------ checking a saved summary
+class _Malformed(Exception):
+    """A value of a saved summary that :meth:`BenchmarkSummary.to_dict` does not write."""
+
+    def __init__(self, where: str, message: str) -> None:
+        super().__init__(f"{where or 'the summary'}: {message}")
+
+
+_Check = Callable[[Any, str], None]
+_JSON_NAMES = {dict: "an object", list: "an array", str: "a string", bool: "a boolean", int: "a number",
+               float: "a number", type(None): "null"}
+
+
+def _kind(value: Any) -> str:
+    return _JSON_NAMES.get(type(value), type(value).__name__)
+
+
+def _text(value: Any, where: str) -> None:
+    if not isinstance(value, str):
+        raise _Malformed(where, f"expected a string, got {_kind(value)}")
+
+
+def _any(value: Any, where: str) -> None:
+    pass
+
+
+def _number(low: float = -math.inf, high: float = math.inf, whole: bool = False) -> _Check:
+    wanted = "a whole number" if whole else "a number"
+    bounds = f" in [{low:g}, {high:g}]" if math.isfinite(high) else f" >= {low:g}" if math.isfinite(low) else ""
+
+    def check(value: Any, where: str) -> None:
+        if type(value) not in ((int,) if whole else (int, float)) or not math.isfinite(value) or not low <= value <= high:
+            got = repr(value) if type(value) in (int, float) else _kind(value)
+            raise _Malformed(where, f"expected {wanted}{bounds}, got {got}")
+    return check
+
+
+def _one_of(*choices: str) -> _Check:
+    def check(value: Any, where: str) -> None:
+        if not isinstance(value, str) or value not in choices:
+            raise _Malformed(where, f"expected one of {', '.join(map(repr, choices))}, got {value!r:.60}")
+    return check
+
+
+def _nullable(inner: _Check) -> _Check:
+    def check(value: Any, where: str) -> None:
+        if value is not None:
+            inner(value, where)
+    return check
+
+
+def _list_of(item: _Check, length: Optional[int] = None) -> _Check:
+    def check(value: Any, where: str) -> None:
+        if not isinstance(value, list):
+            raise _Malformed(where, f"expected an array, got {_kind(value)}")
+        if length is not None and len(value) != length:
+            raise _Malformed(where, f"expected {length} items, got {len(value)}")
+        for index, entry in enumerate(value):
+            item(entry, f"{where}[{index}]")
+    return check
+
+
+def _items(*items: _Check) -> _Check:
+    """An array of ``len(items)`` values, each checked by its own check."""
+    def check(value: Any, where: str) -> None:
+        _list_of(_any, len(items))(value, where)
+        for index, (item, entry) in enumerate(zip(items, value)):
+            item(entry, f"{where}[{index}]")
+    return check
+
+
+def _map_of(item: _Check) -> _Check:
+    def check(value: Any, where: str) -> None:
+        if not isinstance(value, dict):
+            raise _Malformed(where, f"expected an object, got {_kind(value)}")
+        for key, entry in value.items():
+            item(entry, f"{where}[{json.dumps(key, ensure_ascii=False)}]")
+    return check
+
+
+def _record(required: dict[str, _Check], optional: Optional[dict[str, _Check]] = None) -> _Check:
+    """An object with the ``required`` keys and any of the ``optional`` ones (others are ignored)."""
+    def check(value: Any, where: str) -> None:
+        if not isinstance(value, dict):
+            raise _Malformed(where, f"expected an object, got {_kind(value)}")
+        for key in required:
+            if key not in value:
+                raise _Malformed(where, f"the key {key!r} is missing")
+        for key, item in {**required, **(optional or {})}.items():
+            if key in value:
+                item(value[key], f"{where}.{key}" if where else key)
+    return check
+
+
+_SCORE = _number(0.0, 1.0)
+_COUNT = _number(0, math.inf, whole=True)
+_LIST_MATCH = _record({"method": _text, "expected_len": _COUNT, "actual_len": _COUNT,
+                       "pairs": _list_of(_items(_COUNT, _COUNT, _SCORE)), "wildcards": _COUNT, "precision": _SCORE,
+                       "recall": _SCORE, "f1": _SCORE})
+_FIELD = _record({"field": _text, "actual": _any, "expected": _any, "score": _SCORE,
+                  "status": _one_of("scored", "ignored")}, {"match": _nullable(_LIST_MATCH)})
+_STEP = _record({"step_name": _text, "score": _SCORE, "status": _one_of("scored", "ignored", "missing"),
+                 "field_scores": _list_of(_FIELD)}, {"runner_status": _nullable(_text)})
+_CASE = _record({"case_name": _text, "pipeline_path": _text, "status": _one_of("success", "error"),
+                 "step_scores": _list_of(_STEP), "overall_score": _nullable(_SCORE)},
+                {"missing_steps": _COUNT,
+                 "error_type": _nullable(_text), "error_message": _nullable(_text),
+                 "elapsed_seconds": _number(0.0), "attempt_logs": _list_of(_any), "actuals": _map_of(_any),
+                 "expecteds": _map_of(_any)})
+
+
+def _check_unique_case_names(pipelines: list[dict[str, Any]]) -> None:
+    """A case name once per pipeline: cases are compared and shown by name, so a repeated one
+    would hide the other case."""
+    for k, pipeline in enumerate(pipelines):
+        seen: dict[str, int] = {}
+        for index, case in enumerate(pipeline["cases"]):
+            first = seen.setdefault(case["case_name"], index)
+            if first != index:
+                raise _Malformed(f"pipelines[{k}].cases[{index}].case_name",
+                                 f"{case['case_name']!r} is already the name of pipelines[{k}].cases[{first}]")
+
+
+def _dag_node(value: Any, where: str) -> None:
+    _record({"name": _text}, {"kind": _text, "details": _map_of(_text), "children": _list_of(_dag_node)})(value, where)
+
+
+_PIPELINE = _record({"pipeline_path": _text, "cases": _list_of(_CASE), "step_mean_accuracy": _map_of(_SCORE),
+                     "step_pass_rate": _map_of(_SCORE), "overall_mean_accuracy": _SCORE,
+                     "overall_pass_rate": _SCORE},
+                    {"name": _text, "step_missing_count": _map_of(_COUNT), "ok_mean_accuracy": _nullable(_SCORE),
+                     "error_count": _COUNT, "unscored_count": _COUNT, "dag": _list_of(_dag_node),
+                     "missing_step_count": _COUNT, "cases_with_missing_steps": _COUNT,
+                     "passed_with_missing_steps": _COUNT})
+_SUMMARY = _record({"pipelines": _list_of(_PIPELINE), "case_names": _list_of(_text), "pass_threshold": _SCORE},
+                   {"created": _text, "matching": _one_of("greedy", "optimal"), "missing_steps": _one_of(*MISSING_STEPS),
+                    "passed_with_missing_steps": _COUNT,
+                    "skipped": _list_of(_record({"name": _text, "reason": _text}))})
 
 
 def jsonable(value: Any, _depth: int = 0) -> Any:
@@ -310,6 +488,16 @@ def _mean(values: list[float]) -> Optional[float]:
     return math.fsum(values) / len(values) if values else None
 
 
+def case_score(steps: list[StepScore], missing_steps: str = "exclude") -> Optional[float]:
+    """A case's score: the mean of its ``scored`` steps, with each ``missing`` step as 0 when
+    ``missing_steps="fail"``; ``None`` when there is nothing to average."""
+    if missing_steps not in MISSING_STEPS:
+        raise ValueError(f"missing_steps must be 'exclude' or 'fail', got {missing_steps!r}")
+    counted = ("scored", "missing") if missing_steps == "fail" else ("scored",)
+    scores = [s.score if s.status == "scored" else 0.0 for s in steps if s.status in counted]
+    return math.fsum(scores) / len(scores) if scores else None
+
+
 def aggregate_pipeline(result: PipelineBenchmarkResult, threshold: float) -> PipelineBenchmarkResult:
     """Fill ``result``'s aggregates from its cases (rules in the module docstring); returns it."""
     counted = [c for c in result.cases if c.status == "error" or c.overall_score is not None]
@@ -334,4 +522,14 @@ def aggregate_pipeline(result: PipelineBenchmarkResult, threshold: float) -> Pip
     result.step_mean_accuracy = {s: math.fsum(v) / len(v) for s, v in per_step.items()}
     result.step_pass_rate = {s: sum(1 for x in v if x >= threshold) / len(v) for s, v in per_step.items()}
     result.step_missing_count = {s: missing.get(s, 0) for s in per_step}
+    _count_missing_steps(result, threshold)
     return result
+
+
+def _count_missing_steps(result: PipelineBenchmarkResult, threshold: float) -> None:
+    """Fill ``result``'s missing-step counts from its cases (also for a summary saved before
+    they were recorded)."""
+    with_missing = [c for c in result.cases if c.status == "success" and c.missing_step_count]
+    result.missing_step_count = sum(c.missing_step_count for c in with_missing)
+    result.cases_with_missing_steps = len(with_missing)
+    result.passed_with_missing_steps = sum(1 for c in with_missing if c.passed(threshold))

@@ -14,6 +14,7 @@ from __future__ import annotations
 import copy
 import math
 import multiprocessing
+import os
 import pickle
 import signal
 import time
@@ -25,8 +26,8 @@ from typing import Any, Callable, Mapping, Optional, Sequence
 
 from scorekit.cases.errors import CasesConfigError, ComparatorError
 from scorekit.cases.pipelines import PipelineError, PyconveyorPipeline, resolve_pipeline
-from scorekit.cases.results import (BenchmarkSummary, CaseResult, PipelineBenchmarkResult, StepScore,
-                                    aggregate_pipeline, jsonable)
+from scorekit.cases.results import (MISSING_STEPS, BenchmarkSummary, CaseResult, PipelineBenchmarkResult,
+                                    aggregate_pipeline, case_score, jsonable)
 
 __all__ = ["BenchmarkRunner", "MATCHING_METHODS", "WORKER_GRACE_SECONDS"]
 
@@ -34,11 +35,6 @@ MATCHING_METHODS = ("greedy", "optimal")
 #: A worker whose case runs this much longer than ``timeout`` is killed (a command pipeline's
 #: own timeout fires first and reports itself).
 WORKER_GRACE_SECONDS = 2.0
-
-
-def _case_score(steps: list[StepScore]) -> Optional[float]:
-    scored = [s.score for s in steps if s.status == "scored"]
-    return math.fsum(scored) / len(scored) if scored else None
 
 
 def _error_text(exc: BaseException) -> str:
@@ -57,13 +53,16 @@ class BenchmarkRunner:
     ``"greedy"`` or ``"optimal"`` (needs scipy). ``jobs`` worker processes (1: in this process,
     unless ``timeout`` is set). ``timeout``: seconds per case run. ``allow_external_files`` and
     ``max_file_bytes`` govern ``$file`` references. ``progress(done, total)`` is called after
-    every case.
+    every case. ``missing_steps``: ``"exclude"`` (default, the seed's rule) leaves a step the
+    pipeline gave no output for out of its case's score, ``"fail"`` scores it 0 there; either
+    way missing steps are counted per case and per pipeline.
     """
 
     def __init__(self, benchmark_dir: "str | Path", pipelines: Sequence[Any], comparators: Optional[Mapping[str, Any]] = None,
                  pass_threshold: float = 1.0, schemas: Optional[Mapping[str, type]] = None, *, matching: str = "greedy",
                  jobs: int = 1, timeout: Optional[float] = None, allow_external_files: bool = False,
-                 max_file_bytes: int = 10 * 2**20, progress: Optional[Callable[[int, int], None]] = None) -> None:
+                 max_file_bytes: int = 10 * 2**20, progress: Optional[Callable[[int, int], None]] = None,
+                 missing_steps: str = "exclude") -> None:
         from scorekit.cases.discovery import discover_cases
         from scorekit.cases.scoring import check_comparators
 
@@ -86,6 +85,8 @@ class BenchmarkRunner:
             problems.append(f"timeout must be a positive number of seconds, got {timeout!r}")
         if progress is not None and not callable(progress):
             problems.append("progress must be a callable progress(done, total)")
+        if not isinstance(missing_steps, str) or missing_steps not in MISSING_STEPS:
+            problems.append(f"missing_steps must be 'exclude' or 'fail', got {missing_steps!r}")
         problems.extend(check_comparators(comparators))
         if isinstance(pipelines, (str, Path)) or callable(pipelines):
             pipelines = [pipelines]
@@ -111,10 +112,30 @@ class BenchmarkRunner:
         self.comparators = dict(comparators or {})
         self.pass_threshold = float(pass_threshold)
         self.matching, self.jobs, self.timeout, self.progress = matching, jobs, timeout, progress
+        self.missing_steps = missing_steps
 
     @property
     def case_names(self) -> list[str]:
         return [c.name for c in self.cases]
+
+    def input_paths(self) -> list[Path]:
+        """Every file and folder the run reads, for :func:`scorekit.files.check_outputs`: each
+        case folder and every file under it (sub-folders too, so that a hard link of any of
+        them is known), the files loading the cases read (``$file`` targets, external ones
+        included), and what each pipeline reads (its ``inputs()``: a script, a YAML file, a
+        folder of saved outputs)."""
+        paths: list[Path] = []
+        for case in self.cases:
+            folder = case.directory.resolve()
+            paths.append(folder)
+            for parent, _, names in os.walk(folder):
+                paths.extend(Path(parent) / name for name in names)
+            paths.extend(case.files)
+        for pipeline in self.pipelines:
+            inputs = getattr(pipeline, "inputs", None)
+            if callable(inputs):
+                paths.extend(Path(p) for p in inputs())
+        return list(dict.fromkeys(paths))
 
     # ------------------------------------------------------------------------------------ run
     def run(self) -> BenchmarkSummary:
@@ -136,7 +157,8 @@ class BenchmarkRunner:
                 done += len(cases)
             result.cases = cases
             results.append(aggregate_pipeline(result, self.pass_threshold))
-        return BenchmarkSummary(results, self.case_names, self.pass_threshold, list(self.skipped), self.matching)
+        return BenchmarkSummary(results, self.case_names, self.pass_threshold, list(self.skipped), self.matching,
+                                missing_steps=self.missing_steps)
 
     def _report(self, done: int, total: int) -> None:
         if self.progress is not None:
@@ -171,7 +193,7 @@ class BenchmarkRunner:
             raise
         except Exception as exc:  # a scorer bug must not end the run: the case shows it
             return _failed(result, RuntimeError(f"scoring failed: {_error_text(exc)}"), result.attempt_logs)
-        result.overall_score = _case_score(result.step_scores)
+        result.overall_score = case_score(result.step_scores, self.missing_steps)
         result.actuals = {step: _dumped(run.outputs[step]) for step in case.expected if step in run.outputs}
         return result
 

@@ -163,6 +163,7 @@ class _Scorer:
         """``$ordered``: position by position over the longer list (extra actual items count 0)."""
         if not isinstance(actual, list):
             return FieldScore(path, actual, expected, 0.0)
+        actual, expected = _snapshot(actual), _snapshot(expected)
         n = max(len(actual), len(expected))
         if n == 0:
             return FieldScore(path, actual, expected, 1.0)
@@ -176,6 +177,7 @@ class _Scorer:
     def unordered(self, actual: Any, expected: list, path: str) -> FieldScore:
         if not isinstance(actual, list):
             return FieldScore(path, actual, expected, 0.0)
+        actual, expected = _snapshot(actual), _snapshot(expected)
         if not expected:
             return FieldScore(path, actual, expected, 1.0 if not actual else 0.0)
         item_path = path + "[]"
@@ -227,6 +229,12 @@ class _Scorer:
 
 
 _SCALAR_TYPES = frozenset((str, int, float, bool, type(None)))
+
+
+def _snapshot(items: list) -> list:
+    """A copy of a list taken before it is scored: a hostile ``__eq__`` (a dict lookup calls it)
+    that grows or shrinks the list cannot change the lengths one score is built from."""
+    return list(items)
 
 
 def _multiset_key(value: Any) -> Any:

@@ -37,7 +37,6 @@ from typing import Any, Iterable, Optional, Sequence
 
 from scorekit import _kernels
 from scorekit._gc import cyclic_gc_paused
-from scorekit._kernels import _core
 from scorekit.base import GraphGrammar, Score
 from scorekit.errors import InputTooLargeError, InvalidTypeError, InvalidValueError
 
@@ -511,9 +510,10 @@ def _anls_values(preds: Sequence, golds: Sequence, threshold: float, threads: Op
 def _compiled_batch(preds: Sequence, golds: Sequence):
     """The batch read by the compiled reader (``_core.AnlsBatch``) on the Rust backend, else
     ``None`` (every item then goes through the Python trees, its twin)."""
-    if _core is None or _kernels.current_backend() != "rust":
+    core = _kernels.compiled()
+    if core is None:
         return None
-    return _core.AnlsBatch(preds, golds, MAX_DEPTH, MAX_LIST_CELLS)
+    return core.AnlsBatch(preds, golds, MAX_DEPTH, MAX_LIST_CELLS)
 
 
 def _batch_values(preds: Sequence, golds: Sequence, threshold: float, threads: Optional[int]):

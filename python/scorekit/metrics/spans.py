@@ -48,7 +48,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from scorekit._kernels import _core
+from scorekit import _kernels
 from scorekit.base import GraphGrammar, LazyScores, Report, Score
 from scorekit.errors import InvalidTypeError, InvalidValueError, describe
 
@@ -254,7 +254,8 @@ class _TagTable:
         interned; an unhashable tag raises ``TypeError`` (``name(k)`` names sentence ``k`` in the
         other errors). The compiled reader (``_core.span_read_tags``) gives the same ids for plain
         lists of ``str``; this method's own loop is its twin and reads everything else."""
-        compiled = _core.span_read_tags(sentences, self.ids) if _core is not None else None
+        core = _kernels.compiled()
+        compiled = core.span_read_tags(sentences, self.ids) if core is not None else None
         if compiled is not None:
             ids, new = compiled
             if new:

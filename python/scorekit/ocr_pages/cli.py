@@ -1,26 +1,27 @@
 """The OCR-page command line, shared by the five entry-point modules and ``scorekit ocr-pages``.
 
 Owns what every OCR-page command does the same way: the exit codes (0 ok; 1 a runtime error,
-such as an unreadable or malformed file, or nothing evaluated; 2 a usage error, from argparse),
-one ``<prog>: error: …`` line on stderr naming the file, the progress line of multi-page runs
-(on stderr, only when it is a terminal or with ``--progress always``), atomic output writes (a
-temporary file in the target folder renamed over the target; an output that is one of the inputs
-is refused), the aggregate's ``run_info``, and the registration of ``scorekit ocr-pages
-convert|measure|variants|overall|evaluate-hf``. Inputs are only read; outputs go only where the
-user points.
+such as an unreadable or malformed file, or nothing evaluated; 2 a usage error, from argparse, or
+an output path refused), one ``<prog>: error: …`` line on stderr naming the file, the progress
+line of multi-page runs (on stderr, only when it is a terminal or with ``--progress always``),
+the output folder of a run (removed again when a failed run leaves it empty), the aggregate's
+``run_info``, and the registration of ``scorekit ocr-pages
+convert|measure|variants|overall|evaluate-hf``. Every command checks all its outputs against all
+its inputs with ``scorekit.files.check_outputs`` before any work and writes through
+``scorekit.files.write_atomically``. Inputs are only read; outputs go only where the user points.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
-import os
 import sys
-import tempfile
 from pathlib import Path
-from typing import Any, Callable, Iterable, Optional, Sequence
+from typing import Any, Callable, Iterable, Iterator, Optional, Sequence
 
 from scorekit.errors import ScorekitError
+from scorekit.files import OutputPathError
 
 
 #: ``scorekit ocr-pages <name>`` -> the module that implements it.
@@ -43,11 +44,15 @@ def error_line(prog: str, message: Any) -> str:
 
 
 def run_guarded(prog: str, body: Callable[[], int]) -> int:
-    """``body()``'s status, or 1 with one error line when it raises a file or data error."""
+    """``body()``'s status, or one error line and 1 when it raises a file or data error, 2 when an
+    output path is refused."""
     try:
         return body()
     except KeyboardInterrupt:
         return 130
+    except OutputPathError as exc:
+        print(error_line(prog, exc), file=sys.stderr)
+        return 2
     except (RunError, ScorekitError, ValueError, TypeError) as exc:
         print(error_line(prog, exc), file=sys.stderr)
     except OSError as exc:
@@ -58,14 +63,14 @@ def run_guarded(prog: str, body: Callable[[], int]) -> int:
     return 1
 
 
-def main_for(prog: str, parser: argparse.ArgumentParser, run: Callable[[argparse.Namespace], int],
+def main_for(prog: str, parser: argparse.ArgumentParser, run: Callable[[argparse.Namespace, str], int],
              argv: Optional[Sequence[str]]) -> int:
-    """Parse ``argv`` (usage errors: argparse's message, status 2) and run."""
+    """Parse ``argv`` (usage errors: argparse's message, status 2) and run under ``prog``."""
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else 2
-    return run_guarded(prog, lambda: run(args))
+    return run_guarded(prog, lambda: run(args, prog))
 
 
 # ------------------------------------------------------------------------------ argument types
@@ -121,37 +126,32 @@ def add_progress(p: argparse.ArgumentParser) -> None:
 
 
 # ------------------------------------------------------------------------------------- output
-def write_text_atomic(path: str | os.PathLike[str], text: str, *, inputs: Iterable[str | os.PathLike[str]] = ()) -> Path:
-    """Write ``text`` (UTF-8) to ``path`` through a temporary file renamed over it; refuses to
-    write over any of ``inputs``. The folder must exist."""
-    target = Path(path)
-    if target.is_dir():
-        raise RunError(f"{str(path)!r} is a folder")
-    if not target.parent.is_dir():
-        raise RunError(f"{str(path)!r}: folder {str(target.parent)!r} does not exist")
-    for source in inputs:
-        if Path(source).resolve() == target.resolve():
-            raise RunError(f"{str(path)!r} is an input file; outputs never overwrite inputs")
-    fd, temp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(text.encode("utf-8"))
-        os.chmod(temp, 0o644)
-        os.replace(temp, target)
-    except BaseException:
-        if os.path.exists(temp):
-            os.unlink(temp)
-        raise
-    return target
-
-
-def make_output_dir(path: str) -> Path:
+@contextlib.contextmanager
+def output_folder(path: str) -> Iterator[Path]:
+    """``path`` as the folder of a run's outputs: created (with its missing parents) when absent and
+    removed again, while empty, when the run fails, so that a failed run leaves nothing behind."""
     out = Path(path)
+    if out.exists() and not out.is_dir():
+        raise OutputPathError(f"output folder {path!r} is a file")
+    created = [p for p in (out, *out.parents) if not p.exists()]
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise RunError(f"cannot create output folder {path!r}: {exc.strerror or exc}") from None
-    return out
+        raise OutputPathError(f"cannot create output folder {path!r}: {exc.strerror or exc}") from None
+    try:
+        yield out
+    except BaseException:
+        for folder in created:  # the leaf first
+            try:
+                folder.rmdir()
+            except OSError:
+                break
+        raise
+
+
+def folder_outputs(folder: Path, names: Iterable[str]) -> dict[str, Path]:
+    """``{path text: path}`` of the files named ``names`` inside ``folder``, as ``check_outputs`` takes them."""
+    return {str(folder / name): folder / name for name in names}
 
 
 def with_run_info(report: dict[str, Any], **info: Any) -> dict[str, Any]:
@@ -191,5 +191,6 @@ def add_parser(sub: Any) -> None:
         c.set_defaults(handler=_handler(f"scorekit ocr-pages {name}", module.run))
 
 
-def _handler(prog: str, run: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
-    return lambda args: run_guarded(prog, lambda: run(args))
+def _handler(prog: str, run: Callable[[argparse.Namespace, str], int]) -> Callable[[argparse.Namespace], int]:
+    """``run`` under ``prog``, the name the user typed, in its errors and warnings."""
+    return lambda args: run_guarded(prog, lambda: run(args, prog))

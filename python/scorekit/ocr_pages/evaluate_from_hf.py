@@ -1,17 +1,17 @@
-"""Score a Hugging Face OCR pages dataset against a folder of evaluation CSVs (the kit's main entry point).
+"""Score a Hugging Face OCR pages dataset against a folder of evaluation CSVs (the main command).
 
-``--dataset`` is a ``*.parquet`` file, a folder saved by ``datasets`` (``dataset_dict.json``, or
-``state.json``/``dataset_info.json`` for one split), a folder of ``**/*.parquet`` shards (grouped
-into splits by the file-name prefix, ``test-00000-of-00006.parquet`` -> ``test``) or a Hub id
-(offline once cached, with ``HF_HUB_OFFLINE=1``). Each row's ``annotations`` are the page's
-boxes; ``--predictions-dir/<page_id>.csv`` is its evaluation CSV (a page without one is scored as
-empty, or skipped with ``--skip-missing``). Each page is classified once and scored under every
-``--variant``; ``--output-dir/accuracy_report_<variant>.json`` is written and one line
-``<variant>: cer=… (N pages) -> PATH`` printed per variant. The ``image`` column is never read.
-``datasets`` is optional (``scorekit[hf]``): without it parquet inputs are read with ``pyarrow``.
-Exit 1 on an unreadable or malformed input or when no page is evaluated, 2 on a usage error.
-This module owns the dataset reading (``load_hf_pages``, ``HfPage``) and the per-page work;
-scoring and report writing are shared with ``ocr-pages-variants`` (docs/ocr-pages.md).
+--dataset is a .parquet file, a folder saved by the datasets library (dataset_dict.json, or
+state.json / dataset_info.json for one split), a folder of parquet shards (grouped into splits by
+the file-name prefix: test-00000-of-00006.parquet is in split test) or a Hub dataset id (offline
+once cached, with HF_HUB_OFFLINE=1). A path that does not exist is an error, never a Hub request:
+owner/name whose owner is a local folder is such a path. Each row's annotations are the page's
+boxes; <page_id>.csv in --predictions-dir is its evaluation CSV (a page without one is scored as
+empty, or skipped with --skip-missing). Each page is classified once and scored under every
+--variant; accuracy_report_<variant>.json is written in --output-dir and one line
+"<variant>: cer=… (N pages) -> PATH" printed per variant. The image column is never read. The
+datasets library is optional (pip install scorekit[hf]): without it parquet inputs are read with
+pyarrow. Exit 1 on an unreadable or malformed input or when no page is evaluated, 2 on a usage
+error (an output that is one of the inputs included).
 """
 
 from __future__ import annotations
@@ -27,13 +27,16 @@ from typing import Any, Iterable, Iterator, Mapping, Optional, Sequence
 from scorekit.errors import InvalidValueError
 from scorekit.ocr_pages.box_grouping.group import load_predicted_rows
 from scorekit.ocr_pages.box_grouping.loading import annotation_boxes_from_records
-from scorekit.ocr_pages.cli import RunError, int_at_least, main_for, make_output_dir
-from scorekit.ocr_pages.evaluation.generate_accuracy_report_variants import (add_variant_arguments, score_variants,
+from scorekit.ocr_pages.cli import RunError, int_at_least, main_for, output_folder
+from scorekit.ocr_pages.evaluation.generate_accuracy_report_variants import (add_variant_arguments,
+                                                                             check_variant_outputs, score_variants,
                                                                              selected_variants, write_variant_reports)
 from scorekit.ocr_pages.evaluation.reports import MAX_FAILURE_EXAMPLES
 from scorekit.progress import progress_iter
 from scorekit.registry import MissingExtraError, install_hint
 
+# This module owns the dataset reading (load_hf_pages, HfPage) and the per-page work; scoring and
+# report writing are shared with ocr-pages-variants (docs/ocr-pages.md).
 __all__ = ["HfPage", "HfPages", "load_hf_pages", "main"]
 
 PROG = "ocr-pages-evaluate-hf"
@@ -96,6 +99,9 @@ def _resolve(src: str, hub_split: str) -> tuple[str, Any]:
         return "parquet", groups
     if path.exists() or src.lower().endswith(".parquet") or not _HUB_ID.fullmatch(src) or ".." in src:
         raise InvalidValueError(f"{src!r}: not a parquet file, a dataset folder or a Hub dataset id")
+    if "/" in src and path.parent.exists():  # owner/name whose owner is a local folder: a mistyped path
+        raise InvalidValueError(f"{src!r}: no such file or folder ({str(path.parent)!r} exists here, so this is "
+                                "read as a local path, not a Hub dataset id)")
     return "hub", src
 
 
@@ -180,7 +186,8 @@ def load_hf_pages(dataset: str, hub_split: str = "test", split_value: Optional[s
     ``dataset_dict.json`` (``datasets.load_from_disk``, split ``hub_split``); a folder with
     ``state.json`` or ``dataset_info.json`` (one saved split); a folder of ``**/*.parquet`` files
     grouped into splits by their name prefix (no prefix: ``hub_split``); else a Hub dataset id
-    (``datasets.load_dataset``). When ``hub_split`` is absent and there is one split, that one is
+    (``datasets.load_dataset``), unless it looks like a local path (not ``name`` or ``owner/name``,
+    or an ``owner`` that is a local folder). When ``hub_split`` is absent and there is one split, that one is
     used. Without the ``datasets`` package, parquet inputs are read with ``pyarrow`` and the other
     sources raise :class:`~scorekit.registry.MissingExtraError`. ``split_value`` keeps the rows
     whose ``split_column`` equals it. Bad paths, unreadable files, missing columns, repeated page
@@ -283,34 +290,43 @@ def _named(ids: Sequence[str]) -> str:
 
 
 def _dataset_files(src: str) -> list[Path]:
-    """The local files the dataset was read from (outputs are never written over them)."""
+    """The local files the dataset may be read from (each file of a folder: a hard link of one is
+    refused as an output too)."""
     path = Path(src)
     if path.is_file():
         return [path]
     return sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else []
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, prog: str = PROG) -> int:
+    """The command; ``prog`` is the program name its warnings give."""
     variants = selected_variants(args)
     pred_dir = Path(args.predictions_dir)
     if not pred_dir.is_dir():
         raise RunError(f"predictions folder {args.predictions_dir!r} does not exist")
-    if Path(args.output_dir).exists() and not Path(args.output_dir).is_dir():
-        raise RunError(f"output folder {args.output_dir!r} is a file")
+    csvs = {p.stem: p for p in sorted(pred_dir.glob("*.csv")) if p.is_file()}
+    inputs = _dataset_files(args.dataset) + list(csvs.values())  # every CSV a page may read
+    with output_folder(args.output_dir) as out:  # removed again when the run fails: it writes nothing
+        check_variant_outputs(out, variants, args.html, inputs)
+        return _evaluate(args, variants, csvs, out, inputs, prog)
+
+
+def _evaluate(args: argparse.Namespace, variants: tuple[str, ...], csvs: Mapping[str, Path], out: Path,
+              inputs: list[Any], prog: str) -> int:
+    """Read the pages, score them and write the reports (the outputs are already checked)."""
     pages = load_hf_pages(args.dataset, args.hub_split, args.dataset_split_column, args.split_column_name)
     if not pages:
         where = (f" with {args.split_column_name} == {args.dataset_split_column!r}"
                  if args.dataset_split_column is not None else "")
         raise RunError(f"no page in {args.dataset!r}{where}")
-    csvs = {p.stem: p for p in sorted(pred_dir.glob("*.csv")) if p.is_file()}
     missing = [p.page_id for p in pages if p.page_id not in csvs]
     unmatched = sorted(set(csvs) - {p.page_id for p in pages})
     if missing:
         what = "skipped" if args.skip_missing else "scored as empty predictions"
-        print(f"{PROG}: warning: {len(missing)} pages have no predictions CSV ({what}): {_named(missing)}",
+        print(f"{prog}: warning: {len(missing)} pages have no predictions CSV ({what}): {_named(missing)}",
               file=sys.stderr)
     if unmatched:
-        print(f"{PROG}: warning: {len(unmatched)} predictions CSVs match no page: {_named(unmatched)}", file=sys.stderr)
+        print(f"{prog}: warning: {len(unmatched)} predictions CSVs match no page: {_named(unmatched)}", file=sys.stderr)
     tasks = [(p, csvs.get(p.page_id)) for p in pages if p.page_id in csvs or not args.skip_missing]
     if not tasks:
         raise RunError(f"no page evaluated: none of the {len(pages)} pages has a CSV in {args.predictions_dir!r}")
@@ -319,8 +335,6 @@ def run(args: argparse.Namespace) -> int:
     for reports in progress_iter(_score_pages(tasks, settings, args.workers), args.progress, "pages", total=len(tasks)):
         for v in variants:
             per_variant[v].append(reports[v])
-    out = make_output_dir(args.output_dir)  # only once every page is scored: a failed run writes nothing
-    inputs = _dataset_files(args.dataset) + [path for _, path in tasks if path is not None]
     run_info = dict(dataset=args.dataset, hub_split=pages.hub_split, split_filter=args.dataset_split_column,
                     predictions_dir=args.predictions_dir, missing_prediction_pages=missing,
                     unmatched_prediction_files=unmatched)

@@ -49,7 +49,7 @@ from typing import Any, Optional
 import numpy as np
 
 from scorekit._interning import ValueInterner
-from scorekit._kernels import _core
+from scorekit import _kernels
 from scorekit._kernels import rover as rover_kernel
 from scorekit._weights import checked_weight
 from scorekit.errors import InputTooLargeError, InvalidTypeError, InvalidValueError
@@ -228,7 +228,7 @@ def _pack(items: Iterable[Any], tokenize: Optional[Callable[[Any], list[Unit]]],
 
     Lists of plain ``str`` hypotheses are read by the compiled core when it is available
     (``_core.rover_read_texts``: the same words and ids as :func:`_as_units` and the interning below)."""
-    if tokenize is None and _core is not None:
+    if tokenize is None and _kernels.compiled() is not None:
         items = items if type(items) is list else list(items)
         packed = _read_plain_texts(items, vocab, max_tokens, batch)
         if packed is not None:
@@ -245,7 +245,8 @@ def _read_plain_texts(items: list, vocab: bool, max_tokens: Optional[int], batch
     """Items of plain ``str`` hypotheses (item ``k`` preceded by ``first[k]`` when given) read by
     the compiled core, checked; ``None`` when the core declines them (not exactly lists of
     ``str``, or a lone surrogate)."""
-    compiled = _core.rover_read_texts(items, vocab, first)
+    core = _kernels.compiled()
+    compiled = None if core is None else core.rover_read_texts(items, vocab, first)
     if compiled is None:
         return None
     ids, engine_offsets, item_offsets, words = compiled
@@ -430,7 +431,7 @@ def text_agreement_batch(values: list, sources: list, *, threads: Optional[int] 
     >>> text_agreement_batch(["the cat sat", "a b"], [["the cat sit", "the bat sat"], ["a b"]]).round(4).tolist()
     [0.7778, 1.0]
     """
-    if _core is None:
+    if _kernels.compiled() is None:
         return None
     if len(values) != len(sources):
         raise InvalidValueError(f"{len(values)} values but {len(sources)} source lists", field="sources")

@@ -20,6 +20,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyFloat, PyList};
 use pyo3::{ffi, Borrowed};
 use scorekit_kernels::anls::{assign, Arena, Key, Kind, Leaf, Node, ScoreError, Scorer, NULL};
+use scorekit_kernels::exact_i64;
 
 use crate::bootstrap::summation;
 use crate::parallel::guarded;
@@ -212,15 +213,13 @@ impl<'a, 'py> Reader<'a, 'py> {
             }
             Type::Int => Key::Int(int_value(key.as_ptr()).ok_or(Fallback)?),
             Type::Float => {
-                const LIMIT: f64 = 9_223_372_036_854_775_808.0; // 2**63
                 let f = float_value(key.as_ptr());
                 if f.is_nan() {
                     return Err(Fallback); // a key equal only to itself
                 }
-                if f.fract() == 0.0 && (-LIMIT..LIMIT).contains(&f) {
-                    Key::Int(f as i64) // equal to the int of its value (-0.0 included)
-                } else {
-                    Key::Float(f.to_bits())
+                match exact_i64(f) {
+                    Some(n) => Key::Int(n), // equal to the int of its value (-0.0 included)
+                    None => Key::Float(f.to_bits()),
                 }
             }
             Type::None => Key::Null,

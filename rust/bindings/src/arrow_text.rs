@@ -20,7 +20,7 @@ use scorekit_kernels::text_columns::{
 };
 
 use crate::levenshtein::fill_rows;
-use crate::parallel::{guarded, items_per_task, run_detached, same_count};
+use crate::parallel::{guarded, items_per_task, run_detached, run_here, same_count};
 
 /// Result columns of `utf8_pair_counts`.
 const WIDTH: usize = 5;
@@ -272,7 +272,7 @@ fn utf8_normalize<'py>(
         let tables = unicode_tables(&tables, &steps)?;
         let arrays = ColumnArrays::extract(column, "column")?;
         let column = arrays.view("column")?;
-        let (data, offsets, status) = run_detached(py, 1, || {
+        let (data, offsets, status) = run_here(py, || {
             let mut ws = PairWorkspace::new();
             let (mut data, mut offsets, mut status) = (Vec::new(), vec![0i64], Vec::new());
             for k in 0..column.len() {

@@ -17,11 +17,12 @@ use pyo3::exceptions::PyValueError;
 use pyo3::ffi;
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple, PyType};
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use scorekit_kernels::align::{CallKernel, CallScratch, CallTable};
 use scorekit_kernels::canon::{canonicalize_ascii, AsciiStep};
+use scorekit_kernels::exact_i64;
 
-use crate::objects::{prefetch, SlotLayout};
+use crate::objects::prefetch;
 use crate::parallel::guarded;
 
 /// A value as an interner keeps it (to give it back to Python).
@@ -82,9 +83,8 @@ fn classify<'a>(v: &'a Bound<'_, PyAny>) -> Result<Option<Native<'a>>, ()> {
         if x.is_nan() {
             return Err(());
         }
-        // -2**63 <= x < 2**63: the float is exactly an i64
-        if x.fract() == 0.0 && (-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&x) {
-            return Ok(Some(Native::Num(Num::Int(x as i64))));
+        if let Some(n) = exact_i64(x) {
+            return Ok(Some(Native::Num(Num::Int(n))));
         }
         return Ok(Some(Native::Num(Num::Float(x.to_bits()))));
     }
@@ -356,32 +356,11 @@ impl Interner {
     }
 }
 
-/// Where a `Step` keeps `tool` and `args`, when they are plain `__slots__`.
-type StepSlots = SlotLayout<2>;
-
-/// `(tool, args)` of a `Step` (`slots`: its layout) whose `args` is a `dict` (the twin's fast
-/// path); `None` otherwise.
+/// `(tool, args)` of a `Step` whose `args` is a `dict` (the twin's fast path); `None` otherwise.
 fn step_fields<'py>(
     step: &Bound<'py, PyAny>,
-    slots: Option<StepSlots>,
 ) -> PyResult<Option<(Bound<'py, PyAny>, Bound<'py, PyAny>)>> {
     let py = step.py();
-    if let Some(slots) = slots {
-        // SAFETY: `step` is an instance of exactly the type `slots` was read from (the caller
-        // checked), so both offsets hold its (possibly unset, then null) object references.
-        let [tool, args] = unsafe { slots.fields(step.as_ptr()) };
-        if !tool.is_null() && !args.is_null() {
-            // SAFETY: both are live references held by `step`; each becomes a strong reference.
-            let (tool, args) = unsafe {
-                (
-                    Bound::from_borrowed_ptr(py, tool),
-                    Bound::from_borrowed_ptr(py, args),
-                )
-            };
-            return Ok(args.is_instance_of::<PyDict>().then_some((tool, args)));
-        }
-        // an unset slot: `getattr` raises the AttributeError
-    }
     let args = step.getattr(intern!(py, "args"))?;
     if !args.is_instance_of::<PyDict>() {
         return Ok(None);
@@ -574,7 +553,6 @@ type Packed<'py> = (
 #[pyclass(module = "scorekit._core")]
 pub struct CallPacker {
     step_type: Py<PyAny>,
-    step_slots: Option<StepSlots>,
     calls_of: Py<PyAny>,
     as_call: Py<PyAny>,
     norm: Py<PyAny>,
@@ -860,7 +838,7 @@ impl CallPacker {
             for (step, c) in calls.try_iter()?.enumerate() {
                 let c = c?;
                 let call = if c.get_type().is(&step_type) {
-                    step_fields(&c, self.step_slots)?
+                    step_fields(&c)?
                 } else {
                     plain_call(&c)?
                 };
@@ -1014,11 +992,6 @@ impl CallPacker {
             let mut rows = Rows::default();
             rows.offsets.push(0);
             Ok(CallPacker {
-                step_slots: step_type
-                    .bind(py)
-                    .cast::<PyType>()
-                    .ok()
-                    .and_then(|t| StepSlots::of(t, ["tool", "args"])),
                 step_type,
                 calls_of,
                 as_call,

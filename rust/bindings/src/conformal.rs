@@ -6,7 +6,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use scorekit_kernels::conformal::{self, ConformalError};
 
-use crate::parallel::{guarded, run_detached, two_threads, TWO_THREADS_FROM};
+use crate::parallel::{guarded, run_detached, run_here, two_threads, TWO_THREADS_FROM};
 
 /// The split-conformal fit of the nonconformity `1 - p` of the rows with a correct outcome and a
 /// finite probability (`probs`: float64 array, `correct`: bool array of the same length):
@@ -78,7 +78,7 @@ fn kth_smallest(py: Python<'_>, values: PyReadonlyArray1<'_, f64>, k: usize) -> 
                 "rank {k} out of {counted} values other than NaN"
             )));
         }
-        run_detached(py, 1, || conformal::kth_smallest(v, k))
+        run_here(py, || conformal::kth_smallest(v, k))
     })
 }
 

@@ -22,6 +22,7 @@ use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString};
 use pyo3::Borrowed;
+use scorekit_kernels::exact_i64;
 use scorekit_kernels::tree::{zhang_shasha, CostModel, PostorderTree, Workspace};
 
 use crate::objects::prefetch;
@@ -33,6 +34,10 @@ const MAX_DEPTH: usize = 200;
 const CHUNK: usize = 1024;
 /// Marks "no node" in the tree arena and a null trigger.
 const NONE: u32 = u32::MAX;
+/// Deepest nesting, and most values, of a trigger object whose exact comparison runs here; a larger
+/// one is compared by Python.
+const MAX_TRIGGER_DEPTH: usize = 512;
+const MAX_TRIGGER_VALUES: usize = 1 << 16;
 
 /// The document is not handled here (invalid, or outside the plain-JSON fast path).
 struct Fallback;
@@ -280,6 +285,41 @@ fn exact_str<'a>(value: &'a Bound<'_, PyAny>) -> Step<&'a [u8]> {
     }
 }
 
+/// Whether `value` is JSON made of exact types only (`dict` with `str` keys, `list`, `str`, `int`,
+/// `float`, `bool`, `None`), within `depth` containers and `budget` values: comparing two such values
+/// with Python's `==` runs C code only, never a Python `__eq__`.
+fn plain_json(value: &Bound<'_, PyAny>, depth: usize, budget: &mut usize) -> bool {
+    if *budget == 0 {
+        return false;
+    }
+    *budget -= 1;
+    let ptr = value.as_ptr();
+    // SAFETY: `ptr` is a live object; only its type is read.
+    let scalar = unsafe {
+        let kind = ffi::Py_TYPE(ptr);
+        ptr == ffi::Py_None()
+            || kind == std::ptr::addr_of_mut!(ffi::PyUnicode_Type)
+            || kind == std::ptr::addr_of_mut!(ffi::PyLong_Type)
+            || kind == std::ptr::addr_of_mut!(ffi::PyFloat_Type)
+            || kind == std::ptr::addr_of_mut!(ffi::PyBool_Type)
+    };
+    if scalar {
+        return true;
+    }
+    if depth == 0 {
+        return false;
+    }
+    if let Ok(list) = value.cast_exact::<PyList>() {
+        return list.iter().all(|item| plain_json(&item, depth - 1, budget));
+    }
+    if let Some(dict) = exact_dict(value) {
+        return dict.iter().all(|(key, item)| {
+            key.is_exact_instance_of::<PyString>() && plain_json(&item, depth - 1, budget)
+        });
+    }
+    false
+}
+
 /// An `order` value under Python's equality: ints and integral floats compare as integers, other
 /// floats by value, strings by content (NaN, huge ints and other types are left to Python).
 #[derive(PartialEq, Eq, Hash)]
@@ -308,10 +348,10 @@ fn order_key(value: &Bound<'_, PyAny>) -> Step<OrderKey> {
             if f.is_nan() {
                 return Err(Fallback);
             }
-            if f.fract() == 0.0 && f.abs() < 9.2e18 {
-                return Ok(OrderKey::Int(f as i64));
-            }
-            return Ok(OrderKey::Float(f.to_bits()));
+            return Ok(match exact_i64(f) {
+                Some(n) => OrderKey::Int(n),
+                None => OrderKey::Float(f.to_bits()),
+            });
         }
     }
     Ok(OrderKey::Str(exact_str(value)?.into()))
@@ -397,6 +437,8 @@ impl RecentLabels {
 struct Chunk {
     /// Two per pair (prediction, then reference); `None` when the flow falls back to Python.
     flows: Vec<Option<FlowSpan>>,
+    /// Trigger Match of each pair, decided while decomposing (an exact match needs the objects).
+    trigger_match: Vec<bool>,
     labels: Vec<u32>,
     lld: Vec<u32>,
     /// The 1-height subtrees (S(F), with repeats) of each flow: `[n, label, n child labels]` each.
@@ -408,17 +450,21 @@ struct Chunk {
 /// Where one flow's data lies in its [`Chunk`]'s arrays.
 #[derive(Clone, Copy)]
 struct FlowSpan {
-    trigger: u32,
     nodes: (u32, u32),
     subtrees: (u32, u32),
     components: (u32, u32),
 }
+
+/// The trigger of a decomposed flow: its type's label id (or [`NONE`]) and the trigger itself.
+type Trigger<'a, 'py> = (u32, Value<'a, 'py>);
 
 /// Turns parsed documents into a [`Chunk`]; owns the interners and every scratch buffer.
 struct Decomposer<'py> {
     keys: Keys<'py>,
     interner: Interner,
     max_nodes: usize,
+    /// Trigger Match compares whole triggers (StarFlow's `==`), not only their types.
+    exact_triggers: bool,
     arena: Arena,
     spare_scopes: Vec<Scope>,
     text: Vec<u8>,
@@ -428,7 +474,7 @@ struct Decomposer<'py> {
 }
 
 impl<'py> Decomposer<'py> {
-    fn new(py: Python<'py>, max_nodes: usize) -> Self {
+    fn new(py: Python<'py>, max_nodes: usize, exact_triggers: bool) -> Self {
         let mut interner = Interner::new();
         let fixed = [
             interner.label(b"flow"),
@@ -439,6 +485,7 @@ impl<'py> Decomposer<'py> {
             keys: Keys::new(py),
             interner,
             max_nodes,
+            exact_triggers,
             arena: Arena::default(),
             spare_scopes: Vec::new(),
             text: Vec::new(),
@@ -448,17 +495,48 @@ impl<'py> Decomposer<'py> {
         }
     }
 
-    /// Decompose one document into `chunk`; `None` when the document falls back to Python.
-    fn push(&mut self, flow: &Bound<'py, PyAny>, chunk: &mut Chunk) {
-        let span = self
-            .flow(flow)
-            .ok()
-            .map(|trigger| self.emit(trigger, chunk));
+    /// Decompose one document into `chunk`; its trigger, or `None` when the document falls back to
+    /// Python.
+    fn push<'a>(
+        &mut self,
+        flow: &'a Bound<'py, PyAny>,
+        chunk: &mut Chunk,
+    ) -> Option<Trigger<'a, 'py>> {
+        let trigger = self.flow(flow).ok();
+        let span = trigger.map(|_| self.emit(chunk));
         chunk.flows.push(span);
+        trigger
     }
 
-    /// Read one document into the arena; returns the trigger label id (or [`NONE`]).
-    fn flow(&mut self, flow: &Bound<'py, PyAny>) -> Step<u32> {
+    /// Trigger Match of two decomposed flows: Python's `==` on the triggers (a missing trigger is
+    /// `None`), or equal types; `Err` when Python's comparison raised (the pair goes to Python).
+    fn triggers_match(
+        &self,
+        (p_type, p): Trigger<'_, 'py>,
+        (r_type, r): Trigger<'_, 'py>,
+    ) -> Step<bool> {
+        if !self.exact_triggers {
+            return Ok(p_type == r_type);
+        }
+        match (p.present(), r.present()) {
+            (None, None) => Ok(true),
+            (Some(p), Some(r)) => {
+                // SAFETY: two live objects, plain JSON (`flow` checked), so no Python code runs.
+                match unsafe { ffi::PyObject_RichCompareBool(p.as_ptr(), r.as_ptr(), ffi::Py_EQ) } {
+                    -1 => {
+                        // SAFETY: the GIL is held; the comparison's error is dropped.
+                        unsafe { ffi::PyErr_Clear() };
+                        Err(Fallback)
+                    }
+                    equal => Ok(equal == 1),
+                }
+            }
+            _ => Ok(false),
+        }
+    }
+
+    /// Read one document into the arena; returns its trigger.
+    fn flow<'a>(&mut self, flow: &'a Bound<'py, PyAny>) -> Step<Trigger<'a, 'py>> {
         let dict = exact_dict(flow).ok_or(Fallback)?;
         let fields = self.keys.flow.scan(dict)?;
         if matches!(fields, [Value::Missing, Value::Missing]) {
@@ -471,6 +549,10 @@ impl<'py> Decomposer<'py> {
                     let kind = self.keys.trigger.scan(object)?[TRIGGER_TYPE]
                         .present()
                         .ok_or(Fallback)?;
+                    let mut budget = MAX_TRIGGER_VALUES;
+                    if self.exact_triggers && !plain_json(&t, MAX_TRIGGER_DEPTH, &mut budget) {
+                        return Err(Fallback);
+                    }
                     self.interner.label(exact_str(&kind)?)
                 }
                 None => self.interner.label(exact_str(&t)?),
@@ -493,7 +575,7 @@ impl<'py> Decomposer<'py> {
         if self.arena.len() > self.max_nodes {
             return Err(Fallback); // the size guard: Python reports it
         }
-        Ok(trigger)
+        Ok((trigger, fields[TRIGGER]))
     }
 
     /// The label id of one component: `category:definition` from its fields, or `action:<text>`
@@ -648,7 +730,7 @@ impl<'py> Decomposer<'py> {
 
     /// Walk the arena in post-order into `chunk`: labels, leftmost leaves, S(F) and the component
     /// label set.
-    fn emit(&mut self, trigger: u32, chunk: &mut Chunk) -> FlowSpan {
+    fn emit(&mut self, chunk: &mut Chunk) -> FlowSpan {
         let arena = &self.arena;
         let node_start = chunk.labels.len();
         let subtree_start = chunk.subtrees.len();
@@ -695,7 +777,6 @@ impl<'py> Decomposer<'py> {
             .extend_from_slice(&chunk.labels[first_component..node_end - 2]);
         sort_distinct(&mut chunk.components, component_start);
         FlowSpan {
-            trigger,
             nodes: (node_start as u32, node_end as u32),
             subtrees: (subtree_start as u32, chunk.subtrees.len() as u32),
             components: (component_start as u32, chunk.components.len() as u32),
@@ -768,6 +849,7 @@ impl Chunk {
         &'a self,
         p: &FlowSpan,
         r: &FlowSpan,
+        trigger_match: bool,
         ws: &mut Workspace,
         (s1, s2): &mut SubtreeSets<'a>,
     ) -> [f64; 4] {
@@ -781,7 +863,7 @@ impl Chunk {
         } else {
             shared(s1, s2) as f64 / s1.len() as f64
         };
-        let trigger_match = if p.trigger == r.trigger { 1.0 } else { 0.0 };
+        let trigger_match = if trigger_match { 1.0 } else { 0.0 };
         let (c1, c2) = (
             Self::range(&self.components, p.components),
             Self::range(&self.components, r.components),
@@ -801,8 +883,9 @@ impl Chunk {
         let mut sets = SubtreeSets::default();
         self.flows
             .chunks_exact(2)
-            .map(|pair| match (&pair[0], &pair[1]) {
-                (Some(p), Some(r)) => self.metrics(p, r, ws, &mut sets),
+            .zip(&self.trigger_match)
+            .map(|(pair, &trigger_match)| match (&pair[0], &pair[1]) {
+                (Some(p), Some(r)) => self.metrics(p, r, trigger_match, ws, &mut sets),
                 _ => [f64::NAN; 4],
             })
             .collect()
@@ -819,27 +902,44 @@ fn decompose_chunk<'py>(
 ) -> PyResult<Chunk> {
     let mut chunk = Chunk::default();
     chunk.flows.reserve(2 * (end - start));
+    chunk.trigger_match.reserve(end - start);
     for k in start..end {
-        decomposer.push(&preds.get_item(k)?, &mut chunk);
-        decomposer.push(&refs.get_item(k)?, &mut chunk);
+        let (pred, reference) = (preds.get_item(k)?, refs.get_item(k)?);
+        let p = decomposer.push(&pred, &mut chunk);
+        let r = decomposer.push(&reference, &mut chunk);
+        let matched = match (p, r) {
+            (Some(p), Some(r)) => decomposer.triggers_match(p, r),
+            _ => Ok(false),
+        };
+        if matched.is_err() {
+            chunk.flows[2 * (k - start)] = None;
+        }
+        chunk.trigger_match.push(matched.unwrap_or(false));
     }
     Ok(chunk)
 }
 
+/// The metric rows and the per-pair status of [`flow_metrics_batch`].
+type MetricsAndStatus<'py> = (Bound<'py, PyArray2<f64>>, Bound<'py, PyArray1<u8>>);
+
 /// FlowSim, TreeBLEU, Trigger Match and Component Match of every (pred, ref) pair of parsed flows.
+///
+/// Trigger Match compares whole triggers with Python's `==` (StarFlow's recipe), or only their
+/// types when `exact_triggers` is false.
 ///
 /// Returns `(float64[n, 4], uint8[n])`: the metrics in that column order, and a status per pair:
 /// bit 1 = the prediction, bit 2 = the reference was not handled here, or has more than `max_nodes`
 /// tree nodes (its row is NaN and the caller scores the pair with the Python reference path).
 #[pyfunction]
-#[pyo3(signature = (preds, refs, max_nodes, threads=0))]
+#[pyo3(signature = (preds, refs, max_nodes, threads=0, exact_triggers=true))]
 fn flow_metrics_batch<'py>(
     py: Python<'py>,
     preds: &Bound<'py, PyList>,
     refs: &Bound<'py, PyList>,
     max_nodes: usize,
     threads: usize,
-) -> PyResult<(Bound<'py, PyArray2<f64>>, Bound<'py, PyArray1<u8>>)> {
+    exact_triggers: bool,
+) -> PyResult<MetricsAndStatus<'py>> {
     guarded(|| {
         let n = preds.len();
         if n != refs.len() {
@@ -853,7 +953,7 @@ fn flow_metrics_batch<'py>(
         // Small enough chunks that every scoring thread gets several, big enough to keep the hand-off
         // cheap.
         let chunk_size = (n / (4 * workers)).clamp(64, CHUNK);
-        let mut decomposer = Decomposer::new(py, max_nodes);
+        let mut decomposer = Decomposer::new(py, max_nodes, exact_triggers);
         let mut status = vec![0u8; n];
         let scored = crate::parallel::make_and_score(
             py,

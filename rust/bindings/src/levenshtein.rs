@@ -16,7 +16,8 @@ use scorekit_kernels::levenshtein::{
 };
 
 use crate::parallel::{
-    check_offsets, guarded, item, items_per_task, run_detached, same_count, PairBatch, SERIAL_BELOW,
+    check_offsets, guarded, item, items_per_task, run_here, run_sized, same_count, PairBatch,
+    SERIAL_BELOW,
 };
 
 /// `MemoryError` for a kernel buffer that could not be allocated (`item` in a batch).
@@ -31,6 +32,11 @@ fn zeroed(len: usize) -> PyResult<Vec<i64>> {
     out.try_reserve(len).map_err(|e| out_of_memory(None, e))?;
     out.resize(len, 0);
     Ok(out)
+}
+
+/// Whether [`fill_rows`] fills a batch of `n` items in tasks of `per_task` on this thread alone.
+fn is_serial(n: usize, per_task: usize) -> bool {
+    n < (2 * per_task).min(SERIAL_BELOW)
 }
 
 /// Fill `out` (`width` columns per item) with `f(workspace, k, row)` for every item `k`,
@@ -50,7 +56,7 @@ where
     F: Fn(&mut W, usize, &mut [i64]) -> Result<(), E> + Sync + Send,
 {
     let n = out.len() / width.max(1);
-    if n < (2 * per_task).min(SERIAL_BELOW) {
+    if is_serial(n, per_task) {
         let mut ws = init();
         for (k, row) in out.chunks_mut(width).enumerate() {
             f(&mut ws, k, row).map_err(|e| (k, e))?;
@@ -114,7 +120,7 @@ fn pair_rows<'py, W: Send>(
     let n = batch.n;
     let per_task = items_per_task(n, batch.symbols());
     let mut out = zeroed(n * width)?;
-    run_detached(py, threads, || {
+    run_sized(py, threads, is_serial(n, per_task), || {
         fill_rows(&mut out, width, per_task, init, |ws, k, row| {
             let (x, y) = batch.pair(k);
             f(ws, x, y, row)
@@ -275,7 +281,7 @@ fn schwa_distance_batch<'py>(
         )?;
         let mut out = zeroed(n)?;
         let per_task = items_per_task(n, gv.len() + pv.len());
-        run_detached(py, threads, || {
+        run_sized(py, threads, is_serial(n, per_task), || {
             fill_rows(&mut out, 1, per_task, SchwaWorkspace::new, |ws, k, row| {
                 row[0] = schwa_distance(
                     ws,
@@ -304,7 +310,7 @@ fn levenshtein_editops<'py>(
 ) -> PyResult<Bound<'py, PyArray2<i64>>> {
     guarded(|| {
         let (r, h) = (reference.as_slice()?, hypothesis.as_slice()?);
-        let ops = run_detached(py, 1, || editops(&mut AlignWorkspace::new(), r, h))?
+        let ops = run_here(py, || editops(&mut AlignWorkspace::new(), r, h))?
             .map_err(|e| out_of_memory(None, e))?;
         let mut flat = Vec::new();
         flat.try_reserve(3 * ops.len())

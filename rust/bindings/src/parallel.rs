@@ -266,11 +266,28 @@ where
     })
 }
 
-/// Start `job` on a thread of the pool of every core, without waiting for it. The job must catch
-/// its own panics (one escaping a job started this way aborts the process).
-pub fn spawn_on_pool(job: impl FnOnce() + Send + 'static) -> PyResult<()> {
-    pool(worker_count(0))?.spawn(job);
-    Ok(())
+/// Run sequential `work` on this thread with the GIL released (no hand-off to a pool thread, whose
+/// wake-up costs more than scoring a short pair); a panic becomes a Python exception.
+pub fn run_here<R, F>(py: Python<'_>, work: F) -> PyResult<R>
+where
+    R: Send,
+    F: FnOnce() -> R + Send,
+{
+    py.detach(move || catch_unwind(AssertUnwindSafe(work)))
+        .map_err(panic_error)
+}
+
+/// [`run_here`] when the work is `serial` (a batch too small to share out), else [`run_detached`].
+pub fn run_sized<R, F>(py: Python<'_>, threads: usize, serial: bool, work: F) -> PyResult<R>
+where
+    R: Send,
+    F: FnOnce() -> R + Send,
+{
+    if serial {
+        run_here(py, work)
+    } else {
+        run_detached(py, threads, work)
+    }
 }
 
 /// Run `work` with the GIL released, inside the pool of [`worker_count`]`(threads)` threads; a

@@ -17,7 +17,7 @@ use numpy::{
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyFrozenSet, PyInt, PyList, PySet, PyString, PyTuple};
-use scorekit_kernels::records;
+use scorekit_kernels::{exact_i64, records};
 
 use crate::parallel::guarded;
 
@@ -86,12 +86,6 @@ fn classify<'a>(v: &'a Bound<'_, PyAny>) -> Leaf<'a> {
     Leaf::Unsupported
 }
 
-/// An integral float in the i64 range is the same number as that int.
-fn as_int(f: f64) -> Option<i64> {
-    (f.fract() == 0.0 && (-9.223_372_036_854_775_808e18..9.223_372_036_854_775_808e18).contains(&f))
-        .then_some(f as i64)
-}
-
 impl Interner {
     fn fresh(&mut self) -> i64 {
         self.next += 1;
@@ -105,7 +99,7 @@ impl Interner {
             Scalar::Bool(b) => 1 + b as u64,
             Scalar::Int(x) => return self.intern_int(x),
             Scalar::Float(f) if f.is_nan() => return self.fresh(),
-            Scalar::Float(f) => match as_int(f) {
+            Scalar::Float(f) => match exact_i64(f) {
                 Some(x) => return self.intern_int(x),
                 None => {
                     if let Some(&id) = self.floats.get(&f.to_bits()) {
@@ -145,7 +139,7 @@ impl Interner {
             Scalar::Bool(b) => 1 + b as i64,
             Scalar::Int(x) => self.ints.get(&x).copied().unwrap_or(NEVER),
             Scalar::Float(f) if f.is_nan() => NEVER,
-            Scalar::Float(f) => match as_int(f) {
+            Scalar::Float(f) => match exact_i64(f) {
                 Some(x) => self.ints.get(&x).copied().unwrap_or(NEVER),
                 None => self.floats.get(&f.to_bits()).copied().unwrap_or(NEVER),
             },
@@ -242,12 +236,25 @@ impl<'py> Paths<'py> {
     }
 }
 
+/// What `read_records` gives: the value ids, the number of paths and the two lists' lengths.
+struct Read {
+    e: Vec<i64>,
+    a: Vec<i64>,
+    p: usize,
+    rows: usize,
+    cols: usize,
+}
+
 /// Value ids of expected and actual records, or `None` when a record is not of the supported
-/// shape: `(expected int64[nE, P], actual int64[nA, P])`.
+/// shape: `(expected int64[nE, P], actual int64[nA, P])`. Both lists are copied once, before
+/// anything is read, so a hostile `__eq__` (a dict key lookup calls it) that grows or shrinks a
+/// list cannot change the lengths the arrays are shaped with.
 fn read_records<'py>(
     expected: &Bound<'py, PyList>,
     actual: &Bound<'py, PyList>,
-) -> PyResult<Option<(Vec<i64>, Vec<i64>, usize)>> {
+) -> PyResult<Option<Read>> {
+    let expected: Vec<Bound<'py, PyAny>> = expected.iter().collect();
+    let actual: Vec<Bound<'py, PyAny>> = actual.iter().collect();
     let mut ids = Interner::new();
     let mut paths = Paths {
         nodes: Vec::new(),
@@ -278,7 +285,7 @@ fn read_records<'py>(
         values.clear();
         for (parent, key) in &paths.nodes {
             let source = if *parent == usize::MAX {
-                Some(&item)
+                Some(item)
             } else {
                 values[*parent].as_ref()
             };
@@ -313,7 +320,14 @@ fn read_records<'py>(
             };
         }
     }
-    Ok(Some((e, a, p)))
+    let (rows, cols) = (expected.len(), actual.len());
+    Ok(Some(Read {
+        e,
+        a,
+        p,
+        rows,
+        cols,
+    }))
 }
 
 /// The item score matrix of two record lists (`float64[len(expected), len(actual)]`) and the
@@ -326,10 +340,16 @@ fn cases_record_matrix<'py>(
     actual: &Bound<'py, PyList>,
 ) -> PyResult<Option<(Bound<'py, PyArray2<f64>>, Bound<'py, PyArray1<i64>>)>> {
     guarded(|| {
-        let Some((e, a, p)) = read_records(expected, actual)? else {
+        let Some(Read {
+            e,
+            a,
+            p,
+            rows,
+            cols,
+        }) = read_records(expected, actual)?
+        else {
             return Ok(None);
         };
-        let (rows, cols) = (expected.len(), actual.len());
         let counts: Vec<i64> = if p == 0 {
             vec![0; rows]
         } else {
@@ -357,12 +377,19 @@ fn cases_record_ids<'py>(
     actual: &Bound<'py, PyList>,
 ) -> PyResult<Option<(Bound<'py, PyArray2<i64>>, Bound<'py, PyArray2<i64>>)>> {
     guarded(|| {
-        let Some((e, a, p)) = read_records(expected, actual)? else {
+        let Some(Read {
+            e,
+            a,
+            p,
+            rows,
+            cols,
+        }) = read_records(expected, actual)?
+        else {
             return Ok(None);
         };
         Ok(Some((
-            e.into_pyarray(py).reshape([expected.len(), p])?,
-            a.into_pyarray(py).reshape([actual.len(), p])?,
+            e.into_pyarray(py).reshape([rows, p])?,
+            a.into_pyarray(py).reshape([cols, p])?,
         )))
     })
 }

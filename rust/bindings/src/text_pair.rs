@@ -9,7 +9,7 @@ use scorekit_kernels::levenshtein::{align, word_alignment, AlignWorkspace, WordW
 
 use crate::graphemes::Segmenter;
 use crate::packing::{CodePoints, Reader};
-use crate::parallel::{guarded, run_detached};
+use crate::parallel::{guarded, run_here};
 
 /// `(ref_len, substitutions, deletions, insertions)` of `hypothesis` against `reference`, with
 /// `ref_len` in code points (`mode="cer"`) or words split as Python's `str.split()` does
@@ -57,7 +57,7 @@ fn text_pair_counts(
                 )))
             }
         }
-        let counts = run_detached(py, 1, move || {
+        let counts = run_here(py, move || {
             if words {
                 word_alignment(&mut WordWorkspace::new(), &gold, &pred)
                     .map(|w| (w.ref_words, w.counts))

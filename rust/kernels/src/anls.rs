@@ -240,8 +240,7 @@ fn range(node: Node) -> std::ops::Range<usize> {
 
 /// Python's `int == float`: exact.
 fn int_equals_float(i: i64, f: f64) -> bool {
-    const LIMIT: f64 = 9_223_372_036_854_775_808.0; // 2**63
-    f.is_finite() && f.fract() == 0.0 && (-LIMIT..LIMIT).contains(&f) && f as i64 == i
+    crate::exact_i64(f) == Some(i)
 }
 
 /// `(leaf similarities appended to the output, size, exact)` of one comparison; `exact` is 1 when

@@ -109,8 +109,8 @@ fn score_rows(probs: &[f64], correct: &[bool], scores: &mut [MaybeUninit<f64>]) 
 fn split_at_bracket(values: &[f64], lo: f64, hi: f64) -> (usize, Vec<u64>) {
     #[cfg(target_arch = "x86_64")]
     {
-        if std::is_x86_feature_detected!("avx2") {
-            // SAFETY: the processor supports AVX2 (checked just above).
+        if crate::simd::avx2() {
+            // SAFETY: the processor supports AVX2 (simd::avx2 checked it just above).
             return unsafe { split_at_bracket_avx2(values, lo, hi) };
         }
     }
@@ -202,8 +202,8 @@ fn with_avx2<R>(work: impl FnOnce() -> R) -> R {
         fn wide<R>(work: impl FnOnce() -> R) -> R {
             work()
         }
-        if std::is_x86_feature_detected!("avx2") {
-            // SAFETY: the processor supports AVX2 (checked just above).
+        if crate::simd::avx2() {
+            // SAFETY: the processor supports AVX2 (simd::avx2 checked it just above).
             return unsafe { wide(work) };
         }
     }

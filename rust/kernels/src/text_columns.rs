@@ -432,8 +432,8 @@ fn is_continuation(b: u8) -> bool {
 /// their own: a zero byte continues nothing).
 fn count_chars(bytes: &[u8]) -> usize {
     #[cfg(target_arch = "x86_64")]
-    if bytes.len() >= 32 && std::is_x86_feature_detected!("avx2") {
-        // SAFETY: the processor supports AVX2 (checked just above).
+    if bytes.len() >= 32 && crate::simd::avx2() {
+        // SAFETY: the processor supports AVX2 (simd::avx2 checked it just above).
         return bytes.len() - unsafe { continuations_avx2(bytes) };
     }
     bytes.len() - continuations_swar(bytes)
@@ -642,8 +642,8 @@ pub fn normalize(
                 }
                 std::mem::swap(text, scratch);
             }
-            Step::Strip => strip_by(text, |c| is_python_whitespace(c)),
-            Step::CollapseWhitespace => collapse_by(text, b' ' as u32, |c| is_python_whitespace(c)),
+            Step::Strip => strip_by(text, is_python_whitespace),
+            Step::CollapseWhitespace => collapse_by(text, b' ' as u32, is_python_whitespace),
             Step::StripPunctuation => text.retain(|&c| !tables.punctuation.contains(c)),
         }
     }

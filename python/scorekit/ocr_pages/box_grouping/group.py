@@ -13,7 +13,7 @@ words + boxes + touching pairs, never words x boxes.
 from __future__ import annotations
 
 import unicodedata
-from typing import Any, Iterable, Optional, Sequence
+from typing import Any, Callable, Iterable, Optional, Sequence
 
 from rapidfuzz.distance import Levenshtein
 
@@ -78,7 +78,8 @@ def _wkey(s: str) -> str:
     return " ".join(unicodedata.normalize("NFC", s).casefold().split())
 
 
-_PHRASE_KEYS = tuple(_wkey(p) for p in WATERMARK_PHRASES)
+_PHRASE_KEYS = tuple(sorted((_wkey(p) for p in WATERMARK_PHRASES), key=len, reverse=True))
+"""The phrase keys, longest first (the long watermark ends with the short one)."""
 _KEY_LENGTHS = frozenset(
     len(k) + d for k in _PHRASE_KEYS for d in range(-WATERMARK_MAX_EDIT_DISTANCE, WATERMARK_MAX_EDIT_DISTANCE + 1)
 )
@@ -86,15 +87,16 @@ _KEY_LENGTHS = frozenset(
 _MAX_KEY = max(_KEY_LENGTHS)
 
 
+def _edits(key: str, phrase: str) -> Optional[int]:
+    """The edit distance of ``key`` to ``phrase`` when within ``WATERMARK_MAX_EDIT_DISTANCE``, else None."""
+    if not key or abs(len(key) - len(phrase)) > WATERMARK_MAX_EDIT_DISTANCE:
+        return None
+    d = Levenshtein.distance(key, phrase, score_cutoff=WATERMARK_MAX_EDIT_DISTANCE)
+    return d if d <= WATERMARK_MAX_EDIT_DISTANCE else None
+
+
 def _key_is_watermark(key: str) -> bool:
-    if not key:
-        return False
-    for phrase in _PHRASE_KEYS:
-        if abs(len(key) - len(phrase)) > WATERMARK_MAX_EDIT_DISTANCE:
-            continue
-        if Levenshtein.distance(key, phrase, score_cutoff=WATERMARK_MAX_EDIT_DISTANCE) <= WATERMARK_MAX_EDIT_DISTANCE:
-            return True
-    return False
+    return any(_edits(key, phrase) is not None for phrase in _PHRASE_KEYS)
 
 
 def is_watermark_text(s: str) -> bool:
@@ -111,53 +113,97 @@ def is_watermark_text(s: str) -> bool:
     return _key_is_watermark(_wkey(s))
 
 
+def _windows(keys: Sequence[str]) -> list[tuple[int, int, int, int]]:
+    """Every window ``[i, j)`` of at most ``WATERMARK_MAX_WINDOW`` consecutive keys whose non-empty
+    keys, space-joined, are within reach of a phrase: ``(phrase rank, edits, i, j)``, rank 0 the
+    longest phrase. (The key of a space-joined text is the space-joined keys of its non-empty
+    parts: a space never composes with its neighbours under NFC.)"""
+    found = []
+    for i in range(len(keys)):
+        parts: list[str] = []
+        size = -1
+        for j in range(i, min(len(keys), i + WATERMARK_MAX_WINDOW)):
+            if keys[j]:
+                size += len(keys[j]) + 1
+                if size > _MAX_KEY:
+                    break
+                parts.append(keys[j])
+            if size not in _KEY_LENGTHS:
+                continue
+            joined = " ".join(parts)
+            for rank, phrase in enumerate(_PHRASE_KEYS):
+                d = _edits(joined, phrase)
+                if d is not None:
+                    found.append((rank, d, i, j + 1))
+    return found
+
+
+def _whole_groups(groups: Sequence[str]) -> Callable[[int, int], bool]:
+    """A test of a window ``[i, j)``: it holds records of at most one non-empty group, or every
+    record of each non-empty group it holds."""
+    first: dict[str, int] = {}
+    last: dict[str, int] = {}
+    for k, g in enumerate(groups):
+        if g:
+            first.setdefault(g, k)
+            last[g] = k
+
+    def allowed(i: int, j: int) -> bool:
+        held = {g for g in groups[i:j] if g}
+        return len(held) <= 1 or all(first[g] >= i and last[g] < j for g in held)
+
+    return allowed
+
+
+def _closest_matches(keys: Sequence[str], allowed: Callable[[int, int], bool]) -> list[int]:
+    """Positions of ``keys`` that the watermark matches take, closest match first.
+
+    Windows are taken greedily, best first: the longer phrase, then fewer edits, then fewer
+    records, then the earlier start; a window must pass ``allowed`` and overlap no window taken.
+    A taken window gives back its edge records when a window of the same phrase inside it (even
+    one ``allowed`` refuses: giving records back never crosses a group) matches with no more
+    edits; of those, the one with fewest edits, then fewest records, is kept."""
+    def closeness(w: tuple[int, int, int, int]) -> tuple[int, int, int, int]:
+        return (w[0], w[1], w[3] - w[2], w[2])
+
+    found = sorted(_windows(keys), key=closeness)
+    by_start: dict[int, list[tuple[int, int, int, int]]] = {}
+    for w in found:
+        by_start.setdefault(w[2], []).append(w)
+    taken = [False] * len(keys)
+    for rank, _, i, j in found:
+        if any(taken[i:j]) or not allowed(i, j):
+            continue
+        inside = (w for a in range(i, j) for w in by_start.get(a, ()) if w[0] == rank and w[3] <= j)
+        _, _, a, b = min(inside, key=closeness)
+        taken[a:b] = [True] * (b - a)
+    return [k for k, t in enumerate(taken) if t]
+
+
 def remove_watermark_words(words: Sequence[PredictedWord]) -> tuple[list[PredictedWord], list[PredictedWord]]:
     """Split CSV records into ``(kept, dropped)``, both in input order.
 
-    First a window pass over input order: at each position the longest run of at most
-    ``WATERMARK_MAX_WINDOW`` records whose space-joined text is a watermark is dropped and the scan
-    continues after it. Then a group pass: every non-empty ``group_row`` whose remaining records,
-    joined in order, read as a watermark is dropped whole.
+    A watermark match is a window of at most ``WATERMARK_MAX_WINDOW`` consecutive records whose
+    space-joined text is a watermark (see :func:`is_watermark_text`). Matches are taken closest
+    first (see ``_closest_matches``): the long phrase before the short one it ends with, then
+    the fewest edits, then the fewest records, so a real word next to the watermark is kept
+    whenever the watermark matches without it. A window holding records of several non-empty
+    ``group_row`` values must hold each of those groups whole (a watermark the OCR split over
+    lines), so a match never reaches into a neighbouring line. Then the same matching runs over
+    each non-empty ``group_row``'s remaining records, in order (a line the CSV interleaves with
+    other records).
     """
     words = list(words)
-    n = len(words)
-    # The key of a space-joined window is the space-joined keys of its non-empty records (a space
-    # never composes with its neighbours under NFC), so windows are keyed from per-record keys.
-    # Key lengths only grow with the window, which bounds the lengths worth testing.
     keys = [_wkey(w.text) for w in words]
-    drop = [False] * n
-    i = 0
-    while i < n:
-        hit = 0
-        sizes: list[int] = []  # key length of the window of length L, at index L-1
-        total = -1
-        for k in keys[i:i + WATERMARK_MAX_WINDOW]:
-            if k:
-                total += len(k) + 1
-            if total > _MAX_KEY:
-                break
-            sizes.append(total)
-        for length in range(len(sizes), 0, -1):
-            if sizes[length - 1] not in _KEY_LENGTHS:
-                continue
-            if _key_is_watermark(" ".join(k for k in keys[i:i + length] if k)):
-                hit = length
-                break
-        if hit:
-            drop[i:i + hit] = [True] * hit
-            i += hit
-        else:
-            i += 1
+    drop = set(_closest_matches(keys, _whole_groups([w.group_row for w in words])))
     groups: dict[str, list[int]] = {}
     for k, w in enumerate(words):
-        if not drop[k] and w.group_row:
+        if k not in drop and w.group_row:
             groups.setdefault(w.group_row, []).append(k)
     for members in groups.values():
-        if is_watermark_text(" ".join(words[k].text for k in members)):
-            for k in members:
-                drop[k] = True
-    kept = [w for w, d in zip(words, drop) if not d]
-    dropped = [w for w, d in zip(words, drop) if d]
+        drop.update(members[p] for p in _closest_matches([keys[k] for k in members], lambda i, j: True))
+    kept = [w for k, w in enumerate(words) if k not in drop]
+    dropped = [w for k, w in enumerate(words) if k in drop]
     return kept, dropped
 
 

@@ -20,9 +20,11 @@ import io
 import json
 import math
 import os
+import re
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Iterable, Mapping, Optional
+from urllib.parse import parse_qsl, urlsplit
 
 from scorekit.errors import InvalidTypeError, InvalidValueError, describe
 from scorekit.ocr_pages.box_grouping import geometry
@@ -39,7 +41,18 @@ __all__ = [
     "load_prediction_items",
     "annotation_boxes_from_records",
     "load_annotation_boxes",
+    "load_predicted_rows",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """``load_predicted_rows``, where the seed documents it; it lives in ``group``, which imports
+    this module, so it is looked up on first use."""
+    if name == "load_predicted_rows":
+        from scorekit.ocr_pages.box_grouping.group import load_predicted_rows
+
+        return load_predicted_rows
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 CSV_HEADER = ("x1", "y1", "x2", "y2", "group_row", "text")
 DROP_KINDS = ("rule", "degenerate", "duplicate", "container")
@@ -377,7 +390,11 @@ def _number(value: Any, what: str, source: str, item: int) -> float:
                 raise InvalidValueError(f"must be a number, got {describe(value)}", field=f"{source} {what}", item=item)
         else:
             raise InvalidValueError(f"must be a number, got {describe(value)}", field=f"{source} {what}", item=item)
-    value = float(value)
+    try:
+        value = float(value)
+    except OverflowError:
+        raise InvalidValueError("must be finite, got an integer too large for a float",
+                                field=f"{source} {what}", item=item) from None
     if not math.isfinite(value):
         raise InvalidValueError(f"must be finite, got {value!r}", field=f"{source} {what}", item=item)
     return value
@@ -445,6 +462,9 @@ def _build_boxes(entries: list[dict[str, Any]], source: str) -> AnnotationBoxes:
         if bx2 - bx1 <= 0 or by2 - by1 <= 0:
             dropped["degenerate"] += 1
             continue
+        if not all(math.isfinite(v) for v in (2 * bx1, 2 * by1, 2 * bx2, 2 * by2, (bx2 - bx1) * (by2 - by1))):
+            raise InvalidValueError(f"too large to measure (its area or coordinates overflow), got {raw_bbox!r}",
+                                    field=f"{source} bbox", item=item)
         built.append((i, fields))
 
     seen: set[tuple[Any, ...]] = set()
@@ -543,6 +563,8 @@ def _label_studio_entries(task: Mapping[str, Any], where: str) -> list[dict[str,
                 labels = value.get("rectanglelabels") or value.get("labels")
                 if isinstance(labels, list) and labels:
                     entry["label"] = str(labels[0])
+                elif isinstance(labels, str):  # one label written as text: still the box's label
+                    entry["label"] = labels
             if res.get("type") == "textarea":
                 lines = value.get("text") or []
                 if isinstance(lines, str):
@@ -561,15 +583,62 @@ def _label_studio_entries(task: Mapping[str, Any], where: str) -> list[dict[str,
     return entries
 
 
-def load_annotation_boxes(path: Any) -> AnnotationBoxes:
+_UPLOAD_PREFIX = re.compile(r"^[0-9a-f]{8}-")
+"""The prefix Label Studio gives an uploaded file (``3f2a1b9c-p2.png``)."""
+_MAX_LISTED_TASKS = 20
+
+
+def _task_names(task: Mapping[str, Any]) -> list[str]:
+    """The names a Label Studio task answers to: its ``id`` and the stem of each file it points
+    at (``file_upload`` and every string in ``data``, an upload's ``xxxxxxxx-`` prefix removed)."""
+    names = [] if task.get("id") is None else [str(task["id"])]
+    data = task.get("data")
+    values = list(data.values()) if isinstance(data, Mapping) else []
+    for value in [task.get("file_upload")] + values:
+        if not isinstance(value, str) or not value.strip():
+            continue
+        url = urlsplit(value.strip())  # a path, or a URL whose path or query (``?d=dir/p2.png``) names the file
+        for file in [url.path] + [v for _, v in parse_qsl(url.query)]:
+            stem = re.split(r"[/\\]", file)[-1].rsplit(".", 1)[0]
+            for name in (stem, _UPLOAD_PREFIX.sub("", stem)):
+                if name and name not in names:
+                    names.append(name)
+    return names
+
+
+def _pick_task(tasks: list[Any], page_id: Optional[str], where: str) -> Any:
+    """The one task of a multi-task export that belongs to ``page_id``; refuses, listing the tasks,
+    when none or several do, or when no page id is given."""
+    if len(tasks) == 1:
+        return tasks[0]
+    named = [(k, _task_names(t) if isinstance(t, Mapping) else []) for k, t in enumerate(tasks)]
+    listed = "; ".join(f"task {k}: {', '.join(map(repr, names)) or 'no id or file'}"
+                       for k, names in named[:_MAX_LISTED_TASKS])
+    more = f"; … ({len(tasks)} tasks)" if len(tasks) > _MAX_LISTED_TASKS else ""
+    if page_id is None:
+        raise InvalidValueError(f"{len(tasks)} Label Studio tasks and no page id to choose one ({listed}{more})",
+                                field=where)
+    matches = [k for k, names in named if page_id in names]
+    if len(matches) != 1:
+        how = "none matches" if not matches else f"tasks {', '.join(map(str, matches))} all match"
+        raise InvalidValueError(f"{len(tasks)} Label Studio tasks and {how} page {page_id!r} by id or image file "
+                                f"stem ({listed}{more}); give the page id of one task", field=where)
+    return tasks[matches[0]]
+
+
+def load_annotation_boxes(path: Any, page_id: Optional[str] = None) -> AnnotationBoxes:
     """Read one page's ground-truth boxes from a local JSON file.
 
     Accepted shapes, tried in order: a list of HF-style box dicts (with ``bbox``); a dict whose
-    ``annotations`` is such a list; a Label Studio task, or a list whose first element is one.
-    For a task the first non-cancelled annotation with results is used; its results are grouped by
-    ``id``: the rectangle (percent of ``original_width``/``original_height``) gives the pixel bbox
-    and rotation, ``textarea`` items the transcription (lines joined by ``\\n``), a ``number`` item
-    the reading order and ``parentID`` the parent. The adapter's drops and sort then apply (see
+    ``annotations`` is such a list; a Label Studio task; a Label Studio export (a list of tasks).
+    An export of several tasks is read for the task whose ``id``, or the stem of whose image or
+    uploaded file (``data`` values, ``file_upload``; Label Studio's ``xxxxxxxx-`` upload prefix
+    ignored), equals ``page_id``; no ``page_id``, no matching task or several raise
+    ``InvalidValueError`` listing the tasks. For a task the first non-cancelled annotation with
+    results is used; its results are grouped by ``id``: the rectangle (percent of
+    ``original_width``/``original_height``) gives the pixel bbox and rotation, ``textarea`` items
+    the transcription (lines joined by ``\\n``), a ``number`` item the reading order and
+    ``parentID`` the parent. The adapter's drops and sort then apply (see
     :func:`annotation_boxes_from_records`); an id without a rectangle counts as degenerate.
     """
     where = _path_field(path)
@@ -578,9 +647,9 @@ def load_annotation_boxes(path: Any) -> AnnotationBoxes:
         return _build_boxes(data, where)
     if isinstance(data, dict) and _is_flat_box_list(data.get("annotations")):
         return _build_boxes(data["annotations"], where)
-    task = data[0] if isinstance(data, list) and data else data
     if isinstance(data, list) and not data:
         return AnnotationBoxes()
+    task = _pick_task(data, page_id, where) if isinstance(data, list) else data
     if not isinstance(task, dict):
         raise InvalidValueError(
             f"expected a Label Studio task or a list of boxes, got {type(task).__name__}", field=where

@@ -1,11 +1,12 @@
 """Score a folder of pages under each report variant and write one aggregate report per variant.
 
-Pairs ``--predictions-dir/<stem>.csv`` with ``--annotations-dir/<stem>.json`` by file stem; only
-matched pairs are evaluated (sorted by stem) and the unmatched counts go to stderr. Each page is
-classified once and then scored under every selected ``--variant`` (default: all, in
-``REPORT_VARIANTS`` order). Writes ``--output-dir/accuracy_report_<variant>.json`` and prints
-``<variant>: cer=… (N pages) -> PATH`` per variant. ``--html`` writes the HTML report of the
-first selected variant. Exit 1 when no pair matches or an input is unreadable or malformed.
+Pairs <stem>.csv in --predictions-dir with <stem>.json in --annotations-dir by file name; only
+matched pairs are evaluated (sorted by name) and the unmatched counts are reported on stderr.
+Each page is classified once and then scored under every selected --variant (default: all four,
+in the order listed under --variant). Writes accuracy_report_<variant>.json in --output-dir and
+prints "<variant>: cer=… (N pages) -> PATH" per variant. --html writes the HTML report of the
+first selected variant. Exit 1 when no pair matches or an input is unreadable or malformed, 2 on
+a usage error (an output that is one of the inputs included).
 """
 
 from __future__ import annotations
@@ -17,14 +18,15 @@ from typing import Any, Iterable, Mapping, Optional, Sequence
 
 from scorekit.ocr_pages.box_grouping.group import classify_rows, load_predicted_rows
 from scorekit.ocr_pages.box_grouping.loading import AnnotationBox, PredictedRow, load_annotation_boxes
-from scorekit.ocr_pages.cli import (RunError, add_common, add_progress, main_for, make_output_dir,
-                                    result_line, with_run_info, write_text_atomic)
+from scorekit.files import check_outputs, write_atomically
+from scorekit.ocr_pages.cli import (RunError, add_common, add_progress, folder_outputs, main_for, output_folder,
+                                    result_line, with_run_info)
 from scorekit.ocr_pages.evaluation.prediction import evaluate_matches
 from scorekit.ocr_pages.evaluation.reports import MAX_FAILURE_EXAMPLES, REPORT_VARIANTS, aggregate_reports, report_to_json
 from scorekit.progress import progress_iter
 
-__all__ = ["REPORT_VARIANTS", "add_variant_arguments", "main", "score_variants", "selected_variants",
-           "write_variant_reports"]
+__all__ = ["REPORT_VARIANTS", "add_variant_arguments", "check_variant_outputs", "main", "score_variants",
+           "selected_variants", "write_variant_reports"]
 
 PROG = "ocr-pages-variants"
 
@@ -49,13 +51,24 @@ def score_variants(boxes: Sequence[AnnotationBox], rows: Sequence[PredictedRow],
             for v in variants}
 
 
+def _report_name(variant: str) -> str:
+    return f"accuracy_report_{variant}.json"
+
+
+def check_variant_outputs(out: Path, variants: Sequence[str], html: Optional[str], inputs: Iterable[Any]) -> None:
+    """Check ``out/accuracy_report_<variant>.json`` of every variant and ``html`` against ``inputs``
+    and each other (``scorekit.files.check_outputs``)."""
+    check_outputs({"--html": html, **folder_outputs(out, map(_report_name, variants))}, list(inputs))
+
+
 def write_variant_reports(out: Path, per_variant: Mapping[str, list[dict]], *, run_info: Mapping[str, Any],
                           inputs: Iterable[Any], html: Optional[str] = None,
                           max_examples: int = MAX_FAILURE_EXAMPLES) -> None:
     """Aggregate each variant's page reports, write ``out/accuracy_report_<variant>.json`` and print
-    its result line; ``html`` gets the first variant's run report, written first, so that an HTML
-    path over one of ``inputs`` (refused, as a JSON path would be) leaves nothing written."""
+    its result line; ``html`` gets the first variant's run report. Every path is checked against
+    ``inputs`` (see :func:`check_variant_outputs`) before anything is written."""
     inputs = list(inputs)
+    check_variant_outputs(out, list(per_variant), html, inputs)
     reports = {v: with_run_info(aggregate_reports(pages, variant=v, max_examples=max_examples), **run_info)
                for v, pages in per_variant.items()}
     if html and reports:
@@ -64,8 +77,8 @@ def write_variant_reports(out: Path, per_variant: Mapping[str, list[dict]], *, r
         first = next(iter(reports))
         write_run_report(html, reports[first], f"OCR pages: {first}", inputs)
     for v, report in reports.items():
-        path = out / f"accuracy_report_{v}.json"
-        write_text_atomic(path, report_to_json(report), inputs=inputs)
+        path = out / _report_name(v)
+        write_atomically(path, report_to_json(report))
         print(result_line(v, report, path))
 
 
@@ -92,7 +105,8 @@ def selected_variants(args: argparse.Namespace) -> tuple[str, ...]:
     return tuple(dict.fromkeys(args.variant or REPORT_VARIANTS))
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, prog: str = PROG) -> int:
+    """The command; ``prog`` is the program name its warnings give."""
     variants = selected_variants(args)
     csvs = _stems(args.predictions_dir, ".csv", "predictions")
     jsons = _stems(args.annotations_dir, ".json", "annotations")
@@ -100,24 +114,25 @@ def run(args: argparse.Namespace) -> int:
     missing = sorted(set(jsons) - set(csvs))
     unmatched = sorted(set(csvs) - set(jsons))
     if missing:
-        print(f"{PROG}: warning: {len(missing)} annotation files have no predictions CSV", file=sys.stderr)
+        print(f"{prog}: warning: {len(missing)} annotation files have no predictions CSV", file=sys.stderr)
     if unmatched:
-        print(f"{PROG}: warning: {len(unmatched)} predictions CSVs match no annotation file", file=sys.stderr)
+        print(f"{prog}: warning: {len(unmatched)} predictions CSVs match no annotation file", file=sys.stderr)
     if not pairs:
         raise RunError(f"no page has both {args.predictions_dir!r}/<id>.csv and {args.annotations_dir!r}/<id>.json")
-    out = make_output_dir(args.output_dir)
-    per_variant: dict[str, list[dict]] = {v: [] for v in variants}
-    for stem in progress_iter(pairs, args.progress, "pages"):
-        rows, dropped = load_predicted_rows(csvs[stem], args.unit_level)
-        reports = score_variants(load_annotation_boxes(jsons[stem]), rows, dropped, page_id=stem,
-                                 unit_level=args.unit_level, coverage_threshold=args.coverage_threshold,
-                                 variants=variants, unit=args.cer_unit)
-        for v in variants:
-            per_variant[v].append(reports[v])
-    write_variant_reports(out, per_variant, inputs=[csvs[s] for s in pairs] + [jsons[s] for s in pairs],
-                          run_info=dict(predictions_dir=args.predictions_dir, annotations_dir=args.annotations_dir,
-                                        missing_prediction_pages=missing, unmatched_prediction_files=unmatched),
-                          html=args.html)
+    inputs = [csvs[s] for s in pairs] + [jsons[s] for s in pairs]
+    with output_folder(args.output_dir) as out:
+        check_variant_outputs(out, variants, args.html, inputs)
+        per_variant: dict[str, list[dict]] = {v: [] for v in variants}
+        for stem in progress_iter(pairs, args.progress, "pages"):
+            rows, dropped = load_predicted_rows(csvs[stem], args.unit_level)
+            reports = score_variants(load_annotation_boxes(jsons[stem], stem), rows, dropped, page_id=stem,
+                                     unit_level=args.unit_level, coverage_threshold=args.coverage_threshold,
+                                     variants=variants, unit=args.cer_unit)
+            for v in variants:
+                per_variant[v].append(reports[v])
+        write_variant_reports(out, per_variant, inputs=inputs, html=args.html,
+                              run_info=dict(predictions_dir=args.predictions_dir, annotations_dir=args.annotations_dir,
+                                            missing_prediction_pages=missing, unmatched_prediction_files=unmatched))
     return 0
 
 

@@ -1,10 +1,12 @@
 """Score one page against its annotations with one filter set; print or write the page report.
 
-Reads the Label Studio (or flattened HF-style) annotation JSON and the page's evaluation CSV,
-runs ``evaluate_rows`` and prints the page report JSON to stdout, or with ``--output`` writes it
-and prints one line ``<variant>: cer=… (1 pages) -> PATH`` (``custom`` when the filters are not
-a report variant). ``--html`` also writes the page's HTML report. Exit 1 on an unreadable or
-malformed input, 2 on a usage error (unknown filter, threshold outside (0, 1]).
+Reads the page's annotation JSON (a Label Studio task or export, or a list of boxes) and its
+evaluation CSV, and prints the page report JSON, or with --output writes it and prints one line
+"<variant>: cer=… (1 pages) -> PATH" ("custom" when the filters are not a report variant). From a
+Label Studio export of several tasks, the task whose id or image file stem is the page id is read
+(--page-id, else the CSV file name without .csv). --html also writes the page's HTML report.
+Exit 1 on an unreadable or malformed input, 2 on a usage error (unknown filter, threshold outside
+(0, 1], an output that is one of the inputs).
 """
 
 from __future__ import annotations
@@ -16,7 +18,8 @@ from typing import Optional, Sequence
 
 from scorekit.ocr_pages.box_grouping.group import load_predicted_rows
 from scorekit.ocr_pages.box_grouping.loading import load_annotation_boxes
-from scorekit.ocr_pages.cli import add_common, filters_arg, main_for, result_line, write_text_atomic
+from scorekit.files import check_outputs, write_atomically
+from scorekit.ocr_pages.cli import add_common, filters_arg, main_for, result_line
 from scorekit.ocr_pages.evaluation.prediction import evaluate_rows
 from scorekit.ocr_pages.evaluation.reports import report_to_json
 
@@ -30,16 +33,20 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--filter", type=filters_arg, default=(), metavar="LIST",
                    help="comma-separated filters (non-armenian, graphics, photo, image, header, "
                         "image-header); empty = none")
-    p.add_argument("--page-id", default=None, help="page id in the report (default: the CSV file stem)")
+    p.add_argument("--page-id", default=None,
+                   help="page id in the report, and the task read from an export of several Label Studio "
+                        "tasks (its id or image file stem; default: the CSV file stem)")
     p.add_argument("--output", default=None, help="write the page report JSON here instead of stdout")
     p.add_argument("--html", default=None, metavar="REPORT", help="also write a self-contained HTML report here")
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, prog: str = PROG) -> int:
+    """The command run as ``prog`` (it prints no warning that would name it)."""
     inputs = [args.annotations_json, args.predictions_csv]
-    boxes = load_annotation_boxes(args.annotations_json)
-    rows, dropped = load_predicted_rows(args.predictions_csv, args.unit_level)
+    check_outputs({"--output": args.output, "--html": args.html}, inputs)
     page_id = args.page_id if args.page_id is not None else Path(args.predictions_csv).stem
+    boxes = load_annotation_boxes(args.annotations_json, page_id)
+    rows, dropped = load_predicted_rows(args.predictions_csv, args.unit_level)
     report = evaluate_rows(boxes, rows, page_id=page_id, unit_level=args.unit_level, filters=args.filter,
                            coverage_threshold=args.coverage_threshold, dropped_words=dropped, unit=args.cer_unit)
     text = report_to_json(report)
@@ -48,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
 
         write_run_report(args.html, report, f"OCR page {page_id}", inputs)
     if args.output:
-        write_text_atomic(args.output, text, inputs=inputs)
+        write_atomically(args.output, text)
         print(result_line(report["summary"]["variant"], report, args.output))
     else:
         sys.stdout.write(text)

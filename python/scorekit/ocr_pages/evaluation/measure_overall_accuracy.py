@@ -1,33 +1,30 @@
 """Aggregate page or aggregate report JSONs into one corpus report.
 
-``--reports FILE...`` are merged with ``aggregate_reports`` (they must agree on unit level,
-filters and coverage threshold, and share no page id); the result, with a ``run_info``, is written
-to ``--output`` and one line ``<variant>: cer=… (N pages) -> PATH`` is printed. ``--html`` also
-writes the HTML report. Exit 1 on an unreadable, malformed or inconsistent report.
+The --reports files are merged (they must agree on unit level, filters and coverage threshold,
+and share no page id); the result, with its run_info, is written to --output and one line
+"<variant>: cer=… (N pages) -> PATH" is printed. --html also writes the HTML report. Exit 1 on an
+unreadable, malformed or inconsistent report, 2 on a usage error (an output that is one of the
+reports included).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Any, Optional, Sequence
 
-from scorekit.ocr_pages.cli import RunError, add_progress, main_for, result_line, with_run_info, write_text_atomic
+from scorekit.files import check_outputs, strict_json_loads, write_atomically
+from scorekit.ocr_pages.cli import RunError, add_progress, main_for, result_line, with_run_info
 from scorekit.ocr_pages.evaluation.reports import aggregate_reports, report_to_json
 from scorekit.progress import progress_iter
 
 PROG = "ocr-pages-overall"
 
 
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
-
-
 def read_report(path: str) -> dict[str, Any]:
     """One report JSON; a malformed file raises ``RunError`` naming it."""
     try:
         with open(path, "rb") as fh:
-            data = json.loads(fh.read().decode("utf-8-sig"), parse_constant=_reject_constant)
+            data = strict_json_loads(fh.read().decode("utf-8-sig"))
     except OSError as exc:
         raise RunError(f"{path}: cannot read file ({exc.strerror or exc})") from None
     except (UnicodeDecodeError, ValueError) as exc:
@@ -44,14 +41,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_progress(p)
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, prog: str = PROG) -> int:
+    """The command run as ``prog`` (it prints no warning that would name it)."""
+    check_outputs({"--output": args.output, "--html": args.html}, args.reports)
     reports = [read_report(path) for path in progress_iter(args.reports, args.progress, "reports")]
     try:
         report = aggregate_reports(reports)
     except ValueError as exc:
         raise RunError(f"reports {', '.join(args.reports)} cannot be merged: {exc}") from None
     report = with_run_info(report)
-    write_text_atomic(args.output, report_to_json(report), inputs=args.reports)
+    write_atomically(args.output, report_to_json(report))
     variant = report["summary"]["variant"]
     print(result_line(variant, report, args.output))
     if args.html:

@@ -29,8 +29,18 @@ from scorekit.ocr_pages.evaluation.text_metrics import _check_str
 __all__ = [
     "NON_ARMENIAN_SCRIPT_RATIO", "FILTERS", "FILTER_LABELS", "REPORT_VARIANTS", "SCHEMA_VERSION",
     "MAX_FAILURE_EXAMPLES", "MAX_EXAMPLE_TEXT_CHARS", "is_non_armenian_text", "canonical_filters",
-    "variant_of_filters", "aggregate_reports", "report_to_json",
+    "variant_of_filters", "aggregate_reports", "report_to_json", "build_ocr_region_reports",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """``build_ocr_region_reports``, where the seed documents it; it lives in ``prediction``, which
+    imports this module, so it is looked up on first use."""
+    if name == "build_ocr_region_reports":
+        from scorekit.ocr_pages.evaluation.prediction import build_ocr_region_reports
+
+        return build_ocr_region_reports
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 #: A text is non-Armenian when its share of Latin and Cyrillic letters is strictly above this.
 NON_ARMENIAN_SCRIPT_RATIO = 0.9
@@ -263,13 +273,42 @@ def _summed(values: Sequence[Any]) -> Any:
     return sum(values)
 
 
+#: Summary keys that are settings, not figures.
+_SETTINGS = ("unit_level", "cer_unit", "variant", "filters", "excluded_labels", "coverage_threshold")
+
+
+def _check_adds_up(rep: Mapping[str, Any], k: int) -> None:
+    """Refuse a report whose pages and regions do not give its own summary (cut, edited or
+    malformed), so that merging it could not count pages whose regions are missing."""
+    summary = rep["summary"]
+    pages, regions = rep.get("pages"), rep.get("regions")
+    if not isinstance(pages, list) or not isinstance(regions, list):
+        raise InvalidValueError("has no 'pages' and 'regions' lists", field="reports", item=k)
+    if len(pages) != summary["page_count"]:
+        raise InvalidValueError(f"lists {len(pages)} pages, its summary counts {summary['page_count']!r}",
+                                field="reports", item=k)
+    try:
+        again = build_summary(unit_level=summary["unit_level"], cer_unit=summary.get("cer_unit", "char"),
+                              variant=summary["variant"], filters=summary["filters"],
+                              coverage_threshold=summary["coverage_threshold"], counters=summary,
+                              regions=regions, pages=pages)
+    except (KeyError, TypeError, AttributeError, ValueError, ZeroDivisionError) as exc:
+        raise InvalidValueError(f"malformed page or region entry ({type(exc).__name__}: {exc})",
+                                field="reports", item=k) from None
+    for key, value in again.items():
+        if key not in _SETTINGS and key not in _COUNTERS and key in summary and summary[key] != value:
+            raise InvalidValueError(f"its pages and regions give {key} {value!r}, its summary says "
+                                    f"{summary[key]!r} (was it cut or edited?)", field="reports", item=k)
+
+
 def aggregate_reports(reports: Iterable[Mapping[str, Any]], *, variant: Optional[str] = None,
                       max_examples: int = MAX_FAILURE_EXAMPLES) -> dict[str, Any]:
     """Merge page or aggregate reports into one aggregate report (so aggregation is associative).
 
     The inputs must agree on ``unit_level``, ``cer_unit`` (``"char"`` where a report has none),
-    ``filters`` and ``coverage_threshold``, and no
-    ``page_id`` may occur twice: otherwise ``InvalidValueError`` naming the field and the input.
+    ``filters`` and ``coverage_threshold``, no ``page_id`` may occur twice, and each report's
+    pages and regions must give its own summary figures (a report cut or edited by hand is
+    refused): otherwise ``InvalidValueError`` naming the field and the input.
     A report of zero pages (an empty aggregate) is neutral and takes no part in that check.
     Counters are summed; pages are sorted by ``page_id`` and regions by (page_id, region_index);
     row lists are dropped; every ratio and mean is recomputed from the merged regions and pages;
@@ -292,6 +331,7 @@ def aggregate_reports(reports: Iterable[Mapping[str, Any]], *, variant: Optional
                    if key not in rep["summary"]]
         if missing:
             raise InvalidValueError(f"summary lacks {', '.join(missing)}", field="reports", item=k)
+        _check_adds_up(rep, k)
     if variant is not None and variant not in REPORT_VARIANTS:
         raise InvalidValueError(f"unknown variant {variant!r}; known: {', '.join(REPORT_VARIANTS)}", field="variant")
     # A report of no pages (an empty aggregate) is neutral: it neither sets nor checks the settings.

@@ -131,7 +131,7 @@ fn temper(mut y: u32) -> u32 {
 /// `shift` is `32 - n.bit_length()`.
 fn accept_into(mt: &mut Mt19937, n: u32, shift: u32, out: &mut [u32]) -> usize {
     #[cfg(target_arch = "x86_64")]
-    if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("popcnt") {
+    if crate::simd::avx2() && std::is_x86_feature_detected!("popcnt") {
         // SAFETY: the processor supports AVX2 and POPCNT (checked just above)
         return unsafe { accept_into_avx2(mt, n, shift, out) };
     }

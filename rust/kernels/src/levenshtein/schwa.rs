@@ -717,8 +717,8 @@ fn run_pass<S: Symbol, T: Cell, const XDROP: bool>(
 ) -> Result<usize, SchwaError> {
     #[cfg(target_arch = "x86_64")]
     {
-        if !portable && std::is_x86_feature_detected!("avx2") {
-            // SAFETY: the processor supports AVX2 (checked just above).
+        if !portable && crate::simd::avx2() {
+            // SAFETY: the processor supports AVX2 (simd::avx2 checked it just above).
             return unsafe { run_pass_avx2::<S, T, XDROP>(lanes, job) };
         }
     }
