@@ -83,7 +83,7 @@ def resampled_ci(values, resamples=2000, alpha=0.05, seed=0):
 
 def test_paired_bootstrap_resamples_tasks():
     rng = random.Random(11)
-    for case in range(30):
+    for _ in range(30):
         tasks = [f"t{i}" for i in range(rng.randrange(1, 25))]
         a = {t: [rng.random() < 0.6 for _ in range(rng.randrange(2, 6))] for t in tasks}
         b = {t: [rng.random() < 0.5 for _ in range(rng.randrange(2, 6))] for t in tasks}

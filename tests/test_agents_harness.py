@@ -13,7 +13,6 @@ import warnings
 import pytest
 
 import ek.agents as eka
-import scorekit
 from scorekit.agents import (
     AgentGateResult, Cost, Episode, RunProvenance, Step, TaskSpec, ToolCallMetric, ToolSpec,
     Trajectory, TrajectoryMetric, agent_regression_gate, load_agent_baseline, per_million, run_suite, save_agent_baseline,

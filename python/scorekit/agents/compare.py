@@ -17,7 +17,6 @@ sign test over the tasks whose rates differ, and the tasks that improved, regres
 
 from __future__ import annotations
 
-import math
 import operator
 import warnings
 from collections.abc import Iterable, Mapping
