@@ -251,6 +251,11 @@ def test_two_tasks_with_one_id_are_refused(tmp_path):
         with pytest.raises(InvalidValueError, match="task 1 .* repeats the task id of task 0"):
             run_suite(lambda task: "x", [TaskSpec(ids[0], gold="x"), TaskSpec(ids[1], gold="y")], persist=True,
                       rootdir=tmp_path)
+    calls = []
+    for bad in (("a", 1), math.nan):
+        with pytest.raises(InvalidValueError, match=r"persist=True\): task 0 has the id .* cannot be saved as a key"):
+            run_suite(lambda task: calls.append(task), [TaskSpec(bad)], persist=True, rootdir=tmp_path)
+    assert calls == [] and run_suite(upper, [TaskSpec(("a", 1), input="a", gold="A")]).success_rate == 1.0
     report = run_suite(lambda task: "x", [TaskSpec(1, gold="x"), TaskSpec("2", gold="y")], persist=True,
                        rootdir=tmp_path)
     saved = json.loads((tmp_path / "results" / f"{report.detail['run_id']}.json").read_text())

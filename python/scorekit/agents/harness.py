@@ -83,17 +83,20 @@ def _task_list(tasks: Any) -> list[TaskSpec]:
     return out
 
 
-def _distinct_ids(tasks: list[TaskSpec]) -> list[TaskSpec]:
+def _distinct_ids(tasks: list[TaskSpec], persist: bool) -> list[TaskSpec]:
     """``tasks``, refused when two share a ``task_id`` — as Python compares them (``1 == True``:
     their episodes would pool as one task's trials) or as JSON writes them (``1`` and ``"1"``: one
-    key of the persisted per-task results)."""
+    key of the persisted per-task results) — or, with ``persist``, when an id cannot be a JSON key."""
     seen: dict = {}
     texts: dict = {}
     for i, task in enumerate(tasks):
         try:
             text = json_key(task.task_id)
-        except (InvalidValueError, TypeError):
-            text = None  # not a JSON key: persisting refuses it
+        except (InvalidValueError, TypeError) as exc:
+            if persist:  # refused now, not after every episode has run
+                raise InvalidValueError(f"run_suite(persist=True): task {i} has the id {task.task_id!r}, which cannot "
+                                        f"be saved as a key of the results ({exc})") from None
+            text = None
         first = seen.get(task.task_id, texts.get(text))
         if first is not None:
             raise InvalidValueError(
@@ -302,7 +305,7 @@ def run_suite(agent: Callable[..., Any], tasks: Any, *, k: int = 1, check: Any =
     >>> run_suite(lambda task: task.input.upper(), tasks).success_rate     # a bare answer is wrapped
     1.0
     """
-    task_list = _distinct_ids(_task_list(tasks))
+    task_list = _distinct_ids(_task_list(tasks), persist)
     k = _positive_int(k, "k")
     concurrency = _positive_int(concurrency, "concurrency")
     timeout = _timeout(timeout)
