@@ -477,8 +477,7 @@ def episodes_from_inspect_log(log: Any, *, scorer: Optional[str] = None,
     (``None``). ``meta`` records ``epoch``, ``score`` and ``scorer``; ``run`` the model and task
     version. A ``scorer`` that no sample has raises ``ValueError`` at once (a typo would otherwise
     leave every episode ungraded), and so do two samples with one id and epoch (they would pool
-    into one task's trials). Duck-typed: reads ``log.samples`` and
-    ``log.eval``.
+    into one task's trials). Duck-typed: reads ``log.samples`` and ``log.eval``.
 
     >>> from types import SimpleNamespace as NS
     >>> sample = NS(id="q1", epoch=1, messages=[], output=NS(completion="4", usage=None),

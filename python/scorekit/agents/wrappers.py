@@ -199,8 +199,9 @@ def _refuse_pooled_ids(episodes: list) -> None:
     if repeat is not None:
         again = episodes[repeat[1]]
         raise InvalidValueError(
-            f"run_inspect: two logs give task id {again.task_id!r} at epoch {again.meta['epoch']!r} (a task name "
-            "with '/' meets a sample id with '/'); rename a task so that their samples do not pool")
+            f"run_inspect: two logs give task id {again.task_id!r} at epoch {again.meta['epoch']!r} (their task names "
+            "and sample ids spell one id, e.g. 'a' + 'b/c' and 'a/b' + 'c'); rename a task so that their samples do "
+            "not pool")
 
 
 def run_inspect(tasks: Any, *, model: Any = None, epochs: Optional[int] = None, scorer: Optional[str] = None,
