@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import random
+import subprocess
+import sys
 import threading
 import warnings
 
@@ -296,6 +299,18 @@ def test_timeout_records_a_failed_episode_instead_of_hanging(concurrency):
     assert (report.n_tasks, report.n_trials, report.n_success) == (3, 6, 5)
     assert report.per_task["t1"]["c"] == 1 and report.detail["timed_out"] == 1
     assert report.pass_hat_k == pytest.approx(2 / 3)
+
+
+def test_a_never_returning_agent_does_not_hold_up_the_process():
+    """The abandoned call cannot be killed, but it runs on a daemon thread: the run reports and
+    the interpreter exits without waiting for it."""
+    script = ("import threading\n"
+              "from scorekit.agents import TaskSpec, run_suite\n"
+              "r = run_suite(lambda task: threading.Event().wait(), [TaskSpec('t', gold='x')], timeout=0.2)\n"
+              "print(r.n_trials, r.success_rate, r.detail['timed_out'])\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    assert (done.returncode, done.stdout) == (0, "1 0.0 1\n"), done.stderr
 
 
 def test_timeout_keeps_the_episode_reason_and_the_agent_error():
