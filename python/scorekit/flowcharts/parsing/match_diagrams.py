@@ -42,10 +42,11 @@ HEURISTIC_SHARE = 0.3
 REFINEMENT_ROUNDS = 8
 
 
-def _check_time_limit(time_limit: Any) -> None:
+def check_time_limit(time_limit: Any, name: str = "time_limit") -> None:
+    """ValueError naming ``name`` unless ``time_limit`` is a positive finite number of seconds."""
     if isinstance(time_limit, bool) or not isinstance(time_limit, (int, float)) or not (
             math.isfinite(time_limit) and time_limit > 0):
-        raise ValueError(f"time_limit must be a positive finite number of seconds, found {time_limit!r}.")
+        raise ValueError(f"{name} must be a positive finite number of seconds, found {time_limit!r}.")
 
 
 def _tied(a: float, b: float) -> bool:
@@ -454,7 +455,7 @@ def _lexicographic(C: np.ndarray, u: np.ndarray, v: np.ndarray, c_star: float, t
             constraints = [*constraints, optimize.LinearConstraint(row.reshape(1, -1), at_least, np.inf)]
         limit = max(MIN_SOLVE_SECONDS, (deadline - time.monotonic()) * share)
         res = optimize.milp(objective(y0), constraints=constraints, integrality=np.ones(y0 + nE), bounds=bounds,
-                            options={"mip_rel_gap": 0, "time_limit": limit})
+                            options={"mip_rel_gap": 0, "time_limit": limit, "presolve": False})
         if res.status not in (0, 1) or (res.status == 0 and (not res.success or res.x is None)):
             raise _milp_failure(stage, stem, option_idx, f"solver status {res.status}: {res.message}")
         pairs = None if res.x is None else _pairs_from(res.x, nT, nP, stage, stem, option_idx)
@@ -463,7 +464,7 @@ def _lexicographic(C: np.ndarray, u: np.ndarray, v: np.ndarray, c_star: float, t
                                 f"the matching's text cost {_pair_cost(pairs, C, u, v)} is not the optimum {c_star}")
         if res.status == 0:
             return pairs, None
-        bound = res.mip_dual_bound
+        bound = getattr(res, "mip_dual_bound", None)
         return pairs, float(bound) if bound is not None and math.isfinite(bound) else -math.inf
 
     def zeros(y0: int) -> np.ndarray:
@@ -540,7 +541,7 @@ def match_nodes_single_option(true_diagram: Diagram, pred_diagram: Diagram, dist
 
     The exact stages (flow, labels) of this option stop after ``time_limit`` seconds; a stage not
     proven optimal by then keeps the best matching found and is listed in ``unproven`` with its bound."""
-    _check_time_limit(time_limit)
+    check_time_limit(time_limit)
     costs = as_costs(distance_fn)
     T = sorted(true_diagram.nodes or [], key=lambda n: n.node_number)
     P = sorted(pred_diagram.nodes or [], key=lambda n: n.node_number)
