@@ -10,11 +10,9 @@ import time
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from rapidfuzz.distance import Levenshtein
+from scorekit.flowcharts import match_node_labels, match_nodes_single_option
 
-from scorekit.flowcharts import match_node_labels, match_nodes_single_option, match_texts_lists
-
-from test_flowcharts_parsing_match import R, _MATCHINGS, _key, diagram
+from test_flowcharts_parsing_match import R, _MATCHINGS, _key, diagram, oracle
 
 
 
@@ -50,15 +48,7 @@ def test_tiny_tied_diagrams_reach_the_brute_force_optimum(case):
     where = {m.true_node.node_number - 1: m.pred_node.node_number - 1 for m in nm.matches
              if m.true_node and m.pred_node}
     got = tuple(where.get(t) for t in range(len(t_nodes)))
-    C = [[Levenshtein.distance(a[1], b[1]) for b in p_nodes] for a in t_nodes]
-    u, v = [len(a[1]) for a in t_nodes], [len(b[1]) for b in p_nodes]
-    TE = list(dict.fromkeys((n - 1, k - 1) for n, _, pt, _ in t_nodes for k in pt))
-    PE = list(dict.fromkeys((n - 1, k - 1) for n, _, pt, _ in p_nodes for k in pt))
-
-    def lc(a, b):
-        return match_texts_lists(a, b, R).total_cost
-    L_ = [[lc(a[3], b[3]) for b in p_nodes] for a in t_nodes]
-    Lu, Lv = [lc(a[3], []) for a in t_nodes], [lc([], b[3]) for b in p_nodes]
+    C, u, v, TE, PE, L_, Lu, Lv = oracle(t_nodes, p_nodes)
     best = min(_key(m, C, u, v, TE, PE, L_, Lu, Lv, flow, lab) for m in _MATCHINGS[(len(t_nodes), len(p_nodes))])
     assert _key(got, C, u, v, TE, PE, L_, Lu, Lv, flow, lab) == best
 

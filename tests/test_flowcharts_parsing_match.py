@@ -357,6 +357,20 @@ def _all_matchings(nT, nP):
 _MATCHINGS = {(a, b): _all_matchings(a, b) for a in range(1, 6) for b in range(1, 6)}
 
 
+def oracle(t_nodes, p_nodes):
+    """Independent costs of two diagrams given as node tuples (number, text, points_to, labels): text
+    costs C, u, v (raw Levenshtein), edges TE, PE by index, label-list costs L_, Lu, Lv."""
+    C = [[Levenshtein.distance(a[1], b[1]) for b in p_nodes] for a in t_nodes]
+    u, v = [len(a[1]) for a in t_nodes], [len(b[1]) for b in p_nodes]
+    TE = list(dict.fromkeys((n - 1, k - 1) for n, _, pt, _ in t_nodes for k in pt))
+    PE = list(dict.fromkeys((n - 1, k - 1) for n, _, pt, _ in p_nodes for k in pt))
+
+    def lc(a, b):
+        return match_texts_lists(a, b, R).total_cost
+    L_ = [[lc(a[3], b[3]) for b in p_nodes] for a in t_nodes]
+    return C, u, v, TE, PE, L_, [lc(a[3], []) for a in t_nodes], [lc([], b[3]) for b in p_nodes]
+
+
 def _key(pairs, C, u, v, TE, PE, L_, Lu, Lv, flow, lab):
     used = {p for p in pairs if p is not None}
     nP = len(v)
@@ -402,17 +416,7 @@ def test_brute_force_agrees_with_the_matcher():
         got = [None] * nT
         for p, t in pmap.items():
             got[t] = p
-        C = [[Levenshtein.distance(a[1], b[1]) for b in p_nodes] for a in t_nodes]   # an independent oracle
-        u = [len(a[1]) for a in t_nodes]
-        v = [len(b[1]) for b in p_nodes]
-        TE = list(dict.fromkeys((n - 1, k - 1) for n, _, pt, _ in t_nodes for k in pt))
-        PE = list(dict.fromkeys((n - 1, k - 1) for n, _, pt, _ in p_nodes for k in pt))
-
-        def lc(a, b):
-            return match_texts_lists(a, b, R).total_cost
-        L_ = [[lc(a[3], b[3]) for b in p_nodes] for a in t_nodes] if lab else None
-        Lu = [lc(a[3], []) for a in t_nodes] if lab else None
-        Lv = [lc([], b[3]) for b in p_nodes] if lab else None
+        C, u, v, TE, PE, L_, Lu, Lv = oracle(t_nodes, p_nodes)
         best = min(_key(m, C, u, v, TE, PE, L_, Lu, Lv, flow, lab) for m in _MATCHINGS[(nT, nP)])
         mine = _key(tuple(got), C, u, v, TE, PE, L_, Lu, Lv, flow, lab)
         assert mine == best, (case, t_nodes, p_nodes, flow, lab, mine, best)
@@ -561,17 +565,7 @@ def test_tied_diagrams_score_as_with_the_old_model():
         vocab = ["box"] if case % 2 else ["box", "boxes"]
         flow, lab = case % 4 != 3, case % 3 != 0
         t_nodes, p_nodes = _tied_case(rng, nT, nP, vocab, flow, lab)
-        C = [[Levenshtein.distance(a[1], b[1]) for b in p_nodes] for a in t_nodes]
-        u = [len(a[1]) for a in t_nodes]
-        v = [len(b[1]) for b in p_nodes]
-        TE = list(dict.fromkeys((n - 1, k - 1) for n, _, pt, _ in t_nodes for k in pt))
-        PE = list(dict.fromkeys((n - 1, k - 1) for n, _, pt, _ in p_nodes for k in pt))
-
-        def lc(a, b):
-            return match_texts_lists(a, b, R).total_cost
-        L_ = [[lc(a[3], b[3]) for b in p_nodes] for a in t_nodes]
-        Lu = [lc(a[3], []) for a in t_nodes]
-        Lv = [lc([], b[3]) for b in p_nodes]
+        C, u, v, TE, PE, L_, Lu, Lv = oracle(t_nodes, p_nodes)
         _, mine = _new_key(t_nodes, p_nodes, flow, lab)
         old = _old_model_key(C, u, v, TE, PE, L_, Lu, Lv, flow and bool(PE), lab)
         assert mine == pytest.approx(old, abs=1e-6), (case, t_nodes, p_nodes, flow, lab)

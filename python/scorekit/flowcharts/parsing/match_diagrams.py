@@ -35,7 +35,7 @@ MIN_SOLVE_SECONDS = 0.05
 MILP_MAX_NONZEROS = 400_000
 #: The flow heuristic's seed pairs, and the swaps it tries per round (most promising first).
 HEURISTIC_SEEDS = 3
-SWAP_CANDIDATES = 20
+SWAP_CANDIDATES = 60
 #: The share of an option's time limit the flow heuristic may use.
 HEURISTIC_SHARE = 0.3
 #: Rounds of colour refinement that rank the flow heuristic's candidate pairs.
@@ -335,17 +335,19 @@ def _flow_heuristic(te: np.ndarray, pe: np.ndarray, W: np.ndarray, X: np.ndarray
             own = np.diag(S)
             G = S + S.T - own[:, None] - own[None, :]
             G[~(X[np.ix_(rows, cols)] & X[np.ix_(rows, cols)].T)] = -1.0
-            improved = False
+            improved, touched = False, set()
             for k in np.argsort(-G, axis=None, kind="stable")[:SWAP_CANDIDATES].tolist():
                 i, j = divmod(k, len(rows))
                 if G[i, j] <= 0:
                     break
+                if i in touched or j in touched:  # its estimate is stale
+                    continue
                 trial = list(current)
                 trial[rows[i]], trial[rows[j]] = cols[j], cols[i]
                 trial_count = value(trial)
                 if trial_count > count:
                     current, count, improved = trial, trial_count, True
-                    break
+                    touched |= {i, j}
             if not improved:
                 break
         if count > best_count:
