@@ -33,11 +33,15 @@ MIN_SOLVE_SECONDS = 0.05
 #: Larger models (about this many constraint nonzeros) skip the MILP: HiGHS would not finish
 #: its root within a time limit of seconds, and overruns the limit while trying.
 MILP_MAX_NONZEROS = 400_000
+#: Models with more free variables than this are solved without HiGHS's presolve.
+PRESOLVE_MAX_VARIABLES = 5000
 #: The flow heuristic's seed pairs, and the swaps it tries per round (most promising first).
 HEURISTIC_SEEDS = 3
 SWAP_CANDIDATES = 60
 #: The share of an option's time limit the flow heuristic may use.
 HEURISTIC_SHARE = 0.3
+#: Flow models with at most this many edge-pair variables go to the solver before the heuristic.
+SMALL_MODEL_EDGE_PAIRS = 2000
 #: Rounds of colour refinement that rank the flow heuristic's candidate pairs.
 REFINEMENT_ROUNDS = 8
 
@@ -406,10 +410,11 @@ def _lexicographic(C: np.ndarray, u: np.ndarray, v: np.ndarray, c_star: float, t
     """The stages of §7.2 after the text: the matching, and the stages not proven optimal within
     ``time_limit`` seconds (with their bounds); None when no stage applies (the text assignment stands).
 
-    Each stage first tries what is cheap and exact when it succeeds: the flow stage a seed-and-extend
-    matching checked against a degree bound, the label stage the label assignment within the
-    text-optimal support; the MILP (HiGHS, ``mip_rel_gap=0``, the time left) runs only when those
-    leave a gap, and the better of its matching and the cheap one is kept."""
+    Each stage first tries what is cheap and exact when it succeeds: the flow stage checks the text
+    assignment against a degree bound, the label stage takes the label assignment within the
+    text-optimal support. The MILP (HiGHS, ``mip_rel_gap=0``, the time left) runs only when those
+    leave a gap. For the flow stage a seed-and-extend heuristic runs before it on large models and
+    after it on small ones that it did not prove; the better matching is kept."""
     run_flow = flow and bool(true_edges) and bool(pred_edges)
     if not run_flow and label_costs is None:
         return None
@@ -441,11 +446,14 @@ def _lexicographic(C: np.ndarray, u: np.ndarray, v: np.ndarray, c_star: float, t
         return _preserved(pairs, true_edges, pred_edges)
 
     built: list[Any] = []
+    # HiGHS's presolve speeds small models up but can overrun the time limit several times on large ones
+    presolve = int(keep.sum()) + nE <= PRESOLVE_MAX_VARIABLES
 
-    def solve(stage: str, objective: Callable[[int], np.ndarray], share: float, at_least: Optional[int] = None
-              ) -> tuple[Optional[list[Optional[int]]], Optional[float]]:
+    def solve(stage: str, objective: Callable[[int], np.ndarray], share: float, at_least: Optional[int] = None,
+              reserve: float = 0.0) -> tuple[Optional[list[Optional[int]]], Optional[float]]:
         """The stage's matching (None: none found in time) and, unless proven optimal, the solver's
-        bound (-inf when it has none). ``at_least``: the preserved edges the matching must keep."""
+        bound (-inf when it has none). ``at_least``: the preserved edges the matching must keep;
+        ``share``: of the time left but ``reserve`` seconds."""
         if 3 * nx + 5 * nE > MILP_MAX_NONZEROS:  # too large to get anywhere within the time limit
             return None, -math.inf
         if not built:
@@ -455,9 +463,9 @@ def _lexicographic(C: np.ndarray, u: np.ndarray, v: np.ndarray, c_star: float, t
             row = np.zeros(y0 + nE)
             row[y0:] = 1.0
             constraints = [*constraints, optimize.LinearConstraint(row.reshape(1, -1), at_least, np.inf)]
-        limit = max(MIN_SOLVE_SECONDS, (deadline - time.monotonic()) * share)
+        limit = max(MIN_SOLVE_SECONDS, (deadline - reserve - time.monotonic()) * share)
         res = optimize.milp(objective(y0), constraints=constraints, integrality=np.ones(y0 + nE), bounds=bounds,
-                            options={"mip_rel_gap": 0, "time_limit": limit, "presolve": False})
+                            options={"mip_rel_gap": 0, "time_limit": limit, "presolve": presolve})
         if res.status not in (0, 1) or (res.status == 0 and (not res.success or res.x is None)):
             raise _milp_failure(stage, stem, option_idx, f"solver status {res.status}: {res.message}")
         pairs = None if res.x is None else _pairs_from(res.x, nT, nP, stage, stem, option_idx)
@@ -476,7 +484,8 @@ def _lexicographic(C: np.ndarray, u: np.ndarray, v: np.ndarray, c_star: float, t
         pairs, _ = solve("labels" if label_costs is not None else "flow", zeros, 1.0)
         return (pairs if pairs is not None else text_pairs), []
     unproven: list[Unproven] = []
-    pairs, found = text_pairs, None
+    pairs: list[Optional[int]] = text_pairs
+    found: Optional[int] = None
     if nE:
         W = _degree_overlap(te, pe, nT, nP)
         most = min(_flow_bound(W, X), len(np.unique(ei)), len(np.unique(fi)))
@@ -491,20 +500,30 @@ def _lexicographic(C: np.ndarray, u: np.ndarray, v: np.ndarray, c_star: float, t
         def value(pairs: list[Optional[int]]) -> int:
             return preserved(pairs) if on_text_face(pairs) else -1
 
-        guess = _flow_heuristic(te, pe, W, X, closest, value, time.monotonic() + HEURISTIC_SHARE * time_limit)
-        if value(guess) > preserved(pairs):
-            pairs = guess
-        found = preserved(pairs)
-        if found < most:
-            def gain(y0: int) -> np.ndarray:
-                objective = zeros(y0)
-                objective[y0:] = -1.0
-                return objective
+        def heuristic(until: float) -> None:
+            nonlocal pairs, found
+            guess = _flow_heuristic(te, pe, W, X, closest, value, until)
+            if value(guess) > found:
+                pairs, found = guess, value(guess)
 
-            solved, bound = solve("flow", gain, 0.5 if labels is not None else 1.0)
+        def gain(y0: int) -> np.ndarray:
+            objective = zeros(y0)
+            objective[y0:] = -1.0
+            return objective
+
+        found = preserved(pairs)
+        # a small model goes to the solver first (exact, fast); a large one gets a good matching first
+        small = nE <= SMALL_MODEL_EDGE_PAIRS
+        if found < most and not small:
+            heuristic(time.monotonic() + HEURISTIC_SHARE * time_limit)
+        if found < most:
+            reserve = HEURISTIC_SHARE * time_limit if small else 0.0
+            solved, bound = solve("flow", gain, 0.5 if labels is not None else 1.0, reserve=reserve)
             if solved is not None and preserved(solved) > found:
                 pairs, found = solved, preserved(solved)
             most = found if bound is None else min(most, math.floor(-bound + 1e-6)) if math.isfinite(bound) else most
+            if found < most and small:  # the solver ran out of time: try the heuristic's matching too
+                heuristic(time.monotonic() + reserve)
         if most > found:
             unproven.append(Unproven(option_idx=option_idx, stage="flow", found=found, bound=most))
     if labels is not None:
