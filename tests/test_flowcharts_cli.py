@@ -243,3 +243,13 @@ def test_a_missing_input_is_named_before_any_work(tmp_path, capsys, command):
     code, _, err = run(capsys, command, t, tmp_path, "--json")
     assert code == 2 and "PRED" in err and "is a folder" in err
     assert not (tmp_path / "r.html").exists()
+
+
+def test_help_texts_speak_to_the_user(capsys):
+    """Every flowcharts command's --help: no RST markup, no Python names (issue #30)."""
+    for command in ["", *flowcharts_cli.COMMANDS]:
+        assert main(["flowcharts", *([command] if command else []), "--help"]) == 0
+        text = capsys.readouterr().out
+        assert text.startswith("usage: scorekit flowcharts")
+        for internal in ("``", ":func:", ":class:", "args.", "_dir", "Namespace", "ParsingBenchmark", "time_limit"):
+            assert internal not in text, (command, internal)
