@@ -68,3 +68,32 @@ def test_larger_tied_diagrams_finish_in_time_and_report_what_is_unproven(case, t
             assert flow and gap.found == nm.flow_score.tp < gap.bound
         else:
             assert lab and gap.bound < gap.found == match_node_labels(nm, R).total_label_error_cost
+
+
+def test_three_hundred_boxes_of_one_text_finish_in_seconds():
+    """Was: 300 boxes reading "box" ran the solver out of memory (killed at 1.5 GB). Now well under
+    10 s with the default time limit, and what is not proven says so with a bound that holds."""
+    import random
+
+    rng = random.Random(7)
+    n = 300
+    true = [(i, "box", [i + 1] + ([rng.randint(i + 2, n)] if rng.random() < 0.3 and i + 2 <= n else [])
+             if i < n else [1], ["yes"] if i % 3 else []) for i in range(1, n + 1)]
+    perm = list(range(1, n + 1))
+    rng.shuffle(perm)
+    pred = sorted((perm[i - 1], "box", sorted({perm[k - 1] for k in pt if rng.random() > 0.1}), lb)
+                  for i, _, pt, lb in true)
+    T = diagram("true", true, labels=True)
+    P = diagram("pred", pred, labels=True)
+    start = time.monotonic()
+    nm = match_nodes_single_option(T, P, R, 0)
+    assert time.monotonic() - start < 10
+    assert nm.total_node_text_cost == 0.0 and len(nm.matches) == n
+    kept = len({(s, d) for s, _, pt, _ in pred for d in pt})  # every pred arrow is a true one: the optimum
+    for gap in nm.unproven:
+        if gap.stage == "flow":
+            assert gap.found == nm.flow_score.tp < gap.bound
+        else:
+            assert gap.bound < gap.found == match_node_labels(nm, R).total_label_error_cost
+    # on a quiet machine the optimum is found and proven (344 arrows, 1.5 s); never far from it
+    assert nm.flow_score.tp == kept if not nm.unproven else nm.flow_score.tp >= 0.9 * kept

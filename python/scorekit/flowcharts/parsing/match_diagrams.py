@@ -483,9 +483,15 @@ def _lexicographic(C: np.ndarray, u: np.ndarray, v: np.ndarray, c_star: float, t
     if unique or (nE == 0 and labels is None):  # nothing to improve; the solver still checks the model
         pairs, _ = solve("labels" if label_costs is not None else "flow", zeros, 1.0)
         return (pairs if pairs is not None else text_pairs), []
-    unproven: list[Unproven] = []
     pairs: list[Optional[int]] = text_pairs
     found: Optional[int] = None
+    flow_bound: Optional[int] = None  # set when the flow stage is not proven
+
+    def flow_gap(final: list[Optional[int]]) -> list[Unproven]:
+        """The unproven flow stage, judged on the final matching (the label stage may keep more edges)."""
+        if flow_bound is None or preserved(final) >= flow_bound:
+            return []
+        return [Unproven(option_idx=option_idx, stage="flow", found=preserved(final), bound=flow_bound)]
     if nE:
         W = _degree_overlap(te, pe, nT, nP)
         most = min(_flow_bound(W, X), len(np.unique(ei)), len(np.unique(fi)))
@@ -525,12 +531,12 @@ def _lexicographic(C: np.ndarray, u: np.ndarray, v: np.ndarray, c_star: float, t
             if found < most and small:  # the solver ran out of time: try the heuristic's matching too
                 heuristic(time.monotonic() + reserve)
         if most > found:
-            unproven.append(Unproven(option_idx=option_idx, stage="flow", found=found, bound=most))
+            flow_bound = most
     if labels is not None:
         L, Lu, Lv = labels
         relaxed, least = _assignment(L, Lu, Lv, allowed=keep)  # labels alone: a lower bound, often the optimum
         if on_text_face(relaxed) and (found is None or preserved(relaxed) >= found):
-            return relaxed, unproven
+            return relaxed, flow_gap(relaxed)
 
         def label_cost(y0: int) -> np.ndarray:
             objective = zeros(y0)
@@ -544,8 +550,9 @@ def _lexicographic(C: np.ndarray, u: np.ndarray, v: np.ndarray, c_star: float, t
             best = _pair_cost(pairs, L, Lu, Lv)
             least = max(least, bound)
             if best - least > TIE_TOL * max(1.0, abs(best)):
-                unproven.append(Unproven(option_idx=option_idx, stage="labels", found=best, bound=least))
-    return pairs, unproven
+                return pairs, [*flow_gap(pairs),
+                               Unproven(option_idx=option_idx, stage="labels", found=best, bound=least)]
+    return pairs, flow_gap(pairs)
 
 
 def _pairs_from(x: np.ndarray, nT: int, nP: int, stage: str, stem: str, option_idx: int) -> list[Optional[int]]:
