@@ -64,7 +64,7 @@ from scorekit.base import Report
 from scorekit.errors import InputTooLargeError, InvalidTypeError, InvalidValueError, ScorekitError, describe
 from scorekit.stores import JsonStore, json_key, json_store
 
-__all__ = ["evaluate_store", "save_baseline", "load_baseline", "regression_gate", "GateResult",
+__all__ = ["evaluate_store", "save_baseline", "load_baseline", "resolve_baseline", "regression_gate", "GateResult",
            "LOWER_IS_BETTER", "AGGREGATE", "LEVELS", "RATIO_MAX_DISTINCT", "krippendorff_alpha", "cohen_kappa",
            "percent_agreement"]
 
@@ -381,24 +381,43 @@ def _direction(report: Any, metric: str) -> bool:
     return metric not in LOWER_IS_BETTER
 
 
-def _resolve_baseline(baseline: Any, rootdir: Any) -> Optional[dict]:
+def resolve_baseline(baseline: Any, *, rootdir: Any, agent: bool, report_type: type,
+                     record_of: Callable[[Any], dict]) -> Optional[tuple[dict, str]]:
+    """The record a gate compares with, and how errors name it; ``None`` for no baseline (a
+    baseline name never saved, or ``None``). The one reading of a gate's ``baseline`` argument,
+    for :func:`regression_gate` (``agent=False``) and the agents' gate (``agent=True``): a name in
+    the ``baselines`` store (:func:`load_baseline`), a report of ``report_type`` (its record is
+    ``record_of(report)``) or a record. A record of the other kind of gate is refused (an agent
+    record says ``kind: agent``; a metric record names its ``metric``)."""
     if baseline is None:
         return None
     if isinstance(baseline, str):
         record, where = load_baseline(baseline, rootdir=rootdir), f"baseline {baseline!r}"
         if record is None:
             return None
+    elif isinstance(baseline, report_type):
+        return record_of(baseline), "the baseline"
     elif isinstance(baseline, Mapping):
         record, where = dict(baseline), "the baseline"
-    elif isinstance(baseline, Report):
-        metric, aggregate, per_slice, n = _report_fields(baseline, "regression_gate")
-        return {"metric": metric, "aggregate": aggregate, "per_slice": per_slice, "n": n}
     else:
-        raise InvalidTypeError("must be a baseline name, a baseline dict from save_baseline, a Report or None, got "
+        raise InvalidTypeError(f"must be a baseline name, a baseline dict, a {report_type.__name__} or None, got "
                                f"{describe(baseline)}", field="baseline")
-    if record.get("kind") == "agent":
-        raise InvalidValueError(f"{where} is an agent baseline (save_agent_baseline); gate agent runs with "
-                                "scorekit.agents.agent_regression_gate")
+    if (record.get("kind") == "agent") if not agent else (record.get("kind") != "agent" and "metric" in record):
+        made, gate = (("save_agent_baseline", "scorekit.agents.agent_regression_gate") if not agent
+                      else ("save_baseline", "scorekit.harness.regression_gate"))
+        raise InvalidValueError(f"{where} is {'an agent' if not agent else 'a metric'} baseline ({made}); gate it "
+                                f"with {gate}")
+    return record, where
+
+
+def _metric_baseline(baseline: Any, rootdir: Any) -> Optional[dict]:
+    """:func:`resolve_baseline` for :func:`regression_gate`, with the checks of a metric record."""
+    found = resolve_baseline(baseline, rootdir=rootdir, agent=False, report_type=Report,
+                             record_of=lambda report: dict(zip(("metric", "aggregate", "per_slice", "n"),
+                                                               _report_fields(report, "regression_gate"))))
+    if found is None:
+        return None
+    record, where = found
     if "aggregate" not in record and "per_slice" not in record:
         raise InvalidValueError(f"{where} has neither 'aggregate' nor 'per_slice': it was not made by "
                                 "save_baseline, and gating against it would pass vacuously")
@@ -498,7 +517,7 @@ def regression_gate(report: Report, baseline: Any, *, tolerance: float = 0.0,
     hib = bool(higher_is_better) if higher_is_better is not None else _direction(report, metric)
     if not _is_number(aggregate):
         raise _not_a_number(aggregate, "report.aggregate")
-    base = _resolve_baseline(baseline, rootdir)
+    base = _metric_baseline(baseline, rootdir)
     reasons: list[str] = []
     if n == 0:
         reasons.append("the report scored zero items (n=0): an empty run cannot pass a regression gate")

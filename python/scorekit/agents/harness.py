@@ -43,7 +43,7 @@ from scorekit.agents.reliability import (
     newcombe_difference, reliability,
 )
 from scorekit.errors import InputTooLargeError, InvalidValueError, describe
-from scorekit.harness import check_tolerance, fresh_run_ids
+from scorekit.harness import check_tolerance, fresh_run_ids, load_baseline, resolve_baseline
 from scorekit.progress import progress_printer
 from scorekit.stores import json_key, json_store
 
@@ -426,13 +426,11 @@ def save_agent_baseline(report: ReliabilityReport, name: str, *, rootdir: Any = 
 
 
 def load_agent_baseline(name: str, *, rootdir: Any = None) -> Optional[dict]:
-    """The baseline ``name``, or ``None`` when there is none. A name the store refuses (``..``, a
-    symbolic link …) raises :class:`~scorekit.stores.StoreKeyError`, a corrupt file
+    """The baseline ``name``, or ``None`` when there is none (read by
+    :func:`scorekit.harness.load_baseline`). A name the store refuses (``..``, a symbolic link …)
+    raises :class:`~scorekit.stores.StoreKeyError`, a corrupt file
     :class:`~scorekit.stores.CorruptStoreFileError`: neither is a first run."""
-    try:
-        return json_store("baselines", rootdir=rootdir)[name]
-    except KeyError:
-        return None
+    return load_baseline(name, rootdir=rootdir)
 
 
 @dataclasses.dataclass
@@ -451,19 +449,6 @@ class AgentGateResult:
 
     def __bool__(self) -> bool:
         return self.passed
-
-
-def _resolve_baseline(baseline: Any, rootdir: Any) -> Optional[dict]:
-    if baseline is None:
-        return None
-    if isinstance(baseline, str):
-        return load_agent_baseline(baseline, rootdir=rootdir)
-    if isinstance(baseline, ReliabilityReport):
-        return summary(baseline)
-    if isinstance(baseline, Mapping):
-        return dict(baseline)
-    raise TypeError("agent_regression_gate: baseline must be a baseline name, a ReliabilityReport, a baseline "
-                    f"dict or None; got {type(baseline).__name__}")
 
 
 def _whole(value: Any) -> bool:
@@ -609,7 +594,8 @@ def agent_regression_gate(report: ReliabilityReport, baseline: Union[str, dict, 
         raise TypeError(f"agent_regression_gate: report must be a ReliabilityReport, got {type(report).__name__}")
     tolerance = check_tolerance(tolerance, "tolerance")
     cost_tolerance = check_tolerance(cost_tolerance, "cost_tolerance")
-    base = _resolve_baseline(baseline, rootdir)
+    found = resolve_baseline(baseline, rootdir=rootdir, agent=True, report_type=ReliabilityReport, record_of=summary)
+    base = None if found is None else found[0]
     cost_now = report.cost.get("cost_per_success") if report.cost else None
     if report.n_trials == 0:
         return AgentGateResult(passed=False, reasons=[
