@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 import scorekit
 import scorekit.arrow
-from _textgen import ALPHABETS, random_pairs
+from _textgen import random_pairs
 from doc_examples import run_python_blocks
 from scorekit import _core, canonicalize
 from scorekit._kernels import utf8
@@ -180,7 +180,7 @@ def test_every_input_kind(tmp_path):
         "parquet file": pq.ParquetFile(path),
         "batches": iter(table.to_batches(max_chunksize=77)),
     }
-    for name, data in kinds.items():
+    for _name, data in kinds.items():
         _same(evaluate_arrow(data, slice="slice"), expected)
     # evaluate() dispatches Arrow data (columns pred, gold and slice) to the Arrow path
     _same(scorekit.evaluate(table), expected)
