@@ -176,8 +176,8 @@ def test_store_keys_never_resolve_outside_the_root(tmp_path_factory, ops):
             assert op in ("get", "del") and key not in written
         except FileExistsError:
             assert op == "new" and key in written
-        except InvalidTypeError:
-            raise AssertionError("keys here are strings")
+        except InvalidTypeError as exc:
+            raise AssertionError("keys here are strings") from exc
     assert sorted(os.listdir(outside)) == ["x.json"] and (outside / "x.json").read_text() == "1"
     real = os.path.realpath(folder)
     for dirpath, _, files in os.walk(folder):

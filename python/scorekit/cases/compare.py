@@ -138,7 +138,8 @@ def _step_change(name: str, before: Optional[StepScore], after: Optional[StepSco
     else:
         kind = _by_score(before.score, after.score) or (
             "same" if before.status == after.status and before.runner_status == after.runner_status
-            and (name in old.actuals) == (name in new.actuals) and _same_value(old.actuals.get(name), new.actuals.get(name)) else "changed")
+            and (name in old.actuals) == (name in new.actuals)
+            and _same_value(old.actuals.get(name), new.actuals.get(name)) else "changed")
     return StepChange(name, kind, before.score if before else None, after.score if after else None,
                       before.status if before else None, after.status if after else None)
 

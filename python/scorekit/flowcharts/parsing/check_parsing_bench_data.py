@@ -191,7 +191,7 @@ def check_pred_dirs(pred_dirs: Sequence[Path]) -> tuple[list[str], dict[str, dic
         nodes: dict[int, dict] | None = None
         additional = None
         numbers = None
-        for directory, files, parsed, _ in per_dir:
+        for _, files, parsed, _ in per_dir:
             part = parsed[stem]
             if part["additional_texts"] is not None:
                 additional = part["additional_texts"]
