@@ -19,13 +19,14 @@ use numpy::{IntoPyArray, PyArray1, PyArray2};
 use pyo3::exceptions::PyValueError;
 use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList, PyString};
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString};
 use pyo3::Borrowed;
 use scorekit_kernels::flows::{FlowBatch, FlowSpan, OrderKey, Rejected, TreeBuilder};
 use scorekit_kernels::tree::Workspace;
 
 use crate::objects::prefetch;
 use crate::parallel::guarded;
+use crate::tags::exact_str_bytes;
 
 /// Most pairs decomposed before their chunk is handed to the scoring threads.
 const CHUNK: usize = 1024;
@@ -178,17 +179,7 @@ fn exact_dict<'a, 'py>(value: &'a Bound<'py, PyAny>) -> Option<&'a Bound<'py, Py
 
 /// The UTF-8 bytes of an exact `str` (a `str` subclass or unencodable text falls back).
 fn exact_str<'a>(value: &'a Bound<'_, PyAny>) -> Step<&'a [u8]> {
-    let text = value.cast_exact::<PyString>().map_err(|_| Rejected)?;
-    let mut size: ffi::Py_ssize_t = 0;
-    // SAFETY: `text` is a live exact str; the buffer it returns lives as long as the object.
-    unsafe {
-        let data = ffi::PyUnicode_AsUTF8AndSize(text.as_ptr(), &mut size);
-        if data.is_null() {
-            ffi::PyErr_Clear();
-            return Err(Rejected);
-        }
-        Ok(std::slice::from_raw_parts(data.cast::<u8>(), size as usize))
-    }
+    exact_str_bytes(value.as_borrowed()).ok_or(Rejected)
 }
 
 /// Whether `value` is JSON made of exact types only (`dict` with `str` keys, `list`, `str`, `int`,
@@ -199,17 +190,12 @@ fn plain_json(value: &Bound<'_, PyAny>, depth: usize, budget: &mut usize) -> boo
         return false;
     }
     *budget -= 1;
-    let ptr = value.as_ptr();
-    // SAFETY: `ptr` is a live object; only its type is read.
-    let scalar = unsafe {
-        let kind = ffi::Py_TYPE(ptr);
-        ptr == ffi::Py_None()
-            || kind == std::ptr::addr_of_mut!(ffi::PyUnicode_Type)
-            || kind == std::ptr::addr_of_mut!(ffi::PyLong_Type)
-            || kind == std::ptr::addr_of_mut!(ffi::PyFloat_Type)
-            || kind == std::ptr::addr_of_mut!(ffi::PyBool_Type)
-    };
-    if scalar {
+    if value.is_none()
+        || value.is_exact_instance_of::<PyString>()
+        || value.is_exact_instance_of::<PyInt>()
+        || value.is_exact_instance_of::<PyFloat>()
+        || value.is_exact_instance_of::<PyBool>()
+    {
         return true;
     }
     if depth == 0 {
@@ -229,23 +215,21 @@ fn plain_json(value: &Bound<'_, PyAny>, depth: usize, budget: &mut usize) -> boo
 /// The kernel key of an `order` or `block` value: an exact `int` within `i64`, `float` or `str`
 /// (a huge int or another type is left to Python).
 fn order_key(value: &Bound<'_, PyAny>) -> Step<OrderKey> {
-    let ptr = value.as_ptr();
-    // SAFETY: `ptr` is a live object and the GIL is held; errors are cleared.
-    unsafe {
-        let kind = ffi::Py_TYPE(ptr);
-        if kind == std::ptr::addr_of_mut!(ffi::PyLong_Type) {
-            let mut overflow = 0;
-            let n = ffi::PyLong_AsLongLongAndOverflow(ptr, &mut overflow);
-            if overflow != 0 || (n == -1 && !ffi::PyErr_Occurred().is_null()) {
-                ffi::PyErr_Clear();
-                return Err(Rejected);
-            }
-            return Ok(OrderKey::Int(n));
-        }
-        if kind == std::ptr::addr_of_mut!(ffi::PyFloat_Type) {
-            let f = ffi::PyFloat_AsDouble(ptr);
-            return OrderKey::of_float(f);
-        }
+    if value.is_exact_instance_of::<PyInt>() {
+        let mut overflow = 0;
+        // SAFETY: `value` is a live exact int and the GIL is held. The overflow flag reports a
+        // huge int without raising, so no exception object is allocated (an allocation may start
+        // a garbage collection, whose finalizers could change the documents borrowed from).
+        // Reached by tests/test_flows.py (hostile `order`/`block` values around ±2**63).
+        let n = unsafe { ffi::PyLong_AsLongLongAndOverflow(value.as_ptr(), &mut overflow) };
+        return if overflow == 0 {
+            Ok(OrderKey::Int(n))
+        } else {
+            Err(Rejected)
+        };
+    }
+    if let Ok(float) = value.cast_exact::<PyFloat>() {
+        return OrderKey::of_float(float.value());
     }
     Ok(OrderKey::Str(exact_str(value)?.into()))
 }
