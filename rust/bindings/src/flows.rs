@@ -305,17 +305,8 @@ impl<'py> Decomposer<'py> {
         }
         match (p.present(), r.present()) {
             (None, None) => Ok(true),
-            (Some(p), Some(r)) => {
-                // SAFETY: two live objects, plain JSON (`flow` checked), so no Python code runs.
-                match unsafe { ffi::PyObject_RichCompareBool(p.as_ptr(), r.as_ptr(), ffi::Py_EQ) } {
-                    -1 => {
-                        // SAFETY: the GIL is held; the comparison's error is dropped.
-                        unsafe { ffi::PyErr_Clear() };
-                        Err(Rejected)
-                    }
-                    equal => Ok(equal == 1),
-                }
-            }
+            // Plain JSON (`flow` checked), so the comparison runs no Python code.
+            (Some(p), Some(r)) => p.eq(&*r).map_err(|_| Rejected),
             _ => Ok(false),
         }
     }
