@@ -17,7 +17,7 @@ use foldhash::HashMap as FastMap;
 use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyFloat, PyList};
+use pyo3::types::{PyFloat, PyList, PyString};
 use pyo3::{ffi, Borrowed};
 use scorekit_kernels::anls::{assign, Arena, Key, Kind, Leaf, Node, ScoreError, Scorer, NULL};
 use scorekit_kernels::exact_i64;
@@ -247,6 +247,8 @@ impl<'a, 'py> Reader<'a, 'py> {
             // borrowed from it.
             while unsafe { ffi::PyDict_Next(object.as_ptr(), &mut pos, &mut key, &mut value) } != 0
             {
+                // SAFETY: PyDict_Next returned non-null borrowed references to an entry of
+                // `object`, which stays alive and unchanged while the batch is read.
                 let (key, value) = unsafe {
                     (
                         Borrowed::from_ptr(self.py, key),
@@ -311,10 +313,9 @@ impl<'a, 'py> Reader<'a, 'py> {
         let (p_kind, g_kind) = (type_of(pred.as_ptr()), type_of(gold.as_ptr()));
         if p_kind == Type::Str && g_kind == Type::List {
             let items = Items::of(gold).ok_or(Fallback)?;
-            // SAFETY (PyUnicode_Check): the items are live objects.
             let mut all_str = true;
             for k in 0..items.len {
-                all_str = all_str && unsafe { ffi::PyUnicode_Check(items.get(k)?.as_ptr()) } != 0;
+                all_str = all_str && items.get(k)?.is_instance_of::<PyString>();
             }
             if all_str {
                 let mark = self.stack.len();

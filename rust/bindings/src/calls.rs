@@ -18,7 +18,7 @@ use pyo3::ffi;
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
-use scorekit_kernels::align::{CallKernel, CallScratch, CallTable};
+use scorekit_kernels::align::{call_mass, CallKernel, CallScratch, CallTable};
 use scorekit_kernels::canon::{canonicalize_ascii, AsciiStep};
 use scorekit_kernels::exact_i64;
 
@@ -499,6 +499,9 @@ struct PackedChunk {
 }
 
 /// The Needleman–Wunsch distance of every pair packed into `rows` (`sorted`: their arguments in
+/// The predicted and the gold trajectories of a run of pairs.
+type PairSides<'a, 'py> = (&'a [Bound<'py, PyAny>], &'a [Bound<'py, PyAny>]);
+
 /// the kernel's order) as sides `a` and `b`; ids are valid by construction.
 fn score_packed(
     rows: &Rows,
@@ -740,22 +743,23 @@ impl CallPacker {
         }
         let rows = &mut self.rows;
         let row = rows.tools.len() as u32;
-        match &self.weights {
+        let first_weight = rows.weights.len();
+        let tool_weight = match &self.weights {
             None => {
-                rows.mass.push(1.0 + items.len() as f64);
                 rows.weights.extend(std::iter::repeat_n(1.0, items.len()));
+                1.0
             }
             Some((tool_weight, arg_weight)) => {
                 let t: f64 = tool_weight.call1(py, (tool,))?.extract(py)?;
-                let mut sum = 0.0;
                 for (name, _) in items {
                     let w: f64 = arg_weight.call1(py, (tool, name))?.extract(py)?;
-                    sum += w;
                     rows.weights.push(w);
                 }
-                rows.mass.push(t + sum);
+                t
             }
-        }
+        };
+        rows.mass
+            .push(call_mass(tool_weight, &rows.weights[first_weight..]));
         rows.tools.push(key[0]);
         for pair in key[1..].chunks_exact(2) {
             rows.names.push(pair[0]);
@@ -774,7 +778,7 @@ impl CallPacker {
     fn pack_pairs<'py>(
         &mut self,
         py: Python<'py>,
-        (first_item, pairs): (usize, (&[Bound<'py, PyAny>], &[Bound<'py, PyAny>])),
+        (first_item, pairs): (usize, PairSides<'_, 'py>),
         (p_totals, p_lengths): (&Bound<'py, PyList>, &Bound<'py, PyList>),
         (g_totals, g_lengths): (&Bound<'py, PyList>, &Bound<'py, PyList>),
         name_key: &Bound<'py, PyAny>,

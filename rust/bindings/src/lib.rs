@@ -4,6 +4,8 @@
 //! releases the GIL around the kernel, parallelises batches with rayon, and maps kernel errors to
 //! Python exceptions; no panic crosses into Python.
 
+#![deny(clippy::undocumented_unsafe_blocks)]
+
 use pyo3::prelude::*;
 
 /// mimalloc keeps freed pages for reuse: batch buffers (several MB per call) are then not

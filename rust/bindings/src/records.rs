@@ -330,6 +330,11 @@ fn read_records<'py>(
     }))
 }
 
+/// The score matrix and scored-leaf counts of [`cases_record_matrix`].
+type MatrixAndCounts<'py> = (Bound<'py, PyArray2<f64>>, Bound<'py, PyArray1<i64>>);
+/// The expected and actual value ids of [`cases_record_ids`].
+type IdArrays<'py> = (Bound<'py, PyArray2<i64>>, Bound<'py, PyArray2<i64>>);
+
 /// The item score matrix of two record lists (`float64[len(expected), len(actual)]`) and the
 /// number of scored leaves of each expected record (`int64[len(expected)]`; a record with none
 /// is a wildcard for the caller), or `None` when a record is not of the shape read here.
@@ -338,7 +343,7 @@ fn cases_record_matrix<'py>(
     py: Python<'py>,
     expected: &Bound<'py, PyList>,
     actual: &Bound<'py, PyList>,
-) -> PyResult<Option<(Bound<'py, PyArray2<f64>>, Bound<'py, PyArray1<i64>>)>> {
+) -> PyResult<Option<MatrixAndCounts<'py>>> {
     guarded(|| {
         let Some(Read {
             e,
@@ -350,18 +355,8 @@ fn cases_record_matrix<'py>(
         else {
             return Ok(None);
         };
-        let counts: Vec<i64> = if p == 0 {
-            vec![0; rows]
-        } else {
-            e.chunks_exact(p)
-                .map(|row| row.iter().filter(|&&id| id >= 0).count() as i64)
-                .collect()
-        };
-        let m = if p == 0 {
-            vec![0.0; rows * cols]
-        } else {
-            records::match_matrix(&e, &a, p).map_err(err)?
-        };
+        let counts = records::scored_paths(&e, p, rows);
+        let m = records::match_matrix_of(&e, &a, p, (rows, cols)).map_err(err)?;
         Ok(Some((
             m.into_pyarray(py).reshape([rows, cols])?,
             counts.into_pyarray(py),
@@ -375,7 +370,7 @@ fn cases_record_ids<'py>(
     py: Python<'py>,
     expected: &Bound<'py, PyList>,
     actual: &Bound<'py, PyList>,
-) -> PyResult<Option<(Bound<'py, PyArray2<i64>>, Bound<'py, PyArray2<i64>>)>> {
+) -> PyResult<Option<IdArrays<'py>>> {
     guarded(|| {
         let Some(Read {
             e,
@@ -425,12 +420,10 @@ fn cases_match_matrix<'py>(
         let a = actual
             .as_slice()
             .map_err(|_| PyValueError::new_err("actual must be C-contiguous"))?;
-        let m = if p == 0 {
-            vec![0.0; rows * cols]
-        } else {
-            py.detach(|| records::match_matrix(e, a, p)).map_err(err)?
-        };
-        Ok(m.into_pyarray(py).reshape([rows, cols])?)
+        let m = py
+            .detach(|| records::match_matrix_of(e, a, p, (rows, cols)))
+            .map_err(err)?;
+        m.into_pyarray(py).reshape([rows, cols])
     })
 }
 

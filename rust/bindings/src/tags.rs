@@ -191,14 +191,17 @@ fn span_read_tags<'py>(
         };
         let known = known.as_borrowed();
         let mut interner = Interner::new(known.len());
-        // SAFETY (for the borrows below): `known` is held by the caller and not changed by the call.
         let mut position = 0;
         let mut key = std::ptr::null_mut();
         let mut value = std::ptr::null_mut();
+        // SAFETY: `known` is a live dict (its type checked by PyO3), held by the caller; the GIL is
+        // held and the loop runs no Python code (exact-type casts, C conversions), so the dict is
+        // not resized while iterated. Reached by tests/test_span_tags.py.
         while unsafe { ffi::PyDict_Next(known.as_ptr(), &mut position, &mut key, &mut value) } != 0
         {
-            let tag = unsafe { Borrowed::from_ptr(py, key) };
-            let id = unsafe { Borrowed::from_ptr(py, value) };
+            // SAFETY: PyDict_Next returned non-null borrowed references to an entry of `known`,
+            // which keeps them alive for the whole call (it is not changed, see above).
+            let (tag, id) = unsafe { (Borrowed::from_ptr(py, key), Borrowed::from_ptr(py, value)) };
             // Exactly an `int`, so that reading it runs no Python code (an `__index__`).
             let id: u32 = id
                 .cast_exact::<PyInt>()

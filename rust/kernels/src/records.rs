@@ -36,7 +36,7 @@ pub fn match_matrix(
         }
         return Ok(Vec::new());
     }
-    if expected.len() % n_paths != 0 || actual.len() % n_paths != 0 {
+    if !expected.len().is_multiple_of(n_paths) || !actual.len().is_multiple_of(n_paths) {
         return Err(RecordsError(format!(
             "id arrays of {} and {} values do not hold whole records of {} paths",
             expected.len(),
@@ -47,7 +47,7 @@ pub fn match_matrix(
     let n_actual = actual.len() / n_paths;
     let mut out = Vec::with_capacity(expected.len() / n_paths * n_actual);
     for row in expected.chunks_exact(n_paths) {
-        let scored = row.iter().filter(|&&id| id >= 0).count();
+        let scored = scored(row);
         if scored == 0 {
             out.extend(std::iter::repeat_n(0.0, n_actual));
             continue;
@@ -65,11 +65,43 @@ pub fn match_matrix(
     Ok(out)
 }
 
+/// [`match_matrix`] of `n_expected` and `n_actual` records that may have no paths at all (then
+/// every score is 0.0).
+pub fn match_matrix_of(
+    expected: &[i64],
+    actual: &[i64],
+    n_paths: usize,
+    (n_expected, n_actual): (usize, usize),
+) -> Result<Vec<f64>, RecordsError> {
+    if n_paths == 0 {
+        match_matrix(expected, actual, 0)?;
+        return Ok(vec![0.0; n_expected * n_actual]);
+    }
+    match_matrix(expected, actual, n_paths)
+}
+
+/// The number of scored paths of each of the `n_expected` expected records (0 for every record
+/// when they have no paths); a record with none is a wildcard for the caller.
+pub fn scored_paths(expected: &[i64], n_paths: usize, n_expected: usize) -> Vec<i64> {
+    if n_paths == 0 {
+        return vec![0; n_expected];
+    }
+    expected
+        .chunks_exact(n_paths)
+        .map(|row| scored(row) as i64)
+        .collect()
+}
+
+/// How many paths an expected record scores (its non-negative ids).
+fn scored(row: &[i64]) -> usize {
+    row.iter().filter(|&&id| id >= 0).count()
+}
+
 /// Greedy pairing on a row-major `rows x cols` score matrix: rows in order, each takes the
 /// unpaired column with the highest score (the lowest index among ties) if that score is above
 /// 0. Returns the column of every row, or -1.
 pub fn greedy_pairs(matrix: &[f64], rows: usize, cols: usize) -> Result<Vec<i64>, RecordsError> {
-    if matrix.len() != rows.checked_mul(cols).unwrap_or(usize::MAX) {
+    if matrix.len() != rows.saturating_mul(cols) {
         return Err(RecordsError(format!(
             "matrix has {} values, not {rows} x {cols}",
             matrix.len()
@@ -118,6 +150,18 @@ mod tests {
         assert!(match_matrix(&[1, 2, 3], &[1, 2], 2).is_err());
         assert!(match_matrix(&[], &[], 0).unwrap().is_empty());
         assert!(match_matrix(&[1], &[], 0).is_err());
+    }
+
+    #[test]
+    fn records_without_paths_score_zero() {
+        assert_eq!(match_matrix_of(&[], &[], 0, (2, 3)).unwrap(), vec![0.0; 6]);
+        assert!(match_matrix_of(&[1], &[], 0, (1, 0)).is_err());
+        assert_eq!(
+            match_matrix_of(&[1, 2, 1, -1], &[1, 2], 2, (2, 1)).unwrap(),
+            vec![1.0, 1.0]
+        );
+        assert_eq!(scored_paths(&[], 0, 3), vec![0, 0, 0]);
+        assert_eq!(scored_paths(&[1, 2, 1, -1, -1, -1], 2, 3), vec![2, 1, 0]);
     }
 
     #[test]

@@ -125,6 +125,12 @@ impl Costs for TableCost<'_> {
     }
 }
 
+/// The mass of a call: its tool's weight plus its arguments' weights, summed in argument order
+/// from 0 (as Python's `w_tool + sum(weights)`), the gap cost of [`CallTable`].
+pub fn call_mass(tool_weight: f64, arg_weights: &[f64]) -> f64 {
+    tool_weight + arg_weights.iter().fold(0.0, |sum, &w| sum + w)
+}
+
 /// The distinct calls of a batch (both sides share one table).
 ///
 /// Call `k` has tool `tools[k]`, gap cost (its *mass*) `mass[k]` and the arguments

@@ -463,3 +463,14 @@ fn unit_kernel_band_is_exact_on_long_trajectories() {
         );
     }
 }
+
+#[test]
+fn call_mass_is_the_tool_weight_plus_the_argument_weights_in_order() {
+    assert_eq!(call_mass(1.0, &[1.0, 1.0]), 3.0);
+    assert_eq!(call_mass(2.5, &[]), 2.5);
+    // summed left to right from 0, then added to the tool weight: 0.1 + (0.2 + 0.3)
+    assert_eq!(call_mass(0.1, &[0.2, 0.3]), 0.1 + (0.0 + 0.2 + 0.3));
+    assert_ne!(call_mass(0.1, &[0.2, 0.3]), (0.1 + 0.2) + 0.3);
+    // a sum from 0 (Python's `sum`) makes all-negative-zero weights +0.0
+    assert!(call_mass(-0.0, &[-0.0]).is_sign_positive());
+}
