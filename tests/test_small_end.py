@@ -3,11 +3,15 @@ random inputs on both sides of its threshold, and the calls they serve stay chea
 
 from __future__ import annotations
 
+import os
 import random
+import subprocess
+import sys
 
 import pytest
 
 import scorekit.harness as harness
+from scorekit.qe import calibrate, decide
 
 LABEL_SETS = [
     "ab", "abcdefgh", "abcdefghijklmnop",        # strings: 2, 8 and 16 labels
@@ -79,3 +83,56 @@ def test_small_kappa_and_alpha_skip_numpy(monkeypatch):
     assert harness.cohen_kappa(list("abca"), list("abcb")) == 0.6363636363636364
     ratings = [[1, 2, 3, 3, None], [1, 2, 4, 3, 5], [2, 2, 4, 3, 5]]
     assert harness.krippendorff_alpha(ratings) == 0.6578947368421053
+
+
+def test_conformal_quantile_small_path_same_value(monkeypatch):
+    rnd = random.Random(5)
+    pool = [0.0, -0.0, 0.25, 0.5, 1.0, float("inf"), float("-inf"), 1e-300]
+    for n in [0, 1, 2, 9, 10, 20, decide._SMALL_SET - 1]:
+        for alpha in [0.0, 0.05, 0.1, 0.5, 1.0]:
+            for _ in range(10):
+                scores = [rnd.choice(pool) if rnd.random() < 0.3 else rnd.random() for _ in range(n)]
+                small = decide.split_conformal_quantile(scores, alpha)
+                with monkeypatch.context() as m:
+                    m.setattr(decide, "_SMALL_SET", 0)
+                    full = decide.split_conformal_quantile(scores, alpha)
+                assert same_bits(small, full), (scores, alpha, small, full)
+    with pytest.raises(decide.InvalidValueError):
+        decide.split_conformal_quantile([0.5, float("nan")], 0.1)
+
+
+def test_isotonic_call_same_as_predict():
+    rnd = random.Random(3)
+    for n in [1, 2, 5, 20, 200]:
+        xs = [round(rnd.random(), 2) for _ in range(n)]
+        cal = calibrate.IsotonicCalibrator().fit(xs, [rnd.random() < x for x in xs])
+        probe = [rnd.random() * 1.2 - 0.1 for _ in range(50)] + xs
+        called = [cal(s) for s in probe]
+        predicted = cal.predict(probe).tolist()
+        assert all(same_bits(c, p) for c, p in zip(called, predicted)), (xs, probe)
+
+
+def test_probability_fusion_checks_every_value():
+    assert calibrate.mean_probability({"a": 0.5, "b": 1, "c": 0.25}) == 0.5833333333333334
+    assert calibrate.min_probability({"a": 0.5, "b": True}) == 0.5
+    with pytest.raises(calibrate.InvalidValueError, match="'b' is 1.5"):
+        calibrate.mean_probability({"a": 0.5, "b": 1.5})
+    with pytest.raises(calibrate.InvalidTypeError):
+        calibrate.min_probability({"a": 0.5, "b": "0.7"})
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="counts threads through /proc (Linux)")
+def test_short_fits_start_no_thread():
+    """A short isotonic or conformal fit runs on the calling thread: no pool thread is started."""
+    code = (
+        "import os, warnings\n"
+        "import scorekit.qe as q\n"
+        "warnings.simplefilter('ignore')\n"
+        "before = len(os.listdir('/proc/self/task'))\n"
+        "q.IsotonicCalibrator().fit([0.2, 0.8, 0.5], [False, True, True])\n"
+        "q.ConformalGate(alpha=0.1).fit([0.2, 0.8, 0.5], [False, True, True])\n"
+        "print(len(os.listdir('/proc/self/task')) - before)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={**os.environ, "SCOREKIT_BACKEND": "rust"})
+    assert out.stdout.strip() == "0"

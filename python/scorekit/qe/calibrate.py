@@ -58,6 +58,7 @@ Decisions where the reference is silent or accidental:
 
 from __future__ import annotations
 
+import bisect
 import inspect
 import math
 import operator
@@ -507,7 +508,7 @@ class Knots(Sequence):
     (True, 0.75, [0.5, 0.75])
     """
 
-    __slots__ = ("array",)
+    __slots__ = ("array", "_values")
 
     def __init__(self, values: Any = ()) -> None:
         array = np.array(values, dtype=np.float64)
@@ -515,6 +516,7 @@ class Knots(Sequence):
             raise InvalidValueError(f"knots must be one-dimensional, got shape {array.shape}")
         array.flags.writeable = False
         self.array = array
+        self._values: Optional[list] = None
 
     @classmethod
     def adopt(cls, array: np.ndarray) -> "Knots":
@@ -523,7 +525,16 @@ class Knots(Sequence):
         knots = cls.__new__(cls)
         array.flags.writeable = False
         knots.array = array
+        knots._values = None
         return knots
+
+    @property
+    def values(self) -> list:
+        """The knots as a list of floats, made on first use and kept (the array is read-only):
+        one call of the calibrator reads a few of them, cheaper from a list than from NumPy."""
+        if self._values is None:
+            self._values = self.array.tolist()
+        return self._values
 
     def __len__(self) -> int:
         return self.array.size
@@ -587,6 +598,8 @@ class IsotonicCalibrator:
 
     def __post_init__(self) -> None:
         x, y = self.x.array, self.y.array
+        if x.size == y.size == 0:  # unfitted: nothing to check
+            return
         if x.size != y.size:
             raise InvalidValueError(f"IsotonicCalibrator: {x.size} knots in x but {y.size} in y")
         if not (np.isfinite(x).all() and np.isfinite(y).all()):
@@ -604,15 +617,15 @@ class IsotonicCalibrator:
 
     def __call__(self, raw_score: float) -> float:
         s = _real(raw_score, "raw_score")
-        x, y = self.x.array, self.y.array
-        if not x.size or math.isnan(s):
+        x, y = self.x.values, self.y.values
+        if not x or math.isnan(s):
             return _clip01_checked(s)
         if s <= x[0]:
-            return _clip01_checked(float(y[0]))
+            return _clip01_checked(y[0])
         if s >= x[-1]:
-            return _clip01_checked(float(y[-1]))
-        i = int(np.searchsorted(x, s, side="right"))
-        x0, x1, y0, y1 = float(x[i - 1]), float(x[i]), float(y[i - 1]), float(y[i])
+            return _clip01_checked(y[-1])
+        i = bisect.bisect_right(x, s)  # as np.searchsorted(..., side="right") on sorted knots
+        x0, x1, y0, y1 = x[i - 1], x[i], y[i - 1], y[i]
         frac = (s - x0) / (x1 - x0) if x1 > x0 else 0.0
         return _clip01_checked(y0 + frac * (y1 - y0))
 
@@ -862,7 +875,7 @@ def _probabilities_of(probs: Any, owner: str) -> list:
         raise InvalidValueError(f"{owner}: no calibrated probabilities to combine")
     values = []
     for name, p in probs.items():
-        v = _real(p, f"{owner} {name!r}")
+        v = p if type(p) is float else _real(p, f"{owner} {name!r}")  # the label only when needed
         if not 0.0 <= v <= 1.0:
             raise InvalidValueError(f"{owner}: {name!r} is {p!r}, not a probability in [0, 1] (calibrate it first)")
         values.append(v)

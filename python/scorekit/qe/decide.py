@@ -86,6 +86,9 @@ DEFAULT_RISK_TARGET = 0.05
 
 #: ``RiskControlGate.lam`` when no threshold meets the target: above every probability.
 _ACCEPT_NOTHING = 1.0 + 1e-9
+#: Below this many scores, a list of floats is sorted in Python instead of handed to the compiled
+#: selection (whose fixed cost is larger than the sort).
+_SMALL_SET = 64
 
 
 class SmallCalibrationWarning(UserWarning):
@@ -321,6 +324,18 @@ def _conformal_quantile(scores: np.ndarray, alpha: float) -> float:
     return kth_smallest(scores, k - 1)
 
 
+def _small_conformal_quantile(scores: list[float], alpha: float) -> float:
+    """:func:`_conformal_quantile` of a short list of floats (no NaN) by sorting in Python: the same
+    value (a selection's zero is ``0.0``, as here), without the compiled call's fixed cost."""
+    n = len(scores)
+    k = _rank(n, alpha)
+    if n == 0 or k > n:
+        return math.inf
+    if k <= 0:
+        return -math.inf
+    return sorted(scores)[k - 1] + 0.0  # -0.0 + 0.0 is 0.0
+
+
 def _smallest_calibration_set(alpha: float) -> Optional[int]:
     """The smallest ``n`` whose conformal quantile is finite at ``alpha`` (None when astronomically
     large)."""
@@ -348,6 +363,8 @@ def split_conformal_quantile(scores: Sequence[float], alpha: float) -> float:
     inf
     """
     alpha = _alpha(alpha)
+    if type(scores) is list and len(scores) < _SMALL_SET and all(type(v) is float and v == v for v in scores):
+        return _small_conformal_quantile(scores, alpha)
     s = _floats(scores, "scores")
     if np.isnan(s).any():
         raise InvalidValueError("must not be NaN", field=f"scores[{int(np.argmax(np.isnan(s)))}]")
