@@ -136,3 +136,19 @@ def test_short_fits_start_no_thread():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          env={**os.environ, "SCOREKIT_BACKEND": "rust"})
     assert out.stdout.strip() == "0"
+
+
+@pytest.mark.parametrize("fn", [calibrate.expected_calibration_error, calibrate.reliability_curve])
+def test_binned_small_path_same_bits(monkeypatch, fn):
+    rnd = random.Random(11)
+    specials = [0.0, -0.0, 1.0, 1.5, -0.2, float("nan"), float("inf"), 0.1, 0.7]
+    for n in [0, 1, 2, 7, 20, calibrate._SMALL_ROWS - 1]:
+        for n_bins in [1, 3, 10, 1000, 2**40]:
+            for _ in range(8):
+                probs = [rnd.choice(specials) if rnd.random() < 0.2 else rnd.random() for _ in range(n)]
+                correct = [rnd.random() < 0.5 for _ in range(n)]
+                small = fn(probs, correct, n_bins=n_bins)
+                with monkeypatch.context() as m:
+                    m.setattr(calibrate, "_SMALL_ROWS", 0)
+                    full = fn(probs, correct, n_bins=n_bins)
+                assert repr(small) == repr(full), (probs, correct, n_bins)

@@ -123,6 +123,9 @@ _HALVES_ABOVE = 262_144
 #: A Platt fit on more rows than this first converges on every _SAMPLE_EVERY-th row.
 _SAMPLE_ABOVE = 131_072
 _SAMPLE_EVERY = 16
+#: Below this many rows, lists of floats and bools are binned in Python: NumPy's fixed cost per
+#: call is larger than the work.
+_SMALL_ROWS = 64
 _NAN_MESSAGE = "calibrated probability is NaN (was the raw score non-finite?)"
 
 
@@ -477,7 +480,8 @@ class PlattCalibrator:
         return self
 
     def __call__(self, raw_score: float) -> float:
-        return _clip01_checked(_sigmoid(self.a * _real(raw_score, "raw_score") + self.b))
+        x = raw_score if type(raw_score) is float else _real(raw_score, "raw_score")
+        return _clip01_checked(_sigmoid(self.a * x + self.b))
 
     def predict(self, scores: Sequence[float]) -> np.ndarray:
         """The calibrated probability of every score, as calling the calibrator on each would give
@@ -1063,12 +1067,48 @@ def _cannot_calibrate(x: np.ndarray, c: np.ndarray) -> bool:
 # --------------------------------------------------------------------------------------------
 
 
+def _plain_short(probs: Any, correct: Any) -> bool:
+    """Whether ``probs`` and ``correct`` are lists of fewer than ``_SMALL_ROWS`` floats and as many
+    bools: inputs the small-input paths read in Python."""
+    return (type(probs) is list and type(correct) is list and len(probs) == len(correct) < _SMALL_ROWS
+            and {*map(type, probs)} <= {float} and {*map(type, correct)} <= {bool})
+
+
+def _small_binned(probs: list, correct: list, n_bins: int) -> tuple[list, list, list, int]:
+    """:func:`_binned` in Python, as lists: each row's bin as NumPy computes it, and each bin's sums
+    added in row order as ``np.bincount`` adds them, so the same bits."""
+    counts: dict[int, int] = {}
+    sums: dict[int, float] = {}
+    hits: dict[int, float] = {}
+    isfinite, last = math.isfinite, n_bins - 1
+    for x, ok in zip(probs, correct):
+        if not isfinite(x):
+            continue
+        if x < 0.0:  # min(max(x, 0.0), 1.0), as np.clip
+            x = 0.0
+        elif x > 1.0:
+            x = 1.0
+        b = int(x * n_bins)
+        if b > last:
+            b = last
+        if b in counts:
+            counts[b] += 1
+            sums[b] += x
+            hits[b] += ok
+        else:
+            counts[b], sums[b], hits[b] = 1, 0.0 + x, 0.0 + ok
+    used = sorted(counts)
+    return [counts[b] for b in used], [sums[b] for b in used], [hits[b] for b in used], sum(counts.values())
+
+
 def _binned(probs: Any, correct: Any, n_bins: Any, owner: str, *, what: str = "n_bins"):
     """Per non-empty bin (ascending): row count, sum of probabilities, number correct; and the
     number of rows. Non-finite probabilities are skipped, the others clamped into ``[0, 1]``."""
     n_bins = _whole(n_bins, what, minimum=1)
     if n_bins > 2**53:
         raise InvalidValueError(f"must be at most 2**53, got {n_bins}", field=what)
+    if _plain_short(probs, correct):
+        return _small_binned(probs, correct, n_bins)
     p, c = _rows(probs, correct, owner, noun="probs")
     p = np.clip(p, 0.0, 1.0)
     index = np.minimum((p * n_bins).astype(np.int64), n_bins - 1)
@@ -1094,6 +1134,11 @@ def expected_calibration_error(probs: Sequence[float], correct: Sequence[bool], 
     counts, sums, hits, n = _binned(probs, correct, n_bins, "expected_calibration_error")
     if n == 0:
         return 0.0
+    if isinstance(counts, list):  # the small path's bins: the same operations, left to right
+        total = 0.0
+        for k, s, h in zip(counts, sums, hits):
+            total += (k / n) * abs(s / k - h / k)
+        return total
     terms = (counts / n) * np.abs(sums / counts - hits / counts)
     return float(np.add.accumulate(terms)[-1])  # the reference's left-to-right sum
 
@@ -1105,8 +1150,9 @@ def reliability_curve(probs: Sequence[float], correct: Sequence[bool], *, n_bins
     [{'confidence': 0.0, 'accuracy': 0.0, 'count': 1}, {'confidence': 0.35, 'accuracy': 1.0, 'count': 1}, {'confidence': 1.0, 'accuracy': 1.0, 'count': 1}]
     """
     counts, sums, hits, _ = _binned(probs, correct, n_bins, "reliability_curve")
-    return [{"confidence": s / k, "accuracy": h / k, "count": k}
-            for k, s, h in zip(counts.tolist(), sums.tolist(), hits.tolist())]
+    if not isinstance(counts, list):
+        counts, sums, hits = counts.tolist(), sums.tolist(), hits.tolist()
+    return [{"confidence": s / k, "accuracy": h / k, "count": k} for k, s, h in zip(counts, sums, hits)]
 
 
 # --------------------------------------------------------------------------------------------

@@ -408,6 +408,8 @@ class CalibrationScores(Sequence[float]):
     @classmethod
     def of(cls, scores: Iterable[float]) -> "CalibrationScores":
         """The scores of a sequence of numbers (NaN is not a score)."""
+        if type(scores) is list and not scores:  # an unfitted gate's default: nothing to read
+            return cls(np.zeros(0), 0)
         rows = _floats(scores, "_cal")
         if np.isnan(rows).any():
             raise InvalidValueError("must not be NaN", field=f"_cal[{int(np.argmax(np.isnan(rows)))}]")
