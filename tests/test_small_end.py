@@ -3,14 +3,18 @@ random inputs on both sides of its threshold, and the calls they serve stay chea
 
 from __future__ import annotations
 
+import math
 import os
 import random
 import subprocess
 import sys
+from fractions import Fraction
 
+import numpy as np
 import pytest
 
 import scorekit.harness as harness
+from scorekit.agents import Cost, cost
 from scorekit.qe import calibrate, decide
 
 LABEL_SETS = [
@@ -152,3 +156,22 @@ def test_binned_small_path_same_bits(monkeypatch, fn):
                     m.setattr(calibrate, "_SMALL_ROWS", 0)
                     full = fn(probs, correct, n_bins=n_bins)
                 assert repr(small) == repr(full), (probs, correct, n_bins)
+
+
+def test_cost_checks_keep_their_errors():
+    assert cost.cost_of_pass(10.0, 4) == 2.5 and cost.cost_of_pass(3, 0) == math.inf
+    assert cost.cost_of_pass(Fraction(1, 2), np.int64(2)) == 0.25
+    for bad in [True, "1", None]:
+        with pytest.raises(TypeError):
+            cost.cost_of_pass(bad, 1)
+    with pytest.raises(TypeError):
+        cost.cost_of_pass(1.0, 2.0)
+    with pytest.raises(ValueError):
+        cost.cost_of_pass(float("nan"), 1)
+    price = cost.per_million(2.5, 10.0)
+    assert cost.dollars(Cost(input_tokens=1000, output_tokens=10), price) == 1000 * price.input + 10 * price.output
+    for tokens in [{"input_tokens": -1}, {"output_tokens": float("nan")}, {"reasoning_tokens": math.inf}]:
+        with pytest.raises(ValueError):
+            cost.dollars(Cost(**tokens), price)
+    with pytest.raises(TypeError):
+        cost.dollars(Cost(cached_input_tokens="3"), price)
