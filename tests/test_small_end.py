@@ -175,3 +175,19 @@ def test_cost_checks_keep_their_errors():
             cost.dollars(Cost(**tokens), price)
     with pytest.raises(TypeError):
         cost.dollars(Cost(cached_input_tokens="3"), price)
+
+
+def test_risk_coverage_small_path_same_values(monkeypatch):
+    rnd = random.Random(17)
+    pool = [0.0, 0.5, 1.0, 0.25, float("nan"), float("inf"), -float("inf"), -0.0]
+    for n in [0, 1, 2, 5, 16, 17, 40, decide._SMALL_SET - 1]:
+        for _ in range(15):
+            probs = [rnd.choice(pool) if rnd.random() < 0.3 else round(rnd.random(), 1) for _ in range(n)]
+            correct = [rnd.random() < 0.6 for _ in range(n)]
+            small = decide.risk_coverage_curve(probs, correct)
+            with monkeypatch.context() as m:
+                m.setattr(decide, "_SMALL_SET", 0)
+                full = decide.risk_coverage_curve(probs, correct)
+            assert repr(small) == repr(full), (probs, correct)
+    with pytest.raises(decide.InvalidValueError, match=r"probs\[1\]"):
+        decide.risk_coverage_curve([0.5, 1.5], [True, False])

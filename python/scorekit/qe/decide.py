@@ -725,6 +725,30 @@ def _risk_too_small_message(n: int, bound: float, target: float) -> str:
             f"accepted; {needed}")
 
 
+def _small_risk_coverage(probs: Any, correct: Any) -> Optional[list[dict]]:
+    """:func:`risk_coverage_curve` at every distinct probability, in Python, for short lists of
+    floats and bools: the same integer counts and divisions, so the same values. ``None`` when the
+    full path must read the input (other types, longer lists, a finite value outside ``[0, 1]``,
+    a ``-0.0``, whose place among equal zeros NumPy's sort decides)."""
+    if not (type(probs) is list and type(correct) is list and len(probs) == len(correct) < _SMALL_SET
+            and {*map(type, probs)} <= {float} and {*map(type, correct)} <= {bool}):
+        return None
+    if 0.0 in probs and any(x == 0.0 and math.copysign(1.0, x) < 0 for x in probs):
+        return None
+    rows = sorted((x, not ok) for x, ok in zip(probs, correct) if -math.inf < x < math.inf)
+    if rows and (rows[0][0] < 0.0 or rows[-1][0] > 1.0):
+        return None
+    n, wrong = len(rows), sum(w for _, w in rows)  # wrong: incorrect rows at or above the threshold
+    curve, i = [], 0
+    while i < n:
+        tau, accepted = rows[i][0], n - i
+        curve.append({"threshold": tau, "coverage": accepted / n, "selective_risk": wrong / accepted})
+        while i < n and rows[i][0] == tau:
+            wrong -= rows[i][1]
+            i += 1
+    return curve
+
+
 def risk_coverage_curve(probs: Sequence[float], correct: Sequence[bool], *,
                         thresholds: Optional[Sequence[float]] = None) -> list[dict]:
     """The risk-coverage trade-off: ``{threshold, coverage, selective_risk}`` per threshold.
@@ -740,6 +764,10 @@ def risk_coverage_curve(probs: Sequence[float], correct: Sequence[bool], *,
     {'threshold': 0.4, 'coverage': 0.8, 'selective_risk': 0.25}
     {'threshold': 0.6, 'coverage': 0.6, 'selective_risk': 0.0}
     """
+    if thresholds is None:
+        curve = _small_risk_coverage(probs, correct)
+        if curve is not None:
+            return curve
     p, c = _calibration_rows(probs, correct)
     n = len(p)
     if n == 0:
