@@ -54,7 +54,7 @@ import numbers
 import warnings
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any, Optional, Union
 
 import numpy as np
 
@@ -312,28 +312,20 @@ def _rank(n: int, alpha: float) -> int:
     return math.ceil((n + 1) * (1 - alpha))
 
 
-def _conformal_quantile(scores: np.ndarray, alpha: float) -> float:
+def _conformal_quantile(scores: Union[np.ndarray, list[float]], alpha: float) -> float:
     """The ``_rank(n, alpha)``-th smallest of ``scores`` (no NaN), by selection; ``inf`` above
-    ``n``, ``-inf`` below 1."""
+    ``n``, ``-inf`` below 1. A short list of floats is sorted in Python instead (the same value:
+    the selection's zero is ``0.0``, and ``-0.0 + 0.0`` is too), without the compiled call's fixed
+    cost."""
     n = len(scores)
     k = _rank(n, alpha)
     if n == 0 or k > n:
         return math.inf
     if k <= 0:
         return -math.inf
+    if isinstance(scores, list):
+        return sorted(scores)[k - 1] + 0.0
     return kth_smallest(scores, k - 1)
-
-
-def _small_conformal_quantile(scores: list[float], alpha: float) -> float:
-    """:func:`_conformal_quantile` of a short list of floats (no NaN) by sorting in Python: the same
-    value (a selection's zero is ``0.0``, as here), without the compiled call's fixed cost."""
-    n = len(scores)
-    k = _rank(n, alpha)
-    if n == 0 or k > n:
-        return math.inf
-    if k <= 0:
-        return -math.inf
-    return sorted(scores)[k - 1] + 0.0  # -0.0 + 0.0 is 0.0
 
 
 def _smallest_calibration_set(alpha: float) -> Optional[int]:
@@ -364,7 +356,7 @@ def split_conformal_quantile(scores: Sequence[float], alpha: float) -> float:
     """
     alpha = _alpha(alpha)
     if type(scores) is list and len(scores) < _SMALL_SET and all(type(v) is float and v == v for v in scores):
-        return _small_conformal_quantile(scores, alpha)
+        return _conformal_quantile(scores, alpha)
     s = _floats(scores, "scores")
     if np.isnan(s).any():
         raise InvalidValueError("must not be NaN", field=f"scores[{int(np.argmax(np.isnan(s)))}]")
