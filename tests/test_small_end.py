@@ -12,8 +12,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-
-import scorekit.harness as harness
+from scorekit import harness
 from scorekit.agents import Cost, cost
 from scorekit.qe import calibrate, decide
 
@@ -38,7 +37,7 @@ def both_paths(monkeypatch, fn, *args, **kwargs):
 
 
 def same_bits(x: float, y: float) -> bool:
-    return x == y and str(x) == str(y) or (x != x and y != y)
+    return repr(x) == repr(y)  # floats' repr round-trips: equal reprs, equal bits (and -0.0 apart)
 
 
 @pytest.mark.parametrize("labels", LABEL_SETS, ids=repr)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench_small_end import SIZES, rows  # noqa: E402
+from bench_small_end import SIZES, rows
 
 ROWS = {row.name: row for row in rows()}
 

@@ -512,7 +512,7 @@ class Knots(Sequence):
     (True, 0.75, [0.5, 0.75])
     """
 
-    __slots__ = ("array", "_values")
+    __slots__ = ("_values", "array")
 
     def __init__(self, values: Any = ()) -> None:
         array = np.array(values, dtype=np.float64)

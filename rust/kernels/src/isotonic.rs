@@ -188,7 +188,9 @@ fn group_by_hash(
 ) -> Result<Option<Vec<Group>>, usize> {
     // Slots: a power of two, at most half full; sized to the rows, so a short fit does not clear
     // and scan a table made for FEW_DISTINCT scores.
-    let slots = (2 * scores.len().min(FEW_DISTINCT)).next_power_of_two().max(2);
+    let slots = (2 * scores.len().min(FEW_DISTINCT))
+        .next_power_of_two()
+        .max(2);
     let mut table = vec![(0u64, 0u32, 0u32); slots];
     let mut used = 0usize;
     for (row, (&x, &c)) in scores.iter().zip(correct).enumerate() {
