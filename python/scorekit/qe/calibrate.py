@@ -150,6 +150,8 @@ def _sequence(values: Any, what: str) -> Any:
 
 def _real(value: Any, what: str) -> float:
     """One real number as a float (NaN and ±inf kept); a ``str``, ``None`` or complex is refused."""
+    if type(value) is float:  # the common case, before the checks
+        return value
     if isinstance(value, (str, bytes, bytearray, complex)):
         raise InvalidTypeError(f"must be a number, got {describe(value)}", field=what)
     try:
@@ -480,8 +482,7 @@ class PlattCalibrator:
         return self
 
     def __call__(self, raw_score: float) -> float:
-        x = raw_score if type(raw_score) is float else _real(raw_score, "raw_score")
-        return _clip01_checked(_sigmoid(self.a * x + self.b))
+        return _clip01_checked(_sigmoid(self.a * _real(raw_score, "raw_score") + self.b))
 
     def predict(self, scores: Sequence[float]) -> np.ndarray:
         """The calibrated probability of every score, as calling the calibrator on each would give
