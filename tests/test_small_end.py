@@ -190,3 +190,16 @@ def test_risk_coverage_small_path_same_values(monkeypatch):
             assert repr(small) == repr(full), (probs, correct)
     with pytest.raises(decide.InvalidValueError, match=r"probs\[1\]"):
         decide.risk_coverage_curve([0.5, 1.5], [True, False])
+
+
+@pytest.mark.parametrize("fuse", [calibrate.mean_probability, calibrate.min_probability])
+def test_probability_fusion_refuses_what_it_refused(fuse):
+    for bad in [float("nan"), -0.1, 1.0000001, float("inf"), -float("inf")]:
+        for where in range(3):
+            probs = {f"s{i}": 0.5 for i in range(3)}
+            probs[f"s{where}"] = bad
+            with pytest.raises(calibrate.InvalidValueError, match=f"'s{where}'"):
+                fuse(probs)
+    with pytest.raises(calibrate.InvalidValueError):
+        fuse({"a": float("inf"), "b": -float("inf")})
+    assert fuse({"a": 0.0, "b": -0.0, "c": 1.0}) == (1 / 3 if fuse is calibrate.mean_probability else 0.0)

@@ -355,7 +355,7 @@ def split_conformal_quantile(scores: Sequence[float], alpha: float) -> float:
     inf
     """
     alpha = _alpha(alpha)
-    if type(scores) is list and len(scores) < _SMALL_SET and all(type(v) is float and not math.isnan(v) for v in scores):
+    if type(scores) is list and len(scores) < _SMALL_SET and {*map(type, scores)} <= {float} and not any(map(math.isnan, scores)):
         return _conformal_quantile(scores, alpha)
     s = _floats(scores, "scores")
     if np.isnan(s).any():
