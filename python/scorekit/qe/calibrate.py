@@ -878,14 +878,9 @@ def _probabilities_of(probs: Any, owner: str) -> list:
                                f"got {describe(probs)}")
     if not probs:
         raise InvalidValueError(f"{owner}: no calibrated probabilities to combine")
-    values = list(probs.values())
-    # All floats in [0, 1]: their sum is NaN when one is NaN (or +inf and -inf meet), and without a
-    # NaN, min and max are exact; anything else is checked value by value, to name the bad one.
-    if {*map(type, values)} <= {float} and not math.isnan(sum(values)) and 0.0 <= min(values) and max(values) <= 1.0:
-        return values
     values = []
     for name, p in probs.items():
-        v = _real(p, f"{owner} {name!r}")
+        v = p if type(p) is float else _real(p, f"{owner} {name!r}")  # the label only when needed
         if not 0.0 <= v <= 1.0:
             raise InvalidValueError(f"{owner}: {name!r} is {p!r}, not a probability in [0, 1] (calibrate it first)")
         values.append(v)
