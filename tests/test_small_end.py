@@ -126,14 +126,17 @@ def test_probability_fusion_checks_every_value():
 
 @pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="counts threads through /proc (Linux)")
 def test_short_fits_start_no_thread():
-    """A short isotonic or conformal fit runs on the calling thread: no pool thread is started."""
+    """A short isotonic or conformal fit, or a small ROVER batch, runs on the calling thread: no
+    pool thread is started."""
     code = (
         "import os, warnings\n"
         "import scorekit.qe as q\n"
+        "from scorekit.qe.rover import agreement_batch\n"
         "warnings.simplefilter('ignore')\n"
         "before = len(os.listdir('/proc/self/task'))\n"
         "q.IsotonicCalibrator().fit([0.2, 0.8, 0.5], [False, True, True])\n"
         "q.ConformalGate(alpha=0.1).fit([0.2, 0.8, 0.5], [False, True, True])\n"
+        "agreement_batch([['a b c', 'a b d', 'a x c']])\n"
         "print(len(os.listdir('/proc/self/task')) - before)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
