@@ -10,7 +10,7 @@ MATURIN := $(VENV)/bin/maturin
 # Extras of pyproject.toml installed with the build (set per target below).
 EXTRAS  :=
 
-.PHONY: demo test build browser rust-test py-test core-check bench bench-asv clean
+.PHONY: demo test build browser lint rust-test py-test core-check bench bench-asv clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -36,6 +36,15 @@ rust-test:
 py-test: EXTRAS := test
 py-test: build browser
 	$(PY) -m pytest -q tests
+
+# The gates every change passes: Rust formatting and clippy (warnings are errors), ruff with the rule
+# set of pyproject.toml, and the compiled module's stub checked against the build (mypy's stubtest).
+lint: EXTRAS := test
+lint: build
+	cargo fmt --all --check
+	cargo clippy --release --workspace --all-targets --features pyo3/extension-module --quiet -- -D warnings
+	$(VENV)/bin/ruff check python tests benches
+	$(PY) -m mypy.stubtest scorekit._core
 
 # The backend switch holds: a representative slice of the suite under the Numba backend with the
 # compiled module replaced by a recorder (the run fails if anything took a name from it), then with
@@ -68,7 +77,7 @@ demo: build
 
 # Every test: Rust kernel tests, then pytest (each kernel test runs on both backends).
 test: EXTRAS := test
-test: build rust-test py-test core-check
+test: build lint rust-test py-test core-check
 
 # Side-by-side benchmarks against the peers (results go to benches/RESULTS*.md by hand).
 bench: EXTRAS := bench

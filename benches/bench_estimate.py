@@ -46,8 +46,8 @@ def main() -> None:
     batch_s, ours = timed(lambda: sk.estimate_quality_batch(values, sources=sources), args.repeat)
     same = all(a.raw_signals == b.raw_signals == c.raw_signals and a.calibrated_confidence == b.calibrated_confidence
                for a, b, c in zip(ours, ours_loop, theirs))
-    print(f"| operation | fields | ek | scorekit | ratio | identical |")
-    print(f"|---|---|---|---|---|---|")
+    print("| operation | fields | ek | scorekit | ratio | identical |")
+    print("|---|---|---|---|---|---|")
     print(f"| `estimate_quality` per field (loop) | {args.fields:,} | {ek_s:.2f} s | {loop_s:.2f} s | "
           f"**{ek_s / loop_s:.1f}×** | {'yes' if same else 'NO'} |")
     print(f"| `estimate_quality_batch` (one call) | {args.fields:,} | {ek_s:.2f} s | {batch_s * 1000:.0f} ms | "

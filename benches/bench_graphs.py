@@ -130,7 +130,7 @@ def typed_vs_reference(n: int, pairs: int) -> None:
         t_us.append(t)
         agree += s.detail["raw_distance"] == want
     m_nx, m_us = statistics.median(t_nx), statistics.median(t_us)
-    print(f"| pairs | networkx median ms | scorekit median ms | speed-up | equal raw distance |")
+    print("| pairs | networkx median ms | scorekit median ms | speed-up | equal raw distance |")
     print("|---|---|---|---|---|")
     print(f"| {pairs} | {ms(m_nx)} | {ms(m_us)} | {m_nx / m_us:.0f}× | {agree}/{pairs} |")
     print("\n(Where they differ networkx reports more than the true minimum: networkx issue #8099.)\n")

@@ -70,7 +70,8 @@ def main() -> None:
     print(f"{args.pages:,} Armenian pages, {chars:,} gt characters, {joins:,} joins; "
           f"{args.rounds} rounds; load average {load_before[0]:.2f} / {load_before[1]:.2f}")
     print()
-    print("| threads | `batch.schwa_cer` | `batch.cer` | `batch.levenshtein` | schwa / cer (median of rounds, range) | schwa / levenshtein |")
+    print("| threads | `batch.schwa_cer` | `batch.cer` | `batch.levenshtein` "
+          "| schwa / cer (median of rounds, range) | schwa / levenshtein |")
     print("|---|---|---|---|---|---|")
     for threads in args.threads:
         t_schwa, t_cer, t_lev = [], [], []

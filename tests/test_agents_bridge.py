@@ -454,7 +454,7 @@ def random_sample(r, scorers):
 
 def test_differential_inspect_logs_against_ek():
     r = random.Random(11)
-    graded = 0
+    graded = pooled = 0
     for _ in range(600):
         scorers = ["match", "model_graded", "includes"]
         log = NS(samples=[random_sample(r, scorers) for _ in range(r.randrange(5))],
@@ -468,6 +468,12 @@ def test_differential_inspect_logs_against_ek():
                 list(episodes_from_inspect_log(log, **kwargs))
             assert str(mine.value) == str(error)
             continue
+        trials = [("" if s.id is None else str(s.id), repr(s.epoch)) for s in log.samples]
+        if len(set(trials)) < len(trials):  # ek pools them into one task's trials; scorekit refuses
+            with pytest.raises(InvalidValueError, match=r"log.samples\[\d+\] repeats the id .* of log.samples"):
+                episodes_from_inspect_log(log, **kwargs)
+            pooled += 1
+            continue
         mine = list(episodes_from_inspect_log(log, **kwargs))
         assert len(mine) == len(theirs)
         for a, b in zip(mine, theirs):
@@ -476,7 +482,21 @@ def test_differential_inspect_logs_against_ek():
             assert (a.run.model, a.run.suite_version, a.run.seed) == (b.run.model, b.run.suite_version, b.run.seed)
             assert fields(a.trajectory.steps) == fields(b.trajectory.steps)
             graded += a.success is not None
-    assert graded > 200
+    assert graded > 200 and pooled > 50
+
+
+def test_inspect_samples_of_one_trial_never_pool_into_one_task():
+    def log(*ids_and_epochs):
+        return NS(samples=[NS(id=i, epoch=e, messages=[], output=None, scores={"m": NS(value="C")})
+                           for i, e in ids_and_epochs])
+
+    # the same id at two epochs: two trials of one task, as before
+    assert [e.task_id for e in episodes_from_inspect_log(log(("q", 1), ("q", 2)))] == ["q", "q"]
+    for samples, shown in [((("q", 1), ("q", 1)), "'q' and epoch 1"), (((1, 1), ("1", 1)), "'1' and epoch 1"),
+                           (((None, None), ("", None)), "'' and epoch None")]:
+        with pytest.raises(InvalidValueError, match=rf"log.samples\[1\] repeats the id {shown} of log.samples\[0\]"):
+            episodes_from_inspect_log(log(*samples))
+    assert len(list(ek_bridge.episodes_from_inspect_log(log(("q", 1), ("q", 1))))) == 2   # the kit pools them
 
 
 def test_inspect_log_json_dicts_and_bad_shapes():

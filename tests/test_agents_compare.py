@@ -20,6 +20,7 @@ from scipy.stats import binomtest
 from doc_examples import run_python_blocks
 from scorekit.agents import Episode, reliability
 from scorekit.agents.compare import AgentComparison, compare_agents, sign_test
+from scorekit.errors import InputTooLargeError
 
 compare_module = importlib.import_module("scorekit.agents.compare")
 
@@ -82,7 +83,7 @@ def resampled_ci(values, resamples=2000, alpha=0.05, seed=0):
 
 def test_paired_bootstrap_resamples_tasks():
     rng = random.Random(11)
-    for case in range(30):
+    for _ in range(30):
         tasks = [f"t{i}" for i in range(rng.randrange(1, 25))]
         a = {t: [rng.random() < 0.6 for _ in range(rng.randrange(2, 6))] for t in tasks}
         b = {t: [rng.random() < 0.5 for _ in range(rng.randrange(2, 6))] for t in tasks}
@@ -111,6 +112,13 @@ def test_sign_test_by_hand():
     # exact even where the tail is far below float64's smallest normal number
     assert sign_test(2000, 0) == float(Fraction(2, 2 ** 2000)) == 0.0
     assert sign_test(1070, 0) == float(Fraction(2, 2 ** 1070)) > 0.0
+
+
+def test_sign_test_is_bounded():
+    assert sign_test(50_000, 50_000) == 1.0            # MAX_SIGNS itself, in about a second
+    for plus, minus in ((50_001, 50_000), (2**62, 2**62), (0, 10**5000)):
+        with pytest.raises(InputTooLargeError, match="n_plus \\+ n_minus is above MAX_SIGNS=100,000 signs"):
+            sign_test(plus, minus)
 
 
 def test_sign_test_against_scipy():

@@ -23,6 +23,7 @@ from scorekit.agents import (
 )
 from scorekit.agents import cost as C
 from scorekit.agents.cost import episode_dollars_array
+from scorekit.errors import InvalidTypeError, InvalidValueError
 
 
 # --- constants, ModelPrice, per_million ---------------------------------------------------------
@@ -135,6 +136,15 @@ def test_load_prices_spec_vector(tmp_path):
     assert load_prices({"m": {"input_cost_per_token": "1e-6"}})["m"].input == 1e-6  # as float() does
 
 
+def test_load_prices_without_a_source_is_a_named_error():
+    with pytest.raises(InvalidTypeError, match="load_prices needs a source: a path to a local copy of LiteLLM's "
+                                               "model_prices_and_context_window.json"):
+        load_prices()
+    with pytest.raises(InvalidTypeError, match="load_prices needs a source"):
+        load_prices(None)
+    assert len(ekc.load_prices()) > 100   # the kit reads its bundled snapshot
+
+
 def test_load_prices_bad_input(tmp_path):
     with pytest.raises(FileNotFoundError):
         load_prices(tmp_path / "missing.json")
@@ -160,7 +170,18 @@ def test_load_prices_bad_input(tmp_path):
 
 def test_cost_of_pass():
     assert cost_of_pass(10.0, 4) == 2.5
-    assert cost_of_pass(10.0, 0) == math.inf and cost_of_pass(10.0, -1) == math.inf
+    assert cost_of_pass(10.0, 0) == math.inf
+    # a negative count or an infinite spend is an error, not the kit's inf
+    assert ekc.cost_of_pass(10.0, -1) == ekc.cost_of_pass(math.inf, 2) == math.inf
+    with pytest.raises(InvalidValueError, match="n_success must be >= 0, got -1"):
+        cost_of_pass(10.0, -1)
+    for total in (math.inf, -math.inf):
+        with pytest.raises(InvalidValueError, match="total_cost must be finite and >= 0"):
+            cost_of_pass(total, 2)
+    with pytest.raises(InvalidTypeError, match="n_success must be an integer count, got True"):
+        cost_of_pass(10.0, True)
+    with pytest.raises(InvalidValueError, match=r"n_success is beyond the float range \(an integer of 1329 bits\)"):
+        cost_of_pass(0.0, 10**400)
     assert cost_of_pass(0, 3) == 0.0
     with pytest.raises(ValueError, match="total_cost"):
         cost_of_pass(float("nan"), 2)
@@ -291,7 +312,7 @@ def test_differential_prices_and_dollars():
         assert dollars(c, pm, batch=batch) == ekc.dollars(ce, pme, batch=batch)
         for m in ours:
             assert dollars(c, m, prices=ours, batch=batch) == ekc.dollars(ce, m, prices=theirs, batch=batch)
-        total, n_success = rng.uniform(0, 1e3), rng.randint(-2, 50)
+        total, n_success = rng.uniform(0, 1e3), rng.randint(0, 50)
         assert cost_of_pass(total, n_success) == ekc.cost_of_pass(total, n_success)
 
 

@@ -84,11 +84,19 @@ def test_constants():
       "kappa": 0.5454545454545455}),
     ([1, 2, 3, 4], [1, 2, 3, 5], "interval",
      {"n": 4, "alpha": 0.9369369369369369, "percent_agreement": 0.75, "verdict": "good"}),
-    ([], [], "nominal", {"n": 0, "alpha": 1.0, "percent_agreement": 1.0, "verdict": "good", "kappa": 1.0}),
 ])
 def test_judge_validation_vectors(judge, human, level, expected):
     got = J.judge_validation(judge, human, level=level)
     assert got == expected and list(got) == list(expected)   # same keys, same order, exact values
+
+
+@pytest.mark.parametrize("judge, human", [([], []), ([None, None], [1, 2]), ([1, None, math.nan], [None, 2, 3]),
+                                          (np.array([np.nan, 1.0]), [1.0, np.nan])])
+def test_judge_validation_without_a_labelled_pair_certifies_nothing(judge, human):
+    """Issue 30 (fail-open gates): with no item labelled by both, ek (and scorekit before) said "good", alpha 1.0."""
+    assert ek_judge.judge_validation(list(judge), list(human))["verdict"] == "good"
+    with pytest.raises(InvalidValueError, match="none of the .* items has both a judge and a human label"):
+        J.judge_validation(judge, human)
 
 
 def test_judge_validation_tentative_and_reuse():
@@ -418,6 +426,8 @@ def test_judge_validation_matches_ek_on_random_labels():
         n, distinct = rnd.randint(0, 30), rnd.randint(1, 5)
         human = [rnd.randrange(distinct) for _ in range(n)]
         judge = [h if rnd.random() < rnd.random() else rnd.randrange(distinct) for h in human]
+        if n == 0:  # nothing to certify on: scorekit refuses (docs/decisions.md#gates-fail-closed)
+            continue
         ours, theirs = J.judge_validation(judge, human, level=level), ek_judge.judge_validation(judge, human, level=level)
         assert list(ours) == list(theirs) and ours["verdict"] == theirs["verdict"], (judge, human, level)
         assert all(close(ours[k], theirs[k]) for k in ours if k != "verdict")

@@ -433,7 +433,8 @@ class NoSuccess:
 def test_reliability_unusual_sources_match_ek():
     def cases():   # fresh each time: some outcomes are one-shot iterators
         yield {"a": (True, False), "b": iter([1, 0, 2]), "c": "yes", "d": [], 7: [None, 0.0, "x"]}
-        yield {("t", 1): [True] * 3, 1: [False, True, True], True: [True]}
+        # 1 and True are one key, as in any Python dict: they merge into {1: [True]} before scoring
+        yield dict([(("t", 1), [True] * 3), (1, [False, True, True]), (True, [True])])
 
     for mine, theirs in zip(cases(), cases()):
         with warnings.catch_warnings():

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import os
 import random
+import subprocess
 import sys
 import textwrap
 import types
@@ -88,6 +89,7 @@ def test_run_inspect_epochs_are_trials():
 
 def test_run_inspect_matches_ek_on_a_fake_package(monkeypatch):
     r = random.Random(4)
+    compared = 0
     for _ in range(60):
         logs = [NS(status="success", eval=NS(model="m", task_version=r.choice([0, None]), task=f"t{i}"),
                    samples=[sample(r.choice(["a", "b", 3]), e, r.choice(["C", "I", "P", 0.7, None]))
@@ -95,6 +97,8 @@ def test_run_inspect_matches_ek_on_a_fake_package(monkeypatch):
                 for i in range(r.randrange(1, 3))]
         monkeypatch.setitem(sys.modules, "inspect_ai", types.SimpleNamespace(eval=FakeInspect(logs)))
         kwargs = {"scorer": r.choice([None, "match"]), "success_threshold": r.choice([1.0, 0.5])}
+        if any(len({(str(s.id), s.epoch) for s in log.samples}) < len(log.samples) for log in logs):
+            continue  # ek pools a repeated sample into one task's trials; scorekit refuses (tested below)
         with warnings.catch_warnings(record=True) as mine_warned:
             warnings.simplefilter("always")
             try:
@@ -110,6 +114,26 @@ def test_run_inspect_matches_ek_on_a_fake_package(monkeypatch):
         assert [(e.task_id, e.success, e.meta, e.output) for e in mine] == \
             [(e.task_id, e.success, e.meta, e.output) for e in theirs]
         assert [str(w.message) for w in mine_warned] == [str(w.message) for w in ek_warned]
+        compared += 1
+    assert compared > 15
+
+
+def test_run_inspect_keeps_two_logs_of_one_task_name_apart(monkeypatch):
+    def log(task, *samples):
+        return NS(status="success", eval=NS(model="m", task_version=0, task=task), samples=list(samples))
+
+    logs = [log("t", sample(1, 1, "C")), log("t", sample(1, 1, "I"))]
+    episodes = run_inspect("t", eval_fn=FakeInspect(logs))
+    assert [(e.task_id, e.success) for e in episodes] == [("t#0/1", True), ("t#1/1", False)]
+    report = reliability(episodes, k=1)
+    assert (report.n_tasks, report.success_rate) == (2, 0.5)
+    monkeypatch.setitem(sys.modules, "inspect_ai", types.SimpleNamespace(eval=FakeInspect(logs)))
+    assert [e.task_id for e in ek_wrappers.run_inspect("t")] == ["t#0/1", "t#1/1"]   # the kit's ids
+    named = [log("a", sample(1, 1, "C")), log("a", sample(1, 1, "C")), log("b", sample(1, 1, "C")), log("", sample(2, 1, "C"))]
+    assert [e.task_id for e in run_inspect("t", eval_fn=FakeInspect(named))] == ["a#0/1", "a#1/1", "b#2/1", "#3/2"]
+    # distinct names that still meet on one id: the task "a" with sample "b/c" and the task "a/b" with sample "c"
+    with pytest.raises(InvalidValueError, match=r"two logs give task id 'a/b/c' at epoch 1"):
+        run_inspect("t", eval_fn=FakeInspect([log("a", sample("b/c", 1, "C")), log("a/b", sample("c", 1, "I"))]))
 
 
 def test_run_inspect_failures_and_warnings(tmp_path):
@@ -534,3 +558,43 @@ def test_deepeval_without_the_extra():
         DeepEvalMetric()(episode(), "g")
     assert "deepeval" not in sys.modules
 
+
+
+def test_backends_are_registered_under_the_kits_names_without_importing_them():
+    """The kit's names resolve; importing scorekit and resolving them never even looks for deepeval,
+    ragas or uqlm (a meta-path probe in a fresh interpreter records every lookup of them)."""
+    script = textwrap.dedent("""
+        import sys
+        HEAVY = {"deepeval", "ragas", "uqlm", "inspect_ai"}
+        looked_up = []
+
+        class Probe:
+            def find_spec(self, name, path=None, target=None):
+                if name.split(".")[0] in HEAVY:
+                    looked_up.append(name)
+                return None
+
+        sys.meta_path.insert(0, Probe())
+        import scorekit
+        from scorekit.agents import DeepEvalMetric, RagasSignal, UqlmConsistencySignal
+        from scorekit.registry import get, names
+        tool, task = get("metrics", "deepeval_tool_correctness"), get("metrics", "deepeval_task_completion")
+        assert isinstance(tool, DeepEvalMetric) and tool.kind == "tool_correctness" and tool.metric is None
+        assert isinstance(task, DeepEvalMetric) and task.kind == "task_completion"
+        assert get("signals", "ragas_faithfulness") is RagasSignal
+        assert get("signals", "uqlm_consistency") is UqlmConsistencySignal
+        assert "agreement" in names("signals")          # the qe signals are still there
+        print(looked_up)
+    """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "[]\n"
+
+
+def test_registered_deepeval_metric_needs_the_extra_only_when_used():
+    from scorekit.registry import get
+
+    with pytest.raises(MissingExtraError, match="agents"):
+        get("metrics", "deepeval_tool_correctness")(Episode(task_id="t"), None)
+    assert get("metrics", "deepeval_tool_correctness").metric is None

@@ -14,17 +14,16 @@ import warnings
 
 import numpy as np
 import pytest
+import scorekit._kernels.bootstrap as bootstrap_kernels
+import scorekit.metrics.anls as anls_module
 from anls_star import anls_score
+from scorekit import _kernels
+from scorekit.errors import InputTooLargeError, InvalidValueError, ScorekitError
+from scorekit.metrics.anls import MAX_DEPTH, MAX_LIST_CELLS, anls_scores, assign
 from test_anls import random_answers, tie_heavy_costs
 from test_bootstrap_kernels import neumaier_sum
 
-import scorekit._kernels.bootstrap as bootstrap_kernels
-import scorekit.metrics.anls as anls_module
-from scorekit._kernels import use_backend
-from scorekit.errors import InputTooLargeError, InvalidValueError, ScorekitError
-from scorekit.metrics.anls import MAX_DEPTH, MAX_LIST_CELLS, anls_scores, assign
-
-_core = anls_module._core
+_core = _kernels._core
 pytestmark = [pytest.mark.skipif(_core is None, reason="the compiled core is not built"),
               pytest.mark.filterwarnings("ignore:Treating ground truth as a list of options")]
 
@@ -43,7 +42,7 @@ def both(preds: list, golds: list, monkeypatch: pytest.MonkeyPatch, threshold: f
     """The outcome of the compiled path and of the Python twin."""
     compiled = outcome(preds, golds, threshold)
     with monkeypatch.context() as patch:
-        patch.setattr(anls_module, "_core", None)
+        patch.setattr(_kernels, "compiled", lambda: None)
         python = outcome(preds, golds, threshold)
     return compiled, python
 
@@ -238,7 +237,7 @@ def test_mutating_str_during_reading_leaves_the_compiled_items_alone(monkeypatch
 
     compiled = run()
     with monkeypatch.context() as patch:
-        patch.setattr(anls_module, "_core", None)
+        patch.setattr(_kernels, "compiled", lambda: None)
         python = run()
     assert compiled == python == [1.0, 1.0]
 
@@ -246,12 +245,14 @@ def test_mutating_str_during_reading_leaves_the_compiled_items_alone(monkeypatch
 def test_backends(backend, monkeypatch):
     """On the Numba backend every item goes through the Python trees; the values are the same."""
     calls = []
-    monkeypatch.setattr(anls_module, "_core", type("Spy", (), {
-        "AnlsBatch": lambda self, *args: calls.append(1) or _core.AnlsBatch(*args)})())
+    spy = type("Spy", (), {"AnlsBatch": lambda self, *args: calls.append(1) or _core.AnlsBatch(*args),
+                           "__getattr__": lambda self, name: getattr(_core, name)})()
+    dispatch = _kernels.compiled
+    monkeypatch.setattr(_kernels, "compiled", lambda: spy if dispatch() is not None else None)
     cases = [(p, g) for p, g in random_answers(53, 400) if isinstance(outcome([p], [g]), list)]
     values = anls_scores([p for p, _ in cases], [g for _, g in cases], threads=1).tolist()
     assert bool(calls) == (backend == "rust")
-    monkeypatch.setattr(anls_module, "_core", None)
+    monkeypatch.setattr(_kernels, "compiled", lambda: None)
     assert anls_scores([p for p, _ in cases], [g for _, g in cases], threads=1).tolist() == values
 
 

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 import scorekit
 import scorekit.arrow
-from _textgen import ALPHABETS, random_pairs
+from _textgen import random_pairs
 from doc_examples import run_python_blocks
 from scorekit import _core, canonicalize
 from scorekit._kernels import utf8
@@ -34,7 +34,7 @@ NORMALIZERS = [None, "nfc", "nfkc", "lower", "strip", "collapse_whitespace", "st
 #: Texts where Python's rules have special cases: final sigma, sharp s, dotted I, ligatures, Hangul
 #: jamo, stacked combining marks, every kind of whitespace, compatibility forms, a code point that
 #: Python 3.11 (Unicode 14) leaves unassigned but newer Unicode assigns (U+1E030, U+0CF3).
-TRICKY = "ΣσςΌΣ ßẞİıﬁﬀ \u1100\u1161\u11a8 e\u0301\u0323 \u212b\u2126 \u00a0\u2003\u3000\x1c\x85\u2028 ｆｕｌｌ ² ㎏ ǅ\u1e030\u0cf3"
+TRICKY = "ΣσςΌΣ ßẞİıﬁﬀ \u1100\u1161\u11a8 e\u0301\u0323 \u212b\u2126 \u00a0\u2003\u3000\x1c\x85\u2028 ｆｕｌｌ ² ㎏ ǅ\u1e030\u0cf3"  # noqa: E501
 
 
 def _corpus(seed: int, count: int) -> tuple[list[str], list[str], list]:
@@ -180,7 +180,7 @@ def test_every_input_kind(tmp_path):
         "parquet file": pq.ParquetFile(path),
         "batches": iter(table.to_batches(max_chunksize=77)),
     }
-    for name, data in kinds.items():
+    for _name, data in kinds.items():
         _same(evaluate_arrow(data, slice="slice"), expected)
     # evaluate() dispatches Arrow data (columns pred, gold and slice) to the Arrow path
     _same(scorekit.evaluate(table), expected)

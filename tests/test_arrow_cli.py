@@ -58,7 +58,8 @@ def test_progress_over_row_groups(capsys, parquet):
 
 def test_errors_name_the_file_column_and_row(capsys, parquet, tmp_path):
     cases = [
-        ((parquet, "--pred", "p", "--gold", "truth"), "scorekit: error: gold column 'truth' not found (columns: 'p', 'g', 'lang', 'score')"),
+        ((parquet, "--pred", "p", "--gold", "truth"),
+         "scorekit: error: gold column 'truth' not found (columns: 'p', 'g', 'lang', 'score')"),
         ((parquet, "--pred", "p", "--gold", "g", "--slice", "nope"), "scorekit: error: slice column 'nope' not found"),
         ((parquet, "--pred", "score", "--gold", "g"), "scorekit: error: pred column 'score' has type int64; expected text"),
         ((parquet, "--pred", "p", "--gold", "g"), "scorekit: error: column 'p' row 3 is null (pass --nulls count"),
@@ -76,7 +77,8 @@ def test_errors_name_the_file_column_and_row(capsys, parquet, tmp_path):
     cases.append(((text, "--pred", "p", "--gold", "g"), "is not a readable Parquet file"))
     bad = tmp_path / "bad.parquet"
     pq.write_table(pa.table({"p": pa.array([b"ok", b"\xff"]), "g": ["ok", "no"]}), bad)
-    cases.append(((bad, "--pred", "p", "--gold", "g"), "scorekit: error: column 'p' row 1: invalid UTF-8 (invalid start byte at byte 0)"))
+    cases.append(((bad, "--pred", "p", "--gold", "g"),
+                  "scorekit: error: column 'p' row 1: invalid UTF-8 (invalid start byte at byte 0)"))
     for args, message in cases:
         code, out, err = run(capsys, *args)
         assert code == 2 and out == "", args

@@ -15,7 +15,6 @@ import unicodedata
 
 import numpy as np
 import pytest
-
 from scorekit import _kernels
 from scorekit.agents import Episode, Step, ToolSpec, Trajectory, TrajectoryMetric, tool_grammar
 from scorekit.agents import trajectory as trajectory_module
@@ -93,7 +92,7 @@ def _trajectory(rng: random.Random, values: list):
 
 
 def _compiled(canon, weights: _Weights) -> _CompiledPacker:
-    return _CompiledPacker(canon, weights, builtin_steps(canon))
+    return _CompiledPacker(_kernels._core, canon, weights, builtin_steps(canon))
 
 
 def _same(x, y) -> bool:
@@ -220,7 +219,7 @@ def test_metric_without_the_compiled_reader(monkeypatch):
     golds = [[_call(rng, values) for _ in range(rng.randrange(6))] for _ in range(200)]
     metric = TrajectoryMetric()
     compiled = [s.detail["raw_distance"] for s in metric.score_batch(preds, golds)]
-    monkeypatch.setattr(trajectory_module, "_core", None)
+    monkeypatch.setattr(_kernels, "compiled", lambda: None)
     assert isinstance(trajectory_module._call_packer(None, _Weights(None)), _Preparer)
     assert [s.detail["raw_distance"] for s in metric.score_batch(preds, golds)] == compiled
 

@@ -207,7 +207,8 @@ def test_per_case_output_diff_diffs_the_json_text():
 
 def test_per_case_error_unscored_list_match_null_and_runner_status():
     p = page(detailed(), ["per_case_breakdown"])
-    assert [d for d in p.details] == [("FAIL \u00b7 lists \u00b7 75.0% \u00b7 1 step missing", True), ("ERROR \u00b7 crash", True),
+    assert [d for d in p.details] == [("FAIL \u00b7 lists \u00b7 75.0% \u00b7 1 step missing", True),
+                                      ("ERROR \u00b7 crash", True),
                                       ("NO SCORED STEPS \u00b7 empty", True), ("PASS \u00b7 ok \u00b7 100.0%", False)]
     assert p.pres == ["ValueError: pipeline exploded"]
     assert any(n.startswith("No scored steps") for n in p.notes)
@@ -328,8 +329,8 @@ def test_hostile_data_is_only_ever_text(h):
     assert set(p.tags) <= ALLOWED_TAGS
     assert p.tags.count("script") == 1 and p.tags.count("style") == 1 and "img" not in p.tags
     assert {name for name, _ in p.attrs} <= ALLOWED_ATTRS
-    for name, value in p.attrs:
-        assert value is None and name == "open" or not re.search(r"[<>]|alert|javascript|on\w+=", value or ""), name
+    for name, attr_value in p.attrs:
+        assert attr_value is None and name == "open" or not re.search(r"[<>]|alert|javascript|on\w+=", attr_value or ""), name
     text = "".join(p.text)
     shown = display_text(h)
     assert text.count(shown) >= 30        # title, names, steps, fields, values, errors, DAG labels, logs
@@ -493,7 +494,7 @@ def test_docs_examples(tmp_path, monkeypatch):
 def test_module_docstring_examples():
     import doctest
 
-    import scorekit.cases.report as module
+    import scorekit.cases.formatting as module
 
     result = doctest.testmod(module)
     assert result.failed == 0 and result.attempted >= 2

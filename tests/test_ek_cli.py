@@ -4,6 +4,7 @@ commands that name the product itself (its folder, its extra, its version) diffe
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -57,6 +58,33 @@ def test_where_prints_the_data_root(tmp_path, capsys, monkeypatch):
     monkeypatch.delenv("EK_DATA_HOME")
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
     assert ours(capsys, "where") == f"{tmp_path / 'xdg' / 'scorekit'}\n"
+
+
+def test_where_reads_the_kits_folder_while_scorekits_does_not_exist(tmp_path, capsys, monkeypatch):
+    from scorekit.stores import json_store
+
+    monkeypatch.delenv("SCOREKIT_DATA_HOME", raising=False)
+    monkeypatch.delenv("EK_DATA_HOME", raising=False)
+    monkeypatch.delenv("XDG_DATA_HOME", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    share = tmp_path / ".local" / "share"
+    assert ours(capsys, "where") == f"{share / 'scorekit'}\n" and tools.where_note() is None
+    (share / "ek" / "baselines").mkdir(parents=True)            # a folder the reference kit left
+    (share / "ek" / "baselines" / "v1.json").write_text('{"n_trials": 4}', encoding="utf-8")
+    assert main(["where"]) == 0
+    out, err = capsys.readouterr()
+    assert out == f"{share / 'ek'}\n"
+    assert err == (f"scorekit: note: scorekit's data folder {share / 'scorekit'} does not exist, so the reference "
+                   f"kit's folder is used; create {share / 'scorekit'} to keep scorekit's data apart\n")
+    assert json_store("baselines")["v1"] == {"n_trials": 4}      # the kit's baseline is read
+    assert ek_output("where", env={**os.environ, "HOME": str(tmp_path)}) == out   # the kit's own answer
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    assert ours(capsys, "where") == f"{tmp_path / 'xdg' / 'scorekit'}\n"
+    (tmp_path / "xdg" / "ek").mkdir(parents=True)
+    assert ours(capsys, "where") == f"{tmp_path / 'xdg' / 'ek'}\n"
+    (tmp_path / "xdg" / "scorekit").mkdir()                      # scorekit's own folder wins once it exists
+    assert main(["where"]) == 0
+    assert capsys.readouterr() == (f"{tmp_path / 'xdg' / 'scorekit'}\n", "")
 
 
 def test_check_engines_and_version_name_scorekit(capsys):

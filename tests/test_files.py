@@ -5,6 +5,8 @@ import os
 import stat
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from scorekit.errors import InvalidValueError
 from scorekit.files import OutputPathError, check_outputs, write_atomically
@@ -105,3 +107,40 @@ def test_write_atomically_leaves_no_temporary_file_on_error(tree):
     with pytest.raises(TypeError):
         write_atomically(root / "out" / "r.txt", 12)  # type: ignore[arg-type]
     assert list((root / "out").iterdir()) == []
+
+
+# --- fuzz: any spelling of a path, through links and "..", is refused exactly when it is an input ---
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_fuzz_outputs_never_name_an_input(tmp_path_factory, data):
+    root = tmp_path_factory.mktemp("fuzz")
+    for folder in ("a", "b", "a/c"):
+        (root / folder).mkdir()
+    files = [root / "a" / "x.txt", root / "b" / "y.txt", root / "a" / "c" / "z.txt"]
+    for k, f in enumerate(files):
+        f.write_text(str(k), encoding="utf-8")
+    (root / "b" / "to_a").symlink_to(root / "a")                  # a folder link
+    (root / "b" / "to_x").symlink_to(files[0])                    # a file link
+    os.link(files[1], root / "a" / "hard_y.txt")                  # a hard link
+    names = ["x.txt", "y.txt", "z.txt", "hard_y.txt", "to_x", "new.txt", "to_a", "c", "..", "."]
+    parts = data.draw(st.lists(st.sampled_from(names), min_size=1, max_size=4))
+    output = root.joinpath(data.draw(st.sampled_from(["a", "b", "a/c"])), *parts)
+    inputs = data.draw(st.lists(st.sampled_from(files), min_size=1, max_size=3, unique=True))
+    before = [f.read_bytes() for f in files]
+    try:
+        check_outputs({"--out": output}, inputs=inputs)
+    except OutputPathError as exc:
+        refused = str(exc)
+    else:
+        refused = None
+    resolved = output.resolve()
+    identity = resolved.stat()[1:3] if resolved.exists() else None
+    is_input = identity is not None and any(f.stat()[1:3] == identity for f in inputs)
+    if is_input:
+        assert refused is not None and "never overwrite inputs" in refused
+    elif resolved.is_dir() or not resolved.parent.is_dir():
+        assert refused is not None
+    else:
+        assert refused is None, refused
+    assert [f.read_bytes() for f in files] == before

@@ -309,7 +309,7 @@ import sklearn.metrics as sklearn_metrics  # noqa: E402  (a test oracle of the t
 @pytest.mark.filterwarnings("ignore:A single label was found")
 def test_binary_against_scikit_learn(tmp_path):
     rng = random.Random(20261201)
-    for trial in range(1500):
+    for _trial in range(1500):
         n = rng.choice((0, 1, 2, 3, rng.randrange(4, 60)))
         bias = rng.random()
         trues = [int(rng.random() < bias) for _ in range(n)]
@@ -335,7 +335,7 @@ def test_binary_against_scikit_learn(tmp_path):
 def test_multiclass_against_scikit_learn(tmp_path, kind):
     rng = random.Random(13 if kind == "rotation" else 31)
     pool = ["flowchart", "table", "other", "photo", "", "ä", 7, True] if kind == "multiclass" else [0, 90, 180, 270]
-    for trial in range(1000):
+    for _trial in range(1000):
         if kind == "multiclass":
             labels = tuple(rng.sample(pool, rng.randrange(1, len(pool) + 1)))
         else:

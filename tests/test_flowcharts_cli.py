@@ -204,3 +204,52 @@ def test_many_classes_keep_memory_bounded(tmp_path, capsys):
     assert code == 0 and s["confusion_matrix"] is None and len(s["per_class"]) == n
     assert s["correct"] == n // 2 and sum(c["num_true"] for c in s["per_class"]) == n
     assert "Confusion matrix" not in (tmp_path / "r.html").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("command", ["classify", "binary", "multiclass", "rotation"])
+@pytest.mark.parametrize("kind", ["equal", "symlink", "hardlink"])
+@pytest.mark.parametrize("which", ["true", "pred"])
+def test_report_never_replaces_an_input_and_is_checked_first(tmp_path, capsys, monkeypatch, command, kind, which):
+    """--html equal to, a symbolic link to or a hard link of TRUE or PRED: exit 2 before the files
+    are scored (the benchmark is never built), the input unchanged."""
+    from scorekit.flowcharts.classification import classification_benchmark
+    from scorekit.flowcharts.rotation import rotation_benchmark
+
+    t, p = label_files(tmp_path, [0, 1], [0, 0])
+    target = Path(t if which == "true" else p)
+    before = target.read_bytes()
+    (tmp_path / "out").mkdir()
+    out = tmp_path / "out" / "report.html"
+    if kind == "symlink":
+        out.symlink_to(target)
+    elif kind == "hardlink":
+        os.link(target, out)
+    else:
+        out = target
+    for module in (classification_benchmark, rotation_benchmark):
+        monkeypatch.setattr(module, "load_classification_benchmark_results",
+                            lambda *a, **k: pytest.fail("the files were scored"), raising=False)
+    code, stdout, err = run(capsys, command, t, p, "--html", out)
+    assert code == 2 and stdout == ""
+    assert err.startswith("scorekit: error: --html") and "is an input of this run" in err and err.count("\n") == 1
+    assert target.read_bytes() == before
+
+
+@pytest.mark.parametrize("command", ["classify", "binary", "multiclass", "rotation"])
+def test_a_missing_input_is_named_before_any_work(tmp_path, capsys, command):
+    t, p = label_files(tmp_path, [0], [0])
+    code, _, err = run(capsys, command, tmp_path / "nope.json", p, "--html", tmp_path / "r.html")
+    assert code == 2 and f"TRUE '{tmp_path / 'nope.json'}' does not exist" in err and err.count("\n") == 1
+    code, _, err = run(capsys, command, t, tmp_path, "--json")
+    assert code == 2 and "PRED" in err and "is a folder" in err
+    assert not (tmp_path / "r.html").exists()
+
+
+def test_help_texts_speak_to_the_user(capsys):
+    """Every flowcharts command's --help: no RST markup, no Python names (issue #30)."""
+    for command in ["", *flowcharts_cli.COMMANDS]:
+        assert main(["flowcharts", *([command] if command else []), "--help"]) == 0
+        text = capsys.readouterr().out
+        assert text.startswith("usage: scorekit flowcharts")
+        for internal in ("``", ":func:", ":class:", "args.", "_dir", "Namespace", "ParsingBenchmark", "time_limit"):
+            assert internal not in text, (command, internal)

@@ -215,7 +215,7 @@ def test_prediction_files_errors_name_the_file(tmp_path, truth):
         pred = write(tmp_path / "bad", PRED)
         (pred / "trial_B.json").write_bytes(b'{"nodes": "\xff"}')
         ParsingBenchmark(pred, **truth, expected_num_diagrams=2)
-    with pytest.raises(ValueError, match="No prediction files"):
+    with pytest.raises(ValueError, match=r"The prediction folder '.*nowhere' does not exist"):
         ParsingBenchmark(tmp_path / "nowhere", **truth, expected_num_diagrams=2)
     (tmp_path / "empty").mkdir()
     with pytest.raises(ValueError, match="No prediction files"):
@@ -294,7 +294,7 @@ def test_solver_failure_with_flow_not_text_only(tmp_path, truth, monkeypatch):
     import scipy.optimize
 
     class Failed:
-        status, success, x, message = 1, False, None, "iteration limit"
+        status, success, x, message = 4, False, None, "numerical trouble"
 
     b = bench(tmp_path, truth)
     text_only = bench(tmp_path, truth, {s: {"nodes": [{"node_number": n["node_number"], "text": n["text"]}
@@ -321,3 +321,20 @@ def test_range_indices_are_a_slice(tmp_path, truth):
     assert b.node_matches((1, 1)) == []
     with pytest.raises(TypeError):
         b.node_matches((0, 1, 2))
+
+
+def test_a_missing_ground_truth_folder_is_named(tmp_path, truth):
+    """A missing folder is an error naming it, not an empty folder (which gave "Expected 2
+    ground-truth files in …, found 0" or, with 0 expected, a count of prediction files)."""
+    truth = dict(truth, true_flow_dir=tmp_path / "no_flow")
+    with pytest.raises(ValueError, match=r"The ground-truth flow folder '.*no_flow' does not exist"):
+        bench(tmp_path, truth)
+    with pytest.raises(ValueError, match=r"The ground-truth flow folder '.*no_flow' does not exist"):
+        bench(tmp_path, truth, expected_num_diagrams=0, allow_missing_pred_diagrams=True)
+
+
+def test_time_limit_is_checked_and_used(tmp_path, truth):
+    with pytest.raises(ValueError, match="time_limit must be a positive finite number of seconds"):
+        bench(tmp_path, truth, time_limit=0)
+    b = bench(tmp_path, truth, time_limit=0.5)
+    assert b.time_limit == 0.5 and all(nm.unproven == [] for nm in b.node_matches())

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import time
 
 import pytest
 
@@ -53,7 +55,7 @@ def test_parse_errors_exit_2_naming_the_file(dirs, capsys):
     err = capsys.readouterr().err
     assert err.startswith("scorekit: error:") and "trial_B.json" in err and err.count("\n") == 1
     assert main(["flowcharts", "parse", str(gt), str(preds.parent / "none")]) == 2
-    assert "No prediction files" in capsys.readouterr().err
+    assert "prediction folder PRED_DIR" in capsys.readouterr().err
 
 
 def test_parse_html_report_in_headless_browser(dirs, tmp_path, capsys):
@@ -74,3 +76,88 @@ def test_parse_html_report_in_headless_browser(dirs, tmp_path, capsys):
     assert _problems(stderr) == []
     assert [url for url in requests if url != html.as_uri()] == [], requests
     assert "trial_A: node matching (option 0)" in dom_html
+
+
+@pytest.mark.parametrize("missing, named", [
+    ("gt/labels", "ground-truth labels folder (TRUE_DIR/labels)"),
+    ("gt", "ground-truth folder TRUE_DIR"),
+])
+def test_parse_names_a_missing_ground_truth_folder_before_any_work(dirs, tmp_path, capsys, missing, named):
+    """Was: "Expected 0 prediction files, found 2" (a missing folder counted as empty)."""
+    import shutil
+
+    gt, preds = dirs
+    shutil.rmtree(tmp_path / missing)
+    assert main(["flowcharts", "parse", str(gt), str(preds), "--json"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("scorekit: error:") and named in err and "does not exist" in err and err.count("\n") == 1
+
+
+def test_parse_names_a_missing_folder_given_by_option(dirs, tmp_path, capsys):
+    gt, preds = dirs
+    assert main(["flowcharts", "parse", str(gt), str(preds), "--true-flow-dir", str(tmp_path / "nope")]) == 2
+    assert "ground-truth flow folder (--true-flow-dir)" in capsys.readouterr().err
+
+
+def _same_file(kind, target, out):
+    if kind == "symlink":
+        out.symlink_to(target)
+    elif kind == "hardlink":
+        os.link(target, out)
+    return out if kind != "equal" else target
+
+
+@pytest.mark.parametrize("kind", ["equal", "symlink", "hardlink"])
+@pytest.mark.parametrize("which", ["preds/trial_A.json", "gt/flow/trial_B.json"])
+def test_parse_never_writes_over_an_input_and_checks_before_the_work(dirs, tmp_path, capsys, monkeypatch, kind,
+                                                                     which):
+    """An --html path equal to, a symbolic link to or a hard link of any file the run reads (also
+    files inside the input folders) ends with status 2 before any matching; the input is unchanged."""
+    from scorekit.flowcharts.parsing import match_diagrams
+
+    gt, preds = dirs
+    target = tmp_path / which
+    before = target.read_bytes()
+    (tmp_path / "out").mkdir()
+    out = _same_file(kind, target, tmp_path / "out" / "report.html")
+    monkeypatch.setattr(match_diagrams, "match_nodes", lambda *a, **k: pytest.fail("matching ran"))
+    assert main(["flowcharts", "parse", str(gt), str(preds), "--html", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("scorekit: error: --html") and "input" in err and err.count("\n") == 1
+    assert target.read_bytes() == before
+
+
+def test_parse_reports_unproven_matchings(dirs, tmp_path, capsys, monkeypatch):
+    """A matching stopped by --time-limit is counted, listed with its bound and named on stderr."""
+    import scipy.optimize
+
+    from test_flowcharts_parsing_bench import write
+
+    gt, preds = dirs
+    # trial_B: two boxes reading "box" in both, the arrows crossed against the labels, so the label stage needs the solver
+    (gt / "nodes" / "trial_B.json").write_text(json.dumps({"options": [{"nodes": [
+        {"node_number": 1, "text": "box"}, {"node_number": 2, "text": "box"}]}]}))
+    (gt / "labels" / "trial_B.json").write_text(json.dumps({"options": [{"nodes": [
+        {"node_number": 1, "labels": ["x"]}, {"node_number": 2, "labels": ["y"]}]}]}))
+    pred = json.loads((preds / "trial_B.json").read_text())
+    pred["nodes"] = [{"node_number": 1, "text": "box", "labels": ["y"], "points_to": [2]},
+                     {"node_number": 2, "text": "box", "labels": ["x"], "points_to": []}]
+    write(preds, {"trial_B": pred})
+
+    class TimedOut:
+        status, success, x, message, mip_dual_bound = 1, False, None, "Time limit reached", None
+
+    monkeypatch.setattr(scipy.optimize, "milp", lambda *a, **k: TimedOut())
+    start = time.monotonic()
+    assert main(["flowcharts", "parse", str(gt), str(preds), "--json", "--time-limit", "0.5"]) == 0
+    assert time.monotonic() - start < 30
+    captured = capsys.readouterr()
+    out = json.loads(captured.out)
+    assert out["summary"]["unproven_flowcharts"] == 1
+    rows = {r["stem"]: r for r in out["flowcharts"]}
+    assert rows["trial_A"]["unproven"] == []
+    assert rows["trial_B"]["unproven"] == [{"option_idx": 0, "stage": "labels", "found": 2.0, "bound": 0.0}]
+    assert "warning: the node matching of 1 flowchart(s) is not proven optimal within --time-limit 0.5 s" in captured.err
+    assert "'trial_B' (option 0: label cost 2 found, at least 0 possible)" in captured.err
+    assert main(["flowcharts", "parse", str(gt), str(preds), "--time-limit", "0"]) == 2
+    assert "--time-limit must be a positive finite number of seconds" in capsys.readouterr().err

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import math
 import random
 
 import pytest
@@ -10,8 +11,8 @@ from rapidfuzz.distance import Levenshtein
 
 
 from scorekit.flowcharts import (  # noqa: E402
-    Diagram, DiagramOptions, Node, NodeMatch, NodeMatches, TextListMatch, TextListMatches, match_node_labels,
-    match_nodes, match_nodes_single_option, match_texts_lists,
+    Diagram, DiagramOptions, Node, NodeMatch, NodeMatches, TextListMatch, TextListMatches, Unproven,
+    match_node_labels, match_nodes, match_nodes_single_option, match_texts_lists,
 )
 from scorekit.flowcharts.parsing import _costs  # noqa: E402
 from scorekit.flowcharts.parsing.text_distance_fns.normalise_text import nfc_and_space_normalise as N  # noqa: E402
@@ -293,19 +294,47 @@ def test_builtin_distance_batches_match_per_pair_calls():
     assert (C == C2).all() and (u == u2).all() and (v == v2).all()
 
 
+# flow (1 -> 2 kept straight) and labels (crossed) disagree: the label stage needs the solver
+_CROSSED_T = diagram("true", [(1, "A", [2], ["x"]), (2, "A", [], ["y"])], labels=True, stem="trial_Z")
+_CROSSED_P = diagram("pred", [(1, "A", [2], ["y"]), (2, "A", [], ["x"])], labels=True, stem="trial_Z")
+
+
 def test_solver_failure_is_a_runtime_error(monkeypatch):
     import scipy.optimize
 
+    nm = match_nodes_single_option(_CROSSED_T, _CROSSED_P, L, 0)
+    assert recs(nm) == [(1, 1, 0.0), (2, 2, 0.0)] and nm.flow_score.tp == 1 and nm.unproven == []
+    assert match_node_labels(nm, L).total_label_error_cost == 2.0
+
     class Failed:
-        status, success, x, message = 1, False, None, "time limit"
+        status, success, x, message, mip_dual_bound = 4, False, None, "numerical trouble", None
 
     monkeypatch.setattr(scipy.optimize, "milp", lambda *a, **k: Failed())
-    T = diagram("true", [(1, "A", [2], []), (2, "A", [], [])], labels=True, stem="trial_Z")
-    P = diagram("pred", [(1, "A", [2], []), (2, "A", [], [])], stem="trial_Z")
     with pytest.raises(RuntimeError, match=r"Could not establish an optimal node matching.*trial_Z.*option 0"):
-        match_nodes_single_option(T, P, L, 0)
+        match_nodes_single_option(_CROSSED_T, _CROSSED_P, L, 0)
     text_only = diagram("pred", [(1, "A", [], []), (2, "A", [], [])], flow=False, stem="trial_Z")
-    assert len(match_nodes_single_option(T, text_only, L, 0).matches) == 2
+    assert len(match_nodes_single_option(_CROSSED_T, text_only, L, 0).matches) == 2
+
+
+def test_a_stage_stopped_by_the_time_limit_is_reported_with_its_bound(monkeypatch):
+    """The solver stops at the time limit without a matching: the best one found so far stands (here
+    the flow stage's) and ``unproven`` says which stage, what was found and the bound."""
+    import scipy.optimize
+
+    class TimedOut:
+        status, success, x, message, mip_dual_bound = 1, False, None, "Time limit reached", None
+
+    monkeypatch.setattr(scipy.optimize, "milp", lambda *a, **k: TimedOut())
+    nm = match_nodes(options(_CROSSED_T, stem="trial_Z"), _CROSSED_P, L)
+    assert recs(nm) == [(1, 1, 0.0), (2, 2, 0.0)] and nm.flow_score.tp == 1
+    assert nm.unproven == [Unproven(option_idx=0, stage="labels", found=2.0, bound=0.0)]
+    assert nm.unproven[0].describe() == "option 0: label cost 2 found, at least 0 possible"
+
+
+@pytest.mark.parametrize("bad", [0, -1.0, math.nan, math.inf, True, "5"])
+def test_time_limit_must_be_positive_seconds(bad):
+    with pytest.raises(ValueError, match="time_limit must be a positive finite number of seconds"):
+        match_nodes_single_option(_CROSSED_T, _CROSSED_P, L, 0, time_limit=bad)
 
 
 # ------------------------------------------------------------------------------ brute force
@@ -326,6 +355,20 @@ def _all_matchings(nT, nP):
 
 
 _MATCHINGS = {(a, b): _all_matchings(a, b) for a in range(1, 6) for b in range(1, 6)}
+
+
+def oracle(t_nodes, p_nodes):
+    """Independent costs of two diagrams given as node tuples (number, text, points_to, labels): text
+    costs C, u, v (raw Levenshtein), edges TE, PE by index, label-list costs L_, Lu, Lv."""
+    C = [[Levenshtein.distance(a[1], b[1]) for b in p_nodes] for a in t_nodes]
+    u, v = [len(a[1]) for a in t_nodes], [len(b[1]) for b in p_nodes]
+    TE = list(dict.fromkeys((n - 1, k - 1) for n, _, pt, _ in t_nodes for k in pt))
+    PE = list(dict.fromkeys((n - 1, k - 1) for n, _, pt, _ in p_nodes for k in pt))
+
+    def lc(a, b):
+        return match_texts_lists(a, b, R).total_cost
+    L_ = [[lc(a[3], b[3]) for b in p_nodes] for a in t_nodes]
+    return C, u, v, TE, PE, L_, [lc(a[3], []) for a in t_nodes], [lc([], b[3]) for b in p_nodes]
 
 
 def _key(pairs, C, u, v, TE, PE, L_, Lu, Lv, flow, lab):
@@ -373,17 +416,7 @@ def test_brute_force_agrees_with_the_matcher():
         got = [None] * nT
         for p, t in pmap.items():
             got[t] = p
-        C = [[Levenshtein.distance(a[1], b[1]) for b in p_nodes] for a in t_nodes]   # an independent oracle
-        u = [len(a[1]) for a in t_nodes]
-        v = [len(b[1]) for b in p_nodes]
-        TE = list(dict.fromkeys((n - 1, k - 1) for n, _, pt, _ in t_nodes for k in pt))
-        PE = list(dict.fromkeys((n - 1, k - 1) for n, _, pt, _ in p_nodes for k in pt))
-
-        def lc(a, b):
-            return match_texts_lists(a, b, R).total_cost
-        L_ = [[lc(a[3], b[3]) for b in p_nodes] for a in t_nodes] if lab else None
-        Lu = [lc(a[3], []) for a in t_nodes] if lab else None
-        Lv = [lc([], b[3]) for b in p_nodes] if lab else None
+        C, u, v, TE, PE, L_, Lu, Lv = oracle(t_nodes, p_nodes)
         best = min(_key(m, C, u, v, TE, PE, L_, Lu, Lv, flow, lab) for m in _MATCHINGS[(nT, nP)])
         mine = _key(tuple(got), C, u, v, TE, PE, L_, Lu, Lv, flow, lab)
         assert mine == best, (case, t_nodes, p_nodes, flow, lab, mine, best)
@@ -442,3 +475,97 @@ def test_variable_fixing_keeps_the_optimum_on_larger_tied_diagrams(monkeypatch):
                         lambda C, u, v, *a: np.ones(C.size + len(u) + len(v), dtype=bool))
     full = [key(match_nodes_single_option(T, P, R, 0)) for T, P in cases]
     assert reduced == full
+
+
+# ------------------------------------------------------------------------ ties: old model vs new
+def _old_model_key(C, u, v, TE, PE, L_, Lu, Lv, flow, lab):
+    """The lexicographic key (text cost, -preserved edges, label cost) from the formulation the matcher
+    used before the tie work, written plainly: every x, a, b and edge-pair y, y <= x[s,s'],
+    y <= x[d,d'], y >= x[s,s'] + x[d,d'] - 1, each stage's optimum pinned for the next, no time limit."""
+    import numpy as np
+    from scipy.optimize import Bounds, LinearConstraint, milp
+
+    nT, nP = len(u), len(v)
+    nx, nE = nT * nP, len(TE) * len(PE) if flow else 0
+    y0 = nx + nT + nP
+    nvar = y0 + nE
+    rows = []
+    for t in range(nT):  # each true node matched once or unmatched
+        r = np.zeros(nvar)
+        r[t * nP:(t + 1) * nP] = 1
+        r[nx + t] = 1
+        rows.append((r, 1, 1))
+    for p in range(nP):
+        r = np.zeros(nvar)
+        r[p:nx:nP] = 1
+        r[nx + nT + p] = 1
+        rows.append((r, 1, 1))
+    if nE:
+        for k, ((s, d), (s2, d2)) in enumerate(itertools.product(TE, PE)):
+            for cols, lo, hi in (([s * nP + s2], -np.inf, 0), ([d * nP + d2], -np.inf, 0),
+                                 ([s * nP + s2, d * nP + d2], -1, np.inf)):
+                r = np.zeros(nvar)
+                r[y0 + k] = 1
+                for c in cols:
+                    r[c] -= 1
+                rows.append((r, lo, hi))
+    text = np.zeros(nvar)
+    text[:y0] = np.concatenate([np.array(C, dtype=float).ravel(), u, v])
+    objectives = [text]
+    if nE:
+        gain = np.zeros(nvar)
+        gain[y0:] = -1
+        objectives.append(gain)
+    if lab:
+        labels = np.zeros(nvar)
+        labels[:y0] = np.concatenate([np.array(L_, dtype=float).ravel(), Lu, Lv])
+        objectives.append(labels)
+    key = []
+    for objective in objectives:
+        A = np.array([r for r, _, _ in rows])
+        res = milp(objective, constraints=[LinearConstraint(A, [lo for _, lo, _ in rows], [hi for _, _, hi in rows])],
+                   integrality=np.ones(nvar), bounds=Bounds(0, 1), options={"mip_rel_gap": 0})
+        assert res.status == 0
+        key.append(round(res.fun, 9))
+        rows.append((objective, res.fun - 1e-9 * max(1, abs(res.fun)), res.fun + 1e-9 * max(1, abs(res.fun))))
+    text_cost, tp, label_cost = key[0], (key[1] if nE else 0.0), (key[-1] if lab else 0.0)
+    return (text_cost, tp, label_cost)
+
+
+def _tied_case(rng, nT, nP, vocab, flow, lab):
+    """Random diagrams (number, text, points_to, labels) whose texts come from a small, tied vocabulary."""
+    t_nodes = [[n, rng.choice(vocab), sorted(rng.sample(range(1, nT + 1), rng.randint(0, min(2, nT)))),
+                rng.sample(["x", "y", "xy"], rng.randint(0, 2))] for n in range(1, nT + 1)]
+    targets = {k for _, _, pt, _ in t_nodes for k in pt}
+    for node in t_nodes:  # every true node in some edge
+        if not node[2] and node[0] not in targets:
+            node[2] = [node[0] % nT + 1]
+            targets.add(node[0] % nT + 1)
+    p_nodes = [(n, rng.choice(vocab), rng.sample(range(1, nP + 1), rng.randint(0, min(2, nP))),
+                rng.sample(["x", "y", "xy"], rng.randint(0, 2))) for n in range(1, nP + 1)]
+    return t_nodes, p_nodes
+
+
+def _new_key(t_nodes, p_nodes, flow, lab):
+    T = diagram("true", [tuple(x) for x in t_nodes], labels=True)
+    P = diagram("pred", p_nodes, flow=flow, labels=lab)
+    nm = match_nodes_single_option(T, P, R, 0)
+    assert nm.unproven == []
+    tp = nm.flow_score.tp if flow else 0
+    return nm, (nm.total_node_text_cost, -float(tp), match_node_labels(nm, R).total_label_error_cost if lab else 0.0)
+
+
+def test_tied_diagrams_score_as_with_the_old_model():
+    """Differential: random 4-7 node diagrams, texts all equal or from two texts, with and without
+    flow and labels: the new stages (heuristic, bounds, label assignment, aggregated MILP) give the
+    old full model's optimum in every stage."""
+    rng = random.Random(2024)
+    for case in range(40):
+        nT, nP = rng.randint(4, 7), rng.randint(4, 7)
+        vocab = ["box"] if case % 2 else ["box", "boxes"]
+        flow, lab = case % 4 != 3, case % 3 != 0
+        t_nodes, p_nodes = _tied_case(rng, nT, nP, vocab, flow, lab)
+        C, u, v, TE, PE, L_, Lu, Lv = oracle(t_nodes, p_nodes)
+        _, mine = _new_key(t_nodes, p_nodes, flow, lab)
+        old = _old_model_key(C, u, v, TE, PE, L_, Lu, Lv, flow and bool(PE), lab)
+        assert mine == pytest.approx(old, abs=1e-6), (case, t_nodes, p_nodes, flow, lab)

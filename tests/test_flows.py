@@ -578,7 +578,6 @@ def test_cli_missing_prediction_and_trigger_match_options(tmp_path, capsys) -> N
 
 def test_recipe_name_get_1_height_subtrees() -> None:
     import scorekit.flows as flows_module
-    from scorekit.flows import get_1_height_subtrees
 
     assert get_1_height_subtrees is one_height_subtrees and "get_1_height_subtrees" in flows_module.__all__
     assert get_1_height_subtrees(REF) == {("trigger", ("record_create",)),

@@ -14,9 +14,8 @@ import sys
 
 import numpy as np
 import pytest
-
 import scorekit as ek
-from scorekit import _graphemes, batch, facade, text
+from scorekit import _graphemes, _kernels, batch, facade, text
 from scorekit._graphemes import FIRST_CLUSTER_ID, PythonGraphemePacker, check_unit, grapheme_packer
 from scorekit._kernels import _core
 from scorekit._kernels import levenshtein as lev
@@ -244,7 +243,7 @@ def test_public_api_without_the_core_uses_the_python_twin(monkeypatch, backend):
     preds, refs = _random_corpus(11, 800)
     expected = batch.cer(preds, refs, unit="grapheme")
     single = [ek.score(p, r, unit="grapheme").detail["edits"] for p, r in zip(preds[:50], refs[:50])]
-    monkeypatch.setattr(_graphemes, "_core", None)
+    monkeypatch.setattr(_kernels, "compiled", lambda: None)
     assert not isinstance(grapheme_packer(), _core.GraphemePacker)
     got = batch.cer(preds, refs, unit="grapheme")
     for field in ("ref_len", "substitutions", "deletions", "insertions"):
@@ -368,7 +367,7 @@ def test_api_errors(backend):
 
 
 def test_missing_regex_without_the_core(monkeypatch):
-    monkeypatch.setattr(_graphemes, "_core", None)
+    monkeypatch.setattr(_kernels, "compiled", lambda: None)
     monkeypatch.setattr(_graphemes, "_regex", None)
     monkeypatch.setitem(sys.modules, "regex", None)  # makes `import regex` fail
     with pytest.raises(MissingExtraError, match=r"pip install scorekit\[graphemes\]"):

@@ -129,24 +129,82 @@ def test_gate_result_truthiness_and_defaults():
 def test_direction_inference():
     scores_lower = [Score(value=0.1, detail={"higher_is_better": False})]
     scores_higher = [0.5, Score(value=0.5, detail={}), Score(value=0.5, detail={"higher_is_better": True})]
-    base = {"metric": None, "aggregate": 0.5}
-    assert regression_gate(Report(metric="f1", aggregate=0.6, scores=scores_lower), base).higher_is_better is False
-    assert regression_gate(Report(metric="cer", aggregate=0.6, scores=scores_higher), base).higher_is_better is True
+
+    def base(metric):
+        return {"metric": metric, "aggregate": 0.5}
+
+    assert regression_gate(Report(metric="f1", aggregate=0.6, n=1, scores=scores_lower),
+                           base("f1")).higher_is_better is False
+    assert regression_gate(Report(metric="cer", aggregate=0.6, n=1, scores=scores_higher),
+                           base("cer")).higher_is_better is True
     for name, expected in (("cer", False), ("wer", False), ("graph", False), ("typed_graph", False),
                            ("fields", True), ("anls", True), ("", True)):
-        assert regression_gate(Report(metric=name, aggregate=0.5), base).higher_is_better is expected
-    assert regression_gate(Report(metric="cer", aggregate=0.4), base, higher_is_better=True).higher_is_better is True
+        assert regression_gate(Report(metric=name, aggregate=0.5, n=1), base(name)).higher_is_better is expected
+    cer = Report(metric="cer", aggregate=0.4, n=1)
+    assert regression_gate(cer, base("cer"), higher_is_better=True).higher_is_better is True
     # the explicit direction decides what a regression is
-    assert not regression_gate(Report(metric="cer", aggregate=0.4), base, higher_is_better=True)
-    assert regression_gate(Report(metric="cer", aggregate=0.4), base)
+    assert not regression_gate(cer, base("cer"), higher_is_better=True)
+    assert regression_gate(cer, base("cer"))
 
 
-def test_slices_missing_on_one_side_are_ignored_and_nan_never_regresses():
-    report = Report(metric="cer", aggregate=math.nan, per_slice={"a": 0.9, "new": 1.0, "n": math.nan, "x": None})
-    base = {"metric": "cer", "aggregate": 0.1, "per_slice": {"a": 0.1, "gone": 0.0, "n": 0.0, "x": 0.0}}
+def test_the_gate_fails_closed_on_missing_and_non_finite_scores():
+    """Issue 30 item 3: a NaN/None/infinite score, or a baseline slice the run lacks, fails with a reason
+    (ek: "None never regresses", so all of these passed); a slice only the run has is new."""
+    report = Report(metric="cer", aggregate=math.nan, n=3,
+                    per_slice={"a": 0.9, "new": 1.0, "n": math.nan, "x": None, "i": math.inf})
+    base = {"metric": "cer", "aggregate": 0.1, "per_slice": {"a": 0.1, "gone": 0.0, "n": 0.0, "x": 0.0, "i": 0.0}}
     gate = regression_gate(report, base)
-    assert list(gate.regressions) == ["a"] and math.isnan(gate.aggregate_current) and gate.aggregate_baseline == 0.1
-    assert regression_gate(Report(metric="cer", aggregate=0.5), {"metric": "cer", "aggregate": None})
+    assert not gate and list(gate.regressions) == ["a"]
+    assert math.isnan(gate.aggregate_current) and gate.aggregate_baseline == 0.1
+    assert gate.reasons == [
+        "the aggregate could not be compared: current nan, baseline 0.1 (need finite scores)",
+        "slice 'a' regressed: 0.9 vs baseline 0.1 (lower is better, tolerance 0.0)",
+        "slice 'n' could not be compared: current nan, baseline 0.0 (need finite scores)",
+        "slice 'x' could not be compared: current None, baseline 0.0 (need finite scores)",
+        "slice 'i' could not be compared: current inf, baseline 0.0 (need finite scores)",
+        "slice 'gone' could not be compared: the baseline has it, this report does not"]
+    for before in (None, math.nan, math.inf, -math.inf):
+        gate = regression_gate(Report(metric="cer", aggregate=0.5, n=1), {"metric": "cer", "aggregate": before})
+        assert not gate and gate.reasons == [f"the aggregate could not be compared: current 0.5, baseline {before!r} "
+                                             "(need finite scores)"]
+    # the baseline's slices must all be there (a slice of the run only is new, and not compared)
+    gate = regression_gate(Report(metric="cer", aggregate=0.1, n=1, per_slice={"new": 0.9}),
+                           {"metric": "cer", "aggregate": 0.1, "per_slice": {"s": 0.1}})
+    assert not gate and gate.reasons == ["slice 's' could not be compared: the baseline has it, this report does not"]
+    assert regression_gate(Report(metric="cer", aggregate=0.1, n=1, per_slice={"new": 0.9}),
+                           {"metric": "cer", "aggregate": 0.1})
+
+
+def test_the_gate_fails_an_empty_run_and_an_empty_baseline():
+    """Issue 30 item 3: a run of zero items (n=0, aggregate None) passed every gate."""
+    base = {"metric": "cer", "aggregate": 0.1, "n": 5}
+    empty = evaluate_store(echo, {}, metric="cer")
+    for baseline in (base, None):
+        gate = regression_gate(empty, baseline)
+        assert not gate and gate.reasons[0] == ("the report scored zero items (n=0): an empty run cannot pass a "
+                                                "regression gate")
+    gate = regression_gate(Report(metric="cer", aggregate=0.1, n=0), base)
+    assert not gate and len(gate.reasons) == 1
+    # a first run (no baseline) passes only with a finite aggregate
+    assert regression_gate(Report(metric="cer", aggregate=0.1, n=2), None)
+    gate = regression_gate(Report(metric="cer", aggregate=math.nan, n=2), None)
+    assert not gate and gate.reasons == ["the aggregate is nan: a run without a finite score cannot pass a gate"]
+    gate = regression_gate(Report(metric="cer", aggregate=0.1, n=2), {**base, "n": 0})
+    assert not gate and gate.reasons == ["the baseline scored zero items (n=0): nothing can be compared with it"]
+
+
+def test_the_gate_refuses_a_baseline_without_a_metric_and_bad_tolerances():
+    """Issue 30 item 3: a baseline without `metric` was compared without a metric check; a NaN or
+    negative tolerance is refused (a NaN one passed anything in the agent gate)."""
+    report = Report(metric="cer", aggregate=0.9, n=1)
+    for base in ({"aggregate": 0.1}, {"metric": None, "aggregate": 0.1}):
+        with pytest.raises(InvalidValueError, match="names no metric"):
+            regression_gate(report, base)
+    with pytest.raises(InvalidValueError, match="baseline metric '' != report metric 'cer'"):
+        regression_gate(report, {"metric": "", "aggregate": 0.1})
+    for tolerance in (math.nan, -math.inf, -0.01):
+        with pytest.raises(InvalidValueError, match="tolerance must be a finite number >= 0"):
+            regression_gate(report, {"metric": "cer", "aggregate": 0.1}, tolerance=tolerance)
 
 
 def test_a_report_as_baseline():
@@ -224,11 +282,14 @@ def test_nan_aggregates_are_stored_as_null(tmp_path):
     assert math.isnan(r.aggregate) and math.isnan(r.per_slice["s"]) and r.detail["per_item"]["a"]["score"] == 1.0
     assert json_store("runs", rootdir=tmp_path)["nan"] == {"metric": "cer", "aggregate": None, "n": 1,
                                                           "per_slice": {"s": None}}
-    record = save_baseline(r, "nan", rootdir=tmp_path)
-    assert record == {"metric": "cer", "aggregate": None, "per_slice": {"s": None}, "n": 1}
-    assert load_baseline("nan", rootdir=tmp_path) == record
-    gate = regression_gate(r, "nan", rootdir=tmp_path)
-    assert gate and math.isnan(gate.aggregate_current) and gate.aggregate_baseline is None
+    # a baseline nothing could ever be compared with is refused (ek saves it, and then passes every run)
+    with pytest.raises(InvalidValueError, match="no finite score for '__aggregate__', 's'"):
+        save_baseline(r, "nan", rootdir=tmp_path)
+    with pytest.raises(InvalidValueError, match=r"no finite score for 's'"):
+        save_baseline(Report(metric="cer", aggregate=0.5, n=1, per_slice={"s": math.inf}), "inf", rootdir=tmp_path)
+    assert load_baseline("nan", rootdir=tmp_path) is None and load_baseline("inf", rootdir=tmp_path) is None
+    gate = regression_gate(r, {"metric": "cer", "aggregate": None, "per_slice": {"s": None}, "n": 1})
+    assert not gate and math.isnan(gate.aggregate_current) and gate.aggregate_baseline is None and len(gate.reasons) == 2
 
     def nan_metric(pred, ref, *, grammar=None):
         return math.nan
@@ -392,8 +453,8 @@ def test_unstorable_items_leave_no_files(tmp_path):
 def test_gate_bad_input(tmp_path):
     report = Report(metric="cer", aggregate=0.2, n=1, per_slice={"s": 0.2})
     base = {"metric": "cer", "aggregate": 0.1}
-    for tolerance in (math.nan, math.inf, "0.1", True, None):
-        with pytest.raises(InvalidValueError, match="tolerance must be a finite number"):
+    for tolerance in (math.nan, math.inf, "0.1", True, None, -0.5):
+        with pytest.raises(InvalidValueError, match="tolerance must be a finite number >= 0"):
             regression_gate(report, base, tolerance=tolerance)
     with pytest.raises(InvalidTypeError, match="higher_is_better must be True, False or None"):
         regression_gate(report, base, higher_is_better="yes")
@@ -402,18 +463,23 @@ def test_gate_bad_input(tmp_path):
     with pytest.raises(InvalidValueError, match="neither 'aggregate' nor 'per_slice'"):
         regression_gate(report, {})
     with pytest.raises(InvalidTypeError, match=r"baseline\['per_slice'\] must be a mapping"):
-        regression_gate(report, {"aggregate": 0.1, "per_slice": [0.1]})
+        regression_gate(report, {"metric": "cer", "aggregate": 0.1, "per_slice": [0.1]})
     with pytest.raises(InvalidTypeError, match=r"baseline\['aggregate'\] must be a number"):
-        regression_gate(report, {"aggregate": "0.1"})
+        regression_gate(report, {"metric": "cer", "aggregate": "0.1"})
     with pytest.raises(InvalidTypeError, match=r"baseline\['per_slice'\]\['s'\] must be a number"):
-        regression_gate(report, {"aggregate": 0.1, "per_slice": {"s": [1]}})
+        regression_gate(report, {"metric": "cer", "aggregate": 0.1, "per_slice": {"s": [1]}})
     with pytest.raises(InvalidTypeError, match="report must be a Report"):
         regression_gate({"metric": "cer"}, base)
     with pytest.raises(InvalidTypeError, match="report.aggregate must be a number"):
         regression_gate(Report(metric="cer", aggregate="high"), base)
+    for n in (-1, 1.5, math.nan, True, None):
+        with pytest.raises(InvalidTypeError, match="report.n must be a whole number"):
+            regression_gate(Report(metric="cer", aggregate=0.2, n=n), base)
+    with pytest.raises(InvalidTypeError, match=r"baseline\['n'\] must be a whole number"):
+        regression_gate(report, {**base, "n": math.nan})
     with pytest.raises(InvalidValueError, match="names the aggregate"):
         regression_gate(Report(metric="cer", aggregate=0.2, per_slice={AGGREGATE: 0.3}),
-                        {"aggregate": 0.1, "per_slice": {AGGREGATE: 0.1}})
+                        {"metric": "cer", "aggregate": 0.1, "per_slice": {AGGREGATE: 0.1}})
     with pytest.raises(InvalidTypeError, match="report must be a Report"):
         save_baseline("report", "x", rootdir=tmp_path)
     with pytest.raises(InvalidTypeError, match=r"report.per_slice\['s'\] must be a number"):
@@ -456,7 +522,7 @@ def test_shared_baselines_store_with_the_agents(tmp_path):
     save_baseline(report, "text-v1", rootdir=tmp_path)
     with pytest.raises(InvalidValueError, match="agent baseline"):
         regression_gate(report, "agent-v1", rootdir=tmp_path)
-    with pytest.raises(ValueError, match="malformed baseline"):
+    with pytest.raises(ValueError, match=r"is a metric baseline \(save_baseline\); gate it with scorekit.harness.regression_gate"):
         agent_regression_gate(agent_report, "text-v1", rootdir=tmp_path)
     assert agent_regression_gate(agent_report, "agent-v1", rootdir=tmp_path)
     assert regression_gate(report, "text-v1", rootdir=tmp_path)
@@ -574,9 +640,27 @@ def random_scores(rnd, cls_score):
     return scores
 
 
+def finite(value):
+    return value is not None and math.isfinite(value)
+
+
+def expected_uncompared(aggregate, per_slice, baseline):
+    """The reasons scorekit's gate gives for the scores it cannot compare (ek passes them)."""
+    if baseline is None:
+        return [] if finite(aggregate) else [f"the aggregate is {aggregate!r}: a run without a finite score cannot "
+                                             "pass a gate"]
+    pairs = [("the aggregate", aggregate, baseline["aggregate"])]
+    before = baseline.get("per_slice") or {}
+    pairs += [(f"slice {label!r}", value, before[label]) for label, value in per_slice.items() if label in before]
+    reasons = [f"{what} could not be compared: current {now!r}, baseline {then!r} (need finite scores)"
+               for what, now, then in pairs if not (finite(now) and finite(then))]
+    return reasons + [f"slice {label!r} could not be compared: the baseline has it, this report does not"
+                      for label in before if label not in per_slice]
+
+
 def test_regression_gate_matches_ek_on_random_reports(tmp_path):
     rnd = random.Random(1616)
-    compared = 0
+    compared = closed = 0
     for trial in range(3000):
         metric = rnd.choice(["cer", "wer", "fields", "graph", "anls", ""])
         aggregate, per_slice = random_value(rnd), random_slices(rnd)
@@ -596,6 +680,10 @@ def test_regression_gate_matches_ek_on_random_reports(tmp_path):
             baseline = None
         tolerance = rnd.choice([0.0, 0.0, 0.01, 0.1, 0.5, rnd.random(), -0.05])
         hib = rnd.choice([None, None, True, False])
+        if tolerance < 0:  # scorekit refuses it (docs/decisions.md#gates-fail-closed)
+            with pytest.raises(InvalidValueError, match="tolerance"):
+                regression_gate(ours_report, baseline, tolerance=tolerance, higher_is_better=hib)
+            continue
         try:
             theirs = ek_harness.regression_gate(ek_report, baseline, tolerance=tolerance, higher_is_better=hib)
         except ValueError as exc:
@@ -603,15 +691,24 @@ def test_regression_gate_matches_ek_on_random_reports(tmp_path):
                 regression_gate(ours_report, baseline, tolerance=tolerance, higher_is_better=hib)
             assert "metric" in str(exc)
             continue
+        if baseline is not None and baseline["metric"] != metric:  # none, or "" for another (decisions.md)
+            with pytest.raises(InvalidValueError, match="metric"):
+                regression_gate(ours_report, baseline, tolerance=tolerance, higher_is_better=hib)
+            continue
         ours = regression_gate(ours_report, baseline, tolerance=tolerance, higher_is_better=hib)
-        assert (ours.passed, ours.metric, ours.higher_is_better, ours.tolerance) == \
-            (theirs.passed, theirs.metric, theirs.higher_is_better, theirs.tolerance), trial
-        assert bool(ours) == bool(theirs)
+        assert (ours.metric, ours.higher_is_better, ours.tolerance) == \
+            (theirs.metric, theirs.higher_is_better, theirs.tolerance), trial
         assert same_number(ours.aggregate_current, theirs.aggregate_current), trial
         assert same_number(ours.aggregate_baseline, theirs.aggregate_baseline), trial
+        # ek passes what it cannot compare; scorekit fails, with one reason per such score, and
+        # agrees with ek on every score both can compare
+        uncompared = expected_uncompared(aggregate, per_slice, baseline)
+        assert [r for r in ours.reasons if "could not be compared" in r or "finite score" in r] == uncompared, trial
         assert ours.regressions == theirs.regressions, trial
-        compared += 1
-    assert compared > 2500
+        assert ours.passed == (theirs.passed and not uncompared), trial
+        compared += not uncompared
+        closed += bool(uncompared)
+    assert compared > 200 and closed > 1000, (compared, closed)
 
 
 def test_baselines_match_ek_and_are_readable_by_both(tmp_path):
@@ -619,6 +716,11 @@ def test_baselines_match_ek_and_are_readable_by_both(tmp_path):
     for trial in range(200):
         report_args = dict(metric=rnd.choice(["cer", "fields", "x"]), aggregate=random_value(rnd),
                            n=rnd.randrange(1, 100), per_slice=random_slices(rnd))
+        if not all(map(finite, [report_args["aggregate"], *report_args["per_slice"].values()])):
+            with pytest.raises(InvalidValueError, match="no finite score for"):
+                save_baseline(Report(**report_args), f"b{trial}", rootdir=tmp_path / "sk")
+            assert load_baseline(f"b{trial}", rootdir=tmp_path / "sk") is None
+            continue
         ours = save_baseline(Report(**report_args), f"b{trial}", rootdir=tmp_path / "sk")
         theirs = ek_harness.save_baseline(ek_base.Report(**report_args), f"b{trial}", rootdir=str(tmp_path / "ek"))
         assert ours == nan_to_none(theirs), trial
@@ -631,15 +733,25 @@ def test_baselines_match_ek_and_are_readable_by_both(tmp_path):
         current = dict(report_args, aggregate=random_value(rnd), per_slice=random_slices(rnd))
         a = regression_gate(Report(**current), f"b{trial}", rootdir=tmp_path / "sk")
         b = ek_harness.regression_gate(ek_base.Report(**current), f"b{trial}", rootdir=str(tmp_path / "sk"))
-        assert (a.passed, a.regressions) == (b.passed, b.regressions), trial
+        uncompared = expected_uncompared(current["aggregate"], current["per_slice"], ours)
+        assert a.regressions == b.regressions and a.passed == (b.passed and not uncompared), trial
 
 
-def test_load_baseline_reads_ek_nan_files(tmp_path):
-    """dol writes NaN as a bare ``NaN``: not strict JSON, but Python's parser (and so scorekit) reads it."""
+def test_ek_nan_baseline_files_are_refused_as_corrupt(tmp_path):
+    """dol writes NaN as a bare ``NaN``, which Python's parser reads; a gate against it passed every run
+    (issue 30 item 3). The stores read strict JSON: the file is named, and left as it is."""
     ek_harness.save_baseline(ek_base.Report(metric="cer", aggregate=math.nan, n=1), "nan", rootdir=str(tmp_path))
-    record = load_baseline("nan", rootdir=tmp_path)
-    assert math.isnan(record["aggregate"])
-    assert regression_gate(Report(metric="cer", aggregate=0.9), "nan", rootdir=tmp_path)
+    path = tmp_path / "baselines" / "nan.json"
+    text = path.read_text()
+    assert "NaN" in text
+    for call in (lambda: load_baseline("nan", rootdir=tmp_path),
+                 lambda: regression_gate(Report(metric="cer", aggregate=0.9, n=1), "nan", rootdir=tmp_path)):
+        with pytest.raises(CorruptStoreFileError, match=f"{path}: not strict JSON \\(NaN is not valid JSON\\)"):
+            call()
+    path.write_text('{"metric": "cer", "aggregate": 1e999, "per_slice": {}, "n": 1}')
+    with pytest.raises(CorruptStoreFileError, match="number 1e999 is out of range"):
+        regression_gate(Report(metric="cer", aggregate=0.9, n=1), "nan", rootdir=tmp_path)
+    assert path.read_text().startswith('{"metric": "cer", "aggregate": 1e999')
 
 
 # --------------------------------------------------------------------------------------------
@@ -654,27 +766,28 @@ slice_maps = st.dictionaries(st.sampled_from(["a", "b", "c", "d"]), scores, max_
 @given(aggregate=scores, per_slice=slice_maps, tolerance=st.floats(0.0, 5.0), hib=st.sampled_from([None, True, False]))
 def test_a_report_never_regresses_against_itself(aggregate, per_slice, tolerance, hib):
     report = Report(metric="cer", aggregate=aggregate, n=1, per_slice=per_slice)
-    assert regression_gate(report, report, tolerance=tolerance, higher_is_better=hib)
-    assert regression_gate(report, {"metric": "cer", "aggregate": aggregate, "per_slice": per_slice},
-                           tolerance=tolerance, higher_is_better=hib).regressions == {}
+    scored = all(map(finite, [aggregate, *per_slice.values()]))
+    for baseline in (report, {"metric": "cer", "aggregate": aggregate, "per_slice": per_slice}):
+        gate = regression_gate(report, baseline, tolerance=tolerance, higher_is_better=hib)
+        assert gate.regressions == {} and gate.passed == scored
 
 
 @settings(max_examples=200, deadline=None)
-@given(now=slice_maps, then=slice_maps, t1=st.floats(-1.0, 5.0), t2=st.floats(-1.0, 5.0), hib=st.booleans())
+@given(now=slice_maps, then=slice_maps, t1=st.floats(0.0, 5.0), t2=st.floats(0.0, 5.0), hib=st.booleans())
 def test_more_tolerance_means_fewer_regressions(now, then, t1, t2, hib):
     low, high = sorted((t1, t2))
-    report = Report(metric="m", aggregate=None, per_slice=now)
-    strict = regression_gate(report, {"per_slice": then}, tolerance=low, higher_is_better=hib).regressions
-    lenient = regression_gate(report, {"per_slice": then}, tolerance=high, higher_is_better=hib).regressions
-    assert set(lenient) <= set(strict)
+    report = Report(metric="m", aggregate=None, n=1, per_slice=now)
+    strict = regression_gate(report, {"metric": "m", "per_slice": then}, tolerance=low, higher_is_better=hib)
+    lenient = regression_gate(report, {"metric": "m", "per_slice": then}, tolerance=high, higher_is_better=hib)
+    assert set(lenient.regressions) <= set(strict.regressions) and not strict and not lenient
 
 
 @settings(max_examples=200, deadline=None)
 @given(current=st.floats(0.0, 10.0), before=st.floats(0.0, 10.0))
 def test_a_change_regresses_in_exactly_one_direction(current, before):
-    report = Report(metric="m", aggregate=current)
-    up = regression_gate(report, {"aggregate": before}, higher_is_better=True)
-    down = regression_gate(report, {"aggregate": before}, higher_is_better=False)
+    report = Report(metric="m", aggregate=current, n=1)
+    up = regression_gate(report, {"metric": "m", "aggregate": before}, higher_is_better=True)
+    down = regression_gate(report, {"metric": "m", "aggregate": before}, higher_is_better=False)
     assert (not up) + (not down) == (current != before)
 
 

@@ -22,7 +22,6 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from scorekit import _kernels
 from scorekit._interning import MAX_DEPTH, ValueInterner, exact_key
 from scorekit._kernels import rover as rover_kernel
@@ -86,7 +85,7 @@ def test_compiled_reader_equals_twin_on_mixed_values(monkeypatch, backend):
     preds, golds = [p for p, _ in pairs], [g for _, g in pairs]
     metric = TrajectoryMetric()
     compiled = [s.detail["raw_distance"] for s in metric.score_batch(preds, golds)]
-    monkeypatch.setattr(trajectory_module, "_core", None)
+    monkeypatch.setattr(_kernels, "compiled", lambda: None)
     twin = [s.detail["raw_distance"] for s in metric.score_batch(preds, golds)]
     assert compiled == twin
     # the twin pair by pair agrees too (no pair depends on the others)
@@ -174,7 +173,7 @@ def test_bad_values_name_item_step_and_argument(monkeypatch, backend, bad, messa
     errors = []
     for use_core in (True, False):
         if not use_core:
-            monkeypatch.setattr(trajectory_module, "_core", None)
+            monkeypatch.setattr(_kernels, "compiled", lambda: None)
         with pytest.raises(InvalidValueError, match=message) as info:
             TrajectoryMetric().score_batch(preds, golds)
         errors.append(str(info.value))
@@ -202,7 +201,7 @@ def test_bad_grammar_weights_are_named_errors(monkeypatch, backend, weight, erro
     pred, gold = [Step("t", {"a": 1})], [Step("t", {"a": 2})]
     for use_core in (True, False):
         if not use_core:
-            monkeypatch.setattr(trajectory_module, "_core", None)
+            monkeypatch.setattr(_kernels, "compiled", lambda: None)
         for scheme in ("in_order", "exact", "any_order", "superset"):
             with pytest.raises(error, match=r"grammar weight of tool 't'"):
                 TrajectoryMetric(scheme, grammar=_grammar(tool_importance=weight))(pred, gold)
@@ -314,7 +313,7 @@ def test_equal_argument_names_of_different_types_sum_in_one_order(monkeypatch, b
     assert want == (0.7 + 0.2) + 0.1  # strings, then numbers, then other names
     for use_core in (True, False):
         if not use_core:
-            monkeypatch.setattr(trajectory_module, "_core", None)
+            monkeypatch.setattr(_kernels, "compiled", lambda: None)
         for leader in (np.int64(1), 1.0, True, 1):
             got = metric.score_batch([[Step("t", {leader: 0})], pair[0]], [[], pair[1]])
             assert got[1].detail["raw_distance"] == want, leader

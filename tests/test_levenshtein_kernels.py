@@ -73,8 +73,9 @@ def mutate(rng, text, alphabet, edits):
     return "".join(chars) if isinstance(text, str) else chars
 
 
-def random_pairs(rng, count, max_len, alphabets=tuple(ALPHABETS.values())):
+def random_pairs(rng, count, max_len):
     """Mix of related pairs (few edits) and unrelated pairs, including empty strings."""
+    alphabets = tuple(ALPHABETS.values())
     pairs = []
     for k in range(count):
         alphabet = rng.choice(alphabets)

@@ -132,7 +132,7 @@ def test_nan_rotation_rejected():
 H1_RECORDS = [
     {"id": "fs", "label": "FrontStory", "bbox": [0, 0, 1000, 600], "transcription": "", "parent_id": None, "reading_order": None},
     {"id": "hl", "label": "Headline", "bbox": [0, 0, 1000, 50], "transcription": "ԼՈՒՐ", "parent_id": "fs", "reading_order": 2},
-    {"id": "pa", "label": "Paragraph", "bbox": [0, 60, 1000, 600], "transcription": "Տեքստ", "parent_id": "fs", "reading_order": 1},
+    {"id": "pa", "label": "Paragraph", "bbox": [0, 60, 1000, 600], "transcription": "Տեքստ", "parent_id": "fs", "reading_order": 1},  # noqa: E501
     {"id": "ru", "label": "Rule", "bbox": [0, 601, 1000, 603], "transcription": None},
     {"id": "ph", "label": "Photo", "bbox": [0, 610, 500, 900], "transcription": None, "rotation": None},
 ]
@@ -150,7 +150,8 @@ def test_h1_hf_adapter():
 
 
 def test_h1_columnar_and_json_string_forms():
-    columns = {k: [r.get(k) for r in H1_RECORDS] for k in ("id", "label", "bbox", "transcription", "parent_id", "reading_order", "rotation")}
+    keys = ("id", "label", "bbox", "transcription", "parent_id", "reading_order", "rotation")
+    columns = {k: [r.get(k) for r in H1_RECORDS] for k in keys}
     want = summary(annotation_boxes_from_records(H1_RECORDS))
     assert summary(annotation_boxes_from_records(columns)) == want
     assert summary(annotation_boxes_from_records(json.dumps(H1_RECORDS))) == want
@@ -325,8 +326,10 @@ def test_label_studio_export_without_a_single_page_task_is_refused(tmp_path, pag
 @pytest.mark.parametrize(
     "result, pattern",
     [
-        ([{"id": "a", "type": "rectanglelabels", "value": {"x": 0, "y": 0, "width": 5, "height": 5}}], r"result item 0: missing original_width"),
-        ([ls_item("a", {"x": 0, "y": 0, "width": 5, "height": 5}), ls_item("b", {"x": 0, "y": 0, "width": -5, "height": 5})], r"result item 1: negative size"),
+        ([{"id": "a", "type": "rectanglelabels", "value": {"x": 0, "y": 0, "width": 5, "height": 5}}],
+         r"result item 0: missing original_width"),
+        ([ls_item("a", {"x": 0, "y": 0, "width": 5, "height": 5}), ls_item("b", {"x": 0, "y": 0, "width": -5, "height": 5})],
+         r"result item 1: negative size"),
         ([ls_item("a", {"x": 0, "y": 0, "width": float("nan"), "height": 5})], r"width must be finite"),
         ([ls_item("a", {"x": 0, "y": 0, "width": 5, "height": 5}), "junk"], r"result item 1: must be an object"),
     ],
@@ -529,7 +532,8 @@ def reference_pairs(boxes, rects):
 coord = st.integers(0, 400).map(float) | st.floats(0, 400, allow_nan=False, allow_infinity=False)
 size = st.integers(1, 150).map(float) | st.floats(0.5, 150)
 rotation = st.sampled_from([0.0, 90.0, 180.0, 270.0, 360.0, -30.0, 30.0, 45.0, -720.0]) | st.floats(-400, 400)
-boxes_st = st.lists(st.builds(lambda x, y, w, h, r: Box((x, y, x + w, y + h), r), coord, coord, size, size, rotation), max_size=12)
+boxes_st = st.lists(st.builds(lambda x, y, w, h, r: Box((x, y, x + w, y + h), r), coord, coord, size, size, rotation),
+                    max_size=12)
 # words are empty (zero width or height) or at least 1 px: the overlap share of a sliver a few
 # ulps wide is ill-conditioned, and no clipping order reproduces it to 1e-9
 word_size = st.integers(0, 60).map(float) | st.floats(1, 60)

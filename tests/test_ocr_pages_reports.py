@@ -448,7 +448,7 @@ def test_doctests(module):
 def test_one_classification_serves_every_variant():
     from scorekit.ocr_pages.evaluation.prediction import evaluate_matches
     matches = classify_rows(build_rows(CSV_E, "word"), PAGE_E)
-    for name, filters in REPORT_VARIANTS.items():
+    for _name, filters in REPORT_VARIANTS.items():
         direct = page(PAGE_E, CSV_E, "word", filters=filters)
         assert evaluate_matches(PAGE_E, matches, page_id="p", unit_level="word", filters=filters) == direct
     # a plain iterable of boxes works; it carries no drop counts, so those are zeros

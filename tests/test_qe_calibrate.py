@@ -684,7 +684,6 @@ def test_persistence_errors(tmp_path):
                                              r"'platt', 'signal_family', 'temperature'\]"):
             load_calibrator("x", rootdir=tmp_path)
     for record, detail in [({"kind": "platt"}, "'a'"), ({"kind": "platt", "a": "x", "b": 1}, "must be a number"),
-                           ({"kind": "platt", "a": math.inf, "b": 1}, "must be finite"),
                            ({"kind": "isotonic", "x": [1], "y": []}, "1 knots in x but 0 in y"),
                            ({"kind": "isotonic", "x": [2, 1], "y": [0, 1]}, "strictly increasing"),
                            ({"kind": "temperature", "T": 0}, "must be > 0"),
@@ -695,6 +694,10 @@ def test_persistence_errors(tmp_path):
         (folder / "x.json").write_text(json.dumps(record, allow_nan=True))
         with pytest.raises(ValueError, match=f"calibrator record 'x' is missing/invalid fields: .*{detail}"):
             load_calibrator("x", rootdir=tmp_path)
+    # the stores read strict JSON: an Infinity in the file is refused as it is read (issue 30)
+    (folder / "x.json").write_text(json.dumps({"kind": "platt", "a": math.inf, "b": 1}, allow_nan=True))
+    with pytest.raises(ValueError, match=r"x\.json: not strict JSON \(Infinity is not valid JSON\)"):
+        load_calibrator("x", rootdir=tmp_path)
     with pytest.raises(KeyError) as missing:
         load_calibrator("never-saved", rootdir=tmp_path)
     assert isinstance(missing.value, CalibratorNotFoundError) and "'never-saved'" in str(missing.value)

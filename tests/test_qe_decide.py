@@ -162,7 +162,13 @@ def test_group_conformal_vectors():
 
 def test_risk_control_vectors():
     assert RiskControlGate().lam == 1.0 and RiskControlGate()(0.99) is F and RiskControlGate()(1.0) is A
-    assert RiskControlGate().fit([], []).lam == 1.0
+    # an empty fit accepts nothing (the reference: lam = 1.0, accepting p = 1.0 on no evidence; issue 30)
+    with pytest.warns(SmallCalibrationWarning):
+        empty = RiskControlGate().fit([], [])
+    assert empty.lam == 1.000000001 and empty(1.0) is F
+    with pytest.warns(SmallCalibrationWarning):
+        assert RiskControlGate().fit([math.nan], [False])(1.0) is F       # no finite row left
+    assert RiskControlGate(target=1.0).fit([], []).lam == 0.0              # loss_bound <= target: no data needed
     assert RiskControlGate().fit([.9, .8], [True, True]).lam == 1.000000001
     probs, correct = [.2, .4, .6, .8, .9], [False, False, True, True, True]
     assert RiskControlGate(target=0.3).fit(probs, correct).lam == 0.6
@@ -313,6 +319,9 @@ def test_differential_risk_control_and_curve():
         probs, correct = _random_set(rnd)
         target, bound = rnd.choice(TARGETS + [rnd.random()]), rnd.choice([1.0, 1.0, 1.5, 4.0])
         ours = RiskControlGate(target=target, loss_bound=bound).fit(probs, correct)
+        if not probs:  # the reference keeps lam = 1.0 on no rows; scorekit fails closed (decisions.md)
+            assert ours.lam == (0.0 if bound <= target else 1.000000001)
+            continue
         assert ours.lam == ek_decide.RiskControlGate(target=target, loss_bound=bound).fit(probs, correct).lam
         loss, loss_bound = rnd.choice(LOSSES)
         ours = RiskControlGate(target=target, loss=loss, loss_bound=loss_bound).fit(probs, correct)
@@ -389,7 +398,7 @@ def test_properties_risk_control_definition(probs, target, rnd):
     lam = RiskControlGate(target=target).fit(probs, correct).lam
     n = len(probs)
     if n == 0:
-        assert lam == 1.0
+        assert lam == (0.0 if target >= 1.0 else 1.000000001)
         return
     candidates = [0.0] + sorted(set(probs))
     risks = [sum(1.0 for p, c in zip(probs, correct) if p >= t and not c) / n for t in candidates]

@@ -10,14 +10,14 @@ import random
 
 import numpy as np
 import pytest
+import scorekit.metrics.spans as spans_module
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-import scorekit.metrics.spans as spans_module
+from scorekit import _kernels
 from scorekit.errors import InvalidTypeError, InvalidValueError
 from scorekit.metrics.spans import MatchScheme, SpanF1Metric
 
-_core = spans_module._core
+_core = _kernels._core
 pytestmark = pytest.mark.skipif(_core is None, reason="the compiled core is not built")
 
 LETTERS = ["B", "I", "O", "E", "S", "L", "U", "X", "b"]
@@ -58,7 +58,7 @@ def encode_both(sentences: list, known: list[str], monkeypatch: pytest.MonkeyPat
     compiled_table = python_table(known)
     compiled = compiled_table.encode(sentences, name)
     with monkeypatch.context() as patch:
-        patch.setattr(spans_module, "_core", None)
+        patch.setattr(_kernels, "compiled", lambda: None)
         python = python_table(known)
         expected = python.encode(sentences, name)
     return (compiled, compiled_table), (expected, python)
@@ -167,7 +167,7 @@ def test_span_f1_equal_on_both_readers(scheme: MatchScheme, monkeypatch: pytest.
     metric = SpanF1Metric(scheme, tagging_scheme="IOBES")
     compiled = metric.score_corpus(preds, golds)
     with monkeypatch.context() as patch:
-        patch.setattr(spans_module, "_core", None)
+        patch.setattr(_kernels, "compiled", lambda: None)
         python = metric.score_corpus(preds, golds)
     assert compiled.aggregate == python.aggregate
     assert [s.detail for s in compiled.scores] == [s.detail for s in python.scores]

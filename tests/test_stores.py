@@ -8,6 +8,7 @@ import doctest
 import json
 import os
 import random
+import time
 
 import dol
 import ek.stores as ek_stores
@@ -197,6 +198,149 @@ def test_deeply_nested_values_are_refused_cleanly(tmp_path):
     (tmp_path / "runs" / "deep.json").write_text("[" * 100_000 + "]" * 100_000)
     with pytest.raises(CorruptStoreFileError, match="nested too deeply"):
         s["deep"]
+
+
+# --------------------------------------------------------------------------------------------
+# Confinement, key edges, strict reads, file modes and stale temporary files (issue 30 item 15)
+# --------------------------------------------------------------------------------------------
+
+
+def test_a_symlinked_folder_inside_the_store_is_never_followed(tmp_path):
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (outside / "x.json").write_text('{"secret": 1}')
+    s = json_store("runs", rootdir=tmp_path)
+    s["real"] = 1
+    (tmp_path / "runs" / "link").symlink_to(outside, target_is_directory=True)
+    with pytest.raises(StoreKeyError, match="reaches the symbolic link"):
+        s["link/x"]
+    with pytest.raises(StoreKeyError, match="reaches the symbolic link"):
+        s["link/y"] = {"written": "outside"}
+    with pytest.raises(StoreKeyError, match="reaches the symbolic link"):
+        del s["link/x"]
+    with pytest.raises(StoreKeyError):
+        s.write_new(2, ["link/z"])
+    assert "link/x" not in s and list(s) == ["real"] and len(s) == 1
+    assert sorted(os.listdir(outside)) == ["x.json"] and (outside / "x.json").read_text() == '{"secret": 1}'
+
+
+def test_a_symlinked_file_entry_is_refused(tmp_path):
+    outside = tmp_path / "secret.json"
+    outside.write_text('{"secret": 1}')
+    s = json_store("runs", rootdir=tmp_path)
+    s["a/real"] = 1
+    (tmp_path / "runs" / "a" / "f.json").symlink_to(outside)
+    (tmp_path / "runs" / "dangling.json").symlink_to(tmp_path / "nowhere.json")
+    for key in ("a/f", "dangling"):
+        with pytest.raises(StoreKeyError, match="reaches the symbolic link"):
+            s[key]
+        with pytest.raises(StoreKeyError, match="reaches the symbolic link"):
+            s[key] = {"replaced": True}
+        with pytest.raises(StoreKeyError):
+            del s[key]
+        assert key not in s
+    assert list(s) == ["a/real"]
+    assert outside.read_text() == '{"secret": 1}' and not (tmp_path / "nowhere.json").exists()
+
+
+def test_keys_starting_with_a_dot_are_refused(tmp_path):
+    """They were saved and never listed (len(s) == 0): the store's temporary files start with '.'."""
+    s = json_store("runs", rootdir=tmp_path)
+    for key in (".x", "a/.x", ".a/x", "..x"):
+        with pytest.raises(StoreKeyError, match="starting with '.'"):
+            s[key] = 1
+        assert key not in s
+    assert len(s) == 0 and not (tmp_path / "runs").exists()
+    (tmp_path / "runs" / ".hidden").mkdir(parents=True)
+    (tmp_path / "runs" / ".hidden" / "x.json").write_text("1")
+    (tmp_path / "runs" / ".y.json").write_text("1")
+    assert list(s) == []
+
+
+def test_long_keys_are_store_key_errors_not_os_errors(tmp_path):
+    s = json_store("runs", rootdir=tmp_path)
+    for key in ("k" * 300, "é" * 101, "/".join(["p" * 150] * 7)):
+        assert key not in s                           # was a raw OSError (file name too long)
+        with pytest.raises(StoreKeyError, match="bytes"):
+            s[key]
+        with pytest.raises(StoreKeyError, match="bytes"):
+            s[key] = 1
+    longest = "k" * stores.MAX_KEY_PART_BYTES
+    s[longest] = 1
+    assert s[longest] == 1 and list(s) == [longest]
+
+
+def test_a_lone_surrogate_key_is_refused(tmp_path):
+    with pytest.raises(StoreKeyError, match="lone surrogate"):
+        json_store("runs", rootdir=tmp_path)["a\ud800"] = 1
+
+
+def test_a_folder_where_a_file_belongs_is_a_store_key_error(tmp_path):
+    s = json_store("runs", rootdir=tmp_path)
+    with pytest.raises(StoreKeyError, match="would take the place of the key 'q'"):
+        s["q.json/b"] = 1
+    (tmp_path / "runs" / "q.json").mkdir(parents=True)   # made by hand
+    for call in (lambda: s["q"], lambda: s.__setitem__("q", 1), lambda: s.__delitem__("q")):
+        with pytest.raises(StoreKeyError, match="is not a regular file"):   # was IsADirectoryError
+            call()
+    assert "q" not in s
+    (tmp_path / "runs" / "plain").write_text("not a folder")
+    with pytest.raises(StoreKeyError, match="needs .* to be a folder, and it is a file"):
+        s["plain/b"] = 1
+    with pytest.raises(StoreKeyError, match="to be a folder"):
+        s["plain/b"]
+    assert "plain/b" not in s and list(s) == []
+
+
+@pytest.mark.parametrize("text, why", [("NaN", "NaN is not valid JSON"), ('{"a": [Infinity]}', "Infinity"),
+                                       ('{"a": -Infinity}', "-Infinity"), ("1e999", "number 1e999 is out of range"),
+                                       ("-1e400", "out of range"), ("1" * 5000, "integer of 5,000 digits is out of range")])
+def test_non_strict_numbers_are_refused_on_read(tmp_path, text, why):
+    """Python's json.loads reads NaN, Infinity and 1e999 (as inf); the store writes none of them and
+    now reads none either."""
+    s = json_store("baselines", rootdir=tmp_path)
+    s["b"] = 0
+    s.path("b").write_text(text)
+    with pytest.raises(CorruptStoreFileError, match=f"{s.path('b')}: not strict JSON .*{why}"):
+        s["b"]
+    assert s.path("b").read_text() == text
+
+
+def test_files_are_owner_only_whatever_the_umask(tmp_path):
+    old = os.umask(0)
+    try:
+        s = json_store("runs", rootdir=tmp_path)
+        s["a"] = 1
+        s.write("b", {"items": {"x": 1}}, stream="items")
+        s.write_new(2, ["c"])
+    finally:
+        os.umask(old)
+    assert [oct(s.path(k).stat().st_mode & 0o777) for k in "abc"] == ["0o600"] * 3
+
+
+def test_stale_temporary_files_are_removed_by_the_next_write(tmp_path):
+    s = json_store("runs", rootdir=tmp_path)
+    s["sub/a"] = 1
+    folder = tmp_path / "runs" / "sub"
+    stale, fresh, other = folder / ".a.json.k1ll3d00.tmp", folder / ".a.json.wr1t1ng0.tmp", folder / ".keep.txt"
+    for path in (stale, fresh, other):
+        path.write_text("{half")
+    old = time.time() - stores.STALE_TEMP_SECONDS - 5
+    os.utime(stale, (old, old))
+    os.utime(other, (old, old))
+    fresh_store = json_store("runs", rootdir=tmp_path)      # a new session: the next save sweeps
+    fresh_store["sub/b"] = 2
+    assert sorted(os.listdir(folder)) == [".a.json.wr1t1ng0.tmp", ".keep.txt", "a.json", "b.json"]
+    assert sorted(fresh_store) == ["sub/a", "sub/b"]
+
+
+def test_write_new_leaves_no_staged_file(tmp_path):
+    s = json_store("runs", rootdir=tmp_path)
+    s["a"] = 1
+    assert s.write_new({"v": 2}, ["a", "b"]) == "b"
+    with pytest.raises(FileExistsError):
+        s.write_new(3, ["a", "b"])
+    assert sorted(os.listdir(tmp_path / "runs")) == ["a.json", "b.json"]
 
 
 # --------------------------------------------------------------------------------------------
@@ -557,3 +701,23 @@ def test_cache_this_a_failing_deserializer_is_not_a_miss():
     with pytest.raises(KeyError, match="bad record"):
         Thing().value
     assert backend == {"value": "stored"} and calls == []        # the stored value was not replaced
+
+
+def test_the_one_writer_streams_pieces_and_cleans_up_on_failure(tmp_path):
+    """files.write_atomically, which the stores write through: str pieces are written as they come,
+    an error from the pieces leaves the old file and no temporary file."""
+    from scorekit.files import write_atomically
+
+    target = tmp_path / "doc.json"
+    write_atomically(target, iter(["{", '"a": ', "1}"]), mode=0o600)
+    assert target.read_text() == '{"a": 1}' and oct(target.stat().st_mode & 0o777) == "0o600"
+
+    def failing():
+        yield '{"b": '
+        raise InvalidValueError("not strict JSON")
+
+    with pytest.raises(InvalidValueError):
+        write_atomically(target, failing())
+    assert target.read_text() == '{"a": 1}' and os.listdir(tmp_path) == ["doc.json"]
+    write_atomically(target, bytearray(b"[1]"))
+    assert target.read_text() == "[1]"

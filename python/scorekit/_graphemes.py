@@ -175,7 +175,7 @@ class PythonGraphemePacker:
 
         texts, joins = [], []
         for k, item in enumerate(items):
-            text = item if isinstance(item, str) else getattr(item, "text")
+            text = item if isinstance(item, str) else item.text
             if not isinstance(text, str):
                 raise TypeError(f"{name}[{k}] must be str or JoinedText, got {type(item).__name__}")
             texts.append(text)

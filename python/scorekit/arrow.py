@@ -36,7 +36,7 @@ from scorekit._kernels import utf8
 from scorekit.base import Report
 from scorekit.canonicalize import Canonicalizer, builtin_steps, resolve_canonicalizer
 from scorekit.errors import InvalidTypeError, InvalidValueError
-from scorekit.metrics.strings import COUNT_COLUMNS, StringMetric, count_errors, error_rate
+from scorekit.metrics.strings import COUNT_COLUMNS, StringMetric, TextScores, count_errors, error_rate
 from scorekit.registry import MissingExtraError, install_hint
 
 if TYPE_CHECKING:
@@ -555,7 +555,6 @@ def finish_report(evaluator: ArrowEvaluator, totals: CountTotals, items: Optiona
         return totals.report(evaluator.mode)
     import numpy as np
 
-    from scorekit.facade import TextScores
 
     pa = require_pyarrow()
     if items:

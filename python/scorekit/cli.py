@@ -40,6 +40,7 @@ from typing import Any, BinaryIO, Iterator, NoReturn, Optional, Sequence
 
 from scorekit.errors import ScorekitError
 from scorekit.progress import progress_printer
+from scorekit.files import strict_json_loads
 
 #: Subpackages that register their own subcommand: each module has ``add_parser(sub)``, which
 #: sets a ``handler(args) -> exit status`` default on the parsers it adds.
@@ -147,7 +148,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="ignore confidences (plain majority vote)")
     p.add_argument("--json", action="store_true", help="print strict JSON instead of the reference kit's dict")
     p = sub.add_parser("pass-k", help="pass@k (capability) and pass^k (reliability) from C successes in N trials",
-                       epilog="Example: scorekit pass-k 10 9 --k 8  (a 90%%-reliable agent, judged over 8 trials)")
+                       epilog="Example: scorekit pass-k 10 9 --k 8  (a 90%-reliable agent, judged over 8 trials)")
     p.add_argument("n", help="trials")
     p.add_argument("c", help="successes")
     p.add_argument("-k", "--k", default="1", help="k (default 1)")
@@ -155,7 +156,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("total_dollars")
     p.add_argument("successes")
     p.add_argument("-a", "--attempts", default=None, help="attempts, to add the success rate")
-    sub.add_parser("where", help="print the local data folder where scorekit keeps gold sets, results and runs")
+    sub.add_parser("where", help="print the local data folder where scorekit keeps gold sets, results and runs "
+                                 "(the reference kit's folder while scorekit's does not exist, said on stderr)")
     p = sub.add_parser("check", help="report what an OCR engine needs to run (asks ocracy when installed)")
     p.add_argument("engine")
     sub.add_parser("engines", help="list the installed OCR backends (the ocr extra)")
@@ -213,28 +215,6 @@ def _count_lines(path: str) -> Optional[int]:
     return count + (last not in (0, 0x0A))
 
 
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
-
-
-def _parse_float(text: str) -> float:
-    value = float(text)
-    if not math.isfinite(value):
-        raise ValueError(f"number {text[:20]}{'…' if len(text) > 20 else ''} is out of range")
-    return value
-
-
-def _parse_int(text: str) -> int:
-    if len(text) > 4300:  # Python's own bound on decimal integer conversion
-        raise ValueError(f"integer of {len(text):,} digits is out of range")
-    return int(text)
-
-
-def _parse_json(line: str) -> Any:
-    """A JSON value; NaN/Infinity, numbers beyond float range and huge integers are errors."""
-    return json.loads(line, parse_constant=_reject_constant, parse_float=_parse_float, parse_int=_parse_int)
-
-
 def _encodable(text: str) -> bool:
     try:
         text.encode("utf-8")
@@ -267,7 +247,7 @@ def _records(path: str, label: str, fmt: str) -> Iterator[tuple[str, Any]]:
             if not line.strip():
                 continue
             try:
-                record = _parse_json(line)
+                record = strict_json_loads(line)
             except json.JSONDecodeError as exc:
                 raise CliError(f"{label} {where}:{number}: invalid JSON ({exc.msg})") from None
             except ValueError as exc:  # NaN/Infinity, a number out of range, an integer too long
@@ -546,6 +526,10 @@ def _cmd_tool(args: argparse.Namespace) -> int:
         value = tools.cost_per_success(args.total_dollars, args.successes, attempts=args.attempts)
     elif args.command == "check":
         value = tools.check(args.engine)
+    elif args.command == "where":
+        value, note = tools.where(), tools.where_note()
+        if note is not None:
+            print(f"scorekit: note: {note}", file=sys.stderr)
     else:
         value = getattr(tools, args.command)()
     print("\n".join(value) if isinstance(value, list) else value)

@@ -11,21 +11,21 @@ for tens of millions of pairs. Other metrics are called once per case.
 
 from __future__ import annotations
 
-import bisect
 import itertools
 import operator
 import re
 import sys
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Iterable, Iterator, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Optional, Sequence
 
 from scorekit import _kernels
 from scorekit._graphemes import check_unit
-from scorekit.base import GraphGrammar, LazyScores, Report, Score
+from scorekit.base import GraphGrammar, Report
 from scorekit.canonicalize import resolve_canonicalizer
 from scorekit.errors import InvalidTypeError, describe
 from scorekit.metrics.fields import FieldMetric
-from scorekit.metrics.strings import MODES, StringMetric, count_pair, count_packed, error_rate, text_score
+from scorekit.metrics.strings import (MODES, StringMetric, TextScores, compact_counts, count_pair, count_packed, error_rate,
+                                      text_score)
 from scorekit.registry import get
 
 if TYPE_CHECKING:  # NumPy and the packer are imported where corpora need them: score() needs neither
@@ -206,39 +206,6 @@ def _evaluate_generic(m: Any, cases: Iterable[Any], grammar: Optional[GraphGramm
     )
 
 
-class TextScores(LazyScores):
-    """Read-only sequence of per-item CER/WER ``Score`` objects, built on access from compact
-    per-chunk count arrays (reference length, substitutions, deletions, insertions)."""
-
-    def __init__(self, mode: str, chunks: list[np.ndarray]) -> None:
-        self._mode = mode
-        self._chunks = chunks
-        self._starts = list(itertools.accumulate((len(c) for c in chunks), initial=0))
-
-    def __len__(self) -> int:
-        return self._starts[-1]
-
-    def _item(self, k: int) -> Score:
-        c = bisect.bisect_right(self._starts, k) - 1
-        row = self._chunks[c][k - self._starts[c]]
-        return text_score(self._mode, *(int(v) for v in row))
-
-    def __iter__(self) -> Iterator[Score]:
-        for chunk in self._chunks:
-            for row in chunk:
-                yield text_score(self._mode, *(int(v) for v in row))
-
-    def __repr__(self) -> str:
-        return f"<TextScores: {len(self)} {self._mode} scores>"
-
-
-def _compact(counts: np.ndarray) -> np.ndarray:
-    """int32 storage when it fits (it always does for realistic text), int64 otherwise."""
-    import numpy as np
-
-    return counts.astype(np.int32) if counts.size == 0 or counts.max() < 2**31 else counts
-
-
 def _split_block(block: list, offset: int) -> tuple[list, list, Optional[list]]:
     """Predictions, golds and slice labels (``None`` when no case of the block has one)."""
     if not set(map(type, block)) <= {tuple, list} or min(map(len, block)) < 2:
@@ -307,7 +274,7 @@ def _evaluate_text(m: StringMetric, cases: Iterable[Any], threads: int) -> Repor
         totals += counts.sum(axis=0)
         if labels is not None:
             _add_slice_totals(slice_totals, labels, counts, offset)
-        chunks.append(_compact(counts))
+        chunks.append(compact_counts(counts))
 
     first = list(itertools.islice(iterator, CHUNK_SIZE))
     second = list(itertools.islice(iterator, CHUNK_SIZE)) if first else []

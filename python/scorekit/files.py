@@ -1,4 +1,5 @@
-"""Where scorekit writes files: the one output guard and the one atomic writer.
+"""Where scorekit reads and writes files: the one output guard, the one atomic writer and the one
+strict JSON reader.
 
 Every command that writes calls :func:`check_outputs` with all its output paths and everything it
 reads, *before any work*, so that a mistyped path can never replace an input (or another output
@@ -27,16 +28,20 @@ scorekit.files.OutputPathError: --json ... is an input of this run ...; outputs 
 
 from __future__ import annotations
 
+import json
+import math
 import os
 import tempfile
 from pathlib import Path
-from typing import Iterable, Mapping, Optional, Union
+from typing import Any, Iterable, Mapping, Optional, Union
 
 from scorekit.errors import InvalidValueError
 
-__all__ = ["OutputPathError", "check_outputs", "write_atomically"]
+__all__ = ["OutputPathError", "check_outputs", "strict_json_loads", "write_atomically"]
 
 PathLike = Union[str, "os.PathLike[str]"]
+#: Bytes buffered per write of :func:`write_atomically`.
+_WRITE_BUFFER = 1 << 20
 
 
 class OutputPathError(InvalidValueError):
@@ -128,16 +133,22 @@ def check_outputs(outputs: Union[Mapping[str, Optional[PathLike]], Iterable[Opti
     return checked
 
 
-def write_atomically(path: PathLike, data: Union[bytes, str], *, mode: int = 0o644) -> Path:
-    """Write ``data`` (``str`` as UTF-8) to ``path`` through a temporary file in its folder,
-    flushed to disk and renamed over it, with permission bits ``mode``; the temporary file is
-    removed on any error. Returns the path."""
+def write_atomically(path: PathLike, data: Union[bytes, str, Iterable[str]], *, mode: int = 0o644) -> Path:
+    """Write ``data`` (``str`` as UTF-8, or an iterable of ``str`` pieces written one by one as it
+    yields them, so a large document is never one string) to ``path`` through a temporary file in
+    its folder, flushed to disk and renamed over it, with permission bits ``mode`` whatever the
+    umask; the temporary file is removed on any error (one from ``data`` included). Returns the path."""
     target = Path(path)
-    payload = data.encode("utf-8") if isinstance(data, str) else data
     fd, temp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(payload)
+        with os.fdopen(fd, "wb", buffering=_WRITE_BUFFER) as handle:
+            if isinstance(data, str):
+                handle.write(data.encode("utf-8"))
+            elif isinstance(data, (bytes, bytearray, memoryview)):
+                handle.write(data)
+            else:
+                for piece in data:
+                    handle.write(piece.encode("utf-8"))
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(temp, mode)
@@ -146,3 +157,36 @@ def write_atomically(path: PathLike, data: Union[bytes, str], *, mode: int = 0o6
         Path(temp).unlink(missing_ok=True)
         raise
     return target
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"number {text[:20]}{'…' if len(text) > 20 else ''} is out of range")
+    return value
+
+
+def _bounded_int(text: str) -> int:
+    if len(text) > 4300:  # Python's own bound on decimal integer conversion
+        raise ValueError(f"integer of {len(text):,} digits is out of range")
+    return int(text)
+
+
+def strict_json_loads(text: str) -> Any:
+    """The JSON value of ``text``, strictly (the stores and the command line read JSON with it):
+    ``NaN``, ``Infinity``, numbers beyond the range of a float (``1e999``) and integers of more
+    than 4,300 digits raise ``ValueError`` (Python's :func:`json.loads` reads the first three as
+    NaN and infinities).
+
+    >>> strict_json_loads('{"aggregate": 0.25}')
+    {'aggregate': 0.25}
+    >>> strict_json_loads('{"aggregate": NaN}')
+    Traceback (most recent call last):
+    ...
+    ValueError: NaN is not valid JSON
+    """
+    return json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float, parse_int=_bounded_int)

@@ -9,7 +9,8 @@ gate, and inter-annotator agreement (IAA).
 - :func:`save_baseline`/:func:`load_baseline` freeze a report's aggregate and per-slice scores in
   the ``baselines`` store, which the agent baselines of :mod:`scorekit.agents.harness` share.
 - :func:`regression_gate` compares a report with a baseline, the aggregate and every slice, and
-  returns a :class:`GateResult` that is falsy when any of them got worse by more than a tolerance.
+  returns a :class:`GateResult` that is falsy when any of them got worse by more than a tolerance
+  or could not be compared (missing, NaN, infinite, an empty run): the gate fails closed.
 - :func:`krippendorff_alpha`, :func:`cohen_kappa` and :func:`percent_agreement` measure how far
   annotators agree, the ceiling of a gold standard; :func:`scorekit.agents.judge.judge_validation`
   uses them to certify an LLM judge against human labels.
@@ -63,7 +64,7 @@ from scorekit.base import Report
 from scorekit.errors import InputTooLargeError, InvalidTypeError, InvalidValueError, ScorekitError, describe
 from scorekit.stores import JsonStore, json_key, json_store
 
-__all__ = ["evaluate_store", "save_baseline", "load_baseline", "regression_gate", "GateResult",
+__all__ = ["evaluate_store", "save_baseline", "load_baseline", "resolve_baseline", "regression_gate", "GateResult",
            "LOWER_IS_BETTER", "AGGREGATE", "LEVELS", "RATIO_MAX_DISTINCT", "krippendorff_alpha", "cohen_kappa",
            "percent_agreement"]
 
@@ -298,7 +299,18 @@ def _report_fields(report: Any, caller: str) -> tuple[str, Any, Mapping, int]:
                                f"{describe(report)}") from None
     if not isinstance(per_slice, Mapping):
         raise InvalidTypeError(f"must be a mapping label -> score, got {describe(per_slice)}", field="report.per_slice")
+    if not _is_count(n):
+        raise InvalidTypeError(f"must be a whole number of items >= 0, got {describe(n)}", field="report.n")
     return metric, aggregate, per_slice, n
+
+
+def _is_count(value: Any) -> bool:
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool) and value >= 0
+
+
+def _comparable(value: Any) -> bool:
+    """A score a gate can compare: a finite number (not ``None``, NaN or an infinity)."""
+    return value is not None and math.isfinite(value)
 
 
 def _baseline_record(report: Any, caller: str) -> dict[str, Any]:
@@ -311,21 +323,28 @@ def save_baseline(report: Report, name: str, *, rootdir: Any = None) -> dict:
     """Freeze ``report``'s metric, aggregate, per-slice scores and size as the baseline ``name``
     in the ``baselines`` store; returns the record as stored.
 
-    Slice labels become JSON keys (``1`` → ``"1"``) and a NaN or infinite score becomes ``None``
-    (never a regression). A report of zero items is refused: every later run would pass against
-    it. The store is shared with the agent baselines, so give the two different names.
+    Slice labels become JSON keys (``1`` → ``"1"``). A report of zero items, or whose aggregate or
+    a slice is missing, NaN or infinite, is refused: no later run could be compared with it (the
+    gate would fail every time, see :func:`regression_gate`). The store is shared with the agent
+    baselines, so give the two different names.
     """
     record = _baseline_record(report, "save_baseline")
     if record["n"] == 0:
         raise InvalidValueError(f"save_baseline({name!r}): refusing to freeze a report of zero items; every later "
                                 "run would pass against it")
+    unscored = [AGGREGATE] if record["aggregate"] is None else []
+    unscored += [label for label, value in record["per_slice"].items() if value is None]
+    if unscored:
+        raise InvalidValueError(f"save_baseline({name!r}): refusing to freeze a report with no finite score for "
+                                f"{', '.join(map(repr, unscored))}; no later run could be compared with it")
     json_store("baselines", rootdir=rootdir)[name] = record
     return record
 
 
 def load_baseline(name: str, *, rootdir: Any = None) -> Optional[dict]:
     """The baseline ``name`` from the ``baselines`` store, or ``None`` when there is none. A
-    corrupt file raises :class:`~scorekit.stores.CorruptStoreFileError` naming it."""
+    corrupt file (not strict JSON: ``NaN`` and ``Infinity`` included) raises
+    :class:`~scorekit.stores.CorruptStoreFileError` naming it."""
     store = json_store("baselines", rootdir=rootdir)
     try:
         record = store[name]
@@ -342,7 +361,8 @@ class GateResult:
     """The outcome of :func:`regression_gate`; ``bool(gate)`` is ``gate.passed``.
 
     ``regressions`` maps :data:`AGGREGATE` (the aggregate) and each regressed slice label to
-    ``{"current": …, "baseline": …}``.
+    ``{"current": …, "baseline": …}``; ``reasons`` says, one line each, why the gate failed:
+    every regression and everything that could not be compared.
     """
 
     passed: bool
@@ -352,6 +372,7 @@ class GateResult:
     aggregate_current: Optional[float] = None
     aggregate_baseline: Optional[float] = None
     regressions: dict = field(default_factory=dict)
+    reasons: list = field(default_factory=list)
 
     def __bool__(self) -> bool:
         return bool(self.passed)
@@ -367,55 +388,94 @@ def _direction(report: Any, metric: str) -> bool:
     return metric not in LOWER_IS_BETTER
 
 
-def _resolve_baseline(baseline: Any, rootdir: Any) -> Optional[dict]:
+def resolve_baseline(baseline: Any, *, rootdir: Any, agent: bool, report_type: type,
+                     record_of: Callable[[Any], dict]) -> Optional[tuple[dict, str]]:
+    """The record a gate compares with, and how errors name it; ``None`` for no baseline (a
+    baseline name never saved, or ``None``). The one reading of a gate's ``baseline`` argument,
+    for :func:`regression_gate` (``agent=False``) and the agents' gate (``agent=True``): a name in
+    the ``baselines`` store (:func:`load_baseline`), a report of ``report_type`` (its record is
+    ``record_of(report)``) or a record. A record of the other kind of gate is refused (an agent
+    record says ``kind: agent``; a metric record names its ``metric``)."""
     if baseline is None:
         return None
     if isinstance(baseline, str):
         record, where = load_baseline(baseline, rootdir=rootdir), f"baseline {baseline!r}"
         if record is None:
             return None
+    elif isinstance(baseline, report_type):
+        return record_of(baseline), "the baseline"
     elif isinstance(baseline, Mapping):
         record, where = dict(baseline), "the baseline"
-    elif isinstance(baseline, Report):
-        return _baseline_record(baseline, "regression_gate")
     else:
-        raise InvalidTypeError("must be a baseline name, a baseline dict from save_baseline, a Report or None, got "
+        raise InvalidTypeError(f"must be a baseline name, a baseline dict, a {report_type.__name__} or None, got "
                                f"{describe(baseline)}", field="baseline")
-    if record.get("kind") == "agent":
-        raise InvalidValueError(f"{where} is an agent baseline (save_agent_baseline); gate agent runs with "
-                                "scorekit.agents.agent_regression_gate")
+    if (record.get("kind") == "agent") if not agent else (record.get("kind") != "agent" and "metric" in record):
+        made, gate = (("save_agent_baseline", "scorekit.agents.agent_regression_gate") if not agent
+                      else ("save_baseline", "scorekit.harness.regression_gate"))
+        raise InvalidValueError(f"{where} is {'an agent' if not agent else 'a metric'} baseline ({made}); gate it "
+                                f"with {gate}")
+    return record, where
+
+
+def _metric_baseline(baseline: Any, rootdir: Any) -> Optional[dict]:
+    """:func:`resolve_baseline` for :func:`regression_gate`, with the checks of a metric record."""
+    found = resolve_baseline(baseline, rootdir=rootdir, agent=False, report_type=Report,
+                             record_of=lambda report: dict(zip(("metric", "aggregate", "per_slice", "n"),
+                                                               _report_fields(report, "regression_gate"))))
+    if found is None:
+        return None
+    record, where = found
     if "aggregate" not in record and "per_slice" not in record:
         raise InvalidValueError(f"{where} has neither 'aggregate' nor 'per_slice': it was not made by "
                                 "save_baseline, and gating against it would pass vacuously")
+    if record.get("metric") is None:
+        raise InvalidValueError(f"{where} names no metric: it was not made by save_baseline, and nothing shows it "
+                                "measured what this report measures (re-baseline, or add its 'metric')")
+    if "n" in record and not _is_count(record["n"]):
+        raise InvalidTypeError(f"must be a whole number of items >= 0, got {describe(record['n'])}",
+                               field="baseline['n']")
     return record
 
 
-def _regressed(current: Any, baseline: Any, higher_is_better: bool, tolerance: float) -> bool:
-    """Worse by more than ``tolerance``; a missing or NaN score never regresses."""
-    if current is None or baseline is None:
-        return False
+def check_tolerance(value: Any, name: str = "tolerance") -> Any:
+    """``value`` if it is a finite number ``>= 0``, else :class:`InvalidValueError` naming ``name``
+    (a NaN tolerance makes every comparison false, so a gate would pass anything)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not (math.isfinite(value) and value >= 0):
+        raise InvalidValueError(f"must be a finite number >= 0, got {describe(value)}", field=name)
+    return value
+
+
+def _compare(what: str, current: Any, baseline: Any, higher_is_better: bool, tolerance: float) -> Optional[str]:
+    """Why ``current`` fails against ``baseline``: a regression by more than ``tolerance``, or a
+    value that is missing, NaN or infinite on either side; ``None`` when it passes."""
+    if not (_comparable(current) and _comparable(baseline)):
+        return f"{what} could not be compared: current {current!r}, baseline {baseline!r} (need finite scores)"
     change = baseline - current if higher_is_better else current - baseline
-    return bool(change > tolerance)
+    if change > tolerance:
+        better = "higher" if higher_is_better else "lower"
+        return f"{what} regressed: {current!r} vs baseline {baseline!r} ({better} is better, tolerance {tolerance})"
+    return None
 
 
-def _by_json_key(slices: Mapping) -> dict[str, Any]:
+def _by_json_key(labels: Iterable[Any]) -> dict[str, Any]:
+    """Each label's JSON key text -> the first label with that text."""
     by_text: dict[str, Any] = {}
-    for label, value in slices.items():
+    for label in labels:
         try:
-            by_text.setdefault(json_key(label), value)
+            by_text.setdefault(json_key(label), label)
         except ScorekitError:
             continue
     return by_text
 
 
-def _matched_slices(current: Mapping, baseline: Mapping) -> Iterator[tuple[Any, Any, Any]]:
-    """``(label, current, baseline)`` for each slice of ``current`` that ``baseline`` has too,
+def _matched_slices(current: Mapping, baseline: Mapping) -> Iterator[tuple[Any, Any]]:
+    """``(label, baseline label)`` for each slice of ``current`` that ``baseline`` has too,
     labels matched as they are or as JSON keys (a baseline read back from its file has ``"1"``
     for the slice ``1``)."""
     by_text: Optional[dict[str, Any]] = None
-    for label, value in current.items():
+    for label in current:
         if label in baseline:
-            yield label, value, baseline[label]
+            yield label, label
             continue
         try:
             text = json_key(label)
@@ -424,47 +484,59 @@ def _matched_slices(current: Mapping, baseline: Mapping) -> Iterator[tuple[Any, 
         if by_text is None:
             by_text = _by_json_key(baseline)
         if text in by_text:
-            yield label, value, by_text[text]
+            yield label, by_text[text]
 
 
 def regression_gate(report: Report, baseline: Any, *, tolerance: float = 0.0,
                     higher_is_better: Optional[bool] = None, rootdir: Any = None) -> GateResult:
     """Fail when ``report`` is worse than ``baseline`` by more than ``tolerance``, on the
-    aggregate or on any slice.
+    aggregate or on any slice, and whenever the two cannot be compared.
 
     ``baseline`` is a name in the ``baselines`` store, a record from :func:`save_baseline`, or a
     :class:`~scorekit.base.Report`. No baseline (``None`` or a name never saved) passes: it is
     the first run. The direction is ``higher_is_better`` when given, else the first score's
     ``detail["higher_is_better"]``, else the metric's name (CER, WER and graph distances are
     lower-is-better). A score regresses when ``baseline - current > tolerance`` (higher is
-    better) or ``current - baseline > tolerance`` (lower is better); ``None`` and NaN never do.
-    Slices are compared when both sides have them (labels as they are or as JSON keys);
-    a slice on one side only is ignored. A baseline of another metric raises ``ValueError``; so
-    does an agent baseline, or a dict that holds neither an aggregate nor slices.
+    better) or ``current - baseline > tolerance`` (lower is better); ``tolerance`` must be finite
+    and ``>= 0``.
+
+    The gate fails closed, and ``reasons`` says why: a report of zero items fails (even without
+    a baseline), and so does a score it cannot compare, ``None``, NaN or infinite on either side
+    (the aggregate, a slice both sides have), or a baseline slice the report does not have. A
+    slice only the report has is new and not compared. Slice labels match as they are or as JSON
+    keys. A baseline of another metric, or naming none, raises ``ValueError``; so does an agent
+    baseline, or a dict that holds neither an aggregate nor slices.
 
     >>> from scorekit.base import Report
-    >>> now = Report(metric="cer", aggregate=0.12, per_slice={"scans": 0.30, "born-digital": 0.02})
+    >>> now = Report(metric="cer", aggregate=0.12, n=40, per_slice={"scans": 0.30, "born-digital": 0.02})
     >>> then = {"metric": "cer", "aggregate": 0.10, "per_slice": {"scans": 0.20, "born-digital": 0.03}}
     >>> gate = regression_gate(now, then, tolerance=0.05)
     >>> bool(gate), gate.regressions
     (False, {'scans': {'current': 0.3, 'baseline': 0.2}})
+    >>> gate.reasons
+    ["slice 'scans' regressed: 0.3 vs baseline 0.2 (lower is better, tolerance 0.05)"]
     """
-    metric, aggregate, per_slice, _ = _report_fields(report, "regression_gate")
-    if isinstance(tolerance, bool) or not isinstance(tolerance, numbers.Real) or not math.isfinite(tolerance):
-        raise InvalidValueError(f"must be a finite number, got {describe(tolerance)}", field="tolerance")
+    metric, aggregate, per_slice, n = _report_fields(report, "regression_gate")
+    tolerance = check_tolerance(tolerance)
     if higher_is_better is not None and not isinstance(higher_is_better, (bool, np.bool_)):
         raise InvalidTypeError(f"must be True, False or None, got {describe(higher_is_better)}",
                                field="higher_is_better")
     hib = bool(higher_is_better) if higher_is_better is not None else _direction(report, metric)
     if not _is_number(aggregate):
         raise _not_a_number(aggregate, "report.aggregate")
-    base = _resolve_baseline(baseline, rootdir)
+    base = _metric_baseline(baseline, rootdir)
+    reasons: list[str] = []
+    if n == 0:
+        reasons.append("the report scored zero items (n=0): an empty run cannot pass a regression gate")
     if base is None:
-        return GateResult(True, metric, hib, tolerance, aggregate_current=aggregate)
-    base_metric = base.get("metric")
-    if base_metric and base_metric != metric:
-        raise InvalidValueError(f"baseline metric {base_metric!r} != report metric {metric!r}; refusing to "
+        if not _comparable(aggregate):
+            reasons.append(f"the aggregate is {aggregate!r}: a run without a finite score cannot pass a gate")
+        return GateResult(not reasons, metric, hib, tolerance, aggregate_current=aggregate, reasons=reasons)
+    if base["metric"] != metric:
+        raise InvalidValueError(f"baseline metric {base['metric']!r} != report metric {metric!r}; refusing to "
                                 "compare incomparable scores (re-baseline against the new metric).")
+    if base.get("n") == 0:
+        reasons.append("the baseline scored zero items (n=0): nothing can be compared with it")
     base_aggregate = base.get("aggregate")
     if not _is_number(base_aggregate):
         raise _not_a_number(base_aggregate, "baseline['aggregate']")
@@ -473,20 +545,31 @@ def regression_gate(report: Report, baseline: Any, *, tolerance: float = 0.0,
         raise InvalidTypeError(f"must be a mapping label -> score, got {describe(base_slices)}",
                                field="baseline['per_slice']")
     regressions: dict[Any, dict[str, Any]] = {}
-    if _regressed(aggregate, base_aggregate, hib, tolerance):
-        regressions[AGGREGATE] = {"current": aggregate, "baseline": base_aggregate}
-    for label, current, before in _matched_slices(per_slice, base_slices):
+    why = _compare("the aggregate", aggregate, base_aggregate, hib, tolerance)
+    if why is not None:
+        reasons.append(why)
+        if _comparable(aggregate) and _comparable(base_aggregate):
+            regressions[AGGREGATE] = {"current": aggregate, "baseline": base_aggregate}
+    compared = set()
+    for label, base_label in _matched_slices(per_slice, base_slices):
         if label == AGGREGATE:
             raise InvalidValueError(f"{AGGREGATE!r} names the aggregate in GateResult.regressions; rename the slice",
                                     field="slice label")
+        current, before = per_slice[label], base_slices[base_label]
         if not _is_number(current):
             raise _not_a_number(current, f"report.per_slice[{label!r}]")
         if not _is_number(before):
             raise _not_a_number(before, f"baseline['per_slice'][{label!r}]")
-        if _regressed(current, before, hib, tolerance):
-            regressions[label] = {"current": current, "baseline": before}
-    return GateResult(not regressions, metric, hib, tolerance, aggregate_current=aggregate,
-                      aggregate_baseline=base_aggregate, regressions=regressions)
+        compared.add(base_label)
+        why = _compare(f"slice {label!r}", current, before, hib, tolerance)
+        if why is not None:
+            reasons.append(why)
+            if _comparable(current) and _comparable(before):
+                regressions[label] = {"current": current, "baseline": before}
+    reasons += [f"slice {label!r} could not be compared: the baseline has it, this report does not"
+                for label in base_slices if label not in compared]
+    return GateResult(not reasons, metric, hib, tolerance, aggregate_current=aggregate,
+                      aggregate_baseline=base_aggregate, regressions=regressions, reasons=reasons)
 
 
 # --------------------------------------------------------------------------------------------

@@ -117,7 +117,7 @@ BUILTIN_MODULES: dict[str, tuple[str, ...]] = {
     "normalizers": ("scorekit.canonicalize",),
     "metrics": ("scorekit.canonicalize", "scorekit.metrics.builtins", "scorekit.agents"),
     "checkers": ("scorekit.agents",),
-    "signals": ("scorekit.qe",),
+    "signals": ("scorekit.qe", "scorekit.agents"),
     "aggregators": ("scorekit.qe",),
     "checks": ("scorekit.qe",),
     "policies": ("scorekit.qe",),

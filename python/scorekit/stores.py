@@ -5,14 +5,24 @@ This module owns where scorekit keeps its files and how it writes them. ``json_s
 ``MutableMapping`` whose key ``"name"`` is the file ``<root>/<kind>/name.json``; a ``/`` in a key
 makes subfolders (``"run-1/item-a"``). The root is ``rootdir=`` if given, else
 ``$SCOREKIT_DATA_HOME``, else ``$EK_DATA_HOME`` (the reference kit's variable), else the user's data
-folder (``$XDG_DATA_HOME/scorekit``, by default ``~/.local/share/scorekit``). :func:`mall` groups
+folder (``$XDG_DATA_HOME/scorekit``, by default ``~/.local/share/scorekit``; while that does not exist
+and the reference kit's ``…/ek`` does, the kit's). :func:`mall` groups
 the stores of every kind in :data:`KINDS` in one read-only mapping.
 
-Writes are atomic: the JSON goes to a temporary file in the same folder, is flushed to disk and
-then renamed over the target, so a crash leaves either the old file or the new one, never half a
-file. Values are strict JSON (NaN and infinities are refused, not written as invalid JSON). Keys
-cannot leave the store's folder: empty parts, ``.``, ``..``, absolute paths, backslashes and NUL
-are refused. A file that does not parse is reported with its path and never replaced silently.
+Writes are atomic (:func:`scorekit.files.write_atomically`): the JSON goes to a temporary file in
+the same folder, is flushed to disk and then renamed over the target, so a crash leaves either the
+old file or the new one, never half a file; files are readable by their owner only (mode 0600),
+whatever the umask, and temporary files a killed writer left behind are removed by the next write
+in their folder once they are :data:`STALE_TEMP_SECONDS` old. Values are strict JSON both ways:
+NaN and infinities are refused when written, and a file holding them (or a number too large for a
+float) is refused when read, as :class:`CorruptStoreFileError`. Keys cannot leave the store's
+folder: empty parts, ``.``, ``..``, parts starting with ``.`` (the temporary files' names),
+absolute paths, backslashes, NUL, lone surrogates, folder parts ending in ``.json`` (they would
+hide the key of that name) and parts longer than :data:`MAX_KEY_PART_BYTES` are refused
+(:class:`StoreKeyError`), and so is a key that reaches a symbolic link or another non-folder
+inside the store's folder: the store never follows a link out of its root (links inside it are
+not listed either). A file that does not parse is reported with its path and never replaced
+silently.
 :meth:`JsonStore.write` streams a document with one very large member (millions of per-item
 results) to disk entry by entry, and :meth:`JsonStore.write_new` publishes a value under a key
 only if no other writer has taken it.
@@ -44,25 +54,40 @@ import inspect
 import json
 import math
 import os
-import tempfile
+import secrets
+import stat
 import threading
+import time
 import types
 from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping
 from pathlib import Path
 from typing import Any, Optional, Union
 
 from scorekit.errors import InvalidTypeError, InvalidValueError, ScorekitError, describe
+from scorekit.files import strict_json_loads, write_atomically
 
-__all__ = ["KINDS", "StoreKeyError", "CorruptStoreFileError", "app_folder", "data_root", "data_dir", "json_store",
+__all__ = ["KINDS", "StoreKeyError", "CorruptStoreFileError", "app_folder", "scorekit_folder", "kit_folder",
+           "data_root", "data_dir", "json_store",
            "JsonStore", "Mall", "mall", "persistent_cache", "cache_this", "CachedProperty", "CachedMethod",
-           "json_key"]
+           "json_key", "strict_json_loads", "MAX_KEY_PART_BYTES", "MAX_KEY_BYTES", "STALE_TEMP_SECONDS"]
 
 KINDS = ("gold", "results", "calibrators", "corrections", "runs", "baselines")
 """The kinds of artifact scorekit keeps; each is a subfolder of the data root and a store."""
 
 _SUFFIX = ".json"
-#: Bytes buffered per write of a store file.
-_WRITE_BUFFER = 1 << 20
+#: Temporary files (a writer's, or a killed writer's) start with this and end with ``.tmp``.
+_TEMP_PREFIX, _TEMP_SUFFIX = ".", ".tmp"
+
+MAX_KEY_PART_BYTES = 200
+"""Longest part of a store key, in UTF-8 bytes: with ``.json`` and the temporary file's
+decoration it stays within the 255-byte file names of common file systems."""
+
+MAX_KEY_BYTES = 1000
+"""Longest store key, in UTF-8 bytes (paths beyond about 4 KiB cannot be opened)."""
+
+STALE_TEMP_SECONDS = 600
+"""A temporary file not written to for this long belongs to a writer that died; the next write in
+its folder removes it (a live writer touches its file at every buffered write)."""
 
 
 class StoreKeyError(InvalidValueError):
@@ -73,11 +98,27 @@ class CorruptStoreFileError(ScorekitError, ValueError):
     """A store file exists but is not valid JSON; it is left as it is."""
 
 
+def _user_data_folder() -> Path:
+    return Path(os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share"))
+
+
+def scorekit_folder() -> Path:
+    """scorekit's own data folder: ``$XDG_DATA_HOME/scorekit`` or ``~/.local/share/scorekit``."""
+    return _user_data_folder() / "scorekit"
+
+
+def kit_folder() -> Path:
+    """The reference kit's data folder: ``$XDG_DATA_HOME/ek`` or ``~/.local/share/ek``."""
+    return _user_data_folder() / "ek"
+
+
 def app_folder() -> Path:
     """The folder scorekit keeps its data in when no ``rootdir`` or environment variable says
-    otherwise: ``$XDG_DATA_HOME/scorekit`` or ``~/.local/share/scorekit``."""
-    base = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
-    return Path(base) / "scorekit"
+    otherwise: :func:`scorekit_folder`, except that while it does not exist and the reference
+    kit's folder (:func:`kit_folder`) does, the kit's folder is read and written, so gold sets,
+    runs and baselines saved with the kit stay in use."""
+    own, kit = scorekit_folder(), kit_folder()
+    return kit if not own.exists() and kit.is_dir() else own
 
 
 def data_dir(kind: str, *, rootdir: Union[str, os.PathLike, None] = None) -> Path:
@@ -96,6 +137,7 @@ def data_root() -> Path:
 
 
 def _check_key(key: Any) -> list[str]:
+    """The parts of ``key``, or :class:`StoreKeyError` when it is not a plain relative name."""
     if not isinstance(key, str):
         raise InvalidTypeError(f"store keys are strings, got {type(key).__name__} {key!r}")
     if "\x00" in key:
@@ -104,12 +146,34 @@ def _check_key(key: Any) -> list[str]:
         raise StoreKeyError(f"store key {key!r} contains a backslash; use '/' to make subfolders")
     if key.startswith("/"):
         raise StoreKeyError(f"store key {key!r} is an absolute path; keys are names under the store's folder")
+    try:
+        size = len(key.encode("utf-8"))
+    except UnicodeEncodeError:
+        raise StoreKeyError(f"store key {key!r} holds a lone surrogate; keys are UTF-8 file names") from None
+    if size > MAX_KEY_BYTES:
+        raise StoreKeyError(f"store key {describe(key)} is {size} bytes long; the limit is {MAX_KEY_BYTES}")
     parts = key.split("/")
-    for part in parts:
+    for i, part in enumerate(parts):
         if part in ("", ".", ".."):
             what = "an empty part" if not part else f"a {part!r} part"
             raise StoreKeyError(f"store key {key!r} has {what}; keys are names under the store's folder")
+        if part.startswith(_TEMP_PREFIX):
+            raise StoreKeyError(f"store key {key!r} has a part starting with '.'; such names are the store's "
+                                "temporary files")
+        if len(part.encode("utf-8")) > MAX_KEY_PART_BYTES:
+            raise StoreKeyError(f"store key {describe(key)} has a part longer than {MAX_KEY_PART_BYTES} bytes")
+        if i < len(parts) - 1 and part.endswith(_SUFFIX):
+            raise StoreKeyError(f"store key {key!r} has the folder part {part!r}, which would take the place of "
+                                f"the key {part[:-len(_SUFFIX)]!r}'s file")
     return parts
+
+
+def _is_key(key: str) -> bool:
+    try:
+        _check_key(key)
+    except StoreKeyError:
+        return False
+    return True
 
 
 def json_key(key: Any) -> str:
@@ -186,21 +250,6 @@ def _streamed_json(value: Any, stream: str, where: str) -> Iterator[str]:
     yield "\n}\n"
 
 
-def _written_temp(path: Path, chunks: Iterable[str]) -> str:
-    """A temporary file next to ``path`` holding ``chunks``, flushed to disk; removed on failure."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix="." + path.name + ".", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", buffering=_WRITE_BUFFER) as f:
-            f.writelines(chunks)
-            f.flush()
-            os.fsync(f.fileno())
-    except BaseException:
-        _remove(tmp)
-        raise
-    return tmp
-
-
 def _remove(path: Union[str, Path]) -> None:
     try:
         os.unlink(path)
@@ -208,18 +257,32 @@ def _remove(path: Union[str, Path]) -> None:
         pass
 
 
-def _link_new(tmp: str, path: Path) -> bool:
-    """Give ``tmp`` the name ``path`` if no file has it: a hard link, which fails atomically when
-    the name is taken; on a file system without hard links, a check then a rename."""
+def _is_temp(name: str) -> bool:
+    return name.startswith(_TEMP_PREFIX) and name.endswith(_TEMP_SUFFIX)
+
+
+def _remove_stale_temps(folder: Path) -> None:
+    """Remove the temporary files in ``folder`` that no writer has touched for
+    :data:`STALE_TEMP_SECONDS` (left by a writer that was killed)."""
+    cutoff = time.time() - STALE_TEMP_SECONDS
+    with os.scandir(folder) as entries:
+        for entry in entries:
+            if _is_temp(entry.name) and entry.is_file(follow_symlinks=False) \
+                    and entry.stat(follow_symlinks=False).st_mtime < cutoff:
+                _remove(entry.path)
+
+
+def _link_new(staged: Path, path: Path) -> bool:
+    """Give ``staged`` the name ``path`` if no file has it: a hard link, which fails atomically
+    when the name is taken; on a file system without hard links, a check then a rename."""
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        os.link(tmp, path)
+        os.link(staged, path)
     except FileExistsError:
         return False
     except OSError:
-        if path.exists():
+        if os.path.lexists(path):
             return False
-        os.replace(tmp, path)
+        os.replace(staged, path)
     return True
 
 
@@ -228,29 +291,64 @@ class JsonStore(MutableMapping):
 
     def __init__(self, folder: Union[str, os.PathLike]) -> None:
         self.folder = Path(os.fspath(folder))
+        self._swept: set[Path] = set()  # folders whose stale temporary files this store removed
 
     def __repr__(self) -> str:
         return f"JsonStore({str(self.folder)!r})"
 
     def path(self, key: str) -> Path:
-        """The file that holds ``key``."""
+        """The file that holds ``key``: inside the store's folder, reached through folders only
+        (no symbolic link), and not itself a folder or a link; else :class:`StoreKeyError`."""
+        return Path(self._checked(key)[0])
+
+    def _checked(self, key: str) -> tuple[str, bool]:
+        """:meth:`path` as a string, and whether that file exists."""
         parts = _check_key(key)
-        return self.folder.joinpath(*parts[:-1], parts[-1] + _SUFFIX)
+        names = [*parts[:-1], parts[-1] + _SUFFIX]
+        here = os.fspath(self.folder)
+        full = os.path.join(here, *names)
+        for i, name in enumerate(names, 1):
+            here = os.path.join(here, name)
+            try:
+                mode = os.lstat(here).st_mode
+            except (FileNotFoundError, NotADirectoryError):
+                return full, False
+            if stat.S_ISLNK(mode):
+                raise StoreKeyError(f"store key {key!r} reaches the symbolic link {here!r}; the store does not "
+                                    "follow links out of its folder")
+            if i < len(names) and not stat.S_ISDIR(mode):
+                raise StoreKeyError(f"store key {key!r} needs {here!r} to be a folder, and it is a file")
+            if i == len(names) and not stat.S_ISREG(mode):
+                raise StoreKeyError(f"store key {key!r}: {here!r} is not a regular file")
+        return full, True
 
     def __getitem__(self, key: str) -> Any:
-        path = self.path(key)
+        path, exists = self._checked(key)
+        if not exists:
+            raise KeyError(key)
         try:
-            text = path.read_text(encoding="utf-8")
-        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+        except (FileNotFoundError, NotADirectoryError):
             raise KeyError(key) from None
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:  # made a link since path() looked
+                raise StoreKeyError(f"store key {key!r} reaches a symbolic link; the store does not follow links "
+                                    "out of its folder") from None
+            raise
+        with os.fdopen(fd, "rb") as f:
+            data = f.read()
+        try:
+            text = data.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise CorruptStoreFileError(f"{path}: not UTF-8 text ({exc.reason}); the file was left as it is") from None
         try:
-            return json.loads(text)
+            return strict_json_loads(text)
         except json.JSONDecodeError as exc:
             raise CorruptStoreFileError(
                 f"{path}: not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno}); "
                 "the file was left as it is") from None
+        except ValueError as exc:
+            raise CorruptStoreFileError(f"{path}: not strict JSON ({exc}); the file was left as it is") from None
         except RecursionError:
             raise CorruptStoreFileError(f"{path}: nested too deeply to read; the file was left as it is") from None
 
@@ -258,6 +356,24 @@ class JsonStore(MutableMapping):
         if stream is None:
             return [_dumps(value, repr(key), indent=True)]
         return _streamed_json(value, stream, repr(key))
+
+    def _folder_for(self, key: str) -> Path:
+        """The checked path of ``key``, its folders made (refusing a link made meanwhile) and swept
+        of stale temporary files once per store."""
+        path = self.path(key)
+        here = self.folder
+        self.folder.mkdir(parents=True, exist_ok=True)
+        for part in path.relative_to(self.folder).parts[:-1]:
+            here = here / part
+            try:
+                here.mkdir()
+            except FileExistsError:
+                pass
+        self.path(key)
+        if path.parent not in self._swept:
+            _remove_stale_temps(path.parent)
+            self._swept.add(path.parent)
+        return path
 
     def write(self, key: str, value: Any, *, stream: Optional[str] = None) -> None:
         """``store[key] = value``; with ``stream="name"``, ``value`` is a mapping whose member
@@ -277,13 +393,9 @@ class JsonStore(MutableMapping):
           }
         }
         """
-        path = self.path(key)
-        tmp = _written_temp(path, self._chunks(key, value, stream))
-        try:
-            os.replace(tmp, path)
-        except BaseException:
-            _remove(tmp)
-            raise
+        self.path(key)
+        chunks = self._chunks(key, value, stream)  # a value that cannot be encoded makes no folder
+        write_atomically(self._folder_for(key), chunks, mode=0o600)
 
     def write_new(self, value: Any, keys: Iterable[str], *, stream: Optional[str] = None) -> str:
         """Write ``value`` (as :meth:`write` does) under the first of ``keys`` that no file has
@@ -303,18 +415,21 @@ class JsonStore(MutableMapping):
         first = next(keys, None)
         if first is None:
             raise InvalidValueError("must name at least one key", field="keys")
-        path = self.path(first)
-        tmp = _written_temp(path, self._chunks(first, value, stream))
+        self.path(first)
+        chunks = self._chunks(first, value, stream)
+        path = self._folder_for(first)
+        staged = path.with_name(f"{_TEMP_PREFIX}{path.name}.{secrets.token_hex(8)}{_TEMP_SUFFIX}")
+        write_atomically(staged, chunks, mode=0o600)
         try:
             key: Optional[str] = first
             while key is not None:
-                if _link_new(tmp, self.path(key)):
+                if _link_new(staged, self._folder_for(key)):
                     return key
                 key = next(keys, None)
             raise FileExistsError(errno.EEXIST, f"every key offered is taken (the last: {self.path(first).name} …)",
                                   str(self.folder))
         finally:
-            _remove(tmp)
+            _remove(staged)
 
     def __setitem__(self, key: str, value: Any) -> None:
         self.write(key, value)
@@ -329,18 +444,24 @@ class JsonStore(MutableMapping):
         if not isinstance(key, str):
             return False
         try:
-            return self.path(key).is_file()
+            return self._checked(key)[1]
         except StoreKeyError:
             return False
 
     def __iter__(self) -> Iterator[str]:
-        if not self.folder.is_dir():
-            return
-        for path in sorted(self.folder.rglob("*" + _SUFFIX)):
-            if path.name.startswith(".") or not path.is_file():
-                continue
-            rel = path.relative_to(self.folder).as_posix()
-            yield rel[: -len(_SUFFIX)]
+        """The keys, sorted part by part: every regular ``*.json`` file under the folder whose
+        name is a valid key (links, temporary files and dot-folders are not keys)."""
+        keys = []
+        for folder, subfolders, files in os.walk(self.folder):  # links to folders are not entered
+            subfolders[:] = [name for name in subfolders if not name.startswith(_TEMP_PREFIX)]
+            prefix = Path(folder).relative_to(self.folder).as_posix()
+            prefix = "" if prefix == "." else prefix + "/"
+            for name in files:
+                key = prefix + name[: -len(_SUFFIX)]
+                if name.endswith(_SUFFIX) and _is_key(key) and not os.path.islink(os.path.join(folder, name)):
+                    keys.append(key)
+        keys.sort(key=lambda k: k.split("/"))
+        return iter(keys)
 
     def __len__(self) -> int:
         return sum(1 for _ in self)

@@ -146,7 +146,8 @@ def _pack_side(items: Sequence, joins: Optional[Sequence], name: str, joins_name
         return values, offsets, join_values, join_offsets
     core = _kernels.compiled()
     if joins is None and core is not None and kinds <= {str, JoinedText}:
-        (values, offsets), join_values, join_offsets = core.pack_joined(items if type(items) is list else list(items), name, joins_name)
+        listed = items if type(items) is list else list(items)
+        (values, offsets), join_values, join_offsets = core.pack_joined(listed, name, joins_name)
         return values, offsets, join_values, join_offsets
     return _pack_side_python(items, kinds, joins, name, joins_name)
 

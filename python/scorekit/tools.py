@@ -18,9 +18,13 @@ from __future__ import annotations
 
 import importlib
 import math
+import numbers
 from typing import Any, Optional
 
-__all__ = ["cer", "wer", "rover", "pass_k", "cost_per_success", "where", "check", "engines", "version"]
+from scorekit.errors import InvalidTypeError, InvalidValueError, describe
+
+__all__ = ["cer", "wer", "rover", "pass_k", "cost_per_success", "where", "where_note", "check", "engines",
+           "version"]
 
 #: Shown by :func:`engines` when the OCR extra (ocracy) is not installed.
 NO_OCR_ENGINES = "(install scorekit[ocr] to list OCR backends)"
@@ -56,25 +60,47 @@ def rover(*hypotheses: str, confidence: bool = True) -> dict:
 
 
 def _integer(value: Any, name: str) -> int:
-    try:
+    """A whole number from a command line's string or a Python number: ``"12"``, ``12`` and
+    ``12.0`` are 12; ``10.9``, ``"10.9"``, NaN and ``True`` are errors, never truncated."""
+    if isinstance(value, bool):
+        raise InvalidTypeError(f"must be a whole number, got {describe(value)}", field=name)
+    if isinstance(value, numbers.Integral):
         return int(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a whole number, got {value!r}") from None
+    if isinstance(value, numbers.Real) and math.isfinite(value) and float(value).is_integer():
+        return int(value)
+    if isinstance(value, str):
+        try:
+            return int(value)
+        except ValueError:
+            pass
+    elif not isinstance(value, numbers.Real):
+        raise InvalidTypeError(f"must be a whole number, got {describe(value)}", field=name)
+    raise InvalidValueError(f"must be a whole number, got {describe(value)}", field=name)
 
 
-def _number(value: Any, name: str) -> float:
+def _count(value: Any, name: str, minimum: int = 0) -> int:
+    number = _integer(value, name)
+    if number < minimum:
+        raise InvalidValueError(f"must be >= {minimum}, got {number}", field=name)
+    return number
+
+
+def _dollars(value: Any, name: str) -> float:
     try:
         number = float(value)
+    except OverflowError:  # an integer beyond the float range
+        raise InvalidValueError(f"must be finite and >= 0, got {describe(value)}", field=name) from None
     except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a number, got {value!r}") from None
-    if math.isnan(number):
-        raise ValueError(f"{name} must be a number, got {value!r}")
+        raise InvalidValueError(f"must be a number, got {value!r}", field=name) from None
+    if not (math.isfinite(number) and number >= 0):
+        raise InvalidValueError(f"must be finite and >= 0, got {value!r}", field=name)
     return number
 
 
 def pass_k(n: Any, c: Any, k: Any = 1) -> dict:
     """pass@k (capability) and pass^k (reliability) from ``c`` successes in ``n`` trials, rounded
-    to 4 places. ``scorekit pass-k 10 9 --k 8``: a 90%-reliable agent judged over 8 trials."""
+    to 4 places. ``scorekit pass-k 10 9 --k 8``: a 90%-reliable agent judged over 8 trials.
+    ``n``, ``c`` and ``k`` are whole numbers (``10.9`` is an error, not 10)."""
     from scorekit.agents.reliability import pass_at_k, pass_hat_k
 
     n, c, k = _integer(n, "n"), _integer(c, "c"), _integer(k, "k")
@@ -84,25 +110,37 @@ def pass_k(n: Any, c: Any, k: Any = 1) -> dict:
 
 def cost_per_success(total_dollars: Any, successes: Any, *, attempts: Optional[Any] = None) -> dict:
     """Cost-of-Pass: ``total_dollars / successes`` (``inf`` without a success); with ``attempts``
-    also the success rate, rounded to 4 places."""
+    also the success rate, rounded to 4 places. Dollars are finite and ``>= 0``, successes a whole
+    number ``>= 0``, attempts a whole number ``>= 1`` and ``>= successes``."""
     from scorekit.agents.cost import cost_of_pass
 
-    total, wins = _number(total_dollars, "total_dollars"), _integer(successes, "successes")
+    total, wins = _dollars(total_dollars, "total_dollars"), _count(successes, "successes")
     out = {"total_dollars": total, "successes": wins, "cost_per_success": cost_of_pass(total, wins)}
-    if attempts:
-        tries = _integer(attempts, "attempts")
-        if tries <= 0:
-            raise ValueError(f"attempts must be >= 1, got {tries}")
+    if attempts is not None:
+        tries = _count(attempts, "attempts", minimum=1)
+        if wins > tries:
+            raise InvalidValueError(f"successes ({wins}) cannot exceed attempts ({tries})")
         out["success_rate"] = round(wins / tries, 4)
     return out
 
 
 def where() -> str:
     """The local data folder where scorekit keeps gold sets, results, runs, baselines and
-    calibrators (``$SCOREKIT_DATA_HOME``, else ``$EK_DATA_HOME``, else the user's data folder)."""
+    calibrators (``$SCOREKIT_DATA_HOME``, else ``$EK_DATA_HOME``, else the user's data folder:
+    scorekit's, or the reference kit's while scorekit's does not exist)."""
     from scorekit.stores import data_root
 
     return str(data_root())
+
+
+def where_note() -> Optional[str]:
+    """What ``scorekit where`` adds on stderr when the folder is the reference kit's, else None."""
+    from scorekit.stores import data_root, kit_folder, scorekit_folder
+
+    if data_root() != kit_folder() or scorekit_folder().exists():
+        return None
+    return (f"scorekit's data folder {scorekit_folder()} does not exist, so the reference kit's folder is used; "
+            f"create {scorekit_folder()} to keep scorekit's data apart")
 
 
 def check(engine: str) -> dict:

@@ -14,8 +14,8 @@ deterministic verifiers of :mod:`scorekit.qe.verifiers` (L1, FLAG; re-exported h
 match, CORRECT), the record checks :func:`cross_field_validator` and :func:`ordering_validator`,
 the column checks :func:`benford_findings` and :func:`zscore_anomaly_findings` (FLAG),
 :func:`lm_surprisal_validator` (L3, an injected language-model scorer, FLAG) and
-:func:`llm_corrector` (L5, an injected LLM call, gated to flagged values, CORRECT). Models are never imported here: the LM scorer and the LLM
-call are plain callables the caller passes in.
+:func:`llm_corrector` (L5, an injected LLM call, gated to flagged values, CORRECT). Models are
+never imported here: the LM scorer and the LLM call are plain callables the caller passes in.
 
 The lexicon corrector scores values against the whole vocabulary at once with RapidFuzz's
 compiled ``process.cdist`` (and, for the default ``fuzz.ratio``, skips word lengths that cannot

@@ -22,20 +22,20 @@ def _tree_problem(lld):
     starts = np.empty(n, np.int64)
     top = 0
     for k in range(n):
-        l = np.int64(lld[k])
-        if l > k:
+        leftmost = np.int64(lld[k])
+        if leftmost > k:
             return k + 1
-        if l < k:
+        if leftmost < k:
             while True:
                 if top == 0:
                     return k + 1
                 top -= 1
                 s = starts[top]
-                if s == l:
+                if s == leftmost:
                     break
-                if s < l:
+                if s < leftmost:
                     return k + 1
-        starts[top] = l
+        starts[top] = leftmost
         top += 1
     if n > 0 and top != 1:
         return n
@@ -140,9 +140,9 @@ def _keyroots(lld):
     out = np.empty(n, np.int64)
     count = 0
     for k in range(n - 1, -1, -1):
-        l = lld[k]
-        if not seen[l]:
-            seen[l] = True
+        leftmost = lld[k]
+        if not seen[leftmost]:
+            seen[leftmost] = True
             out[count] = k
             count += 1
     return out[:count][::-1].copy()

@@ -3,7 +3,10 @@
 This package module owns the public re-exports of ``scorekit.agents`` (mirroring the reference
 kit's ``ek.agents``) and the registration of the agent metrics under the ``"metrics"`` namespace
 (``"task_success"``, ``"cost_per_success"``, ``"tool_call"`` and ``"trajectory"``,
-default-configured instances; the checkers register themselves in :mod:`scorekit.agents.metrics`).
+default-configured instances; the checkers register themselves in :mod:`scorekit.agents.metrics`)
+and of the optional backends under the reference kit's names (``"deepeval_tool_correctness"`` and
+``"deepeval_task_completion"`` metrics, ``"ragas_faithfulness"`` and ``"uqlm_consistency"``
+signals, the classes as the kit registers them; nothing of the backends is imported until used).
 Nothing here computes a score.
 """
 
@@ -100,3 +103,9 @@ register("metrics", "task_success", TaskSuccessMetric())
 register("metrics", "cost_per_success", CostPerSuccessMetric())
 register("metrics", "tool_call", ToolCallMetric())
 register("metrics", "trajectory", TrajectoryMetric())
+# The optional backends under the reference kit's names; each builds (and imports) its backend on
+# first use, so registering them imports none of deepeval, ragas or uqlm.
+register("metrics", "deepeval_tool_correctness", DeepEvalMetric("tool_correctness"))
+register("metrics", "deepeval_task_completion", DeepEvalMetric("task_completion"))
+register("signals", "ragas_faithfulness", RagasSignal)
+register("signals", "uqlm_consistency", UqlmConsistencySignal)

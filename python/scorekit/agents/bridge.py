@@ -476,7 +476,8 @@ def episodes_from_inspect_log(log: Any, *, scorer: Optional[str] = None,
     sample's first) read with :func:`inspect_score_value`; no scalar score leaves it ungraded
     (``None``). ``meta`` records ``epoch``, ``score`` and ``scorer``; ``run`` the model and task
     version. A ``scorer`` that no sample has raises ``ValueError`` at once (a typo would otherwise
-    leave every episode ungraded). Duck-typed: reads ``log.samples`` and ``log.eval``.
+    leave every episode ungraded), and so do two samples with one id and epoch (they would pool
+    into one task's trials). Duck-typed: reads ``log.samples`` and ``log.eval``.
 
     >>> from types import SimpleNamespace as NS
     >>> sample = NS(id="q1", epoch=1, messages=[], output=NS(completion="4", usage=None),
@@ -495,12 +496,37 @@ def episodes_from_inspect_log(log: Any, *, scorer: Optional[str] = None,
         raise InvalidValueError(
             f"episodes_from_inspect_log: no sample has a score named {scorer!r} (scorers in this log: "
             f"{known}) -- every episode would be ungraded.")
+    _refuse_pooled_samples(samples)
     header = _field(log, "eval")
     model = None if header is None else _field(header, "model")
     version = None if header is None else _field(header, "task_version")
     run = RunProvenance(model="" if model is None else str(model),
                         suite_version="" if version is None else str(version))
     return _graded_episodes(samples, scores, scorer, success_threshold, task_prefix, run)
+
+
+def _repeated_trial(keys: Iterable[tuple[str, Any]]) -> Optional[tuple[int, int]]:
+    """The positions ``(first, again)`` of the first ``(task id, epoch)`` pair seen twice (epochs
+    compared by their ``repr``, so any value can be one), or None: two records of one trial are
+    two tasks (or one record twice), never two trials of one task."""
+    seen: dict = {}
+    for index, (task_id, epoch) in enumerate(keys):
+        first = seen.setdefault((task_id, repr(epoch)), index)
+        if first != index:
+            return first, index
+    return None
+
+
+def _refuse_pooled_samples(samples: list) -> None:
+    """Refuse two samples of one id and epoch (``1`` and ``"1"`` are one id, as are a missing
+    id and ``""``): their episodes would pool into one task's trials."""
+    repeat = _repeated_trial((_sample_id(sample), _field(sample, "epoch")) for sample in samples)
+    if repeat is not None:
+        first, again = repeat
+        raise InvalidValueError(
+            f"repeats the id {_sample_id(samples[again])!r} and epoch {_field(samples[again], 'epoch')!r} of "
+            f"log.samples[{first}]: two samples of one trial would count as two trials of one task",
+            field=f"log.samples[{again}]")
 
 
 def _graded_episodes(samples: list, scores: list[Mapping], scorer: Optional[str], threshold: float,

@@ -17,7 +17,6 @@ sign test over the tasks whose rates differ, and the tasks that improved, regres
 
 from __future__ import annotations
 
-import math
 import operator
 import warnings
 from collections.abc import Iterable, Mapping
@@ -28,9 +27,13 @@ from typing import Any, Optional
 from scorekit.agents.reliability import (
     DEFAULT_BOOTSTRAP_RESAMPLES, ReliabilityReport, bootstrap_ci, outcomes_by_task, pass_hat_k,
 )
-from scorekit.errors import InvalidTypeError, InvalidValueError, describe
+from scorekit.errors import InputTooLargeError, InvalidTypeError, InvalidValueError, describe
 
-__all__ = ["AgentComparison", "compare_agents", "sign_test"]
+__all__ = ["AgentComparison", "compare_agents", "sign_test", "MAX_SIGNS"]
+
+#: Most signs (``n_plus + n_minus``) :func:`sign_test` takes: its exact tail takes about a second
+#: at this size and grows with the square of it (``sign_test(2**62, 2**62)`` would never finish).
+MAX_SIGNS = 100_000
 
 #: ``(trials, successes)`` per task id, in first-seen order.
 Counts = dict[Any, tuple[int, int]]
@@ -42,6 +45,7 @@ def sign_test(n_plus: int, n_minus: int) -> float:
 
     ``min(1, 2 * P(X <= min(n_plus, n_minus)))`` for ``X ~ Binomial(n_plus + n_minus, 1/2)``, from
     exact integer binomials and one correctly rounded division; ``1.0`` when there are no signs.
+    More than :data:`MAX_SIGNS` signs raise :class:`~scorekit.errors.InputTooLargeError`.
 
     >>> sign_test(3, 1)                 # 2 * (1 + 4) / 16
     0.625
@@ -50,6 +54,9 @@ def sign_test(n_plus: int, n_minus: int) -> float:
     """
     n_plus, n_minus = _count(n_plus, "n_plus"), _count(n_minus, "n_minus")
     n = n_plus + n_minus
+    if n > MAX_SIGNS:
+        raise InputTooLargeError(f"n_plus + n_minus is above MAX_SIGNS={MAX_SIGNS:,} signs: the exact tail would "
+                                 "take minutes or never finish")
     tail, term = 0, 1                   # term = C(n, i)
     for i in range(min(n_plus, n_minus) + 1):
         tail += term

@@ -31,6 +31,7 @@ import numpy as np
 
 from scorekit import _kernels
 from scorekit.agents.base import Cost
+from scorekit.errors import InvalidTypeError, InvalidValueError
 
 __all__ = [
     "DEFAULT_CACHE_DISCOUNT", "DEFAULT_BATCH_DISCOUNT", "UnknownModelPrice", "ModelPrice",
@@ -50,9 +51,9 @@ class UnknownModelPrice(KeyError):
 
 def _rate(name: str, value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"ModelPrice.{name} must be a real number of USD per token, got {value!r}")
+        raise InvalidTypeError(f"ModelPrice.{name} must be a real number of USD per token, got {value!r}")
     if not math.isfinite(value) or value < 0:
-        raise ValueError(f"ModelPrice.{name} must be finite and >= 0 (USD per token), got {value!r}")
+        raise InvalidValueError(f"ModelPrice.{name} must be finite and >= 0 (USD per token), got {value!r}")
     return value
 
 
@@ -100,7 +101,7 @@ def per_million(input: float, output: float, *, cached_input: Optional[float] = 
     for name, v in (("input", input), ("output", output), ("cached_input", cached_input),
                     ("reasoning", reasoning)):
         if v is not None and (isinstance(v, bool) or not isinstance(v, numbers.Real)):
-            raise TypeError(f"per_million: {name} must be a real number of USD per 1M tokens, got {v!r}")
+            raise InvalidTypeError(f"per_million: {name} must be a real number of USD per 1M tokens, got {v!r}")
     return ModelPrice(
         input=input * 1e-6,
         output=output * 1e-6,
@@ -127,9 +128,9 @@ def _check_tokens(cost: Cost) -> None:
         ok = (0 <= cost.input_tokens < inf and 0 <= cost.output_tokens < inf
               and 0 <= cost.cached_input_tokens < inf and 0 <= cost.reasoning_tokens < inf)
     except TypeError:
-        raise TypeError(f"dollars: token counts must be numbers, got {cost!r}") from None
+        raise InvalidTypeError(f"dollars: token counts must be numbers, got {cost!r}") from None
     if not ok:
-        raise ValueError(f"dollars: token counts must be finite and >= 0, got {cost!r}")
+        raise InvalidValueError(f"dollars: token counts must be finite and >= 0, got {cost!r}")
 
 
 def dollars(cost: Cost, price: Union[ModelPrice, str], *,
@@ -143,9 +144,9 @@ def dollars(cost: Cost, price: Union[ModelPrice, str], *,
     if isinstance(price, str):
         price = price_of(price, prices=prices)
     elif not isinstance(price, ModelPrice):
-        raise TypeError(f"dollars: price must be a ModelPrice or a model name, got {price!r}")
+        raise InvalidTypeError(f"dollars: price must be a ModelPrice or a model name, got {price!r}")
     if not isinstance(cost, Cost):
-        raise TypeError(f"dollars: cost must be a Cost, got {cost!r}")
+        raise InvalidTypeError(f"dollars: cost must be a Cost, got {cost!r}")
     _check_tokens(cost)
     total = (cost.input_tokens * price.input + cost.output_tokens * price.output
              + cost.cached_input_tokens * price.cached_rate + cost.reasoning_tokens * price.reasoning_rate)
@@ -158,13 +159,15 @@ def _opt_float(model: str, key: str, v: Any) -> Optional[float]:
     try:
         return float(v)
     except (TypeError, ValueError):
-        raise ValueError(f"load_prices: model {model!r} has a non-numeric {key}: {v!r}") from None
+        raise InvalidValueError(f"load_prices: model {model!r} has a non-numeric {key}: {v!r}") from None
 
 
-def load_prices(source: Union[str, os.PathLike, Mapping]) -> dict[str, ModelPrice]:
+def load_prices(source: Union[str, os.PathLike, Mapping, None] = None) -> dict[str, ModelPrice]:
     """``{model: ModelPrice}`` from a LiteLLM ``model_prices_and_context_window.json`` (a path, or
     the already parsed mapping). Non-mapping entries (``sample_spec``) and entries with neither an
-    input nor an output rate (embeddings, unpriced) are skipped.
+    input nor an output rate (embeddings, unpriced) are skipped. There is no default table: the
+    reference kit's ``load_prices()`` reads a bundled snapshot, scorekit's raises
+    :class:`~scorekit.errors.InvalidTypeError` saying where to get the file.
 
     >>> table = load_prices({"m": {"input_cost_per_token": 1e-6, "output_cost_per_token": 2e-6}})
     >>> table["m"].output
@@ -177,12 +180,17 @@ def load_prices(source: Union[str, os.PathLike, Mapping]) -> dict[str, ModelPric
             try:
                 data = json.load(f)
             except json.JSONDecodeError as e:
-                raise ValueError(f"load_prices: {os.fspath(source)!r} is not valid JSON ({e})") from None
+                raise InvalidValueError(f"load_prices: {os.fspath(source)!r} is not valid JSON ({e})") from None
         if not isinstance(data, Mapping):
-            raise ValueError(f"load_prices: {os.fspath(source)!r} must hold a JSON object of "
+            raise InvalidValueError(f"load_prices: {os.fspath(source)!r} must hold a JSON object of "
                              f"{{model: entry}}, got {type(data).__name__}")
+    elif source is None:
+        raise InvalidTypeError(
+            "load_prices needs a source: a path to a local copy of LiteLLM's model_prices_and_context_window.json "
+            "(https://github.com/BerriAI/litellm) or the parsed mapping. scorekit ships no price table, unlike the "
+            "reference kit's load_prices(): a stale default would price a run wrongly without a sign")
     else:
-        raise TypeError(f"load_prices: source must be a path or a mapping, got {type(source).__name__}")
+        raise InvalidTypeError(f"load_prices: source must be a path or a mapping, got {type(source).__name__}")
     table: dict[str, ModelPrice] = {}
     for model, entry in data.items():
         if not isinstance(entry, Mapping):
@@ -200,12 +208,13 @@ def load_prices(source: Union[str, os.PathLike, Mapping]) -> dict[str, ModelPric
                                      entry.get("output_cost_per_reasoning_token")),
             )
         except ValueError as e:
-            raise ValueError(f"load_prices: model {model!r}: {e}") from None
+            raise InvalidValueError(f"load_prices: model {model!r}: {e}") from None
     return table
 
 
 def cost_of_pass(total_cost: float, n_success: int) -> float:
-    """Total spend / successes (``inf`` when nothing succeeded).
+    """Total spend / successes (``inf`` when nothing succeeded). The spend is finite and ``>= 0``,
+    the successes a count ``>= 0`` (a negative count is an error, not ``inf``).
 
     >>> cost_of_pass(10.0, 4), cost_of_pass(10.0, 0)
     (2.5, inf)
@@ -213,14 +222,20 @@ def cost_of_pass(total_cost: float, n_success: int) -> float:
     # float and int first: the ABC checks cost more than the division
     if type(total_cost) not in (float, int) and (isinstance(total_cost, bool)
                                                  or not isinstance(total_cost, numbers.Real)):
-        raise TypeError(f"cost_of_pass: total_cost must be a number, got {total_cost!r}")
-    if not total_cost >= 0:
-        raise ValueError(f"cost_of_pass: total_cost must be >= 0, got {total_cost!r}")
-    if type(n_success) is not int and not isinstance(n_success, numbers.Integral):
-        raise TypeError(f"cost_of_pass: n_success must be an integer count, got {n_success!r}")
-    if n_success <= 0:
+        raise InvalidTypeError(f"cost_of_pass: total_cost must be a number, got {total_cost!r}")
+    if not (math.isfinite(total_cost) and total_cost >= 0):
+        raise InvalidValueError(f"cost_of_pass: total_cost must be finite and >= 0, got {total_cost!r}")
+    if type(n_success) is not int and (isinstance(n_success, bool) or not isinstance(n_success, numbers.Integral)):
+        raise InvalidTypeError(f"cost_of_pass: n_success must be an integer count, got {n_success!r}")
+    if n_success < 0:
+        raise InvalidValueError(f"cost_of_pass: n_success must be >= 0, got {n_success}")
+    if n_success == 0:
         return math.inf
-    return total_cost / n_success
+    try:
+        return total_cost / n_success
+    except OverflowError:  # a count beyond the float range
+        raise InvalidValueError("cost_of_pass: n_success is beyond the float range (an integer of "
+                                f"{n_success.bit_length()} bits)") from None
 
 
 def episode_dollars(episode: Any, *, prices: Optional[Mapping[str, ModelPrice]] = None,
@@ -379,7 +394,7 @@ def _report(n: int, n_success: int, total: Optional[float], mean_latency: Option
 
 
 def _raise_ungraded(task_ids: list) -> None:
-    raise ValueError(
+    raise InvalidValueError(
         f"cost_report: {len(task_ids)} episode(s) are ungraded (success is None), e.g. "
         f"{task_ids[:3]}. Grade them with a checker first -- an ungraded episode is not a failed "
         "one, and silently treating it as one reports an infinite cost-of-pass."
@@ -394,7 +409,7 @@ def _cost_report_one_by_one(eps: list, prices: Optional[Mapping[str, ModelPrice]
         ungraded = [e.task_id for e in eps if e.success is None]
         costs = [e.cost for e in eps if e.cost is not None]
     except AttributeError:
-        raise TypeError(f"cost_report: expected Episodes, got {[type(e).__name__ for e in eps][:3]}") from None
+        raise InvalidTypeError(f"cost_report: expected Episodes, got {[type(e).__name__ for e in eps][:3]}") from None
     if ungraded:
         _raise_ungraded(ungraded)
     n = len(eps)

@@ -23,11 +23,13 @@ from __future__ import annotations
 import copy
 import dataclasses
 import inspect
+import itertools
 import math
 import numbers
 import operator
+import threading
 import warnings
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Optional, Union
 
@@ -37,15 +39,20 @@ from scorekit.agents.base import Episode, RunProvenance, TaskSpec, suite_grammar
 from scorekit.agents.cost import ModelPrice, cost_report, episode_dollars_array
 from scorekit.agents.metrics import resolve_checker
 from scorekit.agents.reliability import (
-    DEFAULT_Z, ReliabilityReport, _se_from_ci, bootstrap_ci, difference_upper_bound, mean_standard_error,
+    DEFAULT_Z, MAX_TRIALS, ReliabilityReport, _se_from_ci, bootstrap_ci, difference_upper_bound, mean_standard_error,
     newcombe_difference, reliability,
 )
-from scorekit.harness import fresh_run_ids
+from scorekit.errors import InputTooLargeError, InvalidValueError, describe
+from scorekit.harness import check_tolerance, fresh_run_ids, load_baseline, resolve_baseline
 from scorekit.progress import progress_printer
-from scorekit.stores import json_store
+from scorekit.stores import json_key, json_store
 
 __all__ = ["run_suite", "save_agent_baseline", "load_agent_baseline", "agent_regression_gate",
-           "AgentGateResult"]
+           "AgentGateResult", "MAX_EPISODES"]
+
+#: Default bound on the episodes of one :func:`run_suite` (tasks x k): every episode is kept in
+#: memory for the report, so a mistyped ``k`` must fail at once, not when the machine runs out.
+MAX_EPISODES = 1_000_000
 
 _PROVENANCE_FIELDS = ("model", "simulator", "suite_version", "scaffold", "temperature")
 _COMPARABILITY_FIELDS = ("simulator", "suite_version", "scaffold")
@@ -76,6 +83,32 @@ def _task_list(tasks: Any) -> list[TaskSpec]:
     return out
 
 
+def _distinct_ids(tasks: list[TaskSpec], persist: bool) -> list[TaskSpec]:
+    """``tasks``, refused when two share a ``task_id`` — as Python compares them (``1 == True``:
+    their episodes would pool as one task's trials) or as JSON writes them (``1`` and ``"1"``: one
+    key of the persisted per-task results) — or, with ``persist``, when an id cannot be a JSON key."""
+    seen: dict = {}
+    texts: dict = {}
+    for i, task in enumerate(tasks):
+        try:
+            text = json_key(task.task_id)
+        except (InvalidValueError, TypeError) as exc:
+            if persist:  # refused now, not after every episode has run
+                raise InvalidValueError(f"run_suite(persist=True): task {i} has the id {task.task_id!r}, which cannot "
+                                        f"be saved as a key of the results ({exc})") from None
+            text = None
+        first = seen.get(task.task_id, texts.get(text))
+        if first is not None:
+            raise InvalidValueError(
+                f"run_suite: task {i} (id {task.task_id!r}) repeats the task id of task {first} "
+                f"({tasks[first].task_id!r}); every task of a suite needs its own id (episodes are grouped by it, "
+                "so two tasks would count as extra trials of one, or one would be lost when the results are saved)")
+        seen.setdefault(task.task_id, i)
+        if text is not None:
+            texts[text] = i
+    return tasks
+
+
 def _accepts_seed(agent: Callable) -> bool:
     try:
         return "seed" in inspect.signature(agent).parameters
@@ -83,11 +116,48 @@ def _accepts_seed(agent: Callable) -> bool:
         return False
 
 
-def _call_agents(agent: Callable, jobs: list[tuple[TaskSpec, Optional[int]]], pass_seed: bool,
-                 concurrency: int, progress: Optional[Callable[[int, int], None]]) -> list[Any]:
-    """The agent's result for every ``(task, seed)`` job, in job order; with ``concurrency > 1``
-    the calls run on a bounded thread pool (the results are the same as a sequential run's for any
-    agent whose answer depends only on its task and seed)."""
+class _TimedOut:
+    """The result of an agent call that did not return within the run's ``timeout``."""
+
+    def __init__(self, seconds: float) -> None:
+        self.reason = f"the agent did not return within the timeout of {seconds:g} s"
+
+
+def _within(call: Callable[[Any], Any], timeout: float) -> Callable[[Any], Any]:
+    """``call`` run on a daemon thread that is waited for at most ``timeout`` seconds; past that
+    it gives a :class:`_TimedOut`. A Python thread cannot be killed: the abandoned call runs on
+    in the background (a daemon, so it never holds up the interpreter's exit) and its late result
+    is discarded."""
+
+    def bounded(job: Any) -> Any:
+        box: list = []
+
+        def target() -> None:
+            try:
+                box.append((True, call(job)))
+            except BaseException as exc:  # handed to the harness's thread, raised there
+                box.append((False, exc))
+
+        worker = threading.Thread(target=target, name="scorekit-agent-timeout", daemon=True)
+        worker.start()
+        worker.join(timeout)
+        if not box:
+            return _TimedOut(timeout)
+        ok, value = box[0]
+        if not ok:
+            raise value
+        return value
+
+    return bounded
+
+
+def _call_agents(agent: Callable, jobs: Iterator[tuple[TaskSpec, Optional[int]]], total: int, pass_seed: bool,
+                 concurrency: int, timeout: Optional[float],
+                 progress: Optional[Callable[[int, int], None]]) -> list[Any]:
+    """The agent's result for each of the ``total`` ``(task, seed)`` jobs, in job order (a
+    :class:`_TimedOut` for a call past ``timeout``); with ``concurrency > 1`` the calls run on a
+    bounded thread pool (the results are the same as a sequential run's for any agent whose
+    answer depends only on its task and seed). ``jobs`` is consumed lazily."""
 
     def call(job: tuple[TaskSpec, Optional[int]]) -> Any:
         task, seed = job
@@ -97,32 +167,41 @@ def _call_agents(agent: Callable, jobs: list[tuple[TaskSpec, Optional[int]]], pa
             exc.add_note(f"(raised by the agent on task {task.task_id!r}, seed {seed!r})")
             raise
 
-    total = len(jobs)
+    run_one = call if timeout is None else _within(call, timeout)
     results: list[Any] = []
     step = max(1, total // 200)
     if concurrency <= 1:
         for job in jobs:
-            results.append(call(job))
+            results.append(run_one(job))
             if progress is not None and (len(results) % step == 0 or len(results) == total):
                 progress(len(results), total)
         return results
     window = concurrency * _IN_FLIGHT_PER_WORKER
     with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="scorekit-agent") as pool:
-        for start in range(0, total, window):
-            results.extend(pool.map(call, jobs[start:start + window]))
+        while batch := list(itertools.islice(jobs, window)):
+            results.extend(pool.map(run_one, batch))
             if progress is not None:
                 progress(len(results), total)
     return results
 
 
 def _as_episode(result: Any, task: TaskSpec, trial_run: RunProvenance) -> Episode:
-    """The agent's result as a fresh Episode of ``task`` (never the agent's own object)."""
+    """The agent's result as a fresh Episode of ``task`` (never the agent's own object). An
+    episode that names another task is refused: the task the harness ran is the task scored."""
+    if isinstance(result, _TimedOut):
+        return Episode(task_id=task.task_id, run=trial_run, success=False,
+                       meta={"timed_out": True, "error": result.reason})
+    if isinstance(result, Episode) and result.task_id and result.task_id != task.task_id:
+        raise InvalidValueError(
+            f"run_suite: the agent ran task {task.task_id!r} but returned an episode of task "
+            f"{result.task_id!r}; the task the harness ran is the task scored (leave Episode.task_id "
+            "empty or set it to the task's id)")
     if type(result) is Episode:  # a shallow copy, as dataclasses.replace makes (and faster)
-        return Episode(result.task_id or task.task_id, result.trajectory, result.output, result.final_state,
+        return Episode(task.task_id, result.trajectory, result.output, result.final_state,
                        result.cost, result.success, result.run or trial_run, result.provenance, dict(result.meta))
     if isinstance(result, Episode):  # a subclass, with whatever attributes it adds
         episode = copy.copy(result)
-        episode.task_id = result.task_id or task.task_id
+        episode.task_id = task.task_id
         episode.run = result.run or trial_run
         episode.meta = dict(result.meta)
         return episode
@@ -182,11 +261,21 @@ def _positive_int(value: Any, name: str) -> int:
     return value
 
 
+def _timeout(value: Any) -> Optional[float]:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0 < value <= threading.TIMEOUT_MAX:
+        raise InvalidValueError(f"must be None or a number of seconds > 0 and <= {threading.TIMEOUT_MAX:g} (the "
+                                f"longest wait a thread allows), got {describe(value)}", field="run_suite: timeout")
+    return float(value)
+
+
 def run_suite(agent: Callable[..., Any], tasks: Any, *, k: int = 1, check: Any = None,
               metrics: Optional[Mapping[str, Any]] = None, price: Optional[ModelPrice] = None,
               prices: Optional[Mapping[str, ModelPrice]] = None, run: Optional[RunProvenance] = None,
               seed: Optional[int] = None, persist: bool = False, run_id: Optional[str] = None,
-              rootdir: Any = None, concurrency: int = 1, progress: str = "auto") -> ReliabilityReport:
+              rootdir: Any = None, concurrency: int = 1, progress: str = "auto", timeout: Optional[float] = None,
+              max_episodes: int = MAX_EPISODES) -> ReliabilityReport:
     """Run ``agent`` over ``tasks`` ``k`` times per task; report reliability, cost and metrics.
 
     ``agent`` gets the whole :class:`TaskSpec` (and ``seed=`` when it accepts that keyword and
@@ -202,13 +291,33 @@ def run_suite(agent: Callable[..., Any], tasks: Any, *, k: int = 1, check: Any =
     and the seed. ``progress`` draws a bar on stderr: ``"auto"`` (on a terminal), ``"always"``,
     ``"never"``.
 
+    Every task needs its own ``task_id``, and an agent's episode that names another task than
+    the one it was given raises :class:`~scorekit.errors.InvalidValueError` (an empty id is
+    filled in). ``timeout`` (seconds) bounds each agent call: the call runs on a worker thread
+    the harness stops waiting for, and the episode is recorded as failed with
+    ``meta["timed_out"]`` and ``meta["error"]`` (their count is ``report.detail["timed_out"]``).
+    A Python thread cannot be killed, so the abandoned call runs on in the background and its
+    result is discarded. ``len(tasks) * k`` above ``max_episodes`` (default
+    :data:`MAX_EPISODES`), or ``k`` above :data:`~scorekit.agents.reliability.MAX_TRIALS`, raises
+    :class:`~scorekit.errors.InputTooLargeError` before any call.
+
     >>> tasks = [TaskSpec("t1", input="hi", gold="HI"), TaskSpec("t2", input="yo", gold="YO")]
     >>> run_suite(lambda task: task.input.upper(), tasks).success_rate     # a bare answer is wrapped
     1.0
     """
-    task_list = _task_list(tasks)
+    task_list = _distinct_ids(_task_list(tasks), persist)
     k = _positive_int(k, "k")
     concurrency = _positive_int(concurrency, "concurrency")
+    timeout = _timeout(timeout)
+    max_episodes = _positive_int(max_episodes, "max_episodes")
+    total = len(task_list) * k
+    if max(total, k) > max_episodes:  # k alone too: the per-trial provenance is built before any task
+        raise InputTooLargeError(
+            f"run_suite: {len(task_list)} tasks x k={k} is {total:,} episodes, above max_episodes={max_episodes:,} (every "
+            "episode is kept in memory for the report; raise max_episodes to run it anyway)")
+    if k > MAX_TRIALS:  # refused now, not by pass@k after every episode has run
+        raise InputTooLargeError(f"run_suite: k={k:,} is above MAX_TRIALS={MAX_TRIALS:,}, the most trials per task "
+                                 "pass@k and pass^k take")
     if seed is not None:
         seed = operator.index(seed)
     checker = resolve_checker(check)
@@ -217,8 +326,8 @@ def run_suite(agent: Callable[..., Any], tasks: Any, *, k: int = 1, check: Any =
         raise TypeError(f"run_suite: run must be a RunProvenance, got {type(base_run).__name__}")
     grammar = suite_grammar(task_list)
     trial_runs = [dataclasses.replace(base_run, seed=None if seed is None else seed + trial) for trial in range(k)]
-    jobs = [(task, trial_runs[trial].seed) for task in task_list for trial in range(k)]
-    results = _call_agents(agent, jobs, _accepts_seed(agent), concurrency,
+    jobs = ((task, trial_runs[trial].seed) for task in task_list for trial in range(k))
+    results = _call_agents(agent, jobs, total, _accepts_seed(agent), concurrency, timeout,
                            progress_printer(progress, "episodes"))
 
     episodes: list[Episode] = []
@@ -226,8 +335,10 @@ def run_suite(agent: Callable[..., Any], tasks: Any, *, k: int = 1, check: Any =
     for t, task in enumerate(task_list):
         mine = []
         for trial in range(k):
-            episode = _as_episode(results[t * k + trial], task, trial_runs[trial])
-            episode.success = bool(checker(episode, task.gold))
+            result = results[t * k + trial]
+            episode = _as_episode(result, task, trial_runs[trial])
+            if not isinstance(result, _TimedOut):
+                episode.success = bool(checker(episode, task.gold))
             mine.append(episode)
         per_task.append(mine)
         episodes.extend(mine)
@@ -237,6 +348,8 @@ def run_suite(agent: Callable[..., Any], tasks: Any, *, k: int = 1, check: Any =
     costs["cost_ci"] = _cost_ci(episodes, price, prices)
     report = reliability(episodes, k=k, slices=slices or None, cost=costs)
     report.detail["episodes"] = len(episodes)
+    if timeout is not None:
+        report.detail["timed_out"] = sum(isinstance(result, _TimedOut) for result in results)
     report.detail["provenance"] = {f: getattr(base_run, f) for f in _PROVENANCE_FIELDS}
     report.detail["value_weighted_success"] = _value_weighted_success(
         task_list, [[bool(e.success) for e in eps] for eps in per_task])
@@ -313,9 +426,11 @@ def save_agent_baseline(report: ReliabilityReport, name: str, *, rootdir: Any = 
 
 
 def load_agent_baseline(name: str, *, rootdir: Any = None) -> Optional[dict]:
-    """The baseline ``name``, or ``None`` when there is none."""
-    store = json_store("baselines", rootdir=rootdir)
-    return store[name] if name in store else None
+    """The baseline ``name``, or ``None`` when there is none (read by
+    :func:`scorekit.harness.load_baseline`). A name the store refuses (``..``, a symbolic link …)
+    raises :class:`~scorekit.stores.StoreKeyError`, a corrupt file
+    :class:`~scorekit.stores.CorruptStoreFileError`: neither is a first run."""
+    return load_baseline(name, rootdir=rootdir)
 
 
 @dataclasses.dataclass
@@ -336,17 +451,9 @@ class AgentGateResult:
         return self.passed
 
 
-def _resolve_baseline(baseline: Any, rootdir: Any) -> Optional[dict]:
-    if baseline is None:
-        return None
-    if isinstance(baseline, str):
-        return load_agent_baseline(baseline, rootdir=rootdir)
-    if isinstance(baseline, ReliabilityReport):
-        return summary(baseline)
-    if isinstance(baseline, Mapping):
-        return dict(baseline)
-    raise TypeError("agent_regression_gate: baseline must be a baseline name, a ReliabilityReport, a baseline "
-                    f"dict or None; got {type(baseline).__name__}")
+def _whole(value: Any) -> bool:
+    """A count: an integer, not a bool (nor a float, NaN included)."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
 
 def _check_baseline(base: dict) -> None:
@@ -354,17 +461,24 @@ def _check_baseline(base: dict) -> None:
         raise ValueError(
             "agent_regression_gate: malformed baseline -- no 'n_trials' key. It was not produced by "
             "save_agent_baseline; re-baseline from a real run.")
-    n_trials = base["n_trials"] or 0
-    if n_trials <= 0:
+    n_trials = base["n_trials"]
+    if n_trials is not None and not _whole(n_trials):
+        raise InvalidValueError(f"agent_regression_gate: malformed baseline -- n_trials={n_trials!r} is not a whole "
+                                "number of trials; re-baseline from a real run.")
+    if (n_trials or 0) <= 0:
         raise ValueError(
             "agent_regression_gate: the baseline recorded ZERO trials, so it cannot be regressed against -- "
             "every bound in it is the maximally-uncertain default, and any run at all would 'pass'. "
             "Re-baseline from a real run.")
     n_success = base.get("n_success")
-    if n_success is not None and not 0 <= n_success <= n_trials:
+    if n_success is not None and not (_whole(n_success) and 0 <= n_success <= n_trials):
         raise ValueError(
-            f"agent_regression_gate: malformed baseline -- n_success={n_success} is not in "
+            f"agent_regression_gate: malformed baseline -- n_success={n_success!r} is not a whole number in "
             f"[0, n_trials={n_trials}].")
+    n_tasks = base.get("n_tasks")
+    if n_tasks is not None and not (_whole(n_tasks) and n_tasks >= 0):
+        raise InvalidValueError(f"agent_regression_gate: malformed baseline -- n_tasks={n_tasks!r} is not a whole "
+                                "number of tasks.")
     if n_success is None and base.get("success_rate") is None:
         raise ValueError(
             "agent_regression_gate: malformed baseline -- it carries neither 'n_success' nor 'success_rate', "
@@ -380,23 +494,108 @@ def _finite(x: Any) -> bool:
     return isinstance(x, numbers.Real) and not isinstance(x, bool) and math.isfinite(x)
 
 
+def _success_reasons(report: ReliabilityReport, base: dict, tolerance: float) -> tuple[list[str], Any]:
+    """The success-rate arm: why it fails (empty when it passes) and the baseline rate shown."""
+    base_n, base_c, base_rate = base["n_trials"], base.get("n_success"), base.get("success_rate")
+    if base_rate is not None and not (_finite(base_rate) and 0.0 <= base_rate <= 1.0):
+        return [f"success rate could not be compared: the baseline's success_rate is {base_rate!r}, not a rate in "
+                "[0, 1]"], base_rate
+    if base_rate is None:
+        base_rate = base_c / base_n
+    if base_c is not None:
+        _, hi = newcombe_difference(report.n_success, report.n_trials, base_c, base_n)
+        if hi < -tolerance:
+            return [f"success rate regressed: {report.success_rate:.3f} vs baseline {base_rate:.3f}; the 95% interval "
+                    f"for the change tops out at {hi:+.3f} (tolerance {tolerance})"], base_rate
+    elif report.success_ci[1] < base_rate - tolerance:
+        lo, hi = report.success_ci
+        return [f"success rate regressed: CI [{lo:.3f}, {hi:.3f}] lies below baseline {base_rate:.3f} "
+                f"(tolerance {tolerance})"], base_rate
+    return [], base_rate
+
+
+def _pass_hat_k_reasons(report: ReliabilityReport, base: dict, tolerance: float) -> list[str]:
+    """The pass^k arm (k > 1; pass^1 is the success rate): why it fails, empty when it passes."""
+    k, cur_hat, base_hat = report.k, report.pass_hat_k, base.get("pass_hat_k")
+    if k <= 1:
+        return []
+    if base.get("k") != k:
+        return [f"pass^{k} could not be compared: the baseline ran k={base.get('k')!r} trials per task, this run {k}"]
+    if not (_finite(cur_hat) and _finite(base_hat)):
+        return [f"pass^{k} could not be compared: non-finite estimate (current {cur_hat!r}, baseline {base_hat!r})"]
+    if "pass_hat_k_sd" in base and base.get("n_tasks"):
+        se_cur = report.pass_hat_k_se()
+        se_base = mean_standard_error(base_hat, base["pass_hat_k_sd"], base["n_tasks"])
+        hi = (cur_hat - base_hat) + DEFAULT_Z * math.sqrt(se_cur * se_cur + se_base * se_base)
+    else:
+        cur_ci = report.pass_hat_k_ci
+        base_ci = base.get("pass_hat_k_ci") or (base_hat, base_hat)
+        if _se_from_ci(base_ci, DEFAULT_Z) in (None, 0.0) and _se_from_ci(cur_ci, DEFAULT_Z):
+            base_ci = cur_ci  # a zero-width baseline must not collapse into interval-vs-point
+        hi = difference_upper_bound(cur_hat, cur_ci, base_hat, base_ci)
+    if not _finite(hi):
+        return [f"pass^{k} could not be compared: no finite bound for the change (current {cur_hat!r}, baseline "
+                f"{base_hat!r}, baseline spread {base.get('pass_hat_k_sd', base.get('pass_hat_k_ci'))!r})"]
+    if hi < -tolerance:
+        return [f"pass^{k} regressed: {cur_hat:.3f} vs baseline {base_hat:.3f}; the interval for the change tops out "
+                f"at {hi:+.3f} (tolerance {tolerance})"]
+    return []
+
+
+def _cost_reasons(report: ReliabilityReport, base: dict, cost_tolerance: float) -> list[str]:
+    """The cost arm: compared when both runs were priced; why it fails, empty when it passes."""
+    cost = report.cost or {}
+    base_ci = base.get("cost_ci") or (None, None)
+    base_priced = any(x is not None for x in (base.get("total_dollars"), base.get("cost_per_success"), *base_ci))
+    if not base_priced and cost.get("total_dollars") is None:
+        return []
+    if not base_priced or cost.get("total_dollars") is None:
+        which = "the baseline has dollar figures and this run none" if base_priced else \
+            "this run has dollar figures and the baseline none"
+        return [f"cost per success could not be compared: {which} (price both runs alike)"]
+    figures = {"cost_per_success": base.get("cost_per_success"), "cost_ci": base_ci,
+               "total_dollars": base.get("total_dollars")}
+    broken = [f"{name}={value!r}" for name, value in figures.items()
+              if any(x is not None and not _finite(x) for x in (value if name == "cost_ci" else [value]))]
+    if broken:
+        return [f"cost per success could not be compared: non-finite estimate in the baseline ({', '.join(broken)})"]
+    if base.get("n_success") == 0:  # the baseline's cost per success is infinite: nothing costs more
+        return []
+    ceiling = base_ci[1] if base_ci[1] is not None else base.get("cost_per_success")
+    low = (cost.get("cost_ci") or (None, None))[0]
+    if not (_finite(ceiling) and (_finite(low) or low == math.inf)):  # inf: this run had no success
+        return [f"cost per success could not be compared: non-finite estimate (current CI low {low!r}, baseline CI "
+                f"high {ceiling!r})"]
+    if low > ceiling * (1 + cost_tolerance):
+        return [f"cost per success regressed: CI low {low:.4g} exceeds the baseline CI high {ceiling:.4g} "
+                f"(+{cost_tolerance:.0%})"]
+    return []
+
+
 def agent_regression_gate(report: ReliabilityReport, baseline: Union[str, dict, ReliabilityReport, None], *,
                           tolerance: float = 0.0, cost_tolerance: float = 0.0,
                           rootdir: Any = None) -> AgentGateResult:
-    """Fail only when the evidence says the agent really got worse than ``baseline``, not on noise.
+    """Fail only when the evidence says the agent really got worse than ``baseline``, not on noise,
+    and whenever it cannot tell.
 
     ``baseline`` is a baseline name, a record from :func:`save_agent_baseline`, a report, or
     ``None`` (a first run passes). The success rate fails when the upper end of the Newcombe
     interval for ``current - baseline`` is below ``-tolerance``; pass^k (k > 1) when the
     combined-SE upper bound of the difference is; cost when the current cost-per-success interval
     starts above the baseline's upper end times ``1 + cost_tolerance``. A run that shrank the
-    suite fails. An empty run fails; an empty or malformed baseline, or one made under another
-    user simulator, suite version or scaffold, raises ``ValueError``. A drop in pass^k that is not
-    significant passes with ``underpowered=True`` and a warning.
+    suite fails. An empty run fails. The gate fails closed: an estimate it cannot compare (NaN,
+    infinite or missing in either run, pass^k of another ``k``, cost priced in only one run) fails
+    with a reason saying so. ``tolerance`` and ``cost_tolerance`` must be finite and ``>= 0``. An
+    empty or malformed baseline, or one made under another user simulator, suite version or
+    scaffold, raises ``ValueError``. A drop in pass^k that is not significant passes with
+    ``underpowered=True`` and a warning.
     """
     if not isinstance(report, ReliabilityReport):
         raise TypeError(f"agent_regression_gate: report must be a ReliabilityReport, got {type(report).__name__}")
-    base = _resolve_baseline(baseline, rootdir)
+    tolerance = check_tolerance(tolerance, "tolerance")
+    cost_tolerance = check_tolerance(cost_tolerance, "cost_tolerance")
+    found = resolve_baseline(baseline, rootdir=rootdir, agent=True, report_type=ReliabilityReport, record_of=summary)
+    base = None if found is None else found[0]
     cost_now = report.cost.get("cost_per_success") if report.cost else None
     if report.n_trials == 0:
         return AgentGateResult(passed=False, reasons=[
@@ -421,44 +620,12 @@ def agent_regression_gate(report: ReliabilityReport, baseline: Union[str, dict, 
     if base_tasks is not None and report.n_tasks < base_tasks:
         reasons.append(f"the suite shrank: {report.n_tasks} tasks vs {base_tasks} in the baseline -- not the same "
                        "experiment (re-baseline, or restore the missing tasks).")
-
-    base_n, base_c = base["n_trials"], base.get("n_success")
-    base_rate = base.get("success_rate")
-    if base_rate is None and base_c is not None:
-        base_rate = base_c / base_n
-    if base_c is not None and base_n:
-        _, hi = newcombe_difference(report.n_success, report.n_trials, base_c, base_n)
-        if hi < -tolerance:
-            reasons.append(f"success rate regressed: {report.success_rate:.3f} vs baseline {base_rate:.3f}; the 95% "
-                           f"interval for the change tops out at {hi:+.3f} (tolerance {tolerance})")
-    elif base_rate is not None and report.success_ci[1] < base_rate - tolerance:
-        lo, hi = report.success_ci
-        reasons.append(f"success rate regressed: CI [{lo:.3f}, {hi:.3f}] lies below baseline {base_rate:.3f} "
-                       f"(tolerance {tolerance})")
+    success, base_rate = _success_reasons(report, base, tolerance)
+    reasons += success
+    reasons += _pass_hat_k_reasons(report, base, tolerance)
+    reasons += _cost_reasons(report, base, cost_tolerance)
 
     cur_hat, base_hat = report.pass_hat_k, base.get("pass_hat_k")
-    if report.k > 1 and cur_hat is not None and base_hat is not None:
-        if "pass_hat_k_sd" in base and base.get("n_tasks"):
-            se_cur = report.pass_hat_k_se()
-            se_base = mean_standard_error(base_hat, base["pass_hat_k_sd"], base["n_tasks"])
-            hi = (cur_hat - base_hat) + DEFAULT_Z * math.sqrt(se_cur * se_cur + se_base * se_base)
-        else:
-            cur_ci = report.pass_hat_k_ci
-            base_ci = base.get("pass_hat_k_ci") or (base_hat, base_hat)
-            if _se_from_ci(base_ci, DEFAULT_Z) in (None, 0.0) and _se_from_ci(cur_ci, DEFAULT_Z):
-                base_ci = cur_ci  # a zero-width baseline must not collapse into interval-vs-point
-            hi = difference_upper_bound(cur_hat, cur_ci, base_hat, base_ci)
-        if hi is not None and hi < -tolerance:
-            reasons.append(f"pass^{report.k} regressed: {cur_hat:.3f} vs baseline {base_hat:.3f}; the interval for "
-                           f"the change tops out at {hi:+.3f} (tolerance {tolerance})")
-
-    base_cost_ci = base.get("cost_ci") or (None, None)
-    ceiling = base_cost_ci[1] if base_cost_ci[1] is not None else base.get("cost_per_success")
-    low = (report.cost.get("cost_ci") or (None, None))[0] if report.cost else None
-    if _finite(ceiling) and _finite(low) and low > ceiling * (1 + cost_tolerance):
-        reasons.append(f"cost per success regressed: CI low {low:.4g} exceeds the baseline CI high {ceiling:.4g} "
-                       f"(+{cost_tolerance:.0%})")
-
     underpowered = not reasons and cur_hat is not None and base_hat is not None and cur_hat < base_hat
     if underpowered:
         warnings.warn(

@@ -30,7 +30,7 @@ from typing import Any, Optional
 
 from scorekit.base import Finding, GraphGrammar, Score, Severity
 from scorekit.errors import InvalidTypeError, InvalidValueError, describe
-from scorekit.harness import _labels, cohen_kappa, krippendorff_alpha, percent_agreement
+from scorekit.harness import _labels, _missing, cohen_kappa, krippendorff_alpha, percent_agreement
 
 __all__ = ["JUDGE_COST_TIER", "ALPHA_GOOD", "ALPHA_TENTATIVE", "JudgeSignal", "JudgeMetric",
            "pairwise_judge", "judge_validation"]
@@ -157,7 +157,9 @@ def judge_validation(judge_labels: Sequence[Any], human_labels: Sequence[Any], *
     The judge is one more annotator: the result holds ``n``, Krippendorff's ``alpha`` at ``level``
     (:func:`scorekit.harness.krippendorff_alpha`), ``percent_agreement``, a ``verdict`` (``"good"``
     from alpha :data:`ALPHA_GOOD`, ``"tentative"`` from :data:`ALPHA_TENTATIVE`, else
-    ``"unreliable"``) and, at the nominal level only, Cohen's ``kappa``.
+    ``"unreliable"``) and, at the nominal level only, Cohen's ``kappa``. Without a single item
+    labelled by both (no items, or every pair has a ``None``/NaN), nothing certifies the judge:
+    :class:`~scorekit.errors.InvalidValueError` (the reference kit calls it ``"good"``, alpha 1.0).
 
     >>> r = judge_validation([1, 1, 0, 0], [1, 1, 0, 0])
     >>> r["alpha"], r["verdict"]
@@ -168,6 +170,9 @@ def judge_validation(judge_labels: Sequence[Any], human_labels: Sequence[Any], *
     judge, human = list(_labels(judge_labels, "judge_labels")), list(_labels(human_labels, "human_labels"))
     if len(judge) != len(human):
         raise InvalidValueError("judge and human must label the same items")
+    if all(_missing(j) or _missing(h) for j, h in zip(judge, human)):
+        raise InvalidValueError(f"judge_validation: none of the {len(judge)} items has both a judge and a human "
+                                "label; there is nothing to certify the judge on")
     alpha = krippendorff_alpha([judge, human], level=level)
     verdict = "good" if alpha >= ALPHA_GOOD else "tentative" if alpha >= ALPHA_TENTATIVE else "unreliable"
     result: dict[str, Any] = {"n": len(judge), "alpha": alpha,

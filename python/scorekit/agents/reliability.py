@@ -31,15 +31,19 @@ from typing import Any, Optional, Union
 import numpy as np
 
 from scorekit._kernels import bootstrap
+from scorekit.errors import InputTooLargeError
 
 __all__ = [
     "DEFAULT_Z", "DEFAULT_BOOTSTRAP_RESAMPLES", "pass_at_k", "pass_hat_k", "wilson_interval",
     "newcombe_difference", "difference_upper_bound", "mean_standard_error", "bootstrap_ci", "ReliabilityReport",
-    "reliability", "outcomes_by_task",
+    "reliability", "outcomes_by_task", "MAX_TRIALS",
 ]
 
 DEFAULT_Z = 1.96
 DEFAULT_BOOTSTRAP_RESAMPLES = 2000
+#: Most trials ``n`` of one task that :func:`pass_at_k` / :func:`pass_hat_k` take: their exact
+#: binomials take a fraction of a second at this size and minutes (or forever) far above it.
+MAX_TRIALS = 100_000
 
 # Resampled values held at once by the vectorised bootstrap (bounds its memory to a few tens of MB).
 _CHUNK_CELLS = 1 << 21
@@ -53,6 +57,10 @@ def _counts(n: Any, c: Any, k: Any) -> tuple[int, int, int]:
             f"n, c and k must be integers; got n={n!r}, c={c!r}, k={k!r}") from None
     if k < 1:
         raise ValueError(f"k must be >= 1, got {k}")
+    if n > MAX_TRIALS:
+        shown = f"{n:,}" if n.bit_length() < 100 else f"an integer of {n.bit_length()} bits"
+        raise InputTooLargeError(f"n={shown} trials is above MAX_TRIALS={MAX_TRIALS:,}: the exact binomials of pass@k "
+                                 "and pass^k would take minutes or never finish")
     if n < k:
         raise ValueError(f"need n >= k trials to estimate at k={k}, got n={n}")
     if not 0 <= c <= n:

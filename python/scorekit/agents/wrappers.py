@@ -46,7 +46,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Optional
 
 from scorekit.agents.base import as_call, is_episode
-from scorekit.agents.bridge import DEFAULT_SUCCESS_THRESHOLD, episodes_from_inspect_log
+from scorekit.agents.bridge import DEFAULT_SUCCESS_THRESHOLD, episodes_from_inspect_log, _repeated_trial
 from scorekit.base import GraphGrammar, Score
 from scorekit.errors import InvalidTypeError, InvalidValueError, describe
 from scorekit.registry import requires_extra
@@ -182,6 +182,28 @@ def _failure(log: Any) -> Optional[str]:
     return "no status" if status is None else str(status)
 
 
+def _task_prefixes(logs: list) -> list[str]:
+    """The task-id prefix of each log's samples: none for a single log; else each log's task
+    name, numbered ``name#0``, ``name#1`` … (every log) when two logs share a name, as the
+    reference kit does, so two tasks never pool into one."""
+    if len(logs) < 2:
+        return [""] * len(logs)
+    names = [str(getattr(getattr(log, "eval", None), "task", "") or "") for log in logs]
+    if len(set(names)) < len(names):
+        names = [f"{name}#{index}" for index, name in enumerate(names)]
+    return names
+
+
+def _refuse_pooled_ids(episodes: list) -> None:
+    repeat = _repeated_trial((episode.task_id, episode.meta["epoch"]) for episode in episodes)
+    if repeat is not None:
+        again = episodes[repeat[1]]
+        raise InvalidValueError(
+            f"run_inspect: two logs give task id {again.task_id!r} at epoch {again.meta['epoch']!r} (their task names "
+            "and sample ids spell one id, e.g. 'a' + 'b/c' and 'a/b' + 'c'); rename a task so that their samples do "
+            "not pool")
+
+
 def run_inspect(tasks: Any, *, model: Any = None, epochs: Optional[int] = None, scorer: Optional[str] = None,
                 success_threshold: float = DEFAULT_SUCCESS_THRESHOLD, log_dir: Optional[str] = None,
                 eval_fn: Optional[Callable] = None, **eval_kwargs: Any) -> list:
@@ -191,7 +213,8 @@ def run_inspect(tasks: Any, *, model: Any = None, epochs: Optional[int] = None, 
     per sample per epoch, graded by the sample's score (``scorer``, else its first) reaching
     ``success_threshold``. With ``epochs=k`` the result is a k-trial run for
     :func:`~scorekit.agents.reliability` (pass^k) or :func:`~scorekit.agents.cost_report`. When the
-    eval returns several logs, task ids are prefixed with each log's task name.
+    eval returns several logs, task ids are prefixed with each log's task name (``"t/1"``), numbered
+    when two logs share a name (``"t#0/1"``, ``"t#1/1"``), so two tasks never count as trials of one.
 
     Args:
         tasks: Anything ``inspect_ai.eval`` accepts (a ``Task``, a task function, a registry name, a list).
@@ -242,13 +265,13 @@ def run_inspect(tasks: Any, *, model: Any = None, epochs: Optional[int] = None, 
         if failures:
             raise RuntimeError(f"run_inspect: {len(failures)} of {len(logs)} Inspect eval(s) did not "
                                f"succeed: {failures}")
-        pooled = len(logs) > 1
-        episodes = [episode for log in logs for episode in episodes_from_inspect_log(
-            log, scorer=scorer, success_threshold=threshold,
-            task_prefix=str(getattr(getattr(log, "eval", None), "task", "") or "") if pooled else "")]
+        episodes = [episode for log, prefix in zip(logs, _task_prefixes(logs))
+                    for episode in episodes_from_inspect_log(log, scorer=scorer, success_threshold=threshold,
+                                                             task_prefix=prefix)]
     finally:
         if temporary is not None:
             shutil.rmtree(temporary, ignore_errors=True)
+    _refuse_pooled_ids(episodes)
     ungraded = sum(episode.success is None for episode in episodes)
     if not episodes or ungraded:
         warnings.warn(f"run_inspect: {len(episodes)} episode(s), {ungraded} ungraded (no scalar score). "

@@ -23,6 +23,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
+from scorekit.cases.formatting import format_delta, format_score
 from scorekit.cases.results import BenchmarkSummary, CaseResult, StepScore, jsonable
 
 __all__ = ["KINDS", "CaseChange", "RunComparison", "StepChange", "compare_summaries", "comparison_section"]
@@ -137,7 +138,8 @@ def _step_change(name: str, before: Optional[StepScore], after: Optional[StepSco
     else:
         kind = _by_score(before.score, after.score) or (
             "same" if before.status == after.status and before.runner_status == after.runner_status
-            and (name in old.actuals) == (name in new.actuals) and _same_value(old.actuals.get(name), new.actuals.get(name)) else "changed")
+            and (name in old.actuals) == (name in new.actuals)
+            and _same_value(old.actuals.get(name), new.actuals.get(name)) else "changed")
     return StepChange(name, kind, before.score if before else None, after.score if after else None,
                       before.status if before else None, after.status if after else None)
 
@@ -198,7 +200,6 @@ def comparison_section(comparison: RunComparison) -> Any:
     """The report section "Changes since the previous run": counts per kind, then every case that
     changed, worst first (broken, worse, gone, changed, new, better, fixed)."""
     from scorekit import report as rp
-    from scorekit.cases.report import format_delta, format_score
 
     def score(value: Optional[float], status: Optional[str]) -> str:
         if status is None:

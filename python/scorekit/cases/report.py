@@ -24,6 +24,7 @@ from scorekit import report as rp
 from scorekit.cases.results import (BenchmarkSummary, CaseResult, DagNode, FieldScore, PipelineBenchmarkResult,
                                     jsonable)
 from scorekit.errors import InputTooLargeError
+from scorekit.cases.formatting import format_delta, format_score
 from scorekit.files import check_outputs
 from scorekit.report.charts import MAX_BARS, MAX_FLOW_DEPTH
 from scorekit.report.pdf import PdfSupportError, require_pdf_support, write_pdf
@@ -51,36 +52,9 @@ MAX_STDERR_BLOCKS = 200
 _MISSING = object()
 
 
-def format_score(score: Optional[float]) -> str:
-    """A score as a percentage with one decimal, rounded down (``0.9999`` is ``99.9%``, only
-    ``1.0`` is ``100.0%``); ``None`` is ``—``.
-
-    >>> [format_score(x) for x in (1.0, 0.9999, 0.625, 0.0, None)]
-    ['100.0%', '99.9%', '62.5%', '0.0%', '—']
-    """
-    if score is None:
-        return "\u2014"
-    tenths = math.floor(score * 1000 + 1e-9)
-    if score < 1.0:
-        tenths = min(tenths, 999)
-    return f"{tenths / 10:.1f}%"
-
-
 def _tenths(score: float) -> float:
     """The percentage :func:`format_score` shows, as a number (the bar length matches the label)."""
     return float(format_score(score)[:-1])
-
-
-def format_delta(delta: Optional[float]) -> str:
-    """A difference of two scores in percentage points, signed, one decimal, cut toward zero.
-
-    >>> [format_delta(x) for x in (0.5, -0.5, 0.0, -0.00001, None)]
-    ['+50.0', '-50.0', '+0.0', '-0.0', '—']
-    """
-    if delta is None:
-        return "\u2014"
-    tenths = math.floor(abs(delta) * 1000 + 1e-9)
-    return f"{'-' if delta < 0 else '+'}{tenths / 10:.1f}"
 
 
 def _json_text(value: Any, indent: Optional[int] = None) -> str:

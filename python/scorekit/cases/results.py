@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-from scorekit.files import write_atomically
+from scorekit.files import strict_json_loads, write_atomically
 
 __all__ = [
     "BenchmarkSummary", "CaseResult", "DagNode", "FieldScore", "ListMatch", "MISSING_STEPS", "PipelineBenchmarkResult",
@@ -306,7 +306,7 @@ class BenchmarkSummary:
         """Load a summary saved by :meth:`to_json` from a file path (strict JSON: no NaN)."""
         path = Path(source)
         try:
-            data = json.loads(path.read_text(encoding="utf-8-sig"), parse_constant=_refuse_constant)
+            data = strict_json_loads(path.read_text(encoding="utf-8-sig"))
         except json.JSONDecodeError as exc:
             raise ValueError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
         except RecursionError:
@@ -320,10 +320,6 @@ class _Malformed(Exception):
 
     def __init__(self, where: str, message: str) -> None:
         super().__init__(f"{where or 'the summary'}: {message}")
-
-
-def _refuse_constant(name: str) -> None:
-    raise ValueError(f"not strict JSON: {name} is not a number JSON allows")
 
 
 _Check = Callable[[Any, str], None]

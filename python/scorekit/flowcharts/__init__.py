@@ -48,6 +48,7 @@ _EXPORTS: dict[str, str] = {
     "FlowScores": _TYPES,
     "DiagramMatch": _TYPES,
     "PredDiagramStructure": _TYPES,
+    "Unproven": _TYPES,
     "match_texts_lists": _MATCH,
     "match_nodes_single_option": _MATCH,
     "match_nodes": _MATCH,

@@ -3,13 +3,16 @@
 Label commands (``classify``, ``binary``, ``multiclass``, ``rotation``) take the ground-truth and
 the prediction label files, ``TRUE PRED``, print the metrics (``--json``: strict JSON, the
 summary of :mod:`scorekit.flowcharts.label_report`) and with ``--html REPORT`` also write a
-self-contained HTML report. Inputs are only read; the report never overwrites them.
+self-contained HTML report. Inputs are only read: before any work, every command checks that its
+input files and folders exist and that its outputs replace none of them nor any file inside them
+(:func:`scorekit.files.check_outputs`).
 
 ``parse TRUE_DIR PRED_DIR [PRED_DIR ...]`` scores predicted flowcharts against the ground truth in
 ``TRUE_DIR`` (sub-folders ``nodes``, ``labels``, ``flow`` and ``additional_texts``, each overridable),
 prints the totals (``--json``: strict JSON with one entry per flowchart) and with ``--html REPORT``
-writes a self-contained HTML report. Progress over the flowcharts goes to stderr when it is a
-terminal.
+writes a self-contained HTML report. A node matching not proven optimal within ``--time-limit`` is
+counted (``unproven_flowcharts``), listed with its bound in the flowchart's entry, and named in a
+warning on stderr. Progress over the flowcharts goes to stderr when it is a terminal.
 
 Bad data (an unreadable file, invalid JSON, a wrong entry) ends the run with status 2 and one
 ``scorekit: error: …`` line naming the file and the entry (the top-level ``scorekit`` command
@@ -25,7 +28,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any, Callable, NamedTuple
+from typing import Any, Callable, NamedTuple, Sequence
 
 __all__ = ["COMMANDS", "Command", "add_parser"]
 
@@ -66,15 +69,35 @@ def _parse_labels(text: str) -> tuple[Any, ...]:
     return tuple(text.split(","))
 
 
-def _output(kind: str, benchmark: Any, args: argparse.Namespace) -> int:
+def _input_file(name: str, path: str) -> Path:
+    """An input file named on the command line, or a ValueError naming the argument."""
+    given = Path(path)
+    if not given.exists():
+        raise ValueError(f"{name} {path!r} does not exist")
+    if given.is_dir():
+        raise ValueError(f"{name} {path!r} is a folder; give a file")
+    return given
+
+
+def _check_outputs(args: argparse.Namespace, inputs: Sequence[Path]) -> None:
+    """Refuse, before any work, an output that would replace an input (or a file in an input folder)."""
+    from scorekit.files import check_outputs
+
+    check_outputs({"--html": args.html}, inputs=inputs)
+
+
+def _output(kind: str, build: Callable[[], Any], args: argparse.Namespace) -> int:
+    """Check the paths, build the benchmark, print its metrics and write the report."""
     from scorekit.flowcharts import label_report
 
-    summary = label_report.summarise(kind, benchmark)
+    inputs = [_input_file("TRUE", args.true), _input_file("PRED", args.pred)]
+    _check_outputs(args, inputs)
+    summary = label_report.summarise(kind, build())
     if args.html:
         from scorekit.report import write_report
 
         page = label_report.render_html(summary, f"Flowchart {kind} benchmark")
-        written = write_report(args.html, page, inputs=[args.true, args.pred])
+        written = write_report(args.html, page, inputs=inputs)
     if args.json:
         text = json.dumps(summary, ensure_ascii=False, indent=2, allow_nan=False)
         try:
@@ -92,29 +115,29 @@ def _output(kind: str, benchmark: Any, args: argparse.Namespace) -> int:
 def _run_classify(args: argparse.Namespace) -> int:
     from scorekit.flowcharts import ClassificationBenchmark
 
-    return _output("classify", ClassificationBenchmark(true_path=args.true, pred_path=args.pred), args)
+    return _output("classify", lambda: ClassificationBenchmark(true_path=args.true, pred_path=args.pred), args)
 
 
 def _run_binary(args: argparse.Namespace) -> int:
     from scorekit.flowcharts import BinaryClassificationBenchmark
 
-    return _output("binary", BinaryClassificationBenchmark(true_path=args.true, pred_path=args.pred), args)
+    return _output("binary", lambda: BinaryClassificationBenchmark(true_path=args.true, pred_path=args.pred), args)
 
 
 def _run_multiclass(args: argparse.Namespace) -> int:
     from scorekit.flowcharts import ClassificationBenchmark, MulticlassClassificationBenchmark
 
     if args.labels is None:  # the classes are the labels found: the generic benchmark, files read once
-        return _output("multiclass", ClassificationBenchmark(true_path=args.true, pred_path=args.pred), args)
+        return _output("multiclass", lambda: ClassificationBenchmark(true_path=args.true, pred_path=args.pred), args)
     labels = _parse_labels(args.labels)
-    return _output("multiclass", MulticlassClassificationBenchmark(true_path=args.true, pred_path=args.pred,
-                                                                   labels=labels), args)
+    return _output("multiclass", lambda: MulticlassClassificationBenchmark(true_path=args.true, pred_path=args.pred,
+                                                                           labels=labels), args)
 
 
 def _run_rotation(args: argparse.Namespace) -> int:
     from scorekit.flowcharts import RotationBenchmark
 
-    return _output("rotation", RotationBenchmark(true_path=args.true, pred_path=args.pred), args)
+    return _output("rotation", lambda: RotationBenchmark(true_path=args.true, pred_path=args.pred), args)
 
 
 _TRUE_PARTS = (("nodes", "true_nodes_dir"), ("labels", "true_labels_dir"), ("flow", "true_flow_dir"),
@@ -135,6 +158,10 @@ def _parse_arguments(p: argparse.ArgumentParser) -> None:
                    help="score only the flowcharts that have a prediction")
     p.add_argument("--distance", choices=("normalised", "raw"), default="normalised",
                    help="text distance: Levenshtein after normalisation (default) or raw Levenshtein")
+    p.add_argument("--time-limit", type=float, default=None, metavar="SECONDS",
+                   help="longest time spent proving the node matching of one flowchart against one ground-truth "
+                        "reading optimal (default: 10); a matching not proven by then is kept, counted as "
+                        "unproven and reported with its bound")
     p.add_argument("--json", action="store_true", help="print the results as JSON")
     p.add_argument("--html", metavar="REPORT", default=None,
                    help="also write a self-contained HTML report (one row per flowchart, node matchings) to REPORT")
@@ -152,27 +179,46 @@ def _progress(done: int, total: int) -> None:
         print(f"\rscorekit flowcharts parse: {done}/{total} flowcharts", end=end, file=sys.stderr, flush=True)
 
 
+def _parse_inputs(args: argparse.Namespace) -> tuple[dict[str, Path], list[Path], list[Path]]:
+    """The ground-truth folders by benchmark argument, the prediction folders, and every input
+    (those folders and the JSON files in them); a missing folder is named, before any work."""
+    from scorekit.flowcharts.parsing.check_parsing_bench_data import check_folder, json_files
+
+    true_dir = Path(args.true_dir)
+    if any(getattr(args, dest) is None for _, dest in _TRUE_PARTS):  # a missing TRUE_DIR is named as such
+        check_folder(true_dir, "ground-truth folder TRUE_DIR")
+    dirs = {}
+    for part, dest in _TRUE_PARTS:
+        given = getattr(args, dest)
+        name = f"--true-{part.replace('_', '-')}-dir" if given else f"TRUE_DIR/{part}"
+        dirs[dest] = check_folder(Path(given or true_dir / part), f"ground-truth {part.replace('_', ' ')} folder ({name})")
+    pred_dirs = [check_folder(Path(d), "prediction folder PRED_DIR") for d in args.pred_dirs]
+    folders = [*dirs.values(), *pred_dirs]
+    return dirs, pred_dirs, [*folders, *(path for d in folders for path in json_files(d).values())]
+
+
 def _run_parse(args: argparse.Namespace) -> int:
     from scorekit.flowcharts.parsing import match_diagrams as m
     from scorekit.flowcharts.parsing._costs import Costs
     from scorekit.flowcharts.parsing.check_parsing_bench_data import json_files
     from scorekit.flowcharts.parsing.parsing_bench import ParsingBenchmark
 
-    true_dir = Path(args.true_dir)
-    dirs = {dest: Path(getattr(args, dest) or true_dir / part) for part, dest in _TRUE_PARTS}
+    time_limit = m.TIME_LIMIT if args.time_limit is None else args.time_limit
+    m.check_time_limit(time_limit, "--time-limit")
+    dirs, pred_dirs, inputs = _parse_inputs(args)
+    _check_outputs(args, inputs)
     expected = args.expected_num_diagrams
     if expected is None:
         expected = len(json_files(dirs["true_nodes_dir"]))
-    pred_dirs = [Path(d) for d in args.pred_dirs]
     bench = ParsingBenchmark(pred_dirs if len(pred_dirs) > 1 else pred_dirs[0], _distance(args.distance),
-                             args.allow_missing, expected_num_diagrams=expected, **dirs)
+                             args.allow_missing, expected_num_diagrams=expected, time_limit=time_limit, **dirs)
     s = bench.pred_structure
     costs = Costs(bench.distance_fn)
     pairs = list(zip(bench.true_diagrams_options_list, bench.pred_diagrams))
     rows: list[dict[str, Any]] = []
     node_tables = []
     for k, (options, pred) in enumerate(pairs, 1):
-        nm = m.match_nodes(options, pred, costs)
+        nm = m.match_nodes(options, pred, costs, bench.time_limit)
         true = options.options[nm.true_diagram_option_idx]
         row: dict[str, Any] = {"stem": pred.parent_img_code, "option": nm.true_diagram_option_idx,
                                "node_text_cost": nm.total_node_text_cost,
@@ -185,6 +231,7 @@ def _run_parse(args: argparse.Namespace) -> int:
             fs = nm.flow_score
             row.update(flow_tp=fs.tp, flow_fp=fs.fp, flow_fn=fs.fn, flow_precision=fs.precision,
                        flow_recall=fs.recall, flow_f1=fs.f1, flow_jaccard=fs.jaccard)
+        row["unproven"] = [gap.model_dump() for gap in nm.unproven]
         rows.append(row)
         node_tables.append((pred.parent_img_code, nm))
         _progress(k, len(pairs))
@@ -196,8 +243,10 @@ def _run_parse(args: argparse.Namespace) -> int:
         summary["total_additional_text_cost"] = float(sum(r["additional_text_cost"] for r in rows))
     if s.flow:
         summary["avg_flow_jaccard"] = float(sum(r["flow_jaccard"] for r in rows) / len(rows)) if rows else None
+    unproven = [(stem, nm.unproven) for stem, nm in node_tables if nm.unproven]
+    summary["unproven_flowcharts"] = len(unproven)
     if args.html:
-        written = _write_html(args, summary, rows, node_tables, dirs, pred_dirs)
+        written = _write_html(args, summary, rows, node_tables, inputs)
     if args.json:
         print(json.dumps({"summary": summary, "flowcharts": rows}, ensure_ascii=False, indent=2, allow_nan=False)
               .encode("utf-8", "backslashreplace").decode("utf-8"))
@@ -208,17 +257,27 @@ def _run_parse(args: argparse.Namespace) -> int:
             print(f"{key}: {text}")
     if args.html:
         print(f"report: {written}", file=sys.stderr if args.json else sys.stdout)
+    if unproven:
+        detail = "; ".join(f"{stem!r} ({', '.join(g.describe() for g in gaps)})" for stem, gaps in unproven)
+        print(f"scorekit flowcharts parse: warning: the node matching of {len(unproven)} flowchart(s) is not proven "
+              f"optimal within --time-limit {time_limit:g} s, so their scores may be below the best possible: "
+              f"{detail}".encode("utf-8", "backslashreplace").decode("utf-8"), file=sys.stderr)
     return 0
 
 
 def _write_html(args: argparse.Namespace, summary: dict, rows: list[dict], node_tables: list,
-                dirs: dict[str, Path], pred_dirs: list[Path]) -> Path:
+                inputs: list[Path]) -> Path:
     from scorekit import report
+
+    from scorekit.flowcharts.parsing.parsing_bench_types import Unproven
+
+    def cell(column: str, value: Any) -> Any:  # the unproven stages as text
+        return "; ".join(Unproven(**gap).describe() for gap in value) if column == "unproven" else value
 
     columns = list(rows[0]) if rows else ["stem"]
     sections = [report.summary_table("Totals", {k: (", ".join(v) if isinstance(v, list) else v)
                                                 for k, v in summary.items()}),
-                report.data_table("Flowcharts", columns, [[r[c] for c in columns] for r in rows],
+                report.data_table("Flowcharts", columns, [[cell(c, r[c]) for c in columns] for r in rows],
                                   sort_by="node_text_cost", descending=True)]
     for stem, nm in node_tables:
         table = [[mt.true_node.node_number if mt.true_node else None, mt.true_node.text if mt.true_node else None,
@@ -227,7 +286,6 @@ def _write_html(args: argparse.Namespace, summary: dict, rows: list[dict], node_
         sections.append(report.data_table(f"{stem}: node matching (option {nm.true_diagram_option_idx})",
                                           ["true #", "true text", "pred #", "pred text", "cost"], table))
     page = report.render_page("Flowchart parsing benchmark", sections)
-    inputs = [p for d in [*dirs.values(), *pred_dirs] for p in sorted(Path(d).glob("*.json"))]
     return report.write_report(args.html, page, inputs=inputs)
 
 

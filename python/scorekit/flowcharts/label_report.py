@@ -118,7 +118,7 @@ def format_text(summary: dict[str, Any]) -> str:
                      f"{_ratio(row['accuracy'])}")
     if len(names) <= 12 and s["confusion_matrix"] is not None:
         cell = max([5, *map(len, names)])
-        lines.append(f"  confusion matrix (rows: truth, columns: prediction)")
+        lines.append("  confusion matrix (rows: truth, columns: prediction)")
         lines.append(f"  {'':<{width}}  " + "  ".join(f"{name:>{cell}}" for name in names))
         for name, row in zip(names, s["confusion_matrix"]):
             lines.append(f"  {name:<{width}}  " + "  ".join(f"{count:>{cell},}" for count in row))

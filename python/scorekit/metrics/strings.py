@@ -23,12 +23,14 @@ Decisions (documented where they differ from the reference kit's jiwer backend):
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import math
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Optional, Sequence
 
 from scorekit import _kernels
 from scorekit._kernels import levenshtein as lev
-from scorekit.base import GraphGrammar, Score
+from scorekit.base import GraphGrammar, LazyScores, Score
 
 if TYPE_CHECKING:
     import numpy as np
@@ -126,6 +128,39 @@ def text_score(mode: str, ref_len: int, substitutions: int, deletions: int, inse
             "hits": ref_len - substitutions - deletions,
         },
     )
+
+
+class TextScores(LazyScores):
+    """Read-only sequence of per-item CER/WER ``Score`` objects, built on access from compact
+    per-chunk count arrays (reference length, substitutions, deletions, insertions)."""
+
+    def __init__(self, mode: str, chunks: list[np.ndarray]) -> None:
+        self._mode = mode
+        self._chunks = chunks
+        self._starts = list(itertools.accumulate((len(c) for c in chunks), initial=0))
+
+    def __len__(self) -> int:
+        return self._starts[-1]
+
+    def _item(self, k: int) -> Score:
+        c = bisect.bisect_right(self._starts, k) - 1
+        row = self._chunks[c][k - self._starts[c]]
+        return text_score(self._mode, *(int(v) for v in row))
+
+    def __iter__(self) -> Iterator[Score]:
+        for chunk in self._chunks:
+            for row in chunk:
+                yield text_score(self._mode, *(int(v) for v in row))
+
+    def __repr__(self) -> str:
+        return f"<TextScores: {len(self)} {self._mode} scores>"
+
+
+def compact_counts(counts: np.ndarray) -> np.ndarray:
+    """int32 storage when it fits (it always does for realistic text), int64 otherwise."""
+    import numpy as np
+
+    return counts.astype(np.int32) if counts.size == 0 or counts.max() < 2**31 else counts
 
 
 def error_rate(edits: int, ref_len: int) -> float:

@@ -43,7 +43,9 @@ kernel), the calibration scores being sorted only when a p-value first needs the
   everything); a NaN ``rho``, ``accept_threshold`` or ``block_threshold`` raises;
 * a calibration set too small for the requested guarantee (a conformal threshold of ``+inf``, which
   accepts everything, or a risk bound that no threshold can meet) emits a
-  :class:`SmallCalibrationWarning` saying how many items are needed.
+  :class:`SmallCalibrationWarning` saying how many items are needed;
+* ``RiskControlGate`` fitted on an empty calibration set accepts nothing, like any fit whose bound
+  no threshold meets (the reference sets ``lam = 1.0`` and accepts ``p = 1.0`` on no evidence).
 """
 
 from __future__ import annotations
@@ -643,7 +645,8 @@ class RiskControlGate:
     bound ``(n * risk(lam) + loss_bound) / (n + 1)`` is at or below ``target``, where ``risk(lam)``
     is the mean over the ``n`` calibration items of ``loss(item) * 1(p >= lam)``. With the default
     0/1 loss that is the population rate of accepted-yet-wrong items (not the error rate among the
-    accepted). When no threshold qualifies, ``lam = 1 + 1e-9`` accepts nothing.
+    accepted). When no threshold qualifies, ``lam = 1 + 1e-9`` accepts nothing; so does a fit on
+    an empty calibration set (unless ``loss_bound <= target``, which any threshold meets).
 
     Args:
         target: Upper bound on the expected loss of accepted items (e.g. ``0.05``).
@@ -676,8 +679,8 @@ class RiskControlGate:
         if (0.0 + bound) / (n + 1) > target:
             warnings.warn(f"RiskControlGate.fit: {_risk_too_small_message(n, bound, target)}",
                           SmallCalibrationWarning, stacklevel=2)
-        if n == 0:
-            self.lam = 1.0
+        if n == 0:  # no evidence: the bound is loss_bound itself (the reference keeps lam = 1.0, accepting p = 1)
+            self.lam = 0.0 if bound <= target else _ACCEPT_NOTHING
             return self
         rows = _SortedRows.of(p, losses)
         distinct, starts = rows.distinct()

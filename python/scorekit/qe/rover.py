@@ -426,9 +426,14 @@ def text_agreement_batch(values: list, sources: list, *, threads: Optional[int] 
     the compiled core straight from ``values`` (a list of ``str``) and ``sources`` (a list of lists
     of ``str``) without building those lists: the fast path of ``estimate_quality_batch``. ``None``
     when some value or source is not exactly a ``str`` (or a list), holds a lone surrogate, or the
-    compiled core is missing: then build the items and call :func:`agreement_batch`.
+    compiled core is missing or the Numba backend is in use: then build the items and call
+    :func:`agreement_batch`.
 
-    >>> text_agreement_batch(["the cat sat", "a b"], [["the cat sit", "the bat sat"], ["a b"]]).round(4).tolist()
+    >>> values, sources = ["the cat sat", "a b"], [["the cat sit", "the bat sat"], ["a b"]]
+    >>> scores = text_agreement_batch(values, sources)
+    >>> if scores is None:  # no compiled reader: the same numbers from the built items
+    ...     scores = agreement_batch([[value, *rest] for value, rest in zip(values, sources)])
+    >>> scores.round(4).tolist()
     [0.7778, 1.0]
     """
     if _kernels.compiled() is None:

@@ -8,6 +8,9 @@ use scorekit_kernels::{isotonic, one_thread};
 
 use crate::parallel::{guarded, run_detached, run_here, two_threads, TWO_THREADS_FROM};
 
+/// The distinct scores and their pooled accuracies.
+type FitArrays<'py> = (Bound<'py, PyArray1<f64>>, Bound<'py, PyArray1<f64>>);
+
 /// The isotonic fit of `correct` (bool array) on `scores` (finite float64 array): the distinct
 /// scores, ascending, and the pooled accuracy at each, as two float64 arrays. `threads`: as for
 /// the batch kernels (0 = every core); the fit uses two at most.
@@ -18,7 +21,7 @@ fn isotonic_fit<'py>(
     scores: PyReadonlyArray1<'py, f64>,
     correct: PyReadonlyArray1<'py, bool>,
     threads: usize,
-) -> PyResult<(Bound<'py, PyArray1<f64>>, Bound<'py, PyArray1<f64>>)> {
+) -> PyResult<FitArrays<'py>> {
     guarded(|| {
         let x = scores
             .as_slice()

@@ -74,7 +74,7 @@ pub(crate) fn from_order_key(key: u64) -> f64 {
 /// Radix digit width in bits (eight passes at most; wider digits measured slower).
 const DIGIT_BITS: u32 = 8;
 const BUCKETS: usize = 1 << DIGIT_BITS;
-const DIGITS: usize = (64 + DIGIT_BITS as usize - 1) / DIGIT_BITS as usize;
+const DIGITS: usize = 64_usize.div_ceil(DIGIT_BITS as usize);
 
 fn digit_of(key: u64, digit: usize) -> usize {
     ((key >> (DIGIT_BITS as usize * digit)) & (BUCKETS as u64 - 1)) as usize
@@ -111,7 +111,7 @@ fn sorted_part(
     let (mut from, mut to) = (keys, buf);
     let mut in_keys = true;
     for (digit, count) in counts.iter().enumerate() {
-        if count.iter().any(|&c| c == n) {
+        if count.contains(&n) {
             continue;
         }
         let mut next = [0usize; BUCKETS];
@@ -282,7 +282,7 @@ fn fit_of_groups(groups: Vec<Group>) -> IsotonicFit {
         values: groups.iter().map(|group| from_order_key(group.0)).collect(),
         levels: stack
             .iter()
-            .flat_map(|block| std::iter::repeat(block.level()).take(block.scores))
+            .flat_map(|block| std::iter::repeat_n(block.level(), block.scores))
             .collect(),
     }
 }
@@ -380,7 +380,7 @@ fn fit_by_sorting(
     buf.truncate(distinct);
     keys.clear();
     for block in &stack {
-        keys.extend(std::iter::repeat(block.level().to_bits()).take(block.scores));
+        keys.extend(std::iter::repeat_n(block.level().to_bits(), block.scores));
     }
     let mut values: Vec<f64> = buf.into_iter().map(from_order_key).collect();
     let mut levels: Vec<f64> = keys.into_iter().map(f64::from_bits).collect();

@@ -642,8 +642,8 @@ pub fn normalize(
                 }
                 std::mem::swap(text, scratch);
             }
-            Step::Strip => strip_by(text, |c| is_python_whitespace(c)),
-            Step::CollapseWhitespace => collapse_by(text, b' ' as u32, |c| is_python_whitespace(c)),
+            Step::Strip => strip_by(text, is_python_whitespace),
+            Step::CollapseWhitespace => collapse_by(text, b' ' as u32, is_python_whitespace),
             Step::StripPunctuation => text.retain(|&c| !tables.punctuation.contains(c)),
         }
     }

@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 from typing import Any, Sequence
 
-__all__ = ["N_DIAGRAMS_IN_BENCHMARK", "json_files", "load_json", "check_pred_dirs", "check_true_dirs",
+__all__ = ["N_DIAGRAMS_IN_BENCHMARK", "json_files", "check_folder", "load_json", "check_pred_dirs", "check_true_dirs",
            "PRED_NODE_PARTS"]
 
 #: Flowcharts in the full benchmark.
@@ -32,6 +32,17 @@ def json_files(directory: Path) -> dict[str, Path]:
             path = directory / entry.name
             found[path.stem] = path
     return dict(sorted(found.items()))
+
+
+def check_folder(directory: Path, what: str) -> Path:
+    """``directory`` as a Path, or ValueError naming it (``what``: "ground-truth nodes folder", …)
+    when it does not exist or is not a folder: a missing folder is an error, not an empty one."""
+    directory = Path(directory)
+    if not directory.exists():
+        raise ValueError(f"The {what} {str(directory)!r} does not exist.")
+    if not directory.is_dir():
+        raise ValueError(f"The {what} {str(directory)!r} is not a folder.")
+    return directory
 
 
 def load_json(path: Path) -> Any:
@@ -144,7 +155,7 @@ def check_pred_dirs(pred_dirs: Sequence[Path]) -> tuple[list[str], dict[str, dic
         raise ValueError(f"A prediction folder is given twice: {[str(d) for d in pred_dirs]}.")
     per_dir = []
     for directory in pred_dirs:
-        files = json_files(directory)
+        files = json_files(check_folder(directory, "prediction folder"))
         if not files:
             raise ValueError(f"No prediction files (*.json) in {directory}.")
         top_keys = None
@@ -180,7 +191,7 @@ def check_pred_dirs(pred_dirs: Sequence[Path]) -> tuple[list[str], dict[str, dic
         nodes: dict[int, dict] | None = None
         additional = None
         numbers = None
-        for directory, files, parsed, _ in per_dir:
+        for _, files, parsed, _ in per_dir:
             part = parsed[stem]
             if part["additional_texts"] is not None:
                 additional = part["additional_texts"]
@@ -251,7 +262,8 @@ def _check_true_file(kind: str, path: Path, data: Any) -> list:
 def check_true_dirs(dirs: dict[str, Path], expected: int, pred_stems: Sequence[str], allow_missing: bool
                     ) -> tuple[list[str], dict[str, dict[str, Path]], dict[str, dict[str, list]]]:
     """Check the four ground-truth folders (keys nodes, labels, flow, additional_texts) against the predictions."""
-    files = {kind: json_files(d) for kind, d in dirs.items()}
+    files = {kind: json_files(check_folder(d, f"ground-truth {kind.replace('_', ' ')} folder"))
+             for kind, d in dirs.items()}
     for kind, found in files.items():
         if len(found) != expected:
             raise ValueError(f"Expected {expected} ground-truth files in {dirs[kind]}, found {len(found)}.")

@@ -67,14 +67,18 @@ class ParsingBenchmark:
                  true_labels_dir: Path = _DATA / "ground-truth-labels-attempt-2/",
                  true_additional_texts_dir: Path = _DATA / "ground-truth-additional-texts/",
                  true_flow_dir: Path = _DATA / "ground-truth-flow/",
-                 expected_num_diagrams: int = N_DIAGRAMS_IN_BENCHMARK):
+                 expected_num_diagrams: int = N_DIAGRAMS_IN_BENCHMARK, time_limit: float = _match.TIME_LIMIT):
         if not callable(distance_fn):
             raise TypeError(f"distance_fn must be callable, got {type(distance_fn).__name__}.")
         if isinstance(pred_diagrams_dir, (str, os.PathLike)):
             pred_dirs = [Path(pred_diagrams_dir)]
         else:
             pred_dirs = [Path(d) for d in pred_diagrams_dir]
+        _match.check_time_limit(time_limit)
         self.distance_fn = distance_fn
+        #: Seconds the exact stages of one flowchart's matching against one option may take
+        #: (``NodeMatches.unproven`` lists what the limit left unproven).
+        self.time_limit = time_limit
         self.allow_missing_pred_diagrams = allow_missing_pred_diagrams
         stems, joined, _, parts = check_pred_dirs(pred_dirs)
         true_dirs = {"nodes": Path(true_nodes_dir), "labels": Path(true_labels_dir),
@@ -108,7 +112,7 @@ class ParsingBenchmark:
     def node_matches(self, range_indices: Optional[tuple[Optional[int], Optional[int]]] = None) -> list[NodeMatches]:
         self._require("Node matching", "node_text")
         costs = Costs(self.distance_fn)
-        return [_match.match_nodes(o, p, costs) for o, p in self._pairs(range_indices)]
+        return [_match.match_nodes(o, p, costs, self.time_limit) for o, p in self._pairs(range_indices)]
 
     def node_matches_with_flow(self) -> list[NodeMatches]:
         self._require("Node matching with flow", "node_text", "flow")
@@ -117,21 +121,22 @@ class ParsingBenchmark:
     def node_and_label_matches(self) -> list[NodeMatches]:
         self._require("Node and label matching", "node_text", "labels")
         costs = Costs(self.distance_fn)
-        return [_match.match_node_labels(_match.match_nodes(o, p, costs), costs) for o, p in self._pairs()]
+        return [_match.match_node_labels(_match.match_nodes(o, p, costs, self.time_limit), costs)
+                for o, p in self._pairs()]
 
     def additional_text_matches(self) -> list[TextListMatches]:
         self._require("Additional-text matching", "node_text", "additional_texts")
         costs = Costs(self.distance_fn)
         out = []
         for options, pred in self._pairs():
-            nm = _match.match_nodes(options, pred, costs)
+            nm = _match.match_nodes(options, pred, costs, self.time_limit)
             out.append(_match.match_additional_texts(options.options[nm.true_diagram_option_idx], pred, costs))
         return out
 
     def diagram_matches(self) -> list[DiagramMatch]:
         self._require("Diagram matching", "node_text", "labels", "flow", "additional_texts")
         costs = Costs(self.distance_fn)
-        return [_match.match_single_diagram(o, p, costs) for o, p in self._pairs()]
+        return [_match.match_single_diagram(o, p, costs, self.time_limit) for o, p in self._pairs()]
 
     def total_node_text_cost(self) -> float:
         self._require("Node text cost", "node_text")

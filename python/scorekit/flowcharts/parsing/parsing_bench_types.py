@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 __all__ = [
     "Node", "Diagram", "DiagramOptions", "TextListMatch", "TextListMatches", "NodeMatch", "NodeMatches",
-    "FlowScores", "DiagramMatch", "PredDiagramStructure", "FIRST_GENERATED_NODE_ID", "MAX_NODE_NUMBER",
+    "FlowScores", "DiagramMatch", "PredDiagramStructure", "Unproven", "FIRST_GENERATED_NODE_ID", "MAX_NODE_NUMBER",
 ]
 
 #: Node numbers must stay below this; ids drawn for unmatched flow endpoints start at 10000.
@@ -267,11 +267,32 @@ def _ratio(num: int, den: int) -> float:
     return num / den if den else 0.0
 
 
+class Unproven(_Model):
+    """A stage of a node matching not proven optimal within the time limit: the best value found and
+    the solver's bound on the optimum (flow: at most ``bound`` preserved edges; labels: a label cost
+    of at least ``bound``)."""
+
+    option_idx: int
+    stage: Literal["flow", "labels"]
+    found: float
+    bound: float
+
+    def describe(self) -> str:
+        if self.stage == "flow":
+            return (f"option {self.option_idx}: {self.found:g} preserved edges found, "
+                    f"at most {self.bound:g} possible")
+        return f"option {self.option_idx}: label cost {self.found:g} found, at least {self.bound:g} possible"
+
+
 class NodeMatches(_Model):
-    """The node matching of one flowchart against its selected ground-truth option."""
+    """The node matching of one flowchart against its selected ground-truth option.
+
+    ``unproven`` is empty when the matching is proven lexicographically optimal; otherwise it lists
+    each stage (of any option compared) that the time limit left unproven, with its bound."""
 
     matches: list[NodeMatch]
     true_diagram_option_idx: int
+    unproven: list[Unproven] = []
 
     @model_validator(mode="after")
     def _unique(self) -> "NodeMatches":

@@ -41,7 +41,7 @@ __all__ = [
     "load_prediction_items",
     "annotation_boxes_from_records",
     "load_annotation_boxes",
-    "load_predicted_rows",
+    "load_predicted_rows",  # noqa: F822 - provided lazily by __getattr__ below (import cycle with group)
 ]
 
 
@@ -427,7 +427,8 @@ def _build_boxes(entries: list[dict[str, Any]], source: str) -> AnnotationBoxes:
             continue
         raw_bbox = entry.get("bbox")
         if not isinstance(raw_bbox, (list, tuple)) or len(raw_bbox) != 4:
-            raise InvalidValueError(f"must be 4 numbers [x1,y1,x2,y2], got {describe(raw_bbox)}", field=f"{source} bbox", item=item)
+            raise InvalidValueError(f"must be 4 numbers [x1,y1,x2,y2], got {describe(raw_bbox)}",
+                                    field=f"{source} bbox", item=item)
         x1, y1, x2, y2 = (_number(v, "bbox", source, item) for v in raw_bbox)
         rotation = _number(entry.get("rotation") or 0, "rotation", source, item)
         raw_text = entry.get("transcription")

@@ -10,10 +10,9 @@ reports included).
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Any, Optional, Sequence
 
-from scorekit.files import check_outputs, write_atomically
+from scorekit.files import check_outputs, strict_json_loads, write_atomically
 from scorekit.ocr_pages.cli import RunError, add_progress, main_for, result_line, with_run_info
 from scorekit.ocr_pages.evaluation.reports import aggregate_reports, report_to_json
 from scorekit.progress import progress_iter
@@ -21,15 +20,11 @@ from scorekit.progress import progress_iter
 PROG = "ocr-pages-overall"
 
 
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
-
-
 def read_report(path: str) -> dict[str, Any]:
     """One report JSON; a malformed file raises ``RunError`` naming it."""
     try:
         with open(path, "rb") as fh:
-            data = json.loads(fh.read().decode("utf-8-sig"), parse_constant=_reject_constant)
+            data = strict_json_loads(fh.read().decode("utf-8-sig"))
     except OSError as exc:
         raise RunError(f"{path}: cannot read file ({exc.strerror or exc})") from None
     except (UnicodeDecodeError, ValueError) as exc:

@@ -29,7 +29,8 @@ from scorekit.ocr_pages.evaluation.text_metrics import _check_str
 __all__ = [
     "NON_ARMENIAN_SCRIPT_RATIO", "FILTERS", "FILTER_LABELS", "REPORT_VARIANTS", "SCHEMA_VERSION",
     "MAX_FAILURE_EXAMPLES", "MAX_EXAMPLE_TEXT_CHARS", "is_non_armenian_text", "canonical_filters",
-    "variant_of_filters", "aggregate_reports", "report_to_json", "build_ocr_region_reports",
+    "variant_of_filters", "aggregate_reports", "report_to_json",
+    "build_ocr_region_reports",  # noqa: F822 - provided lazily by __getattr__ below (import cycle with prediction)
 ]
 
 
@@ -151,7 +152,8 @@ def _ratio(d: int, n: int, pred: int) -> float:
     return 0.0 if pred == 0 else 1.0
 
 
-def _corpus(regions: Sequence[Mapping[str, Any]], d_key: str, n_key: str, cer_key: str) -> tuple[Optional[float], Optional[float], int, int]:
+def _corpus(regions: Sequence[Mapping[str, Any]], d_key: str, n_key: str,
+            cer_key: str) -> tuple[Optional[float], Optional[float], int, int]:
     """(Σd/Σn with the 0/0 rule, mean of the region CERs, Σd, Σn); the CERs are None without regions."""
     d = sum(r[d_key] for r in regions)
     n = sum(r[n_key] for r in regions)

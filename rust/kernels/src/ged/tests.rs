@@ -133,8 +133,8 @@ fn path_cost(o: &Owned, map: &[i64]) -> f64 {
             cost += o.node_del[u];
         }
     }
-    for v in 0..o.n2 {
-        if !image[v] {
+    for (v, &hit) in image.iter().enumerate() {
+        if !hit {
             cost += o.node_ins[v];
         }
     }

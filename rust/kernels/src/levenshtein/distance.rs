@@ -730,8 +730,8 @@ mod tests {
                     &a.iter().rev().copied().collect::<Vec<_>>(),
                     &b.iter().rev().copied().collect::<Vec<_>>(),
                 );
-                for blk in first..=last {
-                    let mut v = bottoms[blk];
+                for (blk, &bottom) in bottoms.iter().enumerate().take(last + 1).skip(first) {
+                    let mut v = bottom;
                     let end = (64 * (blk + 1)).min(m);
                     for i in (64 * blk + 1..=end).rev() {
                         assert!(v >= full[i][mid], "below the true value at {i}");

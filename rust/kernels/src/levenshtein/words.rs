@@ -10,12 +10,20 @@ use super::pattern::fill;
 /// True for the code points Python's `str.isspace()` accepts (Python 3.11, Unicode 14.0).
 #[inline]
 pub fn is_python_whitespace(c: u32) -> bool {
-    match c {
-        0x09..=0x0D | 0x1C..=0x20 => true,
-        0x85 | 0xA0 | 0x1680 | 0x2028 | 0x2029 | 0x202F | 0x205F | 0x3000 => true,
-        0x2000..=0x200A => true,
-        _ => false,
-    }
+    matches!(
+        c,
+        0x09..=0x0D
+            | 0x1C..=0x20
+            | 0x85
+            | 0xA0
+            | 0x1680
+            | 0x2028
+            | 0x2029
+            | 0x202F
+            | 0x205F
+            | 0x3000
+            | 0x2000..=0x200A
+    )
 }
 
 /// Append the `(start, end)` spans of the words of `text` to `out` (an error only when out of

@@ -173,8 +173,8 @@ fn align_ops_dp(spine: &[u32], hyp: &[u32]) -> Vec<(u8, u32, u32)> {
     for (i, row) in dp.iter_mut().enumerate() {
         row[0] = i as u32;
     }
-    for j in 0..=t {
-        dp[0][j] = j as u32;
+    for (j, cell) in dp[0].iter_mut().enumerate() {
+        *cell = j as u32;
     }
     let cost = |i: usize, j: usize| (spine[i - 1] == NULL || spine[i - 1] != hyp[j - 1]) as u32;
     for i in 1..=s {
