@@ -85,6 +85,13 @@ disagreement has one term per pair of them (about a minute at this limit on one 
 _BLOCK = 1 << 18
 #: Cell types that NumPy converts to float64 exactly as ``float()`` does (``None`` becomes NaN).
 _PLAIN_NUMBERS = frozenset({float, int, bool, type(None)})
+# Small inputs are counted in Python, where NumPy's fixed cost per call would outweigh the work:
+# Cohen's kappa below this many items, nominal alpha below this many cells of these types.
+_SMALL_ITEMS = 512
+_PLAIN_LABELS = _PLAIN_NUMBERS | {str}
+# NumPy adds fewer terms than this left to right (from 8 on, in 8 interleaved partial sums), so a
+# Python loop over fewer terms gives the same bits.
+_NUMPY_SEQUENTIAL_BELOW = 8
 _NUMERIC_KINDS = "biuf"
 
 
@@ -649,6 +656,43 @@ def _shared_counts(a: Sequence[Any], b: Sequence[Any]) -> tuple[np.ndarray, np.n
             np.array([count_b[k] for k in shared], dtype=np.int64), _agreements(a, b))
 
 
+def _tally(values: Sequence[Any]) -> dict[Any, int]:
+    """How often each label occurs, in order of first occurrence (a ``Counter`` without its cost
+    per call)."""
+    counts: dict[Any, int] = {}
+    try:
+        for v in values:
+            counts[v] = counts.get(v, 0) + 1
+    except TypeError:
+        raise _not_hashable(values) from None
+    return counts
+
+
+def _small_chance_agreement(a: Sequence[Any], b: Sequence[Any]) -> Optional[float]:
+    """``p_e`` of :func:`cohen_kappa` counted in Python for plain labels: the terms
+    :func:`_shared_counts` gives, in its order, added left to right as NumPy adds fewer than 8
+    terms, so the same bits; ``None`` for other labels, or when NumPy would add 8 terms or more."""
+    types = {*map(type, a), *map(type, b)}
+    if not types <= _PLAIN_LABELS:
+        return None
+    n = len(a)
+    first_a, first_b = dict.fromkeys(a), dict.fromkeys(b)  # keys in Counter's order
+    shared: Iterable[Any] = first_a.keys() & first_b.keys()
+    terms = len(shared)
+    if types <= {int, bool}:
+        labels = first_a.keys() | first_b.keys()
+        lo, hi = min(labels), max(labels)
+        if -2**63 <= lo and hi < 2**63:  # _integer_counts: one term per id, ids in label order
+            terms = hi - lo + 1 if hi - lo <= 4 * 2 * n else len(labels)
+            shared = sorted(shared)
+    if terms >= _NUMPY_SEQUENTIAL_BELOW:
+        return None
+    p_e = 0.0
+    for label in shared:
+        p_e += (a.count(label) / n) * (b.count(label) / n)
+    return p_e
+
+
 def cohen_kappa(rater_a: Sequence[Any], rater_b: Sequence[Any]) -> float:
     """Cohen's kappa for two raters on nominal labels (chance-corrected agreement).
 
@@ -666,9 +710,13 @@ def cohen_kappa(rater_a: Sequence[Any], rater_b: Sequence[Any]) -> float:
     n = len(a)
     if n == 0:
         return 1.0
-    count_a, count_b, agreements = _shared_counts(a, b)
+    p_e = _small_chance_agreement(a, b) if n < _SMALL_ITEMS else None
+    if p_e is None:
+        count_a, count_b, agreements = _shared_counts(a, b)
+        p_e = float(((count_a / n) * (count_b / n)).sum())
+    else:
+        agreements = _agreements(a, b)
     p_o = agreements / n
-    p_e = float(((count_a / n) * (count_b / n)).sum())
     if p_e == 1.0:
         return 1.0
     return (p_o - p_e) / (1.0 - p_e)
@@ -842,6 +890,32 @@ def _nominal(codes: np.ndarray, present: np.ndarray, sizes: np.ndarray) -> float
     return _alpha(n, _disagreement(sizes * sizes - same, sizes), expected)
 
 
+def _small_nominal(cells: list[Any], raters: int, items: int) -> float:
+    """:func:`_nominal` counted in Python for a small table of plain labels: the same integer
+    counts, and ``D_o`` added over unit sizes in ascending order as :func:`_disagreement` adds
+    them, so the same bits."""
+    units = []
+    for item in range(items):
+        labels = [v for v in cells[item::items] if not _missing(v)]
+        if len(labels) >= 2:
+            units.append(labels)
+    counts = _tally(list(chain.from_iterable(units)))
+    if len(counts) < 2:
+        return 1.0
+    n = sum(map(len, units))
+    expected = n * n - sum(k * k for k in counts.values())
+    totals: dict[int, int] = {}
+    for labels in units:
+        # sum of squared label counts = sum over the labels of how often each occurs
+        m = len(labels)
+        totals[m] = totals.get(m, 0) + m * m - sum(map(labels.count, labels))
+    observed = 0.0
+    for m in sorted(totals):
+        if totals[m]:
+            observed += totals[m] / (m - 1)
+    return _alpha(n, observed, expected)
+
+
 def _nearest_to_mean(values: np.ndarray, present: np.ndarray, sizes: np.ndarray) -> np.ndarray:
     """Per column, the present value closest to the column's mean (a stable shift: an all-equal
     column gets deviations of exactly 0)."""
@@ -964,6 +1038,9 @@ def krippendorff_alpha(reliability_data: Any, *, level: str = "nominal") -> floa
     shape = table.shape if isinstance(table, np.ndarray) else table[1:]
     if 0 in shape:
         return 1.0
+    if (level == "nominal" and not isinstance(table, np.ndarray) and len(table[0]) < _SMALL_ITEMS
+            and set(map(type, table[0])) <= _PLAIN_LABELS):
+        return _small_nominal(*table)
     with np.errstate(all="ignore"):
         if level in ("interval", "ratio"):
             values = _numbers(table, level)

@@ -123,9 +123,10 @@ def price_of(model: str, *, prices: Optional[Mapping[str, ModelPrice]] = None) -
 
 
 def _check_tokens(cost: Cost) -> None:
-    counts = (cost.input_tokens, cost.output_tokens, cost.cached_input_tokens, cost.reasoning_tokens)
-    try:
-        ok = all(0 <= x < math.inf for x in counts)  # False for NaN too
+    inf = math.inf
+    try:  # False for NaN too; spelled out, as a generator costs more than these four tests
+        ok = (0 <= cost.input_tokens < inf and 0 <= cost.output_tokens < inf
+              and 0 <= cost.cached_input_tokens < inf and 0 <= cost.reasoning_tokens < inf)
     except TypeError:
         raise InvalidTypeError(f"dollars: token counts must be numbers, got {cost!r}") from None
     if not ok:
@@ -218,11 +219,13 @@ def cost_of_pass(total_cost: float, n_success: int) -> float:
     >>> cost_of_pass(10.0, 4), cost_of_pass(10.0, 0)
     (2.5, inf)
     """
-    if isinstance(total_cost, bool) or not isinstance(total_cost, numbers.Real):
+    # float and int first: the ABC checks cost more than the division
+    if type(total_cost) not in (float, int) and (isinstance(total_cost, bool)
+                                                 or not isinstance(total_cost, numbers.Real)):
         raise InvalidTypeError(f"cost_of_pass: total_cost must be a number, got {total_cost!r}")
     if not (math.isfinite(total_cost) and total_cost >= 0):
         raise InvalidValueError(f"cost_of_pass: total_cost must be finite and >= 0, got {total_cost!r}")
-    if isinstance(n_success, bool) or not isinstance(n_success, numbers.Integral):
+    if type(n_success) is not int and (isinstance(n_success, bool) or not isinstance(n_success, numbers.Integral)):
         raise InvalidTypeError(f"cost_of_pass: n_success must be an integer count, got {n_success!r}")
     if n_success < 0:
         raise InvalidValueError(f"cost_of_pass: n_success must be >= 0, got {n_success}")

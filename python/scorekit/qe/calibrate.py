@@ -58,6 +58,7 @@ Decisions where the reference is silent or accidental:
 
 from __future__ import annotations
 
+import bisect
 import inspect
 import math
 import operator
@@ -122,6 +123,9 @@ _HALVES_ABOVE = 262_144
 #: A Platt fit on more rows than this first converges on every _SAMPLE_EVERY-th row.
 _SAMPLE_ABOVE = 131_072
 _SAMPLE_EVERY = 16
+#: Below this many rows, lists of floats and bools are binned in Python: NumPy's fixed cost per
+#: call is larger than the work.
+_SMALL_ROWS = 64
 _NAN_MESSAGE = "calibrated probability is NaN (was the raw score non-finite?)"
 
 
@@ -146,6 +150,8 @@ def _sequence(values: Any, what: str) -> Any:
 
 def _real(value: Any, what: str) -> float:
     """One real number as a float (NaN and ±inf kept); a ``str``, ``None`` or complex is refused."""
+    if type(value) is float:  # the common case, before the checks
+        return value
     if isinstance(value, (str, bytes, bytearray, complex)):
         raise InvalidTypeError(f"must be a number, got {describe(value)}", field=what)
     try:
@@ -507,7 +513,7 @@ class Knots(Sequence):
     (True, 0.75, [0.5, 0.75])
     """
 
-    __slots__ = ("array",)
+    __slots__ = ("_values", "array")
 
     def __init__(self, values: Any = ()) -> None:
         array = np.array(values, dtype=np.float64)
@@ -515,6 +521,7 @@ class Knots(Sequence):
             raise InvalidValueError(f"knots must be one-dimensional, got shape {array.shape}")
         array.flags.writeable = False
         self.array = array
+        self._values: Optional[list] = None
 
     @classmethod
     def adopt(cls, array: np.ndarray) -> "Knots":
@@ -523,7 +530,16 @@ class Knots(Sequence):
         knots = cls.__new__(cls)
         array.flags.writeable = False
         knots.array = array
+        knots._values = None
         return knots
+
+    @property
+    def values(self) -> list:
+        """The knots as a list of floats, made on first use and kept (the array is read-only):
+        one call of the calibrator reads a few of them, cheaper from a list than from NumPy."""
+        if self._values is None:
+            self._values = self.array.tolist()
+        return self._values
 
     def __len__(self) -> int:
         return self.array.size
@@ -587,6 +603,8 @@ class IsotonicCalibrator:
 
     def __post_init__(self) -> None:
         x, y = self.x.array, self.y.array
+        if x.size == y.size == 0:  # unfitted: nothing to check
+            return
         if x.size != y.size:
             raise InvalidValueError(f"IsotonicCalibrator: {x.size} knots in x but {y.size} in y")
         if not (np.isfinite(x).all() and np.isfinite(y).all()):
@@ -604,15 +622,15 @@ class IsotonicCalibrator:
 
     def __call__(self, raw_score: float) -> float:
         s = _real(raw_score, "raw_score")
-        x, y = self.x.array, self.y.array
-        if not x.size or math.isnan(s):
+        x, y = self.x.values, self.y.values
+        if not x or math.isnan(s):
             return _clip01_checked(s)
         if s <= x[0]:
-            return _clip01_checked(float(y[0]))
+            return _clip01_checked(y[0])
         if s >= x[-1]:
-            return _clip01_checked(float(y[-1]))
-        i = int(np.searchsorted(x, s, side="right"))
-        x0, x1, y0, y1 = float(x[i - 1]), float(x[i]), float(y[i - 1]), float(y[i])
+            return _clip01_checked(y[-1])
+        i = bisect.bisect_right(x, s)  # as np.searchsorted(..., side="right") on sorted knots
+        x0, x1, y0, y1 = x[i - 1], x[i], y[i - 1], y[i]
         frac = (s - x0) / (x1 - x0) if x1 > x0 else 0.0
         return _clip01_checked(y0 + frac * (y1 - y0))
 
@@ -862,7 +880,7 @@ def _probabilities_of(probs: Any, owner: str) -> list:
         raise InvalidValueError(f"{owner}: no calibrated probabilities to combine")
     values = []
     for name, p in probs.items():
-        v = _real(p, f"{owner} {name!r}")
+        v = p if type(p) is float else _real(p, f"{owner} {name!r}")  # the label only when needed
         if not 0.0 <= v <= 1.0:
             raise InvalidValueError(f"{owner}: {name!r} is {p!r}, not a probability in [0, 1] (calibrate it first)")
         values.append(v)
@@ -1050,12 +1068,48 @@ def _cannot_calibrate(x: np.ndarray, c: np.ndarray) -> bool:
 # --------------------------------------------------------------------------------------------
 
 
+def _plain_short(probs: Any, correct: Any) -> bool:
+    """Whether ``probs`` and ``correct`` are lists of fewer than ``_SMALL_ROWS`` floats and as many
+    bools: inputs the small-input paths read in Python."""
+    return (type(probs) is list and type(correct) is list and len(probs) == len(correct) < _SMALL_ROWS
+            and {*map(type, probs)} <= {float} and {*map(type, correct)} <= {bool})
+
+
+def _small_binned(probs: list, correct: list, n_bins: int) -> tuple[list, list, list, int]:
+    """:func:`_binned` in Python, as lists: each row's bin as NumPy computes it, and each bin's sums
+    added in row order as ``np.bincount`` adds them, so the same bits."""
+    counts: dict[int, int] = {}
+    sums: dict[int, float] = {}
+    hits: dict[int, float] = {}
+    isfinite, last = math.isfinite, n_bins - 1
+    for x, ok in zip(probs, correct):
+        if not isfinite(x):
+            continue
+        if x < 0.0:  # min(max(x, 0.0), 1.0), as np.clip
+            x = 0.0
+        elif x > 1.0:
+            x = 1.0
+        b = int(x * n_bins)
+        if b > last:
+            b = last
+        if b in counts:
+            counts[b] += 1
+            sums[b] += x
+            hits[b] += ok
+        else:
+            counts[b], sums[b], hits[b] = 1, 0.0 + x, 0.0 + ok
+    used = sorted(counts)
+    return [counts[b] for b in used], [sums[b] for b in used], [hits[b] for b in used], sum(counts.values())
+
+
 def _binned(probs: Any, correct: Any, n_bins: Any, owner: str, *, what: str = "n_bins"):
     """Per non-empty bin (ascending): row count, sum of probabilities, number correct; and the
     number of rows. Non-finite probabilities are skipped, the others clamped into ``[0, 1]``."""
     n_bins = _whole(n_bins, what, minimum=1)
     if n_bins > 2**53:
         raise InvalidValueError(f"must be at most 2**53, got {n_bins}", field=what)
+    if _plain_short(probs, correct):
+        return _small_binned(probs, correct, n_bins)
     p, c = _rows(probs, correct, owner, noun="probs")
     p = np.clip(p, 0.0, 1.0)
     index = np.minimum((p * n_bins).astype(np.int64), n_bins - 1)
@@ -1081,6 +1135,11 @@ def expected_calibration_error(probs: Sequence[float], correct: Sequence[bool], 
     counts, sums, hits, n = _binned(probs, correct, n_bins, "expected_calibration_error")
     if n == 0:
         return 0.0
+    if isinstance(counts, list):  # the small path's bins: the same operations, left to right
+        total = 0.0
+        for k, s, h in zip(counts, sums, hits):
+            total += (k / n) * abs(s / k - h / k)
+        return total
     terms = (counts / n) * np.abs(sums / counts - hits / counts)
     return float(np.add.accumulate(terms)[-1])  # the reference's left-to-right sum
 
@@ -1092,8 +1151,9 @@ def reliability_curve(probs: Sequence[float], correct: Sequence[bool], *, n_bins
     [{'confidence': 0.0, 'accuracy': 0.0, 'count': 1}, {'confidence': 0.35, 'accuracy': 1.0, 'count': 1}, {'confidence': 1.0, 'accuracy': 1.0, 'count': 1}]
     """
     counts, sums, hits, _ = _binned(probs, correct, n_bins, "reliability_curve")
-    return [{"confidence": s / k, "accuracy": h / k, "count": k}
-            for k, s, h in zip(counts.tolist(), sums.tolist(), hits.tolist())]
+    if not isinstance(counts, list):
+        counts, sums, hits = counts.tolist(), sums.tolist(), hits.tolist()
+    return [{"confidence": s / k, "accuracy": h / k, "count": k} for k, s, h in zip(counts, sums, hits)]
 
 
 # --------------------------------------------------------------------------------------------

@@ -56,7 +56,7 @@ import numbers
 import warnings
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any, Optional, Union
 
 import numpy as np
 
@@ -88,6 +88,9 @@ DEFAULT_RISK_TARGET = 0.05
 
 #: ``RiskControlGate.lam`` when no threshold meets the target: above every probability.
 _ACCEPT_NOTHING = 1.0 + 1e-9
+#: Below this many scores, a list of floats is sorted in Python instead of handed to the compiled
+#: selection (whose fixed cost is larger than the sort).
+_SMALL_SET = 64
 
 
 class SmallCalibrationWarning(UserWarning):
@@ -311,15 +314,19 @@ def _rank(n: int, alpha: float) -> int:
     return math.ceil((n + 1) * (1 - alpha))
 
 
-def _conformal_quantile(scores: np.ndarray, alpha: float) -> float:
+def _conformal_quantile(scores: Union[np.ndarray, list[float]], alpha: float) -> float:
     """The ``_rank(n, alpha)``-th smallest of ``scores`` (no NaN), by selection; ``inf`` above
-    ``n``, ``-inf`` below 1."""
+    ``n``, ``-inf`` below 1. A short list of floats is sorted in Python instead (the same value:
+    the selection's zero is ``0.0``, and ``-0.0 + 0.0`` is too), without the compiled call's fixed
+    cost."""
     n = len(scores)
     k = _rank(n, alpha)
     if n == 0 or k > n:
         return math.inf
     if k <= 0:
         return -math.inf
+    if isinstance(scores, list):
+        return sorted(scores)[k - 1] + 0.0
     return kth_smallest(scores, k - 1)
 
 
@@ -350,6 +357,8 @@ def split_conformal_quantile(scores: Sequence[float], alpha: float) -> float:
     inf
     """
     alpha = _alpha(alpha)
+    if type(scores) is list and len(scores) < _SMALL_SET and {*map(type, scores)} <= {float} and not any(map(math.isnan, scores)):
+        return _conformal_quantile(scores, alpha)
     s = _floats(scores, "scores")
     if np.isnan(s).any():
         raise InvalidValueError("must not be NaN", field=f"scores[{int(np.argmax(np.isnan(s)))}]")
@@ -393,6 +402,8 @@ class CalibrationScores(Sequence[float]):
     @classmethod
     def of(cls, scores: Iterable[float]) -> "CalibrationScores":
         """The scores of a sequence of numbers (NaN is not a score)."""
+        if type(scores) is list and not scores:  # an unfitted gate's default: nothing to read
+            return cls(np.zeros(0), 0)
         rows = _floats(scores, "_cal")
         if np.isnan(rows).any():
             raise InvalidValueError("must not be NaN", field=f"_cal[{int(np.argmax(np.isnan(rows)))}]")
@@ -709,6 +720,30 @@ def _risk_too_small_message(n: int, bound: float, target: float) -> str:
             f"accepted; {needed}")
 
 
+def _small_risk_coverage(probs: Any, correct: Any) -> Optional[list[dict]]:
+    """:func:`risk_coverage_curve` at every distinct probability, in Python, for short lists of
+    floats and bools: the same integer counts and divisions, so the same values. ``None`` when the
+    full path must read the input (other types, longer lists, a finite value outside ``[0, 1]``,
+    a ``-0.0``, whose place among equal zeros NumPy's sort decides)."""
+    if not (type(probs) is list and type(correct) is list and len(probs) == len(correct) < _SMALL_SET
+            and {*map(type, probs)} <= {float} and {*map(type, correct)} <= {bool}):
+        return None
+    if 0.0 in probs and any(x == 0.0 and math.copysign(1.0, x) < 0 for x in probs):
+        return None
+    rows = sorted((x, not ok) for x, ok in zip(probs, correct) if -math.inf < x < math.inf)
+    if rows and (rows[0][0] < 0.0 or rows[-1][0] > 1.0):
+        return None
+    n, wrong = len(rows), sum(w for _, w in rows)  # wrong: incorrect rows at or above the threshold
+    curve, i = [], 0
+    while i < n:
+        tau, accepted = rows[i][0], n - i
+        curve.append({"threshold": tau, "coverage": accepted / n, "selective_risk": wrong / accepted})
+        while i < n and rows[i][0] == tau:
+            wrong -= rows[i][1]
+            i += 1
+    return curve
+
+
 def risk_coverage_curve(probs: Sequence[float], correct: Sequence[bool], *,
                         thresholds: Optional[Sequence[float]] = None) -> list[dict]:
     """The risk-coverage trade-off: ``{threshold, coverage, selective_risk}`` per threshold.
@@ -724,6 +759,10 @@ def risk_coverage_curve(probs: Sequence[float], correct: Sequence[bool], *,
     {'threshold': 0.4, 'coverage': 0.8, 'selective_risk': 0.25}
     {'threshold': 0.6, 'coverage': 0.6, 'selective_risk': 0.0}
     """
+    if thresholds is None:
+        curve = _small_risk_coverage(probs, correct)
+        if curve is not None:
+            return curve
     p, c = _calibration_rows(probs, correct)
     n = len(p)
     if n == 0:

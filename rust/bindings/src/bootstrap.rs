@@ -7,7 +7,7 @@ use pyo3::prelude::*;
 use scorekit_kernels::bootstrap::{self, BootstrapError, Mt19937, Summation};
 use scorekit_kernels::one_thread;
 
-use crate::parallel::{guarded, run_detached, slice, two_threads, worker_count};
+use crate::parallel::{guarded, run_detached, slice, two_threads, worker_count, JoinFn};
 
 fn generator(state: &PyReadonlyArray1<'_, u32>, pos: usize) -> PyResult<Mt19937> {
     Mt19937::from_state(slice(state, "state")?, pos).map_err(value_error)
@@ -20,9 +20,6 @@ fn value_error(e: BootstrapError) -> PyErr {
 /// Below this many draws (values × resamples) a bootstrap runs on one thread: a round of
 /// drawing beside summing would be too short to hand to a second thread.
 const TWO_THREADS_FROM_DRAWS: usize = 1 << 20;
-
-/// A [`scorekit_kernels::Join`] as a plain function.
-type JoinFn = fn(&mut (dyn FnMut() + Send), &mut (dyn FnMut() + Send));
 
 /// Run a resampling kernel of `draws` draws without the GIL, on two threads of the pool when
 /// there is that much work and a second core; its statistics as an array.

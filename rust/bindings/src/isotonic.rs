@@ -4,9 +4,9 @@
 use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use scorekit_kernels::isotonic;
+use scorekit_kernels::{isotonic, one_thread};
 
-use crate::parallel::{guarded, run_detached, two_threads, TWO_THREADS_FROM};
+use crate::parallel::{guarded, run_detached, run_here, two_threads, TWO_THREADS_FROM};
 
 /// The distinct scores and their pooled accuracies.
 type FitArrays<'py> = (Bound<'py, PyArray1<f64>>, Bound<'py, PyArray1<f64>>);
@@ -29,13 +29,14 @@ fn isotonic_fit<'py>(
         let c = correct
             .as_slice()
             .map_err(|_| PyValueError::new_err("correct must be a contiguous 1-D array"))?;
-        let threads = if x.len() < TWO_THREADS_FROM {
-            1
+        // Below TWO_THREADS_FROM rows the fit runs on the calling thread: handing a short fit to
+        // a pool thread costs more than the fit.
+        let fit = if x.len() < TWO_THREADS_FROM {
+            run_here(py, || isotonic::isotonic_fit_by(x, c, one_thread))?
         } else {
-            threads
-        };
-        let fit = run_detached(py, threads, || isotonic::isotonic_fit_by(x, c, two_threads))?
-            .map_err(|e| PyValueError::new_err(e.to_string()))?;
+            run_detached(py, threads, || isotonic::isotonic_fit_by(x, c, two_threads))?
+        }
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
         Ok((fit.values.into_pyarray(py), fit.levels.into_pyarray(py)))
     })
 }

@@ -185,6 +185,9 @@ fn panic_error(payload: Box<dyn Any + Send>) -> PyErr {
 /// thread hand-off costs more).
 pub const TWO_THREADS_FROM: usize = 1 << 16;
 
+/// A [`scorekit_kernels::Join`] as a plain function ([`two_threads`] or the kernels' `one_thread`).
+pub type JoinFn = fn(&mut (dyn FnMut() + Send), &mut (dyn FnMut() + Send));
+
 /// The kernels' `Join` on two rayon threads (when the pool has them): for kernels that split
 /// their work in two halves.
 pub fn two_threads(first: &mut (dyn FnMut() + Send), second: &mut (dyn FnMut() + Send)) {

@@ -17,7 +17,7 @@ use scorekit_kernels::rover::{self, RoverBatch, Workspace};
 
 use crate::bootstrap::summation;
 use crate::objects::prefetch;
-use crate::parallel::{guarded, items_per_task, run_detached, slice, SERIAL_BELOW};
+use crate::parallel::{guarded, items_per_task, run_sized, slice, SERIAL_BELOW};
 
 type RoverArrays<'py> = (
     Bound<'py, PyArray2<u32>>,
@@ -96,7 +96,9 @@ fn rover_mean_agreements<'py>(
         let e = slice(&engine_offsets, "engine_offsets")?;
         let i = slice(&item_offsets, "item_offsets")?;
         let summation = summation(compensated);
-        let means = run_detached(py, threads, || {
+        // A batch too small to share out runs on the calling thread (no hand-off to the pool).
+        let serial = i.len().saturating_sub(1) < SERIAL_BELOW;
+        let means = run_sized(py, threads, serial, || {
             let batch = RoverBatch::new(t, c, e, i, conf_weight, null_conf, max_tokens, summation)?;
             let n = batch.len();
             if n < SERIAL_BELOW {

@@ -173,8 +173,6 @@ fn push_pooled(stack: &mut Vec<Block>, mut block: Block) {
 
 /// Most distinct scores the grouping by hash takes (beyond, the rows are sorted instead).
 const FEW_DISTINCT: usize = 4096;
-/// Slots of the grouping table: a power of two, at most half full.
-const GROUP_SLOTS: usize = 2 * FEW_DISTINCT;
 
 /// One distinct score's order key, correct rows and rows.
 type Group = (u64, u64, u64);
@@ -188,15 +186,20 @@ fn group_by_hash(
     correct: &[bool],
     first_row: usize,
 ) -> Result<Option<Vec<Group>>, usize> {
-    let mut table = vec![(0u64, 0u32, 0u32); GROUP_SLOTS];
+    // Slots: a power of two, at most half full; sized to the rows, so a short fit does not clear
+    // and scan a table made for FEW_DISTINCT scores.
+    let slots = (2 * scores.len().min(FEW_DISTINCT))
+        .next_power_of_two()
+        .max(2);
+    let mut table = vec![(0u64, 0u32, 0u32); slots];
     let mut used = 0usize;
     for (row, (&x, &c)) in scores.iter().zip(correct).enumerate() {
         if !x.is_finite() {
             return Err(first_row + row);
         }
         let key = order_key(x);
-        let mut slot = (key.wrapping_mul(0x9E37_79B9_7F4A_7C15)
-            >> (64 - GROUP_SLOTS.trailing_zeros())) as usize;
+        let mut slot =
+            (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - slots.trailing_zeros())) as usize;
         loop {
             let entry = &mut table[slot];
             if entry.0 == key {
@@ -212,7 +215,7 @@ fn group_by_hash(
                 used += 1;
                 break;
             }
-            slot = (slot + 1) & (GROUP_SLOTS - 1);
+            slot = (slot + 1) & (slots - 1);
         }
     }
     Ok(Some(
@@ -569,8 +572,13 @@ mod tests {
         let mut state = 13u64;
         let sequential = one_thread;
         for case in 0..300 {
-            // Up to and just past the table's limit of distinct scores, with zeros of both signs.
-            let n = (splitmix(&mut state) % 20_000) as usize;
+            // Up to and just past the table's limit of distinct scores, with zeros of both signs;
+            // every length below 60 first (the table is sized to the rows).
+            let n = if case < 60 {
+                case
+            } else {
+                (splitmix(&mut state) % 20_000) as usize
+            };
             let distinct = [1, 2, 50, FEW_DISTINCT as u64 / 2, FEW_DISTINCT as u64][case % 5];
             let scores: Vec<f64> = (0..n)
                 .map(|_| match splitmix(&mut state) % distinct {
