@@ -144,7 +144,8 @@ def test_one_thread_and_two_agree_and_name_the_first_bad_row():
     rng = np.random.default_rng(4)
     probs = np.round(rng.random(150_000), 3)
     correct = rng.random(probs.size) < probs
-    (q1, rows1, n1), (q2, rows2, n2) = fit(_core.conformal_fit, probs, correct, 0.1, 1), fit(_core.conformal_fit, probs, correct, 0.1, 2)
+    q1, rows1, n1 = fit(_core.conformal_fit, probs, correct, 0.1, 1)
+    q2, rows2, n2 = fit(_core.conformal_fit, probs, correct, 0.1, 2)
     assert (q1, n1) == (q2, n2) and np.array_equal(rows1, rows2, equal_nan=True)
     for first, second in ((20_000, 120_000), (80_000, 140_000)):
         bad = probs.copy()

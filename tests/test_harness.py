@@ -522,7 +522,8 @@ def test_shared_baselines_store_with_the_agents(tmp_path):
     save_baseline(report, "text-v1", rootdir=tmp_path)
     with pytest.raises(InvalidValueError, match="agent baseline"):
         regression_gate(report, "agent-v1", rootdir=tmp_path)
-    with pytest.raises(ValueError, match=r"is a metric baseline \(save_baseline\); gate it with scorekit.harness.regression_gate"):
+    refused = r"is a metric baseline \(save_baseline\); gate it with scorekit\.harness\.regression_gate"
+    with pytest.raises(ValueError, match=refused):
         agent_regression_gate(agent_report, "text-v1", rootdir=tmp_path)
     assert agent_regression_gate(agent_report, "agent-v1", rootdir=tmp_path)
     assert regression_gate(report, "text-v1", rootdir=tmp_path)

@@ -632,7 +632,7 @@ def test_group_and_family_warn_once_naming_the_small_parts():
     class Loud:
         def fit(self, scores, correct):
             assert isinstance(scores, list) and isinstance(correct, list)  # custom calibrators get lists
-            warnings.warn("loud", UserWarning)
+            warnings.warn("loud", UserWarning, stacklevel=2)
             return self
 
     with pytest.warns(UserWarning, match="loud"):

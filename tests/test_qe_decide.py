@@ -617,7 +617,7 @@ def test_crepes_gate_needs_the_extra(monkeypatch):
 def test_crepes_gate_matches_group_conformal():
     pytest.importorskip("crepes")  # the `calibration` extra
     rng = np.random.default_rng(11)
-    for trial in range(15):
+    for _trial in range(15):
         n = int(rng.integers(5, 120))
         p = rng.beta(4, 1.5, n)
         c = rng.random(n) < p

@@ -345,7 +345,7 @@ def check_against_ek(value: Any) -> None:
 
 def test_luhn_equals_ek_on_digit_strings():
     rng = random.Random(1)
-    for trial in range(2500):
+    for _trial in range(2500):
         number = valid_luhn(rng, rng.choice([2, 3, 8, 13, 15, 16, 19, 40]))
         for value in (number, corrupt(rng, number), hyphenate(rng, number), int(number), number[::-1]):
             check_against_ek(value)
@@ -410,7 +410,7 @@ def _random_value(rng: random.Random) -> Any:
 def test_validators_equal_ek():
     rng = random.Random(5)
     V, EV = verifiers_module, ek.qe.verifiers
-    for trial in range(1500):
+    for _trial in range(1500):
         lo = rng.choice([0, -10, 0.5, 50])
         hi = lo + rng.choice([0, 1, 100, 0.25])
         members = rng.sample([1, 2.0, "a", "open", None, (1,), [1], True, "12345"], rng.randint(0, 4))
@@ -439,7 +439,7 @@ def test_validators_equal_ek():
 def test_totals_equal_ek():
     rng = random.Random(6)
     keys = ["a", "b", "c", "d"]
-    for trial in range(2000):
+    for _trial in range(2000):
         record = {}
         for k in ["total"] + keys:
             if rng.random() < 0.8:

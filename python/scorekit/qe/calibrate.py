@@ -25,7 +25,8 @@ The fits give the reference's results with NumPy instead of Python loops over th
 the reference's Newton iteration (same start, step and stopping rule) with its sums vectorised and
 the scores centred, starting large sets from a fit on a sample; isotonic runs in the compiled
 ``isotonic`` kernel (one radix sort, one stack pass of pool-adjacent-violators with exact integer
-comparisons; :mod:`scorekit._kernels.isotonic`) and keeps its knots in NumPy (:class:`Knots`); temperature runs the reference's golden-section search, evaluating each point
+comparisons; :mod:`scorekit._kernels.isotonic`) and keeps its knots in NumPy (:class:`Knots`); temperature runs
+the reference's golden-section search, evaluating each point
 once.
 
 Decisions where the reference is silent or accidental:
@@ -1147,8 +1148,9 @@ def expected_calibration_error(probs: Sequence[float], correct: Sequence[bool], 
 def reliability_curve(probs: Sequence[float], correct: Sequence[bool], *, n_bins: int = DEFAULT_N_BINS) -> list:
     """Per-bin ``{confidence, accuracy, count}`` for a reliability diagram (non-empty bins, ascending).
 
-    >>> reliability_curve([1.5, -0.2, 0.35], [True, False, True], n_bins=4)
-    [{'confidence': 0.0, 'accuracy': 0.0, 'count': 1}, {'confidence': 0.35, 'accuracy': 1.0, 'count': 1}, {'confidence': 1.0, 'accuracy': 1.0, 'count': 1}]
+    >>> reliability_curve([1.5, -0.2, 0.35], [True, False, True], n_bins=4)  # doctest: +NORMALIZE_WHITESPACE
+    [{'confidence': 0.0, 'accuracy': 0.0, 'count': 1}, {'confidence': 0.35, 'accuracy': 1.0, 'count': 1},
+     {'confidence': 1.0, 'accuracy': 1.0, 'count': 1}]
     """
     counts, sums, hits, _ = _binned(probs, correct, n_bins, "reliability_curve")
     if not isinstance(counts, list):

@@ -26,7 +26,8 @@ True
 Results are those of the reference kit; the fits run on sorted arrays (sort once, binary search,
 prefix counts) in O(n log n) where the reference rescans the calibration set for every candidate
 threshold, and the conformal threshold is found by selection in O(n) (the compiled ``conformal``
-kernel), the calibration scores being sorted only when a p-value first needs them. Decisions where the reference is silent or accidental (docs/qe-decide.md):
+kernel), the calibration scores being sorted only when a p-value first needs them. Decisions where the reference is
+silent or accidental (docs/qe-decide.md):
 
 * a confidence given to a gate (or ``p_value``) must be a finite number in ``[0, 1]``: NaN and
   ±inf raise ``InvalidValueError`` "confidence must be finite, got nan", values outside ``[0, 1]``
