@@ -25,6 +25,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import scorekit.harness as harness
+import scorekit.interrater as interrater
 from doc_examples import run_python_blocks
 from scorekit.agents import Episode
 from scorekit.agents import judge as J
@@ -318,7 +319,7 @@ def test_error_types_are_scorekit_errors():
 
 
 def test_ratio_distinct_value_guard(monkeypatch):
-    monkeypatch.setattr(harness, "RATIO_MAX_DISTINCT", 3)
+    monkeypatch.setattr(interrater, "RATIO_MAX_DISTINCT", 3)
     assert krippendorff_alpha([[1, 2, 3], [1, 2, 3]], level="ratio") == 1.0
     with pytest.raises(InputTooLargeError, match="4 distinct values at the ratio level"):
         krippendorff_alpha([[1, 2, 3, 4], [1, 2, 3, 4]], level="ratio")

@@ -12,7 +12,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from scorekit import harness
+from scorekit import interrater
 from scorekit.agents import Cost, cost
 from scorekit.qe import calibrate, decide
 
@@ -31,7 +31,7 @@ def both_paths(monkeypatch, fn, *args, **kwargs):
     """``fn`` with its small-input path, then with it switched off."""
     small = fn(*args, **kwargs)
     with monkeypatch.context() as m:
-        m.setattr(harness, "_SMALL_ITEMS", 0)
+        m.setattr(interrater, "_SMALL_ITEMS", 0)
         full = fn(*args, **kwargs)
     return small, full
 
@@ -43,10 +43,10 @@ def same_bits(x: float, y: float) -> bool:
 @pytest.mark.parametrize("labels", LABEL_SETS, ids=repr)
 def test_kappa_small_path_same_bits(monkeypatch, labels):
     rnd = random.Random(31)
-    for n in [1, 2, 3, 5, 8, 20, 63, 200, harness._SMALL_ITEMS - 1]:
+    for n in [1, 2, 3, 5, 8, 20, 63, 200, interrater._SMALL_ITEMS - 1]:
         for _ in range(20):
             a, b = draw(rnd, labels, n), draw(rnd, labels, n)
-            small, full = both_paths(monkeypatch, harness.cohen_kappa, a, b)
+            small, full = both_paths(monkeypatch, interrater.cohen_kappa, a, b)
             assert same_bits(small, full), (labels, n, a, b, small, full)
 
 
@@ -55,20 +55,20 @@ def test_kappa_small_path_same_bits(monkeypatch, labels):
 def test_nominal_alpha_small_path_same_bits(monkeypatch, labels, raters):
     rnd = random.Random(7 * raters)
     choices = list(labels) + [None]
-    for n in [1, 2, 3, 8, 20, 100, harness._SMALL_ITEMS - 1]:
+    for n in [1, 2, 3, 8, 20, 100, interrater._SMALL_ITEMS - 1]:
         for _ in range(10):
             table = [draw(rnd, choices, n) for _ in range(raters)]
-            small, full = both_paths(monkeypatch, harness.krippendorff_alpha, table)
+            small, full = both_paths(monkeypatch, interrater.krippendorff_alpha, table)
             assert same_bits(small, full), (labels, n, table, small, full)
 
 
 def test_small_paths_keep_errors():
-    with pytest.raises(harness.InvalidTypeError):
-        harness.cohen_kappa([[1]], [[1]])
-    with pytest.raises(harness.InvalidValueError):
-        harness.krippendorff_alpha([[1, 2], [1]])
-    assert harness.krippendorff_alpha([["a", None], [None, "b"]]) == 1.0  # no pairable item
-    assert harness.cohen_kappa([], []) == 1.0
+    with pytest.raises(interrater.InvalidTypeError):
+        interrater.cohen_kappa([[1]], [[1]])
+    with pytest.raises(interrater.InvalidValueError):
+        interrater.krippendorff_alpha([[1, 2], [1]])
+    assert interrater.krippendorff_alpha([["a", None], [None, "b"]]) == 1.0  # no pairable item
+    assert interrater.cohen_kappa([], []) == 1.0
 
 
 class NoNumpy:
@@ -81,11 +81,11 @@ class NoNumpy:
 
 
 def test_small_kappa_and_alpha_skip_numpy(monkeypatch):
-    monkeypatch.setattr(harness, "np", NoNumpy())
-    assert harness.cohen_kappa([1, 1, 0, 0, 1], [1, 1, 0, 1, 1]) == 0.5454545454545455
-    assert harness.cohen_kappa(list("abca"), list("abcb")) == 0.6363636363636364
+    monkeypatch.setattr(interrater, "np", NoNumpy())
+    assert interrater.cohen_kappa([1, 1, 0, 0, 1], [1, 1, 0, 1, 1]) == 0.5454545454545455
+    assert interrater.cohen_kappa(list("abca"), list("abcb")) == 0.6363636363636364
     ratings = [[1, 2, 3, 3, None], [1, 2, 4, 3, 5], [2, 2, 4, 3, 5]]
-    assert harness.krippendorff_alpha(ratings) == 0.6578947368421053
+    assert interrater.krippendorff_alpha(ratings) == 0.6578947368421053
 
 
 def test_conformal_quantile_small_path_same_value(monkeypatch):

@@ -30,7 +30,7 @@ from typing import Any, Optional
 
 from scorekit.base import Finding, GraphGrammar, Score, Severity
 from scorekit.errors import InvalidTypeError, InvalidValueError, describe
-from scorekit.harness import _labels, _missing, cohen_kappa, krippendorff_alpha, percent_agreement
+from scorekit.interrater import as_labels, cohen_kappa, is_missing, krippendorff_alpha, percent_agreement
 
 __all__ = ["JUDGE_COST_TIER", "ALPHA_GOOD", "ALPHA_TENTATIVE", "JudgeSignal", "JudgeMetric",
            "pairwise_judge", "judge_validation"]
@@ -167,10 +167,10 @@ def judge_validation(judge_labels: Sequence[Any], human_labels: Sequence[Any], *
     >>> judge_validation([1, 2, 3, 4], [1, 2, 3, 5], level="interval")
     {'n': 4, 'alpha': 0.9369369369369369, 'percent_agreement': 0.75, 'verdict': 'good'}
     """
-    judge, human = list(_labels(judge_labels, "judge_labels")), list(_labels(human_labels, "human_labels"))
+    judge, human = list(as_labels(judge_labels, "judge_labels")), list(as_labels(human_labels, "human_labels"))
     if len(judge) != len(human):
         raise InvalidValueError("judge and human must label the same items")
-    if all(_missing(j) or _missing(h) for j, h in zip(judge, human)):
+    if all(is_missing(j) or is_missing(h) for j, h in zip(judge, human)):
         raise InvalidValueError(f"judge_validation: none of the {len(judge)} items has both a judge and a human "
                                 "label; there is nothing to certify the judge on")
     alpha = krippendorff_alpha([judge, human], level=level)
