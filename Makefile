@@ -73,6 +73,7 @@ browser:
 # Main job: score the sample corpus shipped inside the package (needs no extra), and write its
 # report, one self-contained HTML page, under target/ (ignored by git).
 demo: build
+	mkdir -p target/demo
 	$(PY) -m scorekit demo --html target/demo/scorekit-demo.html
 
 # Every test: Rust kernel tests, then pytest (each kernel test runs on both backends).
