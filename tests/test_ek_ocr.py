@@ -34,6 +34,7 @@ from scorekit.ocr import (
     table_from_ocr,
 )
 from scorekit.ocr.benchmark import JsonStore, data_root, store
+from scorekit.stores import CorruptStoreFileError
 from scorekit.registry import MissingExtraError, install_hint, register
 
 
@@ -250,11 +251,26 @@ def test_missing_record_field_is_key_error():
         evaluate_ocr(echo_engine, {"k": {"reference_text": "a"}})
 
 
-@pytest.mark.parametrize("key", ["../escape", "a/b", "", ".hidden", 3])
+@pytest.mark.parametrize("key", ["../escape", "", ".hidden", 3, "/abs"])
 def test_store_keys_cannot_leave_the_directory(tmp_path, key):
     with pytest.raises(ScorekitError, match="store key"):
         add_gold_item(key, "img", "text", rootdir=tmp_path)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_the_ocr_stores_are_the_package_stores(tmp_path):
+    # one store implementation: a key with a folder stays inside the root, a symbolic link out of
+    # it is refused, and NaN in a file is a corrupt file, not a number
+    add_gold_item("a/b", "img", "text", rootdir=tmp_path)
+    assert (tmp_path / "gold" / "a" / "b.json").is_file()
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "gold" / "link").symlink_to(tmp_path / "outside")
+    with pytest.raises(ScorekitError, match="store key"):
+        add_gold_item("link/x", "img", "text", rootdir=tmp_path)
+    assert list((tmp_path / "outside").iterdir()) == []
+    (tmp_path / "gold" / "nan.json").write_text('{"image": "i", "reference_text": NaN}')
+    with pytest.raises(CorruptStoreFileError, match="NaN is not valid JSON"):
+        store("gold", rootdir=tmp_path)["nan"]
 
 
 def test_store_errors(tmp_path):
@@ -264,9 +280,9 @@ def test_store_errors(tmp_path):
         store("gold", rootdir=3)
     with pytest.raises(InvalidTypeError, match="reference_text"):
         add_gold_item("k", "img", None, rootdir=tmp_path)
-    with pytest.raises(InvalidTypeError, match="strict JSON"):
+    with pytest.raises(InvalidTypeError, match="not JSON-serialisable"):
         add_gold_item("k", b"\x89PNG", "text", rootdir=tmp_path)  # a reference, not bytes
-    with pytest.raises(InvalidTypeError, match="store key 'r'"):
+    with pytest.raises(InvalidTypeError, match="store value for 'r' is not JSON-serialisable"):
         evaluate_ocr(lambda image: Result(text="x", backend=object()), {"k": {"image": 1, "reference_text": "x"}},
                      persist=True, run_id="r", rootdir=tmp_path)
     s = JsonStore(tmp_path / "gold")
@@ -275,7 +291,7 @@ def test_store_errors(tmp_path):
         s["absent"]
     (tmp_path / "gold").mkdir()
     (tmp_path / "gold" / "bad.json").write_text("{not json")
-    with pytest.raises(InvalidValueError, match="bad.json"):
+    with pytest.raises(CorruptStoreFileError, match="bad.json"):
         s["bad"]
 
 

@@ -3,8 +3,8 @@
 The engine is any ``image -> OcrResult`` callable (or an ocracy backend id), so a benchmark runs
 without engines or credentials. Text is scored by :func:`scorekit.facade.evaluate` (CER/WER summed
 over the corpus by the batch kernels). Gold items, results and run summaries live in JSON stores,
-one file per key under ``<root>/<kind>/<key>.json``; the root is ``rootdir=``, else the
-``EK_DATA_HOME`` environment variable, else ``~/.local/share/ek`` (the reference kit's layout).
+one file per key under ``<root>/<kind>/<key>.json`` (the stores of :mod:`scorekit.stores`); the
+root is ``rootdir=``, else ``$SCOREKIT_DATA_HOME``, else ``$EK_DATA_HOME``, else scorekit's data folder.
 
 >>> import tempfile; root = tempfile.mkdtemp()
 >>> gold = {
@@ -22,98 +22,37 @@ one file per key under ``<root>/<kind>/<key>.json``; the root is ``rootdir=``, e
 
 from __future__ import annotations
 
-import json
 import math
 import os
-import re
-from collections.abc import Iterator, Mapping, MutableMapping
+from collections.abc import Iterator, Mapping
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Optional, Union
 
 from scorekit.base import Report
 from scorekit.errors import InvalidTypeError, InvalidValueError
+from scorekit.stores import KINDS, JsonStore
+from scorekit.stores import data_root as stores_root
 
 __all__ = ["STORE_KINDS", "JsonStore", "data_root", "store", "add_gold_item", "evaluate_ocr"]
 
-STORE_KINDS = ("gold", "results", "calibrators", "corrections", "runs", "baselines")
-"""The kinds of store under the data root."""
-
-# A key becomes a file name: no path separators, no leading dot, nothing outside this alphabet.
-_KEY = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]{0,199}")
+STORE_KINDS = KINDS
+"""The kinds of store under the data root (those of :mod:`scorekit.stores`)."""
 
 
 def data_root(rootdir: Optional[Union[str, os.PathLike]] = None) -> Path:
-    """``rootdir``, else ``$EK_DATA_HOME``, else ``~/.local/share/ek``."""
+    """``rootdir``, else the stores' data root (:func:`scorekit.stores.data_root`: ``$SCOREKIT_DATA_HOME``,
+    ``$EK_DATA_HOME``, else the data folder ``scorekit where`` prints)."""
     if rootdir is not None:
         if not isinstance(rootdir, (str, os.PathLike)):
             raise InvalidTypeError(f"must be a path, got {type(rootdir).__name__}", field="rootdir")
         return Path(rootdir)
-    env = os.environ.get("EK_DATA_HOME")
-    return Path(env) if env else Path.home() / ".local" / "share" / "ek"
-
-
-class JsonStore(MutableMapping):
-    """A mapping ``key -> JSON value`` kept as one ``<key>.json`` file per key in ``directory``.
-
-    Keys are restricted to letters, digits, ``_``, ``.`` and ``-`` (not leading), so a key can never
-    name a file outside the directory. The directory is created on the first write.
-    """
-
-    def __init__(self, directory: Union[str, os.PathLike]) -> None:
-        self.directory = Path(directory)
-
-    def _path(self, key: Any) -> Path:
-        if not isinstance(key, str):
-            raise InvalidTypeError(f"must be a str, got {type(key).__name__}", field="store key")
-        if not _KEY.fullmatch(key):
-            raise InvalidValueError(f"must be 1-200 of letters, digits, '_', '.', '-' (not leading '.' or '-'), "
-                                    f"got {key!r}", field="store key")
-        return self.directory / f"{key}.json"
-
-    def __getitem__(self, key: str) -> Any:
-        path = self._path(key)
-        try:
-            text = path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            raise KeyError(key) from None
-        try:
-            return json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise InvalidValueError(f"is not valid JSON: {exc}", field=str(path)) from None
-
-    def __setitem__(self, key: str, value: Any) -> None:
-        path = self._path(key)
-        try:
-            text = json.dumps(value, ensure_ascii=False, allow_nan=False)
-        except (TypeError, ValueError) as exc:
-            raise InvalidTypeError(f"must be strict JSON (str/number/bool/None, lists, str-keyed dicts): {exc}",
-                                   field=f"value for store key {key!r}") from None
-        self.directory.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(path)  # a reader never sees a half-written record
-
-    def __delitem__(self, key: str) -> None:
-        try:
-            self._path(key).unlink()
-        except FileNotFoundError:
-            raise KeyError(key) from None
-
-    def __iter__(self) -> Iterator[str]:
-        if not self.directory.is_dir():
-            return iter(())
-        return iter(sorted(p.name[:-5] for p in self.directory.glob("*.json") if _KEY.fullmatch(p.name[:-5])))
-
-    def __len__(self) -> int:
-        return sum(1 for _ in self)
-
-    def __repr__(self) -> str:
-        return f"JsonStore({str(self.directory)!r})"
+    return stores_root()
 
 
 def store(kind: str, *, rootdir: Optional[Union[str, os.PathLike]] = None) -> JsonStore:
-    """The JSON store of one ``kind`` (see :data:`STORE_KINDS`) under :func:`data_root`."""
+    """The JSON store of one ``kind`` (see :data:`STORE_KINDS`) under :func:`data_root`: a
+    :class:`scorekit.stores.JsonStore`, with its key rules, confinement and strict JSON."""
     if kind not in STORE_KINDS:
         raise InvalidValueError(f"must be one of {list(STORE_KINDS)}, got {kind!r}", field="kind")
     return JsonStore(data_root(rootdir) / kind)
