@@ -178,3 +178,31 @@ def test_evaluate_gives_the_same_in_one_chunk_or_many(monkeypatch, size):
     assert (chunked.n, chunked.aggregate, chunked.per_slice, chunked.detail) == \
         (whole.n, whole.aggregate, whole.per_slice, whole.detail)
     assert [s.detail for s in chunked.scores] == [s.detail for s in whole.scores]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.text(max_size=12), st.text(max_size=12),
+                          st.sampled_from([None, "a", "b", 1, 1.0, True, "1"])), max_size=16),
+       st.booleans(), st.sampled_from(["cer", "wer", None]))
+def test_a_small_corpus_counted_pair_by_pair_equals_the_batch_path(cases, sliced, metric):
+    import scorekit.facade as facade
+
+    cases = [c if sliced else c[:2] for c in cases]
+    small = evaluate(cases, metric=metric)
+    saved = facade.SMALL_CORPUS
+    facade.SMALL_CORPUS = 0
+    try:
+        batch = evaluate(cases, metric=metric)
+    finally:
+        facade.SMALL_CORPUS = saved
+    assert repr((small.n, small.aggregate, small.per_slice, small.detail)) == \
+        repr((batch.n, batch.aggregate, batch.per_slice, batch.detail))
+    assert list(small.per_slice) == list(batch.per_slice)
+    assert [s.detail for s in small.scores] == [s.detail for s in batch.scores]
+
+
+def test_a_small_corpus_keeps_the_batch_paths_errors():
+    with pytest.raises(ValueError, match=r"cases\[1\] pred"):
+        evaluate([("a", "a"), ("\ud800", "b")])
+    with pytest.raises(TypeError, match="slice labels"):
+        evaluate([("a", "a", "x"), ("b", "b", [1])])

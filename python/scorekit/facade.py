@@ -37,6 +37,8 @@ if TYPE_CHECKING:  # NumPy and the packer are imported where corpora need them: 
 
 #: Pairs per kernel call on the streaming text path (small enough to pipeline packing and counting).
 CHUNK_SIZE = 1 << 13
+#: Corpora of at most this many plain pairs are counted pair by pair (NumPy's fixed costs exceed the work).
+SMALL_CORPUS = 16
 
 _third = operator.itemgetter(2)
 
@@ -256,6 +258,27 @@ def _add_slice_totals(slice_totals: dict[Any, list[int]], labels: list, counts: 
         raise _slice_label_error(labels, offset, exc) from None
 
 
+def _count_small(m: StringMetric, block: list) -> Optional[tuple[list, dict[Any, list[int]]]]:
+    """The counts of a block of at most :data:`SMALL_CORPUS` plain ``(str, str[, slice])`` cases,
+    pair by pair (what the batch path gives, without its arrays), with their slice totals; ``None``
+    for anything else, which the batch path reads (and names in its errors)."""
+    if (len(block) > SMALL_CORPUS or m.canonicalizer is not None or m.unit != "char"
+            or not all(type(case) is tuple and 2 <= len(case) <= 3 and type(case[0]) is str
+                       and type(case[1]) is str for case in block)):
+        return None
+    try:
+        rows = [count_pair(case[0], case[1], m.mode) for case in block]
+        slice_totals: dict[Any, list[int]] = {}
+        for case, (ref_len, s, d, i) in zip(block, rows):
+            if len(case) == 3 and case[2] is not None:
+                acc = slice_totals.setdefault(case[2], [0, 0])
+                acc[0] += s + d + i
+                acc[1] += ref_len
+    except Exception:  # a lone surrogate, a label that cannot key a slice: the batch path says which
+        return None
+    return rows, slice_totals
+
+
 def _evaluate_text(m: StringMetric, cases: Iterable[Any], threads: int) -> Report:
     """The streaming text path. Chunks are pipelined: while the kernels count chunk k on a worker
     thread (they release the GIL), the calling thread reads and packs chunk k + 1."""
@@ -278,7 +301,13 @@ def _evaluate_text(m: StringMetric, cases: Iterable[Any], threads: int) -> Repor
 
     first = list(itertools.islice(iterator, CHUNK_SIZE))
     second = list(itertools.islice(iterator, CHUNK_SIZE)) if first else []
-    if not second:  # one chunk: nothing to overlap, so no worker thread to start
+    small = None if second or not first else _count_small(m, first)
+    if small is not None:  # a handful of plain pairs: counted one by one, no arrays
+        rows, slice_totals = small
+        chunks.append(rows)
+        totals = [sum(column) for column in zip(*rows)] if rows else totals
+        k = len(first)
+    elif not second:  # one chunk: nothing to overlap, so no worker thread to start
         if first:
             hyp, ref, labels = _pack_block(m, first, 0)
             collect(count_packed(hyp, ref, m.mode, threads=threads), labels, 0)
