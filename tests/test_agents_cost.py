@@ -381,8 +381,9 @@ def test_module_doctests_and_docs_section():
 # --- the column path against the one-episode-at-a-time path ---------------------------------------
 
 def one_by_one(monkeypatch):
-    """Force the reference path: no columns."""
+    """Force the reference path: no columns, no small-report loop."""
     monkeypatch.setattr(C, "_columns", lambda *args, **kw: None)
+    monkeypatch.setattr(C, "_cost_report_small", lambda *args, **kw: None)
 
 
 def both_paths(monkeypatch, eps, **kw):
@@ -412,6 +413,37 @@ def test_columns_match_one_by_one(monkeypatch):
                 e.run = None
         for kw in ({}, {"price": table["m2"]}, {"prices": {**table, "": table["m0"]}}):
             assert_paths_agree(monkeypatch, eps, **kw)
+
+
+@pytest.mark.parametrize("small_report", [0, 10**9])
+def test_small_reports_and_columns_match_one_by_one(monkeypatch, small_report):
+    # every list through the columns (0) or through the small-report loop (10**9)
+    monkeypatch.setattr(C, "SMALL_REPORT", small_report)
+    rng = random.Random(78)
+    table = {m: per_million(rng.uniform(0, 30), rng.uniform(0, 90), cached_input=rng.choice([None, 0.3]))
+             for m in MODELS}
+    for _ in range(100):
+        eps, _ = make_episodes(rng, rng.randint(0, 40), MODELS)
+        for e in eps:
+            if rng.random() < 0.1:
+                e.run = None
+        for kw in ({}, {"price": table["m2"]}, {"prices": {**table, "": table["m0"]}}):
+            assert_paths_agree(monkeypatch, eps, **kw)
+
+
+@pytest.mark.parametrize("odd", [
+    Episode(task_id="a", success=1, cost=Cost(1)),                       # a non-bool outcome
+    Episode(task_id="a", success=True, cost=Cost(1.5)),                  # a float count
+    Episode(task_id="a", success=True, cost=Cost(True)),                 # a bool count
+    Episode(task_id="a", success=True, cost=Cost(1, latency_s=2)),       # an int latency
+    Episode(task_id="a", success=True, cost=ekb.Cost(1)),                # another kit's Cost
+    Episode(task_id="a", success=True, cost=Cost(1), run=RunProvenance(model="unknown")),
+    Episode(task_id="a", success=True, cost=Cost(-1)),                   # a negative count
+    Episode(task_id="a", success=None, cost=Cost(1)),                    # ungraded
+    type("NoCost", (), {"task_id": "a", "success": True})(),             # no `cost` attribute
+])
+def test_the_small_report_hands_unusual_episodes_to_the_reference_path(odd):
+    assert C._cost_report_small([Episode(task_id="z", success=True), odd], {"": ModelPrice(1.0, 1.0)}, None) is None
 
 
 def test_columns_hand_totals_that_match_hand_computation():

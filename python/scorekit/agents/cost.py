@@ -261,6 +261,8 @@ def _plain_rates(price: Any) -> Optional[tuple[float, float, float, float]]:
 
 
 _INT64_MAX = 2**63 - 1
+#: Reports of at most this many episodes are totalled in one Python loop (:func:`_cost_report_small`).
+SMALL_REPORT = 96
 
 
 @dataclass
@@ -365,6 +367,9 @@ def cost_report(episodes: Iterable[Any], *, prices: Optional[Mapping[str, ModelP
     True
     """
     eps = episodes if type(episodes) is list else list(episodes)
+    if len(eps) <= SMALL_REPORT:
+        report = _cost_report_small(eps, prices, price)
+        return report if report is not None else _cost_report_one_by_one(eps, prices, price)
     columns = _columns(eps, prices, price)
     if columns is None:
         return _cost_report_one_by_one(eps, prices, price)
@@ -377,6 +382,60 @@ def cost_report(episodes: Iterable[Any], *, prices: Optional[Mapping[str, ModelP
     latencies = columns.latencies
     return _report(len(eps), n_success, total, sum(latencies) / len(latencies) if latencies else None,
                    _token_total(columns.counts), columns.dollars is not None)
+
+
+def _cost_report_small(eps: list, prices: Optional[Mapping[str, ModelPrice]], price: Any) -> Optional[dict]:
+    """:func:`cost_report` of a few plain episodes in one Python loop (the compiled reader's fixed
+    cost exceeds the work): the operations of :func:`episode_dollars`, in its order, and Python's
+    ``sum`` over the dollars. ``None`` for anything the one-episode-at-a-time path must read (an
+    ungraded or non-bool outcome, a cost not exactly a :class:`Cost`, a count not an ``int`` >= 0, a
+    latency not a ``float``, a rate not a ``float``, an unknown model): it raises the reference's
+    error."""
+    priced = price is not None or prices is not None
+    plain = _plain_rates(price) if price is not None else None
+    if price is not None and plain is None:
+        return None
+    known: dict = {}
+    n_success = tokens = 0
+    dollars_each: list[float] = []
+    latencies: list[float] = []
+    try:
+        for e in eps:
+            success, cost = e.success, e.cost
+            if type(success) is not bool:
+                return None
+            n_success += success
+            if cost is None:
+                dollars_each.append(0.0)
+                continue
+            if type(cost) is not Cost:
+                return None
+            i, o, c, r, latency = (cost.input_tokens, cost.output_tokens, cost.cached_input_tokens,
+                                   cost.reasoning_tokens, cost.latency_s)
+            if not (type(i) is int and type(o) is int and type(c) is int and type(r) is int
+                    and i >= 0 and o >= 0 and c >= 0 and r >= 0):
+                return None
+            if latency is not None:
+                if type(latency) is not float:
+                    return None
+                latencies.append(latency)
+            tokens += i + o + c + r
+            if not priced:
+                continue
+            rates = plain
+            if rates is None:
+                model = (e.run.model if e.run else "") or ""
+                if model not in known:
+                    known[model] = _plain_rates(prices[model]) if prices and model in prices else None
+                rates = known[model]
+                if rates is None:
+                    return None
+            dollars_each.append((i * rates[0] + o * rates[1] + c * rates[2] + r * rates[3]) * 1.0)
+    except Exception:  # an attribute missing, a hostile model or mapping: the reference path says what
+        return None
+    total = sum(dollars_each, 0.0) if priced else None
+    return _report(len(eps), n_success, total, sum(latencies) / len(latencies) if latencies else None,
+                   tokens, priced)
 
 
 def _report(n: int, n_success: int, total: Optional[float], mean_latency: Optional[float],
