@@ -206,3 +206,108 @@ def test_probability_fusion_refuses_what_it_refused(fuse):
     with pytest.raises(calibrate.InvalidValueError):
         fuse({"a": float("inf"), "b": -float("inf")})
     assert fuse({"a": 0.0, "b": -0.0, "c": 1.0}) == (1 / 3 if fuse is calibrate.mean_probability else 0.0)
+
+
+LOGP_POOL = [-0.5, -1e-300, 0.0, -0.0, 0.3, -math.inf, math.inf, math.nan, -40.0, 2, -3, True, False, -(10**400)]
+
+
+@pytest.mark.parametrize("fn", ["geo_mean", "length_normalized", "min_prob", "mean_prob"])
+def test_logprob_list_path_same_bits(fn):
+    """A list of floats is read as it is; a tuple or an iterator goes through the general reader:
+    same bits, and the same named error for an item that is not a number."""
+    from scorekit.qe import signals
+    aggregate = getattr(signals, fn)
+    rnd = random.Random(13)
+    for n in [0, 1, 2, 3, 20, 200]:
+        for _ in range(30):
+            logps = [rnd.choice(LOGP_POOL) if rnd.random() < 0.3 else -rnd.expovariate(3.0) for _ in range(n)]
+            listed = aggregate(logps)
+            assert same_bits(listed, aggregate(tuple(logps))), logps
+            assert same_bits(listed, aggregate(iter(logps))), logps
+            if -(10**400) not in logps:  # beyond float64: an array cannot hold it
+                assert same_bits(listed, aggregate(np.array(logps, dtype=float))), logps
+    for bad in ["-0.5", None, b"x"]:
+        for logps in ([-0.5, bad], (-0.5, bad)):
+            with pytest.raises(signals.InvalidTypeError, match=r"logps\[1\]"):
+                aggregate(logps)
+    if fn == "length_normalized":
+        for alpha in [0.6, 1, np.float64(0.6), True]:
+            assert same_bits(aggregate([-0.5, -1.0], alpha=alpha), aggregate([-0.5, -1.0], alpha=float(alpha)))
+        for alpha in [math.nan, math.inf, -math.inf, 10**400]:
+            with pytest.raises(signals.InvalidValueError, match="alpha"):
+                aggregate([-0.5], alpha=alpha)
+        with pytest.raises(signals.InvalidTypeError, match="alpha"):
+            aggregate([-0.5], alpha="0.6")
+
+
+def test_percent_agreement_lists_same_as_other_sequences():
+    rnd = random.Random(2)
+    for n in [0, 1, 2, 20]:
+        a = draw(rnd, ["x", 1, 1.0, math.nan, None], n)
+        b = draw(rnd, ["x", 1, 1.0, math.nan, None], n)
+        listed = interrater.percent_agreement(a, b)
+        assert same_bits(listed, interrater.percent_agreement(tuple(a), iter(b)))
+        assert same_bits(listed, interrater.percent_agreement(np.array(a, dtype=object), b))
+    with pytest.raises(interrater.InvalidValueError):
+        interrater.percent_agreement([1], [1, 2])
+    with pytest.raises(interrater.InvalidTypeError, match="rater_b"):
+        interrater.percent_agreement([1], 5)
+
+
+COLUMN_POOL = [0.0, -0.0, 1.5, -7.25, 1234.5, 9e15, "12.5", "x", None, math.nan, math.inf, 10**400, True, 3]
+
+
+@pytest.mark.parametrize("check", ["benford_findings", "zscore_anomaly_findings"])
+def test_column_checks_same_findings_on_every_input_kind(check):
+    """Lists, tuples, iterators and arrays give the same findings on both sides of ``min_n``."""
+    from scorekit import validate
+    fn = getattr(validate, check)
+    rnd = random.Random(23)
+    for n in [0, 1, 2, 5, 29, 30, 31, 60]:
+        for min_n in [0, 1, 5, 30]:
+            for _ in range(10):
+                column = [rnd.choice(COLUMN_POOL) if rnd.random() < 0.3 else rnd.choice([100.0, 101.0, 5e4 * rnd.random()])
+                          for _ in range(n)]
+                found = [f.message for f in fn(column, min_n=min_n)]
+                assert found == [f.message for f in fn(tuple(column), min_n=min_n)]
+                assert found == [f.message for f in fn(iter(column), min_n=min_n)]
+                numeric = [x for x in column if isinstance(x, float)]
+                assert ([f.message for f in fn(numeric, min_n=min_n)]
+                        == [f.message for f in fn(np.array(numeric), min_n=min_n)])
+
+
+@pytest.mark.parametrize("check, bound", [("benford_findings", "tol"), ("zscore_anomaly_findings", "threshold")])
+def test_column_checks_keep_option_errors(check, bound):
+    from scorekit import validate
+    fn = getattr(validate, check)
+    cases = [({"field": 1}, validate.InvalidTypeError, "field"), ({"layer": None}, validate.InvalidTypeError, "layer"),
+             ({bound: -0.5}, validate.InvalidValueError, bound), ({bound: math.nan}, validate.InvalidValueError, bound),
+             ({bound: True}, validate.InvalidTypeError, bound), ({bound: "1"}, validate.InvalidTypeError, bound),
+             ({"min_n": -1}, validate.InvalidValueError, "min_n"), ({"min_n": 2.0}, validate.InvalidTypeError, "min_n"),
+             ({"min_n": False}, validate.InvalidTypeError, "min_n"),
+             ({"field": 1, bound: -1.0}, validate.InvalidTypeError, "field")]  # the first bad option is named
+    for options, error, name in cases:
+        with pytest.raises(error, match=name):
+            fn([1.0, 2.0], **options)
+    with pytest.raises(validate.InvalidTypeError, match="numbers"):
+        fn("123")
+    with pytest.raises(validate.InvalidValueError, match="numbers"):
+        fn(np.zeros((2, 2)))
+    assert fn([1.0], **{bound: 1, "min_n": np.int64(0)}) == [] or check == "benford_findings"
+
+
+def test_short_columns_build_no_array(monkeypatch):
+    """A column with fewer usable values than ``min_n`` is answered without NumPy, and plain
+    options are checked without the ``numbers`` ABCs."""
+    from scorekit import validate
+
+    class NoNumbers:
+        def __getattr__(self, name):
+            raise AssertionError(f"numbers.{name} used on plain options")
+
+    monkeypatch.setattr(validate, "np", NoNumpy())
+    monkeypatch.setattr(validate, "numbers", NoNumbers())
+    column = [1234.5, "7", None, math.nan] + [float(i) for i in range(20)]
+    assert validate.benford_findings(column) == []
+    assert validate.zscore_anomaly_findings(column) == []
+    assert validate.zscore_anomaly_findings([]) == []
