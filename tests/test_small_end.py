@@ -311,3 +311,27 @@ def test_short_columns_build_no_array(monkeypatch):
     assert validate.benford_findings(column) == []
     assert validate.zscore_anomaly_findings(column) == []
     assert validate.zscore_anomaly_findings([]) == []
+
+
+def test_tools_rover_checks_text_as_before():
+    """ASCII hypotheses skip the packing check (they hold no lone surrogate); any other text is
+    still checked, with the same errors."""
+    from scorekit import tools
+    assert tools.rover("the cat", "the bat", "the cat") == {
+        "consensus": "the cat", "mean_agreement": 0.8333, "agreement": [1.0, 0.6667], "n_engines": 3}
+    assert tools.rover("café au", "café", "cafe au")["consensus"] == "café au"
+    with pytest.raises(ValueError, match=r"hypotheses\[1\] contains a lone surrogate"):
+        tools.rover("a", "a\ud800")
+    with pytest.raises(TypeError, match=r"hypotheses\[1\] must be str"):
+        tools.rover("a", b"a")
+    with pytest.raises(TypeError, match=r"hypotheses\[0\] must be str"):
+        tools.rover(1, "a")
+
+
+def test_rover_maps_null_entries_to_none():
+    from scorekit.qe.rover import rover
+    c = rover(["a b c", "a c", "x b c d"])
+    assert [s.entries for s in c.slots] == [
+        [("a", 1.0), ("a", 1.0), ("x", 1.0)], [("b", 1.0), (None, 0.0), ("b", 1.0)],
+        [("c", 1.0), ("c", 1.0), ("c", 1.0)], [(None, 0.0), (None, 0.0), ("d", 1.0)]]
+    assert [s.winner for s in c.slots] == ["a", "b", "c", None] and c.tokens == ["a", "b", "c"]
