@@ -335,3 +335,25 @@ def test_rover_maps_null_entries_to_none():
         [("a", 1.0), ("a", 1.0), ("x", 1.0)], [("b", 1.0), (None, 0.0), ("b", 1.0)],
         [("c", 1.0), ("c", 1.0), ("c", 1.0)], [(None, 0.0), (None, 0.0), ("d", 1.0)]]
     assert [s.winner for s in c.slots] == ["a", "b", "c", None] and c.tokens == ["a", "b", "c"]
+
+
+def test_match_calls_pairs_by_name_exactly_when_no_name_repeats():
+    """The forced pairing (by name) applies when each side has as many names as calls; a repeated
+    name on either side takes the scored path (exact match first)."""
+    from scorekit.agents import match_calls
+    from scorekit.agents.base import as_call
+    s = lambda q: {"name": "s", "arguments": {"q": q}}
+    t = {"tool": "t", "args": [("q", 1)]}
+    pairs, up, ug = match_calls([s("z"), t], [t, s("a")])
+    assert [(p[1], g[1]) for p, g in pairs] == [({"q": "z"}, {"q": "a"}), ({"q": 1}, {"q": 1})] and up == ug == []
+    pairs, up, ug = match_calls([s("z"), s("a")], [s("a")])
+    assert [(p[1], g[1]) for p, g in pairs] == [({"q": "a"}, {"q": "a"})] and up == [("s", {"q": "z"})] and ug == []
+    pairs, up, ug = match_calls([s("a")], [s("z"), s("a")])
+    assert [(p[1], g[1]) for p, g in pairs] == [({"q": "a"}, {"q": "a"})] and ug == [("s", {"q": "z"})]
+    assert as_call({"name": "s", "arguments": {"q": 1}}) == ("s", {"q": 1})
+    with pytest.raises(ValueError, match="must be a mapping"):
+        as_call({"name": "s", "arguments": "q=1"})
+    loop = []
+    loop.append(loop)
+    with pytest.raises(ValueError, match="contains itself"):
+        match_calls([("s", {"q": 1})], [("s", {"q": loop})])
