@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import math
 import numbers
-import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Callable, Optional, Protocol, runtime_checkable
@@ -90,7 +89,6 @@ _BLOCK_CELLS = 1 << 20
 _PARALLEL_CELLS = 1 << 18
 #: Below this, floats are subnormal: fewer significant bits than their shortest repr suggests.
 _SMALLEST_NORMAL = 2.2250738585072014e-308
-_HUGE = sys.float_info.max
 
 
 # --------------------------------------------------------------------------------------------
@@ -793,7 +791,7 @@ def _finite_floats(numbers_: Any, name: str, min_n: int, *,
             v = float(x)
         except (TypeError, ValueError, OverflowError):
             continue
-        if -_HUGE <= v <= _HUGE and (v or not nonzero):  # finite (NaN compares false)
+        if math.isfinite(v) and (v or not nonzero):
             positions.append(i)
             values.append(v)
     if not values or len(values) < min_n:
