@@ -357,3 +357,16 @@ def test_match_calls_pairs_by_name_exactly_when_no_name_repeats():
     loop.append(loop)
     with pytest.raises(ValueError, match="contains itself"):
         match_calls([("s", {"q": 1})], [("s", {"q": loop})])
+
+
+def test_unfitted_gates_share_no_writable_state():
+    """Unfitted conformal gates share one read-only empty score array; the smallest calibration
+    set is cached per alpha with the values the loop gives."""
+    a, b = decide.ConformalGate(alpha=0.1), decide.ConformalGate(alpha=0.2)
+    assert a.p_value(0.5) == 1.0 and list(a._cal) == [] and a._cal == []
+    b.fit([0.9] * 30 + [0.2], [True] * 30 + [False])
+    assert len(b._cal) == 30 and len(a._cal) == 0 and a.q == math.inf
+    for alpha in [0.5, 0.1, 0.05, 0.01, 1e-6, 0.3]:
+        assert decide._smallest_calibration_set(alpha) == decide._smallest_calibration_set.__wrapped__(alpha)
+    with pytest.warns(decide.SmallCalibrationWarning, match="needs at least 9"):
+        decide.ConformalGate(alpha=0.1).fit([0.9, 0.8], [True, True])
