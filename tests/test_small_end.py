@@ -206,3 +206,167 @@ def test_probability_fusion_refuses_what_it_refused(fuse):
     with pytest.raises(calibrate.InvalidValueError):
         fuse({"a": float("inf"), "b": -float("inf")})
     assert fuse({"a": 0.0, "b": -0.0, "c": 1.0}) == (1 / 3 if fuse is calibrate.mean_probability else 0.0)
+
+
+LOGP_POOL = [-0.5, -1e-300, 0.0, -0.0, 0.3, -math.inf, math.inf, math.nan, -40.0, 2, -3, True, False, -(10**400)]
+
+
+@pytest.mark.parametrize("fn", ["geo_mean", "length_normalized", "min_prob", "mean_prob"])
+def test_logprob_list_path_same_bits(fn):
+    """A list of floats is read as it is; a tuple or an iterator goes through the general reader:
+    same bits, and the same named error for an item that is not a number."""
+    from scorekit.qe import signals
+    aggregate = getattr(signals, fn)
+    rnd = random.Random(13)
+    for n in [0, 1, 2, 3, 20, 200]:
+        for _ in range(30):
+            logps = [rnd.choice(LOGP_POOL) if rnd.random() < 0.3 else -rnd.expovariate(3.0) for _ in range(n)]
+            listed = aggregate(logps)
+            assert same_bits(listed, aggregate(tuple(logps))), logps
+            assert same_bits(listed, aggregate(iter(logps))), logps
+            if -(10**400) not in logps:  # beyond float64: an array cannot hold it
+                assert same_bits(listed, aggregate(np.array(logps, dtype=float))), logps
+    for bad in ["-0.5", None, b"x"]:
+        for logps in ([-0.5, bad], (-0.5, bad)):
+            with pytest.raises(signals.InvalidTypeError, match=r"logps\[1\]"):
+                aggregate(logps)
+    if fn == "length_normalized":
+        for alpha in [0.6, 1, np.float64(0.6), True]:
+            assert same_bits(aggregate([-0.5, -1.0], alpha=alpha), aggregate([-0.5, -1.0], alpha=float(alpha)))
+        for alpha in [math.nan, math.inf, -math.inf, 10**400]:
+            with pytest.raises(signals.InvalidValueError, match="alpha"):
+                aggregate([-0.5], alpha=alpha)
+        with pytest.raises(signals.InvalidTypeError, match="alpha"):
+            aggregate([-0.5], alpha="0.6")
+
+
+def test_percent_agreement_lists_same_as_other_sequences():
+    rnd = random.Random(2)
+    for n in [0, 1, 2, 20]:
+        a = draw(rnd, ["x", 1, 1.0, math.nan, None], n)
+        b = draw(rnd, ["x", 1, 1.0, math.nan, None], n)
+        listed = interrater.percent_agreement(a, b)
+        assert same_bits(listed, interrater.percent_agreement(tuple(a), iter(b)))
+        assert same_bits(listed, interrater.percent_agreement(np.array(a, dtype=object), b))
+    with pytest.raises(interrater.InvalidValueError):
+        interrater.percent_agreement([1], [1, 2])
+    with pytest.raises(interrater.InvalidTypeError, match="rater_b"):
+        interrater.percent_agreement([1], 5)
+
+
+COLUMN_POOL = [0.0, -0.0, 1.5, -7.25, 1234.5, 9e15, "12.5", "x", None, math.nan, math.inf, 10**400, True, 3]
+
+
+@pytest.mark.parametrize("check", ["benford_findings", "zscore_anomaly_findings"])
+def test_column_checks_same_findings_on_every_input_kind(check):
+    """Lists, tuples, iterators and arrays give the same findings on both sides of ``min_n``."""
+    from scorekit import validate
+    fn = getattr(validate, check)
+    rnd = random.Random(23)
+    for n in [0, 1, 2, 5, 29, 30, 31, 60]:
+        for min_n in [0, 1, 5, 30]:
+            for _ in range(10):
+                column = [rnd.choice(COLUMN_POOL) if rnd.random() < 0.3 else rnd.choice([100.0, 101.0, 5e4 * rnd.random()])
+                          for _ in range(n)]
+                found = [f.message for f in fn(column, min_n=min_n)]
+                assert found == [f.message for f in fn(tuple(column), min_n=min_n)]
+                assert found == [f.message for f in fn(iter(column), min_n=min_n)]
+                numeric = [x for x in column if isinstance(x, float)]
+                assert ([f.message for f in fn(numeric, min_n=min_n)]
+                        == [f.message for f in fn(np.array(numeric), min_n=min_n)])
+
+
+@pytest.mark.parametrize("check, bound", [("benford_findings", "tol"), ("zscore_anomaly_findings", "threshold")])
+def test_column_checks_keep_option_errors(check, bound):
+    from scorekit import validate
+    fn = getattr(validate, check)
+    cases = [({"field": 1}, validate.InvalidTypeError, "field"), ({"layer": None}, validate.InvalidTypeError, "layer"),
+             ({bound: -0.5}, validate.InvalidValueError, bound), ({bound: math.nan}, validate.InvalidValueError, bound),
+             ({bound: True}, validate.InvalidTypeError, bound), ({bound: "1"}, validate.InvalidTypeError, bound),
+             ({"min_n": -1}, validate.InvalidValueError, "min_n"), ({"min_n": 2.0}, validate.InvalidTypeError, "min_n"),
+             ({"min_n": False}, validate.InvalidTypeError, "min_n"),
+             ({"field": 1, bound: -1.0}, validate.InvalidTypeError, "field")]  # the first bad option is named
+    for options, error, name in cases:
+        with pytest.raises(error, match=name):
+            fn([1.0, 2.0], **options)
+    with pytest.raises(validate.InvalidTypeError, match="numbers"):
+        fn("123")
+    with pytest.raises(validate.InvalidValueError, match="numbers"):
+        fn(np.zeros((2, 2)))
+    assert fn([1.0], **{bound: 1, "min_n": np.int64(0)}) == [] or check == "benford_findings"
+
+
+def test_short_columns_build_no_array(monkeypatch):
+    """A column with fewer usable values than ``min_n`` is answered without NumPy, and plain
+    options are checked without the ``numbers`` ABCs."""
+    from scorekit import validate
+
+    class NoNumbers:
+        def __getattr__(self, name):
+            raise AssertionError(f"numbers.{name} used on plain options")
+
+    monkeypatch.setattr(validate, "np", NoNumpy())
+    monkeypatch.setattr(validate, "numbers", NoNumbers())
+    column = [1234.5, "7", None, math.nan] + [float(i) for i in range(20)]
+    assert validate.benford_findings(column) == []
+    assert validate.zscore_anomaly_findings(column) == []
+    assert validate.zscore_anomaly_findings([]) == []
+
+
+def test_tools_rover_checks_text_as_before():
+    """ASCII hypotheses skip the packing check (they hold no lone surrogate); any other text is
+    still checked, with the same errors."""
+    from scorekit import tools
+    assert tools.rover("the cat", "the bat", "the cat") == {
+        "consensus": "the cat", "mean_agreement": 0.8333, "agreement": [1.0, 0.6667], "n_engines": 3}
+    assert tools.rover("café au", "café", "cafe au")["consensus"] == "café au"
+    with pytest.raises(ValueError, match=r"hypotheses\[1\] contains a lone surrogate"):
+        tools.rover("a", "a\ud800")
+    with pytest.raises(TypeError, match=r"hypotheses\[1\] must be str"):
+        tools.rover("a", b"a")
+    with pytest.raises(TypeError, match=r"hypotheses\[0\] must be str"):
+        tools.rover(1, "a")
+
+
+def test_rover_maps_null_entries_to_none():
+    from scorekit.qe.rover import rover
+    c = rover(["a b c", "a c", "x b c d"])
+    assert [s.entries for s in c.slots] == [
+        [("a", 1.0), ("a", 1.0), ("x", 1.0)], [("b", 1.0), (None, 0.0), ("b", 1.0)],
+        [("c", 1.0), ("c", 1.0), ("c", 1.0)], [(None, 0.0), (None, 0.0), ("d", 1.0)]]
+    assert [s.winner for s in c.slots] == ["a", "b", "c", None] and c.tokens == ["a", "b", "c"]
+
+
+def test_match_calls_pairs_by_name_exactly_when_no_name_repeats():
+    """The forced pairing (by name) applies when each side has as many names as calls; a repeated
+    name on either side takes the scored path (exact match first)."""
+    from scorekit.agents import match_calls
+    from scorekit.agents.base import as_call
+    s = lambda q: {"name": "s", "arguments": {"q": q}}
+    t = {"tool": "t", "args": [("q", 1)]}
+    pairs, up, ug = match_calls([s("z"), t], [t, s("a")])
+    assert [(p[1], g[1]) for p, g in pairs] == [({"q": "z"}, {"q": "a"}), ({"q": 1}, {"q": 1})] and up == ug == []
+    pairs, up, ug = match_calls([s("z"), s("a")], [s("a")])
+    assert [(p[1], g[1]) for p, g in pairs] == [({"q": "a"}, {"q": "a"})] and up == [("s", {"q": "z"})] and ug == []
+    pairs, up, ug = match_calls([s("a")], [s("z"), s("a")])
+    assert [(p[1], g[1]) for p, g in pairs] == [({"q": "a"}, {"q": "a"})] and ug == [("s", {"q": "z"})]
+    assert as_call({"name": "s", "arguments": {"q": 1}}) == ("s", {"q": 1})
+    with pytest.raises(ValueError, match="must be a mapping"):
+        as_call({"name": "s", "arguments": "q=1"})
+    loop = []
+    loop.append(loop)
+    with pytest.raises(ValueError, match="contains itself"):
+        match_calls([("s", {"q": 1})], [("s", {"q": loop})])
+
+
+def test_unfitted_gates_share_no_writable_state():
+    """Unfitted conformal gates share one read-only empty score array; the smallest calibration
+    set is cached per alpha with the values the loop gives."""
+    a, b = decide.ConformalGate(alpha=0.1), decide.ConformalGate(alpha=0.2)
+    assert a.p_value(0.5) == 1.0 and list(a._cal) == [] and a._cal == []
+    b.fit([0.9] * 30 + [0.2], [True] * 30 + [False])
+    assert len(b._cal) == 30 and len(a._cal) == 0 and a.q == math.inf
+    for alpha in [0.5, 0.1, 0.05, 0.01, 1e-6, 0.3]:
+        assert decide._smallest_calibration_set(alpha) == decide._smallest_calibration_set.__wrapped__(alpha)
+    with pytest.warns(decide.SmallCalibrationWarning, match="needs at least 9"):
+        decide.ConformalGate(alpha=0.1).fit([0.9, 0.8], [True, True])

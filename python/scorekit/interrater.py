@@ -59,6 +59,7 @@ _PLAIN_LABELS = _PLAIN_NUMBERS | {str}
 # Python loop over fewer terms gives the same bits.
 _NUMPY_SEQUENTIAL_BELOW = 8
 _NUMERIC_KINDS = "biuf"
+_EQ = operator.eq
 
 
 def as_labels(values: Any, name: str) -> Sequence[Any]:
@@ -75,7 +76,9 @@ def as_labels(values: Any, name: str) -> Sequence[Any]:
 
 
 def _two_raters(rater_a: Any, rater_b: Any) -> tuple[Sequence[Any], Sequence[Any]]:
-    a, b = as_labels(rater_a, "rater_a"), as_labels(rater_b, "rater_b")
+    # Two lists, the common case, skip the calls to as_labels (which would return them as they are).
+    a = rater_a if type(rater_a) is list else as_labels(rater_a, "rater_a")
+    b = rater_b if type(rater_b) is list else as_labels(rater_b, "rater_b")
     if len(a) != len(b):
         raise InvalidValueError("raters must label the same number of items")
     return a, b
@@ -83,7 +86,7 @@ def _two_raters(rater_a: Any, rater_b: Any) -> tuple[Sequence[Any], Sequence[Any
 
 def _agreements(a: Sequence[Any], b: Sequence[Any]) -> int:
     """How many items the two raters labelled equal (``==``, so NaN never agrees with NaN)."""
-    return len(list(filter(None, map(operator.eq, a, b))))
+    return len(list(filter(None, map(_EQ, a, b))))
 
 
 def percent_agreement(rater_a: Sequence[Any], rater_b: Sequence[Any]) -> float:

@@ -55,7 +55,8 @@ def rover(*hypotheses: str, confidence: bool = True) -> dict:
     from scorekit._packing import pack_texts
     from scorekit.qe.rover import rover_command
 
-    pack_texts(hypotheses, "hypotheses")  # a non-str or a lone surrogate is an error, as for cer/wer
+    if [h for h in hypotheses if type(h) is not str or not h.isascii()]:  # ASCII text has no lone surrogate
+        pack_texts(hypotheses, "hypotheses")  # a non-str or a lone surrogate is an error, as for cer/wer
     return rover_command(list(hypotheses), confidence)
 
 

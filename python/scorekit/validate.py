@@ -328,7 +328,8 @@ def _check_callable(value: Any, name: str, shape: str) -> None:
 
 def _check_number(value: Any, name: str, *, minimum: Optional[float] = None) -> None:
     """``value`` must be a real number (not a bool), not NaN, and at least ``minimum`` if given."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+    if type(value) is not float and type(value) is not int and (  # the ABC check is slow: plain types first
+            isinstance(value, bool) or not isinstance(value, numbers.Real)):
         raise InvalidTypeError(f"must be a real number, got {describe(value)}", field=name)
     if math.isnan(value):
         raise InvalidValueError("must not be NaN", field=name)
@@ -337,7 +338,7 @@ def _check_number(value: Any, name: str, *, minimum: Optional[float] = None) -> 
 
 
 def _check_count(value: Any, name: str) -> None:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+    if type(value) is not int and (isinstance(value, bool) or not isinstance(value, numbers.Integral)):
         raise InvalidTypeError(f"must be an int, got {describe(value)}", field=name)
     if value < 0:
         raise InvalidValueError(f"must be >= 0, got {value!r}", field=name)
@@ -755,28 +756,46 @@ def llm_corrector(correct_fn: Callable[[str], Optional[str]], *, only_flagged: b
 # --------------------------------------------------------------------------------------------
 
 
-def _finite_floats(numbers_: Any, name: str) -> tuple[np.ndarray, np.ndarray]:
+def _check_column_options(field: Any, bound_name: str, bound: Any, min_n: Any, layer: Any) -> None:
+    """The options of a column check: ``field``/``layer`` strs, the ``bound`` (``tol`` or
+    ``threshold``) a real number >= 0, ``min_n`` an int >= 0. Plain values pass at once (the
+    column checks run per field, often on a handful of values)."""
+    if (type(field) is str and type(layer) is str and type(bound) is float and bound >= 0.0
+            and type(min_n) is int and min_n >= 0):
+        return
+    _check_str(field, "field")
+    _check_number(bound, bound_name, minimum=0)
+    _check_count(min_n, "min_n")
+    _check_str(layer, "layer")
+
+
+def _finite_floats(numbers_: Any, name: str, min_n: int, *,
+                   nonzero: bool = False) -> Optional[tuple[np.ndarray, np.ndarray]]:
     """Positions and ``float()`` values of the entries of ``numbers_`` that ``float()`` accepts and that
     are finite (strings such as ``"12.5"`` count, as in the reference kit; ints too large for a
-    float are skipped like infinities)."""
-    if isinstance(numbers_, np.ndarray):
-        if numbers_.ndim != 1:
-            raise InvalidValueError(f"must be one-dimensional, got shape {numbers_.shape}", field=name)
-        if numbers_.dtype.kind in "biuf":
-            values = numbers_.astype(np.float64)
-            keep = np.flatnonzero(np.isfinite(values))
-            return keep, values[keep]
-    if isinstance(numbers_, (str, bytes)) or not isinstance(numbers_, Iterable):
-        raise InvalidTypeError(f"must be an iterable of numbers, got {describe(numbers_)}", field=name)
+    float are skipped like infinities), and non-zero if ``nonzero``; ``None`` when there are none or
+    fewer than ``min_n`` (a short column builds no array)."""
+    if type(numbers_) not in (list, tuple):
+        if isinstance(numbers_, np.ndarray):
+            if numbers_.ndim != 1:
+                raise InvalidValueError(f"must be one-dimensional, got shape {numbers_.shape}", field=name)
+            if numbers_.dtype.kind in "biuf":
+                values = numbers_.astype(np.float64)
+                keep = np.flatnonzero(np.isfinite(values) & (values != 0) if nonzero else np.isfinite(values))
+                return (keep, values[keep]) if len(keep) and len(keep) >= min_n else None
+        if isinstance(numbers_, (str, bytes)) or not isinstance(numbers_, Iterable):
+            raise InvalidTypeError(f"must be an iterable of numbers, got {describe(numbers_)}", field=name)
     positions, values = [], []
     for i, x in enumerate(numbers_):
         try:
             v = float(x)
         except (TypeError, ValueError, OverflowError):
             continue
-        if math.isfinite(v):
+        if math.isfinite(v) and (v or not nonzero):
             positions.append(i)
             values.append(v)
+    if not values or len(values) < min_n:
+        return None
     return np.array(positions, dtype=np.int64), np.array(values, dtype=np.float64)
 
 
@@ -815,15 +834,12 @@ def benford_findings(numbers: Iterable[Any], *, field: str = "", tol: float = DE
     >>> benford_findings([100, 200, 300])
     []
     """
-    _check_str(field, "field")
-    _check_number(tol, "tol", minimum=0)
-    _check_count(min_n, "min_n")
-    _check_str(layer, "layer")
-    _, values = _finite_floats(numbers, "numbers")
-    magnitudes = np.abs(values[values != 0])
-    n = len(magnitudes)
-    if n == 0 or n < min_n:
+    _check_column_options(field, "tol", tol, min_n, layer)
+    found = _finite_floats(numbers, "numbers", min_n, nonzero=True)
+    if found is None:
         return []
+    magnitudes = np.abs(found[1])
+    n = len(magnitudes)
     counts = np.bincount(_first_digits(magnitudes), minlength=10).tolist()
     worst = max(abs(counts[d] / n - expected) for d, expected in BENFORD_EXPECTED.items())
     if worst <= tol:
@@ -857,14 +873,12 @@ def zscore_anomaly_findings(numbers: Iterable[Any], *, field: str = "", threshol
     >>> zscore_anomaly_findings([100] * 49 + [-99999])[0].message
     'value -99999.0 at index 49 is a robust-z outlier (|z|=39.9 > 3.5)'
     """
-    _check_str(field, "field")
-    _check_number(threshold, "threshold", minimum=0)
-    _check_count(min_n, "min_n")
-    _check_str(layer, "layer")
-    positions, values = _finite_floats(numbers, "numbers")
-    n = len(values)
-    if n == 0 or n < min_n:
+    _check_column_options(field, "threshold", threshold, min_n, layer)
+    found = _finite_floats(numbers, "numbers", min_n)
+    if found is None:
         return []
+    positions, values = found
+    n = len(values)
     with np.errstate(over="ignore", invalid="ignore"):     # overflow to inf, as Python floats do silently
         median = _median(values)
         deviations = np.abs(values - median)

@@ -137,7 +137,7 @@ def suite_grammar(tasks: Iterable[TaskSpec]) -> GraphGrammar:
 def _args_dict(args: Any, tool: Any) -> dict:
     """``dict(args)`` (a fresh copy), with a clear error when the arguments are not a mapping
     (or a sequence of key/value pairs, which ``dict`` accepts as the reference does)."""
-    if isinstance(args, Mapping):
+    if type(args) is dict or isinstance(args, Mapping):  # a plain dict skips the slow ABC check
         return dict(args)
     try:
         return dict(args)
@@ -180,11 +180,12 @@ def as_call(x: Any) -> tuple[str, dict]:
     ``ValueError``, here with a message naming the call) and a sequence's second item is used only
     if it is a mapping.
     """
-    if isinstance(x, Step):
-        return x.call
-    if isinstance(x, str):
-        return (x, {})
-    if isinstance(x, Mapping):
+    if type(x) is not dict:  # a plain dict (the common case) goes straight to the mapping branch
+        if isinstance(x, Step):
+            return x.call
+        if isinstance(x, str):
+            return (x, {})
+    if type(x) is dict or isinstance(x, Mapping):
         name = x.get("tool", x.get("name", x.get("function", "")))
         args = x.get("args", x.get("arguments", x.get("parameters", {}))) or {}
         return (str(name), _args_dict(args, name))

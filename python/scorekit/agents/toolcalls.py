@@ -149,8 +149,8 @@ def _assign(pred: list[Call], gold: list[Call], pn: list[dict], gn: list[dict],
     """Index pairs ``(i, j)`` of the assignment (sorted), on already-normalised arguments ``pn``/``gn``:
     the greedy rule, or with ``gain`` the optimal pairing for that gain."""
     gold_by_tool, pred_by_tool = _by_tool(gold), _by_tool(pred)
-    if all(len(v) == 1 for v in gold_by_tool.values()) and all(len(v) == 1 for v in pred_by_tool.values()):
-        # every tool occurs at most once per side: pair by name, whatever the arguments
+    if len(gold_by_tool) == len(gold) and len(pred_by_tool) == len(pred):
+        # as many names as calls: every tool occurs at most once per side: pair by name, whatever the arguments
         return [(i, gold_by_tool[tool][0]) for i, (tool, _) in enumerate(pred) if tool in gold_by_tool]
     candidates = []
     for tool, p_idx in pred_by_tool.items():

@@ -52,6 +52,7 @@ silent or accidental (docs/qe-decide.md):
 from __future__ import annotations
 
 import bisect
+import functools
 import math
 import numbers
 import warnings
@@ -331,6 +332,7 @@ def _conformal_quantile(scores: Union[np.ndarray, list[float]], alpha: float) ->
     return kth_smallest(scores, k - 1)
 
 
+@functools.lru_cache(maxsize=256)  # asked on every fit that warns, with the same few alphas
 def _smallest_calibration_set(alpha: float) -> Optional[int]:
     """The smallest ``n`` whose conformal quantile is finite at ``alpha`` (None when astronomically
     large)."""
@@ -383,6 +385,10 @@ def _scores(nonconformity: Callable[[float], Any], p: np.ndarray) -> np.ndarray:
     return np.array([_score(nonconformity, x) for x in p.tolist()], dtype=np.float64)
 
 
+_NO_SCORES = np.zeros(0)
+_NO_SCORES.flags.writeable = False  # shared by every unfitted gate: never written
+
+
 class CalibrationScores(Sequence[float]):
     """A fitted conformal gate's calibration scores, ascending: a read-only sequence of floats,
     equal to the list of the same floats.
@@ -404,7 +410,7 @@ class CalibrationScores(Sequence[float]):
     def of(cls, scores: Iterable[float]) -> "CalibrationScores":
         """The scores of a sequence of numbers (NaN is not a score)."""
         if type(scores) is list and not scores:  # an unfitted gate's default: nothing to read
-            return cls(np.zeros(0), 0)
+            return cls(_NO_SCORES, 0)
         rows = _floats(scores, "_cal")
         if np.isnan(rows).any():
             raise InvalidValueError("must not be NaN", field=f"_cal[{int(np.argmax(np.isnan(rows)))}]")

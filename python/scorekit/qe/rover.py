@@ -368,12 +368,10 @@ def rover(
     slot_tokens, slot_confs, winners, scores, shares = rover_kernel.align_vote(
         packed.ids, packed.confs, packed.engine_offsets, cw, nc, max_tokens)
     # token ids -> tokens, with the NULL id mapped to None (the kernel stores 0.0 as a NULL's confidence)
-    vocab = packed.vocab
-    lookup = [*vocab, None]
-    null_index = len(vocab)
-    entry_ids = np.where(slot_tokens == rover_kernel.NULL, null_index, slot_tokens).ravel().tolist()
-    entries = list(zip([lookup[t] for t in entry_ids], slot_confs.ravel().tolist()))
-    winner_tokens = [lookup[t] for t in np.where(winners == rover_kernel.NULL, null_index, winners).tolist()]
+    lookup = dict(enumerate(packed.vocab))  # mapped in Python: two np.where calls cost more on a few slots
+    lookup[rover_kernel.NULL] = None
+    entries = list(zip([lookup[t] for t in slot_tokens.ravel().tolist()], slot_confs.ravel().tolist()))
+    winner_tokens = [lookup[t] for t in winners.tolist()]
     share_list = shares.tolist()
     slots = [RoverSlot(entries[k * n:(k + 1) * n], w, s, v)
              for k, (w, s, v) in enumerate(zip(winner_tokens, scores.tolist(), share_list))]

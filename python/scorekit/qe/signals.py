@@ -60,6 +60,7 @@ DEFAULT_LENGTH_ALPHA = 0.6
 DEFAULT_PROB_FLOOR = 1e-12
 
 _LOG_FLOOR = math.log(DEFAULT_PROB_FLOOR)
+_INF, _MINUS_INF = math.inf, -math.inf
 _POOLS = ("geo_mean", "mean", "min")
 _TEXT = (str, bytes, bytearray)
 
@@ -92,7 +93,7 @@ def _floats(values: Any, what: str, *, skip_none: bool = False) -> list[float]:
     if isinstance(values, np.ndarray) and values.ndim == 1 and values.dtype.kind in "fiub":
         return values.astype(float).tolist()
     items = values if type(values) in (list, tuple) else list(_items(values, what))
-    if all(type(x) is float for x in items):
+    if not [x for x in items if type(x) is not float]:  # cheaper than all() at every length
         return items if type(items) is list else list(items)
     return [x if type(x) is float else _number(x, f"{what}[{i}]")
             for i, x in enumerate(items) if not (skip_none and x is None)]
@@ -100,8 +101,10 @@ def _floats(values: Any, what: str, *, skip_none: bool = False) -> list[float]:
 
 def _clean_logps(logps: Iterable[float]) -> list[float]:
     """The log-probabilities that count, cleaned (see the module docstring)."""
-    return [(lp if lp <= 0.0 else 0.0) if lp != -math.inf else _LOG_FLOOR
-            for lp in _floats(logps, "logps") if lp == lp and lp != math.inf]
+    if type(logps) is not list or [x for x in logps if type(x) is not float]:
+        logps = _floats(logps, "logps")  # a list of floats (the common case) is read as it is
+    return [(lp if lp <= 0.0 else 0.0) if lp > _MINUS_INF else _LOG_FLOOR
+            for lp in logps if lp < _INF]  # NaN < inf is false: NaN is dropped
 
 
 @register("aggregators", "geo_mean")
@@ -124,8 +127,8 @@ def length_normalized(logps: Iterable[float], *, alpha: float = DEFAULT_LENGTH_A
     >>> length_normalized([math.log(0.5)] * 4, alpha=0.5)      # exp(4 log 0.5 / 2) = 0.5**2
     0.25
     """
-    a = _number(alpha, "alpha")
-    if not math.isfinite(a):
+    a = alpha if type(alpha) is float else _number(alpha, "alpha")
+    if not _MINUS_INF < a < _INF:
         raise InvalidValueError(f"must be finite, got {alpha!r}", field="alpha")
     lps = _clean_logps(logps)
     if not lps:
