@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import random
 import string
+import sys
 import types
 import unicodedata
 
@@ -261,3 +262,19 @@ def test_reused_packer_forgets_everything_between_calls():
         expected = _Preparer(metric.canonicalizer, _Weights(None)).score_pairs([p], [g], 1)[0][0]
         assert metric(p, g).detail["raw_distance"] == expected
     assert len(metric._spare) == 1
+
+
+@pytest.mark.parametrize("compensated", [False, True])
+def test_a_calls_mass_sums_its_argument_weights_as_this_pythons_sum_does(monkeypatch, compensated):
+    """A call's mass is ``w_tool + sum(argument weights)``: CPython 3.12 compensates that sum, so
+    the compiled reader adds as ``bootstrap.COMPENSATED`` says (ten weights of 0.1: 1.0 compensated,
+    0.9999999999999999 left to right); the Python twin uses this interpreter's ``sum`` itself."""
+    from scorekit._kernels import bootstrap
+
+    monkeypatch.setattr(bootstrap, "COMPENSATED", compensated)
+    weights = types.SimpleNamespace(grammar=object(), tool=lambda tool: 0.0, arg=lambda tool, name: 0.1)
+    call = ("t", {f"a{k}": k for k in range(10)})
+    _, _, mass, _ = _compiled(None, weights).pack([[call]])
+    assert mass == [1.0 if compensated else 0.9999999999999999]
+    if compensated == (sys.version_info >= (3, 12)):  # the twin's sum is this interpreter's
+        assert _Preparer(None, weights).pack([[call]])[2] == mass

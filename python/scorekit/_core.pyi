@@ -176,7 +176,7 @@ class CallPacker:
         norm: Callable[[Any], Any], value_error: Callable[[BaseException, int, int, Any], BaseException],
         interner_type: type, canon: Callable[[str], Any] | None,
         ascii_steps: list[str] | None, tool_weight: Callable[[Any], float] | None,
-        arg_weight: Callable[[Any, Any], float] | None,
+        arg_weight: Callable[[Any, Any], float] | None, compensated: bool,
     ) -> CallPacker: ...
     def pack(self, trajectories: Iterable[Any]) -> tuple[_U32, _I64, list[float], list[int]]:
         """(call ids, offsets, total mass per trajectory, steps per trajectory)."""

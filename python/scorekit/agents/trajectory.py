@@ -46,6 +46,7 @@ from scorekit._interning import ValueInterner, exact_key
 from scorekit import _kernels
 from scorekit._kernels import resolve_threads
 from scorekit._kernels import align as align_kernels
+from scorekit._kernels import bootstrap
 from scorekit.agents.base import Step, as_call
 from scorekit.agents.toolcalls import (
     Gain, _assign, _call_matches, _Weights, calls_of, check_pairing, norm_value, value_error,
@@ -268,7 +269,7 @@ class _CompiledPacker:
         unit = weights.grammar is None
         self._packer = core.CallPacker(
             Step, calls_of, as_call, lambda v: norm_value(v, canon), _named_value_error, ValueInterner, canon,
-            ascii_steps, None if unit else weights.tool, None if unit else weights.arg)
+            ascii_steps, None if unit else weights.tool, None if unit else weights.arg, bootstrap.COMPENSATED)
         self.pack = self._packer.pack
         self.interned = self._packer.interned
 

@@ -19,9 +19,11 @@ use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use scorekit_kernels::align::{call_mass, CallKernel, CallScratch, CallTable};
+use scorekit_kernels::bootstrap::Summation;
 use scorekit_kernels::canon::{canonicalize_ascii, AsciiStep};
 use scorekit_kernels::exact_i64;
 
+use crate::bootstrap::summation;
 use crate::objects::prefetch;
 use crate::parallel::guarded;
 
@@ -552,7 +554,9 @@ type Packed<'py> = (
 /// `interner_type` (`ValueInterner`, whose `id_shared` decides equality beyond native values),
 /// the canonicaliser `canon` (`None`: none) with `ascii_steps`, the names of its built-in steps
 /// when they fully describe it (ASCII strings are then canonicalised here), and
-/// the weight functions `tool_weight(tool)`/`arg_weight(tool, name)` (`None`: unit weights).
+/// the weight functions `tool_weight(tool)`/`arg_weight(tool, name)` (`None`: unit weights), and
+/// `compensated`, whether this Python's `sum` compensates (a call's mass adds its argument weights
+/// as the twin's `sum` does).
 #[pyclass(module = "scorekit._core")]
 pub struct CallPacker {
     step_type: Py<PyAny>,
@@ -563,6 +567,7 @@ pub struct CallPacker {
     canon: Option<Py<PyAny>>,
     ascii_steps: Option<Vec<AsciiStep>>,
     weights: Option<(Py<PyAny>, Py<PyAny>)>,
+    summation: Summation,
     tools: Interner,
     names: Interner,
     values: Interner,
@@ -758,8 +763,11 @@ impl CallPacker {
                 t
             }
         };
-        rows.mass
-            .push(call_mass(tool_weight, &rows.weights[first_weight..]));
+        rows.mass.push(call_mass(
+            tool_weight,
+            &rows.weights[first_weight..],
+            self.summation,
+        ));
         rows.tools.push(key[0]);
         for pair in key[1..].chunks_exact(2) {
             rows.names.push(pair[0]);
@@ -953,7 +961,7 @@ impl CallPacker {
 #[pymethods]
 impl CallPacker {
     #[new]
-    #[pyo3(signature = (step_type, calls_of, as_call, norm, value_error, interner_type, canon, ascii_steps, tool_weight, arg_weight))]
+    #[pyo3(signature = (step_type, calls_of, as_call, norm, value_error, interner_type, canon, ascii_steps, tool_weight, arg_weight, compensated))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -967,6 +975,7 @@ impl CallPacker {
         ascii_steps: Option<Vec<String>>,
         tool_weight: Option<Py<PyAny>>,
         arg_weight: Option<Py<PyAny>>,
+        compensated: bool,
     ) -> PyResult<Self> {
         guarded(|| {
             let ascii_steps = match ascii_steps {
@@ -1004,6 +1013,7 @@ impl CallPacker {
                 canon,
                 ascii_steps,
                 weights,
+                summation: summation(compensated),
                 tools: Interner::new(interner_type.clone_ref(py)),
                 names: Interner::new(interner_type.clone_ref(py)),
                 values: Interner::new(interner_type),

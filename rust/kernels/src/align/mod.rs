@@ -25,6 +25,8 @@
 //! calls, each a tool id and a sorted argument list of `(name id, value id, weight)`).
 //! [`CallKernel`] computes call-sequence distances, in integers ([`unit`]) when every weight is 1.
 
+use crate::bootstrap::{RunningSum, Summation};
+
 pub mod unit;
 
 /// Operation code of an aligned pair (equal or substituted elements).
@@ -126,9 +128,14 @@ impl Costs for TableCost<'_> {
 }
 
 /// The mass of a call: its tool's weight plus its arguments' weights, summed in argument order
-/// from 0 (as Python's `w_tool + sum(weights)`), the gap cost of [`CallTable`].
-pub fn call_mass(tool_weight: f64, arg_weights: &[f64]) -> f64 {
-    tool_weight + arg_weights.iter().fold(0.0, |sum, &w| sum + w)
+/// from 0 the way the Python in use sums them (`summation`: CPython >= 3.12 compensates), as
+/// Python's `w_tool + sum(weights)` does; the gap cost of [`CallTable`].
+pub fn call_mass(tool_weight: f64, arg_weights: &[f64], summation: Summation) -> f64 {
+    let mut sum = RunningSum::new(summation);
+    for &w in arg_weights {
+        sum.add(w);
+    }
+    tool_weight + sum.total()
 }
 
 /// The distinct calls of a batch (both sides share one table).

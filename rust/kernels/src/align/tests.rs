@@ -466,11 +466,29 @@ fn unit_kernel_band_is_exact_on_long_trajectories() {
 
 #[test]
 fn call_mass_is_the_tool_weight_plus_the_argument_weights_in_order() {
-    assert_eq!(call_mass(1.0, &[1.0, 1.0]), 3.0);
-    assert_eq!(call_mass(2.5, &[]), 2.5);
+    assert_eq!(call_mass(1.0, &[1.0, 1.0], Summation::Sequential), 3.0);
+    assert_eq!(call_mass(2.5, &[], Summation::Sequential), 2.5);
     // summed left to right from 0, then added to the tool weight: 0.1 + (0.2 + 0.3)
-    assert_eq!(call_mass(0.1, &[0.2, 0.3]), 0.1 + (0.0 + 0.2 + 0.3));
-    assert_ne!(call_mass(0.1, &[0.2, 0.3]), (0.1 + 0.2) + 0.3);
+    assert_eq!(
+        call_mass(0.1, &[0.2, 0.3], Summation::Sequential),
+        0.1 + (0.0 + 0.2 + 0.3)
+    );
+    assert_ne!(
+        call_mass(0.1, &[0.2, 0.3], Summation::Sequential),
+        (0.1 + 0.2) + 0.3
+    );
     // a sum from 0 (Python's `sum`) makes all-negative-zero weights +0.0
-    assert!(call_mass(-0.0, &[-0.0]).is_sign_positive());
+    assert!(call_mass(-0.0, &[-0.0], Summation::Sequential).is_sign_positive());
+    assert!(call_mass(-0.0, &[-0.0], Summation::Compensated).is_sign_positive());
+}
+
+#[test]
+fn call_mass_sums_the_arguments_as_the_python_in_use_does() {
+    // ten weights of 0.1: CPython <= 3.11 adds them with ten roundings, 3.12 compensates
+    assert_eq!(
+        call_mass(0.0, &[0.1; 10], Summation::Sequential),
+        0.9999999999999999
+    );
+    assert_eq!(call_mass(0.0, &[0.1; 10], Summation::Compensated), 1.0);
+    assert_eq!(call_mass(2.0, &[0.1; 10], Summation::Compensated), 3.0);
 }
