@@ -402,28 +402,17 @@ def assert_paths_agree(monkeypatch, eps, **kw):
     assert arr is None or arr.tolist() == slow_arr.tolist()
 
 
-def test_columns_match_one_by_one(monkeypatch):
+@pytest.mark.parametrize("small_report", [None, 0, 10**9])
+def test_columns_and_small_reports_match_one_by_one(monkeypatch, small_report):
+    # lists up to 80 episodes by the default threshold (None), all through the columns (0), or all
+    # through the small-report loop (10**9)
+    if small_report is not None:
+        monkeypatch.setattr(C, "SMALL_REPORT", small_report)
     rng = random.Random(77)
     table = {m: per_million(rng.uniform(0, 30), rng.uniform(0, 90), cached_input=rng.choice([None, 0.3]))
              for m in MODELS}
-    for _ in range(150):
-        eps, _ = make_episodes(rng, rng.randint(0, 80), MODELS)
-        for e in eps:
-            if rng.random() < 0.1:
-                e.run = None
-        for kw in ({}, {"price": table["m2"]}, {"prices": {**table, "": table["m0"]}}):
-            assert_paths_agree(monkeypatch, eps, **kw)
-
-
-@pytest.mark.parametrize("small_report", [0, 10**9])
-def test_small_reports_and_columns_match_one_by_one(monkeypatch, small_report):
-    # every list through the columns (0) or through the small-report loop (10**9)
-    monkeypatch.setattr(C, "SMALL_REPORT", small_report)
-    rng = random.Random(78)
-    table = {m: per_million(rng.uniform(0, 30), rng.uniform(0, 90), cached_input=rng.choice([None, 0.3]))
-             for m in MODELS}
     for _ in range(100):
-        eps, _ = make_episodes(rng, rng.randint(0, 40), MODELS)
+        eps, _ = make_episodes(rng, rng.randint(0, 80), MODELS)
         for e in eps:
             if rng.random() < 0.1:
                 e.run = None

@@ -368,7 +368,9 @@ def resolve_baseline(baseline: Any, *, rootdir: Any, agent: bool, report_type: t
     else:
         raise InvalidTypeError(f"must be a baseline name, a baseline dict, a {report_type.__name__} or None, got "
                                f"{describe(baseline)}", field="baseline")
-    if (record.get("kind") == "agent") if not agent else (record.get("kind") != "agent" and "metric" in record):
+    is_agent_record = record.get("kind") == "agent"
+    is_metric_record = not is_agent_record and "metric" in record
+    if is_metric_record if agent else is_agent_record:
         made, gate = (("save_agent_baseline", "scorekit.agents.agent_regression_gate") if not agent
                       else ("save_baseline", "scorekit.harness.regression_gate"))
         raise InvalidValueError(f"{where} is {'an agent' if not agent else 'a metric'} baseline ({made}); gate it "
