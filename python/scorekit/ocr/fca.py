@@ -20,25 +20,24 @@ used up, what is left on the other counts as errors. This runs once per coeffici
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import unicodedata
-from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, NamedTuple, Sequence
 
 import numpy as np
 
 from scorekit._graphemes import grapheme_packer
+from scorekit._kernels import levenshtein as lev
+from scorekit._packing import offsets_of
 from scorekit.errors import InvalidTypeError, InvalidValueError
 
 #: The coefficient combinations ``(edit_distance, length_difference, offset, length)`` tried; the
 #: ranges the paper's evaluation uses (docs/ocr-metrics.md#flexible-character-accuracy).
 COEFFICIENTS = tuple(itertools.product(range(15, 31, 5), range(0, 24, 3), range(0, 4), range(0, 6)))
-#: Sentinels that equal nothing in a padded alignment batch.
-_PAD_PATTERN, _PAD_TEXT = np.uint32(0xFFFF_FFFF), np.uint32(0xFFFF_FFFE)
 
 
-@dataclass(frozen=True)
-class Piece:
+class Piece(NamedTuple):
     """A contiguous run ``start:end`` of the graphemes of line ``line`` of one side."""
 
     line: int
@@ -55,47 +54,10 @@ def _lines(text: str, packer) -> list[np.ndarray]:
     return [packer.ids(line, "text") for line in lines if line]
 
 
-def best_substrings(pairs: Sequence[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
-    """For each ``(pattern, text)``: ``(d, start, end)``, ``d = min lev(pattern, text[start:end])``
-    over all substrings, the last ``end`` reaching it, then the longest such substring (a character
-    matched at no cost is better than one left over).
-    ``int64[len(pairs), 3]``; one NumPy pass over pattern positions for the whole batch."""
-    ends = _semiglobal(pairs, free_start=True)
-    back = [(p[::-1], t[:e][::-1]) for (p, t), (_, e) in zip(pairs, ends)]
-    lengths = _semiglobal(back, free_start=False)
-    out = np.empty((len(pairs), 3), dtype=np.int64)
-    out[:, 0] = ends[:, 0]
-    out[:, 2] = ends[:, 1]
-    out[:, 1] = ends[:, 1] - lengths[:, 1]
-    return out
-
-
-def _semiglobal(pairs, free_start: bool) -> np.ndarray:
-    """``(d, j)`` per pair: the least ``D[m][j]`` over ``j`` and its last ``j``, where ``D`` is
-    the edit-distance table of the whole pattern (length ``m``) against text prefixes, with the
-    text's start free (``D[0][j] = 0``) or fixed (``D[0][j] = j``)."""
-    k = len(pairs)
-    m = np.array([len(p) for p, _ in pairs], dtype=np.int64)
-    n = np.array([len(t) for _, t in pairs], dtype=np.int64)
-    width = int(n.max(initial=0)) + 1
-    patterns = np.full((k, int(m.max(initial=0))), _PAD_PATTERN, dtype=np.uint32)
-    texts = np.full((k, width - 1), _PAD_TEXT, dtype=np.uint32)
-    for at, (p, t) in enumerate(pairs):
-        patterns[at, :len(p)] = p
-        texts[at, :len(t)] = t
-    columns = np.arange(width, dtype=np.int64)
-    row = np.zeros((k, width), dtype=np.int64) if free_start else np.tile(columns, (k, 1))
-    final = row.copy()
-    for i in range(1, patterns.shape[1] + 1):
-        step = np.empty_like(row)
-        step[:, 0] = i
-        np.minimum(row[:, :-1] + (patterns[:, i - 1:i] != texts), row[:, 1:] + 1, out=step[:, 1:])
-        row = np.minimum.accumulate(step - columns, axis=1) + columns
-        done = m == i
-        final[done] = row[done]
-    final[columns[None, :] > n[:, None]] = np.iinfo(np.int64).max
-    best = width - 1 - final[:, ::-1].argmin(axis=1)
-    return np.stack([final[np.arange(k), best], best], axis=1)
+def _pack(arrays: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """``uint32`` id arrays in the batch layout."""
+    values = np.concatenate(arrays).astype(np.uint32, copy=False)
+    return values, offsets_of([len(x) for x in arrays], len(arrays))
 
 
 class _Matcher:
@@ -108,66 +70,79 @@ class _Matcher:
     def ids(self, lines, piece: Piece) -> np.ndarray:
         return lines[piece.line][piece.start:piece.end]
 
+    def align(self, requests: Sequence[tuple[Piece, Sequence[Piece]]]) -> None:
+        """Align, in one batch, every ``(g, o)`` of ``requests`` not aligned yet."""
+        todo = list(dict.fromkeys((g, o) for g, candidates in requests for o in candidates
+                                  if (g, o) not in self.cache))
+        if not todo:
+            return
+        pairs = []
+        for g, o in todo:
+            gi, oi = self.ids(self.gt_lines, g), self.ids(self.ocr_lines, o)
+            pairs.append((gi, oi) if g.length <= o.length else (oi, gi))
+        found = lev.best_substring_batch(*_pack([p for p, _ in pairs]), *_pack([t for _, t in pairs]))
+        for (g, o), (d, s, e) in zip(todo, found.tolist()):
+            longer = max(g.length, o.length)
+            self.cache[g, o] = (d, abs(g.length - o.length), min(s, longer - e), min(g.length, o.length), s, e)
+
     def features(self, g: Piece, candidates: Sequence[Piece]) -> np.ndarray:
         """``int64[len(candidates), 4]``: edit distance, length difference, offset and matched
-        length of ``g`` against each OCR piece (the shorter aligned inside the longer)."""
-        todo = [o for o in candidates if (g, o) not in self.cache]
-        if todo:
-            pairs = []
-            for o in todo:
-                gi, oi = self.ids(self.gt_lines, g), self.ids(self.ocr_lines, o)
-                pairs.append((gi, oi) if g.length <= o.length else (oi, gi))
-            for o, (d, s, e) in zip(todo, best_substrings(pairs).tolist()):
-                longer = max(g.length, o.length)
-                self.cache[g, o] = (d, abs(g.length - o.length), min(s, longer - e), min(g.length, o.length), s, e)
+        length of ``g`` against each OCR piece (the shorter aligned inside the longer), aligned
+        by :meth:`align` before."""
         return np.array([self.cache[g, o][:4] for o in candidates], dtype=np.int64)
 
-    def apply(self, gt: tuple, ocr: tuple, g: Piece, o: Piece) -> tuple[tuple, tuple, int]:
-        """The pieces left after matching ``g`` with ``o``, and the match's edits."""
+    def apply(self, gt: tuple, ocr: tuple, c: int) -> tuple[tuple, tuple, int]:
+        """The pieces left after matching ``gt[0]`` with ``ocr[c]``, and the match's edits. Ground-truth
+        pieces stay longest first (then in line order), OCR pieces in line order."""
+        g, o = gt[0], ocr[c]
         d, _, _, _, s, e = self.cache[g, o]
         if g.length <= o.length:
-            rest = (Piece(o.line, o.start, o.start + s), Piece(o.line, o.start + e, o.end))
-            gt = tuple(p for p in gt if p != g)
-            ocr = _sorted(tuple(p for p in ocr if p != o) + tuple(p for p in rest if p.length))
-        else:
-            rest = (Piece(g.line, g.start, g.start + s), Piece(g.line, g.start + e, g.end))
-            gt = _sorted(tuple(p for p in gt if p != g) + tuple(p for p in rest if p.length))
-            ocr = tuple(p for p in ocr if p != o)
-        return gt, ocr, d
+            rest = tuple(p for p in (Piece(o.line, o.start, o.start + s), Piece(o.line, o.start + e, o.end))
+                         if p.length)
+            return gt[1:], ocr[:c] + rest + ocr[c + 1:], d
+        left = list(gt[1:])
+        for p in (Piece(g.line, g.start, g.start + s), Piece(g.line, g.start + e, g.end)):
+            if p.length:
+                bisect.insort(left, p, key=_longest_first)
+        return tuple(left), ocr[:c] + ocr[c + 1:], d
 
 
-def _sorted(pieces: tuple) -> tuple:
-    return tuple(sorted(pieces, key=lambda p: (p.line, p.start)))
-
-
-def _longest(pieces: tuple) -> Piece:
-    """The longest piece, the first in line order among equals."""
-    return max(pieces, key=lambda p: (p.length, -p.line, -p.start))
+def _longest_first(p: Piece) -> tuple[int, int, int]:
+    return -p.length, p.line, p.start
 
 
 def fca_errors(gt_lines: list[np.ndarray], ocr_lines: list[np.ndarray],
                coefficients: Sequence[tuple[int, int, int, int]] = COEFFICIENTS) -> int:
     """The fewest errors of the greedy line matching over ``coefficients`` (lines as grapheme ids).
 
-    All combinations start together; where they choose different OCR pieces the run branches, so
-    each distinct sequence of choices is followed once."""
+    All combinations start together and advance one match per round; where they choose different
+    OCR pieces the run branches, and runs that reach the same pieces merge (keeping the fewer
+    errors so far, which is all the minimum needs). Each round aligns its new pairs in one batch."""
     matcher = _Matcher(gt_lines, ocr_lines)
-    start_gt = tuple(Piece(k, 0, len(x)) for k, x in enumerate(gt_lines))
-    start_ocr = tuple(Piece(k, 0, len(x)) for k, x in enumerate(ocr_lines))
-    stack = [(start_gt, start_ocr, 0, np.array(coefficients, dtype=np.int64))]
+    start = (tuple(sorted((Piece(k, 0, len(x)) for k, x in enumerate(gt_lines)), key=_longest_first)),
+             tuple(Piece(k, 0, len(x)) for k, x in enumerate(ocr_lines)))
+    runs = {start: (0, np.array(coefficients, dtype=np.int64))}
+    sign = np.array([1, 1, 1, -1], dtype=np.int64)
     best = None
-    while stack:
-        gt, ocr, errors, coef = stack.pop()
-        if not gt or not ocr:
-            total = errors + sum(p.length for p in gt) + sum(p.length for p in ocr)
-            best = total if best is None else min(best, total)
-            continue
-        g = _longest(gt)
-        penalties = matcher.features(g, ocr) * np.array([1, 1, 1, -1]) @ coef.T
-        choice = penalties.argmin(axis=0)
-        for c in np.unique(choice).tolist():
-            new_gt, new_ocr, d = matcher.apply(gt, ocr, g, ocr[c])
-            stack.append((new_gt, new_ocr, errors + d, coef[choice == c]))
+    while runs:
+        active = {}
+        for (gt, ocr), (errors, coef) in runs.items():
+            if gt and ocr:
+                active[gt, ocr] = (errors, coef)
+            else:
+                total = errors + sum(p.length for p in gt) + sum(p.length for p in ocr)
+                best = total if best is None else min(best, total)
+        matcher.align([(gt[0], ocr) for gt, ocr in active])
+        runs = {}
+        for (gt, ocr), (errors, coef) in active.items():
+            choice = (matcher.features(gt[0], ocr) * sign @ coef.T).argmin(axis=0)
+            for c in np.unique(choice).tolist():
+                new_gt, new_ocr, d = matcher.apply(gt, ocr, c)
+                key, group = (new_gt, new_ocr), coef[choice == c]
+                if key in runs:
+                    group = np.concatenate([runs[key][1], group])
+                    d = min(runs[key][0] - errors, d)
+                runs[key] = (errors + d, group)
     return best
 
 

@@ -5,8 +5,8 @@ flexible character accuracy (:mod:`scorekit.ocr.fca`).
 
 Units are dinglehopper's: both texts are NFC-normalised, characters are extended grapheme
 clusters (the compiled grapheme packer), words are the UAX #29 word-boundary segments that hold at
-least one character outside the categories M, P, Z, S, Cc and Cf, a private-use character counting
-as a letter (docs/decisions.md#ocr-dinglehopper-units). Edit distances run in the Levenshtein kernels.
+least one character outside the categories M, P, Z, S, Cc and Cf
+(docs/decisions.md#ocr-dinglehopper-units). Edit distances run in the Levenshtein kernels.
 
 >>> c = compare_texts("Der Hund bellt.", "Der Hnud bellt")
 >>> c.char_edits, c.n_characters, c.word_edits, c.n_words
@@ -48,8 +48,6 @@ EMPTY_REFERENCE = ("inf", "error")
 #: dinglehopper drops a word-boundary segment made only of these categories (and of Cc, Cf).
 _UNWANTED_MAJOR = frozenset("MPZS")
 _UNWANTED_MINOR = frozenset(("Cc", "Cf"))
-#: Private-use code points (U+E000–U+F8FF) read as letters when segmenting words, as dinglehopper does.
-_PUA_AS_LETTER = {c: "a" for c in range(0xE000, 0xF900)}
 
 
 @dataclass(frozen=True)
@@ -158,8 +156,7 @@ def words(text: str) -> list[str]:
     >>> words("Hello, world!  ¿Qué tal? 3.14")
     ['Hello', 'world', 'Qué', 'tal', '3.14']
     """
-    probe = text.translate(_PUA_AS_LETTER) if any("\ue000" <= c <= "\uf8ff" for c in text) else text
-    cuts = [m.start() for m in _boundary_pattern().finditer(probe)]
+    cuts = [m.start() for m in _boundary_pattern().finditer(text)]
     if not cuts or cuts[0] != 0:
         cuts.insert(0, 0)
     if cuts[-1] != len(text):
