@@ -216,6 +216,8 @@ def _char_class(c: str) -> str:
 def _details(gt: str, ocr: str, gt_starts: np.ndarray, ocr_starts: np.ndarray, ops: np.ndarray,
              gt_ids: np.ndarray) -> tuple[tuple, Counter, dict]:
     """Alignment runs, confusions and per-class accuracy from the edit script ``ops``."""
+    gt_starts, ocr_starts = gt_starts.tolist(), ocr_starts.tolist()
+
     def g(i):
         return gt[gt_starts[i]:gt_starts[i + 1]]
 
