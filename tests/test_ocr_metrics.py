@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 from uniseg.graphemecluster import grapheme_clusters
 
 import doc_examples
+import fuzz_harness
 from scorekit._kernels import levenshtein as lev
 from scorekit.errors import InvalidTypeError, InvalidValueError
 from scorekit.ocr import bow_wer, compare_texts, flexible_character_accuracy, words
@@ -59,14 +60,8 @@ def figures(c) -> tuple:
     return c.cer, c.n_characters, c.wer, c.n_words
 
 
-@lru_cache(maxsize=None)
-def levenshtein_dp(a, b) -> int:
-    row = list(range(len(b) + 1))
-    for i, x in enumerate(a, 1):
-        prev, row[0] = row[0], i
-        for j, y in enumerate(b, 1):
-            prev, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, prev + (x != y))
-    return row[-1]
+#: The textbook edit distance, remembered (the exhaustive search asks for the same pairs often).
+levenshtein_dp = lru_cache(maxsize=None)(fuzz_harness.levenshtein_dp)
 
 
 def lcs_dp(a, b) -> int:
