@@ -138,6 +138,12 @@ def test_bad_arguments_are_named_errors():
         compare_texts("x", "x", empty_reference="nan")
     with pytest.raises(InvalidValueError, match="coefficients"):
         flexible_character_accuracy("x", "x", coefficients=[(1, 2, 3)])
+    with pytest.raises(InvalidValueError, match=r"0\.\.1000000, got 10000000000000000000000"):
+        flexible_character_accuracy("x", "x", coefficients=[(1, 2, 3, 10**22)])
+    with pytest.raises(InvalidValueError, match="got True"):
+        flexible_character_accuracy("x", "x", coefficients=[(1, 2, 3, True)])
+    with pytest.raises(InvalidTypeError, match="coefficients"):
+        flexible_character_accuracy("x", "x", coefficients=5)
 
 
 def test_only_the_asked_metrics_are_computed():
