@@ -380,7 +380,7 @@ def _recorded_provenance(episodes: list[Episode]) -> dict:
             raise InvalidValueError(f"the episodes were recorded under {len(values)} {name} values ({values!r:.200}); "
                                     "one run is one set of conditions (score each apart)", field="episodes")
         provenance[name] = values[0] if len(values) == 1 else (
-            ", ".join(map(str, values)) if name == "model" else None)
+            ", ".join(str(v) if v else "unknown" for v in values) if name == "model" else None)
     return provenance
 
 
