@@ -395,3 +395,26 @@ def test_suite_report_writes_what_it_returns(tmp_path):
     with pytest.raises(OutputPathError, match="is an input of this run"):
         suite_report(runs, path=source, inputs=[source])
     assert source.read_text() == "{}\n"
+
+
+def test_docs_examples(tmp_path):
+    """docs/agents.md: the python block of "Scoring recorded episodes" runs as pasted; the shell
+    block of "On the command line" runs as one script (its last gate exits 1, as the page says),
+    printing the page's text block and writing the files it names."""
+    import os
+
+    from doc_examples import blocks, run_python_blocks
+
+    import scorekit
+
+    assert run_python_blocks("agents.md", section="Scoring recorded episodes", optionflags=0) > 0
+    ((_, script),) = blocks("agents.md", "sh", section="On the command line")
+    ((_, shown),) = blocks("agents.md", "text", section="On the command line")
+    prelude = f'set -e\nscorekit() {{ "{sys.executable}" -m scorekit "$@"; }}\npython() {{ "{sys.executable}" "$@"; }}\n'
+    env = {**os.environ, "PYTHONPATH": str(Path(scorekit.__file__).parents[1])}
+    done = subprocess.run(["bash", "-c", prelude + script], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(shown)
+    assert "gate: passed against 'baseline.json'" in done.stdout and done.stdout.endswith("gate exit status 1\n")
+    assert all((tmp_path / name).is_file() for name in ("baseline.json", "v1.json", "v1.html"))
