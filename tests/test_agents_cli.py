@@ -337,6 +337,7 @@ def test_outputs_never_overwrite_inputs(capsys, suite):
     ([{"task_id": "a", "output": "yes"}, {"task_id": "b", "output": "yes"}], None, ("--prices", "PRICES"),
      "has no token usage, so --prices would count it as free"),
     (None, None, ("--open",), "--open opens the HTML report: give --html FILE too"),
+    (None, None, ("--k", "0"), "score_episodes: k must be >= 1, got 0"),
 ])
 def test_bad_input_is_one_clean_line(capsys, suite, records, tasks_rows, argv, message):
     folder, tasks, episodes, prices = suite
@@ -418,3 +419,37 @@ def test_docs_examples(tmp_path):
     assert done.stdout.startswith(shown)
     assert "gate: passed against 'baseline.json'" in done.stdout and done.stdout.endswith("gate exit status 1\n")
     assert all((tmp_path / name).is_file() for name in ("baseline.json", "v1.json", "v1.html"))
+
+
+def test_agents_without_a_command_is_a_usage_error(capsys):
+    code, out, err = agents(capsys)
+    assert (code, out) == (2, "") and err.endswith("scorekit: error: the following arguments are required: COMMAND\n")
+
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(st.booleans(), min_size=1, max_size=7), min_size=1, max_size=6), st.integers(1, 7),
+       st.randoms(use_true_random=False))
+def test_score_episodes_is_the_formula_over_any_interleaving(outcomes, k, rng):
+    """Any outcomes, episodes in any order: each task's pass@k and pass^k are the formulas over its
+    n trials, the headline figures their means; too few trials for k is refused."""
+    from scorekit.agents import Episode, TaskSpec
+    from scorekit.errors import InvalidValueError
+
+    tasks = [TaskSpec(f"t{i}", gold="ok") for i in range(len(outcomes))]
+    episodes = [Episode(f"t{i}", output="ok" if ok else "no") for i, oks in enumerate(outcomes) for ok in oks]
+    rng.shuffle(episodes)
+    if k > min(map(len, outcomes)):
+        with pytest.raises(InvalidValueError, match=f"fewer than k={k} episodes"):
+            score_episodes(episodes, tasks, k=k)
+        return
+    report = score_episodes(episodes, tasks, k=k)
+    for i, oks in enumerate(outcomes):
+        at, hat = hand_pass(len(oks), sum(oks), k)
+        row = report.per_task[f"t{i}"]
+        assert (row["n"], row["c"]) == (len(oks), sum(oks))
+        assert row["pass_at_k"] == pytest.approx(at, abs=1e-12) and row["pass_hat_k"] == pytest.approx(hat, abs=1e-12)
+    assert report.pass_hat_k == pytest.approx(sum(hand_pass(len(o), sum(o), k)[1] for o in outcomes) / len(outcomes))
+    assert report.n_success == sum(map(sum, outcomes))

@@ -57,7 +57,7 @@ def _add_common(p: Any) -> None:
 def add_parser(sub: Any) -> None:
     """Register ``scorekit agents score …`` and ``scorekit agents gate …``."""
     agents = sub.add_parser("agents", help="score recorded agent episodes against a task suite; gate a run in CI")
-    commands = agents.add_subparsers(dest="agents_command", required=True)
+    commands = agents.add_subparsers(dest="agents_command", metavar="COMMAND", required=True)
     p = commands.add_parser("score", help="pass@k, pass^k with intervals, cost per success and a per-task table",
                             epilog="Example: scorekit agents score episodes.jsonl --tasks tasks.json --prices prices.json "
                                    "--agent-version v1 --html report.html --save-baseline baseline.json")

@@ -251,13 +251,13 @@ def _extra_metrics(metrics: Mapping[str, Any], tasks: list[TaskSpec], per_task: 
     return out
 
 
-def _positive_int(value: Any, name: str) -> int:
+def _positive_int(value: Any, name: str, caller: str = "run_suite") -> int:
     try:
         value = operator.index(value)
     except TypeError:
-        raise TypeError(f"run_suite: {name} must be an integer, got {value!r}") from None
+        raise TypeError(f"{caller}: {name} must be an integer, got {value!r}") from None
     if value < 1:
-        raise ValueError(f"run_suite: {name} must be >= 1, got {value}")
+        raise ValueError(f"{caller}: {name} must be >= 1, got {value}")
     return value
 
 
@@ -425,7 +425,7 @@ def score_episodes(episodes: Iterable[Episode], tasks: Any, *, k: Optional[int] 
                                     f"{counts[most]} for {most!r}); say which k to estimate pass@k and pass^k at",
                                     field="k")
         k = next(iter(counts.values()), 0)
-    k = _positive_int(k, "k")
+    k = _positive_int(k, "k", "score_episodes")
     short = [task_id for task_id, n in counts.items() if n < k]
     if short:
         raise InvalidValueError(f"{len(short)} task(s) have fewer than k={k} episodes (e.g. {short[0]!r} has "
