@@ -237,13 +237,13 @@ def _inputs(args: Any) -> list[Any]:
 
 
 # ------------------------------------------------------------------------------------- output
-def _num(x: Any) -> str:
-    return "n/a" if x is None else f"{x:.4f}"
+def _num(x: Any, digits: int = 4) -> str:
+    return "n/a" if x is None else f"{x:.{digits}f}"
 
 
-def _ci(ci: Any) -> str:
+def _ci(ci: Any, digits: int = 4) -> str:
     lo, hi = ci if ci else (None, None)
-    return "" if lo is None or hi is None else f"  95% CI [{_num(lo)}, {_num(hi)}]"
+    return "" if lo is None or hi is None else f"  95% CI [{_num(lo, digits)}, {_num(hi, digits)}]"
 
 
 def _print_run(report: Any, version: Optional[str]) -> None:
@@ -260,7 +260,7 @@ def _print_run(report: Any, version: Optional[str]) -> None:
         per = cost.get("cost_per_success")
         print(f"  dollars           {cost['total_dollars']:.6f}  ({cost.get('total_tokens', 0):,} tokens)")
         print(f"  cost per success  {'inf (no success)' if per == float('inf') else f'{per:.6f}'}"
-              f"{_ci(cost.get('cost_ci'))}")
+              f"{_ci(cost.get('cost_ci'), 6)}")
     width = max(len("task"), *(len(str(t)) for t in report.per_task))
     print(f"  {'task':<{width}}  {'successes':>9}  {f'pass@{k}':>8}  {f'pass^{k}':>8}")
     for task, row in report.per_task.items():

@@ -420,7 +420,7 @@ def score_episodes(episodes: Iterable[Episode], tasks: Any, *, k: Optional[int] 
     counts = {task_id: len(trials) for task_id, trials in by_task.items()}
     if k is None:
         if len(set(counts.values())) > 1:
-            fewest, most = min(counts, key=counts.get), max(counts, key=counts.get)
+            fewest, most = min(counts, key=counts.__getitem__), max(counts, key=counts.__getitem__)
             raise InvalidValueError(f"the tasks have different numbers of trials ({counts[fewest]} for {fewest!r}, "
                                     f"{counts[most]} for {most!r}); say which k to estimate pass@k and pass^k at",
                                     field="k")
