@@ -351,14 +351,66 @@ def test_bad_input_is_one_clean_line(capsys, suite, records, tasks_rows, argv, m
     assert err.startswith("scorekit: error: ") and message in err and err.count("\n") == 1, err
 
 
-def test_inspect_eval_and_unknown_json_are_clean_errors(capsys, suite):
+def _inspect_log(status="success"):
+    def sample(i, epoch, grade):
+        return {"id": i, "epoch": epoch, "scores": {"match": {"value": grade, "answer": "x"}},
+                "messages": [{"role": "user", "content": "q"},
+                             {"role": "assistant", "content": [{"type": "text", "text": "x"}],
+                              "tool_calls": [{"id": "c", "function": "look", "arguments": {"q": i}}]},
+                             {"role": "tool", "content": "seen", "error": None},
+                             {"role": "assistant", "content": "x"}],
+                "output": {"completion": "x", "usage": {"input_tokens": 30, "output_tokens": 4}}}
+
+    grades = {(1, 1): "C", (1, 2): "I", (1, 3): "C", (2, 1): "C", (2, 2): "C", (2, 3): "P"}
+    return {"version": 2, "status": status, "eval": {"model": "mockllm/model", "task_version": 0},
+            "samples": [sample(i, e, g) for (i, e), g in grades.items()]}
+
+
+def _write_eval(path, log, *, header=True):
+    import zipfile
+
+    with zipfile.ZipFile(path, "w") as archive:
+        if header:
+            archive.writestr("header.json", _json.dumps({k: v for k, v in log.items() if k != "samples"}))
+        for sample in reversed(log["samples"]):  # written as they finish: not in id order
+            archive.writestr(f"samples/{sample['id']}_epoch_{sample['epoch']}.json", _json.dumps(sample))
+    return path
+
+
+def test_inspect_eval_log_reads_as_its_json_form(capsys, tmp_path):
+    """A .eval log (a zip of header.json and samples/*.json) scores as the same log in JSON: the
+    epochs are the trials, graded by the log's scorer (P, partial, is not a success)."""
+    tasks = _write_jsonl(tmp_path / "tasks.jsonl", [{"task_id": "1", "check": "recorded"},
+                                                    {"task_id": "2", "check": "recorded"}])
+    (tmp_path / "log.json").write_text(_json.dumps(_inspect_log()))
+    _write_eval(tmp_path / "log.eval", _inspect_log())
+    runs = []
+    for log in ("log.json", "log.eval"):
+        out_json = tmp_path / f"{log}.out.json"
+        code, out, err = agents(capsys, "score", tmp_path / log, "--tasks", tasks, "--json", out_json)
+        assert (code, err) == (0, ""), err
+        runs.append(_json.loads(out_json.read_text()))
+    assert runs[0] == runs[1]
+    assert runs[0]["per_task"] == {"1": {"n": 3, "c": 2, "pass_at_k": 1.0, "pass_hat_k": 0.0},
+                                   "2": {"n": 3, "c": 2, "pass_at_k": 1.0, "pass_hat_k": 0.0}}
+    assert runs[0]["provenance"]["model"] == "mockllm/model"
+
+
+def test_inspect_and_unknown_logs_are_clean_errors(capsys, suite):
     folder, tasks, _, _ = suite
-    (folder / "log.eval").write_bytes(b"PK\x03\x04")
+    (folder / "broken.eval").write_bytes(b"PK\x03\x04 not a zip")
     (folder / "list.json").write_text("[]")
-    for path, message in ((folder / "log.eval", "convert the log with 'inspect log convert --to json'"),
-                          (folder / "list.json", "not an Inspect log")):
-        code, _, err = agents(capsys, "score", path, "--tasks", tasks)
-        assert code == 2 and message in err and err.count("\n") == 1
+    (folder / "failed.json").write_text(_json.dumps(_inspect_log(status="error")))
+    _write_eval(folder / "failed.eval", _inspect_log(status="cancelled"))
+    _write_eval(folder / "running.eval", _inspect_log(), header=False)
+    for name, message in (("broken.eval", "cannot read this Inspect .eval log (File is not a zip file); convert it "
+                                          "with 'inspect log convert --to json'"),
+                          ("list.json", "not an Inspect log"),
+                          ("failed.json", "the Inspect eval ended with status 'error', not 'success'"),
+                          ("failed.eval", "ended with status 'cancelled'"),
+                          ("running.eval", "no header.json in this .eval log")):
+        code, _, err = agents(capsys, "score", folder / name, "--tasks", tasks, "--check", "recorded")
+        assert code == 2 and message in err and err.count("\n") == 1, (name, err)
 
 
 def test_html_report_and_open(capsys, suite, monkeypatch):

@@ -1,8 +1,8 @@
 """``scorekit agents score`` and ``scorekit agents gate``: recorded agent episodes scored against a
 task suite, and a regression gate for a CI step (docs/agents.md#on-the-command-line).
 
-Owns the commands' arguments, reading their files (episodes JSONL, Inspect JSON logs, the tasks
-file, the baseline) and their output (the printed summary and per-task table, ``--json``,
+Owns the commands' arguments, reading their files (episodes JSONL, Inspect logs in JSON or
+``.eval``, the tasks file, the baseline) and their output (the printed summary and per-task table, ``--json``,
 ``--html``, ``--save-baseline``). Grading and every figure are :func:`scorekit.agents.harness.
 score_episodes`'s, the verdict :func:`scorekit.agents.agent_regression_gate`'s, the page
 :func:`scorekit.agents.report.suite_report`'s. Registered by ``scorekit.cli`` through
@@ -19,6 +19,7 @@ import json
 import os
 import sys
 import warnings
+import zipfile
 from pathlib import Path
 from typing import Any, Optional
 
@@ -39,7 +40,7 @@ JSONL_SUFFIXES = (".jsonl", ".ndjson")
 def _add_common(p: Any) -> None:
     p.add_argument("episodes", nargs="+", metavar="EPISODES",
                    help="recorded episodes: .jsonl files (one episode per line: OpenAI/Anthropic chat 'messages' or "
-                        "scorekit 'trajectory' steps) or Inspect AI logs in JSON (.json)")
+                        "scorekit 'trajectory' steps) or Inspect AI logs (.eval, or .json)")
     p.add_argument("--tasks", required=True, metavar="FILE",
                    help="the suite: a JSON list (or .jsonl) of tasks with task_id and the gold its checker reads "
                         "(answer, final_state), optionally input, calls, slice, value, check")
@@ -121,16 +122,13 @@ def _json_lines(path: str, label: str) -> list[tuple[str, Any]]:
 
 
 def read_episodes(paths: list[str], version: Optional[str] = None) -> list[Any]:
-    """The episodes of ``paths`` (episode records or Inspect JSON logs), in file order, those of
+    """The episodes of ``paths`` (episode records, Inspect logs), in file order, those of
     ``version`` only when given: an error when the files hold several versions and none is
     chosen, or two episodes of one task claim one trial (``trial``, an Inspect epoch)."""
     from scorekit.agents.bridge import _repeated_trial, episode_from_record, episodes_from_inspect_log
 
     found: list[tuple[str, Any, Any]] = []  # (where, episode, version)
     for path in paths:
-        if path.lower().endswith(".eval"):
-            raise CliError(f"episodes {path!r}: Inspect's binary .eval logs are not read; convert the log with "
-                           "'inspect log convert --to json' and pass the .json")
         if path.lower().endswith(JSONL_SUFFIXES):
             for where, record in _json_lines(path, "episodes"):
                 try:
@@ -138,10 +136,13 @@ def read_episodes(paths: list[str], version: Optional[str] = None) -> list[Any]:
                 except (ScorekitError, ValueError, TypeError) as exc:
                     raise CliError(f"episodes {where}: {exc}") from None
             continue
-        log = _read_json(path, "episodes")
+        log = _inspect_eval_log(path) if path.lower().endswith(".eval") else _read_json(path, "episodes")
         if not isinstance(log, dict) or not isinstance(log.get("samples"), list):
             raise CliError(f"episodes {path!r}: not an Inspect log (a JSON object with 'samples'); episode records "
                            f"go in a file named {' or '.join('*' + s for s in JSONL_SUFFIXES)}")
+        if log.get("status", "success") != "success":
+            raise CliError(f"episodes {path!r}: the Inspect eval ended with status {log['status']!r}, not 'success' "
+                           "(samples of an unfinished eval would be scored as the whole run)")
         try:
             episodes = list(episodes_from_inspect_log(log))
         except (ScorekitError, ValueError, TypeError) as exc:
@@ -163,6 +164,37 @@ def read_episodes(paths: list[str], version: Optional[str] = None) -> list[Any]:
         raise CliError(f"episodes {again}: repeats trial {episode.meta.get('trial', episode.meta.get('epoch'))!r} "
                        f"of task {episode.task_id!r} ({first}); one trial is one episode")
     return [episode for _, episode, _ in found]
+
+
+def _sample_order(sample: Any) -> tuple:
+    """Inspect's order of samples: by id (numbers before text), then epoch."""
+    sample_id, epoch = (sample.get("id"), sample.get("epoch")) if isinstance(sample, dict) else (None, None)
+    return (isinstance(sample_id, str), sample_id if isinstance(sample_id, (int, float)) else 0, str(sample_id),
+            epoch if isinstance(epoch, int) else 0)
+
+
+def _inspect_eval_log(path: str) -> Any:
+    """An Inspect ``.eval`` log (a zip archive of ``header.json`` and one ``samples/*.json`` per
+    sample and epoch) as the JSON log's object: the header with its ``samples``."""
+    advice = "convert it with 'inspect log convert --to json' and pass the .json"
+    try:
+        with zipfile.ZipFile(path) as archive:
+            names = archive.namelist()
+            if "header.json" not in names:
+                raise CliError(f"episodes {path!r}: no header.json in this .eval log: the eval did not finish, or this "
+                               "is not an Inspect log")
+            log = strict_json_loads(archive.read("header.json").decode("utf-8"))
+            samples = [strict_json_loads(archive.read(name).decode("utf-8")) for name in names
+                       if name.startswith("samples/") and name.endswith(".json")]
+    except (zipfile.BadZipFile, NotImplementedError, RuntimeError, UnicodeDecodeError, ValueError) as exc:
+        raise CliError(f"episodes {path!r}: cannot read this Inspect .eval log ({exc}); {advice}") from None
+    except RecursionError:
+        raise CliError(f"episodes {path!r}: cannot read this Inspect .eval log (nested too deeply); {advice}") from None
+    except OSError as exc:
+        raise CliError(f"cannot read episodes {path!r}: {exc.strerror or exc}") from None
+    if isinstance(log, dict):
+        log["samples"] = sorted(samples, key=_sample_order)
+    return log
 
 
 def load_tasks(path: str, default_check: str) -> tuple[list[Any], dict[str, Any]]:
