@@ -330,6 +330,8 @@ def test_outputs_never_overwrite_inputs(capsys, suite):
     ([_trajectory_record("a", 0, True), _trajectory_record("a", 0, False)], None, (), "repeats trial 0 of task 'a'"),
     (None, [{"task_id": "a"}, {"task_id": "b", "answer": "yes"}], (), "checked by 'output', which compares with its 'answer'"),
     (None, [{"task_id": "a", "answer": "yes", "gold": 1}], (), "unknown keys ['gold']"),
+    (None, [{"task_id": "a", "answer": "yes"}, {"task_id": "a", "answer": "no"}], (),
+     "score_episodes: task 1 (id 'a') repeats the task id of task 0"),
     (None, [{"task_id": "a", "answer": "yes", "check": "no-such-checker"}], (), "no-such-checker"),
     ([{**_trajectory_record("a", 0, True), "version": "v1"}, {**_trajectory_record("b", 0, True), "version": "v2"}],
      None, (), "the episodes are of 2 agent versions ('v1', 'v2')"),

@@ -83,7 +83,7 @@ def _task_list(tasks: Any) -> list[TaskSpec]:
     return out
 
 
-def _distinct_ids(tasks: list[TaskSpec], persist: bool) -> list[TaskSpec]:
+def _distinct_ids(tasks: list[TaskSpec], persist: bool, caller: str = "run_suite") -> list[TaskSpec]:
     """``tasks``, refused when two share a ``task_id`` — as Python compares them (``1 == True``:
     their episodes would pool as one task's trials) or as JSON writes them (``1`` and ``"1"``: one
     key of the persisted per-task results) — or, with ``persist``, when an id cannot be a JSON key."""
@@ -100,7 +100,7 @@ def _distinct_ids(tasks: list[TaskSpec], persist: bool) -> list[TaskSpec]:
         first = seen.get(task.task_id, texts.get(text))
         if first is not None:
             raise InvalidValueError(
-                f"run_suite: task {i} (id {task.task_id!r}) repeats the task id of task {first} "
+                f"{caller}: task {i} (id {task.task_id!r}) repeats the task id of task {first} "
                 f"({tasks[first].task_id!r}); every task of a suite needs its own id (episodes are grouped by it, "
                 "so two tasks would count as extra trials of one, or one would be lost when the results are saved)")
         seen.setdefault(task.task_id, i)
@@ -407,7 +407,7 @@ def score_episodes(episodes: Iterable[Episode], tasks: Any, *, k: Optional[int] 
     >>> r.k, r.success_rate, r.pass_at_k, r.pass_hat_k
     (2, 0.75, 1.0, 0.5)
     """
-    task_list = _distinct_ids(_task_list(tasks), persist=False)
+    task_list = _distinct_ids(_task_list(tasks), persist=False, caller="score_episodes")
     by_task: dict[Any, list[Episode]] = {task.task_id: [] for task in task_list}
     recorded = list(episodes)
     for i, episode in enumerate(recorded):
