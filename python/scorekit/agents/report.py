@@ -14,8 +14,9 @@ True
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
-from typing import Any, Optional
+import os
+from collections.abc import Iterable, Mapping
+from typing import Any, Optional, Union
 
 from scorekit import report
 from scorekit.agents.reliability import ReliabilityReport
@@ -168,7 +169,13 @@ def report_sections(runs: Mapping[str, ReliabilityReport], *, gate: Any = None,
 
 
 def suite_report(runs: Mapping[str, ReliabilityReport], *, title: str = "Agent suite report", gate: Any = None,
-                 gate_runs: Optional[tuple[str, str]] = None, comparison: Any = None) -> str:
-    """A self-contained HTML page of :func:`report_sections` (write it with
-    :func:`scorekit.report.write_report`)."""
-    return report.render_page(title, report_sections(runs, gate=gate, gate_runs=gate_runs, comparison=comparison))
+                 gate_runs: Optional[tuple[str, str]] = None, comparison: Any = None,
+                 path: Optional[Union[str, os.PathLike]] = None,
+                 inputs: Iterable[Union[str, os.PathLike]] = ()) -> str:
+    """A self-contained HTML page of :func:`report_sections`; with ``path``, also written there by
+    :func:`scorekit.report.write_report` (atomically; refused when ``path`` is one of the
+    ``inputs`` the runs were read from, a folder, or in a folder that does not exist)."""
+    page = report.render_page(title, report_sections(runs, gate=gate, gate_runs=gate_runs, comparison=comparison))
+    if path is not None:
+        report.write_report(path, page, inputs=inputs)
+    return page

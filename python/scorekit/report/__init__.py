@@ -5,8 +5,9 @@ This package owns the page template, its stylesheet and sorting script, the sect
 (:func:`summary_table`, :func:`data_table`, :func:`diff_view`, :func:`line_diff`, :func:`note`,
 :func:`text_block`, the nesting blocks :func:`group` and :func:`details_block`, and the SVG charts
 :func:`bar_chart`, :func:`grouped_bar_chart`, :func:`histogram`, :func:`heatmap`,
-:func:`flow_chart`), rendering (:func:`render_page`) and the atomic file write
-(:func:`write_report`). The rules every page keeps:
+:func:`flow_chart`), rendering (:func:`render_page`), the atomic file write
+(:func:`write_report`) and showing a written report (:func:`open_in_browser`, the commands'
+``--open``). The rules every page keeps:
 
 - no external URL and no network request: CSS, script and charts are inline;
 - everything that comes from data is text, escaped by the template (Jinja2 with autoescape) or
@@ -40,7 +41,7 @@ from scorekit.report.sections import (Section, data_table, details_block, diff_v
 
 __all__ = ["FlowNode", "Section", "bar_chart", "content_security_policy", "data_table", "details_block", "diff_view",
            "display_text", "flow_chart", "group", "grouped_bar_chart", "heatmap", "histogram", "line_diff", "note",
-           "number_cell", "render_page", "summary_table", "text_block", "write_report"]
+           "number_cell", "open_in_browser", "render_page", "summary_table", "text_block", "write_report"]
 
 TEMPLATE_DIR = Path(__file__).parent / "templates"
 _environment: Any = None
@@ -117,3 +118,19 @@ def write_report(path: str | os.PathLike[str], html: str, *, inputs: Iterable[st
     name = "path"
     check_outputs({name: path}, inputs=[inputs] if isinstance(inputs, (str, os.PathLike)) else inputs)
     return write_atomically(path, data)
+
+
+def open_in_browser(path: str | os.PathLike[str]) -> None:
+    """Show the written report ``path`` in the default web browser (a command's ``--open``), as a
+    ``file://`` address; when no browser can be started, say so on stderr with the report's path
+    (the report is written either way, so this is never an error)."""
+    import sys
+    import webbrowser
+
+    address = Path(path).resolve().as_uri()
+    try:
+        opened = webbrowser.open(address)
+    except webbrowser.Error:
+        opened = False
+    if not opened:
+        print(f"scorekit: note: no web browser could be started; the report is {address}", file=sys.stderr)
