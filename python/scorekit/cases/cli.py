@@ -287,6 +287,12 @@ def run_command(args: argparse.Namespace) -> int:
                    "--json": None if args.json == "-" else args.json}, inputs)
     if runner is not None:
         summary = runner.run()
+    comparison = None
+    if previous is not None:
+        from scorekit.cases.compare import compare_summaries
+
+        comparison = compare_summaries(previous, summary)
+        summary.comparison = comparison.to_dict()
     print_summary(summary, out)
     if args.json is not None:
         text = summary.to_json()
@@ -298,10 +304,7 @@ def run_command(args: argparse.Namespace) -> int:
 
     written = generate_report(summary, args.report, sections, title=args.title, pdf=args.pdf, previous=previous,
                               inputs=inputs)
-    if previous is not None:
-        from scorekit.cases.compare import compare_summaries
-
-        comparison = compare_summaries(previous, summary)
+    if comparison is not None:
         counts = comparison.counts()
         changes = ", ".join(f"{n} {kind}" for kind, n in counts.items() if n and kind != "same") or "no change"
         if not comparison.pipelines:
@@ -311,6 +314,8 @@ def run_command(args: argparse.Namespace) -> int:
             if names:
                 changes += f"; {label}: {', '.join(names)}"
         print(f"\nSince {args.compare}: {changes}", file=out)
+        for test in comparison.significance:
+            print(f"  {test.text()}", file=out)
     print(f"\nReport written to: {written}", file=out)
     if args.pdf:
         print(f"PDF written to:    {Path(written).with_suffix('.pdf')}", file=out)
