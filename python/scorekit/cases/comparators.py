@@ -86,7 +86,7 @@ def _fuzzy(actual: Any, expected: Any, threshold: float) -> float:
 
 def _numeric(actual: Any, expected: Any, abs: float, rel: float) -> float:  # noqa: A002 (the option names)
     if not _is_number(expected) or not math.isfinite(expected):
-        raise InvalidValueError(f"the expected value is {describe(expected)}, not a finite number", field="numeric")
+        raise InvalidValueError(f"numeric: the expected value is {describe(expected)}, not a finite number")
     if not _is_number(actual) or not math.isfinite(actual):
         return 0.0
     with decimal.localcontext(_EXACT):
@@ -121,7 +121,7 @@ def _parse_date(value: Any, formats: tuple[str, ...]) -> tuple[Optional[_dt.date
 def _date(actual: Any, expected: Any, formats: tuple[str, ...]) -> float:
     gold, why = _parse_date(expected, formats)
     if gold is None:
-        raise InvalidValueError(f"the expected value {why}", field="date")
+        raise InvalidValueError(f"date: the expected value {why}")
     got, _ = _parse_date(actual, formats)
     return 1.0 if got == gold else 0.0
 
@@ -131,11 +131,11 @@ _SCALARS = (str, int, float, bool, type(None))
 
 def _set(actual: Any, expected: Any) -> float:
     if not isinstance(expected, list):
-        raise InvalidTypeError(f"the expected value is {describe(expected)}, not a list", field="set")
+        raise InvalidTypeError(f"set: the expected value is {describe(expected)}, not a list")
     for item in expected:
         if not isinstance(item, _SCALARS) or (isinstance(item, float) and not math.isfinite(item)):
-            raise InvalidValueError(f"the expected list holds {describe(item)}; a set holds text, finite "
-                                    "numbers, booleans and null", field="set")
+            raise InvalidValueError(f"set: the expected list holds {describe(item)}; a set holds text, finite "
+                                    "numbers, booleans and null")
     if not isinstance(actual, list):
         return 0.0
     gold = {_multiset_key(item) for item in expected}
@@ -330,7 +330,9 @@ def load_comparators(path: str) -> dict[str, Comparator]:
         data = read_data_file(path)
     except ValueError as exc:
         raise ComparatorConfigError([f"comparators file {path!r} {exc}"]) from None
-    if not isinstance(data, dict) or not data:
+    if data is None or data == {}:
+        raise ComparatorConfigError([f"comparators file {path!r} is empty"])
+    if not isinstance(data, dict):
         raise ComparatorConfigError([f"comparators file {path!r} must map field paths to comparators, "
                                      f"got {describe(data)}"])
     out: dict[str, Comparator] = {}
