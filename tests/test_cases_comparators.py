@@ -368,3 +368,10 @@ def test_load_comparators_reads_yaml_and_json(tmp_path: Path):
     (tmp_path / "c.yml").write_text("a.b: {name: fuzzy, threshold: 0.9}\nc: set\n", encoding="utf-8")
     assert load_comparators(str(tmp_path / "c.yml")) == {"a.b": comparator("fuzzy", threshold=0.9),
                                                           "c": comparator("set")}
+
+
+def test_the_docs_show_the_sample_comparators_file():
+    from doc_examples import blocks
+
+    (block,) = blocks("cases-pipelines.md", "yaml")
+    assert block[1] == (CASES_SAMPLE / "comparators.yaml").read_text(encoding="utf-8")
