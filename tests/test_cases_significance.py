@@ -117,8 +117,13 @@ def test_cli_compare_on_the_bundled_sample(tmp_path: Path, monkeypatch, capsys):
     assert out.splitlines()[-3].endswith("3 better, 1 worse, 0 same of 4 cases, sign test p = 0.625")
     html = Path("now.html").read_text(encoding="utf-8")
     assert "More than noise?" in html and "0.625" in html
-    # the comparison survives a round trip of the summary
+    # the comparison survives a round trip of the summary, but not a rule that changes the case scores
     assert BenchmarkSummary.from_json("now.json").comparison == now["comparison"]
+    assert run(capsys, "--from-summary", "now.json", "--json", "again.json", "--report", "again.html")[0] == 0
+    assert json.loads(Path("again.json").read_text(encoding="utf-8"))["comparison"] == now["comparison"]
+    assert run(capsys, "--from-summary", "now.json", "--missing-steps", "fail", "--json", "fail.json",
+               "--report", "fail.html")[0] == 0
+    assert "comparison" not in json.loads(Path("fail.json").read_text(encoding="utf-8"))
 
 
 def write_case(root: Path, name: str, expected: dict) -> None:

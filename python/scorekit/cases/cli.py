@@ -205,6 +205,7 @@ def _rescore(summary: Any, threshold: Optional[float], missing_steps: Optional[s
 
     if missing_steps is not None and missing_steps != summary.missing_steps:
         summary.missing_steps = missing_steps
+        summary.comparison = None  # it compared the case scores this rule changes
         for p in summary.pipelines:
             for case in p.cases:
                 if case.status == "success":
