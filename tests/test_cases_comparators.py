@@ -54,6 +54,11 @@ def test_fuzzy_scores_the_similarity_from_the_threshold_up():
     assert score("fuzzy", None, "abc") == 0.0 and score("fuzzy", 5, 5) == 1.0 and score("fuzzy", "5", 5) == 0.0
 
 
+def test_fuzzy_refuses_a_lone_surrogate():
+    with pytest.raises(ComparatorError, match="lone surrogate"):
+        score("fuzzy", "\ud800", "a")
+
+
 def plain_levenshtein(a: str, b: str) -> int:
     row = list(range(len(b) + 1))
     for i, x in enumerate(a, 1):

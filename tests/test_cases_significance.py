@@ -80,7 +80,21 @@ def test_hand_case():
     assert (d["mean_diff"], d["n_better"], d["n_worse"], d["n_equal"], d["p_value"]) == (0.25, 2, 1, 1, 1.0)
     assert (d["only_in_current"], d["only_in_previous"], d["without_score"]) == (["c5"], ["c4"], [])
     assert test.text().startswith("p: mean case score +25.0 points (95% CI ")
-    assert test.text().endswith(", 2 better, 1 worse, 1 same of 4 cases, sign test p = 1")
+    assert test.text().endswith(", 2 better, 1 worse, 1 same of 4 cases, sign test p = 1; not in the test: "
+                                "1 only in this run, 1 only in the previous run")
+
+
+def test_nothing_to_pair_is_said_not_guessed():
+    from scorekit.cases.compare import comparison_section
+    from scorekit.report import render_page
+
+    comparison = compare_summaries(summary({"a": 1.0, "u": "unscored"}), summary({"b": 1.0, "u": 0.5}))
+    (test,) = comparison.significance
+    assert test.difference is None and test.to_dict()["ci_low"] is None and test.to_dict()["without_score"] == ["u"]
+    assert test.text() == ("p: no case has a score in both runs, nothing to test; not in the test: 1 only in this "
+                           "run, 1 only in the previous run, 1 without a score in one run")
+    html = render_page("T", [comparison_section(comparison)])
+    assert "More than noise?" in html and "p: 1 case without a score in one run, not in the test: u." in html
 
 
 def run(capsys, *argv):

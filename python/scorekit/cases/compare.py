@@ -107,15 +107,25 @@ class Significance:
                 "only_in_current": list(self.only_in_current), "only_in_previous": list(self.only_in_previous),
                 "without_score": list(self.without_score)}
 
+    def left_out(self) -> list[tuple[str, list[str]]]:
+        """``(why, case names)`` of the cases not in the test, for each reason that has some."""
+        return [(why, names) for why, names in (("only in this run", self.only_in_current),
+                                                ("only in the previous run", self.only_in_previous),
+                                                ("without a score in one run", self.without_score)) if names]
+
     def text(self) -> str:
-        """One line for the console: the difference, its interval, the counts and the p-value."""
+        """One line for the console: the difference, its interval, the counts, the p-value and how
+        many cases the test left out."""
         d = self.difference
         if d is None:
-            return f"{self.pipeline}: no case has a score in both runs, nothing to test"
-        return (f"{self.pipeline}: mean case score {format_delta(d.mean_diff)} points "
-                f"({d.confidence:.0%} CI {format_delta(d.ci_low)} to {format_delta(d.ci_high)}), "
-                f"{d.n_higher} better, {d.n_lower} worse, {d.n_equal} same of {d.n} cases, "
-                f"sign test p = {d.p_value:.3g}")
+            line = f"{self.pipeline}: no case has a score in both runs, nothing to test"
+        else:
+            line = (f"{self.pipeline}: mean case score {format_delta(d.mean_diff)} points "
+                    f"({d.confidence:.0%} CI {format_delta(d.ci_low)} to {format_delta(d.ci_high)}), "
+                    f"{d.n_higher} better, {d.n_lower} worse, {d.n_equal} same of {d.n} cases, "
+                    f"sign test p = {d.p_value:.3g}")
+        left = self.left_out()
+        return line + (f"; not in the test: {', '.join(f'{len(n)} {why}' for why, n in left)}" if left else "")
 
 
 def _paired_score(case: CaseResult) -> Optional[float]:
@@ -333,11 +343,9 @@ def _significance_parts(tests: list[Significance]) -> list[Any]:
                          rp.number_cell(d.mean_diff, format_delta(d.mean_diff)),
                          f"{format_delta(d.ci_low)} to {format_delta(d.ci_high)}", d.n_higher, d.n_lower, d.n_equal,
                          rp.number_cell(d.p_value, f"{d.p_value:.3g}")])
-        for label, names in (("only in this run", t.only_in_current), ("only in the previous run", t.only_in_previous),
-                             ("without a score in one run", t.without_score)):
-            if names:
-                left_out.append(f"{t.pipeline}: {len(names)} case{'s' * (len(names) != 1)} {label}, not in the "
-                                f"test: {', '.join(names[:50])}" + (" \u2026" if len(names) > 50 else "") + ".")
+        for label, names in t.left_out():
+            left_out.append(f"{t.pipeline}: {len(names)} case{'s' * (len(names) != 1)} {label}, not in the "
+                            f"test: {', '.join(names[:50])}" + (" \u2026" if len(names) > 50 else "") + ".")
     confidence = next((t.difference.confidence for t in tests if t.difference is not None), 0.95)
     parts = [rp.data_table("More than noise? Mean case score, this run \u2212 previous run",
                            ["pipeline", "cases paired", "previous", "this run", "\u0394 (points)",
