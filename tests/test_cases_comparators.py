@@ -1,5 +1,5 @@
 """Named comparators of scorekit.cases (docs/cases.md, "Named comparators"): each rule against
-hand-computed values and a plain Levenshtein written here, the path patterns and their errors,
+hand-computed values and the textbook Levenshtein of the text fuzz tests, the path patterns and their errors,
 the runner's labels and field roll-up, and ``scorekit cases --comparators`` end to end."""
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from scorekit.cases.comparators import comparator, load_comparators, resolve_com
 from scorekit.cases.errors import ComparatorConfigError
 from scorekit.cli import main
 from scorekit.demo_report import CASES_SAMPLE
+from test_fuzz_text import levenshtein_dp
 
 
 def score(spec, actual, expected):
@@ -59,19 +60,10 @@ def test_fuzzy_refuses_a_lone_surrogate():
         score("fuzzy", "\ud800", "a")
 
 
-def plain_levenshtein(a: str, b: str) -> int:
-    row = list(range(len(b) + 1))
-    for i, x in enumerate(a, 1):
-        prev, row[0] = row[0], i
-        for j, y in enumerate(b, 1):
-            prev, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, prev + (x != y))
-    return row[-1]
-
-
 @settings(max_examples=300, deadline=None)
 @given(st.text("abcé€😀 ", max_size=12), st.text("abcé€😀 ", max_size=12))
-def test_similarity_against_a_plain_levenshtein(a, b):
-    want = 1.0 if not a and not b else 1 - plain_levenshtein(a, b) / max(len(a), len(b))
+def test_similarity_against_the_textbook_levenshtein(a, b):
+    want = 1.0 if not a and not b else 1 - levenshtein_dp(a, b) / max(len(a), len(b))
     assert similarity(a, b) == want
 
 
