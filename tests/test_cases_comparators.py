@@ -146,6 +146,8 @@ def test_set_on_an_ordered_list_and_its_refusals():
     ({"name": "numeric", "abs": -1}, "numeric option 'abs' must be a finite number >= 0, got -1"),
     ({"name": "numeric", "abs": math.nan}, "numeric option 'abs' must be a finite number >= 0, got nan"),
     ({"name": "numeric", "rel": True}, "numeric option 'rel' must be a finite number >= 0, got True"),
+    ({"name": "numeric", "abs": 10**400}, "numeric option 'abs' must be a finite number >= 0, got 1000"),
+    ({"name": "fuzzy", "threshold": "0.8"}, "fuzzy option 'threshold' must be a number in [0, 1], got '0.8'"),
     ({"name": "date", "formats": ["dd.mm.yyyy"]}, "date option 'formats' must be a list of strptime formats"),
     ({"threshold": 1}, "a comparator is a name (exact, casefold, fuzzy, numeric, date, set) or a mapping"),
     (3, "a comparator is a name"),

@@ -188,10 +188,14 @@ def _option(name: str, key: str, value: Any) -> tuple[Any, Optional[str]]:
         if not isinstance(value, (list, tuple)) or not all(isinstance(f, str) and "%" in f for f in value):
             return None, f"{name} option 'formats' must be a list of strptime formats such as '%d.%m.%Y'"
         return tuple(value), None
-    if not _is_number(value) or not math.isfinite(value) or value < 0 or (key == "threshold" and value > 1):
+    try:
+        number = float(value) if _is_number(value) else math.nan
+    except OverflowError:  # an integer beyond the floats
+        number = math.inf
+    if not math.isfinite(number) or number < 0 or (key == "threshold" and number > 1):
         bound = "a number in [0, 1]" if key == "threshold" else "a finite number >= 0"
         return None, f"{name} option {key!r} must be {bound}, got {describe(value)}"
-    return float(value), None
+    return number, None
 
 
 def _build(spec: Any) -> tuple[Optional[Comparator], list[str]]:
@@ -237,6 +241,8 @@ def comparator(spec: Any, **options: Any) -> Comparator:
 
 # ------------------------------------------------------------------------------------ paths
 def _split(pattern: str) -> list[str]:
+    """``a.b.*.c`` and ``a.b[].c`` as segments: keys, ``*`` (any key or list position) and ``[]``
+    (any list position)."""
     out: list[str] = []
     for part in pattern.split("."):
         items = 0
