@@ -22,8 +22,8 @@ from scorekit.cases.results import BenchmarkSummary, DagNode, FieldScore, StepSc
 from scorekit.report import display_text, render_page
 
 DASH = "\u2014"
-HEADINGS = ["Overall summary", "Per-step accuracy", "Pipeline comparison", "Pipeline graph", "Accuracy plots",
-            "Per-case breakdown", "Attempt logs"]
+HEADINGS = ["Overall summary", "Per-step accuracy", "Per-field accuracy", "Pipeline comparison", "Pipeline graph",
+            "Accuracy plots", "Per-case breakdown", "Attempt logs"]
 
 
 def page(summary, sections=None, **kwargs) -> Page:
@@ -31,8 +31,8 @@ def page(summary, sections=None, **kwargs) -> Page:
 
 
 def test_section_names_and_default():
-    assert SECTIONS == ("overall_summary", "per_step_accuracy", "pipeline_comparison", "mermaid_graph", "plots",
-                        "per_case_breakdown", "attempt_logs")
+    assert SECTIONS == ("overall_summary", "per_step_accuracy", "per_field_accuracy", "pipeline_comparison",
+                        "mermaid_graph", "plots", "per_case_breakdown", "attempt_logs")
     assert DEFAULT_SECTIONS == SECTIONS[:-1]
     assert page(multi()).h2 == HEADINGS[:-1]
 

@@ -33,11 +33,12 @@ __all__ = ["DEFAULT_SECTIONS", "MAX_CASE_DETAILS", "SECTIONS", "PdfSupportError"
            "generate_report", "report_sections", "require_pdf_support"]
 
 #: Every section, in the order of the page.
-SECTIONS = ("overall_summary", "per_step_accuracy", "pipeline_comparison", "mermaid_graph", "plots",
-            "per_case_breakdown", "attempt_logs")
+SECTIONS = ("overall_summary", "per_step_accuracy", "per_field_accuracy", "pipeline_comparison", "mermaid_graph",
+            "plots", "per_case_breakdown", "attempt_logs")
 #: The sections shown when none are named: all but the attempt logs.
 DEFAULT_SECTIONS = SECTIONS[:-1]
 _HEADINGS = {"overall_summary": "Overall summary", "per_step_accuracy": "Per-step accuracy",
+             "per_field_accuracy": "Per-field accuracy",
              "pipeline_comparison": "Pipeline comparison", "mermaid_graph": "Pipeline graph",
              "plots": "Accuracy plots", "per_case_breakdown": "Per-case breakdown",
              "attempt_logs": "Attempt logs"}
@@ -192,6 +193,26 @@ def _per_step(summary: BenchmarkSummary, steps: _Steps) -> list[rp.Section]:
             rp.note("Missing: cases in which the pipeline gave no output for the step (counted as 0 in the "
                     "step's accuracy). \u0394 is in percentage points, shown only when both pipelines produced "
                     "the step.")]
+
+
+def _per_field(summary: BenchmarkSummary) -> list[rp.Section]:
+    """Per pipeline, every field path's mean score and count over the cases, worst first."""
+    parts: list[rp.Section] = []
+    for p in summary.pipelines:
+        if not p.fields:
+            parts.append(rp.group(p.name, [rp.note("No field was scored.")]))
+            continue
+        rows = [[f["field"], _score_cell(f["mean"]), f["count"], f["comparator"] or "default rules"]
+                for f in p.fields[:MAX_LISTED_ROWS]]
+        body = [rp.data_table("", ["field", "mean score", "cases", "comparator"], rows)]
+        if len(p.fields) > len(rows):
+            body.append(rp.note(f"{len(p.fields) - len(rows)} more fields not listed (the best scoring)."))
+        parts.append(rp.group(p.name, body))
+    if not parts:
+        return [rp.note("No pipeline.")]
+    parts.append(rp.note("A field's score averaged over the successful cases that score it (a list is one field, "
+                         "its items matched as documented); fields of a missing or ignored step are not counted."))
+    return parts
 
 
 def _comparison(summary: BenchmarkSummary, steps: _Steps) -> list[rp.Section]:
@@ -454,6 +475,7 @@ def report_sections(summary: BenchmarkSummary, sections: Optional[Iterable[str]]
     steps = _Steps(summary)
     build = {"overall_summary": lambda: _overall(summary),
              "per_step_accuracy": lambda: _per_step(summary, steps),
+             "per_field_accuracy": lambda: _per_field(summary),
              "pipeline_comparison": lambda: _comparison(summary, steps),
              "mermaid_graph": lambda: _graph(summary),
              "plots": lambda: _plots(summary, steps),
