@@ -72,12 +72,10 @@ def _decoded(data: bytes) -> bytes:
 
 
 def _check_depth(path: Any, root: Any) -> None:
-    stack = [(root, 1)]
-    while stack:
-        element, depth = stack.pop()
-        if depth > MAX_DEPTH:
-            raise OcrFormatError(path, f"elements nested deeper than {MAX_DEPTH} levels are refused", element)
-        stack.extend((child, depth + 1) for child in element)
+    """Refuses a tree with an element below :data:`MAX_DEPTH` levels (one XPath, run in libxml2)."""
+    too_deep = root.xpath("/*" * (MAX_DEPTH + 1))
+    if too_deep:
+        raise OcrFormatError(path, f"elements nested deeper than {MAX_DEPTH} levels are refused", too_deep[0])
 
 
 def parse_xml(path: Any, data: bytes) -> Any:
