@@ -75,6 +75,16 @@ def test_parameter_entity_is_neither_fetched_nor_accepted(secret):
     refused(path, "declares XML entities")
 
 
+def test_hocr_entities_are_html_s_never_external(secret):
+    # not XML that scorekit accepts, so read as HTML: HTML's own entities only, nothing fetched
+    path = secret / "page.hocr"
+    path.write_text(f'<!DOCTYPE html [<!ENTITY e SYSTEM "file://{secret}/secret.txt">]><html><body>'
+                    "<div class='ocr_page'><span class='ocr_line'><span class='ocrx_word'>a&e;b</span>"
+                    "<span class='ocrx_word'>c&nbsp;d&amp;</span></span></div></body></html>")
+    document = read(path)
+    assert document.format == "hocr" and document.text == "a&e;b c d&"
+
+
 def test_internal_entity_declaration_is_refused(tmp_path):
     path = tmp_path / "internal.xml"
     path.write_text(page_with("plain text", '<!DOCTYPE x [<!ENTITY unused "x">]>'))
