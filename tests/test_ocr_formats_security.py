@@ -154,6 +154,17 @@ def test_depth_within_the_bound_is_read(tmp_path):
     assert read(path).text == "deep order"
 
 
+def test_file_size_is_bounded(tmp_path, monkeypatch):
+    import scorekit.ocr.formats as formats
+
+    path = tmp_path / "big.txt"
+    path.write_text("x" * 101)
+    monkeypatch.setattr(formats, "MAX_FILE_BYTES", 100)
+    refused(path, "is larger than 100 bytes")
+    path.write_text("x" * 100)
+    assert read(path).text == "x" * 100
+
+
 @settings(max_examples=300)
 @given(st.one_of(st.binary(max_size=300),
                  st.text(alphabet=st.sampled_from(list('<>/="&;! ?xaPcGtsltoTextRegionUnicode\n')), max_size=200)
