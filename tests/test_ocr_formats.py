@@ -424,9 +424,19 @@ def equivs_xml(found):
 @st.composite
 def page_documents(draw):
     regions = draw(st.lists(st.tuples(equivs, st.lists(equivs, max_size=3)), max_size=5))
-    ids = [f"r{i}" for i in range(len(regions))]
-    body = [region(ident, equivs_xml(own), *(line(f"{ident}l{j}", equivs_xml(e)) for j, e in enumerate(lines)))
-            for ident, (own, lines) in zip(ids, regions)]
+    ids, body = [], []
+    for i, (own, lines) in enumerate(regions):  # plain, in a table, nested in the previous region, or with an image
+        xml = region(f"r{i}", equivs_xml(own), *(line(f"r{i}l{j}", equivs_xml(e)) for j, e in enumerate(lines)))
+        ids.append(f"r{i}")
+        where = draw(st.sampled_from(["plain", "table", "nested", "image"]))
+        if where == "table":
+            xml, _ = region(f"t{i}", xml, tag="TableRegion"), ids.append(f"t{i}")
+        elif where == "image":
+            xml, _ = xml + f'<ImageRegion id="img{i}"/>', ids.append(f"img{i}")
+        if where == "nested" and body and body[-1].startswith("<TextRegion") and body[-1].endswith("</TextRegion>"):
+            body[-1] = body[-1][: -len("</TextRegion>")] + xml + "</TextRegion>"
+        else:
+            body.append(xml)
     ro = ""
     if ids and draw(st.booleans()):
         chosen = draw(st.permutations(ids))[: draw(st.integers(0, len(ids)))]
