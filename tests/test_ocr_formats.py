@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import doctest
 import os
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 from xml.sax.saxutils import escape, quoteattr
@@ -521,6 +523,16 @@ def test_random_text_files_read_as_dinglehopper(lines, bom):
                 read(path)
             return
         assert read(path).text == expected
+
+
+def test_reading_loads_only_the_readers(tmp_path):
+    # importing scorekit.ocr used to load the table metrics and numpy (0.3 s and more per process)
+    path = write(tmp_path, "p.xml", FIXTURES["page-rtl"])
+    code = ("import sys; from scorekit.ocr import read; read(sys.argv[1]); "
+            "print(sorted(m for m in sys.modules if m.startswith(('numpy', 'scorekit.metrics', 'scorekit.ocr.b', "
+            "'scorekit.ocr.t', 'scorekit.ocr.p'))))")
+    done = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, check=True)
+    assert done.stdout == "[]\n"
 
 
 # ------------------------------------------------------------------------------------------------- docs
