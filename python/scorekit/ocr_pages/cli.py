@@ -38,6 +38,11 @@ class RunError(Exception):
     """A runtime failure reported as one line, exit status 1."""
 
 
+class UsageError(Exception):
+    """A usage error found after parsing (a bad --config, a filter or variant it does not define),
+    reported as one line, exit status 2."""
+
+
 def error_line(prog: str, message: Any) -> str:
     text = str(message).replace("\r", "\\r").replace("\n", "\\n")
     return f"{prog}: error: {text}"
@@ -50,7 +55,7 @@ def run_guarded(prog: str, body: Callable[[], int]) -> int:
         return body()
     except KeyboardInterrupt:
         return 130
-    except OutputPathError as exc:
+    except (OutputPathError, UsageError) as exc:
         print(error_line(prog, exc), file=sys.stderr)
         return 2
     except (RunError, ScorekitError, ValueError, TypeError) as exc:
@@ -98,18 +103,42 @@ def int_at_least(minimum: int) -> Callable[[str], int]:
     return parse
 
 
-def filters_arg(text: str) -> tuple[str, ...]:
+def add_config(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--config", default=None, metavar="FILE",
+                   help="YAML or JSON file of corpus rules: watermark phrases, filters, variants, text rules "
+                        "(default: the built-in ones; docs/ocr-pages.md)")
+
+
+def read_config(args: argparse.Namespace) -> Any:
+    """The ``PageKitConfig`` of ``--config`` (the default without it); a bad file is a ``UsageError``."""
+    from scorekit.ocr_pages.config import DEFAULT_CONFIG, load_config
+
+    if args.config is None:
+        return DEFAULT_CONFIG
+    try:
+        return load_config(args.config)
+    except ScorekitError as exc:
+        raise UsageError(f"--config: {exc}") from None
+
+
+def config_inputs(args: argparse.Namespace) -> list[str]:
+    """The configuration file, as an input of the run (empty without ``--config``)."""
+    return [] if args.config is None else [args.config]
+
+
+def filters_of(text: str, config: Any) -> tuple[str, ...]:
+    """``--filter``'s comma-separated names in ``config``'s canonical order; an unknown name is a ``UsageError``."""
     from scorekit.ocr_pages.evaluation.reports import canonical_filters
 
     try:
-        return canonical_filters(text)
+        return canonical_filters(text, config)
     except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
+        raise UsageError(f"--filter: {exc}") from None
 
 
 def add_common(p: argparse.ArgumentParser, *, threshold: bool = True) -> None:
-    """``--unit-level``, and for the commands that score pages (``threshold``) ``--coverage-threshold``
-    and ``--cer-unit``."""
+    """``--unit-level``, and for the commands that score pages (``threshold``) ``--coverage-threshold``,
+    ``--cer-unit`` and ``--config``."""
     p.add_argument("--unit-level", choices=("word", "line"), default="word",
                    help="build rows from single words or from group_row lines (default word)")
     if threshold:
@@ -118,6 +147,7 @@ def add_common(p: argparse.ArgumentParser, *, threshold: bool = True) -> None:
         p.add_argument("--cer-unit", choices=("char", "grapheme"), default="char",
                        help="count CERs and lengths in code points (char, default) or in extended "
                             "grapheme clusters (grapheme)")
+        add_config(p)
 
 
 def add_progress(p: argparse.ArgumentParser) -> None:

@@ -27,7 +27,8 @@ from typing import Any, Iterable, Iterator, Mapping, Optional, Sequence
 from scorekit.errors import InvalidValueError
 from scorekit.ocr_pages.box_grouping.group import load_predicted_rows
 from scorekit.ocr_pages.box_grouping.loading import annotation_boxes_from_records
-from scorekit.ocr_pages.cli import RunError, int_at_least, main_for, output_folder
+from scorekit.ocr_pages.cli import RunError, config_inputs, int_at_least, main_for, output_folder, read_config
+from scorekit.ocr_pages.config import PageKitConfig
 from scorekit.ocr_pages.evaluation.generate_accuracy_report_variants import (add_variant_arguments,
                                                                              check_variant_outputs, score_variants,
                                                                              selected_variants, write_variant_reports)
@@ -233,17 +234,19 @@ class _Settings:
     variants: tuple[str, ...]
     max_examples: int
     unit: str
+    config: PageKitConfig
 
 
 def _score_page(settings: _Settings, task: tuple[HfPage, Optional[Path]]) -> dict[str, dict]:
     """Every variant's report of one page (run in a worker process when ``--workers`` > 1)."""
     page, csv_path = task
     boxes = annotation_boxes_from_records(page.annotations, source=f"page {page.page_id!r} annotations")
-    rows, dropped = load_predicted_rows(csv_path, settings.unit_level) if csv_path is not None else ([], 0)
+    rows, dropped = (load_predicted_rows(csv_path, settings.unit_level, config=settings.config)
+                     if csv_path is not None else ([], 0))
     return score_variants(boxes, rows, dropped, page_id=page.page_id, unit_level=settings.unit_level,
                           coverage_threshold=settings.coverage_threshold, variants=settings.variants,
                           has_predictions=csv_path is not None, max_examples=settings.max_examples,
-                          unit=settings.unit)
+                          unit=settings.unit, config=settings.config)
 
 
 def _score_pages(tasks: list[tuple[HfPage, Optional[Path]]], settings: _Settings, workers: int) -> Iterator[dict[str, dict]]:
@@ -300,19 +303,20 @@ def _dataset_files(src: str) -> list[Path]:
 
 def run(args: argparse.Namespace, prog: str = PROG) -> int:
     """The command; ``prog`` is the program name its warnings give."""
-    variants = selected_variants(args)
+    config = read_config(args)
+    variants = selected_variants(args, config)
     pred_dir = Path(args.predictions_dir)
     if not pred_dir.is_dir():
         raise RunError(f"predictions folder {args.predictions_dir!r} does not exist")
     csvs = {p.stem: p for p in sorted(pred_dir.glob("*.csv")) if p.is_file()}
-    inputs = _dataset_files(args.dataset) + list(csvs.values())  # every CSV a page may read
+    inputs = _dataset_files(args.dataset) + list(csvs.values()) + config_inputs(args)  # every file it may read
     with output_folder(args.output_dir) as out:  # removed again when the run fails: it writes nothing
         check_variant_outputs(out, variants, args.html, inputs)
-        return _evaluate(args, variants, csvs, out, inputs, prog)
+        return _evaluate(args, config, variants, csvs, out, inputs, prog)
 
 
-def _evaluate(args: argparse.Namespace, variants: tuple[str, ...], csvs: Mapping[str, Path], out: Path,
-              inputs: list[Any], prog: str) -> int:
+def _evaluate(args: argparse.Namespace, config: PageKitConfig, variants: tuple[str, ...], csvs: Mapping[str, Path],
+              out: Path, inputs: list[Any], prog: str) -> int:
     """Read the pages, score them and write the reports (the outputs are already checked)."""
     pages = load_hf_pages(args.dataset, args.hub_split, args.dataset_split_column, args.split_column_name)
     if not pages:
@@ -330,7 +334,8 @@ def _evaluate(args: argparse.Namespace, variants: tuple[str, ...], csvs: Mapping
     tasks = [(p, csvs.get(p.page_id)) for p in pages if p.page_id in csvs or not args.skip_missing]
     if not tasks:
         raise RunError(f"no page evaluated: none of the {len(pages)} pages has a CSV in {args.predictions_dir!r}")
-    settings = _Settings(args.unit_level, args.coverage_threshold, variants, args.max_failure_examples, args.cer_unit)
+    settings = _Settings(args.unit_level, args.coverage_threshold, variants, args.max_failure_examples, args.cer_unit,
+                         config)
     per_variant: dict[str, list[dict]] = {v: [] for v in variants}
     for reports in progress_iter(_score_pages(tasks, settings, args.workers), args.progress, "pages", total=len(tasks)):
         for v in variants:
@@ -339,7 +344,7 @@ def _evaluate(args: argparse.Namespace, variants: tuple[str, ...], csvs: Mapping
                     predictions_dir=args.predictions_dir, missing_prediction_pages=missing,
                     unmatched_prediction_files=unmatched)
     write_variant_reports(out, per_variant, run_info=run_info, inputs=inputs, html=args.html,
-                          max_examples=args.max_failure_examples)
+                          max_examples=args.max_failure_examples, config=config)
     return 0
 
 

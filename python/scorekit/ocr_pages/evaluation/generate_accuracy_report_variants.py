@@ -19,8 +19,9 @@ from typing import Any, Iterable, Mapping, Optional, Sequence
 from scorekit.ocr_pages.box_grouping.group import classify_rows, load_predicted_rows
 from scorekit.ocr_pages.box_grouping.loading import AnnotationBox, PredictedRow, load_annotation_boxes
 from scorekit.files import check_outputs, write_atomically
-from scorekit.ocr_pages.cli import (RunError, add_common, add_progress, folder_outputs, main_for, output_folder,
-                                    result_line, with_run_info)
+from scorekit.ocr_pages.cli import (RunError, UsageError, add_common, add_progress, config_inputs, folder_outputs,
+                                    main_for, output_folder, read_config, result_line, with_run_info)
+from scorekit.ocr_pages.config import PageKitConfig, resolve_config
 from scorekit.ocr_pages.evaluation.prediction import evaluate_matches
 from scorekit.ocr_pages.evaluation.reports import MAX_FAILURE_EXAMPLES, REPORT_VARIANTS, aggregate_reports, report_to_json
 from scorekit.progress import progress_iter
@@ -41,13 +42,15 @@ def _stems(folder: str, suffix: str, what: str) -> dict[str, Path]:
 def score_variants(boxes: Sequence[AnnotationBox], rows: Sequence[PredictedRow], dropped_words: Any, *,
                    page_id: str, unit_level: str, coverage_threshold: float, variants: Sequence[str],
                    has_predictions: bool = True, max_examples: int = MAX_FAILURE_EXAMPLES,
-                   unit: str = "char") -> dict[str, dict]:
-    """One page's report under each of ``variants``, from a single classification of ``rows``
-    (equal to one ``evaluate_rows`` call per variant)."""
+                   unit: str = "char", config: Optional[PageKitConfig] = None) -> dict[str, dict]:
+    """One page's report under each of ``variants`` (of ``config``), from a single classification
+    of ``rows`` (equal to one ``evaluate_rows`` call per variant)."""
+    config = resolve_config(config)
     matches = classify_rows(rows, boxes, coverage_threshold)
-    return {v: evaluate_matches(boxes, matches, page_id=page_id, unit_level=unit_level, filters=REPORT_VARIANTS[v],
-                                coverage_threshold=coverage_threshold, dropped_words=dropped_words,
-                                has_predictions=has_predictions, max_examples=max_examples, unit=unit)
+    return {v: evaluate_matches(boxes, matches, page_id=page_id, unit_level=unit_level,
+                                filters=config.variant_map[v], coverage_threshold=coverage_threshold,
+                                dropped_words=dropped_words, has_predictions=has_predictions,
+                                max_examples=max_examples, unit=unit, config=config)
             for v in variants}
 
 
@@ -63,13 +66,14 @@ def check_variant_outputs(out: Path, variants: Sequence[str], html: Optional[str
 
 def write_variant_reports(out: Path, per_variant: Mapping[str, list[dict]], *, run_info: Mapping[str, Any],
                           inputs: Iterable[Any], html: Optional[str] = None,
-                          max_examples: int = MAX_FAILURE_EXAMPLES) -> None:
+                          max_examples: int = MAX_FAILURE_EXAMPLES, config: Optional[PageKitConfig] = None) -> None:
     """Aggregate each variant's page reports, write ``out/accuracy_report_<variant>.json`` and print
     its result line; ``html`` gets the first variant's run report. Every path is checked against
     ``inputs`` (see :func:`check_variant_outputs`) before anything is written."""
     inputs = list(inputs)
     check_variant_outputs(out, list(per_variant), html, inputs)
-    reports = {v: with_run_info(aggregate_reports(pages, variant=v, max_examples=max_examples), **run_info)
+    reports = {v: with_run_info(aggregate_reports(pages, variant=v, max_examples=max_examples, config=config),
+                                **run_info)
                for v, pages in per_variant.items()}
     if html and reports:
         from scorekit.ocr_pages.evaluation.html import write_run_report
@@ -93,21 +97,28 @@ def add_variant_arguments(p: argparse.ArgumentParser) -> None:
     ``--coverage-threshold``, ``--cer-unit``, ``--variant`` (``selected_variants`` reads it), ``--html``, ``--progress``."""
     p.add_argument("--output-dir", required=True, help="folder for accuracy_report_<variant>.json (created)")
     add_common(p)
-    p.add_argument("--variant", action="append", choices=tuple(REPORT_VARIANTS), default=None,
-                   help="report variant (repeatable; default: all four)")
+    p.add_argument("--variant", action="append", default=None, metavar="NAME",
+                   help=f"report variant (repeatable; default: every variant, by default {', '.join(REPORT_VARIANTS)}; "
+                        "--config may define others)")
     p.add_argument("--html", default=None, metavar="REPORT",
                    help="also write a self-contained HTML report (of the first selected variant) here")
     add_progress(p)
 
 
-def selected_variants(args: argparse.Namespace) -> tuple[str, ...]:
-    """``--variant`` in the order given, without repeats; all of ``REPORT_VARIANTS`` by default."""
-    return tuple(dict.fromkeys(args.variant or REPORT_VARIANTS))
+def selected_variants(args: argparse.Namespace, config: Optional[PageKitConfig] = None) -> tuple[str, ...]:
+    """``--variant`` in the order given, without repeats; every variant of ``config`` by default. A
+    name ``config`` does not define is a ``UsageError``."""
+    config = resolve_config(config)
+    unknown = [v for v in args.variant or () if v not in config.variant_map]
+    if unknown:
+        raise UsageError(f"--variant: unknown variant {unknown[0]!r} (choose from {', '.join(config.variant_names)})")
+    return tuple(dict.fromkeys(args.variant or config.variant_names))
 
 
 def run(args: argparse.Namespace, prog: str = PROG) -> int:
     """The command; ``prog`` is the program name its warnings give."""
-    variants = selected_variants(args)
+    config = read_config(args)
+    variants = selected_variants(args, config)
     csvs = _stems(args.predictions_dir, ".csv", "predictions")
     jsons = _stems(args.annotations_dir, ".json", "annotations")
     pairs = sorted(set(csvs) & set(jsons))
@@ -119,18 +130,18 @@ def run(args: argparse.Namespace, prog: str = PROG) -> int:
         print(f"{prog}: warning: {len(unmatched)} predictions CSVs match no annotation file", file=sys.stderr)
     if not pairs:
         raise RunError(f"no page has both {args.predictions_dir!r}/<id>.csv and {args.annotations_dir!r}/<id>.json")
-    inputs = [csvs[s] for s in pairs] + [jsons[s] for s in pairs]
+    inputs = [csvs[s] for s in pairs] + [jsons[s] for s in pairs] + config_inputs(args)
     with output_folder(args.output_dir) as out:
         check_variant_outputs(out, variants, args.html, inputs)
         per_variant: dict[str, list[dict]] = {v: [] for v in variants}
         for stem in progress_iter(pairs, args.progress, "pages"):
-            rows, dropped = load_predicted_rows(csvs[stem], args.unit_level)
+            rows, dropped = load_predicted_rows(csvs[stem], args.unit_level, config=config)
             reports = score_variants(load_annotation_boxes(jsons[stem], stem), rows, dropped, page_id=stem,
                                      unit_level=args.unit_level, coverage_threshold=args.coverage_threshold,
-                                     variants=variants, unit=args.cer_unit)
+                                     variants=variants, unit=args.cer_unit, config=config)
             for v in variants:
                 per_variant[v].append(reports[v])
-        write_variant_reports(out, per_variant, inputs=inputs, html=args.html,
+        write_variant_reports(out, per_variant, inputs=inputs, html=args.html, config=config,
                               run_info=dict(predictions_dir=args.predictions_dir, annotations_dir=args.annotations_dir,
                                             missing_prediction_pages=missing, unmatched_prediction_files=unmatched))
     return 0

@@ -19,7 +19,7 @@ from typing import Optional, Sequence
 from scorekit.ocr_pages.box_grouping.group import load_predicted_rows
 from scorekit.ocr_pages.box_grouping.loading import load_annotation_boxes
 from scorekit.files import check_outputs, write_atomically
-from scorekit.ocr_pages.cli import add_common, filters_arg, main_for, result_line
+from scorekit.ocr_pages.cli import add_common, config_inputs, filters_of, main_for, read_config, result_line
 from scorekit.ocr_pages.evaluation.prediction import evaluate_rows
 from scorekit.ocr_pages.evaluation.reports import report_to_json
 
@@ -30,9 +30,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--annotations-json", required=True, help="the page's annotation JSON (Label Studio task)")
     p.add_argument("--predictions-csv", required=True, help="the page's evaluation CSV")
     add_common(p)
-    p.add_argument("--filter", type=filters_arg, default=(), metavar="LIST",
-                   help="comma-separated filters (non-armenian, graphics, photo, image, header, "
-                        "image-header); empty = none")
+    p.add_argument("--filter", default="", metavar="LIST",
+                   help="comma-separated filters (by default non-armenian, graphics, photo, image, header, "
+                        "image-header; --config may define others); empty = none")
     p.add_argument("--page-id", default=None,
                    help="page id in the report, and the task read from an export of several Label Studio "
                         "tasks (its id or image file stem; default: the CSV file stem)")
@@ -42,13 +42,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, prog: str = PROG) -> int:
     """The command run as ``prog`` (it prints no warning that would name it)."""
-    inputs = [args.annotations_json, args.predictions_csv]
+    inputs = [args.annotations_json, args.predictions_csv, *config_inputs(args)]
     check_outputs({"--output": args.output, "--html": args.html}, inputs)
+    config = read_config(args)
+    filters = filters_of(args.filter, config)
     page_id = args.page_id if args.page_id is not None else Path(args.predictions_csv).stem
     boxes = load_annotation_boxes(args.annotations_json, page_id)
-    rows, dropped = load_predicted_rows(args.predictions_csv, args.unit_level)
-    report = evaluate_rows(boxes, rows, page_id=page_id, unit_level=args.unit_level, filters=args.filter,
-                           coverage_threshold=args.coverage_threshold, dropped_words=dropped, unit=args.cer_unit)
+    rows, dropped = load_predicted_rows(args.predictions_csv, args.unit_level, config=config)
+    report = evaluate_rows(boxes, rows, page_id=page_id, unit_level=args.unit_level, filters=filters,
+                           coverage_threshold=args.coverage_threshold, dropped_words=dropped, unit=args.cer_unit,
+                           config=config)
     text = report_to_json(report)
     if args.html:
         from scorekit.ocr_pages.evaluation.html import write_run_report
