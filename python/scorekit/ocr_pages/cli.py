@@ -155,6 +155,28 @@ def add_progress(p: argparse.ArgumentParser) -> None:
                    help="progress line on stderr (auto: when stderr is a terminal)")
 
 
+# -------------------------------------------------------------------------------------- input
+#: File name endings of a page's predictions in a folder: the evaluation CSV, or an OCR file
+#: (PAGE-XML, ALTO, hOCR; the format is detected by content, not by the name).
+PREDICTION_SUFFIXES = (".csv", ".xml", ".hocr", ".html", ".htm")
+
+
+def prediction_files(folder: str) -> dict[str, Path]:
+    """``{page id: file}`` of the predictions in ``folder`` (``<page id><suffix>``, one of
+    ``PREDICTION_SUFFIXES``, in name order); two files for one page id are refused, naming both."""
+    path = Path(folder)
+    if not path.is_dir():
+        raise RunError(f"predictions folder {folder!r} does not exist")
+    found: dict[str, Path] = {}
+    for p in sorted(path.iterdir()):
+        if p.suffix.lower() in PREDICTION_SUFFIXES and p.is_file():
+            if p.stem in found:
+                raise RunError(f"page {p.stem!r} has two prediction files, {found[p.stem].name!r} and {p.name!r}; "
+                               "keep one")
+            found[p.stem] = p
+    return found
+
+
 # ------------------------------------------------------------------------------------- output
 @contextlib.contextmanager
 def output_folder(path: str) -> Iterator[Path]:

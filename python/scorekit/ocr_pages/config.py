@@ -27,7 +27,7 @@ import math
 import os
 import re
 import unicodedata
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Mapping, Optional
@@ -106,6 +106,26 @@ class PageKitConfig:
     variants: tuple[tuple[str, tuple[str, ...]], ...]
     text: TextRules
     source: str = field(default="built-in default", compare=False)  # names the file in messages
+    #: Scoring predictions read from an OCR file: the readers' normalisation comes first (see
+    #: :meth:`for_ocr_files`). Not part of :meth:`to_dict` nor of the fingerprint.
+    ocr_file_text: bool = False
+
+    def for_ocr_files(self) -> "PageKitConfig":
+        """This configuration for a page whose predictions come from an OCR file (PAGE-XML, ALTO,
+        hOCR): the readers of :mod:`scorekit.ocr` give those texts normalised as dinglehopper
+        normalises them, so :attr:`replacements` starts with the same rules (its ligatures and
+        equivalences), applied to both sides."""
+        return replace(self, ocr_file_text=True)
+
+    @cached_property
+    def replacements(self) -> tuple[tuple[str, str], ...]:
+        """The replacements text normalisation applies, in order: ``text.replacements``, after the
+        OCR readers' rules when :attr:`ocr_file_text` is set."""
+        if not self.ocr_file_text:
+            return self.text.replacements
+        from scorekit.ocr.formats.normalization import EQUIVALENCES, LIGATURES
+
+        return LIGATURES + EQUIVALENCES + self.text.replacements
 
     @cached_property
     def filter_map(self) -> dict[str, BoxFilter]:

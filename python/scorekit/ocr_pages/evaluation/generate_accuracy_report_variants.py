@@ -1,6 +1,7 @@
 """Score a folder of pages under each report variant and write one aggregate report per variant.
 
-Pairs <stem>.csv in --predictions-dir with <stem>.json in --annotations-dir by file name; only
+Pairs <stem>.csv in --predictions-dir (or an OCR file <stem>.xml, .hocr, .html: PAGE-XML, ALTO or
+hOCR, detected by content) with <stem>.json in --annotations-dir by file name; only
 matched pairs are evaluated (sorted by name) and the unmatched counts are reported on stderr.
 Each page is classified once and then scored under every selected --variant (default: all four,
 in the order listed under --variant). Writes accuracy_report_<variant>.json in --output-dir and
@@ -20,7 +21,9 @@ from scorekit.ocr_pages.box_grouping.group import classify_rows, load_predicted_
 from scorekit.ocr_pages.box_grouping.loading import AnnotationBox, PredictedRow, load_annotation_boxes
 from scorekit.files import check_outputs, write_atomically
 from scorekit.ocr_pages.cli import (RunError, UsageError, add_common, add_progress, config_inputs, folder_outputs,
-                                    main_for, output_folder, read_config, result_line, with_run_info)
+                                    main_for, output_folder, prediction_files, read_config, result_line,
+                                    with_run_info)
+from scorekit.ocr_pages.box_grouping.ocr_files import page_config
 from scorekit.ocr_pages.config import PageKitConfig, resolve_config
 from scorekit.ocr_pages.evaluation.prediction import evaluate_matches
 from scorekit.ocr_pages.evaluation.reports import MAX_FAILURE_EXAMPLES, REPORT_VARIANTS, aggregate_reports, report_to_json
@@ -87,7 +90,8 @@ def write_variant_reports(out: Path, per_variant: Mapping[str, list[dict]], *, r
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--predictions-dir", required=True, help="folder of <page_id>.csv evaluation CSVs")
+    p.add_argument("--predictions-dir", required=True,
+                   help="folder of <page_id>.csv evaluation CSVs or <page_id>.xml/.hocr/.html OCR files")
     p.add_argument("--annotations-dir", required=True, help="folder of <page_id>.json annotation files")
     add_variant_arguments(p)
 
@@ -119,7 +123,7 @@ def run(args: argparse.Namespace, prog: str = PROG) -> int:
     """The command; ``prog`` is the program name its warnings give."""
     config = read_config(args)
     variants = selected_variants(args, config)
-    csvs = _stems(args.predictions_dir, ".csv", "predictions")
+    csvs = prediction_files(args.predictions_dir)
     jsons = _stems(args.annotations_dir, ".json", "annotations")
     pairs = sorted(set(csvs) & set(jsons))
     missing = sorted(set(jsons) - set(csvs))
@@ -135,10 +139,11 @@ def run(args: argparse.Namespace, prog: str = PROG) -> int:
         check_variant_outputs(out, variants, args.html, inputs)
         per_variant: dict[str, list[dict]] = {v: [] for v in variants}
         for stem in progress_iter(pairs, args.progress, "pages"):
-            rows, dropped = load_predicted_rows(csvs[stem], args.unit_level, config=config)
+            scored_under = page_config(csvs[stem], config)
+            rows, dropped = load_predicted_rows(csvs[stem], args.unit_level, config=scored_under)
             reports = score_variants(load_annotation_boxes(jsons[stem], stem), rows, dropped, page_id=stem,
                                      unit_level=args.unit_level, coverage_threshold=args.coverage_threshold,
-                                     variants=variants, unit=args.cer_unit, config=config)
+                                     variants=variants, unit=args.cer_unit, config=scored_under)
             for v in variants:
                 per_variant[v].append(reports[v])
         write_variant_reports(out, per_variant, inputs=inputs, html=args.html, config=config,

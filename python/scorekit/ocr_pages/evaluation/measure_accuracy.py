@@ -1,7 +1,7 @@
 """Score one page against its annotations with one filter set; print or write the page report.
 
 Reads the page's annotation JSON (a Label Studio task or export, or a list of boxes) and its
-evaluation CSV, and prints the page report JSON, or with --output writes it and prints one line
+evaluation CSV (or OCR file: PAGE-XML, ALTO or hOCR, detected by content), and prints the page report JSON, or with --output writes it and prints one line
 "<variant>: cer=… (1 pages) -> PATH" ("custom" when the filters are not a report variant). From a
 Label Studio export of several tasks, the task whose id or image file stem is the page id is read
 (--page-id, else the CSV file name without .csv). --html also writes the page's HTML report.
@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 from scorekit.ocr_pages.box_grouping.group import load_predicted_rows
+from scorekit.ocr_pages.box_grouping.ocr_files import page_config
 from scorekit.ocr_pages.box_grouping.loading import load_annotation_boxes
 from scorekit.files import check_outputs, write_atomically
 from scorekit.ocr_pages.cli import add_common, config_inputs, filters_of, main_for, read_config, result_line
@@ -28,7 +29,8 @@ PROG = "ocr-pages-measure"
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--annotations-json", required=True, help="the page's annotation JSON (Label Studio task)")
-    p.add_argument("--predictions-csv", required=True, help="the page's evaluation CSV")
+    p.add_argument("--predictions-csv", required=True,
+                   help="the page's evaluation CSV, or its OCR file (PAGE-XML, ALTO or hOCR, detected by content)")
     add_common(p)
     p.add_argument("--filter", default="", metavar="LIST",
                    help="comma-separated filters (by default non-armenian, graphics, photo, image, header, "
@@ -44,7 +46,7 @@ def run(args: argparse.Namespace, prog: str = PROG) -> int:
     """The command run as ``prog`` (it prints no warning that would name it)."""
     inputs = [args.annotations_json, args.predictions_csv, *config_inputs(args)]
     check_outputs({"--output": args.output, "--html": args.html}, inputs)
-    config = read_config(args)
+    config = page_config(args.predictions_csv, read_config(args))
     filters = filters_of(args.filter, config)
     page_id = args.page_id if args.page_id is not None else Path(args.predictions_csv).stem
     boxes = load_annotation_boxes(args.annotations_json, page_id)

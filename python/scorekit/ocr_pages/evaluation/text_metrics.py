@@ -123,8 +123,8 @@ def _replace_all(s: str, rules: Iterable[tuple[str, str]]) -> str:
 
 
 def normalize_punctuation_chars(s: str, config: Optional[PageKitConfig] = None) -> str:
-    """Canonicalise the punctuation of ``s`` with ``config.text.replacements``, applied one after
-    another. The default rules: first ``--`` → ``—`` and ``եւ`` → ``և`` (in that order, left to
+    """Canonicalise the punctuation of ``s`` with ``config.replacements`` (its text rules'),
+    applied one after another. The default rules: first ``--`` → ``—`` and ``եւ`` → ``և`` (in that order, left to
     right), then one character at a time: Armenian hyphen and em dash → ``-``, combining acute →
     ``՛``, Armenian comma → `` ` ``, one-dot leader → ``.``, ellipsis → ``...``, ``№`` → ``N``,
     Armenian full stop and the colon look-alikes (U+02F8, U+FE13, U+FE30, U+FF1A, U+2236, U+A789)
@@ -135,7 +135,7 @@ def normalize_punctuation_chars(s: str, config: Optional[PageKitConfig] = None) 
     'a-b a--b N5'
     """
     s = _check_str(s, "s")
-    return _replace_all(s, resolve_config(config).text.replacements)
+    return _replace_all(s, resolve_config(config).replacements)
 
 
 def normalize_text(s: str, config: Optional[PageKitConfig] = None) -> str:
