@@ -226,3 +226,13 @@ def test_missing_config_file_and_config_as_output_are_usage_errors(page, capsys)
                               "--variant", "no_filter"]) == 2
     assert "unknown variant 'no_filter' (choose from all, no_ads, clean)" in capsys.readouterr().err
     assert not (page / "o").exists()
+
+
+# ------------------------------------------------------------------------------ the docs
+def test_the_documented_defaults_are_the_built_in_ones_and_the_examples_run():
+    from doc_examples import blocks, run_python_blocks
+
+    (_, documented), = blocks("ocr-pages.md", "yaml", section="The configuration file")
+    assert yaml.safe_load(documented) == cfg.DEFAULT_CONFIG.to_dict()
+    assert cfg.config_from_dict(yaml.safe_load(documented)) == cfg.DEFAULT_CONFIG
+    assert run_python_blocks("ocr-pages.md") >= 8
