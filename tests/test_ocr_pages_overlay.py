@@ -25,7 +25,7 @@ from scorekit.ocr_pages.evaluation.html import page_overlay
 from scorekit.ocr_pages.evaluation.prediction import evaluate_rows
 from scorekit.report.overlay import image_size, value_colour
 from test_ocr_pages_formats import BOXES, write_csv
-from test_report_browser import _problems, _run, chromium  # noqa: F401  (chromium: fixture)
+from test_report_browser import _png_rows, _problems, _run, chromium  # noqa: F401  (chromium: fixture)
 
 HOSTILE = "<script>alert(1)</script>\"' &amp;"
 BLUE = (0, 0, 255)
@@ -46,13 +46,7 @@ def png_pixels(png: bytes) -> np.ndarray:
     width, height, depth, colour = struct.unpack(">IIBB", png[16:26])
     assert depth == 8 and colour in (2, 6)
     channels = 3 if colour == 2 else 4
-    data, at = [], 8
-    while at < len(png):
-        length, kind = struct.unpack(">I4s", png[at:at + 8])
-        if kind == b"IDAT":
-            data.append(png[at + 8:at + 8 + length])
-        at += 12 + length
-    raw = zlib.decompress(b"".join(data))
+    raw = _png_rows(png)
     stride = width * channels
     out = np.zeros((height, stride), dtype=np.int64)
     prev = np.zeros(stride, dtype=np.int64)
