@@ -82,6 +82,11 @@ class BoxFilter:
     scripts: tuple[str, ...] = ()
     share_above: float = 0.0
 
+    @cached_property
+    def label_keys(self) -> frozenset[str]:
+        """The labels as compared: ``strip().lower()``."""
+        return frozenset(x.strip().lower() for x in self.labels)
+
 
 @dataclass(frozen=True)
 class TextRules:

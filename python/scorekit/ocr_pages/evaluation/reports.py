@@ -82,7 +82,7 @@ def filter_excludes(box_filter: BoxFilter, label: str, transcription: str) -> bo
     if box_filter.scripts:
         share = _script_share(transcription, box_filter.scripts)
         return share is not None and share > box_filter.share_above
-    return label.strip().lower() in {x.strip().lower() for x in box_filter.labels}
+    return label.strip().lower() in box_filter.label_keys
 
 
 # ---------------------------------------------------------------------------------------------
