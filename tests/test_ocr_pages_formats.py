@@ -209,6 +209,17 @@ def test_ocr_files_that_cannot_be_placed_are_refused(tmp_path):
         "</Page></PcGts>", encoding="utf-8")
     with pytest.raises(InvalidValueError, match=r"lines.xml.*no word segments"):
         load_prediction_words(lines_only)
+    left_out = tmp_path / "order.xml"
+    region = ('<TextRegion id="{0}"><Coords points="0,0 9,0 9,9 0,9"/><TextLine id="l{0}"><Coords points="0,0 9,0 9,9 '
+              '0,9"/><Word id="w{0}"><Coords points="0,0 9,0 9,9 0,9"/><TextEquiv><Unicode>x</Unicode></TextEquiv>'
+              '</Word></TextLine></TextRegion>')
+    left_out.write_text(
+        '<PcGts xmlns="http://schema.primaresearch.org/PAGE/gts/pagecontent/2019-07-15"><Page imageFilename="p.png" '
+        'imageWidth="9" imageHeight="9"><ReadingOrder><OrderedGroup id="g"><RegionRefIndexed index="0" '
+        'regionRef="r1"/></OrderedGroup></ReadingOrder>' + region.format("r1") + region.format("r2")
+        + "</Page></PcGts>", encoding="utf-8")
+    with pytest.raises(InvalidValueError, match=r"order.xml.*text regions 'r2' are not in the reading order"):
+        load_prediction_words(left_out)
     broken = tmp_path / "broken.xml"
     broken.write_text("<alto><Layout>", encoding="utf-8")
     with pytest.raises(InvalidValueError, match="broken.xml"):

@@ -4,9 +4,10 @@ Owns turning an OCR file, read by :func:`scorekit.ocr.read` (which detects the f
 content), into the :class:`~scorekit.ocr_pages.box_grouping.loading.PredictedWord` records an
 evaluation CSV would hold: one per word segment with a box, in reading order, its ``group_row``
 the index of its line (the line, in reading order, whose box holds the word's centre and overlaps
-the word most; ``""`` when no line box holds it). A word without a box, or a file whose lines hold
-text but which has no word segments, cannot be placed on the page and is an error naming the file
-(never an empty prediction).
+the word most; ``""`` when no line box holds it). A word without a box, a file whose lines hold
+text but which has no word segments, or a PAGE file whose reading order leaves out regions with
+text (the readers skip them, as dinglehopper does) is an error naming the file: the words would
+be missing from the prediction, never silently.
 
 The readers give every text normalised as dinglehopper normalises it (ligatures written out,
 ``—`` → ``–``, ``’`` → ``'`` …), so a page whose predictions come from such a file is scored
@@ -75,6 +76,9 @@ def ocr_file_words(path: Any) -> list[Any]:
     words = read(path, level="word")
     if words.format == "text":
         raise OcrFormatError(path, "is plain text: the page kit needs words with boxes (PAGE-XML, ALTO or hOCR)")
+    if words.omitted:
+        raise OcrFormatError(path, f"text regions {', '.join(map(repr, words.omitted[:5]))} are not in the reading "
+                                   "order, so their words would be left out of the prediction; add them to it")
     lines = read(path, level="line")
     unplaced = [s for s in words.segments if s.box is None]
     if unplaced:
