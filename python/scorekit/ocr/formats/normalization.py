@@ -30,9 +30,17 @@ EQUIVALENCES = (
 )
 
 
+#: The last character of every replaced sequence: a text without any of them is only NFC-normalised.
+_TRIGGERS = frozenset(old[-1] for old, _ in LIGATURES + EQUIVALENCES)
+
+
 def normalize_text(text: str) -> str:
-    """``text`` normalised as dinglehopper 0.11 normalises extracted text (see the module)."""
+    """``text`` normalised as dinglehopper 0.11 normalises extracted text (see the module). The
+    replacements run one after the other, as dinglehopper's do (one can feed the next: the ``u``
+    of a written-out ``Qu`` ligature before U+0364 becomes ``ü``)."""
     text = unicodedata.normalize("NFC", text)
+    if _TRIGGERS.isdisjoint(text):
+        return text
     for old, new in LIGATURES + EQUIVALENCES:
         if old in text:
             text = text.replace(old, new)

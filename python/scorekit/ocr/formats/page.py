@@ -22,7 +22,10 @@ How the text is built (docs/ocr-formats.md, docs/decisions.md#ocr-readers):
 from __future__ import annotations
 
 import math
+from collections import Counter
 from typing import Any, Optional
+
+from lxml import etree
 
 from scorekit.ocr.formats.model import (LEVELS, OcrDocument, OcrFormatError, Segment, bounding_box,
                                         finite_number)
@@ -42,6 +45,8 @@ _METADATA = ("UserDefined", "Labels")
 #: The element each level's text comes from, and the joiner between its units inside the parent.
 _ELEMENT = {"line": "TextLine", "word": "Word", "glyph": "Glyph"}
 _JOINER = {"line": "\n", "word": " ", "glyph": ""}
+#: Every ``id`` attribute's value in a document (plain strings: faster than lxml's "smart" ones).
+_IDS = etree.XPath("//@id", smart_strings=False)
 
 
 class _Reader:
@@ -63,19 +68,18 @@ class _Reader:
         order = next(self.root.iter(self.ns + "ReadingOrder"), None)
         if order is None:
             return every, []
-        ids: dict[str, list[Any]] = {}
-        for element in self.root.iter("{*}*"):
-            ident = element.get("id")
-            if ident is not None:
-                ids.setdefault(ident, []).append(element)
+        ids = Counter(_IDS(self.root))
+        text_regions: dict[str, Any] = {}
+        for region in every:
+            text_regions.setdefault(region.get("id"), region)
         ordered: list[Any] = []
         for group in order:
             if isinstance(group.tag, str):
-                ordered.extend(self._group(group, ids))
+                ordered.extend(self._group(group, ids, text_regions))
         reached = {id(r) for r in ordered}
         return ordered, [r for r in every if id(r) not in reached]
 
-    def _group(self, group: Any, ids: dict[str, list[Any]]) -> list[Any]:
+    def _group(self, group: Any, ids: Counter, text_regions: dict[str, Any]) -> list[Any]:
         name = localname(group)
         children = [c for c in group if isinstance(c.tag, str) and localname(c) not in _METADATA]
         if name in _ORDERED:
@@ -86,19 +90,18 @@ class _Reader:
         regions = []
         for child in children:
             if localname(child) in _ORDERED + _UNORDERED:
-                regions.extend(self._group(child, ids))
+                regions.extend(self._group(child, ids, text_regions))
                 continue
             ref = child.get("regionRef")
             if ref is None:
                 raise OcrFormatError(self.path, "reading order entry without a regionRef", child)
-            named = ids.get(ref, [])
-            if not named:
+            if not ids[ref]:
                 raise OcrFormatError(self.path, f"reading order names region {ref!r}, which is not in the file", child)
-            if len(named) > 1:
-                raise OcrFormatError(self.path, f"reading order names region {ref!r}, but {len(named)} elements "
+            if ids[ref] > 1:
+                raise OcrFormatError(self.path, f"reading order names region {ref!r}, but {ids[ref]} elements "
                                                 f"have that id", child)
-            if named[0].tag == self.ns + "TextRegion":
-                regions.append(named[0])
+            if ref in text_regions:  # a reference to another kind of region adds nothing
+                regions.append(text_regions[ref])
         return regions
 
     def _index(self, child: Any) -> int:
@@ -136,18 +139,16 @@ class _Reader:
 
     def polygon(self, element: Any) -> Optional[tuple[tuple[float, float], ...]]:
         coords = element.find(self.ns + "Coords")
-        if coords is None or coords.get("points") is None:
+        text = coords.get("points") if coords is not None else None
+        if text is None:
             return None
-        points = []
-        for pair in coords.get("points").split():
-            x, comma, y = pair.partition(",")
-            if not comma:
-                raise OcrFormatError(self.path, f"points holds {pair!r}, not x,y", coords)
-            points.append((finite_number(self.path, coords, "points x", x),
-                           finite_number(self.path, coords, "points y", y)))
-        if not points:
-            raise OcrFormatError(self.path, "points is empty", coords)
-        return tuple(points)
+        try:
+            points = tuple((float(x), float(y)) for x, y in (pair.split(",") for pair in text.split()))
+        except ValueError:
+            points = ()
+        if not points or not all(math.isfinite(x) and math.isfinite(y) for x, y in points):
+            raise OcrFormatError(self.path, f"points={text[:60]!r} is not a list of finite x,y pairs", coords)
+        return points
 
     def segment(self, element: Any, level: str, text: str, confidence: Optional[float]) -> Segment:
         polygon = self.polygon(element)

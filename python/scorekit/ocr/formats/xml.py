@@ -1,10 +1,11 @@
 """Parsing OCR XML (and hOCR's HTML) as untrusted input.
 
-The parsers never resolve entities, load a DTD or touch the network (no XXE); a document that
-declares entities is refused (an unexpanded entity would silently cut its text short, and an
-expanded one can be a "billion laughs" bomb); nesting deeper than :data:`MAX_DEPTH` and libxml2's
-size limits (``huge_tree`` off) are refused. Every refusal is an :class:`OcrFormatError` naming
-the file.
+The parsers never resolve entities, load a DTD or any other external resource, or touch the
+network (no XXE: every load libxml2 asks for is answered with nothing). A document that declares
+entities, or uses a named entity other than XML's five (``&amp;`` …), is refused: an unexpanded
+entity would silently cut a text short, an expanded one can be a "billion laughs" bomb or the
+content of a local file. Nesting deeper than :data:`MAX_DEPTH` and libxml2's size limits
+(``huge_tree`` off) are refused. Every refusal is an :class:`OcrFormatError` naming the file.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ MAX_DEPTH = 128
 
 _XML_OPTIONS = dict(resolve_entities=False, no_network=True, load_dtd=False, dtd_validation=False,
                     huge_tree=False, collect_ids=False)
+_NAMED_ENTITY = re.compile(rb"&(?!(?:amp|lt|gt|quot|apos);)([A-Za-z_:][-\w.:]*);")
+_CHARSET = re.compile(rb"""<meta[^>]*charset\s*=\s*["']?([-\w.:]+)""", re.I)
 _MARKUP_START = re.compile(rb"\s*<(\?xml|!|[A-Za-z_])")
 _HTML_START = re.compile(rb"\s*(<\?xml[^>]*>\s*)?(<!--.*?-->\s*)*<(!doctype\s+html|html)", re.I | re.S)
 
@@ -52,19 +55,38 @@ def localname(element: Any) -> str:
     return tag.rpartition("}")[2] if isinstance(tag, str) else ""
 
 
+class _NoFetch(etree.Resolver):
+    """Answers every DTD or entity load libxml2 asks for with an empty document."""
+
+    def resolve(self, url: Any, public_id: Any, context: Any) -> Any:
+        return self.resolve_string("", context)
+
+
+def _decoded(data: bytes) -> bytes:
+    """``data`` as ASCII-compatible bytes, for scanning (UTF-16, with or without a BOM, decoded)."""
+    if data[:2] in (b"\xff\xfe", b"<\x00"):
+        return data.decode("utf-16-le", "ignore").encode("utf-8")
+    if data[:2] in (b"\xfe\xff", b"\x00<"):
+        return data.decode("utf-16-be", "ignore").encode("utf-8")
+    return data
+
+
 def _check_depth(path: Any, root: Any) -> None:
-    stack = [(root, 1)]
-    while stack:
-        element, depth = stack.pop()
-        if depth > MAX_DEPTH:
-            raise OcrFormatError(path, f"elements nested deeper than {MAX_DEPTH} levels are refused", element)
-        stack.extend((child, depth + 1) for child in element)
+    """Refuses a tree with an element below :data:`MAX_DEPTH` levels (one XPath, run in libxml2)."""
+    too_deep = root.xpath("/*" * (MAX_DEPTH + 1))
+    if too_deep:
+        raise OcrFormatError(path, f"elements nested deeper than {MAX_DEPTH} levels are refused", too_deep[0])
 
 
 def parse_xml(path: Any, data: bytes) -> Any:
     """The root element of the XML document ``data`` (read from ``path``), parsed safely (see the
     module); malformed or refused XML is an :class:`OcrFormatError`."""
+    entity = _NAMED_ENTITY.search(_decoded(data))
+    if entity is not None:
+        raise OcrFormatError(path, f"uses the XML entity &{entity.group(1).decode('utf-8', 'replace')}; (entities "
+                                   "other than &amp; &lt; &gt; &quot; &apos; are refused: none is expanded or fetched)")
     parser = etree.XMLParser(**_XML_OPTIONS)
+    parser.resolvers.add(_NoFetch())
     try:
         root = etree.fromstring(data, parser)
     except etree.XMLSyntaxError as exc:
@@ -88,10 +110,22 @@ def parse_xml(path: Any, data: bytes) -> Any:
 def parse_html(path: Any, data: bytes) -> Any:
     """The root element of the HTML document ``data`` (hOCR that is not well-formed XML), parsed
     without network access and with the same depth bound (libxml2's HTML parser cuts a tree at 256
-    levels without an error; :data:`MAX_DEPTH` is below that, so such a tree is refused)."""
+    levels without an error; :data:`MAX_DEPTH` is below that, so such a tree is refused). The
+    encoding is the one a ``<meta … charset>`` declares, else UTF-8 (not HTML's Latin-1 default:
+    hOCR engines write UTF-8); bytes that are not in that encoding are an error."""
     from lxml import html
 
-    parser = html.HTMLParser(no_network=True, huge_tree=False)
+    declared = _CHARSET.search(_head(data))
+    encoding = declared.group(1).decode("ascii") if declared else "utf-8"
+    if data.startswith(b"\xef\xbb\xbf"):
+        data, encoding = data[3:], "utf-8"
+    try:
+        data.decode(encoding)
+    except LookupError:
+        raise OcrFormatError(path, f"declares the unknown charset {encoding!r}") from None
+    except UnicodeDecodeError as exc:
+        raise OcrFormatError(path, f"is not {encoding} (byte {exc.start})") from None
+    parser = html.HTMLParser(no_network=True, huge_tree=False, encoding=encoding)
     try:
         root = etree.fromstring(data, parser)
     except etree.XMLSyntaxError as exc:
