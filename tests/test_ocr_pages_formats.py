@@ -191,7 +191,7 @@ def test_two_prediction_files_for_one_page_are_refused(tmp_path, files, capsys):
     assert variants_cmd.main(["--predictions-dir", str(files["page"].parent), "--annotations-dir", str(ann),
                               "--output-dir", str(tmp_path / "o")]) == 1
     err = capsys.readouterr().err
-    assert "page 'p' has two prediction files, 'p.csv' and 'p.xml'" in err and not (tmp_path / "o").exists()
+    assert "page 'p' has two files in the predictions folder, 'p.csv' and 'p.xml'" in err and not (tmp_path / "o").exists()
 
 
 def test_ocr_files_that_cannot_be_placed_are_refused(tmp_path):

@@ -179,3 +179,39 @@ def test_overlay_in_headless_chromium(chromium, page_files, tmp_path):
     assert BLUE in colours  # the embedded scan was drawn
     # a box over the blue scan: green (0, 200, 0) at opacity 0.3 -> (0, 60, 179)
     assert any(r <= 3 and abs(g - 60) <= 3 and abs(b - 179) <= 3 for r, g, b in colours)
+
+
+def test_folder_commands_draw_the_pages_with_a_scan(page_files, tmp_path, capsys, monkeypatch):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from scorekit.ocr_pages import evaluate_from_hf as hf
+    from scorekit.ocr_pages.evaluation import generate_accuracy_report_variants as variants_cmd
+
+    scans = tmp_path / "scans"
+    scans.mkdir()
+    (scans / "p.PNG").write_bytes(solid_png(600, 600, BLUE))
+    (scans / "other.png").write_bytes(solid_png(5, 5, BLUE))  # a scan of no page: not drawn
+    html = tmp_path / "v.html"
+    common = ["--output-dir", str(tmp_path / "res"), "--variant", "no_filter", "--html", str(html)]
+    assert variants_cmd.main(["--predictions-dir", str(page_files), "--annotations-dir", str(page_files),
+                              "--images-dir", str(scans), *common]) == 0
+    text = html.read_text(encoding="utf-8")
+    assert text.count("data:image/png;base64,") == 1 and text.count("<polygon ") == 3
+    assert "page p: boxes coloured by region CER" in text
+
+    monkeypatch.setattr(hf, "_has_datasets", lambda: False)
+    pq.write_table(pa.Table.from_pylist([{"page_id": "p", "annotations": BOXES}]), tmp_path / "pages.parquet")
+    html_hf = tmp_path / "hf.html"
+    assert hf.main(["--dataset", str(tmp_path / "pages.parquet"), "--predictions-dir", str(page_files),
+                    "--images-dir", str(scans), "--output-dir", str(tmp_path / "res-hf"), "--variant", "no_filter",
+                    "--html", str(html_hf)]) == 0
+    assert html_hf.read_text(encoding="utf-8").count("<polygon ") == 3
+    capsys.readouterr()
+    assert variants_cmd.main(["--predictions-dir", str(page_files), "--annotations-dir", str(page_files),
+                              "--images-dir", str(scans), "--output-dir", str(tmp_path / "r2")]) == 2
+    assert "--images-dir draws on the HTML report: give --html too" in capsys.readouterr().err
+    (scans / "p.jpg").write_bytes(b"\xff\xd8")
+    assert variants_cmd.main(["--predictions-dir", str(page_files), "--annotations-dir", str(page_files),
+                              "--images-dir", str(scans), *common]) == 1
+    assert "page 'p' has two files in the images folder, 'p.PNG' and 'p.jpg'" in capsys.readouterr().err

@@ -159,22 +159,30 @@ def add_progress(p: argparse.ArgumentParser) -> None:
 #: File name endings of a page's predictions in a folder: the evaluation CSV, or an OCR file
 #: (PAGE-XML, ALTO, hOCR; the format is detected by content, not by the name).
 PREDICTION_SUFFIXES = (".csv", ".xml", ".hocr", ".html", ".htm")
+#: File name endings of a page's scan in ``--images-dir``.
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".PNG", ".JPG", ".JPEG", ".GIF")
+
+
+def files_by_stem(folder: str, suffixes: Sequence[str], what: str) -> dict[str, Path]:
+    """``{page id: file}`` of the files ``<page id><suffix>`` in ``folder`` (``suffixes`` as
+    written, in name order); a missing folder, or two files for one page id, is a ``RunError``
+    naming them."""
+    path = Path(folder)
+    if not path.is_dir():
+        raise RunError(f"{what} folder {folder!r} does not exist")
+    found: dict[str, Path] = {}
+    for p in sorted(path.iterdir()):
+        if p.suffix in suffixes and p.is_file():
+            if p.stem in found:
+                raise RunError(f"page {p.stem!r} has two files in the {what} folder, {found[p.stem].name!r} and "
+                               f"{p.name!r}; keep one")
+            found[p.stem] = p
+    return found
 
 
 def prediction_files(folder: str) -> dict[str, Path]:
-    """``{page id: file}`` of the predictions in ``folder`` (``<page id><suffix>``, one of
-    ``PREDICTION_SUFFIXES``, in name order); two files for one page id are refused, naming both."""
-    path = Path(folder)
-    if not path.is_dir():
-        raise RunError(f"predictions folder {folder!r} does not exist")
-    found: dict[str, Path] = {}
-    for p in sorted(path.iterdir()):
-        if p.suffix.lower() in PREDICTION_SUFFIXES and p.is_file():
-            if p.stem in found:
-                raise RunError(f"page {p.stem!r} has two prediction files, {found[p.stem].name!r} and {p.name!r}; "
-                               "keep one")
-            found[p.stem] = p
-    return found
+    """``{page id: file}`` of the predictions in ``folder`` (see ``PREDICTION_SUFFIXES``)."""
+    return files_by_stem(folder, PREDICTION_SUFFIXES, "predictions")
 
 
 # ------------------------------------------------------------------------------------- output

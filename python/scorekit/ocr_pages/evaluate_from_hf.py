@@ -33,8 +33,9 @@ from scorekit.ocr_pages.cli import (RunError, config_inputs, int_at_least, main_
                                     read_config)
 from scorekit.ocr_pages.config import PageKitConfig
 from scorekit.ocr_pages.evaluation.generate_accuracy_report_variants import (add_variant_arguments,
-                                                                             check_variant_outputs, score_variants,
-                                                                             selected_variants, write_variant_reports)
+                                                                             check_variant_outputs, page_images,
+                                                                             score_variants, selected_variants,
+                                                                             write_variant_reports)
 from scorekit.ocr_pages.evaluation.reports import MAX_FAILURE_EXAMPLES
 from scorekit.progress import progress_iter
 from scorekit.registry import MissingExtraError, install_hint
@@ -310,14 +311,15 @@ def run(args: argparse.Namespace, prog: str = PROG) -> int:
     config = read_config(args)
     variants = selected_variants(args, config)
     csvs = prediction_files(args.predictions_dir)
-    inputs = _dataset_files(args.dataset) + list(csvs.values()) + config_inputs(args)  # every file it may read
+    images = page_images(args)
+    inputs = _dataset_files(args.dataset) + list(csvs.values()) + config_inputs(args) + list(images.values())
     with output_folder(args.output_dir) as out:  # removed again when the run fails: it writes nothing
         check_variant_outputs(out, variants, args.html, inputs)
-        return _evaluate(args, config, variants, csvs, out, inputs, prog)
+        return _evaluate(args, config, variants, csvs, images, out, inputs, prog)
 
 
 def _evaluate(args: argparse.Namespace, config: PageKitConfig, variants: tuple[str, ...], csvs: Mapping[str, Path],
-              out: Path, inputs: list[Any], prog: str) -> int:
+              images: Mapping[str, Path], out: Path, inputs: list[Any], prog: str) -> int:
     """Read the pages, score them and write the reports (the outputs are already checked)."""
     pages = load_hf_pages(args.dataset, args.hub_split, args.dataset_split_column, args.split_column_name)
     if not pages:
@@ -344,8 +346,11 @@ def _evaluate(args: argparse.Namespace, config: PageKitConfig, variants: tuple[s
     run_info = dict(dataset=args.dataset, hub_split=pages.hub_split, split_filter=args.dataset_split_column,
                     predictions_dir=args.predictions_dir, missing_prediction_pages=missing,
                     unmatched_prediction_files=unmatched)
+    by_id = {p.page_id: p for p in pages}
     write_variant_reports(out, per_variant, run_info=run_info, inputs=inputs, html=args.html,
-                          max_examples=args.max_failure_examples, config=config)
+                          max_examples=args.max_failure_examples, config=config, images=images,
+                          boxes_of=lambda pid: annotation_boxes_from_records(
+                              by_id[pid].annotations, source=f"page {pid!r} annotations"))
     return 0
 
 

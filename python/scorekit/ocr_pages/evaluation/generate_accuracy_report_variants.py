@@ -15,31 +15,25 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Optional, Sequence
+from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
 
 from scorekit.ocr_pages.box_grouping.group import classify_rows, load_predicted_rows
 from scorekit.ocr_pages.box_grouping.loading import AnnotationBox, PredictedRow, load_annotation_boxes
 from scorekit.files import check_outputs, write_atomically
-from scorekit.ocr_pages.cli import (RunError, UsageError, add_common, add_progress, config_inputs, folder_outputs,
-                                    main_for, output_folder, prediction_files, read_config, result_line,
-                                    with_run_info)
+from scorekit.ocr_pages.cli import (IMAGE_SUFFIXES, RunError, UsageError, add_common, add_progress, config_inputs,
+                                    files_by_stem,
+                                    folder_outputs, main_for, output_folder, prediction_files, read_config,
+                                    result_line, with_run_info)
 from scorekit.ocr_pages.box_grouping.ocr_files import page_config
 from scorekit.ocr_pages.config import PageKitConfig, resolve_config
 from scorekit.ocr_pages.evaluation.prediction import evaluate_matches
 from scorekit.ocr_pages.evaluation.reports import MAX_FAILURE_EXAMPLES, REPORT_VARIANTS, aggregate_reports, report_to_json
 from scorekit.progress import progress_iter
 
-__all__ = ["REPORT_VARIANTS", "add_variant_arguments", "check_variant_outputs", "main", "score_variants",
+__all__ = ["REPORT_VARIANTS", "add_variant_arguments", "check_variant_outputs", "main", "page_images", "score_variants",
            "selected_variants", "write_variant_reports"]
 
 PROG = "ocr-pages-variants"
-
-
-def _stems(folder: str, suffix: str, what: str) -> dict[str, Path]:
-    path = Path(folder)
-    if not path.is_dir():
-        raise RunError(f"{what} folder {folder!r} does not exist")
-    return {p.stem: p for p in sorted(path.glob(f"*{suffix}")) if p.is_file()}
 
 
 def score_variants(boxes: Sequence[AnnotationBox], rows: Sequence[PredictedRow], dropped_words: Any, *,
@@ -69,20 +63,25 @@ def check_variant_outputs(out: Path, variants: Sequence[str], html: Optional[str
 
 def write_variant_reports(out: Path, per_variant: Mapping[str, list[dict]], *, run_info: Mapping[str, Any],
                           inputs: Iterable[Any], html: Optional[str] = None,
-                          max_examples: int = MAX_FAILURE_EXAMPLES, config: Optional[PageKitConfig] = None) -> None:
+                          max_examples: int = MAX_FAILURE_EXAMPLES, config: Optional[PageKitConfig] = None,
+                          images: Optional[Mapping[str, Path]] = None,
+                          boxes_of: Optional[Callable[[str], Sequence[AnnotationBox]]] = None) -> None:
     """Aggregate each variant's page reports, write ``out/accuracy_report_<variant>.json`` and print
-    its result line; ``html`` gets the first variant's run report. Every path is checked against
-    ``inputs`` (see :func:`check_variant_outputs`) before anything is written."""
+    its result line; ``html`` gets the first variant's run report, with the boxes of the worst
+    pages drawn over their scans when ``images`` (page id -> file; ``boxes_of(page_id)`` gives
+    the boxes) is given. Every path is checked against ``inputs`` (see
+    :func:`check_variant_outputs`) before anything is written."""
     inputs = list(inputs)
     check_variant_outputs(out, list(per_variant), html, inputs)
     reports = {v: with_run_info(aggregate_reports(pages, variant=v, max_examples=max_examples, config=config),
                                 **run_info)
                for v, pages in per_variant.items()}
     if html and reports:
-        from scorekit.ocr_pages.evaluation.html import write_run_report
+        from scorekit.ocr_pages.evaluation.html import page_overlays, write_run_report
 
         first = next(iter(reports))
-        write_run_report(html, reports[first], f"OCR pages: {first}", inputs)
+        overlays = page_overlays(reports[first], images, boxes_of) if images and boxes_of else []
+        write_run_report(html, reports[first], f"OCR pages: {first}", inputs, overlays)
     for v, report in reports.items():
         path = out / _report_name(v)
         write_atomically(path, report_to_json(report))
@@ -98,7 +97,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def add_variant_arguments(p: argparse.ArgumentParser) -> None:
     """The flags of a command writing one aggregate per variant: ``--output-dir``, ``--unit-level``,
-    ``--coverage-threshold``, ``--cer-unit``, ``--variant`` (``selected_variants`` reads it), ``--html``, ``--progress``."""
+    ``--coverage-threshold``, ``--cer-unit``, ``--config``, ``--variant`` (``selected_variants`` reads it), ``--html``,
+    ``--images-dir`` (``page_images``), ``--progress``."""
     p.add_argument("--output-dir", required=True, help="folder for accuracy_report_<variant>.json (created)")
     add_common(p)
     p.add_argument("--variant", action="append", default=None, metavar="NAME",
@@ -106,7 +106,19 @@ def add_variant_arguments(p: argparse.ArgumentParser) -> None:
                         "--config may define others)")
     p.add_argument("--html", default=None, metavar="REPORT",
                    help="also write a self-contained HTML report (of the first selected variant) here")
+    p.add_argument("--images-dir", default=None, metavar="DIR",
+                   help="folder of <page_id>.png/.jpg/.gif page scans: the HTML report draws the boxes of the "
+                        "worst pages over them, coloured by region CER (needs --html)")
     add_progress(p)
+
+
+def page_images(args: argparse.Namespace) -> dict[str, Path]:
+    """``--images-dir``'s scans by page id (none without it); without ``--html`` a ``UsageError``."""
+    if args.images_dir is None:
+        return {}
+    if args.html is None:
+        raise UsageError("--images-dir draws on the HTML report: give --html too")
+    return files_by_stem(args.images_dir, IMAGE_SUFFIXES, "images")
 
 
 def selected_variants(args: argparse.Namespace, config: Optional[PageKitConfig] = None) -> tuple[str, ...]:
@@ -124,7 +136,7 @@ def run(args: argparse.Namespace, prog: str = PROG) -> int:
     config = read_config(args)
     variants = selected_variants(args, config)
     csvs = prediction_files(args.predictions_dir)
-    jsons = _stems(args.annotations_dir, ".json", "annotations")
+    jsons = files_by_stem(args.annotations_dir, (".json",), "annotations")
     pairs = sorted(set(csvs) & set(jsons))
     missing = sorted(set(jsons) - set(csvs))
     unmatched = sorted(set(csvs) - set(jsons))
@@ -134,7 +146,8 @@ def run(args: argparse.Namespace, prog: str = PROG) -> int:
         print(f"{prog}: warning: {len(unmatched)} predictions CSVs match no annotation file", file=sys.stderr)
     if not pairs:
         raise RunError(f"no page has both {args.predictions_dir!r}/<id>.csv and {args.annotations_dir!r}/<id>.json")
-    inputs = [csvs[s] for s in pairs] + [jsons[s] for s in pairs] + config_inputs(args)
+    images = page_images(args)
+    inputs = [csvs[s] for s in pairs] + [jsons[s] for s in pairs] + config_inputs(args) + list(images.values())
     with output_folder(args.output_dir) as out:
         check_variant_outputs(out, variants, args.html, inputs)
         per_variant: dict[str, list[dict]] = {v: [] for v in variants}
@@ -146,7 +159,8 @@ def run(args: argparse.Namespace, prog: str = PROG) -> int:
                                      variants=variants, unit=args.cer_unit, config=scored_under)
             for v in variants:
                 per_variant[v].append(reports[v])
-        write_variant_reports(out, per_variant, inputs=inputs, html=args.html, config=config,
+        write_variant_reports(out, per_variant, inputs=inputs, html=args.html, config=config, images=images,
+                              boxes_of=lambda stem: load_annotation_boxes(jsons[stem], stem),
                               run_info=dict(predictions_dir=args.predictions_dir, annotations_dir=args.annotations_dir,
                                             missing_prediction_pages=missing, unmatched_prediction_files=unmatched))
     return 0

@@ -10,14 +10,14 @@ report's schwa-forgiving distance, so a diff may show an edit the CER forgave.
 ``run_report_sections`` gives the sections alone, so another page (the demo's) can show them.
 With the page image, ``page_overlay`` draws a page's ground-truth boxes over it, each filled with
 the colour of its region's CER (grey and dashed: excluded or not scored); the run report shows it
-after the summary.
+after the summary (``page_overlays``: the ``MAX_OVERLAY_PAGES`` worst pages with a scan).
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from scorekit import report as rp
 from scorekit.batch import editops
@@ -27,6 +27,7 @@ from scorekit.report.sections import format_number
 MAX_DIFF_PAGES = 50
 MAX_DIFF_REGIONS_PER_PAGE = 20
 MAX_CONFUSIONS = 25
+MAX_OVERLAY_PAGES = 20
 
 _SUMMARY_KEYS = ("variant", "unit_level", "cer_unit", "filters", "coverage_threshold", "page_count",
                  "pages_without_predictions", "gt_box_count", "included_box_count", "predicted_word_count",
@@ -66,6 +67,17 @@ def page_overlay(report: Mapping[str, Any], page_id: str, boxes: Sequence[Any], 
                 shapes.append(rp.OverlayShape(box.polygon, None if excluded else cer, label))
     return rp.image_overlay(f"{prefix}page {page_id}: boxes coloured by region CER", image, shapes,
                             value_name="region CER")
+
+
+def page_overlays(report: Mapping[str, Any], images: Mapping[str, Path],
+                  boxes_of: Callable[[str], Sequence[Any]]) -> list[rp.Section]:
+    """:func:`page_overlay` of the report's pages that have a scan in ``images`` (page id ->
+    file), the highest CER first (ties by page id, unscored pages last), at most
+    ``MAX_OVERLAY_PAGES``; ``boxes_of(page_id)`` gives the boxes a page was scored with."""
+    pages = sorted((p for p in report["pages"] if p["page_id"] in images),
+                   key=lambda p: (p["ocr_region_cer"] is None, -(p["ocr_region_cer"] or 0.0), p["page_id"]))
+    return [page_overlay(report, p["page_id"], boxes_of(p["page_id"]), Path(images[p["page_id"]]).read_bytes())
+            for p in pages[:MAX_OVERLAY_PAGES]]
 
 
 def run_report_sections(report: Mapping[str, Any], prefix: str = "",
