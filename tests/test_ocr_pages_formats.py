@@ -220,6 +220,16 @@ def test_ocr_files_that_cannot_be_placed_are_refused(tmp_path):
         + "</Page></PcGts>", encoding="utf-8")
     with pytest.raises(InvalidValueError, match=r"order.xml.*text regions 'r2' are not in the reading order"):
         load_prediction_words(left_out)
+    no_line_text = tmp_path / "nolinetext.xml"
+    no_line_text.write_text(
+        '<PcGts xmlns="http://schema.primaresearch.org/PAGE/gts/pagecontent/2019-07-15"><Page imageFilename="p.png" '
+        'imageWidth="9" imageHeight="9"><TextRegion id="r1"><Coords points="0,0 9,0 9,9 0,9"/><TextLine id="l1">'
+        '<Coords points="0,0 9,0 9,9 0,9"/><Word id="w1"><Coords points="0,0 4,0 4,4 0,4"/><TextEquiv><Unicode>ab'
+        '</Unicode></TextEquiv></Word></TextLine></TextRegion></Page></PcGts>', encoding="utf-8")
+    assert [(w.text, w.group_row) for w in load_prediction_words(no_line_text)] == [("ab", "")]
+    assert [r.row_id for r in load_predicted_rows(no_line_text, "word")[0]] == ["r0"]
+    with pytest.raises(InvalidValueError, match=r"nolinetext.xml.*1 words \('ab'\) lie in no text line"):
+        load_predicted_rows(no_line_text, "line")
     broken = tmp_path / "broken.xml"
     broken.write_text("<alto><Layout>", encoding="utf-8")
     with pytest.raises(InvalidValueError, match="broken.xml"):

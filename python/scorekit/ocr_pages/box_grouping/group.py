@@ -26,6 +26,7 @@ from scorekit.ocr_pages.box_grouping.geometry import (
     rect_polygon_intersection_area,
     to_local,
 )
+from scorekit.ocr_pages.box_grouping.ocr_files import check_words_have_lines
 from scorekit.ocr_pages.box_grouping.reading_order import group_into_lines
 from scorekit.ocr_pages.box_grouping.loading import (
     PredictedRow,
@@ -244,10 +245,13 @@ def load_predicted_rows(
     """Read one page's evaluation CSV into rows: ``(rows, dropped_words)``.
 
     Watermark records (of ``config``) are removed before grouping (whatever the unit level)
-    unless ``drop_watermarks`` is false; ``dropped_words`` lists them in CSV order.
+    unless ``drop_watermarks`` is false; ``dropped_words`` lists them in CSV order. At the line
+    level, an OCR file's words must each lie in one of its lines (``check_words_have_lines``).
     """
     unit_level = _check_unit_level(unit_level)
     words = load_prediction_words(csv_path)
+    if unit_level == "line":
+        check_words_have_lines(csv_path, words)
     dropped: list[PredictedWord] = []
     if drop_watermarks:
         words, dropped = remove_watermark_words(words, config)

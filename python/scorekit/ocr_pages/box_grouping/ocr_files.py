@@ -17,13 +17,13 @@ to the ground truth before the configuration's own (docs/decisions.md#page-kit-o
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
 from scorekit.ocr_pages.config import PageKitConfig
 
-__all__ = ["is_ocr_file", "ocr_file_words", "page_config"]
+__all__ = ["is_ocr_file", "ocr_file_words", "page_config", "check_words_have_lines"]
 
 _HEAD_BYTES = 4096 + 3  # what the readers' format sniffing looks at (and a BOM)
 _CHUNK = 2048  # words matched to lines at a time (bounds the words x lines arrays)
@@ -94,3 +94,18 @@ def ocr_file_words(path: Any) -> list[Any]:
     groups = _line_of_each_word(boxes, line_boxes)
     return [PredictedWord(*map(float, box), group, s.text, k)
             for k, (box, group, s) in enumerate(zip(boxes.tolist(), groups, words.segments))]
+
+
+def check_words_have_lines(path: Any, words: Sequence[Any]) -> None:
+    """Refuse, for the line unit level, an OCR file some of whose ``words`` lie in none of its
+    line boxes (so have no ``group_row``): a PAGE ``TextLine`` without text, for one, is not read
+    as a line, and its words would silently become rows of their own. A CSV is not checked (a
+    record without a group is its own row by definition)."""
+    loose = [w for w in words if not w.group_row]
+    if loose and is_ocr_file(path):
+        from scorekit.ocr import OcrFormatError
+
+        shown = ", ".join(repr(w.text) for w in loose[:5])
+        raise OcrFormatError(path, f"{len(loose)} words ({shown}) lie in no text line of the file (a line without "
+                                   "text is not read as one), so the line unit level cannot group them; score at "
+                                   "the word level")
