@@ -96,7 +96,7 @@ FILTER_LABELS: dict[str, tuple[str, ...]] = {name: f.labels for name, f in DEFAU
 FILTERS: tuple[str, ...] = DEFAULT_CONFIG.filter_names
 
 #: The seed's report variants, in order: name -> filters.
-REPORT_VARIANTS: dict[str, tuple[str, ...]] = DEFAULT_CONFIG.variant_map
+REPORT_VARIANTS: dict[str, tuple[str, ...]] = dict(DEFAULT_CONFIG.variants)
 
 SCHEMA_VERSION = 1
 MAX_FAILURE_EXAMPLES = 25
