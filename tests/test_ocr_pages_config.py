@@ -236,3 +236,23 @@ def test_the_documented_defaults_are_the_built_in_ones_and_the_examples_run():
     assert yaml.safe_load(documented) == cfg.DEFAULT_CONFIG.to_dict()
     assert cfg.config_from_dict(yaml.safe_load(documented)) == cfg.DEFAULT_CONFIG
     assert run_python_blocks("ocr-pages.md") >= 8
+
+
+def test_every_command_refuses_a_bad_config_with_status_2(page, capsys):
+    from scorekit.ocr_pages import evaluate_from_hf
+
+    bad = page / "bad.yaml"
+    bad.write_text("watermark: {max_window: 0}\n", encoding="utf-8")
+    folders = ["--predictions-dir", str(page / "csv"), "--output-dir", str(page / "o"), "--config", str(bad)]
+    runs = {
+        "ocr-pages-variants": lambda: variants_cmd.main([*folders, "--annotations-dir", str(page / "ann")]),
+        "ocr-pages-evaluate-hf": lambda: evaluate_from_hf.main([*folders, "--dataset", str(page / "ann" / "p.json")]),
+        "ocr-pages-overall": lambda: measure_overall_accuracy.main(["--reports", str(page / "ann" / "p.json"),
+                                                                     "--output", str(page / "m.json"),
+                                                                     "--config", str(bad)]),
+    }
+    for prog, run in runs.items():
+        assert run() == 2, prog
+        out, err = capsys.readouterr()
+        assert out == "" and err == f"{prog}: error: --config: {bad}: watermark.max_window: must be at least 1, got 0\n"
+    assert not (page / "o").exists() and not (page / "m.json").exists()
