@@ -194,6 +194,23 @@ def test_two_prediction_files_for_one_page_are_refused(tmp_path, files, capsys):
     assert "page 'p' has two files in the predictions folder, 'p.csv' and 'p.xml'" in err and not (tmp_path / "o").exists()
 
 
+SQUARE = '<Coords points="0,0 9,0 9,9 0,9"/>'
+
+
+def small_page(path: Path, body: str) -> Path:
+    """A 9 x 9 PAGE-XML 2019 document whose page holds ``body``."""
+    path.write_text('<PcGts xmlns="http://schema.primaresearch.org/PAGE/gts/pagecontent/2019-07-15"><Page '
+                    f'imageFilename="p.png" imageWidth="9" imageHeight="9">{body}</Page></PcGts>', encoding="utf-8")
+    return path
+
+
+def region(rid: str, line_text: str = "", word: str = "x") -> str:
+    """A region of one line (its own text, when given) holding one word (``""``: none)."""
+    words = f'<Word id="w{rid}">{SQUARE}<TextEquiv><Unicode>{word}</Unicode></TextEquiv></Word>' if word else ""
+    text = f"<TextEquiv><Unicode>{line_text}</Unicode></TextEquiv>" if line_text else ""
+    return f'<TextRegion id="{rid}">{SQUARE}<TextLine id="l{rid}">{SQUARE}{words}{text}</TextLine></TextRegion>'
+
+
 def test_ocr_files_that_cannot_be_placed_are_refused(tmp_path):
     no_box = tmp_path / "nobox.hocr"
     no_box.write_text("<html><body><div class='ocr_page' title='bbox 0 0 9 9'><span class='ocr_line' "
@@ -201,31 +218,13 @@ def test_ocr_files_that_cannot_be_placed_are_refused(tmp_path):
                       encoding="utf-8")
     with pytest.raises(InvalidValueError, match=r"nobox.hocr.*word 'w1' has no box"):
         load_prediction_words(no_box)
-    lines_only = tmp_path / "lines.xml"
-    lines_only.write_text(
-        '<PcGts xmlns="http://schema.primaresearch.org/PAGE/gts/pagecontent/2019-07-15"><Page imageFilename="p.png" '
-        'imageWidth="9" imageHeight="9"><TextRegion id="r0"><Coords points="0,0 9,0 9,9 0,9"/><TextLine id="l0">'
-        '<Coords points="0,0 9,0 9,9 0,9"/><TextEquiv><Unicode>text</Unicode></TextEquiv></TextLine></TextRegion>'
-        "</Page></PcGts>", encoding="utf-8")
     with pytest.raises(InvalidValueError, match=r"lines.xml.*no word segments"):
-        load_prediction_words(lines_only)
-    left_out = tmp_path / "order.xml"
-    region = ('<TextRegion id="{0}"><Coords points="0,0 9,0 9,9 0,9"/><TextLine id="l{0}"><Coords points="0,0 9,0 9,9 '
-              '0,9"/><Word id="w{0}"><Coords points="0,0 9,0 9,9 0,9"/><TextEquiv><Unicode>x</Unicode></TextEquiv>'
-              '</Word></TextLine></TextRegion>')
-    left_out.write_text(
-        '<PcGts xmlns="http://schema.primaresearch.org/PAGE/gts/pagecontent/2019-07-15"><Page imageFilename="p.png" '
-        'imageWidth="9" imageHeight="9"><ReadingOrder><OrderedGroup id="g"><RegionRefIndexed index="0" '
-        'regionRef="r1"/></OrderedGroup></ReadingOrder>' + region.format("r1") + region.format("r2")
-        + "</Page></PcGts>", encoding="utf-8")
+        load_prediction_words(small_page(tmp_path / "lines.xml", region("r0", line_text="text", word="")))
+    order = ('<ReadingOrder><OrderedGroup id="g"><RegionRefIndexed index="0" regionRef="r1"/></OrderedGroup>'
+             "</ReadingOrder>")
     with pytest.raises(InvalidValueError, match=r"order.xml.*text regions 'r2' are not in the reading order"):
-        load_prediction_words(left_out)
-    no_line_text = tmp_path / "nolinetext.xml"
-    no_line_text.write_text(
-        '<PcGts xmlns="http://schema.primaresearch.org/PAGE/gts/pagecontent/2019-07-15"><Page imageFilename="p.png" '
-        'imageWidth="9" imageHeight="9"><TextRegion id="r1"><Coords points="0,0 9,0 9,9 0,9"/><TextLine id="l1">'
-        '<Coords points="0,0 9,0 9,9 0,9"/><Word id="w1"><Coords points="0,0 4,0 4,4 0,4"/><TextEquiv><Unicode>ab'
-        '</Unicode></TextEquiv></Word></TextLine></TextRegion></Page></PcGts>', encoding="utf-8")
+        load_prediction_words(small_page(tmp_path / "order.xml", order + region("r1") + region("r2")))
+    no_line_text = small_page(tmp_path / "nolinetext.xml", region("r1", word="ab"))
     assert [(w.text, w.group_row) for w in load_prediction_words(no_line_text)] == [("ab", "")]
     assert [r.row_id for r in load_predicted_rows(no_line_text, "word")[0]] == ["r0"]
     with pytest.raises(InvalidValueError, match=r"nolinetext.xml.*1 words \('ab'\) lie in no text line"):
