@@ -312,6 +312,16 @@ def test_hocr_text_words_and_regions(tmp_path):
     assert read(write(tmp_path, "page.html", html), level="word").text == doc.text
 
 
+def test_hocr_glyphs_and_paragraphs_without_areas(tmp_path):
+    path = write(tmp_path, "g.hocr", "<html><body><div class='ocr_page'><p class='ocr_par' id='p1' title='bbox 0 0 9 9'>"
+                 "<span class='ocr_line' id='l1'><span class='ocrx_word' id='w1'>"
+                 "<span class='ocrx_cinfo' id='c1' title='bbox 1 2 3 4; x_wconf 50'>O</span>"
+                 "<span class='ocrx_cinfo' id='c2' title='bbox 3 2 5 4'>K</span></span></span></p></div></body></html>")
+    assert read(path, level="glyph").segments == (Segment("c1", "glyph", "O", (1.0, 2.0, 3.0, 4.0), None, 0.5),
+                                                  Segment("c2", "glyph", "K", (3.0, 2.0, 5.0, 4.0)))
+    assert read(path, level="region").segments == (Segment("p1", "region", "OK", (0.0, 0.0, 9.0, 9.0)),)
+
+
 # ------------------------------------------------------------------------------------------- detection
 def test_detection_is_by_content_not_name(tmp_path):
     assert detect(write(tmp_path, "page.txt", FIXTURES["page-2013-07-15"])) == "page"
@@ -414,9 +424,19 @@ def equivs_xml(found):
 @st.composite
 def page_documents(draw):
     regions = draw(st.lists(st.tuples(equivs, st.lists(equivs, max_size=3)), max_size=5))
-    ids = [f"r{i}" for i in range(len(regions))]
-    body = [region(ident, equivs_xml(own), *(line(f"{ident}l{j}", equivs_xml(e)) for j, e in enumerate(lines)))
-            for ident, (own, lines) in zip(ids, regions)]
+    ids, body = [], []
+    for i, (own, lines) in enumerate(regions):  # plain, in a table, nested in the previous region, or with an image
+        xml = region(f"r{i}", equivs_xml(own), *(line(f"r{i}l{j}", equivs_xml(e)) for j, e in enumerate(lines)))
+        ids.append(f"r{i}")
+        where = draw(st.sampled_from(["plain", "table", "nested", "image"]))
+        if where == "table":
+            xml, _ = region(f"t{i}", xml, tag="TableRegion"), ids.append(f"t{i}")
+        elif where == "image":
+            xml, _ = xml + f'<ImageRegion id="img{i}"/>', ids.append(f"img{i}")
+        if where == "nested" and body and body[-1].startswith("<TextRegion") and body[-1].endswith("</TextRegion>"):
+            body[-1] = body[-1][: -len("</TextRegion>")] + xml + "</TextRegion>"
+        else:
+            body.append(xml)
     ro = ""
     if ids and draw(st.booleans()):
         chosen = draw(st.permutations(ids))[: draw(st.integers(0, len(ids)))]

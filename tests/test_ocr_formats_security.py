@@ -75,6 +75,16 @@ def test_parameter_entity_is_neither_fetched_nor_accepted(secret):
     refused(path, "declares XML entities")
 
 
+def test_hocr_entities_are_html_s_never_external(secret):
+    # not XML that scorekit accepts, so read as HTML: HTML's own entities only, nothing fetched
+    path = secret / "page.hocr"
+    path.write_text(f'<!DOCTYPE html [<!ENTITY e SYSTEM "file://{secret}/secret.txt">]><html><body>'
+                    "<div class='ocr_page'><span class='ocr_line'><span class='ocrx_word'>a&e;b</span>"
+                    "<span class='ocrx_word'>c&nbsp;d&amp;</span></span></div></body></html>")
+    document = read(path)
+    assert document.format == "hocr" and document.text == "a&e;b c d&"
+
+
 def test_internal_entity_declaration_is_refused(tmp_path):
     path = tmp_path / "internal.xml"
     path.write_text(page_with("plain text", '<!DOCTYPE x [<!ENTITY unused "x">]>'))
@@ -142,6 +152,17 @@ def test_depth_within_the_bound_is_read(tmp_path):
     groups = '<UnorderedGroup id="u">' * 40 + '<RegionRef regionRef="r"/>' + "</UnorderedGroup>" * 40
     path.write_text(page_with("deep order").replace("<Page>", f"<Page><ReadingOrder>{groups}</ReadingOrder>"))
     assert read(path).text == "deep order"
+
+
+def test_file_size_is_bounded(tmp_path, monkeypatch):
+    import scorekit.ocr.formats as formats
+
+    path = tmp_path / "big.txt"
+    path.write_text("x" * 101)
+    monkeypatch.setattr(formats, "MAX_FILE_BYTES", 100)
+    refused(path, "is larger than 100 bytes")
+    path.write_text("x" * 100)
+    assert read(path).text == "x" * 100
 
 
 @settings(max_examples=300)

@@ -21,6 +21,9 @@ __all__ = ["FORMATS", "LEVELS", "OcrDocument", "OcrFormatError", "Segment", "det
 
 #: The formats :func:`read` knows, as :attr:`OcrDocument.format` names them.
 FORMATS = ("page", "alto", "hocr", "text")
+#: Files larger than this are refused before they are read (a parsed XML tree takes several times
+#: its file's size in memory; one page, even with every glyph, is a few megabytes).
+MAX_FILE_BYTES = 256 * 1024 * 1024
 
 
 def _parse(path: Any, data: bytes) -> tuple[str, Any]:
@@ -49,7 +52,10 @@ def _data(path: Union[str, os.PathLike]) -> bytes:
     if os.path.isdir(path):
         raise OcrFormatError(path, "is a folder, not an OCR file")
     with open(path, "rb") as handle:
-        return handle.read()
+        data = handle.read(MAX_FILE_BYTES + 1)
+    if len(data) > MAX_FILE_BYTES:
+        raise OcrFormatError(path, f"is larger than {MAX_FILE_BYTES:,} bytes (scorekit.ocr.formats.MAX_FILE_BYTES)")
+    return data
 
 
 def detect(path: Union[str, os.PathLike]) -> str:
