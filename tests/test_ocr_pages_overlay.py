@@ -1,5 +1,5 @@
 """The page image with the ground-truth boxes drawn over it, coloured by region CER
-(``scorekit.report.image_overlay`` and ``ocr_pages.evaluation.html.page_overlay``), in the report
+(``scorekit.report.overlay.image_overlay`` and ``ocr_pages.evaluation.html.page_overlay``), in the report
 of ``ocr-pages-measure --page-image``: the image embedded as a data URI, every label escaped, the
 colours those of the hand-computed CERs, and in headless Chromium the image and the boxes drawn
 under the page's strict CSP with no request leaving the page.
@@ -23,7 +23,7 @@ from scorekit.ocr_pages.box_grouping.loading import annotation_boxes_from_record
 from scorekit.ocr_pages.evaluation import measure_accuracy
 from scorekit.ocr_pages.evaluation.html import page_overlay
 from scorekit.ocr_pages.evaluation.prediction import evaluate_rows
-from scorekit.report.overlay import image_size, value_colour
+from scorekit.report.overlay import OverlayShape, image_overlay, image_size, value_colour
 from test_ocr_pages_formats import BOXES, write_csv
 from test_report_browser import _png_rows, _problems, _run, chromium  # noqa: F401  (chromium: fixture)
 
@@ -122,14 +122,14 @@ def test_the_image_is_checked():
     assert image_size(jpeg) == ("image/jpeg", 48, 32)
     for bad in (b"<svg xmlns='http://www.w3.org/2000/svg'><script>alert(1)</script></svg>", b"", b"\xff\xd8\xff\xd9"):
         with pytest.raises(InvalidValueError, match="image"):
-            report.image_overlay("t", bad, [])
-    shape = report.OverlayShape(((0, 0), (1, 0), (1, 1)), 0.5, "x")
+            image_overlay("t", bad, [])
+    shape = OverlayShape(((0, 0), (1, 0), (1, 1)), 0.5, "x")
     with pytest.raises(InvalidValueError, match="at least 3 points"):
-        report.image_overlay("t", solid_png(2, 2, BLUE), [shape._replace(points=((0, 0), (1, 1)))])
+        image_overlay("t", solid_png(2, 2, BLUE), [shape._replace(points=((0, 0), (1, 1)))])
     with pytest.raises(InvalidValueError, match="finite"):
-        report.image_overlay("t", solid_png(2, 2, BLUE), [shape._replace(value=float("nan"))])
+        image_overlay("t", solid_png(2, 2, BLUE), [shape._replace(value=float("nan"))])
     with pytest.raises(InputTooLargeError, match="shapes"):
-        report.image_overlay("t", solid_png(2, 2, BLUE), [shape] * 20_001)
+        image_overlay("t", solid_png(2, 2, BLUE), [shape] * 20_001)
 
 
 @pytest.fixture

@@ -5,8 +5,8 @@ This package owns the page template, its stylesheet and sorting script, the sect
 (:func:`summary_table`, :func:`data_table`, :func:`diff_view`, :func:`line_diff`, :func:`note`,
 :func:`text_block`, the nesting blocks :func:`group` and :func:`details_block`, and the SVG charts
 :func:`bar_chart`, :func:`grouped_bar_chart`, :func:`histogram`, :func:`heatmap`,
-:func:`flow_chart`; :func:`image_overlay`, shapes coloured by a value over an embedded image),
-rendering (:func:`render_page`) and the atomic file write (:func:`write_report`). The rules every page keeps:
+:func:`flow_chart`), rendering (:func:`render_page`) and the atomic file write
+(:func:`write_report`). The rules every page keeps:
 
 - no external URL and no network request: CSS, script and charts are inline;
 - everything that comes from data is text, escaped by the template (Jinja2 with autoescape) or
@@ -35,13 +35,12 @@ from typing import Any, Iterable, Sequence
 from scorekit.errors import InvalidTypeError, InvalidValueError
 from scorekit.files import check_outputs, write_atomically
 from scorekit.report.charts import FlowNode, bar_chart, flow_chart, grouped_bar_chart, heatmap, histogram
-from scorekit.report.overlay import OverlayShape, image_overlay
 from scorekit.report.sections import (Section, data_table, details_block, diff_view, display_text, group, line_diff,
                                       note, number_cell, summary_table, text_block)
 
 __all__ = ["FlowNode", "Section", "bar_chart", "content_security_policy", "data_table", "details_block", "diff_view",
            "display_text", "flow_chart", "group", "grouped_bar_chart", "heatmap", "histogram", "line_diff", "note",
-           "number_cell", "render_page", "summary_table", "text_block", "write_report", "OverlayShape", "image_overlay"]
+           "number_cell", "render_page", "summary_table", "text_block", "write_report"]
 
 TEMPLATE_DIR = Path(__file__).parent / "templates"
 _environment: Any = None

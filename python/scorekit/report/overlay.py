@@ -1,5 +1,6 @@
 """An image with shapes drawn over it (:func:`image_overlay`): a scanned page with its boxes,
-each filled with the colour of a value (an error rate) and titled with its label.
+each filled with the colour of a value (an error rate) and titled with its label. A section
+builder of :mod:`scorekit.report` like the charts (imported from this module).
 
 The image is embedded as a ``data:`` URI (the page's Content-Security-Policy allows images from
 ``data:`` and nothing else), its format and size read from its own header (PNG, JPEG or GIF; a

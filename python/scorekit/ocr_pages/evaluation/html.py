@@ -22,6 +22,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 from scorekit import report as rp
 from scorekit.batch import editops
 from scorekit.errors import InvalidValueError
+from scorekit.report.overlay import OverlayShape, image_overlay
 from scorekit.report.sections import format_number
 
 MAX_DIFF_PAGES = 50
@@ -64,9 +65,9 @@ def page_overlay(report: Mapping[str, Any], page_id: str, boxes: Sequence[Any], 
                 box = by_id[box_id]
                 state = "excluded" if excluded else ("scored" if region["scored"] else "not scored")
                 label = f"region {region['region_id']} \u00b7 box {box_id} ({box.label}) \u00b7 {state}"
-                shapes.append(rp.OverlayShape(box.polygon, None if excluded else cer, label))
-    return rp.image_overlay(f"{prefix}page {page_id}: boxes coloured by region CER", image, shapes,
-                            value_name="region CER")
+                shapes.append(OverlayShape(box.polygon, None if excluded else cer, label))
+    return image_overlay(f"{prefix}page {page_id}: boxes coloured by region CER", image, shapes,
+                         value_name="region CER")
 
 
 def page_overlays(report: Mapping[str, Any], images: Mapping[str, Path],
