@@ -12,6 +12,8 @@ from __future__ import annotations
 import unicodedata
 from typing import Any
 
+from scorekit.ocr.formats.model import OcrFormatError
+
 __all__ = ["normalize_text", "is_stable", "normalize_checked"]
 
 #: Ligatures written out, applied in this order after NFC.
@@ -57,8 +59,6 @@ def is_stable(text: str) -> bool:
 def normalize_checked(path: Any, element: Any, text: str) -> str:
     """``text`` (read from ``element`` of the file ``path``) normalised, or an
     :class:`~scorekit.ocr.formats.model.OcrFormatError` when the result is not stable."""
-    from scorekit.ocr.formats.model import OcrFormatError
-
     text = normalize_text(text)
     if not is_stable(text):
         raise OcrFormatError(path, f"text {text!r} is not stable under NFC after its ligatures are written out "
