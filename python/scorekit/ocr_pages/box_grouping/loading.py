@@ -256,7 +256,7 @@ def load_prediction_words(csv_path: Any) -> list[PredictedWord]:
     from scorekit.ocr_pages.box_grouping.ocr_files import is_ocr_file, ocr_file_words
 
     if is_ocr_file(csv_path):
-        return ocr_file_words(csv_path)
+        return [PredictedWord(*fields) for fields in ocr_file_words(csv_path)]
     where = _path_field(csv_path)
     text = _read_text(csv_path)
     # newline="" splits records only at \n, \r and \r\n, as the csv module expects; a U+2028 or

@@ -67,11 +67,11 @@ def _line_of_each_word(words: np.ndarray, lines: np.ndarray) -> list[str]:
     return out
 
 
-def ocr_file_words(path: Any) -> list[Any]:
-    """The words of the OCR file ``path`` as ``PredictedWord`` records (module docs); errors are
-    :class:`scorekit.ocr.OcrFormatError` (an ``InvalidValueError``) naming the file."""
+def ocr_file_words(path: Any) -> list[tuple]:
+    """The words of the OCR file ``path`` as the fields of ``PredictedWord`` records, ``(x1, y1,
+    x2, y2, group_row, text, index)`` (module docs); errors are :class:`scorekit.ocr.OcrFormatError`
+    (an ``InvalidValueError``) naming the file."""
     from scorekit.ocr import OcrFormatError, read
-    from scorekit.ocr_pages.box_grouping.loading import PredictedWord
 
     words = read(path, level="word")
     if words.format == "text":
@@ -92,7 +92,7 @@ def ocr_file_words(path: Any) -> list[Any]:
     line_boxes = np.concatenate([np.minimum(line_boxes[:, :2], line_boxes[:, 2:]),
                                  np.maximum(line_boxes[:, :2], line_boxes[:, 2:])], axis=1)
     groups = _line_of_each_word(boxes, line_boxes)
-    return [PredictedWord(*map(float, box), group, s.text, k)
+    return [(*map(float, box), group, s.text, k)
             for k, (box, group, s) in enumerate(zip(boxes.tolist(), groups, words.segments))]
 
 
