@@ -29,10 +29,11 @@ from test_report_browser import Dom, _png_rows, _problems, _run, chromium  # noq
 #: The probe: for every link of the contents, follow it as a click does (the fragment
 #: navigation) and record where the linked block and the contents then are on screen; then the
 #: page's horizontal overflow, each table's box (its visible and scrolled widths) with the size
-#: of its cells that start with ``LONG_TEXT``, and the legend colours of every chart as drawn.
+#: of its cells that start with ``LONG_TEXT``, the direction of every table cell, and the legend
+#: colours of every chart as drawn.
 PROBE = r"""
 (function () {
-  var out = {links: [], charts: [], tables: []};
+  var out = {links: [], charts: [], tables: [], directions: []};
   var nav = document.querySelector("nav.contents");
   var links = nav ? Array.prototype.slice.call(nav.querySelectorAll("a")) : [];
   links.forEach(function (a) {
@@ -52,6 +53,9 @@ PROBE = r"""
     }).map(function (td) { var r = td.getBoundingClientRect(); return [r.width, r.height]; });
     out.tables.push({box: box.className, client: box.clientWidth, scroll: box.scrollWidth,
                      right: box.getBoundingClientRect().right, long: long});
+  });
+  Array.prototype.forEach.call(document.querySelectorAll("tbody td"), function (td) {
+    out.directions.push([td.textContent, getComputedStyle(td).direction]);
   });
   Array.prototype.forEach.call(document.querySelectorAll("figure svg"), function (svg) {
     var legend = {};
@@ -148,6 +152,15 @@ def test_a_wide_table_scrolls_in_its_box_and_long_texts_wrap(chromium, tmp_path)
     assert cell_w < width / 2 and cell_h > 5 * 14                     # the long text wraps over many lines
     (cell_w, cell_h), = settings["long"]
     assert settings["scroll"] == settings["client"] and cell_w < width and cell_h > 3 * 14
+
+
+def test_right_to_left_data_reads_right_to_left(chromium, tmp_path):  # noqa: F811
+    texts = ["שלום עולם", "مرحبا بالعالم 42", "Երևան", "Москва", "漢字", "abc שלום"]
+    html = report.render_page("Scripts", [report.data_table("Cells", ["text", "n"], [[t, 1] for t in texts])])
+    found = _probe(chromium, report.write_report(tmp_path / "rtl.html", html), tmp_path / "probe", 800, 600)
+    assert found["directions"] == [["שלום עולם", "rtl"], ["1", "ltr"], ["مرحبا بالعالم 42", "rtl"], ["1", "ltr"],
+                                   ["Երևան", "ltr"], ["1", "ltr"], ["Москва", "ltr"], ["1", "ltr"],
+                                   ["漢字", "ltr"], ["1", "ltr"], ["abc שלום", "ltr"], ["1", "ltr"]]
 
 
 # ----------------------------------------------------------------------------- CJK glyphs

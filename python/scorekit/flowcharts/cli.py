@@ -28,7 +28,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any, Callable, NamedTuple, Sequence
+from typing import Any, Callable, NamedTuple, Optional, Sequence
 
 __all__ = ["COMMANDS", "Command", "add_parser"]
 
@@ -45,6 +45,7 @@ def _label_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print the metrics as JSON")
     p.add_argument("--html", metavar="REPORT", default=None,
                    help="also write a self-contained HTML report (confusion matrix, accuracy per class) to REPORT")
+    p.add_argument("--open", action="store_true", help="open the --html report in the web browser once it is written")
 
 
 def _multiclass_arguments(p: argparse.ArgumentParser) -> None:
@@ -86,13 +87,21 @@ def _check_outputs(args: argparse.Namespace, inputs: Sequence[Path]) -> None:
     check_outputs({"--html": args.html}, inputs=inputs)
 
 
+def _check_open(args: argparse.Namespace) -> None:
+    """Refuse ``--open`` without ``--html`` (there is no report to open), first of all."""
+    if args.open and not args.html:
+        raise ValueError("--open needs --html REPORT: there is no report to open")
+
+
 def _output(kind: str, build: Callable[[], Any], args: argparse.Namespace) -> int:
     """Check the paths, build the benchmark, print its metrics and write the report."""
     from scorekit.flowcharts import label_report
 
+    _check_open(args)
     inputs = [_input_file("TRUE", args.true), _input_file("PRED", args.pred)]
     _check_outputs(args, inputs)
     summary = label_report.summarise(kind, build())
+    written = None
     if args.html:
         from scorekit.report import write_report
 
@@ -107,9 +116,19 @@ def _output(kind: str, build: Callable[[], Any], args: argparse.Namespace) -> in
         print(text)
     else:
         print(label_report.format_text(summary).encode("utf-8", "backslashreplace").decode("utf-8"))
-    if args.html:
-        print(f"report: {written}", file=sys.stderr if args.json else sys.stdout)
+    _announce(args, written)
     return 0
+
+
+def _announce(args: argparse.Namespace, written: Optional[Path]) -> None:
+    """Name the report written (on stderr when stdout carries JSON) and open it with ``--open``."""
+    if written is None:
+        return
+    print(f"report: {written}", file=sys.stderr if args.json else sys.stdout)
+    if args.open:
+        from scorekit.report import open_in_browser
+
+        open_in_browser(written)
 
 
 def _run_classify(args: argparse.Namespace) -> int:
@@ -164,7 +183,9 @@ def _parse_arguments(p: argparse.ArgumentParser) -> None:
                         "unproven and reported with its bound")
     p.add_argument("--json", action="store_true", help="print the results as JSON")
     p.add_argument("--html", metavar="REPORT", default=None,
-                   help="also write a self-contained HTML report (one row per flowchart, node matchings) to REPORT")
+                   help="also write a self-contained HTML report (one row per flowchart, the node, label and "
+                        "additional-text matchings behind each cost) to REPORT")
+    p.add_argument("--open", action="store_true", help="open the --html report in the web browser once it is written")
 
 
 def _distance(name: str) -> Any:
@@ -203,6 +224,7 @@ def _run_parse(args: argparse.Namespace) -> int:
     from scorekit.flowcharts.parsing.check_parsing_bench_data import json_files
     from scorekit.flowcharts.parsing.parsing_bench import ParsingBenchmark
 
+    _check_open(args)
     time_limit = m.TIME_LIMIT if args.time_limit is None else args.time_limit
     m.check_time_limit(time_limit, "--time-limit")
     dirs, pred_dirs, inputs = _parse_inputs(args)
@@ -245,6 +267,7 @@ def _run_parse(args: argparse.Namespace) -> int:
         summary["avg_flow_jaccard"] = float(sum(r["flow_jaccard"] for r in rows) / len(rows)) if rows else None
     unproven = [(stem, nm.unproven) for stem, nm in node_tables if nm.unproven]
     summary["unproven_flowcharts"] = len(unproven)
+    written = None
     if args.html:
         written = _write_html(args, summary, rows, node_tables, inputs)
     if args.json:
@@ -255,8 +278,7 @@ def _run_parse(args: argparse.Namespace) -> int:
             text = ", ".join(value) if isinstance(value, list) else (f"{value:.4f}" if isinstance(value, float)
                                                                         else str(value))
             print(f"{key}: {text}")
-    if args.html:
-        print(f"report: {written}", file=sys.stderr if args.json else sys.stdout)
+    _announce(args, written)
     if unproven:
         detail = "; ".join(f"{stem!r} ({', '.join(g.describe() for g in gaps)})" for stem, gaps in unproven)
         print(f"scorekit flowcharts parse: warning: the node matching of {len(unproven)} flowchart(s) is not proven "

@@ -38,6 +38,10 @@ class RunError(Exception):
     """A runtime failure reported as one line, exit status 1."""
 
 
+class UsageError(Exception):
+    """A combination of options that cannot run, reported as one line, exit status 2."""
+
+
 def error_line(prog: str, message: Any) -> str:
     text = str(message).replace("\r", "\\r").replace("\n", "\\n")
     return f"{prog}: error: {text}"
@@ -50,7 +54,7 @@ def run_guarded(prog: str, body: Callable[[], int]) -> int:
         return body()
     except KeyboardInterrupt:
         return 130
-    except OutputPathError as exc:
+    except (OutputPathError, UsageError) as exc:
         print(error_line(prog, exc), file=sys.stderr)
         return 2
     except (RunError, ScorekitError, ValueError, TypeError) as exc:
@@ -118,6 +122,26 @@ def add_common(p: argparse.ArgumentParser, *, threshold: bool = True) -> None:
         p.add_argument("--cer-unit", choices=("char", "grapheme"), default="char",
                        help="count CERs and lengths in code points (char, default) or in extended "
                             "grapheme clusters (grapheme)")
+
+
+def add_html(p: argparse.ArgumentParser, help: str) -> None:
+    """``--html REPORT`` (described by ``help``) and ``--open``; :func:`check_open` checks them."""
+    p.add_argument("--html", default=None, metavar="REPORT", help=help)
+    p.add_argument("--open", action="store_true", help="open the --html report in the web browser once it is written")
+
+
+def check_open(args: argparse.Namespace) -> None:
+    """Refuse ``--open`` without ``--html`` (there is no report to open), before any work."""
+    if args.open and not args.html:
+        raise UsageError("--open needs --html REPORT: there is no report to open")
+
+
+def open_report(args: argparse.Namespace) -> None:
+    """With ``--open``, show the ``--html`` report just written in the web browser."""
+    if args.open:
+        from scorekit.report import open_in_browser
+
+        open_in_browser(args.html)
 
 
 def add_progress(p: argparse.ArgumentParser) -> None:

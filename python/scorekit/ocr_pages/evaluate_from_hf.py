@@ -27,7 +27,7 @@ from typing import Any, Iterable, Iterator, Mapping, Optional, Sequence
 from scorekit.errors import InvalidValueError
 from scorekit.ocr_pages.box_grouping.group import load_predicted_rows
 from scorekit.ocr_pages.box_grouping.loading import annotation_boxes_from_records
-from scorekit.ocr_pages.cli import RunError, int_at_least, main_for, output_folder
+from scorekit.ocr_pages.cli import RunError, check_open, int_at_least, main_for, open_report, output_folder
 from scorekit.ocr_pages.evaluation.generate_accuracy_report_variants import (add_variant_arguments,
                                                                              check_variant_outputs, score_variants,
                                                                              selected_variants, write_variant_reports)
@@ -301,6 +301,7 @@ def _dataset_files(src: str) -> list[Path]:
 def run(args: argparse.Namespace, prog: str = PROG) -> int:
     """The command; ``prog`` is the program name its warnings give."""
     variants = selected_variants(args)
+    check_open(args)
     pred_dir = Path(args.predictions_dir)
     if not pred_dir.is_dir():
         raise RunError(f"predictions folder {args.predictions_dir!r} does not exist")
@@ -340,6 +341,7 @@ def _evaluate(args: argparse.Namespace, variants: tuple[str, ...], csvs: Mapping
                     unmatched_prediction_files=unmatched)
     write_variant_reports(out, per_variant, run_info=run_info, inputs=inputs, html=args.html,
                           max_examples=args.max_failure_examples)
+    open_report(args)
     return 0
 
 

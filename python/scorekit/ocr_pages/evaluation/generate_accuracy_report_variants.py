@@ -19,8 +19,8 @@ from typing import Any, Iterable, Mapping, Optional, Sequence
 from scorekit.ocr_pages.box_grouping.group import classify_rows, load_predicted_rows
 from scorekit.ocr_pages.box_grouping.loading import AnnotationBox, PredictedRow, load_annotation_boxes
 from scorekit.files import check_outputs, write_atomically
-from scorekit.ocr_pages.cli import (RunError, add_common, add_progress, folder_outputs, main_for, output_folder,
-                                    result_line, with_run_info)
+from scorekit.ocr_pages.cli import (RunError, add_common, add_html, add_progress, check_open, folder_outputs, main_for,
+                                    open_report, output_folder, result_line, with_run_info)
 from scorekit.ocr_pages.evaluation.prediction import evaluate_matches
 from scorekit.ocr_pages.evaluation.reports import MAX_FAILURE_EXAMPLES, REPORT_VARIANTS, aggregate_reports, report_to_json
 from scorekit.progress import progress_iter
@@ -90,13 +90,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def add_variant_arguments(p: argparse.ArgumentParser) -> None:
     """The flags of a command writing one aggregate per variant: ``--output-dir``, ``--unit-level``,
-    ``--coverage-threshold``, ``--cer-unit``, ``--variant`` (``selected_variants`` reads it), ``--html``, ``--progress``."""
+    ``--coverage-threshold``, ``--cer-unit``, ``--variant`` (``selected_variants`` reads it), ``--html``, ``--open``,
+    ``--progress``."""
     p.add_argument("--output-dir", required=True, help="folder for accuracy_report_<variant>.json (created)")
     add_common(p)
     p.add_argument("--variant", action="append", choices=tuple(REPORT_VARIANTS), default=None,
                    help="report variant (repeatable; default: all four)")
-    p.add_argument("--html", default=None, metavar="REPORT",
-                   help="also write a self-contained HTML report (of the first selected variant) here")
+    add_html(p, "also write a self-contained HTML report (of the first selected variant) here")
     add_progress(p)
 
 
@@ -108,6 +108,7 @@ def selected_variants(args: argparse.Namespace) -> tuple[str, ...]:
 def run(args: argparse.Namespace, prog: str = PROG) -> int:
     """The command; ``prog`` is the program name its warnings give."""
     variants = selected_variants(args)
+    check_open(args)
     csvs = _stems(args.predictions_dir, ".csv", "predictions")
     jsons = _stems(args.annotations_dir, ".json", "annotations")
     pairs = sorted(set(csvs) & set(jsons))
@@ -133,6 +134,7 @@ def run(args: argparse.Namespace, prog: str = PROG) -> int:
         write_variant_reports(out, per_variant, inputs=inputs, html=args.html,
                               run_info=dict(predictions_dir=args.predictions_dir, annotations_dir=args.annotations_dir,
                                             missing_prediction_pages=missing, unmatched_prediction_files=unmatched))
+    open_report(args)
     return 0
 
 

@@ -19,7 +19,7 @@ from typing import Optional, Sequence
 from scorekit.ocr_pages.box_grouping.group import load_predicted_rows
 from scorekit.ocr_pages.box_grouping.loading import load_annotation_boxes
 from scorekit.files import check_outputs, write_atomically
-from scorekit.ocr_pages.cli import add_common, filters_arg, main_for, result_line
+from scorekit.ocr_pages.cli import add_common, add_html, check_open, filters_arg, main_for, open_report, result_line
 from scorekit.ocr_pages.evaluation.prediction import evaluate_rows
 from scorekit.ocr_pages.evaluation.reports import report_to_json
 
@@ -37,12 +37,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="page id in the report, and the task read from an export of several Label Studio "
                         "tasks (its id or image file stem; default: the CSV file stem)")
     p.add_argument("--output", default=None, help="write the page report JSON here instead of stdout")
-    p.add_argument("--html", default=None, metavar="REPORT", help="also write a self-contained HTML report here")
+    add_html(p, "also write a self-contained HTML report here")
 
 
 def run(args: argparse.Namespace, prog: str = PROG) -> int:
     """The command run as ``prog`` (it prints no warning that would name it)."""
     inputs = [args.annotations_json, args.predictions_csv]
+    check_open(args)
     check_outputs({"--output": args.output, "--html": args.html}, inputs)
     page_id = args.page_id if args.page_id is not None else Path(args.predictions_csv).stem
     boxes = load_annotation_boxes(args.annotations_json, page_id)
@@ -54,6 +55,7 @@ def run(args: argparse.Namespace, prog: str = PROG) -> int:
         from scorekit.ocr_pages.evaluation.html import write_run_report
 
         write_run_report(args.html, report, f"OCR page {page_id}", inputs)
+        open_report(args)
     if args.output:
         write_atomically(args.output, text)
         print(result_line(report["summary"]["variant"], report, args.output))
