@@ -238,7 +238,7 @@ def _run_parse(args: argparse.Namespace) -> int:
     costs = Costs(bench.distance_fn)
     pairs = list(zip(bench.true_diagrams_options_list, bench.pred_diagrams))
     rows: list[dict[str, Any]] = []
-    node_tables = []
+    matchings: list[_Matching] = []
     for k, (options, pred) in enumerate(pairs, 1):
         nm = m.match_nodes(options, pred, costs, bench.time_limit)
         true = options.options[nm.true_diagram_option_idx]
@@ -247,15 +247,16 @@ def _run_parse(args: argparse.Namespace) -> int:
                                "numbers_only_node_text_cost": nm.total_numbers_only_node_text_cost}
         if s.labels:
             row["label_cost"] = m.match_node_labels(nm, costs).total_label_error_cost
-        if s.additional_texts:
-            row["additional_text_cost"] = m.match_additional_texts(true, pred, costs).total_cost
+        texts = m.match_additional_texts(true, pred, costs) if s.additional_texts else None
+        if texts is not None:
+            row["additional_text_cost"] = texts.total_cost
         if s.flow:
             fs = nm.flow_score
             row.update(flow_tp=fs.tp, flow_fp=fs.fp, flow_fn=fs.fn, flow_precision=fs.precision,
                        flow_recall=fs.recall, flow_f1=fs.f1, flow_jaccard=fs.jaccard)
         row["unproven"] = [gap.model_dump() for gap in nm.unproven]
         rows.append(row)
-        node_tables.append((pred.parent_img_code, nm))
+        matchings.append(_Matching(pred.parent_img_code, nm, texts))
         _progress(k, len(pairs))
     summary: dict[str, Any] = {"flowcharts": len(rows), "parts": sorted(s.parts), "distance": args.distance,
                                "total_node_text_cost": float(sum(r["node_text_cost"] for r in rows))}
@@ -265,11 +266,11 @@ def _run_parse(args: argparse.Namespace) -> int:
         summary["total_additional_text_cost"] = float(sum(r["additional_text_cost"] for r in rows))
     if s.flow:
         summary["avg_flow_jaccard"] = float(sum(r["flow_jaccard"] for r in rows) / len(rows)) if rows else None
-    unproven = [(stem, nm.unproven) for stem, nm in node_tables if nm.unproven]
+    unproven = [(x.stem, x.nodes.unproven) for x in matchings if x.nodes.unproven]
     summary["unproven_flowcharts"] = len(unproven)
     written = None
     if args.html:
-        written = _write_html(args, summary, rows, node_tables, inputs)
+        written = _write_html(args, summary, rows, matchings, inputs)
     if args.json:
         print(json.dumps({"summary": summary, "flowcharts": rows}, ensure_ascii=False, indent=2, allow_nan=False)
               .encode("utf-8", "backslashreplace").decode("utf-8"))
@@ -287,7 +288,48 @@ def _run_parse(args: argparse.Namespace) -> int:
     return 0
 
 
-def _write_html(args: argparse.Namespace, summary: dict, rows: list[dict], node_tables: list,
+class _Matching(NamedTuple):
+    """What one flowchart's costs are made of: its node matching (with the label matching of each
+    node pair once labels are scored) and its additional-text matching (``None``: not scored)."""
+
+    stem: str
+    nodes: Any
+    texts: Any
+
+
+def _matching_sections(x: _Matching, row: dict[str, Any]) -> list[Any]:
+    """The tables behind one flowchart's costs: each row a pair (or an unmatched node, label or
+    text) with its cost; the costs of a table add up to the cost in the flowchart's row."""
+    from scorekit import report
+
+    nm = x.nodes
+    parts = [report.data_table(f"{x.stem}: node matching (option {nm.true_diagram_option_idx})",
+                               ["true #", "true text", "pred #", "pred text", "cost"],
+                               [[mt.true_node.node_number if mt.true_node else None,
+                                 mt.true_node.text if mt.true_node else None,
+                                 mt.pred_node.node_number if mt.pred_node else None,
+                                 mt.pred_node.text if mt.pred_node else None, mt.node_text_cost]
+                                for mt in nm.matches])]
+    totals = [f"node text cost {row['node_text_cost']:g} (the node matching)"]
+    if "label_cost" in row:
+        labels = [[mt.true_node.node_number if mt.true_node else None, lm.true_text,
+                   mt.pred_node.node_number if mt.pred_node else None, lm.pred_text, lm.cost]
+                  for mt in nm.matches for lm in mt.label_matches.matches]
+        parts.append(report.data_table(f"{x.stem}: label matching", ["true #", "true label", "pred #", "pred label",
+                                                                    "cost"], labels))
+        totals.append(f"label cost {row['label_cost']:g} (the label matching)")
+    if x.texts is not None:
+        parts.append(report.data_table(f"{x.stem}: additional-text matching",
+                                       ["true index", "true text", "pred index", "pred text", "cost"],
+                                       [[t.true_index, t.true_text, t.pred_index, t.pred_text, t.cost]
+                                        for t in x.texts.matches]))
+        totals.append(f"additional-text cost {row['additional_text_cost']:g} (the additional-text matching)")
+    parts.append(report.note("Each cost is the sum of the cost column of its table: " + "; ".join(totals)
+                             + ". An empty side is an unmatched node, label or text."))
+    return parts
+
+
+def _write_html(args: argparse.Namespace, summary: dict, rows: list[dict], matchings: list[_Matching],
                 inputs: list[Path]) -> Path:
     from scorekit import report
 
@@ -301,12 +343,7 @@ def _write_html(args: argparse.Namespace, summary: dict, rows: list[dict], node_
                                                 for k, v in summary.items()}),
                 report.data_table("Flowcharts", columns, [[cell(c, r[c]) for c in columns] for r in rows],
                                   sort_by="node_text_cost", descending=True)]
-    for stem, nm in node_tables:
-        table = [[mt.true_node.node_number if mt.true_node else None, mt.true_node.text if mt.true_node else None,
-                  mt.pred_node.node_number if mt.pred_node else None, mt.pred_node.text if mt.pred_node else None,
-                  mt.node_text_cost] for mt in nm.matches]
-        sections.append(report.data_table(f"{stem}: node matching (option {nm.true_diagram_option_idx})",
-                                          ["true #", "true text", "pred #", "pred text", "cost"], table))
+    sections += [report.group(x.stem, _matching_sections(x, row)) for x, row in zip(matchings, rows)]
     page = report.render_page("Flowchart parsing benchmark", sections)
     return report.write_report(args.html, page, inputs=inputs)
 
