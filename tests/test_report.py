@@ -436,3 +436,9 @@ def test_contents_link_every_titled_section_to_a_unique_id():
 def test_a_page_without_titled_sections_has_no_contents():
     html = report.render_page("t", [report.note("just a note")])
     assert "<nav" not in html and 'class="with-contents"' not in html
+
+
+def test_docs_page_layout_examples_run():
+    from doc_examples import run_python_blocks
+
+    run_python_blocks("reports.md", section="Page layout: contents, colours, wide tables, scripts")

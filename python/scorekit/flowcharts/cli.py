@@ -3,14 +3,15 @@
 Label commands (``classify``, ``binary``, ``multiclass``, ``rotation``) take the ground-truth and
 the prediction label files, ``TRUE PRED``, print the metrics (``--json``: strict JSON, the
 summary of :mod:`scorekit.flowcharts.label_report`) and with ``--html REPORT`` also write a
-self-contained HTML report. Inputs are only read: before any work, every command checks that its
+self-contained HTML report (``--open``: then shown in the web browser). Inputs are only read: before any work, every command checks that its
 input files and folders exist and that its outputs replace none of them nor any file inside them
 (:func:`scorekit.files.check_outputs`).
 
 ``parse TRUE_DIR PRED_DIR [PRED_DIR ...]`` scores predicted flowcharts against the ground truth in
 ``TRUE_DIR`` (sub-folders ``nodes``, ``labels``, ``flow`` and ``additional_texts``, each overridable),
 prints the totals (``--json``: strict JSON with one entry per flowchart) and with ``--html REPORT``
-writes a self-contained HTML report. A node matching not proven optimal within ``--time-limit`` is
+writes a self-contained HTML report: per flowchart, the node, label and additional-text matchings
+whose costs add up to its scores. A node matching not proven optimal within ``--time-limit`` is
 counted (``unproven_flowcharts``), listed with its bound in the flowchart's entry, and named in a
 warning on stderr. Progress over the flowcharts goes to stderr when it is a terminal.
 
