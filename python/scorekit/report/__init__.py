@@ -34,7 +34,6 @@ import base64
 import hashlib
 import os
 import sys
-import webbrowser
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
@@ -131,6 +130,8 @@ def open_in_browser(path: str | os.PathLike[str]) -> None:
     """Show the report at ``path`` in the user's web browser (the ``--open`` option of every command
     that writes a report). Where no browser can be started, say so on stderr; the report is
     written either way."""
+    import webbrowser
+
     uri = Path(path).resolve().as_uri()
     if not webbrowser.open(uri):
         print(f"scorekit: no web browser could be started; open {uri} yourself", file=sys.stderr)
