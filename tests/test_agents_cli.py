@@ -428,15 +428,6 @@ def test_html_report_and_open(capsys, suite, monkeypatch):
     assert opened == [page.resolve().as_uri()]
 
 
-def test_open_in_browser_says_where_the_report_is_when_no_browser_starts(capsys, tmp_path, monkeypatch):
-    from scorekit.report import open_in_browser
-
-    monkeypatch.setattr(webbrowser, "open", lambda url: False)
-    assert open_in_browser(tmp_path / "r.html") is None
-    assert capsys.readouterr().err == (f"scorekit: note: no web browser could be started; the report is "
-                                       f"{(tmp_path / 'r.html').resolve().as_uri()}\n")
-
-
 def test_suite_report_writes_what_it_returns(tmp_path):
     from scorekit.agents import reliability
     from scorekit.agents.report import suite_report

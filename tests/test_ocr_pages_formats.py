@@ -176,7 +176,8 @@ def test_the_commands_take_ocr_files(tmp_path, files, name, capsys):
     assert json.loads(out.read_text(encoding="utf-8"))["summary"]["ocr_region_cer"] == 1 / 33
     res = tmp_path / f"res-{name}"
     assert variants_cmd.main(["--predictions-dir", str(files[name].parent), "--annotations-dir", str(ann),
-                              "--output-dir", str(res), "--variant", "no_filter", "--variant", "graphics_headers_images_photos"]) == 0
+                              "--output-dir", str(res), "--variant", "no_filter",
+                              "--variant", "graphics_headers_images_photos"]) == 0
     assert json.loads((res / "accuracy_report_no_filter.json").read_text(encoding="utf-8"))["summary"]["ocr_region_cer"] == 1 / 33
     # the header filter drops the headline: 0 edits over 18 + 9
     s = json.loads((res / "accuracy_report_graphics_headers_images_photos.json").read_text(encoding="utf-8"))["summary"]

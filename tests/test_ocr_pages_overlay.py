@@ -164,7 +164,7 @@ def test_measure_draws_the_page_image_in_its_report(page_files, capsys):
     assert image_size((page_files / "p.png").read_bytes())[0] == "image/png"
 
 
-def test_overlay_in_headless_chromium(chromium, page_files, tmp_path):
+def test_overlay_in_headless_chromium(chromium, page_files, tmp_path):  # noqa: F811
     html = page_files / "p.html"
     assert _measure(page_files, "--page-image", str(page_files / "p.png"), "--html", str(html),
                     "--output", str(page_files / "out.json")) == 0

@@ -84,6 +84,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("-r", "--report", default=DEFAULT_REPORT, metavar="PATH",
                    help=f"the HTML report to write (default {DEFAULT_REPORT}; overwritten)")
     p.add_argument("--pdf", action="store_true", help="also write the report as PDF beside it (needs WeasyPrint)")
+    p.add_argument("--open", action="store_true", help="open the HTML report in the web browser once it is written")
     p.add_argument("--pass-threshold", type=_threshold, default=None, metavar="T",
                    help="score a case needs to pass, in [0, 1] (default 1.0; with --from-summary: the saved one)")
     p.add_argument("--sections", nargs="+", default=None, metavar="SECTION",
@@ -320,4 +321,8 @@ def run_command(args: argparse.Namespace) -> int:
     print(f"\nReport written to: {written}", file=out)
     if args.pdf:
         print(f"PDF written to:    {Path(written).with_suffix('.pdf')}", file=out)
+    if args.open:
+        from scorekit.report import open_in_browser
+
+        open_in_browser(written)
     return 0

@@ -39,8 +39,8 @@ class RunError(Exception):
 
 
 class UsageError(Exception):
-    """A usage error found after parsing (a bad --config, a filter or variant it does not define),
-    reported as one line, exit status 2."""
+    """A usage error found after parsing (a bad --config, a filter or variant it does not define,
+    --open without --html), reported as one line, exit status 2."""
 
 
 def error_line(prog: str, message: Any) -> str:
@@ -148,6 +148,26 @@ def add_common(p: argparse.ArgumentParser, *, threshold: bool = True) -> None:
                        help="count CERs and lengths in code points (char, default) or in extended "
                             "grapheme clusters (grapheme)")
         add_config(p)
+
+
+def add_html(p: argparse.ArgumentParser, help: str) -> None:
+    """``--html REPORT`` (described by ``help``) and ``--open``; :func:`check_open` checks them."""
+    p.add_argument("--html", default=None, metavar="REPORT", help=help)
+    p.add_argument("--open", action="store_true", help="open the --html report in the web browser once it is written")
+
+
+def check_open(args: argparse.Namespace) -> None:
+    """Refuse ``--open`` without ``--html`` (there is no report to open), before any work."""
+    if args.open and not args.html:
+        raise UsageError("--open needs --html REPORT: there is no report to open")
+
+
+def open_report(args: argparse.Namespace) -> None:
+    """With ``--open``, show the ``--html`` report just written in the web browser."""
+    if args.open:
+        from scorekit.report import open_in_browser
+
+        open_in_browser(args.html)
 
 
 def add_progress(p: argparse.ArgumentParser) -> None:

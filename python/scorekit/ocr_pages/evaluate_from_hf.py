@@ -29,8 +29,8 @@ from scorekit.errors import InvalidValueError
 from scorekit.ocr_pages.box_grouping.group import load_predicted_rows
 from scorekit.ocr_pages.box_grouping.loading import annotation_boxes_from_records
 from scorekit.ocr_pages.box_grouping.ocr_files import page_config
-from scorekit.ocr_pages.cli import (RunError, config_inputs, int_at_least, main_for, output_folder, prediction_files,
-                                    read_config)
+from scorekit.ocr_pages.cli import (RunError, check_open, config_inputs, int_at_least, main_for, open_report, output_folder,
+                                    prediction_files, read_config)
 from scorekit.ocr_pages.config import PageKitConfig
 from scorekit.ocr_pages.evaluation.generate_accuracy_report_variants import (add_variant_arguments,
                                                                              check_variant_outputs, page_images,
@@ -310,6 +310,7 @@ def run(args: argparse.Namespace, prog: str = PROG) -> int:
     """The command; ``prog`` is the program name its warnings give."""
     config = read_config(args)
     variants = selected_variants(args, config)
+    check_open(args)
     csvs = prediction_files(args.predictions_dir)
     images = page_images(args)
     inputs = _dataset_files(args.dataset) + list(csvs.values()) + config_inputs(args) + list(images.values())
@@ -351,6 +352,7 @@ def _evaluate(args: argparse.Namespace, config: PageKitConfig, variants: tuple[s
                           max_examples=args.max_failure_examples, config=config, images=images,
                           boxes_of=lambda pid: annotation_boxes_from_records(
                               by_id[pid].annotations, source=f"page {pid!r} annotations"))
+    open_report(args)
     return 0
 
 

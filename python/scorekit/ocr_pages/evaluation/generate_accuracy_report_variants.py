@@ -20,10 +20,9 @@ from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
 from scorekit.ocr_pages.box_grouping.group import classify_rows, load_predicted_rows
 from scorekit.ocr_pages.box_grouping.loading import AnnotationBox, PredictedRow, load_annotation_boxes
 from scorekit.files import check_outputs, write_atomically
-from scorekit.ocr_pages.cli import (IMAGE_SUFFIXES, RunError, UsageError, add_common, add_progress, config_inputs,
-                                    files_by_stem,
-                                    folder_outputs, main_for, output_folder, prediction_files, read_config,
-                                    result_line, with_run_info)
+from scorekit.ocr_pages.cli import (IMAGE_SUFFIXES, RunError, UsageError, add_common, add_html, add_progress, check_open,
+                                    config_inputs, files_by_stem, folder_outputs, main_for, open_report, output_folder,
+                                    prediction_files, read_config, result_line, with_run_info)
 from scorekit.ocr_pages.box_grouping.ocr_files import page_config
 from scorekit.ocr_pages.config import PageKitConfig, resolve_config
 from scorekit.ocr_pages.evaluation.prediction import evaluate_matches
@@ -97,15 +96,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def add_variant_arguments(p: argparse.ArgumentParser) -> None:
     """The flags of a command writing one aggregate per variant: ``--output-dir``, ``--unit-level``,
-    ``--coverage-threshold``, ``--cer-unit``, ``--config``, ``--variant`` (``selected_variants`` reads it), ``--html``,
-    ``--images-dir`` (``page_images``), ``--progress``."""
+    ``--coverage-threshold``, ``--cer-unit``, ``--config``, ``--variant`` (``selected_variants`` reads it),
+    ``--html``, ``--open``, ``--images-dir`` (``page_images``), ``--progress``."""
     p.add_argument("--output-dir", required=True, help="folder for accuracy_report_<variant>.json (created)")
     add_common(p)
     p.add_argument("--variant", action="append", default=None, metavar="NAME",
                    help=f"report variant (repeatable; default: every variant, by default {', '.join(REPORT_VARIANTS)}; "
                         "--config may define others)")
-    p.add_argument("--html", default=None, metavar="REPORT",
-                   help="also write a self-contained HTML report (of the first selected variant) here")
+    add_html(p, "also write a self-contained HTML report (of the first selected variant) here")
     p.add_argument("--images-dir", default=None, metavar="DIR",
                    help="folder of <page_id>.png/.jpg/.gif page scans: the HTML report draws the boxes of the "
                         "worst pages over them, coloured by region CER (needs --html)")
@@ -135,6 +133,7 @@ def run(args: argparse.Namespace, prog: str = PROG) -> int:
     """The command; ``prog`` is the program name its warnings give."""
     config = read_config(args)
     variants = selected_variants(args, config)
+    check_open(args)
     csvs = prediction_files(args.predictions_dir)
     jsons = files_by_stem(args.annotations_dir, (".json",), "annotations")
     pairs = sorted(set(csvs) & set(jsons))
@@ -163,6 +162,7 @@ def run(args: argparse.Namespace, prog: str = PROG) -> int:
                               boxes_of=lambda stem: load_annotation_boxes(jsons[stem], stem),
                               run_info=dict(predictions_dir=args.predictions_dir, annotations_dir=args.annotations_dir,
                                             missing_prediction_pages=missing, unmatched_prediction_files=unmatched))
+    open_report(args)
     return 0
 
 

@@ -1,7 +1,8 @@
 """Score one page against its annotations with one filter set; print or write the page report.
 
 Reads the page's annotation JSON (a Label Studio task or export, or a list of boxes) and its
-evaluation CSV (or OCR file: PAGE-XML, ALTO or hOCR, detected by content), and prints the page report JSON, or with --output writes it and prints one line
+evaluation CSV (or OCR file: PAGE-XML, ALTO or hOCR, detected by content), and prints the page
+report JSON, or with --output writes it and prints one line
 "<variant>: cer=… (1 pages) -> PATH" ("custom" when the filters are not a report variant). From a
 Label Studio export of several tasks, the task whose id or image file stem is the page id is read
 (--page-id, else the CSV file name without .csv). --html also writes the page's HTML report;
@@ -21,8 +22,8 @@ from scorekit.ocr_pages.box_grouping.group import load_predicted_rows
 from scorekit.ocr_pages.box_grouping.ocr_files import page_config
 from scorekit.ocr_pages.box_grouping.loading import load_annotation_boxes
 from scorekit.files import check_outputs, write_atomically
-from scorekit.ocr_pages.cli import (RunError, UsageError, add_common, config_inputs, filters_of, main_for, read_config,
-                                    result_line)
+from scorekit.ocr_pages.cli import (RunError, UsageError, add_common, add_html, check_open, config_inputs, filters_of,
+                                    main_for, open_report, read_config, result_line)
 from scorekit.ocr_pages.evaluation.prediction import evaluate_rows
 from scorekit.ocr_pages.evaluation.reports import report_to_json
 
@@ -41,7 +42,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="page id in the report, and the task read from an export of several Label Studio "
                         "tasks (its id or image file stem; default: the CSV file stem)")
     p.add_argument("--output", default=None, help="write the page report JSON here instead of stdout")
-    p.add_argument("--html", default=None, metavar="REPORT", help="also write a self-contained HTML report here")
+    add_html(p, "also write a self-contained HTML report here")
     p.add_argument("--page-image", default=None, metavar="IMAGE",
                    help="the page's scan (PNG, JPEG or GIF, in the boxes' pixel coordinates): the HTML report draws "
                         "the boxes over it, coloured by region CER (needs --html)")
@@ -51,6 +52,7 @@ def run(args: argparse.Namespace, prog: str = PROG) -> int:
     """The command run as ``prog`` (it prints no warning that would name it)."""
     if args.page_image is not None and args.html is None:
         raise UsageError("--page-image draws on the HTML report: give --html too")
+    check_open(args)
     inputs = [args.annotations_json, args.predictions_csv, *config_inputs(args),
               *([] if args.page_image is None else [args.page_image])]
     check_outputs({"--output": args.output, "--html": args.html}, inputs)
@@ -68,6 +70,7 @@ def run(args: argparse.Namespace, prog: str = PROG) -> int:
 
         overlays = [] if args.page_image is None else [page_overlay(report, page_id, boxes, _read_image(args.page_image))]
         write_run_report(args.html, report, f"OCR page {page_id}", inputs, overlays)
+        open_report(args)
     if args.output:
         write_atomically(args.output, text)
         print(result_line(report["summary"]["variant"], report, args.output))
