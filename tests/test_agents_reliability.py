@@ -22,6 +22,7 @@ from scorekit.agents import (
 )
 # The package re-exports the function ``reliability`` under the submodule's name.
 reliability_module = importlib.import_module("scorekit.agents.reliability")
+stats_module = importlib.import_module("scorekit.stats")
 
 
 def mean(v):
@@ -200,7 +201,7 @@ def test_bootstrap_chunking_matches_one_block(monkeypatch):
     rng = random.Random(3)
     vals = [rng.random() for _ in range(301)]
     whole = bootstrap_ci(vals, "mean", resamples=257, seed=11)
-    monkeypatch.setattr(reliability_module, "_CHUNK_CELLS", 700)   # 2 resamples per chunk
+    monkeypatch.setattr(stats_module, "_CHUNK_CELLS", 700)   # 2 resamples per chunk
     assert bootstrap_ci(vals, "mean", resamples=257, seed=11) == whole
     assert bootstrap_ci(vals, mean, resamples=257, seed=11) == whole
 
@@ -386,7 +387,7 @@ def test_bootstrap_python_312_summation(monkeypatch):
         assert bootstrap_ci(vals, "mean", resamples=res, seed=res) == bootstrap_ci(
             vals, neumaier_mean, resamples=res, seed=res)
     # routed to the Python statistic (whose `sum` is this interpreter's own)
-    sums_like = reliability_module._sums_like_python
+    sums_like = stats_module._sums_like_python
     assert sums_like([0.5, 1.5]) and sums_like([1, 2, True]) and sums_like(np.array([1, 2.5]))
     assert not sums_like([0.5, 1]) and not sums_like([np.float64(0.5)]) and not sums_like([2 ** 53, 1])
     assert sums_like([(0.5, 1), (0.25, 0)], columns=2) and not sums_like([(0.5, 1), (1, 0)], columns=2)

@@ -44,7 +44,8 @@ from scorekit.files import strict_json_loads
 
 #: Subpackages that register their own subcommand: each module has ``add_parser(sub)``, which
 #: sets a ``handler(args) -> exit status`` default on the parsers it adds.
-SUBCOMMAND_MODULES = ("scorekit.ocr_pages.cli", "scorekit.flowcharts.cli", "scorekit.cases.cli", "scorekit.arrow_cli")
+SUBCOMMAND_MODULES = ("scorekit.ocr_pages.cli", "scorekit.flowcharts.cli", "scorekit.cases.cli", "scorekit.arrow_cli",
+                      "scorekit.agents_cli", "scorekit.ocr.extract_cli")
 #: Inputs with at least this many pairs show a progress line (when stderr is a terminal).
 PROGRESS_MIN_PAIRS = 100_000
 #: ``demo --repeat`` bound: the sample corpus scored this many times stays seconds and ~50 MB.
@@ -176,6 +177,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help=f"score the corpus this many times over (throughput; 1 to {MAX_DEMO_REPEAT:,})")
     p.add_argument("--html", metavar="REPORT", default=None,
                    help="also write a self-contained HTML report of the sample corpus to REPORT")
+    p.add_argument("--open", action="store_true", help="open the --html report in the web browser once it is written")
     for name in SUBCOMMAND_MODULES:
         try:
             module = importlib.import_module(name)
@@ -419,6 +421,8 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 
     if not 1 <= args.repeat <= MAX_DEMO_REPEAT:
         raise CliError(f"--repeat must be between 1 and {MAX_DEMO_REPEAT:,}, got {args.repeat:,}")
+    if args.open and args.html is None:
+        raise CliError("--open needs --html REPORT: there is no report to open")
     check_outputs({"--html": args.html}, inputs=demo_inputs())
     corpus = [(p, g, slice_key(label)) for p, g, label in load_sample_corpus()]
     slices: dict[str, list] = {}
@@ -481,14 +485,17 @@ def _cmd_demo(args: argparse.Namespace) -> int:
           + ", ".join(f"{scheme} {r.aggregate:.3f}" for scheme, r in docqa["entities"].items()))
     if args.html is not None:
         from scorekit.demo_report import build_demo_report
-        from scorekit.report import write_report
+        from scorekit.report import open_in_browser, write_report
 
         sample = load_sample_corpus()
         page = build_demo_report(sample, evaluate(sample, metric="cer"), evaluate(sample, metric="wer"),
                                  backend=current_backend(), pairs_per_second=throughput, pairs_scored=scored,
                                  ocr_pages=ocr_pages["no_filter"], flowcharts=rotations, cases=cases,
                                  agents=agents, qe=qe, docqa=docqa)
-        print(f"report: {write_report(args.html, page, inputs=demo_inputs())}")
+        written = write_report(args.html, page, inputs=demo_inputs())
+        print(f"report: {written}")
+        if args.open:
+            open_in_browser(written)
     return 0
 
 

@@ -1,10 +1,11 @@
 """Paired comparison of two agents run on the same tasks (docs/agents-beyond.md).
 
-This module owns :func:`compare_agents`, its result :class:`AgentComparison` and the exact
-:func:`sign_test`. Each task both agents ran is one pair: the per-task success rates (and pass^k)
-of agent ``a`` minus those of ``b``, their mean with a paired bootstrap interval (tasks resampled
-with :func:`~scorekit.agents.reliability.bootstrap_ci`, deterministic by seed), an exact two-sided
-sign test over the tasks whose rates differ, and the tasks that improved, regressed or flipped.
+This module owns :func:`compare_agents` and its result :class:`AgentComparison`; the bootstrap
+and the exact :func:`sign_test` are :mod:`scorekit.stats`'s (re-exported here). Each task both
+agents ran is one pair: the per-task success rates (and pass^k) of agent ``a`` minus those of
+``b``, their mean with a paired bootstrap interval (tasks resampled with
+:func:`~scorekit.stats.bootstrap_ci`, deterministic by seed), an exact two-sided sign test over
+the tasks whose rates differ, and the tasks that improved, regressed or flipped.
 
 >>> a = {"t1": [True, True], "t2": [True, False], "t3": [True, True]}
 >>> b = {"t1": [True, True], "t2": [False, False], "t3": [False, False], "t4": [True]}
@@ -21,57 +22,16 @@ import operator
 import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from fractions import Fraction
 from typing import Any, Optional
 
-from scorekit.agents.reliability import (
-    DEFAULT_BOOTSTRAP_RESAMPLES, ReliabilityReport, bootstrap_ci, outcomes_by_task, pass_hat_k,
-)
-from scorekit.errors import InputTooLargeError, InvalidTypeError, InvalidValueError, describe
+from scorekit.agents.reliability import ReliabilityReport, outcomes_by_task, pass_hat_k
+from scorekit.errors import InvalidTypeError, InvalidValueError, describe
+from scorekit.stats import DEFAULT_BOOTSTRAP_RESAMPLES, MAX_SIGNS, bootstrap_ci, sign_test
 
 __all__ = ["AgentComparison", "compare_agents", "sign_test", "MAX_SIGNS"]
 
-#: Most signs (``n_plus + n_minus``) :func:`sign_test` takes: its exact tail takes about a second
-#: at this size and grows with the square of it (``sign_test(2**62, 2**62)`` would never finish).
-MAX_SIGNS = 100_000
-
 #: ``(trials, successes)`` per task id, in first-seen order.
 Counts = dict[Any, tuple[int, int]]
-
-
-def sign_test(n_plus: int, n_minus: int) -> float:
-    """Exact two-sided sign test: the probability, under a fair coin, of a split of
-    ``n_plus + n_minus`` signs at least as uneven as the one seen (ties are left out beforehand).
-
-    ``min(1, 2 * P(X <= min(n_plus, n_minus)))`` for ``X ~ Binomial(n_plus + n_minus, 1/2)``, from
-    exact integer binomials and one correctly rounded division; ``1.0`` when there are no signs.
-    More than :data:`MAX_SIGNS` signs raise :class:`~scorekit.errors.InputTooLargeError`.
-
-    >>> sign_test(3, 1)                 # 2 * (1 + 4) / 16
-    0.625
-    >>> sign_test(10, 0), sign_test(0, 0)
-    (0.001953125, 1.0)
-    """
-    n_plus, n_minus = _count(n_plus, "n_plus"), _count(n_minus, "n_minus")
-    n = n_plus + n_minus
-    if n > MAX_SIGNS:
-        raise InputTooLargeError(f"n_plus + n_minus is above MAX_SIGNS={MAX_SIGNS:,} signs: the exact tail would "
-                                 "take minutes or never finish")
-    tail, term = 0, 1                   # term = C(n, i)
-    for i in range(min(n_plus, n_minus) + 1):
-        tail += term
-        term = term * (n - i) // (i + 1)
-    return float(min(Fraction(2 * tail, 2 ** n), Fraction(1)))
-
-
-def _count(x: Any, name: str) -> int:
-    try:
-        x = operator.index(x)
-    except TypeError:
-        raise InvalidTypeError(f"must be an integer, got {describe(x)}", field=name) from None
-    if x < 0:
-        raise InvalidValueError(f"must be >= 0, got {x}", field=name)
-    return x
 
 
 @dataclass(frozen=True)

@@ -2,10 +2,8 @@
 
 Pure functions, none of them a Metric. :func:`pass_at_k` is capability (succeeds on *any* of k
 trials), :func:`pass_hat_k` is reliability (succeeds on *all* k); both are computed with exact
-integer binomials and one correctly rounded division. :func:`bootstrap_ci` is a percentile
-bootstrap whose resampling stream is CPython's ``random.Random(seed).randrange`` (so stored
-intervals are reproducible); the mean and ratio-of-sums statistics run in the compiled bootstrap
-kernel (``scorekit._kernels.bootstrap``), any other callable gets the same resamples one by one.
+integer binomials and one correctly rounded division. :func:`bootstrap_ci` (the percentile
+bootstrap of :mod:`scorekit.stats`, re-exported here where the reference kit has it).
 :func:`reliability` groups graded episodes (or a ``{task_id: [bool, ...]}`` mapping) into a
 :class:`ReliabilityReport`, computing each distinct ``(n, c)`` estimator once.
 
@@ -18,20 +16,18 @@ kernel (``scorekit._kernels.bootstrap``), any other callable gets the same resam
 from __future__ import annotations
 
 import math
-import numbers
 import operator
-import random
 import warnings
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import chain, compress
 from typing import Any, Optional, Union
 
 import numpy as np
 
-from scorekit._kernels import bootstrap
 from scorekit.errors import InputTooLargeError
+from scorekit.stats import DEFAULT_BOOTSTRAP_RESAMPLES, bootstrap_ci
 
 __all__ = [
     "DEFAULT_Z", "DEFAULT_BOOTSTRAP_RESAMPLES", "pass_at_k", "pass_hat_k", "wilson_interval",
@@ -40,13 +36,10 @@ __all__ = [
 ]
 
 DEFAULT_Z = 1.96
-DEFAULT_BOOTSTRAP_RESAMPLES = 2000
 #: Most trials ``n`` of one task that :func:`pass_at_k` / :func:`pass_hat_k` take: their exact
 #: binomials take a fraction of a second at this size and minutes (or forever) far above it.
 MAX_TRIALS = 100_000
 
-# Resampled values held at once by the vectorised bootstrap (bounds its memory to a few tens of MB).
-_CHUNK_CELLS = 1 << 21
 
 
 def _counts(n: Any, c: Any, k: Any) -> tuple[int, int, int]:
@@ -165,151 +158,6 @@ def difference_upper_bound(value_a: float, ci_a: Any, value_b: float, ci_b: Any,
     if se_a is None or se_b is None:
         return None
     return (value_a - value_b) + z * math.sqrt(se_a * se_a + se_b * se_b)
-
-
-def _index_chunks(n: int, resamples: int, seed: Any) -> Iterable[np.ndarray]:
-    """``randrange(n)`` draws of ``random.Random(seed)``, as ``(rows, n)`` blocks of resamples.
-
-    CPython's ``randrange(n)`` keeps the top ``n.bit_length()`` bits of each 32-bit MT19937 word
-    and rejects values ``>= n``; rejection only skips words, so the accepted words in order are
-    exactly the reference's index stream. NumPy's MT19937 is started from ``Random(seed)``'s state.
-    """
-    state = random.Random(seed).getstate()[1]
-    bits = np.random.MT19937()
-    bits.state = {"bit_generator": "MT19937",
-                  "state": {"key": np.array(state[:624], dtype=np.uint32), "pos": state[624]}}
-    shift = np.uint64(32 - n.bit_length())
-    accept = n / 2.0 ** n.bit_length()
-    rows = max(1, _CHUNK_CELLS // n)
-    pending = np.empty(0, dtype=np.uint64)
-    done = 0
-    while done < resamples:
-        take = min(rows, resamples - done)
-        need = take * n
-        parts = [pending]
-        have = pending.size
-        while have < need:
-            draws = bits.random_raw(int((need - have) / accept * 1.02) + 64) >> shift
-            draws = draws[draws < n]
-            parts.append(draws)
-            have += draws.size
-        stream = np.concatenate(parts) if len(parts) > 1 else pending
-        yield stream[:need].astype(np.intp).reshape(take, n)
-        pending = stream[need:]
-        done += take
-
-
-def bootstrap_ci(values: Iterable[Any], statistic: Union[str, Callable[[list], float]], *,
-                 resamples: int = DEFAULT_BOOTSTRAP_RESAMPLES, alpha: float = 0.05,
-                 seed: Any = 0) -> tuple[float, float]:
-    """Percentile bootstrap interval of ``statistic`` over ``values``, deterministic by ``seed``.
-
-    ``statistic`` is a callable taking the resampled list, or one of the vectorised names:
-    ``"mean"`` (``sum(v) / len(v)``) and ``"ratio"`` (``values`` are ``(cost, successes)`` pairs;
-    ``sum(cost) / sum(successes)``, ``inf`` for a resample without a success). All three draw
-    the same resamples as ``random.Random(seed)``; ``seed=None`` uses OS entropy. Empty ``values``
-    give ``(nan, nan)``.
-
-    >>> lo, hi = bootstrap_ci([1.0] * 20, lambda v: sum(v) / len(v), resamples=50)
-    >>> lo == hi == 1.0
-    True
-    >>> bootstrap_ci([0, 1, 1, 0, 1], "mean", resamples=10)
-    (0.2, 1.0)
-    """
-    resamples = operator.index(resamples)
-    if resamples < 1:
-        raise ValueError(f"bootstrap_ci: resamples must be >= 1, got {resamples}")
-    if not 0 <= alpha <= 1:
-        raise ValueError(f"bootstrap_ci: alpha must be in [0, 1], got {alpha}")
-    if not isinstance(values, np.ndarray):
-        values = list(values)
-    if len(values) == 0:
-        return (math.nan, math.nan)
-    if statistic == "mean" and _sums_like_python(values):
-        data = _float_column(values, "mean", 1)
-        return _percentiles(bootstrap.resample_means(data, seed, resamples), alpha)
-    if statistic == "ratio" and _sums_like_python(values, columns=2):
-        data = _float_column(values, "ratio", 2)
-        return _percentiles(bootstrap.resample_ratios(data[:, 0], data[:, 1], seed, resamples), alpha)
-    stat = _PYTHON_STATISTICS.get(statistic, statistic) if isinstance(statistic, str) else statistic
-    if not callable(stat):
-        raise TypeError(
-            f"bootstrap_ci: statistic must be a callable, 'mean' or 'ratio'; got {statistic!r}")
-    values = list(values)
-    n = len(values)
-    stats = [stat([values[i] for i in row])
-             for idx in _index_chunks(n, resamples, seed) for row in idx.tolist()]
-    if any(s != s for s in stats):
-        raise ValueError("bootstrap_ci: the statistic returned NaN; the percentiles would be meaningless")
-    stats.sort()
-    lo, hi = _percentile_indices(resamples, alpha)
-    return (stats[lo], stats[hi])
-
-
-def _python_ratio(sample: list) -> float:
-    wins = sum(w for _, w in sample)
-    return math.inf if wins <= 0 else sum(c for c, _ in sample) / wins
-
-
-# The statistics the kernel computes, as Python computes them (for the inputs it cannot take).
-_PYTHON_STATISTICS = {"mean": lambda sample: sum(sample) / len(sample), "ratio": _python_ratio}
-
-
-def _sums_like_python(values: Any, columns: int = 1) -> bool:
-    """Whether the kernel's float sums of ``values`` (of each column of ``(cost, wins)`` pairs
-    when ``columns == 2``) are bit-identical to ``sum``'s. ``sum`` adds ints exactly and, from
-    Python 3.12 on, compensates runs of exact floats only; the kernel adds float64 values, plainly
-    or compensated as this Python does. So: floats (exact ``float`` from 3.12 on) or ints whose
-    magnitudes add up below 2**53, and not both from 3.12 on."""
-    if isinstance(values, np.ndarray):
-        return True
-    try:
-        cols = [values] if columns == 1 else [list(map(operator.itemgetter(i), values))
-                                              for i in range(columns)]
-    except (TypeError, IndexError):
-        return True  # not pairs: the kernel's input check names the problem
-    for col in cols:
-        kinds = set(map(type, col))
-        if not all(issubclass(kind, numbers.Real) for kind in kinds):
-            return True  # not numbers: the kernel's input check names the problem
-        ints = kinds & {int, bool}
-        floats = kinds - ints
-        if bootstrap.COMPENSATED and (floats - {float} or (floats and ints)):
-            return False
-        if not all(issubclass(kind, float) for kind in floats):
-            return False
-        if ints and sum(map(abs, col if not floats else (x for x in col if type(x) in ints))) >= 2 ** 53:
-            return False
-    return True
-
-
-def _float_column(values: Any, statistic: str, width: int) -> np.ndarray:
-    try:
-        data = np.asarray(values, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise TypeError(f"bootstrap_ci(statistic={statistic!r}) takes numbers") from None
-    if width == 1 and data.ndim != 1:
-        raise TypeError("bootstrap_ci(statistic='mean') takes a flat sequence of numbers")
-    if width == 2 and (data.ndim != 2 or data.shape[1] != 2):
-        raise TypeError("bootstrap_ci(statistic='ratio') takes (cost, successes) pairs")
-    if np.isnan(data).any():
-        raise ValueError("bootstrap_ci: values contain NaN; the percentiles would be meaningless")
-    return data
-
-
-def _percentile_indices(resamples: int, alpha: float) -> tuple[int, int]:
-    return int((alpha / 2) * resamples), min(resamples - 1, int((1 - alpha / 2) * resamples))
-
-
-def _percentiles(stats: np.ndarray, alpha: float) -> tuple[float, float]:
-    """The percentile pair of the sorted statistics (the kernels never give NaN for NaN-free
-    values, except ``inf - inf``)."""
-    if np.isnan(stats).any():
-        raise ValueError("bootstrap_ci: the statistic returned NaN (inf - inf); the percentiles "
-                         "would be meaningless")
-    stats.sort()
-    lo, hi = _percentile_indices(len(stats), alpha)
-    return (float(stats[lo]), float(stats[hi]))
 
 
 @dataclass
