@@ -1,5 +1,6 @@
 """OCR text metrics (``scorekit.ocr.metrics``, ``scorekit.ocr.fca``): CER, WER and their counts
-against dinglehopper 0.11 as the oracle (hand cases and Hypothesis over mixed-script text), the
+against dinglehopper 0.11 as the oracle (hand cases, Hypothesis over mixed-script text, and the
+readers' PAGE/ALTO/text files against dinglehopper's command-line computation), the
 bag-of-words WER against a brute force over word orders, word accuracy against a textbook LCS,
 the confusions against dinglehopper's own edit script, the per-class accuracy by hand, the flexible
 character accuracy by hand, by its properties and against an exhaustive search of its matching
@@ -18,6 +19,7 @@ import numpy as np
 import pytest
 from dinglehopper.character_error_rate import character_error_rate_n
 from dinglehopper.edit_distance import editops as dinglehopper_editops
+from dinglehopper.ocr_files import extract as dinglehopper_extract
 from dinglehopper.word_error_rate import word_error_rate_n, words_normalized
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -25,9 +27,10 @@ from uniseg.graphemecluster import grapheme_clusters
 
 import doc_examples
 import fuzz_harness
+from test_ocr_formats import FIXTURES, write
 from scorekit._kernels import levenshtein as lev
 from scorekit.errors import InvalidTypeError, InvalidValueError
-from scorekit.ocr import bow_wer, compare_texts, flexible_character_accuracy, words
+from scorekit.ocr import bow_wer, compare_texts, flexible_character_accuracy, read, words
 from scorekit.ocr.fca import COEFFICIENTS, fca_errors
 from scorekit.ocr.metrics import bag_distance
 
@@ -113,6 +116,24 @@ def test_cer_wer_equal_dinglehopper_on_mixed_text(gt, ocr):
 @given(mixed_text)
 def test_words_are_dinglehoppers(text):
     assert words(unicodedata.normalize("NFC", text)) == list(words_normalized(text))
+
+
+@pytest.mark.parametrize("level", ["region", "line"])
+@pytest.mark.parametrize("gt_name", sorted(FIXTURES))
+def test_cer_wer_equal_dinglehoppers_command_line_on_files(tmp_path, gt_name, level):
+    """The readers' test files (PAGE in four namespaces, reading orders, tables, empty regions,
+    combining characters, RTL, ALTO, text), each against every other as OCR: ``compare_texts`` on
+    the text ``scorekit.ocr.read`` extracts equals dinglehopper's command line, which scores its
+    own extraction (per-segment grapheme clusters joined by the segment joiner)."""
+    paths = {name: write(tmp_path, name, content) for name, content in FIXTURES.items()}
+    gt = dinglehopper_extract(str(paths[gt_name]), textequiv_level=level, plain_encoding="utf-8-sig")
+    ours = read(paths[gt_name], level=level).text
+    for ocr_name, path in sorted(paths.items()):
+        ocr = dinglehopper_extract(str(path), textequiv_level=level, plain_encoding="utf-8-sig")
+        cer, n = character_error_rate_n(gt, ocr)
+        wer, n_words = word_error_rate_n(list(words_normalized(gt)), list(words_normalized(ocr)))
+        c = compare_texts(ours, read(path, level=level).text)
+        assert figures(c) == (cer, n, wer, n_words), ocr_name
 
 
 def test_empty_ground_truth_keeps_dinglehoppers_inf_or_fails_closed():
