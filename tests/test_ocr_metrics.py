@@ -274,7 +274,7 @@ def test_fca_is_one_on_identical_and_shuffled_lines(lines, rnd):
 
 @settings(max_examples=100)
 @given(line_lists, line_lists)
-def test_fca_lies_in_unit_interval_and_is_not_below_its_counted_errors(gt_lines, ocr_lines):
+def test_fca_lies_in_unit_interval_and_loses_at_least_the_length_difference(gt_lines, ocr_lines):
     value = flexible_character_accuracy("\n".join(gt_lines), "\n".join(ocr_lines))
     assert 0.0 <= value <= 1.0
     n = sum(len(x) for x in gt_lines)
