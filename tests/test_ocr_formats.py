@@ -575,3 +575,22 @@ def test_documentation_examples(tmp_path, monkeypatch):
     run_python_blocks("ocr-formats.md", min_blocks=2,
                       optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     assert os.listdir(tmp_path)
+
+
+def test_unreadable_text_in_a_region_left_out_of_the_reading_order_is_listed_not_refused(tmp_path):
+    # found by test_random_page_documents_read_as_dinglehopper: dinglehopper never reads the
+    # region, so its unstable text ("ﬁ" + a combining acute) must not make the document unreadable
+    content = ('<?xml version="1.0" encoding="UTF-8"?>\n'
+               '<PcGts xmlns="http://schema.primaresearch.org/PAGE/gts/pagecontent/2013-07-15">\n'
+               '<Page imageFilename="p.png" imageWidth="1000" imageHeight="1000"><ReadingOrder>'
+               '<UnorderedGroup id="top"><RegionRef id="x" regionRef="r0"/></UnorderedGroup></ReadingOrder>'
+               '<TextRegion id="r0"><TextLine id="l0"><TextEquiv><Unicode>kept</Unicode></TextEquiv></TextLine>'
+               '<TextEquiv><Unicode>kept</Unicode></TextEquiv></TextRegion>'
+               '<TableRegion id="t3"><TextRegion id="r3"><TextLine id="r3l0"><TextEquiv><Unicode>\ufb01\u0301'
+               '</Unicode></TextEquiv></TextLine></TextRegion></TableRegion></Page></PcGts>\n')
+    path = tmp_path / "doc.xml"
+    path.write_text(content, encoding="utf-8")
+    for level, omitted in (("region", ()), ("line", ("r3",))):  # r3 has text at line level only
+        doc = read(path, level=level)
+        assert doc.text == oracle(path, level) == "kept"
+        assert doc.omitted == omitted

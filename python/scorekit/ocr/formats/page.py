@@ -180,5 +180,15 @@ def read_page(path: Any, root: Any, level: Optional[str]) -> OcrDocument:
         if text:
             texts.append(text)
             segments.extend(found)
-    omitted = tuple(r.get("id") or f"line {r.sourceline}" for r in left_out if reader.unit(r, "region")[0])
+    omitted = tuple(r.get("id") or f"line {r.sourceline}" for r in left_out if _has_text(reader, r))
     return OcrDocument(str(path), "page", "\n".join(texts), tuple(segments), reader.version, omitted)
+
+
+def _has_text(reader: _Reader, region: Any) -> bool:
+    """Whether a region the reading order leaves out holds text. Its text is not part of the
+    document, so what would make it unreadable (text that normalisation leaves unstable, bad
+    coordinates) is not an error here, as in dinglehopper, which never reads it: it is listed."""
+    try:
+        return bool(reader.unit(region, "region")[0])
+    except OcrFormatError:
+        return True
