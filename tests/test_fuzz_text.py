@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import unicodedata
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -267,3 +268,12 @@ def test_ocr_compare_texts(gt, ocr, metrics):
     if c.alignment is not None:
         assert "".join(g for g, _, _ in c.alignment) == unicodedata.normalize("NFC", gt)
     assert c.fca is None or 0.0 <= c.fca <= 1.0
+
+
+@pytest.mark.parametrize("b", [["\ud800", None], [None, "\ud800"], ["ok", "x\ud801"]])
+def test_first_bad_item_is_the_error_on_both_backends(b):
+    # found by test_batch_levenshtein: the Python packer named a later non-str item before an
+    # earlier lone surrogate, the compiled one the surrogate
+    out = on_both_backends(lambda: batch.levenshtein(["a", "b"], b))
+    first_bad = 0 if b[0] != "ok" else 1
+    assert out[0] != "ok" and f"b[{first_bad}]" in str(out)

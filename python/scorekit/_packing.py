@@ -79,21 +79,32 @@ def pack_texts_python(texts: Sequence[str], name: str) -> Packed:
     try:
         joined = "".join(texts)
     except TypeError:
+        # the first bad item in order, as the compiled packer reads them (a lone surrogate before
+        # a non-str item is the error, not the later item)
         for k, t in enumerate(texts):
             if not isinstance(t, str):
                 raise TypeError(f"{name}[{k}] must be str, got {type(t).__name__}") from None
+            _check_scalar_values(t, name, k)
         raise
     offsets = offsets_of(map(len, texts), len(texts))
     try:
         encoded = joined.encode("utf-32-le")
     except UnicodeEncodeError as exc:
         k = bisect.bisect_right(offsets, exc.start) - 1
-        position = exc.start - int(offsets[k])
+        _check_scalar_values(texts[k], name, k)
+        raise
+    return np.frombuffer(encoded, dtype=np.uint32), offsets
+
+
+def _check_scalar_values(text: str, name: str, k: int) -> None:
+    """Refuse ``text`` (item ``k`` of ``name``) when it holds a lone surrogate."""
+    try:
+        text.encode("utf-32-le")
+    except UnicodeEncodeError as exc:
         raise ValueError(
-            f"{name}[{k}] contains a lone surrogate U+{ord(joined[exc.start]):04X} at position {position}; "
+            f"{name}[{k}] contains a lone surrogate U+{ord(text[exc.start]):04X} at position {exc.start}; "
             "only Unicode scalar values can be scored"
         ) from None
-    return np.frombuffer(encoded, dtype=np.uint32), offsets
 
 
 def pack_positions(positions: Sequence[Sequence[int]], lengths: Sequence[int], name: str) -> Packed:
