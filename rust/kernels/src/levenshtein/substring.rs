@@ -37,7 +37,10 @@ pub fn best_substring(
     pattern: &[u32],
     text: &[u32],
 ) -> Result<(usize, usize, usize), TryReserveError> {
-    assert!((text.len() as u64) < UNIT, "text too long for best_substring");
+    assert!(
+        (text.len() as u64) < UNIT,
+        "text too long for best_substring"
+    );
     let row = &mut ws.row;
     row.clear();
     row.try_reserve(text.len() + 1)?;
