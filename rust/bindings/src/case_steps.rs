@@ -13,7 +13,7 @@
 
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList, PyString};
+use pyo3::types::{PyDict, PyFloat, PyList, PyString};
 use scorekit_kernels::records;
 
 use crate::parallel::guarded;
@@ -65,6 +65,8 @@ struct Walker<'a, 'py> {
     path: String,
     leaves: Vec<Bound<'py, PyAny>>,
     scored: Vec<f64>,
+    /// The scores 0.0 and 1.0 of scalar leaves, made once per walk.
+    zero_one: [Bound<'py, PyFloat>; 2],
 }
 
 /// `Ok(false)`: a value the walker does not read (the caller answers `None`).
@@ -75,18 +77,19 @@ impl<'py> Walker<'_, 'py> {
         PyString::new(self.py, &self.path)
     }
 
-    /// A scored leaf without a list match.
+    /// A scored leaf without a list match: 1.0 when `equal`, else 0.0.
     fn leaf(
         &mut self,
         actual: &Bound<'py, PyAny>,
         expected: &Bound<'py, PyAny>,
-        score: f64,
+        equal: bool,
     ) -> Walked {
+        let score = &self.zero_one[usize::from(equal)];
         let leaf = self
             .field_score
             .call1((self.path(), actual, expected, score))?;
         self.leaves.push(leaf);
-        self.scored.push(score);
+        self.scored.push(if equal { 1.0 } else { 0.0 });
         Ok(true)
     }
 
@@ -126,7 +129,7 @@ impl<'py> Walker<'_, 'py> {
             },
             _ => return Ok(false),
         };
-        self.leaf(actual, expected, if equal { 1.0 } else { 0.0 })
+        self.leaf(actual, expected, equal)
     }
 
     fn dict(
@@ -172,7 +175,7 @@ impl<'py> Walker<'_, 'py> {
     /// An unordered list (`scoring._Scorer.unordered` without comparators, greedy matching).
     fn list(&mut self, actual: &Bound<'py, PyAny>, expected: &Bound<'py, PyList>) -> Walked {
         let Ok(actual) = actual.cast_exact::<PyList>().map(snapshot) else {
-            return self.leaf(actual, expected.as_any(), 0.0);
+            return self.leaf(actual, expected.as_any(), false);
         };
         let expected = snapshot(expected);
         let (actual_copy, expected_copy) = (
@@ -180,8 +183,11 @@ impl<'py> Walker<'_, 'py> {
             PyList::new(self.py, &expected)?,
         );
         if expected.is_empty() {
-            let score = if actual.is_empty() { 1.0 } else { 0.0 };
-            return self.leaf(actual_copy.as_any(), expected_copy.as_any(), score);
+            return self.leaf(
+                actual_copy.as_any(),
+                expected_copy.as_any(),
+                actual.is_empty(),
+            );
         }
         let plain: Vec<usize> = (0..expected.len())
             .filter(|&j| !is_ignore(&expected[j]))
@@ -292,6 +298,7 @@ fn cases_step_score<'py>(
             path: step_name.to_str()?.to_owned(),
             leaves: Vec::new(),
             scored: Vec::new(),
+            zero_one: [PyFloat::new(py, 0.0), PyFloat::new(py, 1.0)],
         };
         if !walker.score(actual, expected, 0)? {
             return Ok(None);

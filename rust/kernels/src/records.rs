@@ -184,20 +184,29 @@ pub fn fsum(values: &[f64]) -> f64 {
 /// Greedy pairing of scalar list items by value id: every expected item (in order) takes the
 /// first unpaired actual item with its id. A negative expected id is not scored ($ignore), a
 /// negative actual id equals nothing. Returns `(expected index, actual index)` pairs in expected
-/// order: what greedy pairing on the 0/1 item score matrix gives.
+/// order: what greedy pairing on the 0/1 item score matrix gives. Ids are small (an interner's),
+/// the work is linear in the lists and the largest id.
 pub fn multiset_pairs(expected: &[i64], actual: &[i64]) -> Vec<(usize, usize)> {
-    let mut free: std::collections::HashMap<i64, Vec<usize>> = std::collections::HashMap::new();
+    const NONE: usize = usize::MAX;
+    let ids = expected.iter().chain(actual).copied().max().unwrap_or(-1);
+    // per id, the free actual items with it as a linked list in index order: `first[id]`, then
+    // `after[i]` of each item
+    let mut first = vec![NONE; usize::try_from(ids + 1).unwrap_or(0)];
+    let mut after = vec![NONE; actual.len()];
     for (i, &id) in actual.iter().enumerate().rev() {
-        if id >= 0 {
-            free.entry(id).or_default().push(i);
+        if let Ok(id) = usize::try_from(id) {
+            after[i] = first[id];
+            first[id] = i;
         }
     }
     let mut pairs = Vec::new();
     for (j, &id) in expected.iter().enumerate() {
-        if id < 0 {
+        let Ok(id) = usize::try_from(id) else {
             continue;
-        }
-        if let Some(i) = free.get_mut(&id).and_then(Vec::pop) {
+        };
+        let i = first[id];
+        if i != NONE {
+            first[id] = after[i];
             pairs.push((j, i));
         }
     }
