@@ -137,3 +137,13 @@ def test_values_the_walker_does_not_read_go_to_python(actual, expected):
 def test_an_all_ignored_step_is_ignored_by_the_walker():
     step = kernels.step_score({"a": 1}, {"a": "$ignore", "b": {"c": "$ignore"}}, "s", CLASSES)
     assert (step.score, step.status, [f.status for f in step.field_scores]) == (0.0, "ignored", ["ignored"] * 2)
+
+
+def test_the_step_mean_is_correctly_rounded():
+    """Ten lists scoring 0.1 each: a naive sum gives 0.9999999999999999, math.fsum 1.0."""
+    expected = {f"k{n}": list(range(10)) for n in range(10)}
+    actual = {f"k{n}": [0] for n in range(10)}
+    step = kernels.step_score(actual, expected, "s", CLASSES)
+    assert [f.score for f in step.field_scores] == [0.1] * 10
+    assert sum([0.1] * 10) != 1.0 and step.score == math.fsum([0.1] * 10) / 10 == 0.1
+    _same(step, _python(actual, expected, step_name="s"))

@@ -1,8 +1,8 @@
 //! Binding of the step walker of `scorekit.cases` (`scoring.score_step` without comparators,
 //! greedy matching; `scorekit._kernels.cases.step_score`): reads one step's expected and actual
 //! values and builds the step's `StepScore` with its `FieldScore`s in the order, and with the values, the Python scorer
-//! gives them. Equality is the record reader's value ids; pairing and sums are the `records`
-//! kernels'.
+//! gives them. Equality is the record reader's (`Scalar::equals`, the keys its interner ids
+//! follow); pairing and sums are the `records` kernels'.
 //!
 //! Read here: expected values that are plain `dict`s with `str` keys, plain `list`s and the
 //! scalars of the record reader (`None`, `bool`, 64-bit `int`, `float`, `str`, `"$ignore"`), up
@@ -17,9 +17,7 @@ use pyo3::types::{PyDict, PyFloat, PyList, PyString};
 use scorekit_kernels::records;
 
 use crate::parallel::guarded;
-use crate::records::{
-    classify, err, read_records, snapshot, Interner, Leaf, Read, Scalar, NEVER, UNSCORED,
-};
+use crate::records::{classify, err, read_records, scalar_ids, snapshot, Leaf, Read, Scalar};
 
 /// Nesting below which a step is walked here (deeper ones take the general path).
 const MAX_DEPTH: usize = 64;
@@ -48,20 +46,11 @@ fn actual_kind<'a, 'py>(v: &'a Bound<'py, PyAny>) -> Option<Actual<'a, 'py>> {
     }
 }
 
-fn is_scalar(v: &Bound<'_, PyAny>) -> bool {
-    matches!(classify(v), Leaf::Scalar(_))
-}
-
-fn is_ignore(v: &Bound<'_, PyAny>) -> bool {
-    matches!(classify(v), Leaf::Scalar(Scalar::Str(IGNORE)))
-}
-
 /// One walk: the result classes, the leaves made so far and the scores that count.
 struct Walker<'a, 'py> {
     py: Python<'py>,
     field_score: &'a Bound<'py, PyAny>,
     list_match: &'a Bound<'py, PyAny>,
-    ids: Interner,
     path: String,
     leaves: Vec<Bound<'py, PyAny>>,
     scored: Vec<f64>,
@@ -189,26 +178,30 @@ impl<'py> Walker<'_, 'py> {
                 actual.is_empty(),
             );
         }
+        let items: Vec<Leaf<'_>> = expected.iter().map(classify).collect();
         let plain: Vec<usize> = (0..expected.len())
-            .filter(|&j| !is_ignore(&expected[j]))
+            .filter(|&j| !matches!(items[j], Leaf::Scalar(Scalar::Str(IGNORE))))
             .collect();
         let pairs: Vec<(usize, usize, f64)>;
         let wild_slots;
-        if plain.iter().all(|&j| is_scalar(&expected[j])) && actual.iter().all(is_scalar) {
-            let mut e_ids = vec![UNSCORED; expected.len()];
-            for &j in &plain {
-                let Leaf::Scalar(s) = classify(&expected[j]) else {
-                    return Ok(false);
-                };
-                e_ids[j] = self.ids.intern(&s);
-            }
-            let mut a_ids = vec![NEVER; actual.len()];
-            for (i, v) in actual.iter().enumerate() {
-                let Leaf::Scalar(s) = classify(v) else {
-                    return Ok(false);
-                };
-                a_ids[i] = self.ids.lookup(&s);
-            }
+        let scalars: Option<Vec<Scalar<'_>>> = actual
+            .iter()
+            .map(|v| match classify(v) {
+                Leaf::Scalar(s) => Some(s),
+                _ => None,
+            })
+            .collect();
+        let expected_scalars = plain.iter().all(|&j| matches!(items[j], Leaf::Scalar(_)));
+        if let (Some(scalars), true) = (scalars, expected_scalars) {
+            let scored: Vec<Option<Scalar<'_>>> = items
+                .into_iter()
+                .map(|item| match item {
+                    Leaf::Scalar(Scalar::Str(IGNORE)) => None,
+                    Leaf::Scalar(s) => Some(s),
+                    _ => None, // not reached: every item that is not $ignore is a scalar
+                })
+                .collect();
+            let (e_ids, a_ids) = scalar_ids(&scored, &scalars);
             pairs = records::multiset_pairs(&e_ids, &a_ids)
                 .into_iter()
                 .map(|(j, i)| (j, i, 1.0))
@@ -294,8 +287,12 @@ fn cases_step_score<'py>(
             py,
             field_score: &field_score,
             list_match: &list_match,
-            ids: Interner::new(),
-            path: step_name.to_str()?.to_owned(),
+            // an ignored step has one leaf, named for the whole value
+            path: if matches!(classify(expected), Leaf::Scalar(Scalar::Str(IGNORE))) {
+                "<value>".to_owned()
+            } else {
+                step_name.to_str()?.to_owned()
+            },
             leaves: Vec::new(),
             scored: Vec::new(),
             zero_one: [PyFloat::new(py, 0.0), PyFloat::new(py, 1.0)],

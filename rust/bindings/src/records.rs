@@ -88,7 +88,7 @@ pub(crate) fn classify<'a>(v: &'a Bound<'_, PyAny>) -> Leaf<'a> {
 
 /// What a scalar is equal by: equal keys are equal values (`1 == 1.0`, booleans apart from
 /// numbers); NaN has no key, it equals nothing. The interner gives equal keys one id.
-#[derive(PartialEq)]
+#[derive(PartialEq, Eq, Hash)]
 enum Key<'a> {
     None,
     Bool(bool),
@@ -116,6 +116,35 @@ impl<'a> Scalar<'a> {
     pub(crate) fn equals(&self, other: &Scalar<'_>) -> bool {
         self.key().is_some_and(|k| other.key() == Some(k))
     }
+}
+
+/// Value ids of the items of two scalar lists, equal values sharing one: an expected item that
+/// is `None` (not scored) has `UNSCORED`, NaN an id of its own, an actual value equal to no
+/// expected one `NEVER`. The strings are borrowed, not copied (a list's own interner).
+pub(crate) fn scalar_ids(
+    expected: &[Option<Scalar<'_>>],
+    actual: &[Scalar<'_>],
+) -> (Vec<i64>, Vec<i64>) {
+    let mut ids: FastMap<Key<'_>, i64> =
+        FastMap::with_capacity_and_hasher(expected.len(), Default::default());
+    let mut e = Vec::with_capacity(expected.len());
+    for (j, item) in expected.iter().enumerate() {
+        let fresh = j as i64; // an id no earlier item took
+        e.push(match item.as_ref().map(Scalar::key) {
+            None => UNSCORED,
+            Some(None) => fresh,
+            Some(Some(key)) => *ids.entry(key).or_insert(fresh),
+        });
+    }
+    let a = actual
+        .iter()
+        .map(|s| {
+            s.key()
+                .and_then(|key| ids.get(&key).copied())
+                .unwrap_or(NEVER)
+        })
+        .collect();
+    (e, a)
 }
 
 impl Interner {

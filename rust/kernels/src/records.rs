@@ -136,6 +136,10 @@ pub fn greedy_pairs(matrix: &[f64], rows: usize, cols: usize) -> Result<Vec<i64>
 /// (Shewchuk's exact partial sums, then the round-half-even correction of the last partials), so
 /// that a score summed here is bit-identical to the one the Python scorer computes.
 pub fn fsum(values: &[f64]) -> f64 {
+    // the usual case, leaves scored 0 or 1: a count, exact
+    if values.iter().all(|&v| v == 1.0 || v == 0.0) {
+        return values.iter().filter(|&&v| v == 1.0).count() as f64;
+    }
     let mut partials: Vec<f64> = Vec::new();
     for &value in values {
         let mut x = value;
@@ -154,7 +158,9 @@ pub fn fsum(values: &[f64]) -> f64 {
             x = high;
         }
         partials.truncate(kept);
-        partials.push(x);
+        if x != 0.0 {
+            partials.push(x); // zeros are not kept: a sum of zeros is +0.0, as in Python
+        }
     }
     let Some(mut high) = partials.pop() else {
         return 0.0;
@@ -244,6 +250,8 @@ mod tests {
     #[test]
     fn fsum_is_correctly_rounded() {
         assert_eq!(fsum(&[]), 0.0);
+        assert_eq!(fsum(&[1.0, 0.0, 1.0]), 2.0);
+        assert!(fsum(&[-0.0]).is_sign_positive() && fsum(&[-0.5, 0.5, -0.0]).is_sign_positive());
         assert_eq!(fsum(&[0.1; 10]), 1.0); // a naive sum gives 0.9999999999999999
         assert_eq!(fsum(&[1e100, 1.0, -1e100, 1e-100]), 1.0);
         // ties of the last partials round half to even: 1 + 2**-53 + 2**-80 rounds up
