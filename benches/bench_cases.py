@@ -177,11 +177,21 @@ def _near(rng: random.Random, value):
     return value
 
 
-SMALL_KINDS = (("invoice, 1 line item", lambda rng: _invoice(rng, 1)),
-               ("invoice, 3 line items", lambda rng: _invoice(rng, 3)),
-               ("invoice, 5 line items", lambda rng: _invoice(rng, 5)),
-               ("nested dicts, no lists", _parties),
-               ("scalar lists (authors, keywords)", _paper))
+SMALL_KINDS = {"invoice, 1 line item": lambda rng: _invoice(rng, 1),
+               "invoice, 3 line items": lambda rng: _invoice(rng, 3),
+               "invoice, 5 line items": lambda rng: _invoice(rng, 5),
+               "nested dicts, no lists": _parties,
+               "scalar lists (authors, keywords)": _paper}
+
+
+def small_documents(kind: str, n: int, seed: int) -> list[tuple[dict, dict]]:
+    """``n`` (expected, actual) pairs of the small document kind ``kind`` (a key of SMALL_KINDS)."""
+    rng = random.Random(f"{seed}-{kind}")
+    docs = []
+    for _ in range(n):
+        expected = SMALL_KINDS[kind](rng)
+        docs.append((expected, _near(rng, expected)))
+    return docs
 
 
 def _leaves(value) -> int:
@@ -199,12 +209,8 @@ def small_end(n: int, seed: int, rounds: int) -> None:
     print(f"| document (scorekit backend: {current_backend()}) | fields scored | pyconveyor 1.10 `_score_step` "
           "| scorekit `score_step` | ratio | steps whose score differs (decisions 15, 20) |")
     print("|---|---|---|---|---|---|")
-    rng = random.Random(seed)
-    for label, make in SMALL_KINDS:
-        docs = []
-        for _ in range(n):
-            expected = make(rng)
-            docs.append((expected, _near(rng, expected)))
+    for label in SMALL_KINDS:
+        docs = small_documents(label, n, seed)
         ours = [score_step(a, e).score for e, a in docs]
         ref = [runner._score_step("step", a, e)[0] for e, a in docs]
         differ = sum(1 for x, y in zip(ours, ref) if abs(x - y) > 1e-12)

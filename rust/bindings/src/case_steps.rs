@@ -54,7 +54,7 @@ struct Walker<'a, 'py> {
     path: String,
     leaves: Vec<Bound<'py, PyAny>>,
     scored: Vec<f64>,
-    /// The scores 0.0 and 1.0 of scalar leaves, made once per walk.
+    /// The scores 0.0 and 1.0, made once per walk.
     zero_one: [Bound<'py, PyFloat>; 2],
 }
 
@@ -66,6 +66,15 @@ impl<'py> Walker<'_, 'py> {
         PyString::new(self.py, &self.path)
     }
 
+    /// `value` as a Python float: the walk's own 0.0 and 1.0, made once, or a new one.
+    fn float(&self, value: f64) -> Bound<'py, PyFloat> {
+        match value {
+            1.0 => self.zero_one[1].clone(),
+            0.0 if value.is_sign_positive() => self.zero_one[0].clone(),
+            _ => PyFloat::new(self.py, value),
+        }
+    }
+
     /// A scored leaf without a list match: 1.0 when `equal`, else 0.0.
     fn leaf(
         &mut self,
@@ -73,7 +82,7 @@ impl<'py> Walker<'_, 'py> {
         expected: &Bound<'py, PyAny>,
         equal: bool,
     ) -> Walked {
-        let score = &self.zero_one[usize::from(equal)];
+        let score = self.float(if equal { 1.0 } else { 0.0 });
         let leaf = self
             .field_score
             .call1((self.path(), actual, expected, score))?;
@@ -244,7 +253,10 @@ impl<'py> Walker<'_, 'py> {
         let scores: Vec<f64> = pairs.iter().map(|p| p.2).collect();
         let (precision, recall, f1) =
             records::list_scores(&scores, wildcards, expected.len(), actual.len());
-        let pairs = PyList::new(self.py, pairs)?;
+        let pairs = PyList::new(
+            self.py,
+            pairs.iter().map(|&(j, i, score)| (j, i, self.float(score))),
+        )?;
         let matched = self.list_match.call1((
             intern!(self.py, "greedy"),
             expected.len(),
