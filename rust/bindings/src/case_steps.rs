@@ -1,8 +1,8 @@
 //! Binding of the step walker of `scorekit.cases` (`scoring.score_step` without comparators,
 //! greedy matching; `scorekit._kernels.cases.step_score`): reads one step's expected and actual
-//! values and builds the step's `StepScore` with its `FieldScore`s in the order, and with the values, the Python scorer
-//! gives them. Equality is the record reader's (`Scalar::equals`, the keys its interner ids
-//! follow); pairing and sums are the `records` kernels'.
+//! values and builds the step's `StepScore` with its `FieldScore`s, in the order and with the
+//! values the Python scorer gives them. Equality is the record reader's (`Scalar::equals`, the
+//! keys its interner ids follow); pairing and sums are the `records` kernels'.
 //!
 //! Read here: expected values that are plain `dict`s with `str` keys, plain `list`s and the
 //! scalars of the record reader (`None`, `bool`, 64-bit `int`, `float`, `str`, `"$ignore"`), up
@@ -115,7 +115,7 @@ impl<'py> Walker<'_, 'py> {
                     self.path(),
                     actual,
                     expected,
-                    0.0,
+                    self.float(0.0),
                     intern!(self.py, "ignored"),
                 ))?;
                 self.leaves.push(leaf);
