@@ -51,7 +51,8 @@ lint: build
 # its import blocked (tests/core_check.py).
 CORE_SLICE := tests/test_facade.py tests/test_text.py tests/test_strings.py tests/test_agents_metrics.py \
 	tests/test_agents_reliability.py tests/test_spans.py tests/test_anls.py tests/test_trees_api.py \
-	tests/test_qe_signals.py tests/test_qe_calibrate.py tests/test_fields.py tests/test_ged_typed_graph.py
+	tests/test_qe_signals.py tests/test_qe_calibrate.py tests/test_fields.py tests/test_ged_typed_graph.py \
+	tests/test_cases_pyconveyor.py
 core-check: EXTRAS := test
 core-check: build
 	SCOREKIT_BACKEND=numba SCOREKIT_CORE_CHECK=poison $(PY) -m pytest -q -p no:cacheprovider $(CORE_SLICE)

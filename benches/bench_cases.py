@@ -1,12 +1,18 @@
 """Case benchmark scoring: scorekit.cases against pyconveyor 1.10's scorer on the same documents.
 
-    .venv/bin/python benches/bench_cases.py [--cases 10000] [--seed 0] [--big 20]
+    .venv/bin/python benches/bench_cases.py [--cases 10000] [--seed 0] [--big 20] [--small 2000]
 
-Builds ``--cases`` invoice-like cases in memory: an ``extract`` step (vendor, dates, totals, an
-address dict and ``line_items``, a list of 5–50 records of 10 fields: texts, ints, floats, a
-boolean, a null) and a ``classify`` step; the actual outputs are the expected ones with records
-shuffled, dropped and added and ~10% of the fields changed. Both sides score every case's steps
-(pyconveyor through ``BenchmarkRunner._score_step``, the scorer its ``run()`` calls per step;
+Both ends in one run. The small end first (``--small`` documents of each kind, one step each):
+ordinary extraction documents — invoice headers with an address dict, a list of tags and 1, 3 or
+5 line items; nested dicts without lists; scalar lists (authors, keywords) — scored by
+``scorekit.cases.score_step`` on the current backend and by pyconveyor's ``_score_step``,
+alternately, best of ``--rounds`` rounds each, in µs per document.
+
+Then the large end: ``--cases`` invoice-like cases in memory: an ``extract`` step (vendor, dates,
+totals, an address dict and ``line_items``, a list of 5–50 records of 10 fields: texts, ints,
+floats, a boolean, a null) and a ``classify`` step; the actual outputs are the expected ones with
+records shuffled, dropped and added and ~10% of the fields changed. Both sides score every case's
+steps (pyconveyor through ``BenchmarkRunner._score_step``, the scorer its ``run()`` calls per step;
 scorekit through ``scorekit.cases.score_case``, greedy and optimal), in one process, one after the
 other; the case scores are checked to agree where no decision of docs/cases.md applies (reported
 as the count of cases whose scores differ, all of them from decisions 15 and 20). Also times the
@@ -14,6 +20,7 @@ hard end: ``--big`` cases with 500-record lists, and (``--end-to-end``) the whol
 ``BenchmarkRunner`` over the same cases written as case directories with a saved-outputs
 pipeline: discovery, loading, scoring and aggregation, with 1 and 2 worker processes.
 
+``SCOREKIT_BACKEND=numba`` times the Numba backend, where steps are walked in Python.
 pyconveyor is a benchmark oracle (``pip install pyconveyor==1.10.0``), never a scorekit dependency.
 """
 
@@ -119,6 +126,108 @@ def compare(label: str, cases) -> None:
           f"| {statistics.fmean(ours):.4f} / {statistics.fmean(opt):.4f} |", flush=True)
 
 
+NAMES = ("A. Ahn", "B. Berg", "C. Cruz", "D. Diaz", "E. Eze", "F. Fox", "G. Gill", "H. Hahn")
+
+
+def _invoice(rng: random.Random, n_items: int) -> dict:
+    """An invoice header, an address dict, a list of tags and ``n_items`` line items."""
+    return {"vendor": rng.choice(VENDORS), "number": f"INV-{rng.randint(0, 99999):05d}",
+            "date": f"2024-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}", "total": round(rng.uniform(1, 900), 2),
+            "currency": rng.choice(("EUR", "USD")), "paid": rng.random() < 0.5,
+            "address": {"street": f"{rng.randint(1, 200)} Main St", "city": rng.choice(("Berlin", "Paris")),
+                        "zip": f"{rng.randint(10000, 99999)}"},
+            "tags": rng.sample(WORDS, 3),
+            "line_items": [{"sku": f"SKU-{rng.randint(0, 99999):05d}", "description": rng.choice(WORDS),
+                            "quantity": rng.randint(1, 9), "unit_price": round(rng.uniform(0.5, 50), 2)}
+                           for _ in range(n_items)]}
+
+
+def _parties(rng: random.Random) -> dict:
+    """Nested dicts only: buyer and seller with addresses, dates."""
+    def party():
+        return {"name": rng.choice(VENDORS), "vat": f"DE{rng.randint(10**8, 10**9 - 1)}",
+                "address": {"street": f"{rng.randint(1, 200)} Main St", "city": rng.choice(("Berlin", "Paris")),
+                            "zip": f"{rng.randint(10000, 99999)}", "country": rng.choice(("DE", "FR"))}}
+    return {"number": f"INV-{rng.randint(0, 99999):05d}", "total": round(rng.uniform(1, 900), 2),
+            "buyer": party(), "seller": party(), "dates": {"issued": "2024-03-01", "due": "2024-04-01"}}
+
+
+def _paper(rng: random.Random) -> dict:
+    """Scalar lists: authors and keywords beside a few fields."""
+    return {"title": " ".join(rng.sample(WORDS, 4)), "year": rng.randint(1990, 2024),
+            "doi": f"10.{rng.randint(1000, 9999)}/{rng.randint(0, 99999)}", "venue": rng.choice(VENDORS),
+            "authors": rng.sample(NAMES, rng.randint(3, 6)), "keywords": rng.sample(WORDS, rng.randint(3, 8))}
+
+
+def _near(rng: random.Random, value):
+    """An extraction near ``value``: ~10% of the scalars changed, list items shuffled, one sometimes
+    dropped or added, a key sometimes missing."""
+    if isinstance(value, dict):
+        return {k: _near(rng, v) for k, v in value.items() if rng.random() > 0.03}
+    if isinstance(value, list):
+        items = [_near(rng, v) for v in value]
+        if items and rng.random() < 0.2:
+            items.pop(rng.randrange(len(items)))
+        if rng.random() < 0.2:
+            items.append(copy.deepcopy(rng.choice(value)) if value and isinstance(value[0], dict) else rng.choice(WORDS))
+        rng.shuffle(items)
+        return items
+    if rng.random() < 0.1:
+        return value.upper() if isinstance(value, str) else rng.choice(("?", 0, None))
+    return value
+
+
+SMALL_KINDS = {"invoice, 1 line item": lambda rng: _invoice(rng, 1),
+               "invoice, 3 line items": lambda rng: _invoice(rng, 3),
+               "invoice, 5 line items": lambda rng: _invoice(rng, 5),
+               "nested dicts, no lists": _parties,
+               "scalar lists (authors, keywords)": _paper}
+
+
+def small_documents(kind: str, n: int, seed: int) -> list[tuple[dict, dict]]:
+    """``n`` (expected, actual) pairs of the small document kind ``kind`` (a key of SMALL_KINDS)."""
+    rng = random.Random(f"{seed}-{kind}")
+    docs = []
+    for _ in range(n):
+        expected = SMALL_KINDS[kind](rng)
+        docs.append((expected, _near(rng, expected)))
+    return docs
+
+
+def _leaves(value) -> int:
+    return sum(_leaves(v) for v in value.values()) if isinstance(value, dict) else 1
+
+
+def small_end(n: int, seed: int, rounds: int) -> None:
+    """Per-document times of single steps at the small end, both kits alternately, best of ``rounds``."""
+    from pyconveyor import BenchmarkRunner
+
+    from scorekit._kernels import current_backend
+    from scorekit.cases import score_step
+
+    runner = BenchmarkRunner(tempfile.mkdtemp(), pipelines=[])
+    print(f"| document (scorekit backend: {current_backend()}) | fields scored | pyconveyor 1.10 `_score_step` "
+          "| scorekit `score_step` | ratio | steps whose score differs (decisions 15, 20) |")
+    print("|---|---|---|---|---|---|")
+    for label in SMALL_KINDS:
+        docs = small_documents(label, n, seed)
+        ours = [score_step(a, e).score for e, a in docs]
+        ref = [runner._score_step("step", a, e)[0] for e, a in docs]
+        differ = sum(1 for x, y in zip(ours, ref) if abs(x - y) > 1e-12)
+        best_ours = best_ref = math.inf
+        for _ in range(rounds):
+            start = time.perf_counter()
+            for e, a in docs:
+                score_step(a, e)
+            best_ours = min(best_ours, time.perf_counter() - start)
+            start = time.perf_counter()
+            for e, a in docs:
+                runner._score_step("step", a, e)
+            best_ref = min(best_ref, time.perf_counter() - start)
+        print(f"| {label} | {statistics.fmean(_leaves(e) for e, _ in docs):.1f} | {best_ref / n * 1e6:.1f} µs "
+              f"| {best_ours / n * 1e6:.1f} µs | **{best_ref / best_ours:.1f}×** | {differ} |", flush=True)
+
+
 #: Work per case of the callable pipeline in the whole-run rows (a stand-in for a model call).
 PIPELINE_SECONDS = 0.005
 
@@ -176,7 +285,12 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--big", type=int, default=20, help="cases with 500-record lists (the hard end)")
     ap.add_argument("--end-to-end", action="store_true", help="also time whole BenchmarkRunner runs")
+    ap.add_argument("--small", type=int, default=2000, help="documents of each small kind (0: skip the small end)")
+    ap.add_argument("--rounds", type=int, default=7, help="timing rounds at the small end (best taken)")
     args = ap.parse_args()
+    if args.small:
+        small_end(args.small, args.seed, args.rounds)
+        print()
     print("| documents | cases | pyconveyor 1.10 `_score_step` | scorekit greedy | ratio | scorekit optimal (added) "
           "| cases whose score differs (decisions 15, 20) | mean greedy / optimal |")
     print("|---|---|---|---|---|---|---|---|")

@@ -1,15 +1,17 @@
 """asv suite: case benchmark scoring (``scorekit.cases``): invoice-like documents with lists of
 records (the documents of ``benches/bench_cases.py``), greedy and optimal matching, the record
-kernels alone; ``track_*`` pins the mean case score of a fixed sample."""
+kernels alone; the small end (single steps of ordinary extraction documents, issue #33) beside
+pyconveyor 1.10's scorer when it is installed; ``track_*`` pins the mean case score of a fixed
+sample."""
 
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench_cases import build  # noqa: E402
+from bench_cases import SMALL_KINDS, build, small_documents  # noqa: E402
 from scorekit._kernels import cases as kernels  # noqa: E402
-from scorekit.cases import score_case  # noqa: E402
+from scorekit.cases import score_case, score_step  # noqa: E402
 
 
 class ScoreCases:
@@ -27,6 +29,40 @@ class ScoreCases:
     def time_optimal(self, records):
         for expected, actual in self.cases:
             score_case(expected, actual, matching="optimal")
+
+
+class _SmallDocuments:
+    """200 single steps of each small kind."""
+
+    params = [list(SMALL_KINDS)]
+    param_names = ["document"]
+
+    def setup(self, document):
+        self.docs = small_documents(document, 200, 0)
+
+
+class ScoreSmallDocuments(_SmallDocuments):
+    def time_scorekit(self, document):
+        for expected, actual in self.docs:
+            score_step(actual, expected)
+
+
+class PyconveyorSmallDocuments(_SmallDocuments):
+    """The same steps scored by pyconveyor 1.10 (skipped where it is not installed)."""
+
+    def setup(self, document):
+        try:
+            from pyconveyor import BenchmarkRunner
+        except ImportError:
+            raise NotImplementedError("pyconveyor is not installed") from None
+        import tempfile
+
+        super().setup(document)
+        self.reference = BenchmarkRunner(tempfile.mkdtemp(), pipelines=[])
+
+    def time_pyconveyor(self, document):
+        for expected, actual in self.docs:
+            self.reference._score_step("step", actual, expected)
 
 
 class RecordKernels:

@@ -48,6 +48,7 @@ __all__ = [
     "cases_record_ids",
     "cases_match_matrix",
     "cases_greedy_pairs",
+    "cases_step_score",
     "bootstrap_means",
     "bootstrap_ratios",
     "float_sum",
@@ -336,6 +337,11 @@ def cases_match_matrix(expected: npt.NDArray[np.int64], actual: npt.NDArray[np.i
     """Item scores from value ids: ``float64[nE, nA]``."""
 def cases_greedy_pairs(matrix: _F64) -> _I64:
     """Greedy pairing on a score matrix: the column of every row, or -1."""
+
+# --- case benchmarks' step walker (rust/bindings/src/case_steps.rs) -------------------------------
+def cases_step_score(actual: Any, expected: Any, step_name: str, classes: tuple[Any, Any, Any]) -> Any:
+    """The StepScore of one step without comparators, greedy matching, made with ``classes``
+    (StepScore, FieldScore, ListMatch), or None when a value needs the Python scorer."""
 
 # --- episode reader of scorekit.agents.cost (rust/bindings/src/episodes.rs) -----------------------
 def cost_columns(

@@ -15,6 +15,12 @@ reader), the arithmetic ``cases_numba``. Shapes read (both readers): expected re
 ``float``, ``str`` or ``"$ignore"``, nested plain dicts allowed (no lists, no ``$ordered``);
 walking an actual record meets only plain dicts, those scalars and containers (a container equals
 no scalar); a missing key reads as ``None``.
+
+:func:`step_score` is the whole step at once (``rust/bindings/src/case_steps.rs``): the compiled
+walker builds a step's ``StepScore`` with its ``FieldScore`` objects, or answers ``None`` for a value it does
+not read. It has no Numba twin of its own: on the Numba backend it answers ``None`` and
+``scorekit.cases.scoring`` walks the step in Python, which gives the same result (the tests
+compare the two).
 """
 
 from __future__ import annotations
@@ -172,6 +178,14 @@ def record_score_matrix(expected: list, actual: list) -> Optional[tuple[np.ndarr
     if ids is None:
         return None
     return _kernels.implementation("cases").cases_match_matrix(*ids), (ids[0] >= 0).sum(axis=1, dtype=np.int64)
+
+
+def step_score(actual: Any, expected: Any, step_name: str, classes: tuple[type, type, type]) -> Any:
+    """The ``StepScore`` of a step scored without comparators and with greedy matching, made with
+    ``classes`` (``StepScore``, ``FieldScore``, ``ListMatch``); ``None`` when the compiled walker
+    does not read the step, or on the Numba backend (module docs)."""
+    core = _kernels.compiled()
+    return None if core is None else core.cases_step_score(actual, expected, step_name, classes)
 
 
 def match_matrix(expected_ids: np.ndarray, actual_ids: np.ndarray) -> np.ndarray:

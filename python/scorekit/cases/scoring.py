@@ -19,10 +19,14 @@ records a decision; in short:
 
 Lists of records take the compiled path (:mod:`scorekit._kernels.cases`): the records' leaves are
 read and compared in the kernel, which fills the item score matrix; greedy pairing runs there too.
+A step without comparators and with greedy matching is walked whole by the compiled walker
+(``step_leaves``) when it reads every value of it; else, and on the Numba backend, by the Python
+walker below, which gives the same leaves.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import warnings
@@ -79,7 +83,7 @@ def _is_ordered(expected: Any) -> bool:
 class _Scorer:
     """One scoring call's settings: the comparators and the matching method."""
 
-    __slots__ = ("comparators", "matching", "element_prefixes")
+    __slots__ = ("comparators", "matching", "element_prefixes", "walked")
 
     def __init__(self, comparators: Optional[Comparators], matching: str) -> None:
         if matching not in MATCHING:
@@ -89,6 +93,8 @@ class _Scorer:
         # list paths under which some comparator applies to the items: those lists take the
         # general path (the compiled one compares by equality only)
         self.element_prefixes = tuple(key.split("[]", 1)[0] for key in self.comparators if "[]" in key)
+        # steps the compiled walker may score whole: no comparators, greedy matching
+        self.walked = not self.comparators and matching == "greedy"
 
     # -- comparators -------------------------------------------------------------------------
 
@@ -321,6 +327,8 @@ def check_comparators(comparators: Any) -> list[str]:
 
 
 def _scorer(comparators: Optional[Comparators], matching: str) -> _Scorer:
+    if not comparators and matching in _PLAIN_SCORERS:
+        return _PLAIN_SCORERS[matching]
     problems = check_comparators(comparators)
     if problems:
         from scorekit.cases.errors import CasesConfigError
@@ -329,12 +337,31 @@ def _scorer(comparators: Optional[Comparators], matching: str) -> _Scorer:
     return _Scorer(comparators, matching)
 
 
+#: The scorer without comparators of every matching method (it holds no per-call state).
+_PLAIN_SCORERS = {matching: _Scorer(None, matching) for matching in MATCHING}
+
+
+_RESULT_CLASSES = (StepScore, FieldScore, ListMatch)
+
+
+@functools.cache
+def _walker() -> Callable[..., Optional[StepScore]]:
+    """The compiled walker's dispatch (imported on first use: importing scorekit.cases loads no NumPy)."""
+    from scorekit._kernels.cases import step_score
+
+    return step_score
+
+
 def _score_step(scorer: _Scorer, step_name: str, actual: Any, expected: Any) -> StepScore:
     if type(expected) is str and expected == IGNORE:
         return StepScore(step_name, 0.0, "ignored", [FieldScore("<value>", actual, expected, 0.0, "ignored")])
     if step_name in scorer.comparators:
         score = scorer.compare(step_name, actual, expected)
         return StepScore(step_name, score, "scored", [FieldScore("<value>", actual, expected, score)])
+    if scorer.walked:
+        step = _walker()(actual, expected, step_name, _RESULT_CLASSES)
+        if step is not None:
+            return step
     leaves: list[FieldScore] = []
     scorer.score(actual, expected, step_name, leaves)
     scored = [f.score for f in leaves if f.status == "scored"]

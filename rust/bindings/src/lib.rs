@@ -21,6 +21,7 @@ mod anls;
 mod arrow_text;
 mod bootstrap;
 mod calls;
+mod case_steps;
 mod conformal;
 mod episodes;
 mod flows;
@@ -58,6 +59,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     text_pair::register(m)?;
     graphemes::register(m)?;
     records::register(m)?;
+    case_steps::register(m)?;
     bootstrap::register(m)?;
     episodes::register(m)?;
     isotonic::register(m)?;

@@ -24,13 +24,13 @@ use crate::parallel::guarded;
 /// Nesting below which expected records are read here (deeper ones take the general path).
 const MAX_DEPTH: usize = 64;
 /// The id of a value that equals nothing (a container, NaN).
-const NEVER: i64 = -2;
+pub(crate) const NEVER: i64 = -2;
 /// An expected path the record does not score.
-const UNSCORED: i64 = -1;
+pub(crate) const UNSCORED: i64 = -1;
 
 /// Value ids: equal values share one id.
 #[derive(Default)]
-struct Interner {
+pub(crate) struct Interner {
     strings: FastMap<String, i64>,
     ints: FastMap<i64, i64>,
     floats: FastMap<u64, i64>,
@@ -38,7 +38,7 @@ struct Interner {
 }
 
 /// A scalar leaf, borrowed.
-enum Scalar<'a> {
+pub(crate) enum Scalar<'a> {
     None,
     Bool(bool),
     Int(i64),
@@ -47,13 +47,13 @@ enum Scalar<'a> {
 }
 
 /// What a leaf value is: a scalar, a container (equal to no scalar), or unsupported here.
-enum Leaf<'a> {
+pub(crate) enum Leaf<'a> {
     Scalar(Scalar<'a>),
     Container,
     Unsupported,
 }
 
-fn classify<'a>(v: &'a Bound<'_, PyAny>) -> Leaf<'a> {
+pub(crate) fn classify<'a>(v: &'a Bound<'_, PyAny>) -> Leaf<'a> {
     if v.is_none() {
         return Leaf::Scalar(Scalar::None);
     }
@@ -86,6 +86,67 @@ fn classify<'a>(v: &'a Bound<'_, PyAny>) -> Leaf<'a> {
     Leaf::Unsupported
 }
 
+/// What a scalar is equal by: equal keys are equal values (`1 == 1.0`, booleans apart from
+/// numbers); NaN has no key, it equals nothing. The interner gives equal keys one id.
+#[derive(PartialEq, Eq, Hash)]
+enum Key<'a> {
+    None,
+    Bool(bool),
+    Int(i64),
+    Float(u64),
+    Str(&'a str),
+}
+
+impl<'a> Scalar<'a> {
+    fn key(&self) -> Option<Key<'a>> {
+        Some(match *self {
+            Scalar::None => Key::None,
+            Scalar::Bool(b) => Key::Bool(b),
+            Scalar::Int(x) => Key::Int(x),
+            Scalar::Float(f) if f.is_nan() => return None,
+            Scalar::Float(f) => match exact_i64(f) {
+                Some(x) => Key::Int(x),
+                None => Key::Float(f.to_bits()),
+            },
+            Scalar::Str(t) => Key::Str(t),
+        })
+    }
+
+    /// Whether two scalars are equal (their ids would be), without interning them.
+    pub(crate) fn equals(&self, other: &Scalar<'_>) -> bool {
+        self.key().is_some_and(|k| other.key() == Some(k))
+    }
+}
+
+/// Value ids of the items of two scalar lists, equal values sharing one: an expected item that
+/// is `None` (not scored) has `UNSCORED`, NaN an id of its own, an actual value equal to no
+/// expected one `NEVER`. The strings are borrowed, not copied (a list's own interner).
+pub(crate) fn scalar_ids(
+    expected: &[Option<Scalar<'_>>],
+    actual: &[Scalar<'_>],
+) -> (Vec<i64>, Vec<i64>) {
+    let mut ids: FastMap<Key<'_>, i64> =
+        FastMap::with_capacity_and_hasher(expected.len(), Default::default());
+    let mut e = Vec::with_capacity(expected.len());
+    for (j, item) in expected.iter().enumerate() {
+        let fresh = j as i64; // an id no earlier item took
+        e.push(match item.as_ref().map(Scalar::key) {
+            None => UNSCORED,
+            Some(None) => fresh,
+            Some(Some(key)) => *ids.entry(key).or_insert(fresh),
+        });
+    }
+    let a = actual
+        .iter()
+        .map(|s| {
+            s.key()
+                .and_then(|key| ids.get(&key).copied())
+                .unwrap_or(NEVER)
+        })
+        .collect();
+    (e, a)
+}
+
 impl Interner {
     fn fresh(&mut self) -> i64 {
         self.next += 1;
@@ -93,34 +154,30 @@ impl Interner {
     }
 
     /// The id of an expected value (new values get new ids; NaN always a new one).
-    fn intern(&mut self, s: &Scalar<'_>) -> i64 {
-        let key = match *s {
-            Scalar::None => 0u64,
-            Scalar::Bool(b) => 1 + b as u64,
-            Scalar::Int(x) => return self.intern_int(x),
-            Scalar::Float(f) if f.is_nan() => return self.fresh(),
-            Scalar::Float(f) => match exact_i64(f) {
-                Some(x) => return self.intern_int(x),
-                None => {
-                    if let Some(&id) = self.floats.get(&f.to_bits()) {
-                        return id;
-                    }
-                    let id = self.fresh();
-                    self.floats.insert(f.to_bits(), id);
+    pub(crate) fn intern(&mut self, s: &Scalar<'_>) -> i64 {
+        match s.key() {
+            None => self.fresh(),
+            // ids 0..3 are reserved for None, False, True (see `new`)
+            Some(Key::None) => 0,
+            Some(Key::Bool(b)) => 1 + b as i64,
+            Some(Key::Int(x)) => self.intern_int(x),
+            Some(Key::Float(bits)) => {
+                if let Some(&id) = self.floats.get(&bits) {
                     return id;
                 }
-            },
-            Scalar::Str(t) => {
+                let id = self.fresh();
+                self.floats.insert(bits, id);
+                id
+            }
+            Some(Key::Str(t)) => {
                 if let Some(&id) = self.strings.get(t) {
                     return id;
                 }
                 let id = self.fresh();
                 self.strings.insert(t.to_owned(), id);
-                return id;
+                id
             }
-        };
-        // None, False, True: ids 0..3 are reserved for them (see `new`)
-        key as i64
+        }
     }
 
     fn intern_int(&mut self, x: i64) -> i64 {
@@ -133,21 +190,18 @@ impl Interner {
     }
 
     /// The id of an actual value: an expected value's id, or `NEVER`.
-    fn lookup(&self, s: &Scalar<'_>) -> i64 {
-        match *s {
-            Scalar::None => 0,
-            Scalar::Bool(b) => 1 + b as i64,
-            Scalar::Int(x) => self.ints.get(&x).copied().unwrap_or(NEVER),
-            Scalar::Float(f) if f.is_nan() => NEVER,
-            Scalar::Float(f) => match exact_i64(f) {
-                Some(x) => self.ints.get(&x).copied().unwrap_or(NEVER),
-                None => self.floats.get(&f.to_bits()).copied().unwrap_or(NEVER),
-            },
-            Scalar::Str(t) => self.strings.get(t).copied().unwrap_or(NEVER),
+    pub(crate) fn lookup(&self, s: &Scalar<'_>) -> i64 {
+        match s.key() {
+            None => NEVER,
+            Some(Key::None) => 0,
+            Some(Key::Bool(b)) => 1 + b as i64,
+            Some(Key::Int(x)) => self.ints.get(&x).copied().unwrap_or(NEVER),
+            Some(Key::Float(bits)) => self.floats.get(&bits).copied().unwrap_or(NEVER),
+            Some(Key::Str(t)) => self.strings.get(t).copied().unwrap_or(NEVER),
         }
     }
 
-    fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Interner {
             next: 3,
             ..Default::default()
@@ -236,25 +290,28 @@ impl<'py> Paths<'py> {
     }
 }
 
+/// The items of `list` as they are now.
+pub(crate) fn snapshot<'py>(list: &Bound<'py, PyList>) -> Vec<Bound<'py, PyAny>> {
+    list.iter().collect()
+}
+
 /// What `read_records` gives: the value ids, the number of paths and the two lists' lengths.
-struct Read {
-    e: Vec<i64>,
-    a: Vec<i64>,
-    p: usize,
-    rows: usize,
-    cols: usize,
+pub(crate) struct Read {
+    pub(crate) e: Vec<i64>,
+    pub(crate) a: Vec<i64>,
+    pub(crate) p: usize,
+    pub(crate) rows: usize,
+    pub(crate) cols: usize,
 }
 
 /// Value ids of expected and actual records, or `None` when a record is not of the supported
-/// shape: `(expected int64[nE, P], actual int64[nA, P])`. Both lists are copied once, before
-/// anything is read, so a hostile `__eq__` (a dict key lookup calls it) that grows or shrinks a
-/// list cannot change the lengths the arrays are shaped with.
-fn read_records<'py>(
-    expected: &Bound<'py, PyList>,
-    actual: &Bound<'py, PyList>,
+/// shape: `(expected int64[nE, P], actual int64[nA, P])`. The callers take both lists' items
+/// once (see [`snapshot`]), before anything is read, so a hostile `__eq__` (a dict key lookup
+/// calls it) that grows or shrinks a list cannot change the lengths the arrays are shaped with.
+pub(crate) fn read_records<'py>(
+    expected: &[Bound<'py, PyAny>],
+    actual: &[Bound<'py, PyAny>],
 ) -> PyResult<Option<Read>> {
-    let expected: Vec<Bound<'py, PyAny>> = expected.iter().collect();
-    let actual: Vec<Bound<'py, PyAny>> = actual.iter().collect();
     let mut ids = Interner::new();
     let mut paths = Paths {
         nodes: Vec::new(),
@@ -351,7 +408,7 @@ fn cases_record_matrix<'py>(
             p,
             rows,
             cols,
-        }) = read_records(expected, actual)?
+        }) = read_records(&snapshot(expected), &snapshot(actual))?
         else {
             return Ok(None);
         };
@@ -378,7 +435,7 @@ fn cases_record_ids<'py>(
             p,
             rows,
             cols,
-        }) = read_records(expected, actual)?
+        }) = read_records(&snapshot(expected), &snapshot(actual))?
         else {
             return Ok(None);
         };
@@ -389,7 +446,7 @@ fn cases_record_ids<'py>(
     })
 }
 
-fn err(e: records::RecordsError) -> PyErr {
+pub(crate) fn err(e: records::RecordsError) -> PyErr {
     PyValueError::new_err(e.to_string())
 }
 

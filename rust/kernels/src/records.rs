@@ -132,9 +132,158 @@ pub fn greedy_pairs(matrix: &[f64], rows: usize, cols: usize) -> Result<Vec<i64>
     Ok(chosen)
 }
 
+/// The sum of `values` correctly rounded, as Python's `math.fsum` gives it for finite values
+/// (Shewchuk's exact partial sums, then the round-half-even correction of the last partials), so
+/// that a score summed here is bit-identical to the one the Python scorer computes.
+pub fn fsum(values: &[f64]) -> f64 {
+    // the usual case, leaves scored 0 or 1: a count, exact
+    if values.iter().all(|&v| v == 1.0 || v == 0.0) {
+        return values.iter().filter(|&&v| v == 1.0).count() as f64;
+    }
+    let mut partials: Vec<f64> = Vec::new();
+    for &value in values {
+        let mut x = value;
+        let mut kept = 0;
+        for k in 0..partials.len() {
+            let mut y = partials[k];
+            if x.abs() < y.abs() {
+                std::mem::swap(&mut x, &mut y);
+            }
+            let high = x + y;
+            let low = y - (high - x);
+            if low != 0.0 {
+                partials[kept] = low;
+                kept += 1;
+            }
+            x = high;
+        }
+        partials.truncate(kept);
+        if x != 0.0 {
+            partials.push(x); // zeros are not kept: a sum of zeros is +0.0, as in Python
+        }
+    }
+    let Some(mut high) = partials.pop() else {
+        return 0.0;
+    };
+    let mut low = 0.0;
+    while let Some(y) = partials.pop() {
+        let x = high;
+        high = x + y;
+        low = y - (high - x);
+        if low != 0.0 {
+            break;
+        }
+    }
+    // the rest of the partials only decides a tie of `high + low`: round half to even
+    if let Some(&next) = partials.last() {
+        if (low < 0.0 && next < 0.0) || (low > 0.0 && next > 0.0) {
+            let y = low * 2.0;
+            let x = high + y;
+            if y == x - high {
+                high = x;
+            }
+        }
+    }
+    high
+}
+
+/// Greedy pairing of scalar list items by value id: every expected item (in order) takes the
+/// first unpaired actual item with its id. A negative expected id is not scored ($ignore), a
+/// negative actual id equals nothing. Returns `(expected index, actual index)` pairs in expected
+/// order: what greedy pairing on the 0/1 item score matrix gives. Ids are small (an interner's),
+/// the work is linear in the lists and the largest id.
+pub fn multiset_pairs(expected: &[i64], actual: &[i64]) -> Vec<(usize, usize)> {
+    const NONE: usize = usize::MAX;
+    let ids = expected.iter().chain(actual).copied().max().unwrap_or(-1);
+    // per id, the free actual items with it as a linked list in index order: `first[id]`, then
+    // `after[i]` of each item
+    let mut first = vec![NONE; usize::try_from(ids + 1).unwrap_or(0)];
+    let mut after = vec![NONE; actual.len()];
+    for (i, &id) in actual.iter().enumerate().rev() {
+        if let Ok(id) = usize::try_from(id) {
+            after[i] = first[id];
+            first[id] = i;
+        }
+    }
+    let mut pairs = Vec::new();
+    for (j, &id) in expected.iter().enumerate() {
+        let Ok(id) = usize::try_from(id) else {
+            continue;
+        };
+        let i = first[id];
+        if i != NONE {
+            first[id] = after[i];
+            pairs.push((j, i));
+        }
+    }
+    pairs
+}
+
+/// A list's `(precision, recall, f1)` from its paired item scores and filled wildcards:
+/// hits = correctly rounded sum of the scores + wildcards; recall = hits / expected length,
+/// precision = hits / actual length (0.0 for an empty actual list). `n_expected` is not 0.
+pub fn list_scores(
+    scores: &[f64],
+    wildcards: usize,
+    n_expected: usize,
+    n_actual: usize,
+) -> (f64, f64, f64) {
+    let hits = fsum(scores) + wildcards as f64;
+    let recall = hits / n_expected as f64;
+    let precision = if n_actual > 0 {
+        hits / n_actual as f64
+    } else {
+        0.0
+    };
+    let f1 = if precision + recall > 0.0 {
+        2.0 * precision * recall / (precision + recall)
+    } else {
+        0.0
+    };
+    (precision, recall, f1)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fsum_is_correctly_rounded() {
+        assert_eq!(fsum(&[]), 0.0);
+        assert_eq!(fsum(&[1.0, 0.0, 1.0]), 2.0);
+        assert!(fsum(&[-0.0]).is_sign_positive() && fsum(&[-0.5, 0.5, -0.0]).is_sign_positive());
+        assert_eq!(fsum(&[0.1; 10]), 1.0); // a naive sum gives 0.9999999999999999
+        assert_eq!(fsum(&[1e100, 1.0, -1e100, 1e-100]), 1.0);
+        // ties of the last partials round half to even: 1 + 2**-53 + 2**-80 rounds up
+        let (ulp, tiny) = (2f64.powi(-53), 2f64.powi(-80));
+        assert_eq!(fsum(&[1.0, ulp, tiny]), 1.0 + 2.0 * ulp);
+        assert_eq!(fsum(&[1.0, ulp]), 1.0);
+        assert_eq!(fsum(&[1.0 / 3.0, 2.0 / 3.0, 0.5]), 1.5);
+        // every sum of k/n fractions is the exactly rounded rational sum
+        for n in 1..12u32 {
+            let parts: Vec<f64> = (0..=n).map(|k| k as f64 / n as f64).collect();
+            assert_eq!(fsum(&parts), (n + 1) as f64 / 2.0);
+        }
+    }
+
+    #[test]
+    fn multiset_pairs_take_the_first_equal_free_item() {
+        // expected [a, b, a, $ignore, c]; actual [b, a, x(never), a]
+        let e = [3, 4, 3, -1, 5];
+        let a = [4, 3, -2, 3];
+        assert_eq!(multiset_pairs(&e, &a), vec![(0, 1), (1, 0), (2, 3)]);
+        assert!(multiset_pairs(&[-1, -1], &[-2, -2]).is_empty());
+        assert!(multiset_pairs(&[], &[1]).is_empty());
+    }
+
+    #[test]
+    fn list_scores_count_wildcards_and_extra_items() {
+        let (p, r, f) = list_scores(&[1.0, 0.5], 1, 4, 5);
+        assert_eq!((p, r), (2.5 / 5.0, 2.5 / 4.0));
+        assert_eq!(f, 2.0 * p * r / (p + r));
+        assert_eq!(list_scores(&[], 0, 2, 0), (0.0, 0.0, 0.0));
+        assert_eq!(list_scores(&[], 2, 2, 3), (2.0 / 3.0, 1.0, 0.8));
+    }
 
     #[test]
     fn matrix_counts_equal_scored_paths() {

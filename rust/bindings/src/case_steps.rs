@@ -1,0 +1,331 @@
+//! Binding of the step walker of `scorekit.cases` (`scoring.score_step` without comparators,
+//! greedy matching; `scorekit._kernels.cases.step_score`): reads one step's expected and actual
+//! values and builds the step's `StepScore` with its `FieldScore`s, in the order and with the
+//! values the Python scorer gives them. Equality is the record reader's (`Scalar::equals`, the
+//! keys its interner ids follow); pairing and sums are the `records` kernels'.
+//!
+//! Read here: expected values that are plain `dict`s with `str` keys, plain `list`s and the
+//! scalars of the record reader (`None`, `bool`, 64-bit `int`, `float`, `str`, `"$ignore"`), up
+//! to `MAX_DEPTH` levels; actual values of those types (a `dict` or `list` equals no scalar).
+//! Lists of scalars pair as multisets, lists of records through the record reader. Anything
+//! else — `{"$ordered": ...}`, other types, records the reader leaves to the general scorer —
+//! makes the call answer `None`, and Python scores the step by the general rules.
+
+use pyo3::intern;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyFloat, PyList, PyString};
+use scorekit_kernels::records;
+
+use crate::parallel::guarded;
+use crate::records::{classify, err, read_records, scalar_ids, snapshot, Leaf, Read, Scalar};
+
+/// Nesting below which a step is walked here (deeper ones take the general path).
+const MAX_DEPTH: usize = 64;
+const IGNORE: &str = "$ignore";
+
+/// An actual value as the walker sees it; `None` from [`actual_kind`] for other types.
+enum Actual<'a, 'py> {
+    Scalar(Scalar<'a>),
+    Dict(&'a Bound<'py, PyDict>),
+    List,
+}
+
+fn actual_kind<'a, 'py>(v: &'a Bound<'py, PyAny>) -> Option<Actual<'a, 'py>> {
+    match classify(v) {
+        Leaf::Scalar(s) => Some(Actual::Scalar(s)),
+        Leaf::Container => {
+            if let Ok(d) = v.cast_exact::<PyDict>() {
+                Some(Actual::Dict(d))
+            } else if v.cast_exact::<PyList>().is_ok() {
+                Some(Actual::List)
+            } else {
+                None
+            }
+        }
+        Leaf::Unsupported => None,
+    }
+}
+
+/// One walk: the result classes, the leaves made so far and the scores that count.
+struct Walker<'a, 'py> {
+    py: Python<'py>,
+    field_score: &'a Bound<'py, PyAny>,
+    list_match: &'a Bound<'py, PyAny>,
+    path: String,
+    leaves: Vec<Bound<'py, PyAny>>,
+    scored: Vec<f64>,
+    /// The scores 0.0 and 1.0, made once per walk.
+    zero_one: [Bound<'py, PyFloat>; 2],
+}
+
+/// `Ok(false)`: a value the walker does not read (the caller answers `None`).
+type Walked = PyResult<bool>;
+
+impl<'py> Walker<'_, 'py> {
+    fn path(&self) -> Bound<'py, PyString> {
+        PyString::new(self.py, &self.path)
+    }
+
+    /// `value` as a Python float: the walk's own 0.0 and 1.0, made once, or a new one.
+    fn float(&self, value: f64) -> Bound<'py, PyFloat> {
+        match value {
+            1.0 => self.zero_one[1].clone(),
+            0.0 if value.is_sign_positive() => self.zero_one[0].clone(),
+            _ => PyFloat::new(self.py, value),
+        }
+    }
+
+    /// A scored leaf without a list match: 1.0 when `equal`, else 0.0.
+    fn leaf(
+        &mut self,
+        actual: &Bound<'py, PyAny>,
+        expected: &Bound<'py, PyAny>,
+        equal: bool,
+    ) -> Walked {
+        let score = self.float(if equal { 1.0 } else { 0.0 });
+        let leaf = self
+            .field_score
+            .call1((self.path(), actual, expected, score))?;
+        self.leaves.push(leaf);
+        self.scored.push(if equal { 1.0 } else { 0.0 });
+        Ok(true)
+    }
+
+    fn score(
+        &mut self,
+        actual: &Bound<'py, PyAny>,
+        expected: &Bound<'py, PyAny>,
+        depth: usize,
+    ) -> Walked {
+        let Some(got) = actual_kind(actual) else {
+            return Ok(false);
+        };
+        if depth > MAX_DEPTH {
+            return Ok(false);
+        }
+        if let Ok(d) = expected.cast_exact::<PyDict>() {
+            return self.dict(got, d, depth);
+        }
+        if let Ok(items) = expected.cast_exact::<PyList>() {
+            return self.list(actual, items);
+        }
+        let equal = match classify(expected) {
+            Leaf::Scalar(Scalar::Str(IGNORE)) => {
+                let leaf = self.field_score.call1((
+                    self.path(),
+                    actual,
+                    expected,
+                    self.float(0.0),
+                    intern!(self.py, "ignored"),
+                ))?;
+                self.leaves.push(leaf);
+                return Ok(true);
+            }
+            Leaf::Scalar(e) => match got {
+                Actual::Scalar(a) => e.equals(&a),
+                Actual::Dict(_) | Actual::List => false,
+            },
+            _ => return Ok(false),
+        };
+        self.leaf(actual, expected, equal)
+    }
+
+    fn dict(
+        &mut self,
+        got: Actual<'_, 'py>,
+        expected: &Bound<'py, PyDict>,
+        depth: usize,
+    ) -> Walked {
+        if expected.len() == 1 {
+            if let Some(v) = expected.get_item("$ordered")? {
+                if v.is_instance_of::<PyList>() {
+                    return Ok(false);
+                }
+            }
+        }
+        let source = match got {
+            Actual::Dict(d) => Some(d.clone()),
+            _ => None,
+        };
+        let none = self.py.None().into_bound(self.py);
+        let end = self.path.len();
+        for (key, value) in expected.iter() {
+            let Ok(key) = key.cast_exact::<PyString>() else {
+                return Ok(false);
+            };
+            let Ok(text) = key.to_str() else {
+                return Ok(false);
+            };
+            self.path.push('.');
+            self.path.push_str(text);
+            let found = match &source {
+                Some(d) => d.get_item(key)?,
+                None => None,
+            };
+            if !self.score(found.as_ref().unwrap_or(&none), &value, depth + 1)? {
+                return Ok(false);
+            }
+            self.path.truncate(end);
+        }
+        Ok(true)
+    }
+
+    /// An unordered list (`scoring._Scorer.unordered` without comparators, greedy matching).
+    fn list(&mut self, actual: &Bound<'py, PyAny>, expected: &Bound<'py, PyList>) -> Walked {
+        let Ok(actual) = actual.cast_exact::<PyList>().map(snapshot) else {
+            return self.leaf(actual, expected.as_any(), false);
+        };
+        let expected = snapshot(expected);
+        let (actual_copy, expected_copy) = (
+            PyList::new(self.py, &actual)?,
+            PyList::new(self.py, &expected)?,
+        );
+        if expected.is_empty() {
+            return self.leaf(
+                actual_copy.as_any(),
+                expected_copy.as_any(),
+                actual.is_empty(),
+            );
+        }
+        let items: Vec<Leaf<'_>> = expected.iter().map(classify).collect();
+        let plain: Vec<usize> = (0..expected.len())
+            .filter(|&j| !matches!(items[j], Leaf::Scalar(Scalar::Str(IGNORE))))
+            .collect();
+        let pairs: Vec<(usize, usize, f64)>;
+        let wild_slots;
+        let scalars: Option<Vec<Scalar<'_>>> = actual
+            .iter()
+            .map(|v| match classify(v) {
+                Leaf::Scalar(s) => Some(s),
+                _ => None,
+            })
+            .collect();
+        let expected_scalars = plain.iter().all(|&j| matches!(items[j], Leaf::Scalar(_)));
+        if let (Some(scalars), true) = (scalars, expected_scalars) {
+            let scored: Vec<Option<Scalar<'_>>> = items
+                .into_iter()
+                .map(|item| match item {
+                    Leaf::Scalar(Scalar::Str(IGNORE)) => None,
+                    Leaf::Scalar(s) => Some(s),
+                    _ => None, // not reached: every item that is not $ignore is a scalar
+                })
+                .collect();
+            let (e_ids, a_ids) = scalar_ids(&scored, &scalars);
+            pairs = records::multiset_pairs(&e_ids, &a_ids)
+                .into_iter()
+                .map(|(j, i)| (j, i, 1.0))
+                .collect();
+            wild_slots = expected.len() - plain.len();
+        } else {
+            let records: Vec<Bound<'py, PyAny>> =
+                plain.iter().map(|&j| expected[j].clone()).collect();
+            let Some(Read {
+                e,
+                a,
+                p,
+                rows,
+                cols,
+            }) = read_records(&records, &actual)?
+            else {
+                return Ok(false);
+            };
+            let counts = records::scored_paths(&e, p, rows);
+            let keep: Vec<usize> = (0..rows).filter(|&r| counts[r] > 0).collect();
+            let m = records::match_matrix_of(&e, &a, p, (rows, cols)).map_err(err)?;
+            let kept: Vec<f64> = keep
+                .iter()
+                .flat_map(|&r| m[r * cols..(r + 1) * cols].iter().copied())
+                .collect();
+            let chosen = if cols == 0 || keep.is_empty() {
+                Vec::new()
+            } else {
+                records::greedy_pairs(&kept, keep.len(), cols).map_err(err)?
+            };
+            pairs = chosen
+                .iter()
+                .enumerate()
+                .filter(|&(_, &i)| i >= 0)
+                .map(|(r, &i)| (plain[keep[r]], i as usize, kept[r * cols + i as usize]))
+                .collect();
+            wild_slots = expected.len() - keep.len();
+        }
+        let wildcards = wild_slots.min(actual.len() - pairs.len());
+        let scores: Vec<f64> = pairs.iter().map(|p| p.2).collect();
+        let (precision, recall, f1) =
+            records::list_scores(&scores, wildcards, expected.len(), actual.len());
+        let pairs = PyList::new(
+            self.py,
+            pairs.iter().map(|&(j, i, score)| (j, i, self.float(score))),
+        )?;
+        let matched = self.list_match.call1((
+            intern!(self.py, "greedy"),
+            expected.len(),
+            actual.len(),
+            pairs,
+            wildcards,
+            precision,
+            recall,
+            f1,
+        ))?;
+        let leaf = self.field_score.call1((
+            self.path(),
+            actual_copy,
+            expected_copy,
+            recall,
+            intern!(self.py, "scored"),
+            matched,
+        ))?;
+        self.leaves.push(leaf);
+        self.scored.push(recall);
+        Ok(true)
+    }
+}
+
+/// The `StepScore` of one step (its leaves; its score, the correctly rounded mean of the scored
+/// leaves; `"ignored"` with score 0.0 when no leaf is scored), or `None` when the step has a value
+/// not read here (module docs). `classes` are the result classes `(StepScore, FieldScore,
+/// ListMatch)` it is made of.
+#[pyfunction]
+fn cases_step_score<'py>(
+    py: Python<'py>,
+    actual: &Bound<'py, PyAny>,
+    expected: &Bound<'py, PyAny>,
+    step_name: &Bound<'py, PyString>,
+    classes: (Bound<'py, PyAny>, Bound<'py, PyAny>, Bound<'py, PyAny>),
+) -> PyResult<Option<Bound<'py, PyAny>>> {
+    guarded(|| {
+        let (step_score, field_score, list_match) = classes;
+        let mut walker = Walker {
+            py,
+            field_score: &field_score,
+            list_match: &list_match,
+            // an ignored step has one leaf, named for the whole value
+            path: if matches!(classify(expected), Leaf::Scalar(Scalar::Str(IGNORE))) {
+                "<value>".to_owned()
+            } else {
+                step_name.to_str()?.to_owned()
+            },
+            leaves: Vec::new(),
+            scored: Vec::new(),
+            zero_one: [PyFloat::new(py, 0.0), PyFloat::new(py, 1.0)],
+        };
+        if !walker.score(actual, expected, 0)? {
+            return Ok(None);
+        }
+        let (score, status) = if walker.scored.is_empty() {
+            (0.0, intern!(py, "ignored"))
+        } else {
+            let mean = records::fsum(&walker.scored) / walker.scored.len() as f64;
+            (mean, intern!(py, "scored"))
+        };
+        let leaves = PyList::new(py, walker.leaves)?;
+        step_score
+            .call1((step_name, score, status, leaves))
+            .map(Some)
+    })
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(cases_step_score, m)?)?;
+    Ok(())
+}
