@@ -8,6 +8,7 @@ import os
 import random
 import subprocess
 import sys
+import warnings
 from fractions import Fraction
 
 import numpy as np
@@ -370,3 +371,68 @@ def test_unfitted_gates_share_no_writable_state():
         assert decide._smallest_calibration_set(alpha) == decide._smallest_calibration_set.__wrapped__(alpha)
     with pytest.warns(decide.SmallCalibrationWarning, match="needs at least 9"):
         decide.ConformalGate(alpha=0.1).fit([0.9, 0.8], [True, True])
+
+
+def numpy_platt_sums(x, mu, a, bc):
+    """The Platt sums written plainly in NumPy, block by block, each term summed by its own ``sum()``."""
+    sums = [0.0] * 5
+    for lo in range(0, x.size, calibrate._BLOCK):
+        xc = x[lo:lo + calibrate._BLOCK] - mu
+        p = 1.0 / (np.exp(xc * -a - bc) + 1.0)
+        w = np.maximum(p - p * p, 1e-12)
+        sums = [s + float(t.sum()) for s, t in zip(sums, (p * xc, p, w * xc * xc, w * xc, w))]
+    return tuple(sums)
+
+
+def platt_rows(rnd: random.Random, n: int) -> tuple[list, list]:
+    scale, offset = 10 ** rnd.uniform(-3, 3), rnd.choice([0.0, 0.0, -50.0, 1e3, 1e8])
+    xs = [offset + scale * rnd.gauss(0, 1) for _ in range(n)]
+    for _ in range(rnd.choice([0, 0, 0, 1, 2])):
+        if n:
+            xs[rnd.randrange(n)] = rnd.choice([math.nan, math.inf, -math.inf, 0.0, -0.0, 1e300])
+    flip = rnd.random()
+    return xs, [rnd.random() < flip for _ in range(n)]
+
+
+def test_platt_sums_same_bits_as_plain_numpy(monkeypatch):
+    """The Platt sums (in Python below 8 rows, else five terms in one buffer added by one
+    reduction) equal each term summed alone, over and under the threshold and across blocks."""
+    rnd = random.Random(16)
+    sizes = [1, 2, 5, 7, 8, 9, 20, 63, 64, 129, 1000]
+    for n in sizes + [calibrate._BLOCK + 5]:
+        for _ in range(30 if n < 2000 else 2):
+            x = np.array(platt_rows(rnd, n)[0])
+            x = x[np.isfinite(x)]
+            mu, a, bc = float(np.mean(x)) if x.size else 0.0, rnd.uniform(-40, 40), rnd.uniform(-5, 5)
+            with np.errstate(all="ignore"):
+                want = numpy_platt_sums(x, mu, a, bc)
+                for cut in (calibrate._NUMPY_SEQUENTIAL_BELOW, 0):
+                    monkeypatch.setattr(calibrate, "_NUMPY_SEQUENTIAL_BELOW", cut)
+                    got = calibrate._platt_half_sums(x, mu, a, bc)
+                    assert all(map(same_bits, got, want)), (n, cut, got, want)
+
+
+def test_platt_fit_small_path_same_bits(monkeypatch):
+    """A Platt fit on fewer than 8 listed rows (in Python) gives the bits of the NumPy path, and
+    the same errors and warnings."""
+    rnd = random.Random(8)
+    for n in [0, 1, 2, 3, 5, 7, 8, 9, 12, 20]:
+        for _ in range(60):
+            xs, cs = platt_rows(rnd, n)
+            max_iter = rnd.choice([100, 100, 3, 1, 0])
+            results = []
+            for cut in (calibrate._NUMPY_SEQUENTIAL_BELOW, 0):
+                monkeypatch.setattr(calibrate, "_NUMPY_SEQUENTIAL_BELOW", cut)
+                with warnings.catch_warnings(record=True) as caught:
+                    warnings.simplefilter("always")
+                    try:
+                        cal = calibrate.PlattCalibrator(max_iter=max_iter).fit(xs, cs)
+                        got = (repr(cal.a), repr(cal.b))
+                    except calibrate.InvalidValueError as e:
+                        got = str(e)
+                results.append((got, [str(w.message) for w in caught]))
+            assert results[0] == results[1], (xs, cs, max_iter, results)
+    with pytest.raises(calibrate.InvalidValueError, match="2 scores but 1 labels"):
+        calibrate.PlattCalibrator().fit([0.5, 0.6], [True])
+    with pytest.raises(calibrate.InvalidValueError, match="overflowed"):
+        calibrate.PlattCalibrator().fit([1e300, -1e300, 1e300], [True, False, False])

@@ -127,6 +127,9 @@ _SAMPLE_EVERY = 16
 #: Below this many rows, lists of floats and bools are binned in Python: NumPy's fixed cost per
 #: call is larger than the work.
 _SMALL_ROWS = 64
+# NumPy adds fewer values than this left to right (from 8 on, in 8 interleaved partial sums), so
+# Python adds fewer with the same bits: Platt fits on fewer finite rows run in Python.
+_NUMPY_SEQUENTIAL_BELOW = 8
 _NAN_MESSAGE = "calibrated probability is NaN (was the raw score non-finite?)"
 
 
@@ -267,10 +270,11 @@ def _sigmoid_array(z: np.ndarray) -> np.ndarray:
 # --------------------------------------------------------------------------------------------
 
 
-def _smallness(c: np.ndarray, *, min_rows: int = 0) -> Optional[str]:
-    """Why a calibration set with labels ``c`` is too small for a reliable fit, or None."""
-    n = int(c.size)
-    n_correct = int(np.count_nonzero(c))
+def _smallness(c: Any, *, min_rows: int = 0) -> Optional[str]:
+    """Why a calibration set with labels ``c`` (an array, or a list of bools) is too small for a
+    reliable fit, or None."""
+    n = len(c)
+    n_correct = c.count(True) if type(c) is list else int(np.count_nonzero(c))
     fewest = min(n_correct, n - n_correct)
     if n == 0:
         return "no rows with a finite score"
@@ -285,7 +289,7 @@ def _smallness(c: np.ndarray, *, min_rows: int = 0) -> Optional[str]:
     return None
 
 
-def _warn_if_small(owner: str, c: np.ndarray, *, min_rows: int = 0) -> None:
+def _warn_if_small(owner: str, c: Any, *, min_rows: int = 0) -> None:
     reason = _smallness(c, min_rows=min_rows)
     if reason is not None:
         warnings.warn(f"{owner}: the calibration set is too small for a reliable fit: {reason}",
@@ -349,14 +353,18 @@ def _platt_sums(x: np.ndarray, mu: float, a: float, bc: float) -> tuple[float, .
 
 def _platt_half_sums(x: np.ndarray, mu: float, a: float, bc: float) -> tuple[float, ...]:
     """With ``xc = x - mu``, ``p = sigmoid(a * xc + bc)`` and ``w = max(p (1 - p), 1e-12)``: the sums
-    ``(p xc, p, w xc², w xc, w)``, block by block in three block-sized buffers. Products are summed
-    with NumPy's own loops, not BLAS ``dot``, whose threads stall on a busy machine."""
-    px = ps = wx2 = wx = ws = 0.0
+    ``(p xc, p, w xc², w xc, w)``, block by block, the five terms in the rows of one block-sized
+    buffer added by one reduction (each row as ``row.sum()`` adds it). Products are summed with
+    NumPy's own loops, not BLAS ``dot``, whose threads stall on a busy machine."""
+    if x.size < _NUMPY_SEQUENTIAL_BELOW:
+        return _small_platt_sums([v - mu for v in x.tolist()], a, bc)
+    sums = [0.0] * 5
     size = min(_BLOCK, x.size)
-    xc_buf, p_buf, w_buf = np.empty(size), np.empty(size), np.empty(size)
+    xc_buf, terms_buf = np.empty(size), np.empty((5, size))
     for lo in range(0, x.size, _BLOCK):
         block = x[lo:lo + _BLOCK]
-        xc, p, w = xc_buf[:block.size], p_buf[:block.size], w_buf[:block.size]
+        xc, terms = xc_buf[:block.size], terms_buf[:, :block.size]
+        pxc, p, wx2, wx, w = terms
         np.subtract(block, mu, out=xc)
         np.multiply(xc, -a, out=p)
         p -= bc
@@ -366,15 +374,60 @@ def _platt_half_sums(x: np.ndarray, mu: float, a: float, bc: float) -> tuple[flo
         np.multiply(p, p, out=w)
         np.subtract(p, w, out=w)
         np.maximum(w, _WEIGHT_FLOOR, out=w)
-        ps += float(p.sum())
-        ws += float(w.sum())
-        p *= xc
-        px += float(p.sum())
-        w *= xc
-        wx += float(w.sum())
-        w *= xc
-        wx2 += float(w.sum())
-    return px, ps, wx2, wx, ws
+        np.multiply(p, xc, out=pxc)
+        np.multiply(w, xc, out=wx)
+        np.multiply(wx, xc, out=wx2)
+        sums = [s + t for s, t in zip(sums, np.add.reduce(terms, axis=1).tolist())]
+    return tuple(sums)
+
+
+def _numpy_sums(*columns: list) -> list:
+    """``float(np.add.reduce(np.array(column)))`` of each of a few lists of fewer than
+    ``_NUMPY_SEQUENTIAL_BELOW`` floats, in Python with the same bits."""
+    sums = []
+    for column in columns:
+        total = 0.0
+        for v in column:
+            total += v
+        sums.append(total)
+    return sums
+
+
+def _small_platt_sums(xc: list, a: float, bc: float) -> tuple[float, ...]:
+    """:func:`_platt_half_sums` of fewer than ``_NUMPY_SEQUENTIAL_BELOW`` centred scores, in Python with
+    the same operations in the same order; only ``exp`` is NumPy's (it may differ from ``math.exp``
+    by an ulp), in place on an array as there."""
+    e = np.array([v * -a - bc for v in xc])
+    np.exp(e, out=e)
+    p = [1.0 / (v + 1.0) for v in e.tolist()]
+    floor = _WEIGHT_FLOOR
+    w = [floor if u < floor else u for u in [q - q * q for q in p]]  # np.maximum: NaN stays NaN
+    wx = [u * v for u, v in zip(w, xc)]
+    px, ps, wx2, wx, ws = _numpy_sums([q * v for q, v in zip(p, xc)], p, [u * v for u, v in zip(wx, xc)], wx, w)
+    return 0.0 + px, 0.0 + ps, 0.0 + wx2, 0.0 + wx, 0.0 + ws
+
+
+def _small_platt_fit(xs: list, cs: list, max_iter: int) -> tuple[float, float]:
+    """:func:`_platt_fit` of fewer than ``_NUMPY_SEQUENTIAL_BELOW`` finite scores ``xs`` and bools
+    ``cs`` in Python (:func:`_small_platt_sums`), giving the same bits."""
+    n = len(xs)
+    n_pos = cs.count(True)
+    n_neg = n - n_pos
+    a, b = 0.0, (math.log((n_pos + 1) / (n_neg + 1)) if n_neg > 0 else 0.0)
+    if n == 0 or max_iter == 0:
+        return a, b
+    mu = _numpy_sums(xs)[0] / n
+    if not math.isfinite(mu):
+        mu = min(xs) / 2 + max(xs) / 2
+    t_pos, t_neg = (n_pos + 1) / (n_pos + 2), 1.0 / (n_neg + 2)
+    xc = [v - mu for v in xs]
+    total, correct_sum = _numpy_sums(xc, [v * k for v, k in zip(xc, cs)])
+    total, correct_sum = 0.0 + total, 0.0 + correct_sum
+    tx = t_pos * correct_sum + t_neg * (total - correct_sum)
+    ts = t_pos * n_pos + t_neg * (n - n_pos)
+    with np.errstate(over="ignore", invalid="ignore"):
+        a, bc, _ = _newton_steps(lambda a, bc: _small_platt_sums(xc, a, bc), tx, ts, mu, a, b + a * mu, max_iter)
+    return _platt_result(a, bc - a * mu, lambda: max(map(abs, xs)))
 
 
 def _newton(x: np.ndarray, c: np.ndarray, targets: tuple[float, float], mu: float, a: float, bc: float,
@@ -394,9 +447,16 @@ def _newton(x: np.ndarray, c: np.ndarray, targets: tuple[float, float], mu: floa
         correct_sum += float(np.multiply(centred, c[lo:lo + _BLOCK], out=xc_correct[:rows.size]).sum())
     tx = t_pos * correct_sum + t_neg * (total - correct_sum)  # sum of t xc
     ts = t_pos * n_pos + t_neg * (x.size - n_pos)  # sum of t
+    return _newton_steps(lambda a, bc: _platt_sums(x, mu, a, bc), tx, ts, mu, a, bc, max_iter)
+
+
+def _newton_steps(sums: Callable[[float, float], tuple[float, ...]], tx: float, ts: float, mu: float,
+                  a: float, bc: float, max_iter: int) -> tuple[float, float, bool]:
+    """The Newton steps of :func:`_newton` given ``sums(a, bc)`` (:func:`_platt_half_sums` of the
+    rows), the sum of the targets times the centred scores ``tx`` and of the targets ``ts``."""
     r00, r01, r11 = _RIDGE * (1.0 + mu * mu), -_RIDGE * mu, _RIDGE  # J^T (ridge I) J
     for _ in range(max_iter):
-        px, ps, h00, h01, h11 = _platt_sums(x, mu, a, bc)
+        px, ps, h00, h01, h11 = sums(a, bc)
         g0, g1 = px - tx, ps - ts
         h00, h01, h11 = h00 + r00, h01 + r01, h11 + r11
         det = h00 * h11 - h01 * h01
@@ -442,10 +502,13 @@ def _platt_fit(x: np.ndarray, c: np.ndarray, max_iter: int) -> tuple[float, floa
                 fa, fbc, converged = _newton(x, c, targets, mu, sa, sbc, max_iter)
         if not converged or not (math.isfinite(fa) and math.isfinite(fbc)):
             fa, fbc, _ = _newton(x, c, targets, mu, a, b + a * mu, max_iter)
-    a, b = fa, fbc - fa * mu
+    return _platt_result(fa, fbc - fa * mu, lambda: float(np.max(np.abs(x))))
+
+
+def _platt_result(a: float, b: float, span: Callable[[], float]) -> tuple[float, float]:
+    """``(a, b)``, or the error naming the largest score magnitude ``span()`` when either overflowed."""
     if not (math.isfinite(a) and math.isfinite(b)):
-        span = float(np.max(np.abs(x)))
-        raise InvalidValueError(f"PlattCalibrator.fit: the Newton iteration overflowed (scores reach {span:.3g} "
+        raise InvalidValueError(f"PlattCalibrator.fit: the Newton iteration overflowed (scores reach {span():.3g} "
                                 "in magnitude); rescale the scores")
     return a, b
 
@@ -477,8 +540,16 @@ class PlattCalibrator:
 
     def fit(self, scores: Sequence[float], correct: Sequence[bool]) -> "PlattCalibrator":
         """Fit ``a, b`` to maximise the likelihood of ``correct`` given ``scores``."""
-        x, c = _rows(scores, correct, "PlattCalibrator.fit")
-        self.a, self.b = _platt_fit(x, c, self.max_iter)
+        if type(scores) is list and len(scores) < _NUMPY_SEQUENTIAL_BELOW and _plain_short(scores, correct):
+            if all(map(math.isfinite, scores)):
+                x, c = scores, correct
+            else:
+                x = [v for v in scores if math.isfinite(v)]
+                c = [k for v, k in zip(scores, correct) if math.isfinite(v)]
+            self.a, self.b = _small_platt_fit(x, c, self.max_iter)
+        else:
+            x, c = _rows(scores, correct, "PlattCalibrator.fit")
+            self.a, self.b = _platt_fit(x, c, self.max_iter)
         _warn_if_small("PlattCalibrator.fit", c)
         return self
 
