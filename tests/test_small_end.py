@@ -436,3 +436,42 @@ def test_platt_fit_small_path_same_bits(monkeypatch):
         calibrate.PlattCalibrator().fit([0.5, 0.6], [True])
     with pytest.raises(calibrate.InvalidValueError, match="overflowed"):
         calibrate.PlattCalibrator().fit([1e300, -1e300, 1e300], [True, False, False])
+
+
+def fit_outcome(fit):
+    """A fit's result (or error) and the warnings it gave, as text."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            got = repr(fit())
+        except decide.InvalidValueError as e:
+            got = f"error: {e}"
+    return got, [str(w.message) for w in caught]
+
+
+def test_risk_control_fit_small_path_same_threshold(monkeypatch):
+    """A risk-control fit on short lists of floats and bools (counted in Python) gives the
+    threshold, the warnings and the errors of the NumPy path, on both sides of the threshold."""
+    rnd = random.Random(23)
+    pool = [0.0, 0.5, 1.0, 0.25, float("nan"), float("inf"), -float("inf"), -0.0, 1.5, -0.25]
+    for n in [0, 1, 2, 3, 9, 20, 40, decide._SMALL_SET - 1, decide._SMALL_SET]:
+        for _ in range(40):
+            probs = [rnd.choice(pool) if rnd.random() < 0.15 else round(rnd.random(), rnd.choice([1, 2, 17]))
+                     for _ in range(n)]
+            flip = rnd.random()
+            correct = [rnd.random() < flip for _ in range(n)]
+            target, bound = rnd.choice([0.0, 0.01, 0.05, 0.1, 0.3, 0.7, 1.0]), rnd.choice([1.0, 1.0, 2.0, 0.5])
+            outcomes = []
+            for cut in (decide._SMALL_SET, 0):
+                monkeypatch.setattr(decide, "_SMALL_SET", cut)
+                gate = decide.RiskControlGate(target=target, loss_bound=bound)
+                outcomes.append(fit_outcome(lambda: gate.fit(probs, correct).lam))
+            assert outcomes[0] == outcomes[1], (probs, correct, target, bound, outcomes)
+
+
+def test_short_risk_control_fit_skips_numpy(monkeypatch):
+    monkeypatch.setattr(decide, "np", NoNumpy())
+    gate = decide.RiskControlGate(target=0.3).fit([.2, .4, .6, .8, .9], [False, False, True, True, True])
+    assert gate.lam == 0.6  # by hand: at 0.6, (5 * 0/5 + 1) / 6 = 0.167 <= 0.3; at 0.4, (5 * 1/5 + 1) / 6 > 0.3
+    assert decide.RiskControlGate(target=0.5).fit([0.9, float("nan")], [True, False]).lam == 0.0  # (0 + 1) / 2
+    assert decide.RiskControlGate(target=0.5).fit([0.9, float("nan")], [False, True]).lam == 1 + 1e-9  # (1 + 1) / 2

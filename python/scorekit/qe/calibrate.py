@@ -147,6 +147,8 @@ class CalibratorNotFoundError(ScorekitError, KeyError):
 
 def _sequence(values: Any, what: str) -> Any:
     """``values`` as something ``len()`` and NumPy can read (iterators are listed once)."""
+    if type(values) is list:  # the common case, before the ABC checks
+        return values
     if isinstance(values, (str, bytes, Mapping)) or not isinstance(values, Iterable):
         raise InvalidTypeError(f"must be a sequence, got {describe(values)}", field=what)
     return values if isinstance(values, (np.ndarray, Sequence)) else list(values)
@@ -217,7 +219,7 @@ def _rows(scores: Any, correct: Any, owner: str, *, noun: str = "scores") -> tup
     x, c = _floats(scores, noun), _labels(correct)
     _same_length(owner, x.size, c.size, noun)
     finite = np.isfinite(x)
-    return (x, c) if finite.all() else (x[finite], c[finite])
+    return (x, c) if np.count_nonzero(finite) == x.size else (x[finite], c[finite])  # cheaper than all()
 
 
 def _whole(value: Any, what: str, *, minimum: int) -> int:
@@ -648,6 +650,9 @@ class Knots(Sequence):
         return self.array.tolist()
 
 
+_NO_KNOTS = np.zeros(0)  # an unfitted calibrator's knots, shared read-only (made so by Knots.adopt)
+
+
 @dataclass
 class IsotonicCalibrator:
     """Isotonic (monotonic non-decreasing) calibration via pool-adjacent-violators.
@@ -664,8 +669,8 @@ class IsotonicCalibrator:
     (0.5, 0.3333333333333333, 1.0)
     """
 
-    x: Knots = field(default_factory=Knots)
-    y: Knots = field(default_factory=Knots)
+    x: Knots = field(default_factory=lambda: Knots.adopt(_NO_KNOTS))
+    y: Knots = field(default_factory=lambda: Knots.adopt(_NO_KNOTS))
     kind: str = "isotonic"
 
     def __setattr__(self, name: str, value: Any) -> None:
