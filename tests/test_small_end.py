@@ -475,3 +475,71 @@ def test_short_risk_control_fit_skips_numpy(monkeypatch):
     assert gate.lam == 0.6  # by hand: at 0.6, (5 * 0/5 + 1) / 6 = 0.167 <= 0.3; at 0.4, (5 * 1/5 + 1) / 6 > 0.3
     assert decide.RiskControlGate(target=0.5).fit([0.9, float("nan")], [True, False]).lam == 0.0  # (0 + 1) / 2
     assert decide.RiskControlGate(target=0.5).fit([0.9, float("nan")], [False, True]).lam == 1 + 1e-9  # (1 + 1) / 2
+
+
+def test_numpy_sum_in_python_same_bits():
+    rnd = random.Random(12)
+    pool = [0.0, -0.0, 1e16, -1e16, 1.0, math.inf, -math.inf, math.nan]
+    for n in range(129):
+        for _ in range(40):
+            values = [rnd.choice(pool) if rnd.random() < 0.1 else rnd.uniform(-1, 1) * 10 ** rnd.randrange(-3, 17)
+                      for _ in range(n)]
+            with np.errstate(invalid="ignore"):
+                want = float(np.add.reduce(np.array(values, dtype=np.float64)))
+            assert same_bits(interrater._numpy_sum(values), want), values
+
+
+def interval_cell(rnd: random.Random, kind: float):
+    r = rnd.random()
+    if r < 0.1:
+        return None
+    if r < 0.13:
+        return math.nan
+    if kind < 0.3:
+        return rnd.randrange(1, 6)
+    if kind < 0.5:
+        return rnd.choice([True, False, 0, 1, 2.5, -0.0, 0.0])
+    if kind < 0.8:
+        return rnd.uniform(-1, 1) * 10 ** rnd.randrange(-3, 12)
+    return rnd.choice([1e100, -1e100, 1e101, 3.0, 1e-300, 2**60, 2**53 + 1, math.inf, 10**400, "x"])
+
+
+@pytest.mark.parametrize("cut", [interrater._SMALL_INTERVAL_CELLS, 129])
+def test_interval_alpha_small_path_same_bits(monkeypatch, cut):
+    """Interval alpha in Python (tables of fewer than ``cut`` cells and 8 raters) gives the bits
+    and the errors of the NumPy path; at ``cut = 129`` the pooled sums reach NumPy's 128-value block."""
+    rnd = random.Random(cut)
+    for raters in [1, 2, 3, 5, 7, 8]:
+        for items in [1, 2, 3, 5, 9, 15, 16, 17, 25, 42, 64]:
+            for _ in range(12):
+                kind = rnd.random()
+                table = [[interval_cell(rnd, kind) for _ in range(items)] for _ in range(raters)]
+                outcomes = []
+                for threshold in (cut, 0):
+                    monkeypatch.setattr(interrater, "_SMALL_INTERVAL_CELLS", threshold)
+                    try:
+                        outcomes.append(repr(interrater.krippendorff_alpha(table, level="interval")))
+                    except (interrater.InvalidValueError, interrater.InvalidTypeError) as e:
+                        outcomes.append(f"{type(e).__name__}: {e}")
+                assert outcomes[0] == outcomes[1], (table, outcomes)
+
+
+def test_small_interval_alpha_skips_numpy(monkeypatch):
+    monkeypatch.setattr(interrater, "np", NoNumpy())
+    ratings = [[1, 2, 3, 3, None], [1, 2, 4, 3, 5], [2, 2, 4, 3, 5]]
+    assert interrater.krippendorff_alpha(ratings, level="interval") == pytest.approx(
+        reference_interval_alpha(ratings), rel=1e-12)
+    assert interrater.krippendorff_alpha([[1.5, 1.5], [1.5, None]], level="interval") == 1.0
+
+
+def reference_interval_alpha(table) -> float:
+    """Krippendorff's interval alpha from its definition: every ordered pair within each unit of
+    at least two values, weighted by 1 / (m - 1), against every ordered pair of pooled values."""
+    units = [[v for v in col if v is not None] for col in zip(*table)]
+    units = [u for u in units if len(u) >= 2]
+    pooled = [v for u in units for v in u]
+    n = len(pooled)
+    observed = sum(sum((a - b) ** 2 for i, a in enumerate(u) for j, b in enumerate(u) if i != j) / (len(u) - 1)
+                   for u in units)
+    expected = sum((a - b) ** 2 for i, a in enumerate(pooled) for j, b in enumerate(pooled) if i != j)
+    return 1.0 - (n - 1) * observed / expected

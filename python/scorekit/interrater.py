@@ -28,7 +28,7 @@ from __future__ import annotations
 import numbers
 import operator
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from decimal import Decimal
 from itertools import chain
 from typing import Any, Optional, Union
@@ -58,6 +58,11 @@ _PLAIN_LABELS = _PLAIN_NUMBERS | {str}
 # NumPy adds fewer terms than this left to right (from 8 on, in 8 interleaved partial sums), so a
 # Python loop over fewer terms gives the same bits.
 _NUMPY_SEQUENTIAL_BELOW = 8
+# Interval alpha below this many cells is computed in Python (above it, NumPy's fixed cost is the
+# smaller); NumPy adds up to 128 values in one block of 8 partial sums, as :func:`_numpy_sum` does.
+_SMALL_INTERVAL_CELLS = 48
+# Interval values up to this magnitude keep every square and sum of a small table finite.
+_SMALL_MAGNITUDE = 1e100
 _NUMERIC_KINDS = "biuf"
 _EQ = operator.eq
 
@@ -405,6 +410,77 @@ def _small_nominal(cells: list[Any], raters: int, items: int) -> float:
     return _alpha(n, observed, expected)
 
 
+def _numpy_sum(values: list[float]) -> float:
+    """``float(np.add.reduce(np.array(values)))`` for at most 128 floats, in
+    Python: NumPy adds fewer than 8 values left to right, more in 8 interleaved partial sums and
+    the rest left to right, all onto its identity ``0.0``; so the same bits."""
+    n = len(values)
+    if n < _NUMPY_SEQUENTIAL_BELOW:
+        total = 0.0
+        for v in values:
+            total += v
+        return total
+    lanes = values[:8]
+    end = n - n % 8
+    for i in range(8, end, 8):
+        for lane in range(8):
+            lanes[lane] += values[i + lane]
+    total = ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) + ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]))
+    for v in values[end:]:
+        total += v
+    return 0.0 + total
+
+
+def _small_interval_columns(cells: list[Any], raters: int, items: int) -> Optional[list[list[Any]]]:
+    """The pairable items of a small table of plain numbers as columns of floats (``None`` where a
+    cell is missing), for :func:`_small_interval`; ``None`` when the NumPy path must read the
+    table: too many cells or raters for sums Python adds as NumPy does, other types, or a value
+    that is infinite, too large for a float or large enough for a square to overflow."""
+    if (raters >= _NUMPY_SEQUENTIAL_BELOW or len(cells) >= _SMALL_INTERVAL_CELLS
+            or not set(map(type, cells)) <= _PLAIN_NUMBERS):
+        return None
+    try:
+        floats = [None if is_missing(v) else float(v) for v in cells]
+    except OverflowError:
+        return None
+    if any(v is not None and not abs(v) <= _SMALL_MAGNITUDE for v in floats):
+        return None
+    columns = [floats[item::items] for item in range(items)]
+    return [col for col in columns if raters - col.count(None) >= 2]
+
+
+def _small_squared_pairs(present: list[float], add: Callable[[list[float]], float]) -> float:
+    """:func:`_squared_pairs` of one column's present values, its sums added by ``add``."""
+    m = len(present)
+    mean = add(present) / m
+    distance = [abs(v - mean) for v in present]
+    nearest = present[distance.index(min(distance))]  # the first of the closest, as argmin
+    d = [v - nearest for v in present]
+    return max(2.0 * m * add([e * e for e in d]) - 2.0 * add(d) ** 2, 0.0)  # as np.maximum
+
+
+def _small_interval(columns: list[list[Any]], raters: int) -> float:
+    """:func:`_interval` in Python on :func:`_small_interval_columns`: the same operations, each
+    column's sums over its (fewer than 8) raters left to right and the pooled values' sums as
+    NumPy adds them (:func:`_numpy_sum`), so the same bits."""
+    if not columns:
+        return 1.0
+    pooled = [col[r] for r in range(raters) for col in columns if col[r] is not None]  # values[present]
+    if min(pooled) == max(pooled):
+        return 1.0
+    expected = _small_squared_pairs(pooled, _numpy_sum)
+    totals: dict[int, float] = {}
+    for col in columns:
+        present = [v for v in col if v is not None]
+        m = len(present)
+        totals[m] = totals.get(m, 0.0) + _small_squared_pairs(present, _numpy_sum)
+    observed = 0.0
+    for m in sorted(totals):
+        if totals[m]:
+            observed += totals[m] / (m - 1)
+    return _alpha(len(pooled), observed, expected)
+
+
 def _nearest_to_mean(values: np.ndarray, present: np.ndarray, sizes: np.ndarray) -> np.ndarray:
     """Per column, the present value closest to the column's mean (a stable shift: an all-equal
     column gets deviations of exactly 0)."""
@@ -530,6 +606,10 @@ def krippendorff_alpha(reliability_data: Any, *, level: str = "nominal") -> floa
     if (level == "nominal" and not isinstance(table, np.ndarray) and len(table[0]) < _SMALL_ITEMS
             and set(map(type, table[0])) <= _PLAIN_LABELS):
         return _small_nominal(*table)
+    if level == "interval" and not isinstance(table, np.ndarray):
+        columns = _small_interval_columns(*table)
+        if columns is not None:
+            return _small_interval(columns, table[1])
     with np.errstate(all="ignore"):
         if level in ("interval", "ratio"):
             values = _numbers(table, level)
