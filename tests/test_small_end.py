@@ -543,3 +543,22 @@ def reference_interval_alpha(table) -> float:
                    for u in units)
     expected = sum((a - b) ** 2 for i, a in enumerate(pooled) for j, b in enumerate(pooled) if i != j)
     return 1.0 - (n - 1) * observed / expected
+
+
+def test_temperature_fit_small_path_same_bits(monkeypatch):
+    """A temperature fit on fewer than 8 listed rows (its likelihood in Python, with NumPy's exp
+    and log) gives the temperature of the NumPy path, and the same warnings."""
+    rnd = random.Random(13)
+    for n in [0, 1, 2, 3, 5, 7, 8, 9, 12]:
+        for _ in range(30):
+            logits = [rnd.gauss(0, 1) * 10 ** rnd.uniform(-2, 3) for _ in range(n)]
+            for _ in range(rnd.choice([0, 0, 1, 2])):
+                if n:
+                    logits[rnd.randrange(n)] = rnd.choice([math.nan, math.inf, -math.inf, -0.0, 800.0, -800.0])
+            correct = [rnd.random() < 0.5 for _ in range(n)]
+            options = rnd.choice([{}, {"max_iter": 5}, {"t_min": 0.5, "t_max": 3.0}])
+            outcomes = []
+            for cut in (calibrate._NUMPY_SEQUENTIAL_BELOW, 0):
+                monkeypatch.setattr(calibrate, "_NUMPY_SEQUENTIAL_BELOW", cut)
+                outcomes.append(fit_outcome(lambda: calibrate.TemperatureCalibrator(**options).fit(logits, correct).T))
+            assert outcomes[0] == outcomes[1], (logits, correct, options, outcomes)

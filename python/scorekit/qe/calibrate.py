@@ -395,6 +395,17 @@ def _numpy_sums(*columns: list) -> list:
     return sums
 
 
+def _short_rows(scores: Any, correct: Any) -> Optional[tuple[list, list]]:
+    """The finite rows of lists of fewer than ``_NUMPY_SEQUENTIAL_BELOW`` floats and as many bools,
+    as two lists, for the fits' small-input paths; ``None`` for any other input."""
+    if not (type(scores) is list and len(scores) < _NUMPY_SEQUENTIAL_BELOW and _plain_short(scores, correct)):
+        return None
+    if all(map(math.isfinite, scores)):
+        return scores, correct
+    keep = list(map(math.isfinite, scores))
+    return [v for v, k in zip(scores, keep) if k], [c for c, k in zip(correct, keep) if k]
+
+
 def _small_platt_sums(xc: list, a: float, bc: float) -> tuple[float, ...]:
     """:func:`_platt_half_sums` of fewer than ``_NUMPY_SEQUENTIAL_BELOW`` centred scores, in Python with
     the same operations in the same order; only ``exp`` is NumPy's (it may differ from ``math.exp``
@@ -542,12 +553,9 @@ class PlattCalibrator:
 
     def fit(self, scores: Sequence[float], correct: Sequence[bool]) -> "PlattCalibrator":
         """Fit ``a, b`` to maximise the likelihood of ``correct`` given ``scores``."""
-        if type(scores) is list and len(scores) < _NUMPY_SEQUENTIAL_BELOW and _plain_short(scores, correct):
-            if all(map(math.isfinite, scores)):
-                x, c = scores, correct
-            else:
-                x = [v for v in scores if math.isfinite(v)]
-                c = [k for v, k in zip(scores, correct) if math.isfinite(v)]
+        short = _short_rows(scores, correct)
+        if short is not None:  # in Python, the same bits
+            x, c = short
             self.a, self.b = _small_platt_fit(x, c, self.max_iter)
         else:
             x, c = _rows(scores, correct, "PlattCalibrator.fit")
@@ -757,6 +765,19 @@ def _negative_log_likelihood(z: np.ndarray, c: np.ndarray, temperature: float) -
     return total
 
 
+def _small_negative_log_likelihood(z: list, c: list, temperature: float) -> float:
+    """:func:`_negative_log_likelihood` of fewer than ``_NUMPY_SEQUENTIAL_BELOW`` rows, in Python
+    with the same operations in the same order (NumPy adds so few left to right); ``exp`` and
+    ``log`` are NumPy's (on a scalar, the same loop as on an array; ``math``'s may differ by an ulp)."""
+    exp, log, lo, hi = np.exp, np.log, _P_CLAMP, 1.0 - _P_CLAMP
+    total = 0.0
+    for v, ok in zip(z, c):
+        p = 1.0 / (float(exp(v / -temperature)) + 1.0)
+        p = min(max(p, lo), hi)  # as np.clip (no NaN here: finite logits, a positive temperature)
+        total += float(log(p if ok else 1.0 - p))
+    return 0.0 - total
+
+
 def _golden_section(f: Callable[[float], float], lo: float, hi: float, iterations: int) -> float:
     """The reference's golden-section search for a minimum of ``f`` on ``[lo, hi]``: the midpoint
     of the final bracket. Each point is evaluated once (the reference evaluates both every step)."""
@@ -806,10 +827,15 @@ class TemperatureCalibrator:
 
     def fit(self, logits: Sequence[float], correct: Sequence[bool]) -> "TemperatureCalibrator":
         """Fit ``T`` by minimising NLL with a bounded 1-D search."""
-        z, c = _rows(logits, correct, "TemperatureCalibrator.fit", noun="logits")
+        short = _short_rows(logits, correct)
+        if short is not None:  # in Python, the same bits
+            z, c = short
+            nll = _small_negative_log_likelihood
+        else:
+            z, c = _rows(logits, correct, "TemperatureCalibrator.fit", noun="logits")
+            nll = _negative_log_likelihood
         with np.errstate(over="ignore"):
-            self.T = _golden_section(lambda t: _negative_log_likelihood(z, c, t), self.t_min, self.t_max,
-                                     self.max_iter)
+            self.T = _golden_section(lambda t: nll(z, c, t), self.t_min, self.t_max, self.max_iter)
         _warn_if_small("TemperatureCalibrator.fit", c)
         return self
 
