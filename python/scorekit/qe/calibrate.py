@@ -130,6 +130,7 @@ _SMALL_ROWS = 64
 # NumPy adds fewer values than this left to right (from 8 on, in 8 interleaved partial sums), so
 # Python adds fewer with the same bits: Platt fits on fewer finite rows run in Python.
 _NUMPY_SEQUENTIAL_BELOW = 8
+_FLOAT, _BOOL = frozenset({float}), frozenset({bool})
 _NAN_MESSAGE = "calibrated probability is NaN (was the raw score non-finite?)"
 
 
@@ -223,6 +224,10 @@ def _rows(scores: Any, correct: Any, owner: str, *, noun: str = "scores") -> tup
 
 
 def _whole(value: Any, what: str, *, minimum: int) -> int:
+    if type(value) is int:  # the common case, before the checks
+        if value < minimum:
+            raise InvalidValueError(f"must be >= {minimum}, got {value}", field=what)
+        return value
     if isinstance(value, bool):
         raise InvalidTypeError(f"must be an integer, got {describe(value)}", field=what)
     try:
@@ -1175,7 +1180,7 @@ def _plain_short(probs: Any, correct: Any) -> bool:
     """Whether ``probs`` and ``correct`` are lists of fewer than ``_SMALL_ROWS`` floats and as many
     bools: inputs the small-input paths read in Python."""
     return (type(probs) is list and type(correct) is list and len(probs) == len(correct) < _SMALL_ROWS
-            and {*map(type, probs)} <= {float} and {*map(type, correct)} <= {bool})
+            and {*map(type, probs)} <= _FLOAT and {*map(type, correct)} <= _BOOL)
 
 
 def _small_binned(probs: list, correct: list, n_bins: int) -> tuple[list, list, list, int]:
