@@ -562,3 +562,41 @@ def test_temperature_fit_small_path_same_bits(monkeypatch):
                 monkeypatch.setattr(calibrate, "_NUMPY_SEQUENTIAL_BELOW", cut)
                 outcomes.append(fit_outcome(lambda: calibrate.TemperatureCalibrator(**options).fit(logits, correct).T))
             assert outcomes[0] == outcomes[1], (logits, correct, options, outcomes)
+
+
+def clipped_sigmoid(z: float) -> float:
+    """The calibrators' per-score formula as written before the calls were inlined: the stable
+    sigmoid, then ``min(max(p, 0.0), 1.0)``; NaN is an error."""
+    p = 1.0 / (1.0 + math.exp(-z)) if z >= 0 else math.exp(z) / (1.0 + math.exp(z))
+    if math.isnan(p):
+        raise calibrate.InvalidValueError(calibrate._NAN_MESSAGE)
+    return min(max(p, 0.0), 1.0)
+
+
+def test_calibrator_calls_same_values_and_errors():
+    rnd = random.Random(21)
+    scores = [0.0, -0.0, 1, True, np.float64(0.25), 1e308, -1e308, math.inf, -math.inf, 2**70] + \
+        [rnd.gauss(0, 1) * 10 ** rnd.uniform(-3, 3) for _ in range(300)]
+    for _ in range(20):
+        a, b, t = rnd.uniform(-50, 50), rnd.uniform(-5, 5), rnd.uniform(0.05, 10)
+        platt, temperature = calibrate.PlattCalibrator(a=a, b=b), calibrate.TemperatureCalibrator(T=t)
+        for s in scores:
+            for cal, z in ((platt, a * float(s) + b), (temperature, float(s) / t)):
+                try:
+                    want = repr(clipped_sigmoid(z))
+                except calibrate.InvalidValueError as e:
+                    want = str(e)
+                try:
+                    got = repr(cal(s))
+                except calibrate.InvalidValueError as e:
+                    got = str(e)
+                assert got == want, (cal, s)
+    for cal in (calibrate.PlattCalibrator(), calibrate.TemperatureCalibrator(), calibrate.IsotonicCalibrator(),
+                calibrate.IsotonicCalibrator().fit([0.2, 0.8], [False, True])):
+        with pytest.raises(calibrate.InvalidValueError, match="NaN"):
+            cal(math.nan)
+        with pytest.raises(calibrate.InvalidTypeError):
+            cal("0.5")
+    iso = calibrate.IsotonicCalibrator(x=[0.0, 0.5, 1.0], y=[0.0, 0.25, 1.0])
+    assert [repr(iso(s)) for s in (-0.0, 0.25, 1, True, 7.0, -3.0)] == ["0.0", "0.125", "1.0", "1.0", "1.0", "0.0"]
+    assert repr(calibrate.IsotonicCalibrator()(-0.0)) == "-0.0" and calibrate.IsotonicCalibrator()(1.5) == 1.0

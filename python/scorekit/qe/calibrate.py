@@ -247,9 +247,9 @@ def _finite(value: Any, what: str) -> float:
 
 
 def _clip01_checked(p: float) -> float:
-    if math.isnan(p):
+    if p != p:  # NaN
         raise InvalidValueError(_NAN_MESSAGE)
-    return min(max(p, 0.0), 1.0)
+    return 0.0 if p < 0.0 else 1.0 if p > 1.0 else p  # min(max(p, 0.0), 1.0) without the calls
 
 
 def _clip01_array(p: np.ndarray) -> np.ndarray:
@@ -569,7 +569,8 @@ class PlattCalibrator:
         return self
 
     def __call__(self, raw_score: float) -> float:
-        return _clip01_checked(_sigmoid(self.a * _real(raw_score, "raw_score") + self.b))
+        x = raw_score if type(raw_score) is float else _real(raw_score, "raw_score")
+        return _clip01_checked(_sigmoid(self.a * x + self.b))
 
     def predict(self, scores: Sequence[float]) -> np.ndarray:
         """The calibrated probability of every score, as calling the calibrator on each would give
@@ -711,9 +712,9 @@ class IsotonicCalibrator:
         return self
 
     def __call__(self, raw_score: float) -> float:
-        s = _real(raw_score, "raw_score")
+        s = raw_score if type(raw_score) is float else _real(raw_score, "raw_score")
         x, y = self.x.values, self.y.values
-        if not x or math.isnan(s):
+        if not x or s != s:  # no knots, or NaN
             return _clip01_checked(s)
         if s <= x[0]:
             return _clip01_checked(y[0])
@@ -845,7 +846,8 @@ class TemperatureCalibrator:
         return self
 
     def __call__(self, logit: float) -> float:
-        return _clip01_checked(_sigmoid(_real(logit, "logit") / self.T))
+        z = logit if type(logit) is float else _real(logit, "logit")
+        return _clip01_checked(_sigmoid(z / self.T))
 
     def predict(self, logits: Sequence[float]) -> np.ndarray:
         """The calibrated probability of every logit (see :meth:`PlattCalibrator.predict`)."""
