@@ -713,7 +713,9 @@ class IsotonicCalibrator:
 
     def __call__(self, raw_score: float) -> float:
         s = raw_score if type(raw_score) is float else _real(raw_score, "raw_score")
-        x, y = self.x.values, self.y.values
+        x, y = self.x._values, self.y._values  # the knots' lists once made, without the property's call
+        if x is None or y is None:
+            x, y = self.x.values, self.y.values
         if not x or s != s:  # no knots, or NaN
             return _clip01_checked(s)
         if s <= x[0]:
