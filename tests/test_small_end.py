@@ -600,3 +600,19 @@ def test_calibrator_calls_same_values_and_errors():
     iso = calibrate.IsotonicCalibrator(x=[0.0, 0.5, 1.0], y=[0.0, 0.25, 1.0])
     assert [repr(iso(s)) for s in (-0.0, 0.25, 1, True, 7.0, -3.0)] == ["0.0", "0.125", "1.0", "1.0", "1.0", "0.0"]
     assert repr(calibrate.IsotonicCalibrator()(-0.0)) == "-0.0" and calibrate.IsotonicCalibrator()(1.5) == 1.0
+
+
+def test_tools_count_checks_and_lazy_agents_keep_results():
+    from scorekit import tools
+
+    assert tools.pass_k(10, 9, k=8) == {"n": 10, "c": 9, "k": 8, "pass_at_k": 1.0, "pass_hat_k": 0.2}
+    assert tools.pass_k("10", 9.0, k=1)["pass_at_k"] == 0.9
+    assert tools.cost_per_success(12.5, 5, attempts=20) == {
+        "total_dollars": 12.5, "successes": 5, "cost_per_success": 2.5, "success_rate": 0.25}
+    assert tools.cost_per_success(3, 0)["cost_per_success"] == math.inf
+    assert tools._agents("cost") is sys.modules["scorekit.agents.cost"]  # imported once, kept
+    for bad, error in ((True, tools.InvalidTypeError), (10.9, tools.InvalidValueError), (-1, tools.InvalidValueError)):
+        with pytest.raises(error):
+            tools.cost_per_success(1.0, bad)
+    with pytest.raises(tools.InvalidTypeError):
+        tools.pass_k(10, False)
