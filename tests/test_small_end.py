@@ -13,7 +13,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from scorekit import interrater
+from scorekit import _sums, interrater
 from scorekit.agents import Cost, cost
 from scorekit.qe import calibrate, decide
 
@@ -486,7 +486,7 @@ def test_numpy_sum_in_python_same_bits():
                       for _ in range(n)]
             with np.errstate(invalid="ignore"):
                 want = float(np.add.reduce(np.array(values, dtype=np.float64)))
-            assert same_bits(interrater._numpy_sum(values), want), values
+            assert same_bits(_sums.numpy_sum(values), want), values
 
 
 def interval_cell(rnd: random.Random, kind: float):

@@ -35,6 +35,7 @@ from typing import Any, Optional, Union
 
 import numpy as np
 
+from scorekit._sums import NUMPY_SEQUENTIAL_BELOW, numpy_sum
 from scorekit.errors import InputTooLargeError, InvalidTypeError, InvalidValueError, describe
 
 __all__ = ["LEVELS", "RATIO_MAX_DISTINCT", "percent_agreement", "cohen_kappa", "krippendorff_alpha", "as_labels",
@@ -55,11 +56,8 @@ _PLAIN_NUMBERS = frozenset({float, int, bool, type(None)})
 # Cohen's kappa below this many items, nominal alpha below this many cells of these types.
 _SMALL_ITEMS = 512
 _PLAIN_LABELS = _PLAIN_NUMBERS | {str}
-# NumPy adds fewer terms than this left to right (from 8 on, in 8 interleaved partial sums), so a
-# Python loop over fewer terms gives the same bits.
-_NUMPY_SEQUENTIAL_BELOW = 8
-# Interval alpha below this many cells is computed in Python (above it, NumPy's fixed cost is the
-# smaller); NumPy adds up to 128 values in one block of 8 partial sums, as :func:`_numpy_sum` does.
+# Interval alpha below this many cells is computed in Python (from there on NumPy's path is the
+# faster); it must stay at most NUMPY_BLOCK + 1, the most values numpy_sum adds as NumPy does.
 _SMALL_INTERVAL_CELLS = 48
 # Interval values up to this magnitude keep every square and sum of a small table finite.
 _SMALL_MAGNITUDE = 1e100
@@ -179,7 +177,7 @@ def _small_chance_agreement(a: Sequence[Any], b: Sequence[Any]) -> Optional[floa
         if -2**63 <= lo and hi < 2**63:  # _integer_counts: one term per id, ids in label order
             terms = hi - lo + 1 if hi - lo <= 4 * 2 * n else len(labels)
             shared = sorted(shared)
-    if terms >= _NUMPY_SEQUENTIAL_BELOW:
+    if terms >= NUMPY_SEQUENTIAL_BELOW:
         return None
     p_e = 0.0
     for label in shared:
@@ -410,33 +408,12 @@ def _small_nominal(cells: list[Any], raters: int, items: int) -> float:
     return _alpha(n, observed, expected)
 
 
-def _numpy_sum(values: list[float]) -> float:
-    """``float(np.add.reduce(np.array(values)))`` for at most 128 floats, in
-    Python: NumPy adds fewer than 8 values left to right, more in 8 interleaved partial sums and
-    the rest left to right, all onto its identity ``0.0``; so the same bits."""
-    n = len(values)
-    if n < _NUMPY_SEQUENTIAL_BELOW:
-        total = 0.0
-        for v in values:
-            total += v
-        return total
-    lanes = values[:8]
-    end = n - n % 8
-    for i in range(8, end, 8):
-        for lane in range(8):
-            lanes[lane] += values[i + lane]
-    total = ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) + ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]))
-    for v in values[end:]:
-        total += v
-    return 0.0 + total
-
-
 def _small_interval_columns(cells: list[Any], raters: int, items: int) -> Optional[list[list[Any]]]:
     """The pairable items of a small table of plain numbers as columns of floats (``None`` where a
     cell is missing), for :func:`_small_interval`; ``None`` when the NumPy path must read the
     table: too many cells or raters for sums Python adds as NumPy does, other types, or a value
     that is infinite, too large for a float or large enough for a square to overflow."""
-    if (raters >= _NUMPY_SEQUENTIAL_BELOW or len(cells) >= _SMALL_INTERVAL_CELLS
+    if (raters >= NUMPY_SEQUENTIAL_BELOW or len(cells) >= _SMALL_INTERVAL_CELLS
             or not set(map(type, cells)) <= _PLAIN_NUMBERS):
         return None
     try:
@@ -462,18 +439,18 @@ def _small_squared_pairs(present: list[float], add: Callable[[list[float]], floa
 def _small_interval(columns: list[list[Any]], raters: int) -> float:
     """:func:`_interval` in Python on :func:`_small_interval_columns`: the same operations, each
     column's sums over its (fewer than 8) raters left to right and the pooled values' sums as
-    NumPy adds them (:func:`_numpy_sum`), so the same bits."""
+    NumPy adds them (:func:`~scorekit._sums.numpy_sum`), so the same bits."""
     if not columns:
         return 1.0
     pooled = [col[r] for r in range(raters) for col in columns if col[r] is not None]  # values[present]
     if min(pooled) == max(pooled):
         return 1.0
-    expected = _small_squared_pairs(pooled, _numpy_sum)
+    expected = _small_squared_pairs(pooled, numpy_sum)
     totals: dict[int, float] = {}
     for col in columns:
         present = [v for v in col if v is not None]
         m = len(present)
-        totals[m] = totals.get(m, 0.0) + _small_squared_pairs(present, _numpy_sum)
+        totals[m] = totals.get(m, 0.0) + _small_squared_pairs(present, numpy_sum)
     observed = 0.0
     for m in sorted(totals):
         if totals[m]:

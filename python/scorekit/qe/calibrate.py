@@ -75,6 +75,7 @@ import numpy as np
 from scorekit._kernels import available_cores
 from scorekit._kernels.isotonic import isotonic_fit
 from scorekit._packing import bools_of, floats_of
+from scorekit._sums import NUMPY_SEQUENTIAL_BELOW, numpy_sum
 from scorekit.errors import InvalidTypeError, InvalidValueError, ScorekitError, describe
 from scorekit.qe.decide import SmallCalibrationWarning
 from scorekit.registry import get, names, register, requires_extra
@@ -127,9 +128,9 @@ _SAMPLE_EVERY = 16
 #: Below this many rows, lists of floats and bools are binned in Python: NumPy's fixed cost per
 #: call is larger than the work.
 _SMALL_ROWS = 64
-# NumPy adds fewer values than this left to right (from 8 on, in 8 interleaved partial sums), so
-# Python adds fewer with the same bits: Platt fits on fewer finite rows run in Python.
-_NUMPY_SEQUENTIAL_BELOW = 8
+#: Platt and temperature fits on fewer listed rows run in Python, their sums added as NumPy adds
+#: so few: left to right.
+_NUMPY_SEQUENTIAL_BELOW = NUMPY_SEQUENTIAL_BELOW
 _FLOAT, _BOOL = frozenset({float}), frozenset({bool})
 _NAN_MESSAGE = "calibrated probability is NaN (was the raw score non-finite?)"
 
@@ -388,18 +389,6 @@ def _platt_half_sums(x: np.ndarray, mu: float, a: float, bc: float) -> tuple[flo
     return tuple(sums)
 
 
-def _numpy_sums(*columns: list) -> list:
-    """``float(np.add.reduce(np.array(column)))`` of each of a few lists of fewer than
-    ``_NUMPY_SEQUENTIAL_BELOW`` floats, in Python with the same bits."""
-    sums = []
-    for column in columns:
-        total = 0.0
-        for v in column:
-            total += v
-        sums.append(total)
-    return sums
-
-
 def _short_rows(scores: Any, correct: Any) -> Optional[tuple[list, list]]:
     """The finite rows of lists of fewer than ``_NUMPY_SEQUENTIAL_BELOW`` floats and as many bools,
     as two lists, for the fits' small-input paths; ``None`` for any other input."""
@@ -421,8 +410,7 @@ def _small_platt_sums(xc: list, a: float, bc: float) -> tuple[float, ...]:
     floor = _WEIGHT_FLOOR
     w = [floor if u < floor else u for u in [q - q * q for q in p]]  # np.maximum: NaN stays NaN
     wx = [u * v for u, v in zip(w, xc)]
-    px, ps, wx2, wx, ws = _numpy_sums([q * v for q, v in zip(p, xc)], p, [u * v for u, v in zip(wx, xc)], wx, w)
-    return 0.0 + px, 0.0 + ps, 0.0 + wx2, 0.0 + wx, 0.0 + ws
+    return tuple(map(numpy_sum, ([q * v for q, v in zip(p, xc)], p, [u * v for u, v in zip(wx, xc)], wx, w)))
 
 
 def _small_platt_fit(xs: list, cs: list, max_iter: int) -> tuple[float, float]:
@@ -434,13 +422,12 @@ def _small_platt_fit(xs: list, cs: list, max_iter: int) -> tuple[float, float]:
     a, b = 0.0, (math.log((n_pos + 1) / (n_neg + 1)) if n_neg > 0 else 0.0)
     if n == 0 or max_iter == 0:
         return a, b
-    mu = _numpy_sums(xs)[0] / n
+    mu = numpy_sum(xs) / n
     if not math.isfinite(mu):
         mu = min(xs) / 2 + max(xs) / 2
     t_pos, t_neg = (n_pos + 1) / (n_pos + 2), 1.0 / (n_neg + 2)
     xc = [v - mu for v in xs]
-    total, correct_sum = _numpy_sums(xc, [v * k for v, k in zip(xc, cs)])
-    total, correct_sum = 0.0 + total, 0.0 + correct_sum
+    total, correct_sum = numpy_sum(xc), numpy_sum([v * k for v, k in zip(xc, cs)])
     tx = t_pos * correct_sum + t_neg * (total - correct_sum)
     ts = t_pos * n_pos + t_neg * (n - n_pos)
     with np.errstate(over="ignore", invalid="ignore"):
