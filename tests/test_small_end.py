@@ -8,11 +8,12 @@ import os
 import random
 import subprocess
 import sys
+import warnings
 from fractions import Fraction
 
 import numpy as np
 import pytest
-from scorekit import interrater
+from scorekit import _sums, interrater
 from scorekit.agents import Cost, cost
 from scorekit.qe import calibrate, decide
 
@@ -370,3 +371,248 @@ def test_unfitted_gates_share_no_writable_state():
         assert decide._smallest_calibration_set(alpha) == decide._smallest_calibration_set.__wrapped__(alpha)
     with pytest.warns(decide.SmallCalibrationWarning, match="needs at least 9"):
         decide.ConformalGate(alpha=0.1).fit([0.9, 0.8], [True, True])
+
+
+def numpy_platt_sums(x, mu, a, bc):
+    """The Platt sums written plainly in NumPy, block by block, each term summed by its own ``sum()``."""
+    sums = [0.0] * 5
+    for lo in range(0, x.size, calibrate._BLOCK):
+        xc = x[lo:lo + calibrate._BLOCK] - mu
+        p = 1.0 / (np.exp(xc * -a - bc) + 1.0)
+        w = np.maximum(p - p * p, 1e-12)
+        sums = [s + float(t.sum()) for s, t in zip(sums, (p * xc, p, w * xc * xc, w * xc, w))]
+    return tuple(sums)
+
+
+def platt_rows(rnd: random.Random, n: int) -> tuple[list, list]:
+    scale, offset = 10 ** rnd.uniform(-3, 3), rnd.choice([0.0, 0.0, -50.0, 1e3, 1e8])
+    xs = [offset + scale * rnd.gauss(0, 1) for _ in range(n)]
+    for _ in range(rnd.choice([0, 0, 0, 1, 2])):
+        if n:
+            xs[rnd.randrange(n)] = rnd.choice([math.nan, math.inf, -math.inf, 0.0, -0.0, 1e300])
+    flip = rnd.random()
+    return xs, [rnd.random() < flip for _ in range(n)]
+
+
+def test_platt_sums_same_bits_as_plain_numpy(monkeypatch):
+    """The Platt sums (in Python below 8 rows, else five terms in one buffer added by one
+    reduction) equal each term summed alone, over and under the threshold and across blocks."""
+    rnd = random.Random(16)
+    sizes = [1, 2, 5, 7, 8, 9, 20, 63, 64, 129, 1000]
+    for n in sizes + [calibrate._BLOCK + 5]:
+        for _ in range(30 if n < 2000 else 2):
+            x = np.array(platt_rows(rnd, n)[0])
+            x = x[np.isfinite(x)]
+            mu, a, bc = float(np.mean(x)) if x.size else 0.0, rnd.uniform(-40, 40), rnd.uniform(-5, 5)
+            with np.errstate(all="ignore"):
+                want = numpy_platt_sums(x, mu, a, bc)
+                for cut in (calibrate._NUMPY_SEQUENTIAL_BELOW, 0):
+                    monkeypatch.setattr(calibrate, "_NUMPY_SEQUENTIAL_BELOW", cut)
+                    got = calibrate._platt_half_sums(x, mu, a, bc)
+                    assert all(map(same_bits, got, want)), (n, cut, got, want)
+
+
+def test_platt_fit_small_path_same_bits(monkeypatch):
+    """A Platt fit on fewer than 8 listed rows (in Python) gives the bits of the NumPy path, and
+    the same errors and warnings."""
+    rnd = random.Random(8)
+    for n in [0, 1, 2, 3, 5, 7, 8, 9, 12, 20]:
+        for _ in range(60):
+            xs, cs = platt_rows(rnd, n)
+            max_iter = rnd.choice([100, 100, 3, 1, 0])
+            results = []
+            for cut in (calibrate._NUMPY_SEQUENTIAL_BELOW, 0):
+                monkeypatch.setattr(calibrate, "_NUMPY_SEQUENTIAL_BELOW", cut)
+                with warnings.catch_warnings(record=True) as caught:
+                    warnings.simplefilter("always")
+                    try:
+                        cal = calibrate.PlattCalibrator(max_iter=max_iter).fit(xs, cs)
+                        got = (repr(cal.a), repr(cal.b))
+                    except calibrate.InvalidValueError as e:
+                        got = str(e)
+                results.append((got, [str(w.message) for w in caught]))
+            assert results[0] == results[1], (xs, cs, max_iter, results)
+    with pytest.raises(calibrate.InvalidValueError, match="2 scores but 1 labels"):
+        calibrate.PlattCalibrator().fit([0.5, 0.6], [True])
+    with pytest.raises(calibrate.InvalidValueError, match="overflowed"):
+        calibrate.PlattCalibrator().fit([1e300, -1e300, 1e300], [True, False, False])
+
+
+def fit_outcome(fit):
+    """A fit's result (or error) and the warnings it gave, as text."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            got = repr(fit())
+        except decide.InvalidValueError as e:
+            got = f"error: {e}"
+    return got, [str(w.message) for w in caught]
+
+
+def test_risk_control_fit_small_path_same_threshold(monkeypatch):
+    """A risk-control fit on short lists of floats and bools (counted in Python) gives the
+    threshold, the warnings and the errors of the NumPy path, on both sides of the threshold."""
+    rnd = random.Random(23)
+    pool = [0.0, 0.5, 1.0, 0.25, float("nan"), float("inf"), -float("inf"), -0.0, 1.5, -0.25]
+    for n in [0, 1, 2, 3, 9, 20, 40, decide._SMALL_SET - 1, decide._SMALL_SET]:
+        for _ in range(40):
+            probs = [rnd.choice(pool) if rnd.random() < 0.15 else round(rnd.random(), rnd.choice([1, 2, 17]))
+                     for _ in range(n)]
+            flip = rnd.random()
+            correct = [rnd.random() < flip for _ in range(n)]
+            target, bound = rnd.choice([0.0, 0.01, 0.05, 0.1, 0.3, 0.7, 1.0]), rnd.choice([1.0, 1.0, 2.0, 0.5])
+            outcomes = []
+            for cut in (decide._SMALL_SET, 0):
+                monkeypatch.setattr(decide, "_SMALL_SET", cut)
+                gate = decide.RiskControlGate(target=target, loss_bound=bound)
+                outcomes.append(fit_outcome(lambda: gate.fit(probs, correct).lam))
+            assert outcomes[0] == outcomes[1], (probs, correct, target, bound, outcomes)
+
+
+def test_short_risk_control_fit_skips_numpy(monkeypatch):
+    monkeypatch.setattr(decide, "np", NoNumpy())
+    gate = decide.RiskControlGate(target=0.3).fit([.2, .4, .6, .8, .9], [False, False, True, True, True])
+    assert gate.lam == 0.6  # by hand: at 0.6, (5 * 0/5 + 1) / 6 = 0.167 <= 0.3; at 0.4, (5 * 1/5 + 1) / 6 > 0.3
+    assert decide.RiskControlGate(target=0.5).fit([0.9, float("nan")], [True, False]).lam == 0.0  # (0 + 1) / 2
+    assert decide.RiskControlGate(target=0.5).fit([0.9, float("nan")], [False, True]).lam == 1 + 1e-9  # (1 + 1) / 2
+
+
+def test_numpy_sum_in_python_same_bits():
+    rnd = random.Random(12)
+    pool = [0.0, -0.0, 1e16, -1e16, 1.0, math.inf, -math.inf, math.nan]
+    for n in range(129):
+        for _ in range(40):
+            values = [rnd.choice(pool) if rnd.random() < 0.1 else rnd.uniform(-1, 1) * 10 ** rnd.randrange(-3, 17)
+                      for _ in range(n)]
+            with np.errstate(invalid="ignore"):
+                want = float(np.add.reduce(np.array(values, dtype=np.float64)))
+            assert same_bits(_sums.numpy_sum(values), want), values
+
+
+def interval_cell(rnd: random.Random, kind: float):
+    r = rnd.random()
+    if r < 0.1:
+        return None
+    if r < 0.13:
+        return math.nan
+    if kind < 0.3:
+        return rnd.randrange(1, 6)
+    if kind < 0.5:
+        return rnd.choice([True, False, 0, 1, 2.5, -0.0, 0.0])
+    if kind < 0.8:
+        return rnd.uniform(-1, 1) * 10 ** rnd.randrange(-3, 12)
+    return rnd.choice([1e100, -1e100, 1e101, 3.0, 1e-300, 2**60, 2**53 + 1, math.inf, 10**400, "x"])
+
+
+@pytest.mark.parametrize("cut", [interrater._SMALL_INTERVAL_CELLS, 129])
+def test_interval_alpha_small_path_same_bits(monkeypatch, cut):
+    """Interval alpha in Python (tables of fewer than ``cut`` cells and 8 raters) gives the bits
+    and the errors of the NumPy path; at ``cut = 129`` the pooled sums reach NumPy's 128-value block."""
+    rnd = random.Random(cut)
+    for raters in [1, 2, 3, 5, 7, 8]:
+        for items in [1, 2, 3, 5, 9, 15, 16, 17, 25, 42, 64]:
+            for _ in range(12):
+                kind = rnd.random()
+                table = [[interval_cell(rnd, kind) for _ in range(items)] for _ in range(raters)]
+                outcomes = []
+                for threshold in (cut, 0):
+                    monkeypatch.setattr(interrater, "_SMALL_INTERVAL_CELLS", threshold)
+                    try:
+                        outcomes.append(repr(interrater.krippendorff_alpha(table, level="interval")))
+                    except (interrater.InvalidValueError, interrater.InvalidTypeError) as e:
+                        outcomes.append(f"{type(e).__name__}: {e}")
+                assert outcomes[0] == outcomes[1], (table, outcomes)
+
+
+def test_small_interval_alpha_skips_numpy(monkeypatch):
+    monkeypatch.setattr(interrater, "np", NoNumpy())
+    ratings = [[1, 2, 3, 3, None], [1, 2, 4, 3, 5], [2, 2, 4, 3, 5]]
+    assert interrater.krippendorff_alpha(ratings, level="interval") == pytest.approx(
+        reference_interval_alpha(ratings), rel=1e-12)
+    assert interrater.krippendorff_alpha([[1.5, 1.5], [1.5, None]], level="interval") == 1.0
+
+
+def reference_interval_alpha(table) -> float:
+    """Krippendorff's interval alpha from its definition: every ordered pair within each unit of
+    at least two values, weighted by 1 / (m - 1), against every ordered pair of pooled values."""
+    units = [[v for v in col if v is not None] for col in zip(*table)]
+    units = [u for u in units if len(u) >= 2]
+    pooled = [v for u in units for v in u]
+    n = len(pooled)
+    observed = sum(sum((a - b) ** 2 for i, a in enumerate(u) for j, b in enumerate(u) if i != j) / (len(u) - 1)
+                   for u in units)
+    expected = sum((a - b) ** 2 for i, a in enumerate(pooled) for j, b in enumerate(pooled) if i != j)
+    return 1.0 - (n - 1) * observed / expected
+
+
+def test_temperature_fit_small_path_same_bits(monkeypatch):
+    """A temperature fit on fewer than 8 listed rows (its likelihood in Python, with NumPy's exp
+    and log) gives the temperature of the NumPy path, and the same warnings."""
+    rnd = random.Random(13)
+    for n in [0, 1, 2, 3, 5, 7, 8, 9, 12]:
+        for _ in range(30):
+            logits = [rnd.gauss(0, 1) * 10 ** rnd.uniform(-2, 3) for _ in range(n)]
+            for _ in range(rnd.choice([0, 0, 1, 2])):
+                if n:
+                    logits[rnd.randrange(n)] = rnd.choice([math.nan, math.inf, -math.inf, -0.0, 800.0, -800.0])
+            correct = [rnd.random() < 0.5 for _ in range(n)]
+            options = rnd.choice([{}, {"max_iter": 5}, {"t_min": 0.5, "t_max": 3.0}])
+            outcomes = []
+            for cut in (calibrate._NUMPY_SEQUENTIAL_BELOW, 0):
+                monkeypatch.setattr(calibrate, "_NUMPY_SEQUENTIAL_BELOW", cut)
+                outcomes.append(fit_outcome(lambda: calibrate.TemperatureCalibrator(**options).fit(logits, correct).T))
+            assert outcomes[0] == outcomes[1], (logits, correct, options, outcomes)
+
+
+def clipped_sigmoid(z: float) -> float:
+    """The calibrators' per-score formula as written before the calls were inlined: the stable
+    sigmoid, then ``min(max(p, 0.0), 1.0)``; NaN is an error."""
+    p = 1.0 / (1.0 + math.exp(-z)) if z >= 0 else math.exp(z) / (1.0 + math.exp(z))
+    if math.isnan(p):
+        raise calibrate.InvalidValueError(calibrate._NAN_MESSAGE)
+    return min(max(p, 0.0), 1.0)
+
+
+def test_calibrator_calls_same_values_and_errors():
+    rnd = random.Random(21)
+    scores = [0.0, -0.0, 1, True, np.float64(0.25), 1e308, -1e308, math.inf, -math.inf, 2**70] + \
+        [rnd.gauss(0, 1) * 10 ** rnd.uniform(-3, 3) for _ in range(300)]
+    for _ in range(20):
+        a, b, t = rnd.uniform(-50, 50), rnd.uniform(-5, 5), rnd.uniform(0.05, 10)
+        platt, temperature = calibrate.PlattCalibrator(a=a, b=b), calibrate.TemperatureCalibrator(T=t)
+        for s in scores:
+            for cal, z in ((platt, a * float(s) + b), (temperature, float(s) / t)):
+                try:
+                    want = repr(clipped_sigmoid(z))
+                except calibrate.InvalidValueError as e:
+                    want = str(e)
+                try:
+                    got = repr(cal(s))
+                except calibrate.InvalidValueError as e:
+                    got = str(e)
+                assert got == want, (cal, s)
+    for cal in (calibrate.PlattCalibrator(), calibrate.TemperatureCalibrator(), calibrate.IsotonicCalibrator(),
+                calibrate.IsotonicCalibrator().fit([0.2, 0.8], [False, True])):
+        with pytest.raises(calibrate.InvalidValueError, match="NaN"):
+            cal(math.nan)
+        with pytest.raises(calibrate.InvalidTypeError):
+            cal("0.5")
+    iso = calibrate.IsotonicCalibrator(x=[0.0, 0.5, 1.0], y=[0.0, 0.25, 1.0])
+    assert [repr(iso(s)) for s in (-0.0, 0.25, 1, True, 7.0, -3.0)] == ["0.0", "0.125", "1.0", "1.0", "1.0", "0.0"]
+    assert repr(calibrate.IsotonicCalibrator()(-0.0)) == "-0.0" and calibrate.IsotonicCalibrator()(1.5) == 1.0
+
+
+def test_tools_count_checks_and_lazy_agents_keep_results():
+    from scorekit import tools
+
+    assert tools.pass_k(10, 9, k=8) == {"n": 10, "c": 9, "k": 8, "pass_at_k": 1.0, "pass_hat_k": 0.2}
+    assert tools.pass_k("10", 9.0, k=1)["pass_at_k"] == 0.9
+    assert tools.cost_per_success(12.5, 5, attempts=20) == {
+        "total_dollars": 12.5, "successes": 5, "cost_per_success": 2.5, "success_rate": 0.25}
+    assert tools.cost_per_success(3, 0)["cost_per_success"] == math.inf
+    assert tools._agents("cost") is sys.modules["scorekit.agents.cost"]  # imported once, kept
+    for bad, error in ((True, tools.InvalidTypeError), (10.9, tools.InvalidValueError), (-1, tools.InvalidValueError)):
+        with pytest.raises(error):
+            tools.cost_per_success(1.0, bad)
+    with pytest.raises(tools.InvalidTypeError):
+        tools.pass_k(10, False)

@@ -28,13 +28,14 @@ from __future__ import annotations
 import numbers
 import operator
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from decimal import Decimal
 from itertools import chain
 from typing import Any, Optional, Union
 
 import numpy as np
 
+from scorekit._sums import NUMPY_SEQUENTIAL_BELOW, numpy_sum
 from scorekit.errors import InputTooLargeError, InvalidTypeError, InvalidValueError, describe
 
 __all__ = ["LEVELS", "RATIO_MAX_DISTINCT", "percent_agreement", "cohen_kappa", "krippendorff_alpha", "as_labels",
@@ -55,9 +56,11 @@ _PLAIN_NUMBERS = frozenset({float, int, bool, type(None)})
 # Cohen's kappa below this many items, nominal alpha below this many cells of these types.
 _SMALL_ITEMS = 512
 _PLAIN_LABELS = _PLAIN_NUMBERS | {str}
-# NumPy adds fewer terms than this left to right (from 8 on, in 8 interleaved partial sums), so a
-# Python loop over fewer terms gives the same bits.
-_NUMPY_SEQUENTIAL_BELOW = 8
+# Interval alpha below this many cells is computed in Python (from there on NumPy's path is the
+# faster); it must stay at most NUMPY_BLOCK + 1, the most values numpy_sum adds as NumPy does.
+_SMALL_INTERVAL_CELLS = 48
+# Interval values up to this magnitude keep every square and sum of a small table finite.
+_SMALL_MAGNITUDE = 1e100
 _NUMERIC_KINDS = "biuf"
 _EQ = operator.eq
 
@@ -174,7 +177,7 @@ def _small_chance_agreement(a: Sequence[Any], b: Sequence[Any]) -> Optional[floa
         if -2**63 <= lo and hi < 2**63:  # _integer_counts: one term per id, ids in label order
             terms = hi - lo + 1 if hi - lo <= 4 * 2 * n else len(labels)
             shared = sorted(shared)
-    if terms >= _NUMPY_SEQUENTIAL_BELOW:
+    if terms >= NUMPY_SEQUENTIAL_BELOW:
         return None
     p_e = 0.0
     for label in shared:
@@ -405,6 +408,56 @@ def _small_nominal(cells: list[Any], raters: int, items: int) -> float:
     return _alpha(n, observed, expected)
 
 
+def _small_interval_columns(cells: list[Any], raters: int, items: int) -> Optional[list[list[Any]]]:
+    """The pairable items of a small table of plain numbers as columns of floats (``None`` where a
+    cell is missing), for :func:`_small_interval`; ``None`` when the NumPy path must read the
+    table: too many cells or raters for sums Python adds as NumPy does, other types, or a value
+    that is infinite, too large for a float or large enough for a square to overflow."""
+    if (raters >= NUMPY_SEQUENTIAL_BELOW or len(cells) >= _SMALL_INTERVAL_CELLS
+            or not set(map(type, cells)) <= _PLAIN_NUMBERS):
+        return None
+    try:
+        floats = [None if is_missing(v) else float(v) for v in cells]
+    except OverflowError:
+        return None
+    if any(v is not None and not abs(v) <= _SMALL_MAGNITUDE for v in floats):
+        return None
+    columns = [floats[item::items] for item in range(items)]
+    return [col for col in columns if raters - col.count(None) >= 2]
+
+
+def _small_squared_pairs(present: list[float], add: Callable[[list[float]], float]) -> float:
+    """:func:`_squared_pairs` of one column's present values, its sums added by ``add``."""
+    m = len(present)
+    mean = add(present) / m
+    distance = [abs(v - mean) for v in present]
+    nearest = present[distance.index(min(distance))]  # the first of the closest, as argmin
+    d = [v - nearest for v in present]
+    return max(2.0 * m * add([e * e for e in d]) - 2.0 * add(d) ** 2, 0.0)  # as np.maximum
+
+
+def _small_interval(columns: list[list[Any]], raters: int) -> float:
+    """:func:`_interval` in Python on :func:`_small_interval_columns`: the same operations, each
+    column's sums over its (fewer than 8) raters left to right and the pooled values' sums as
+    NumPy adds them (:func:`~scorekit._sums.numpy_sum`), so the same bits."""
+    if not columns:
+        return 1.0
+    pooled = [col[r] for r in range(raters) for col in columns if col[r] is not None]  # values[present]
+    if min(pooled) == max(pooled):
+        return 1.0
+    expected = _small_squared_pairs(pooled, numpy_sum)
+    totals: dict[int, float] = {}
+    for col in columns:
+        present = [v for v in col if v is not None]
+        m = len(present)
+        totals[m] = totals.get(m, 0.0) + _small_squared_pairs(present, numpy_sum)
+    observed = 0.0
+    for m in sorted(totals):
+        if totals[m]:
+            observed += totals[m] / (m - 1)
+    return _alpha(len(pooled), observed, expected)
+
+
 def _nearest_to_mean(values: np.ndarray, present: np.ndarray, sizes: np.ndarray) -> np.ndarray:
     """Per column, the present value closest to the column's mean (a stable shift: an all-equal
     column gets deviations of exactly 0)."""
@@ -530,6 +583,10 @@ def krippendorff_alpha(reliability_data: Any, *, level: str = "nominal") -> floa
     if (level == "nominal" and not isinstance(table, np.ndarray) and len(table[0]) < _SMALL_ITEMS
             and set(map(type, table[0])) <= _PLAIN_LABELS):
         return _small_nominal(*table)
+    if level == "interval" and not isinstance(table, np.ndarray):
+        columns = _small_interval_columns(*table)
+        if columns is not None:
+            return _small_interval(columns, table[1])
     with np.errstate(all="ignore"):
         if level in ("interval", "ratio"):
             values = _numbers(table, level)

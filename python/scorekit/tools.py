@@ -16,6 +16,7 @@ command does: a number or string as ``print`` shows it, a dict as its Python rep
 
 from __future__ import annotations
 
+import functools
 import importlib
 import math
 import numbers
@@ -63,6 +64,8 @@ def rover(*hypotheses: str, confidence: bool = True) -> dict:
 def _integer(value: Any, name: str) -> int:
     """A whole number from a command line's string or a Python number: ``"12"``, ``12`` and
     ``12.0`` are 12; ``10.9``, ``"10.9"``, NaN and ``True`` are errors, never truncated."""
+    if type(value) is int:  # the common case, before the ABC checks
+        return value
     if isinstance(value, bool):
         raise InvalidTypeError(f"must be a whole number, got {describe(value)}", field=name)
     if isinstance(value, numbers.Integral):
@@ -98,25 +101,29 @@ def _dollars(value: Any, name: str) -> float:
     return number
 
 
+@functools.cache
+def _agents(module: str) -> Any:
+    """``scorekit.agents.<module>``, imported on first use (it loads the agents package) and kept:
+    an ``import`` statement in the function would cost more than its arithmetic on every call."""
+    return importlib.import_module(f"scorekit.agents.{module}")
+
+
 def pass_k(n: Any, c: Any, k: Any = 1) -> dict:
     """pass@k (capability) and pass^k (reliability) from ``c`` successes in ``n`` trials, rounded
     to 4 places. ``scorekit pass-k 10 9 --k 8``: a 90%-reliable agent judged over 8 trials.
     ``n``, ``c`` and ``k`` are whole numbers (``10.9`` is an error, not 10)."""
-    from scorekit.agents.reliability import pass_at_k, pass_hat_k
-
+    reliability = _agents("reliability")
     n, c, k = _integer(n, "n"), _integer(c, "c"), _integer(k, "k")
-    return {"n": n, "c": c, "k": k, "pass_at_k": round(pass_at_k(n=n, c=c, k=k), 4),
-            "pass_hat_k": round(pass_hat_k(n=n, c=c, k=k), 4)}
+    return {"n": n, "c": c, "k": k, "pass_at_k": round(reliability.pass_at_k(n=n, c=c, k=k), 4),
+            "pass_hat_k": round(reliability.pass_hat_k(n=n, c=c, k=k), 4)}
 
 
 def cost_per_success(total_dollars: Any, successes: Any, *, attempts: Optional[Any] = None) -> dict:
     """Cost-of-Pass: ``total_dollars / successes`` (``inf`` without a success); with ``attempts``
     also the success rate, rounded to 4 places. Dollars are finite and ``>= 0``, successes a whole
     number ``>= 0``, attempts a whole number ``>= 1`` and ``>= successes``."""
-    from scorekit.agents.cost import cost_of_pass
-
     total, wins = _dollars(total_dollars, "total_dollars"), _count(successes, "successes")
-    out = {"total_dollars": total, "successes": wins, "cost_per_success": cost_of_pass(total, wins)}
+    out = {"total_dollars": total, "successes": wins, "cost_per_success": _agents("cost").cost_of_pass(total, wins)}
     if attempts is not None:
         tries = _count(attempts, "attempts", minimum=1)
         if wins > tries:

@@ -75,6 +75,7 @@ import numpy as np
 from scorekit._kernels import available_cores
 from scorekit._kernels.isotonic import isotonic_fit
 from scorekit._packing import bools_of, floats_of
+from scorekit._sums import NUMPY_SEQUENTIAL_BELOW, numpy_sum
 from scorekit.errors import InvalidTypeError, InvalidValueError, ScorekitError, describe
 from scorekit.qe.decide import SmallCalibrationWarning
 from scorekit.registry import get, names, register, requires_extra
@@ -127,6 +128,10 @@ _SAMPLE_EVERY = 16
 #: Below this many rows, lists of floats and bools are binned in Python: NumPy's fixed cost per
 #: call is larger than the work.
 _SMALL_ROWS = 64
+#: Platt and temperature fits on fewer listed rows run in Python, their sums added as NumPy adds
+#: so few: left to right.
+_NUMPY_SEQUENTIAL_BELOW = NUMPY_SEQUENTIAL_BELOW
+_FLOAT, _BOOL = frozenset({float}), frozenset({bool})
 _NAN_MESSAGE = "calibrated probability is NaN (was the raw score non-finite?)"
 
 
@@ -144,6 +149,8 @@ class CalibratorNotFoundError(ScorekitError, KeyError):
 
 def _sequence(values: Any, what: str) -> Any:
     """``values`` as something ``len()`` and NumPy can read (iterators are listed once)."""
+    if type(values) is list:  # the common case, before the ABC checks
+        return values
     if isinstance(values, (str, bytes, Mapping)) or not isinstance(values, Iterable):
         raise InvalidTypeError(f"must be a sequence, got {describe(values)}", field=what)
     return values if isinstance(values, (np.ndarray, Sequence)) else list(values)
@@ -214,10 +221,14 @@ def _rows(scores: Any, correct: Any, owner: str, *, noun: str = "scores") -> tup
     x, c = _floats(scores, noun), _labels(correct)
     _same_length(owner, x.size, c.size, noun)
     finite = np.isfinite(x)
-    return (x, c) if finite.all() else (x[finite], c[finite])
+    return (x, c) if np.count_nonzero(finite) == x.size else (x[finite], c[finite])  # cheaper than all()
 
 
 def _whole(value: Any, what: str, *, minimum: int) -> int:
+    if type(value) is int:  # the common case, before the checks
+        if value < minimum:
+            raise InvalidValueError(f"must be >= {minimum}, got {value}", field=what)
+        return value
     if isinstance(value, bool):
         raise InvalidTypeError(f"must be an integer, got {describe(value)}", field=what)
     try:
@@ -237,9 +248,9 @@ def _finite(value: Any, what: str) -> float:
 
 
 def _clip01_checked(p: float) -> float:
-    if math.isnan(p):
+    if p != p:  # NaN
         raise InvalidValueError(_NAN_MESSAGE)
-    return min(max(p, 0.0), 1.0)
+    return 0.0 if p < 0.0 else 1.0 if p > 1.0 else p  # min(max(p, 0.0), 1.0) without the calls
 
 
 def _clip01_array(p: np.ndarray) -> np.ndarray:
@@ -267,10 +278,11 @@ def _sigmoid_array(z: np.ndarray) -> np.ndarray:
 # --------------------------------------------------------------------------------------------
 
 
-def _smallness(c: np.ndarray, *, min_rows: int = 0) -> Optional[str]:
-    """Why a calibration set with labels ``c`` is too small for a reliable fit, or None."""
-    n = int(c.size)
-    n_correct = int(np.count_nonzero(c))
+def _smallness(c: Any, *, min_rows: int = 0) -> Optional[str]:
+    """Why a calibration set with labels ``c`` (an array, or a list of bools) is too small for a
+    reliable fit, or None."""
+    n = len(c)
+    n_correct = c.count(True) if type(c) is list else int(np.count_nonzero(c))
     fewest = min(n_correct, n - n_correct)
     if n == 0:
         return "no rows with a finite score"
@@ -285,7 +297,7 @@ def _smallness(c: np.ndarray, *, min_rows: int = 0) -> Optional[str]:
     return None
 
 
-def _warn_if_small(owner: str, c: np.ndarray, *, min_rows: int = 0) -> None:
+def _warn_if_small(owner: str, c: Any, *, min_rows: int = 0) -> None:
     reason = _smallness(c, min_rows=min_rows)
     if reason is not None:
         warnings.warn(f"{owner}: the calibration set is too small for a reliable fit: {reason}",
@@ -349,14 +361,18 @@ def _platt_sums(x: np.ndarray, mu: float, a: float, bc: float) -> tuple[float, .
 
 def _platt_half_sums(x: np.ndarray, mu: float, a: float, bc: float) -> tuple[float, ...]:
     """With ``xc = x - mu``, ``p = sigmoid(a * xc + bc)`` and ``w = max(p (1 - p), 1e-12)``: the sums
-    ``(p xc, p, w xc², w xc, w)``, block by block in three block-sized buffers. Products are summed
-    with NumPy's own loops, not BLAS ``dot``, whose threads stall on a busy machine."""
-    px = ps = wx2 = wx = ws = 0.0
+    ``(p xc, p, w xc², w xc, w)``, block by block, the five terms in the rows of one block-sized
+    buffer added by one reduction (each row as ``row.sum()`` adds it). Products are summed with
+    NumPy's own loops, not BLAS ``dot``, whose threads stall on a busy machine."""
+    if x.size < _NUMPY_SEQUENTIAL_BELOW:
+        return _small_platt_sums([v - mu for v in x.tolist()], a, bc)
+    sums = [0.0] * 5
     size = min(_BLOCK, x.size)
-    xc_buf, p_buf, w_buf = np.empty(size), np.empty(size), np.empty(size)
+    xc_buf, terms_buf = np.empty(size), np.empty((5, size))
     for lo in range(0, x.size, _BLOCK):
         block = x[lo:lo + _BLOCK]
-        xc, p, w = xc_buf[:block.size], p_buf[:block.size], w_buf[:block.size]
+        xc, terms = xc_buf[:block.size], terms_buf[:, :block.size]
+        pxc, p, wx2, wx, w = terms
         np.subtract(block, mu, out=xc)
         np.multiply(xc, -a, out=p)
         p -= bc
@@ -366,15 +382,57 @@ def _platt_half_sums(x: np.ndarray, mu: float, a: float, bc: float) -> tuple[flo
         np.multiply(p, p, out=w)
         np.subtract(p, w, out=w)
         np.maximum(w, _WEIGHT_FLOOR, out=w)
-        ps += float(p.sum())
-        ws += float(w.sum())
-        p *= xc
-        px += float(p.sum())
-        w *= xc
-        wx += float(w.sum())
-        w *= xc
-        wx2 += float(w.sum())
-    return px, ps, wx2, wx, ws
+        np.multiply(p, xc, out=pxc)
+        np.multiply(w, xc, out=wx)
+        np.multiply(wx, xc, out=wx2)
+        sums = [s + t for s, t in zip(sums, np.add.reduce(terms, axis=1).tolist())]
+    return tuple(sums)
+
+
+def _short_rows(scores: Any, correct: Any) -> Optional[tuple[list, list]]:
+    """The finite rows of lists of fewer than ``_NUMPY_SEQUENTIAL_BELOW`` floats and as many bools,
+    as two lists, for the fits' small-input paths; ``None`` for any other input."""
+    if not (type(scores) is list and len(scores) < _NUMPY_SEQUENTIAL_BELOW and _plain_short(scores, correct)):
+        return None
+    if all(map(math.isfinite, scores)):
+        return scores, correct
+    keep = list(map(math.isfinite, scores))
+    return [v for v, k in zip(scores, keep) if k], [c for c, k in zip(correct, keep) if k]
+
+
+def _small_platt_sums(xc: list, a: float, bc: float) -> tuple[float, ...]:
+    """:func:`_platt_half_sums` of fewer than ``_NUMPY_SEQUENTIAL_BELOW`` centred scores, in Python with
+    the same operations in the same order; only ``exp`` is NumPy's (it may differ from ``math.exp``
+    by an ulp), in place on an array as there."""
+    e = np.array([v * -a - bc for v in xc])
+    np.exp(e, out=e)
+    p = [1.0 / (v + 1.0) for v in e.tolist()]
+    floor = _WEIGHT_FLOOR
+    w = [floor if u < floor else u for u in [q - q * q for q in p]]  # np.maximum: NaN stays NaN
+    wx = [u * v for u, v in zip(w, xc)]
+    return tuple(map(numpy_sum, ([q * v for q, v in zip(p, xc)], p, [u * v for u, v in zip(wx, xc)], wx, w)))
+
+
+def _small_platt_fit(xs: list, cs: list, max_iter: int) -> tuple[float, float]:
+    """:func:`_platt_fit` of fewer than ``_NUMPY_SEQUENTIAL_BELOW`` finite scores ``xs`` and bools
+    ``cs`` in Python (:func:`_small_platt_sums`), giving the same bits."""
+    n = len(xs)
+    n_pos = cs.count(True)
+    n_neg = n - n_pos
+    a, b = 0.0, (math.log((n_pos + 1) / (n_neg + 1)) if n_neg > 0 else 0.0)
+    if n == 0 or max_iter == 0:
+        return a, b
+    mu = numpy_sum(xs) / n
+    if not math.isfinite(mu):
+        mu = min(xs) / 2 + max(xs) / 2
+    t_pos, t_neg = (n_pos + 1) / (n_pos + 2), 1.0 / (n_neg + 2)
+    xc = [v - mu for v in xs]
+    total, correct_sum = numpy_sum(xc), numpy_sum([v * k for v, k in zip(xc, cs)])
+    tx = t_pos * correct_sum + t_neg * (total - correct_sum)
+    ts = t_pos * n_pos + t_neg * (n - n_pos)
+    with np.errstate(over="ignore", invalid="ignore"):
+        a, bc, _ = _newton_steps(lambda a, bc: _small_platt_sums(xc, a, bc), tx, ts, mu, a, b + a * mu, max_iter)
+    return _platt_result(a, bc - a * mu, lambda: max(map(abs, xs)))
 
 
 def _newton(x: np.ndarray, c: np.ndarray, targets: tuple[float, float], mu: float, a: float, bc: float,
@@ -394,9 +452,16 @@ def _newton(x: np.ndarray, c: np.ndarray, targets: tuple[float, float], mu: floa
         correct_sum += float(np.multiply(centred, c[lo:lo + _BLOCK], out=xc_correct[:rows.size]).sum())
     tx = t_pos * correct_sum + t_neg * (total - correct_sum)  # sum of t xc
     ts = t_pos * n_pos + t_neg * (x.size - n_pos)  # sum of t
+    return _newton_steps(lambda a, bc: _platt_sums(x, mu, a, bc), tx, ts, mu, a, bc, max_iter)
+
+
+def _newton_steps(sums: Callable[[float, float], tuple[float, ...]], tx: float, ts: float, mu: float,
+                  a: float, bc: float, max_iter: int) -> tuple[float, float, bool]:
+    """The Newton steps of :func:`_newton` given ``sums(a, bc)`` (:func:`_platt_half_sums` of the
+    rows), the sum of the targets times the centred scores ``tx`` and of the targets ``ts``."""
     r00, r01, r11 = _RIDGE * (1.0 + mu * mu), -_RIDGE * mu, _RIDGE  # J^T (ridge I) J
     for _ in range(max_iter):
-        px, ps, h00, h01, h11 = _platt_sums(x, mu, a, bc)
+        px, ps, h00, h01, h11 = sums(a, bc)
         g0, g1 = px - tx, ps - ts
         h00, h01, h11 = h00 + r00, h01 + r01, h11 + r11
         det = h00 * h11 - h01 * h01
@@ -442,10 +507,13 @@ def _platt_fit(x: np.ndarray, c: np.ndarray, max_iter: int) -> tuple[float, floa
                 fa, fbc, converged = _newton(x, c, targets, mu, sa, sbc, max_iter)
         if not converged or not (math.isfinite(fa) and math.isfinite(fbc)):
             fa, fbc, _ = _newton(x, c, targets, mu, a, b + a * mu, max_iter)
-    a, b = fa, fbc - fa * mu
+    return _platt_result(fa, fbc - fa * mu, lambda: float(np.max(np.abs(x))))
+
+
+def _platt_result(a: float, b: float, span: Callable[[], float]) -> tuple[float, float]:
+    """``(a, b)``, or the error naming the largest score magnitude ``span()`` when either overflowed."""
     if not (math.isfinite(a) and math.isfinite(b)):
-        span = float(np.max(np.abs(x)))
-        raise InvalidValueError(f"PlattCalibrator.fit: the Newton iteration overflowed (scores reach {span:.3g} "
+        raise InvalidValueError(f"PlattCalibrator.fit: the Newton iteration overflowed (scores reach {span():.3g} "
                                 "in magnitude); rescale the scores")
     return a, b
 
@@ -477,13 +545,19 @@ class PlattCalibrator:
 
     def fit(self, scores: Sequence[float], correct: Sequence[bool]) -> "PlattCalibrator":
         """Fit ``a, b`` to maximise the likelihood of ``correct`` given ``scores``."""
-        x, c = _rows(scores, correct, "PlattCalibrator.fit")
-        self.a, self.b = _platt_fit(x, c, self.max_iter)
+        short = _short_rows(scores, correct)
+        if short is not None:  # in Python, the same bits
+            x, c = short
+            self.a, self.b = _small_platt_fit(x, c, self.max_iter)
+        else:
+            x, c = _rows(scores, correct, "PlattCalibrator.fit")
+            self.a, self.b = _platt_fit(x, c, self.max_iter)
         _warn_if_small("PlattCalibrator.fit", c)
         return self
 
     def __call__(self, raw_score: float) -> float:
-        return _clip01_checked(_sigmoid(self.a * _real(raw_score, "raw_score") + self.b))
+        x = raw_score if type(raw_score) is float else _real(raw_score, "raw_score")
+        return _clip01_checked(_sigmoid(self.a * x + self.b))
 
     def predict(self, scores: Sequence[float]) -> np.ndarray:
         """The calibrated probability of every score, as calling the calibrator on each would give
@@ -577,6 +651,9 @@ class Knots(Sequence):
         return self.array.tolist()
 
 
+_NO_KNOTS = np.zeros(0)  # an unfitted calibrator's knots, shared read-only (made so by Knots.adopt)
+
+
 @dataclass
 class IsotonicCalibrator:
     """Isotonic (monotonic non-decreasing) calibration via pool-adjacent-violators.
@@ -593,8 +670,8 @@ class IsotonicCalibrator:
     (0.5, 0.3333333333333333, 1.0)
     """
 
-    x: Knots = field(default_factory=Knots)
-    y: Knots = field(default_factory=Knots)
+    x: Knots = field(default_factory=lambda: Knots.adopt(_NO_KNOTS))
+    y: Knots = field(default_factory=lambda: Knots.adopt(_NO_KNOTS))
     kind: str = "isotonic"
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -622,9 +699,11 @@ class IsotonicCalibrator:
         return self
 
     def __call__(self, raw_score: float) -> float:
-        s = _real(raw_score, "raw_score")
-        x, y = self.x.values, self.y.values
-        if not x or math.isnan(s):
+        s = raw_score if type(raw_score) is float else _real(raw_score, "raw_score")
+        x, y = self.x._values, self.y._values  # the knots' lists once made, without the property's call
+        if x is None or y is None:
+            x, y = self.x.values, self.y.values
+        if not x or s != s:  # no knots, or NaN
             return _clip01_checked(s)
         if s <= x[0]:
             return _clip01_checked(y[0])
@@ -681,6 +760,19 @@ def _negative_log_likelihood(z: np.ndarray, c: np.ndarray, temperature: float) -
     return total
 
 
+def _small_negative_log_likelihood(z: list, c: list, temperature: float) -> float:
+    """:func:`_negative_log_likelihood` of fewer than ``_NUMPY_SEQUENTIAL_BELOW`` rows, in Python
+    with the same operations in the same order (NumPy adds so few left to right); ``exp`` and
+    ``log`` are NumPy's (on a scalar, the same loop as on an array; ``math``'s may differ by an ulp)."""
+    exp, log, lo, hi = np.exp, np.log, _P_CLAMP, 1.0 - _P_CLAMP
+    total = 0.0
+    for v, ok in zip(z, c):
+        p = 1.0 / (float(exp(v / -temperature)) + 1.0)
+        p = min(max(p, lo), hi)  # as np.clip (no NaN here: finite logits, a positive temperature)
+        total += float(log(p if ok else 1.0 - p))
+    return 0.0 - total
+
+
 def _golden_section(f: Callable[[float], float], lo: float, hi: float, iterations: int) -> float:
     """The reference's golden-section search for a minimum of ``f`` on ``[lo, hi]``: the midpoint
     of the final bracket. Each point is evaluated once (the reference evaluates both every step)."""
@@ -730,15 +822,21 @@ class TemperatureCalibrator:
 
     def fit(self, logits: Sequence[float], correct: Sequence[bool]) -> "TemperatureCalibrator":
         """Fit ``T`` by minimising NLL with a bounded 1-D search."""
-        z, c = _rows(logits, correct, "TemperatureCalibrator.fit", noun="logits")
+        short = _short_rows(logits, correct)
+        if short is not None:  # in Python, the same bits
+            z, c = short
+            nll = _small_negative_log_likelihood
+        else:
+            z, c = _rows(logits, correct, "TemperatureCalibrator.fit", noun="logits")
+            nll = _negative_log_likelihood
         with np.errstate(over="ignore"):
-            self.T = _golden_section(lambda t: _negative_log_likelihood(z, c, t), self.t_min, self.t_max,
-                                     self.max_iter)
+            self.T = _golden_section(lambda t: nll(z, c, t), self.t_min, self.t_max, self.max_iter)
         _warn_if_small("TemperatureCalibrator.fit", c)
         return self
 
     def __call__(self, logit: float) -> float:
-        return _clip01_checked(_sigmoid(_real(logit, "logit") / self.T))
+        z = logit if type(logit) is float else _real(logit, "logit")
+        return _clip01_checked(_sigmoid(z / self.T))
 
     def predict(self, logits: Sequence[float]) -> np.ndarray:
         """The calibrated probability of every logit (see :meth:`PlattCalibrator.predict`)."""
@@ -1073,7 +1171,7 @@ def _plain_short(probs: Any, correct: Any) -> bool:
     """Whether ``probs`` and ``correct`` are lists of fewer than ``_SMALL_ROWS`` floats and as many
     bools: inputs the small-input paths read in Python."""
     return (type(probs) is list and type(correct) is list and len(probs) == len(correct) < _SMALL_ROWS
-            and {*map(type, probs)} <= {float} and {*map(type, correct)} <= {bool})
+            and {*map(type, probs)} <= _FLOAT and {*map(type, correct)} <= _BOOL)
 
 
 def _small_binned(probs: list, correct: list, n_bins: int) -> tuple[list, list, list, int]:

@@ -144,6 +144,8 @@ def _non_negative(value: Any, what: str) -> float:
 
 
 def _materialise(values: Any, what: str) -> Any:
+    if type(values) is list:  # the common case, before the ABC checks
+        return values
     if isinstance(values, (str, bytes)):
         raise InvalidTypeError(f"must be a sequence, got {describe(values)}", field=what)
     if isinstance(values, (np.ndarray, Sequence)):
@@ -677,17 +679,22 @@ class RiskControlGate:
         qualify (``loss_bound / (n + 1) > target``)."""
         target = _non_negative(self.target, "target")
         bound = _non_negative(self.loss_bound, "loss_bound")
-        p = _probabilities(probs)
-        losses = _losses(self.loss, correct, bound)
-        _same_length(len(p), len(losses), "correct")
-        finite = np.isfinite(p)
-        p, losses = p[finite], losses[finite]
-        n = len(p)
+        small = _small_sorted_rows(probs, correct) if self.loss is _zero_one_loss and bound >= 1.0 else None
+        if small is None:
+            p = _probabilities(probs)
+            losses = _losses(self.loss, correct, bound)
+            _same_length(len(p), len(losses), "correct")
+            finite = np.isfinite(p)
+            p, losses = p[finite], losses[finite]
+        n = len(p) if small is None else len(small)
         if (0.0 + bound) / (n + 1) > target:
             warnings.warn(f"RiskControlGate.fit: {_risk_too_small_message(n, bound, target)}",
                           SmallCalibrationWarning, stacklevel=2)
         if n == 0:  # no evidence: the bound is loss_bound itself (the reference keeps lam = 1.0, accepting p = 1)
             self.lam = 0.0 if bound <= target else _ACCEPT_NOTHING
+            return self
+        if small is not None:
+            self.lam = _small_risk_threshold(small, bound, target)
             return self
         rows = _SortedRows.of(p, losses)
         distinct, starts = rows.distinct()
@@ -711,6 +718,25 @@ class RiskControlGate:
         return Decision.ACCEPT if _confidence(confidence) >= self.lam else Decision.FLAG
 
 
+def _small_risk_threshold(rows: list[tuple[float, bool]], bound: float, target: float) -> float:
+    """:meth:`RiskControlGate.fit`'s threshold for the 0/1 loss over the rows of
+    :func:`_small_sorted_rows` (not empty): the same integer counts and float operations, in
+    Python. ``lam = 0.0`` first, then each distinct probability, ascending."""
+    n = len(rows)
+    wrong = sum(w for _, w in rows)  # incorrect rows at or above the candidate
+    if (n * (wrong / n) + bound) / (n + 1) <= target:
+        return 0.0
+    i = 0
+    while i < n:
+        lam = rows[i][0]
+        if (n * (wrong / n) + bound) / (n + 1) <= target:
+            return lam
+        while i < n and rows[i][0] == lam:
+            wrong -= rows[i][1]
+            i += 1
+    return _ACCEPT_NOTHING
+
+
 def _risk_too_small_message(n: int, bound: float, target: float) -> str:
     guess = bound / target if target > 0 else math.inf
     if target == 0.0:
@@ -727,11 +753,11 @@ def _risk_too_small_message(n: int, bound: float, target: float) -> str:
             f"accepted; {needed}")
 
 
-def _small_risk_coverage(probs: Any, correct: Any) -> Optional[list[dict]]:
-    """:func:`risk_coverage_curve` at every distinct probability, in Python, for short lists of
-    floats and bools: the same integer counts and divisions, so the same values. ``None`` when the
-    full path must read the input (other types, longer lists, a finite value outside ``[0, 1]``,
-    a ``-0.0``, whose place among equal zeros NumPy's sort decides)."""
+def _small_sorted_rows(probs: Any, correct: Any) -> Optional[list[tuple[float, bool]]]:
+    """The finite rows of short lists of floats and bools as ``(p, wrong)``, ascending, for the
+    small-input paths (the same integer counts and divisions as NumPy's, so the same values).
+    ``None`` when the full path must read the input (other types, longer lists, a finite value
+    outside ``[0, 1]``, a ``-0.0``, whose place among equal zeros NumPy's sort decides)."""
     if not (type(probs) is list and type(correct) is list and len(probs) == len(correct) < _SMALL_SET
             and {*map(type, probs)} <= {float} and {*map(type, correct)} <= {bool}):
         return None
@@ -739,6 +765,15 @@ def _small_risk_coverage(probs: Any, correct: Any) -> Optional[list[dict]]:
         return None
     rows = sorted((x, not ok) for x, ok in zip(probs, correct) if -math.inf < x < math.inf)
     if rows and (rows[0][0] < 0.0 or rows[-1][0] > 1.0):
+        return None
+    return rows
+
+
+def _small_risk_coverage(probs: Any, correct: Any) -> Optional[list[dict]]:
+    """:func:`risk_coverage_curve` at every distinct probability, in Python, for the inputs
+    :func:`_small_sorted_rows` reads; ``None`` for the others."""
+    rows = _small_sorted_rows(probs, correct)
+    if rows is None:
         return None
     n, wrong = len(rows), sum(w for _, w in rows)  # wrong: incorrect rows at or above the threshold
     curve, i = [], 0

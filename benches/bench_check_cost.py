@@ -1,0 +1,92 @@
+"""What the fail-closed checks cost on the sub-microsecond calls of the small-end sweep (issue #31,
+item 7): each call, the reference kit's call, and scorekit's own arithmetic with its checks taken
+out, interleaved, best of the rounds. Prints the markdown table of benches/RESULTS.md ("Small end").
+
+    PYTHONPATH=python .venv/bin/python benches/bench_check_cost.py
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+import warnings
+
+import ek
+import ek.agents as ek_agents
+import scorekit as sk
+import scorekit.agents as sk_agents
+from scorekit.agents import Cost
+
+
+def per_call(fn, arg, number: int) -> float:
+    start = time.perf_counter()
+    for _ in range(number):
+        fn(arg)
+    return (time.perf_counter() - start) / number * 1e6
+
+
+def row(name: str, arg, ours, kit, bare, number: int = 20000, rounds: int = 15) -> None:
+    """One line: best µs per call of the kit, scorekit and scorekit's arithmetic alone."""
+    o, k, b = [], [], []
+    for _ in range(rounds):
+        k.append(per_call(kit, arg, number))
+        o.append(per_call(ours, arg, number))
+        b.append(per_call(bare, arg, number))
+    o, k, b = min(o), min(k), min(b)
+    print(f"| {name} | {k:.3f} µs | {o:.3f} µs | {b:.3f} µs | {o - b:.3f} µs | {k / o:.2f}× | {k / b:.2f}× |", flush=True)
+
+
+def quantile(scores: list, alpha: float = 0.1) -> float:
+    k = math.ceil((len(scores) + 1) * (1 - alpha))
+    return math.inf if k > len(scores) else sorted(scores)[k - 1]
+
+
+def pass_at(a: tuple) -> float:
+    n, c, k = a
+    return 1.0 if n - c < k else 1 - math.comb(n - c, k) / math.comb(n, k)
+
+
+def pass_hat(a: tuple) -> float:
+    n, c, k = a
+    return 0.0 if c < k else math.comb(c, k) / math.comb(n, k)
+
+
+def main() -> None:
+    warnings.simplefilter("ignore")
+    print("| call | ek | scorekit | scorekit's arithmetic without its checks | the checks | ek / scorekit "
+          "| ek / the bare arithmetic |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    rnd = random.Random(1)
+    for n in (1, 20, 2000):
+        d = {f"f{i}": rnd.random() for i in range(n)}
+        number = 20000 if n < 2000 else 300
+        row(f"mean_probability, {n} values", d, sk.mean_probability, ek.mean_probability,
+            lambda d: sum(d.values()) / len(d), number)
+        row(f"min_probability, {n} values", d, sk.min_probability, ek.min_probability,
+            lambda d: min(d.values()), number)
+    for n in (1, 20):
+        s = [rnd.random() for _ in range(n)]
+        row(f"split_conformal_quantile, {n} scores", s, lambda s: sk.split_conformal_quantile(s, 0.1),
+            lambda s: ek.split_conformal_quantile(s, 0.1), quantile)
+    for n in (20, 20000):
+        a = (n, n // 2, 5)
+        row(f"pass_at_k, n = {n}", a, lambda a: sk_agents.pass_at_k(n=a[0], c=a[1], k=a[2]),
+            lambda a: ek_agents.pass_at_k(n=a[0], c=a[1], k=a[2]), pass_at)
+        row(f"pass_hat_k, n = {n}", a, lambda a: sk_agents.pass_hat_k(n=a[0], c=a[1], k=a[2]),
+            lambda a: ek_agents.pass_hat_k(n=a[0], c=a[1], k=a[2]), pass_hat)
+    row("cost_of_pass (one task)", (3.5, 3), lambda a: sk_agents.cost_of_pass(*a), lambda a: ek_agents.cost_of_pass(*a),
+        lambda a: a[0] / a[1] if a[1] else math.inf)
+    price, kit_price = sk_agents.per_million(3, 15), ek_agents.per_million(3, 15)
+    cost, kit_cost = Cost(input_tokens=1200, output_tokens=300), ek_agents.Cost(input_tokens=1200, output_tokens=300)
+
+    def bare_dollars(c):
+        return (c.input_tokens * price.input + c.output_tokens * price.output + c.cached_input_tokens * price.cached_rate
+                + c.reasoning_tokens * price.reasoning_rate) * 1.0
+
+    row("dollars (one cost)", cost, lambda c: sk_agents.dollars(c, price), lambda c: ek_agents.dollars(kit_cost, kit_price),
+        bare_dollars)
+
+
+if __name__ == "__main__":
+    main()
