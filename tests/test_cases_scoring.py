@@ -247,3 +247,34 @@ def st_matching():
     from hypothesis import strategies as st
 
     return st.sampled_from(["greedy", "optimal"])
+
+
+def test_result_objects_are_slotted_and_keep_their_behaviour():
+    """The result classes are slotted dataclasses (a leaf is built faster: issue #33, "speed at the
+    small end"); equality, repr, replace, asdict, pickling and assigning a field work as before,
+    and an attribute that is not a field is refused."""
+    import copy
+    import dataclasses
+    import pickle
+
+    from scorekit.cases.results import FieldScore, ListMatch, StepScore
+
+    step = score_step({"a": 1, "tags": ["x", "y"]}, {"a": 1, "tags": ["y", "z"]})
+    leaf, listed = step.field_scores
+    assert [leaf.field, leaf.score, listed.field, listed.score] == ["step.a", 1.0, "step.tags", 0.5]
+    assert listed.match == ListMatch("greedy", 2, 2, [(0, 1, 1.0)], 0, 0.5, 0.5, 0.5)
+    for cls in (FieldScore, ListMatch, StepScore):
+        assert "__slots__" in cls.__dict__
+    for obj in (step, leaf, listed.match):
+        assert not hasattr(obj, "__dict__")
+        assert pickle.loads(pickle.dumps(obj)) == obj and copy.deepcopy(obj) == obj
+        assert dataclasses.replace(obj) == obj and dataclasses.asdict(obj) == dataclasses.asdict(copy.copy(obj))
+    assert repr(leaf) == ("FieldScore(field='step.a', actual=1, expected=1, score=1.0, status='scored', "
+                          "match=None, comparator=None)")
+    assert dataclasses.asdict(leaf) == {"field": "step.a", "actual": 1, "expected": 1, "score": 1.0, "status": "scored",
+                                        "match": None, "comparator": None}
+    leaf.comparator = "exact"
+    step.runner_status = "failed"
+    assert (leaf.comparator, step.runner_status) == ("exact", "failed")
+    with pytest.raises(AttributeError):
+        leaf.note = "not a field"

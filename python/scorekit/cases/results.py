@@ -47,7 +47,7 @@ SUMMARY_FORMAT = "scorekit.cases.summary/1"
 MISSING_STEPS = ("exclude", "fail")
 
 
-@dataclass
+@dataclass(slots=True)
 class ListMatch:
     """How the items of one expected list were paired with the actual list's items.
 
@@ -77,7 +77,7 @@ class ListMatch:
                    d["precision"], d["recall"], d["f1"])
 
 
-@dataclass
+@dataclass(slots=True)
 class FieldScore:
     """One scored leaf: a dotted ``field`` path (``"<value>"`` for a whole step), the values, the score.
 
@@ -106,7 +106,7 @@ class FieldScore:
                    ListMatch.from_dict(d["match"]) if d.get("match") else None, d.get("comparator"))
 
 
-@dataclass
+@dataclass(slots=True)
 class StepScore:
     """The score of one step of one case.
 

@@ -353,15 +353,15 @@ def _walker() -> Callable[..., Optional[StepScore]]:
 
 
 def _score_step(scorer: _Scorer, step_name: str, actual: Any, expected: Any) -> StepScore:
+    if scorer.walked:  # first: the walker also scores a step whose expected value is "$ignore"
+        step = _walker()(actual, expected, step_name, _RESULT_CLASSES)
+        if step is not None:
+            return step
     if type(expected) is str and expected == IGNORE:
         return StepScore(step_name, 0.0, "ignored", [FieldScore("<value>", actual, expected, 0.0, "ignored")])
     if step_name in scorer.comparators:
         score = scorer.compare(step_name, actual, expected)
         return StepScore(step_name, score, "scored", [FieldScore("<value>", actual, expected, score)])
-    if scorer.walked:
-        step = _walker()(actual, expected, step_name, _RESULT_CLASSES)
-        if step is not None:
-            return step
     leaves: list[FieldScore] = []
     scorer.score(actual, expected, step_name, leaves)
     scored = [f.score for f in leaves if f.status == "scored"]
@@ -383,7 +383,8 @@ def score_step(actual: Any, expected: Any, *, comparators: Optional[Comparators]
     >>> score_step(["b", "c"], ["a", "b"]).score
     0.5
     """
-    return _score_step(_scorer(comparators, matching), step_name, actual, expected)
+    scorer = None if comparators else _PLAIN_SCORERS.get(matching)  # the common call, without a lookup call
+    return _score_step(scorer or _scorer(comparators, matching), step_name, actual, expected)
 
 
 def score_case(expected: Mapping[str, Any], outputs: Mapping[str, Any], *, comparators: Optional[Comparators] = None,

@@ -13,6 +13,7 @@
 
 use pyo3::intern;
 use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyFloat, PyList, PyString};
 use scorekit_kernels::records;
 
@@ -22,6 +23,8 @@ use crate::records::{classify, err, read_records, scalar_ids, snapshot, Leaf, Re
 /// Nesting below which a step is walked here (deeper ones take the general path).
 const MAX_DEPTH: usize = 64;
 const IGNORE: &str = "$ignore";
+/// The scores 0.0 and 1.0, made once per process (most leaves score one of them).
+static ZERO_ONE: PyOnceLock<[Py<PyFloat>; 2]> = PyOnceLock::new();
 
 /// An actual value as the walker sees it; `None` from [`actual_kind`] for other types.
 enum Actual<'a, 'py> {
@@ -46,6 +49,17 @@ fn actual_kind<'a, 'py>(v: &'a Bound<'py, PyAny>) -> Option<Actual<'a, 'py>> {
     }
 }
 
+fn as_scalar<'a>(v: &'a Bound<'_, PyAny>) -> Option<Scalar<'a>> {
+    match classify(v) {
+        Leaf::Scalar(s) => Some(s),
+        _ => None,
+    }
+}
+
+fn is_ignore(v: &Bound<'_, PyAny>) -> bool {
+    matches!(classify(v), Leaf::Scalar(Scalar::Str(IGNORE)))
+}
+
 /// One walk: the result classes, the leaves made so far and the scores that count.
 struct Walker<'a, 'py> {
     py: Python<'py>,
@@ -54,8 +68,7 @@ struct Walker<'a, 'py> {
     path: String,
     leaves: Vec<Bound<'py, PyAny>>,
     scored: Vec<f64>,
-    /// The scores 0.0 and 1.0, made once per walk.
-    zero_one: [Bound<'py, PyFloat>; 2],
+    zero_one: &'a [Py<PyFloat>; 2],
 }
 
 /// `Ok(false)`: a value the walker does not read (the caller answers `None`).
@@ -66,11 +79,11 @@ impl<'py> Walker<'_, 'py> {
         PyString::new(self.py, &self.path)
     }
 
-    /// `value` as a Python float: the walk's own 0.0 and 1.0, made once, or a new one.
+    /// `value` as a Python float: the shared 0.0 and 1.0 ([`ZERO_ONE`]), or a new one.
     fn float(&self, value: f64) -> Bound<'py, PyFloat> {
         match value {
-            1.0 => self.zero_one[1].clone(),
-            0.0 if value.is_sign_positive() => self.zero_one[0].clone(),
+            1.0 => self.zero_one[1].bind(self.py).clone(),
+            0.0 if value.is_sign_positive() => self.zero_one[0].bind(self.py).clone(),
             _ => PyFloat::new(self.py, value),
         }
     }
@@ -187,36 +200,29 @@ impl<'py> Walker<'_, 'py> {
                 actual.is_empty(),
             );
         }
-        let items: Vec<Leaf<'_>> = expected.iter().map(classify).collect();
-        let plain: Vec<usize> = (0..expected.len())
-            .filter(|&j| !matches!(items[j], Leaf::Scalar(Scalar::Str(IGNORE))))
-            .collect();
         let pairs: Vec<(usize, usize, f64)>;
         let wild_slots;
-        let scalars: Option<Vec<Scalar<'_>>> = actual
+        // the expected items as scalars (`None`: "$ignore") and the actual ones, when all are
+        let scalars = expected
             .iter()
             .map(|v| match classify(v) {
-                Leaf::Scalar(s) => Some(s),
+                Leaf::Scalar(Scalar::Str(IGNORE)) => Some(None),
+                Leaf::Scalar(s) => Some(Some(s)),
                 _ => None,
             })
-            .collect();
-        let expected_scalars = plain.iter().all(|&j| matches!(items[j], Leaf::Scalar(_)));
-        if let (Some(scalars), true) = (scalars, expected_scalars) {
-            let scored: Vec<Option<Scalar<'_>>> = items
-                .into_iter()
-                .map(|item| match item {
-                    Leaf::Scalar(Scalar::Str(IGNORE)) => None,
-                    Leaf::Scalar(s) => Some(s),
-                    _ => None, // not reached: every item that is not $ignore is a scalar
-                })
-                .collect();
+            .collect::<Option<Vec<_>>>()
+            .zip(actual.iter().map(as_scalar).collect::<Option<Vec<_>>>());
+        if let Some((scored, scalars)) = scalars {
             let (e_ids, a_ids) = scalar_ids(&scored, &scalars);
             pairs = records::multiset_pairs(&e_ids, &a_ids)
                 .into_iter()
                 .map(|(j, i)| (j, i, 1.0))
                 .collect();
-            wild_slots = expected.len() - plain.len();
+            wild_slots = scored.iter().filter(|s| s.is_none()).count();
         } else {
+            let plain: Vec<usize> = (0..expected.len())
+                .filter(|&j| !is_ignore(&expected[j]))
+                .collect();
             let records: Vec<Bound<'py, PyAny>> =
                 plain.iter().map(|&j| expected[j].clone()).collect();
             let Some(Read {
@@ -295,19 +301,26 @@ fn cases_step_score<'py>(
 ) -> PyResult<Option<Bound<'py, PyAny>>> {
     guarded(|| {
         let (step_score, field_score, list_match) = classes;
+        // an ignored step has one leaf, named for the whole value
+        let mut path = String::with_capacity(128);
+        path.push_str(if is_ignore(expected) {
+            "<value>"
+        } else {
+            step_name.to_str()?
+        });
         let mut walker = Walker {
             py,
             field_score: &field_score,
             list_match: &list_match,
-            // an ignored step has one leaf, named for the whole value
-            path: if matches!(classify(expected), Leaf::Scalar(Scalar::Str(IGNORE))) {
-                "<value>".to_owned()
-            } else {
-                step_name.to_str()?.to_owned()
-            },
-            leaves: Vec::new(),
-            scored: Vec::new(),
-            zero_one: [PyFloat::new(py, 0.0), PyFloat::new(py, 1.0)],
+            path,
+            leaves: Vec::with_capacity(32),
+            scored: Vec::with_capacity(32),
+            zero_one: ZERO_ONE.get_or_init(py, || {
+                [
+                    PyFloat::new(py, 0.0).unbind(),
+                    PyFloat::new(py, 1.0).unbind(),
+                ]
+            }),
         };
         if !walker.score(actual, expected, 0)? {
             return Ok(None);
