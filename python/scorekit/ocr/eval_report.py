@@ -1,0 +1,160 @@
+"""The HTML report of ``scorekit ocr-eval``: which sections show an :class:`~scorekit.ocr.evaluate.Evaluation`.
+
+Owns the choice and content of the sections: the totals per engine, the engines' comparison
+(paired per-page CER differences), the per-page table of a folder, the character classes, the
+character confusions and the aligned side-by-side diffs (a page's, or a folder's worst pages'),
+each run of a diff carrying on hover the id of the segment (region, line, word) it lies in.
+Rendering, escaping and the atomic write are :mod:`scorekit.report`'s.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from typing import Any, Optional, Sequence
+
+from scorekit import report
+from scorekit.ocr.evaluate import Evaluation, Totals, top_confusions
+
+__all__ = ["build_report", "diff_runs"]
+
+_NAME_LABELS = {"cer": "CER", "wer": "WER", "bow_wer": "bag-of-words WER", "fca": "flexible character accuracy",
+                "word_accuracy": "word accuracy"}
+
+
+class _SegmentIndex:
+    """Which segment of a document a text position lies in: each segment's text is found in the
+    document text in reading order (a segment not found there has no span, and shows no id)."""
+
+    def __init__(self, document: Any) -> None:
+        self.starts: list[int] = []
+        self.ends: list[int] = []
+        self.ids: list[str] = []
+        text, at = document.text, 0
+        for segment in document.segments:
+            if not segment.text or segment.id is None:
+                continue
+            found = text.find(segment.text, at)
+            if found < 0:
+                continue
+            self.starts.append(found)
+            self.ends.append(found + len(segment.text))
+            self.ids.append(str(segment.id))
+            at = found + len(segment.text)
+
+    def at(self, position: int) -> str:
+        k = bisect.bisect_right(self.starts, position) - 1
+        return self.ids[k] if k >= 0 and position < self.ends[k] else ""
+
+
+def diff_runs(alignment: Sequence[tuple[Optional[str], Optional[str]]], gt_doc: Any = None,
+              ocr_doc: Any = None) -> list[tuple[str, str, str, str, str]]:
+    """The runs of :func:`scorekit.report.aligned_diff` of an alignment of ``(gt piece, ocr piece)``
+    pairs (``None`` on the side of an insertion or deletion), each run tipped with the segment
+    ids of the documents (when given) it lies in."""
+    gt_index = _SegmentIndex(gt_doc) if gt_doc is not None else None
+    ocr_index = _SegmentIndex(ocr_doc) if ocr_doc is not None else None
+    runs: list[list] = []
+    gp = op = 0
+    for g, o in alignment:
+        kind = "eq" if g == o else "ins" if g is None else "del" if o is None else "sub"
+        g_tip = gt_index.at(gp) if gt_index is not None and g is not None else ""
+        o_tip = ocr_index.at(op) if ocr_index is not None and o is not None else ""
+        if runs and runs[-1][0] == kind and (not g_tip or runs[-1][3] in ("", g_tip)) \
+                and (not o_tip or runs[-1][4] in ("", o_tip)):
+            last = runs[-1]
+            last[1] += g or ""
+            last[2] += o or ""
+            last[3] = last[3] or g_tip
+            last[4] = last[4] or o_tip
+        else:
+            runs.append([kind, g or "", o or "", g_tip, o_tip])
+        gp += len(g or "")
+        op += len(o or "")
+    return [tuple(r) for r in runs]  # type: ignore[misc]
+
+
+def _engine_rows(engines: Sequence[Totals]) -> list[list[Any]]:
+    rows = []
+    for t in engines:
+        s = t.summary()
+        rows.append([t.name, len(t.pages), s["cer"], s["wer"], s.get("bow_wer"), s.get("fca"), s["word_accuracy"],
+                     s["n_characters"], s["n_words"]])
+    return rows
+
+
+def _visible(c: str) -> str:
+    return {"": "∅", " ": "␣", "\n": "⏎"}.get(c, c)
+
+
+def _anchor(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9-]", "-", text)
+
+
+def _engine_sections(t: Totals, *, folder: bool, prefix: str) -> list[Any]:
+    sections: list[Any] = []
+    s = t.summary()
+    if folder:
+        rows = [[p.name, p.cer, p.wer, p.bow_wer, p.fca, p.n_characters, p.char_edits, p.n_words, p.word_edits]
+                for p in t.pages]
+        sections.append(report.data_table(prefix + "Pages", ["page", "CER", "WER", "bag-of-words WER", "FCA",
+                                                             "characters", "character edits", "words", "word edits"],
+                                          rows, sort_by="CER", descending=True))
+    sections.append(report.data_table(prefix + "Accuracy by character class (ground-truth characters)",
+                                      ["class", "characters", "errors", "accuracy"],
+                                      [[name, c["count"], c["errors"], c["accuracy"]]
+                                       for name, c in s["char_classes"].items()]))
+    confusions = top_confusions(t.confusions)
+    sections.append(report.data_table(prefix + "Character confusions (ground truth → OCR; ∅: nothing)",
+                                      ["ground truth", "OCR", "count"],
+                                      [[_visible(g), _visible(o), n] for (g, o), n in confusions],
+                                      sort_by="count", descending=True))
+    for k, (page, alignment, gt_doc, ocr_doc) in enumerate(t.diffs()):
+        title = f"{prefix}{'Worst pages · ' if folder else ''}{page.name}: CER {report.sections.format_number(page.cer)}"
+        sections.append(report.aligned_diff(title, diff_runs(alignment, gt_doc, ocr_doc),
+                                            anchor=f"{_anchor(prefix) or 'e'}-{k}", labels=("ground truth", "OCR")))
+    return sections
+
+
+def build_report(evaluation: Evaluation) -> str:
+    """The report page of ``evaluation``."""
+    engines = evaluation.engines
+    several = len(engines) > 1
+    head: dict[str, Any] = {"ground truth": evaluation.gt, "text-equiv level": evaluation.level or "region (default)"}
+    if evaluation.pairing is not None:
+        head["pages paired"] = len(evaluation.pairing.pairs)
+        head["ground-truth pages without OCR"] = ", ".join(
+            f"{n} (missing in {', '.join(m)})" for n, m in evaluation.pairing.gt_only) or "none"
+        for engine, names in evaluation.pairing.ocr_only.items():
+            head[f"OCR pages without ground truth in {engine}"] = ", ".join(names) or "none"
+    sections: list[Any] = [report.summary_table("Inputs", head)]
+    sections.append(report.data_table("Engines" if several else "Totals (total edits over total length)",
+                                      ["OCR", "pages", "CER", "WER", "bag-of-words WER", "FCA", "word accuracy",
+                                       "characters", "words"], _engine_rows(engines)))
+    if several:
+        rows = []
+        for c in evaluation.comparisons:
+            d = c["cer_difference"]
+            if d is None:
+                rows.append([c["a"], c["b"], c["pages"], None, None, None, None, None, None, None])
+                continue
+            rows.append([c["a"], c["b"], d["n"], d["mean_diff"], d["ci_low"], d["ci_high"], d["n_lower"], d["n_higher"],
+                         d["n_equal"], d["p_value"]])
+        sections.append(report.data_table(
+            "Comparison: per-page CER of A minus B (negative: A better)",
+            ["A", "B", "pages", "mean difference", "95% CI low", "95% CI high", "A better", "B better", "equal",
+             "sign test p"], rows))
+        if evaluation.excluded:
+            sections.append(report.note("Left out of the comparison (empty ground truth, no finite CER): "
+                                        + ", ".join(evaluation.excluded)))
+        names = [t.name for t in engines]
+        page_rows = []
+        for k, page in enumerate(engines[0].pages):
+            cers = [t.pages[k].cer for t in engines]
+            page_rows.append([page.name, *cers, cers[0] - cers[1]])
+        sections.append(report.data_table("Per-page CER", ["page", *names, f"{names[0]} − {names[1]}"], page_rows,
+                                          sort_by=len(names) + 1))
+    for t in engines:
+        prefix = f"{t.name} · " if several else ""
+        sections += _engine_sections(t, folder=evaluation.folder, prefix=prefix)
+    return report.render_page("OCR evaluation", sections, subtitle="scorekit ocr-eval")
