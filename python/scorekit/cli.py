@@ -45,7 +45,7 @@ from scorekit.files import strict_json_loads
 #: Subpackages that register their own subcommand: each module has ``add_parser(sub)``, which
 #: sets a ``handler(args) -> exit status`` default on the parsers it adds.
 SUBCOMMAND_MODULES = ("scorekit.ocr_pages.cli", "scorekit.flowcharts.cli", "scorekit.cases.cli", "scorekit.arrow_cli",
-                      "scorekit.ocr.eval_cli")
+                      "scorekit.ocr.extract_cli", "scorekit.ocr.eval_cli")
 #: Inputs with at least this many pairs show a progress line (when stderr is a terminal).
 PROGRESS_MIN_PAIRS = 100_000
 #: ``demo --repeat`` bound: the sample corpus scored this many times stays seconds and ~50 MB.
