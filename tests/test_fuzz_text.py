@@ -1,12 +1,14 @@
 """Fuzzing the text side of the public API with hostile values (``fuzz_harness``): ``score`` and
 ``evaluate`` for the string and record metrics, the ``batch`` functions, the hyphenation joiner,
-the schwa distance and the normalizers. Each call must give a valid result (checked against a
-plain dynamic-programming oracle where one applies) or a named error, identically on both backends.
+the schwa distance, the normalizers and the OCR text comparison. Each call must give a valid result
+(checked against a plain dynamic-programming oracle where one applies) or a named error,
+identically on both backends.
 """
 
 from __future__ import annotations
 
 import math
+import unicodedata
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -14,6 +16,8 @@ from hypothesis import strategies as st
 import scorekit as ek
 from scorekit import batch, canonicalize
 from scorekit.metrics.fields import FieldMetric
+from scorekit.ocr import compare_texts
+from scorekit.ocr.metrics import METRICS
 from scorekit.text import JoinedText, join_lines_with_hyphenation, schwa_distance, schwa_distance_batch
 
 from fuzz_harness import (
@@ -251,3 +255,25 @@ def test_hostile_objects_reach_named_errors():
         for call in (lambda: ek.score(h, "a", metric="cer"), lambda: ek.evaluate([("a", "a", h)], metric="cer"),
                      lambda: batch.cer([h], ["a"]), lambda: ek.score({"k": h}, {"k": "a"}, metric="fields")):
             outcome(call)
+
+
+ocr_metric_choices = st.one_of(st.lists(st.sampled_from(METRICS), max_size=5).map(tuple),
+                               st.sampled_from(["cer", ("ter",), None, (Hostile("eq"),)]))
+
+
+@given(text_or_wrong, text_or_wrong, ocr_metric_choices)
+def test_ocr_compare_texts(gt, ocr, metrics):
+    """``scorekit.ocr.compare_texts``: the same figures on both backends (the compiled grapheme
+    reader and kernels, or the regex reader and the Numba twins), or a named error; figures that
+    hold together (CER from its counts, bow_wer ≤ wer, fca in 0..1)."""
+    out = on_both_backends(lambda: compare_texts(gt, ocr, metrics=metrics))
+    if out[0] != "ok":
+        return
+    c = out[1]
+    if c.cer is not None:
+        assert c.cer == (c.char_edits / c.n_characters if c.n_characters else (math.inf if c.char_edits else 0))
+    if c.wer is not None and c.bow_wer is not None:
+        assert c.bow_wer <= c.wer
+    if c.alignment is not None:
+        assert "".join(g for g, _, _ in c.alignment) == unicodedata.normalize("NFC", gt)
+    assert c.fca is None or 0.0 <= c.fca <= 1.0

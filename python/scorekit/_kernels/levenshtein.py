@@ -2,7 +2,8 @@
 
 Owns the kernel contract for edit distances over packed ``uint32`` sequences (code points, or token
 ids): plain distance, the alignment breakdown (hits/substitutions/deletions/insertions), word-level
-alignment with in-kernel tokenisation, the schwa-forgiving distance, and single-pair edit operations.
+alignment with in-kernel tokenisation, the schwa-forgiving distance, single-pair edit operations, and
+the best substring of a text for a whole pattern (approximate matching, used by ``scorekit.ocr.fca``).
 It does not canonicalise text or build Python result objects (that is ``scorekit.metrics.strings``).
 
 Batch layout (docs/architecture.md): pair ``k`` is ``values[offsets[k]:offsets[k+1]]`` on each side;
@@ -72,6 +73,14 @@ def schwa_distance_batch(
         gt_join_values, gt_join_offsets, pred_join_values, pred_join_offsets,
         schwa_chars, _kernels.resolve_threads(threads),
     )
+
+
+def best_substring_batch(pattern_values, pattern_offsets, text_values, text_offsets, threads: int = 0) -> np.ndarray:
+    """``int64[n, 3]`` rows ``(d, start, end)``: ``d`` the least ``distance(pattern, text[start:end])``
+    over every substring, ``end`` the last end reaching it and ``start`` the earliest start reaching
+    it for that end (the longest such substring); an empty pattern gives ``(0, len(text), len(text))``."""
+    threads = _kernels.resolve_threads(threads)
+    return _impl().best_substring_batch(pattern_values, pattern_offsets, text_values, text_offsets, threads)
 
 
 def editops(ref, hyp) -> np.ndarray:

@@ -11,6 +11,8 @@ Owns, over packed ``uint32`` sequences (see :mod:`scorekit._kernels.levenshtein`
 * ``word_alignment_batch``: ``str.split()`` tokenisation inside the kernel, then the same alignment
   over word ids.
 * ``schwa_distance_batch``: the schwa-forgiving distance (docs/decisions.md#schwa-forgiving-distance).
+* ``best_substring_batch``: the substring of a text closest to a whole pattern (both text ends free),
+  a plain row dynamic program carrying each cell's substring start.
 
 It does not canonicalise text and builds no Python result objects. Every pair is computed
 independently, so no result depends on the number of threads.
@@ -43,6 +45,7 @@ __all__ = [
     "word_alignment_batch",
     "schwa_distance_batch",
     "levenshtein_editops",
+    "best_substring_batch",
 ]
 
 #: Code points ``c`` with ``chr(c).isspace()``: the separators of Python's ``str.split()``.
@@ -745,6 +748,45 @@ def _distance_chunk(a_values, a_offsets, b_values, b_offsets, lo, hi, out):
 
 
 @_jit
+def _best_substring(pattern, text, cost, start):
+    """``(d, start, end)`` as ``rust/kernels/src/levenshtein/substring.rs``: cells compare as
+    ``(cost, start)``; the last end of least cost."""
+    n = text.shape[0]
+    for j in range(n + 1):
+        cost[j] = 0
+        start[j] = j
+    for i in range(pattern.shape[0]):
+        p = pattern[i]
+        diag_cost, diag_start = cost[0], start[0]
+        cost[0], start[0] = i + 1, 0
+        for j in range(n):
+            best_cost, best_start = diag_cost + (1 if p != text[j] else 0), diag_start
+            up_cost, up_start = cost[j + 1] + 1, start[j + 1]
+            if up_cost < best_cost or (up_cost == best_cost and up_start < best_start):
+                best_cost, best_start = up_cost, up_start
+            left_cost, left_start = cost[j] + 1, start[j]
+            if left_cost < best_cost or (left_cost == best_cost and left_start < best_start):
+                best_cost, best_start = left_cost, left_start
+            diag_cost, diag_start = cost[j + 1], start[j + 1]
+            cost[j + 1], start[j + 1] = best_cost, best_start
+    end = 0
+    for j in range(1, n + 1):
+        if cost[j] <= cost[end]:
+            end = j
+    return cost[end], start[end], end
+
+
+@_jit
+def _substring_chunk(p_values, p_offsets, t_values, t_offsets, lo, hi, out):
+    width = _max_len(t_offsets, lo, hi) + 1
+    cost = np.empty(width, dtype=np.int64)
+    start = np.empty(width, dtype=np.int64)
+    for k in range(lo, hi):
+        out[k, 0], out[k, 1], out[k, 2] = _best_substring(
+            p_values[p_offsets[k]:p_offsets[k + 1]], t_values[t_offsets[k]:t_offsets[k + 1]], cost, start)
+
+
+@_jit
 def _alignment_chunk(ref_values, ref_offsets, hyp_values, hyp_offsets, lo, hi, out):
     longest_ref = _max_len(ref_offsets, lo, hi)
     longest_hyp = _max_len(hyp_offsets, lo, hi)
@@ -881,6 +923,16 @@ def levenshtein_distance_batch(a_values, a_offsets, b_values, b_offsets, threads
     out = np.empty(a_offsets.shape[0] - 1, dtype=np.int64)
     return _run(_distance_chunk, threads, out, a_values.shape[0] + b_values.shape[0],
                 a_values, a_offsets, b_values, b_offsets)
+
+
+def best_substring_batch(pattern_values, pattern_offsets, text_values, text_offsets, threads=0) -> np.ndarray:
+    """``int64[n, 3]`` rows ``(d, start, end)``: the best substring of each text for its pattern."""
+    p_values, p_offsets = _packed(pattern_values, pattern_offsets, "pattern")
+    t_values, t_offsets = _packed(text_values, text_offsets, "text")
+    _same_count(("pattern", p_offsets), ("text", t_offsets))
+    out = np.empty((p_offsets.shape[0] - 1, 3), dtype=np.int64)
+    return _run(_substring_chunk, threads, out, p_values.shape[0] + t_values.shape[0],
+                p_values, p_offsets, t_values, t_offsets)
 
 
 def levenshtein_alignment_batch(ref_values, ref_offsets, hyp_values, hyp_offsets, threads=0) -> np.ndarray:

@@ -26,8 +26,10 @@ _LAZY = {
     "table_from_ocr": "tables", "has_table_structure": "tables", "resolve_table_parser": "tables",
     "engine_yields_tables": "tables",
     "read": "formats", "OcrDocument": "formats", "Segment": "formats", "OcrFormatError": "formats",
+    "compare_texts": "metrics", "TextComparison": "metrics", "bow_wer": "metrics", "words": "metrics",
+    "flexible_character_accuracy": "fca",
 }
-_SUBMODULES = ("benchmark", "bridge", "profiles", "tables", "formats")
+_SUBMODULES = ("benchmark", "bridge", "profiles", "tables", "formats", "metrics", "fca")
 
 
 def __getattr__(name: str) -> Any:
@@ -49,4 +51,5 @@ __all__ = [
     "ocracy_backend", "read_text", "evaluate_ocr", "add_gold_item", "profile", "ENGINE_PROFILES",
     "DEFAULT_PROFILE", "table_from_ocr", "has_table_structure", "resolve_table_parser", "engine_yields_tables",
     "read", "OcrDocument", "Segment", "OcrFormatError",
+    "compare_texts", "TextComparison", "bow_wer", "flexible_character_accuracy", "words",
 ]

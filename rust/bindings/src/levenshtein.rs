@@ -1,5 +1,6 @@
 //! Bindings of the Levenshtein family: batch distance, alignment breakdown, word alignment,
-//! schwa-forgiving distance and single-pair edit operations (see `scorekit._kernels.levenshtein`).
+//! schwa-forgiving distance, single-pair edit operations and the best-substring batch (see
+//! `scorekit._kernels.levenshtein`).
 //! A kernel that runs out of memory raises `MemoryError` naming the item.
 
 use std::collections::TryReserveError;
@@ -11,8 +12,8 @@ use pyo3::exceptions::{PyMemoryError, PyValueError};
 use pyo3::prelude::*;
 use rayon::prelude::*;
 use scorekit_kernels::levenshtein::{
-    align, distance, editops, schwa_distance, word_alignment, AlignWorkspace, DistanceWorkspace,
-    SchwaError, SchwaWorkspace, WordWorkspace,
+    align, best_substring, distance, editops, schwa_distance, word_alignment, AlignWorkspace,
+    DistanceWorkspace, SchwaError, SchwaWorkspace, SubstringWorkspace, WordWorkspace,
 };
 
 use crate::parallel::{
@@ -156,6 +157,36 @@ fn levenshtein_distance_batch<'py>(
             },
         )?;
         Ok(out.into_pyarray(py))
+    })
+}
+
+#[pyfunction]
+fn best_substring_batch<'py>(
+    py: Python<'py>,
+    pattern_values: PyReadonlyArray1<'py, u32>,
+    pattern_offsets: PyReadonlyArray1<'py, i64>,
+    text_values: PyReadonlyArray1<'py, u32>,
+    text_offsets: PyReadonlyArray1<'py, i64>,
+    threads: usize,
+) -> PyResult<Bound<'py, PyArray2<i64>>> {
+    guarded(|| {
+        let (out, n) = pair_rows(
+            py,
+            &pattern_values,
+            &pattern_offsets,
+            &text_values,
+            &text_offsets,
+            ("pattern", "text"),
+            threads,
+            3,
+            SubstringWorkspace::new,
+            |ws, p, t, row| {
+                let (d, start, end) = best_substring(ws, p, t)?;
+                row.copy_from_slice(&[d as i64, start as i64, end as i64]);
+                Ok(())
+            },
+        )?;
+        to_matrix(py, out, n, 3)
     })
 }
 
@@ -340,5 +371,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(word_alignment_batch, m)?)?;
     m.add_function(wrap_pyfunction!(schwa_distance_batch, m)?)?;
     m.add_function(wrap_pyfunction!(levenshtein_editops, m)?)?;
+    m.add_function(wrap_pyfunction!(best_substring_batch, m)?)?;
     Ok(())
 }

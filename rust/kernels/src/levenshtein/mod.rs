@@ -1,6 +1,7 @@
 //! Levenshtein family: bit-parallel distance, the alignment breakdown (with rapidfuzz-compatible
 //! tie-breaking, so counts equal jiwer's), word tokenisation for WER, and the schwa-forgiving
-//! distance (free insertion/deletion of designated code points at join positions).
+//! distance (free insertion/deletion of designated code points at join positions), and the best
+//! substring of a text for a whole pattern (approximate matching).
 //!
 //! All sequences are `&[u32]`: Unicode code points, or interned token ids. Memory is linear in
 //! the input (see `pattern` and `alignment`), and every buffer is grown fallibly: running out of
@@ -10,11 +11,13 @@ mod alignment;
 mod distance;
 mod pattern;
 mod schwa;
+mod substring;
 mod words;
 
 pub use alignment::{align, editops, AlignWorkspace, AlignmentCounts, EditOp, EditOpKind};
 pub use distance::{distance, DistanceWorkspace};
 pub use schwa::{schwa_distance, schwa_distance_rows, SchwaError, SchwaWorkspace};
+pub use substring::{best_substring, SubstringWorkspace};
 pub use words::{is_python_whitespace, split_words, word_alignment, WordAlignment, WordWorkspace};
 
 /// Lengths of the common prefix and the common suffix of `a` and `b` (they never overlap).

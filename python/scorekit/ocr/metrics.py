@@ -1,0 +1,321 @@
+"""Text metrics of OCR evaluation on two page texts (docs/ocr-metrics.md): CER and WER exactly as
+dinglehopper 0.11 computes them on two strings, the bag-of-words WER, word accuracy, the per-class
+character accuracy, the grapheme confusions and the alignment a side-by-side diff shows, and the
+flexible character accuracy (:mod:`scorekit.ocr.fca`).
+
+Units are dinglehopper's: both texts are NFC-normalised, characters are extended grapheme
+clusters (the compiled grapheme packer), words are the UAX #29 word-boundary segments that hold at
+least one character outside the categories M, P, Z, S, Cc and Cf
+(docs/decisions.md#ocr-dinglehopper-units). Edit distances run in the Levenshtein kernels.
+
+>>> c = compare_texts("Der Hund bellt.", "Der Hnud bellt")
+>>> c.char_edits, c.n_characters, c.word_edits, c.n_words
+(3, 15, 1, 3)
+>>> round(c.cer, 4), round(c.wer, 4), round(c.bow_wer, 4)
+(0.2, 0.3333, 0.3333)
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+import unicodedata
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any, Optional, Sequence
+
+import numpy as np
+from rapidfuzz.distance import LCSseq
+
+from scorekit._graphemes import grapheme_packer
+from scorekit._kernels import levenshtein as lev
+from scorekit.errors import InvalidTypeError, InvalidValueError
+from scorekit.registry import MissingExtraError, install_hint
+from scorekit.text import JoinedText
+
+#: What :func:`compare_texts` can compute; ``"alignment"`` gives the alignment, the confusions and
+#: the per-class accuracy, ``"fca"`` the flexible character accuracy (the costly one).
+METRICS = ("cer", "wer", "bow", "alignment", "fca")
+#: What :func:`compare_texts` computes unless told otherwise.
+DEFAULT_METRICS = ("cer", "wer", "bow", "alignment")
+#: Character classes of :attr:`TextComparison.char_classes`, by the Unicode category of a
+#: grapheme's first code point (docs/ocr-metrics.md#character-classes).
+CHAR_CLASSES = ("letters", "digits", "punctuation", "whitespace", "other")
+#: What an empty ground truth with a non-empty OCR text gives: ``"inf"`` (dinglehopper's value) or
+#: ``"error"`` (an :class:`~scorekit.errors.InvalidValueError`).
+EMPTY_REFERENCE = ("inf", "error")
+
+#: dinglehopper drops a word-boundary segment made only of these categories (and of Cc, Cf).
+_UNWANTED_MAJOR = frozenset("MPZS")
+_UNWANTED_MINOR = frozenset(("Cc", "Cf"))
+
+
+@dataclass(frozen=True)
+class TextComparison:
+    """Figures of one ground-truth / OCR pair; a field a caller did not ask for is ``None``.
+
+    ``cer``/``wer`` are edits over the ground-truth length (``inf`` when the ground truth is empty
+    and the OCR text is not, 0 when both are), ``n_characters``/``n_words`` that length.
+    ``alignment`` is a tuple of ``(gt_piece, ocr_piece, op)`` runs, op one of ``"equal"``,
+    ``"replace"``, ``"delete"``, ``"insert"``; joined, the pieces give back both texts (NFC).
+    ``confusions`` counts ``(gt_grapheme, ocr_grapheme)`` edits, ``""`` for the absent side.
+    ``char_classes`` maps each of :data:`CHAR_CLASSES` to ``{"count", "errors", "accuracy"}``.
+    """
+
+    cer: Optional[float]
+    wer: Optional[float]
+    n_characters: int
+    n_words: Optional[int]
+    char_edits: Optional[int]
+    word_edits: Optional[int]
+    bow_wer: Optional[float] = None
+    word_accuracy: Optional[float] = None
+    fca: Optional[float] = None
+    char_classes: Optional[dict] = None
+    confusions: Optional[Counter] = None
+    alignment: Optional[tuple] = None
+
+    def as_dict(self) -> dict[str, Any]:
+        """The figures as a JSON-ready dict (dinglehopper's keys for what it shares); confusions
+        become ``[gt, ocr, count]`` rows, most frequent first; the alignment is left out."""
+        out = {
+            "cer": self.cer, "wer": self.wer, "n_characters": self.n_characters, "n_words": self.n_words,
+            "char_edits": self.char_edits, "word_edits": self.word_edits, "bow_wer": self.bow_wer,
+            "word_accuracy": self.word_accuracy, "fca": self.fca, "char_classes": self.char_classes,
+        }
+        if self.confusions is not None:
+            out["confusions"] = [[g, o, n] for (g, o), n in self.confusions.most_common()]
+        return out
+
+
+def _check_text(value: Any, field: str) -> str:
+    if not isinstance(value, str):
+        raise InvalidTypeError(f"must be str, got {type(value).__name__}", field=field)
+    return unicodedata.normalize("NFC", value)
+
+
+def _check_metrics(metrics: Any) -> frozenset:
+    if isinstance(metrics, str) or not isinstance(metrics, (list, tuple, set, frozenset)):
+        raise InvalidTypeError(f"must be a sequence of metric names, got {type(metrics).__name__}",
+                               field="metrics")
+    unknown = [m for m in metrics if m not in METRICS]
+    if unknown:
+        raise InvalidValueError(f"unknown metric {unknown[0]!r}; choose from {', '.join(METRICS)}",
+                                field="metrics")
+    return frozenset(metrics)
+
+
+def error_rate(edits: int, n: int, empty_reference: str = "inf") -> float:
+    """``edits / n`` as dinglehopper gives it: 0 without edits, ``inf`` for edits on an empty
+    reference (or an :class:`InvalidValueError` with ``empty_reference="error"``)."""
+    if edits == 0:
+        return 0.0
+    if n == 0:
+        if empty_reference == "error":
+            raise InvalidValueError("is empty while the OCR text is not; the error rate is undefined "
+                                    "(pass empty_reference='inf' for dinglehopper's inf)", field="gt")
+        return math.inf
+    return edits / n
+
+
+# --- words ---------------------------------------------------------------------------------------
+
+_word_boundary = None
+
+
+def _boundary_pattern():
+    """The ``regex`` package's UAX #29 word-boundary pattern, or :class:`MissingExtraError`."""
+    global _word_boundary
+    if _word_boundary is None:
+        try:
+            regex = importlib.import_module("regex")
+        except ImportError as exc:
+            raise MissingExtraError(f"OCR word segmentation needs the regex package ({exc}); "
+                                    f"{install_hint('graphemes')}") from exc
+        _word_boundary = regex.compile(r"(?wV1)\b")
+    return _word_boundary
+
+
+def _is_word(segment: str) -> bool:
+    """Whether dinglehopper keeps a word-boundary segment: some character is not whitespace,
+    punctuation, a mark, a symbol or a Cc/Cf control (categories from this Python's unicodedata)."""
+    if segment[0].isalnum():
+        return True
+    category = unicodedata.category
+    for c in segment:
+        cat = category(c)
+        if cat[0] not in _UNWANTED_MAJOR and cat not in _UNWANTED_MINOR:
+            return True
+    return False
+
+
+def words(text: str) -> list[str]:
+    """The words of ``text`` as dinglehopper 0.11 counts them (``text`` taken as it is: NFC it
+    first to match ``words_normalized``).
+
+    >>> words("Hello, world!  ¿Qué tal? 3.14")
+    ['Hello', 'world', 'Qué', 'tal', '3.14']
+    """
+    cuts = [m.start() for m in _boundary_pattern().finditer(text)]
+    if not cuts or cuts[0] != 0:
+        cuts.insert(0, 0)
+    if cuts[-1] != len(text):
+        cuts.append(len(text))
+    pieces = (text[a:b] for a, b in zip(cuts, cuts[1:]) if b > a)
+    return [w for w in pieces if _is_word(w)]
+
+
+def _word_ids(gt_words: Sequence[str], ocr_words: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Both word lists as ``uint32`` ids, equal words equal ids."""
+    table: dict[str, int] = {}
+    def ids(ws):
+        return np.fromiter((table.setdefault(w, len(table)) for w in ws), dtype=np.uint32, count=len(ws))
+    return ids(gt_words), ids(ocr_words)
+
+
+def _distance(a: np.ndarray, b: np.ndarray) -> int:
+    offsets_a = np.array([0, len(a)], dtype=np.int64)
+    offsets_b = np.array([0, len(b)], dtype=np.int64)
+    return int(lev.distance_batch(a, offsets_a, b, offsets_b)[0])
+
+
+def bag_distance(gt_words: Sequence[str], ocr_words: Sequence[str]) -> int:
+    """``max(|G − O|, |O − G|)`` on the word multisets: the edit distance between two bags."""
+    g, o = Counter(gt_words), Counter(ocr_words)
+    return max(sum((g - o).values()), sum((o - g).values()))
+
+
+def bow_wer(gt: str, ocr: str, empty_reference: str = "inf") -> float:
+    """Order-independent word error rate: :func:`bag_distance` of the two texts' words (as
+    dinglehopper segments them) over the ground-truth word count. Shuffled lines score 0.
+
+    >>> bow_wer("a b c d", "d c b a"), bow_wer("a b c d", "a b x")
+    (0.0, 0.5)
+    """
+    g = words(_check_text(gt, "gt"))
+    o = words(_check_text(ocr, "ocr"))
+    return error_rate(bag_distance(g, o), len(g), empty_reference)
+
+
+# --- characters ----------------------------------------------------------------------------------
+
+def _graphemes(packer, text: str, field: str) -> tuple[np.ndarray, np.ndarray]:
+    """Cluster ids of ``text`` and the code-point start of every cluster (then ``len(text)``)."""
+    (ids, _), cuts, _ = packer.pack_joined([JoinedText(text, tuple(range(len(text))))], field, field + "_joins")
+    starts = np.flatnonzero(np.diff(cuts, prepend=-1)) if len(cuts) else np.zeros(0, dtype=np.int64)
+    return ids, np.append(starts, len(text))
+
+
+def _char_class(c: str) -> str:
+    if c.isspace():
+        return "whitespace"
+    cat = unicodedata.category(c)[0]
+    return {"L": "letters", "N": "digits", "P": "punctuation", "Z": "whitespace"}.get(cat, "other")
+
+
+def _details(gt: str, ocr: str, gt_starts: np.ndarray, ocr_starts: np.ndarray, ops: np.ndarray,
+             gt_ids: np.ndarray) -> tuple[tuple, Counter, dict]:
+    """Alignment runs, confusions and per-class accuracy from the edit script ``ops``."""
+    gt_starts, ocr_starts = gt_starts.tolist(), ocr_starts.tolist()
+
+    def g(i):
+        return gt[gt_starts[i]:gt_starts[i + 1]]
+
+    def o(j):
+        return ocr[ocr_starts[j]:ocr_starts[j + 1]]
+
+    runs: list[list] = []
+    confusions: Counter = Counter()
+    wrong = np.zeros(len(gt_ids), dtype=bool)
+    i = j = 0
+
+    def add(op, gi, gj, oi, oj):
+        if runs and runs[-1][2] == op and runs[-1][3] == gi and runs[-1][4] == oi:
+            runs[-1][3], runs[-1][4] = gj, oj
+        else:
+            runs.append([gi, oi, op, gj, oj])
+
+    for op, at_g, at_o in ops.tolist():
+        if at_g > i or at_o > j:  # hits between two edits
+            add("equal", i, at_g, j, at_o)
+            i, j = at_g, at_o
+        if op == lev.OP_SUBSTITUTE:
+            confusions[g(i), o(j)] += 1
+            wrong[i] = True
+            add("replace", i, i + 1, j, j + 1)
+            i, j = i + 1, j + 1
+        elif op == lev.OP_DELETE:
+            confusions[g(i), ""] += 1
+            wrong[i] = True
+            add("delete", i, i + 1, j, j)
+            i += 1
+        else:
+            confusions["", o(j)] += 1
+            add("insert", i, i, j, j + 1)
+            j += 1
+    if i < len(gt_ids):
+        add("equal", i, len(gt_ids), j, len(ocr_starts) - 1)
+    alignment = tuple((gt[gt_starts[a]:gt_starts[b]], ocr[ocr_starts[c]:ocr_starts[d]], op)
+                      for a, c, op, b, d in runs)
+    classes = {name: {"count": 0, "errors": 0, "accuracy": None} for name in CHAR_CLASSES}
+    if len(gt_ids):
+        distinct, inverse = np.unique(gt_ids, return_inverse=True)
+        first = {int(k): gt[gt_starts[at]] for k, at in zip(distinct, np.unique(inverse, return_index=True)[1])}
+        kind = np.array([CHAR_CLASSES.index(_char_class(first[int(k)])) for k in distinct])[inverse]
+        counts = np.bincount(kind, minlength=len(CHAR_CLASSES))
+        errors = np.bincount(kind[wrong], minlength=len(CHAR_CLASSES))
+        for k, name in enumerate(CHAR_CLASSES):
+            n, e = int(counts[k]), int(errors[k])
+            classes[name] = {"count": n, "errors": e, "accuracy": (n - e) / n if n else None}
+    return alignment, confusions, classes
+
+
+def compare_texts(gt: str, ocr: str, metrics: Sequence[str] = DEFAULT_METRICS,
+                  empty_reference: str = "inf") -> TextComparison:
+    """Compare a ground-truth page text with an OCR text (see :class:`TextComparison`).
+
+    ``metrics`` picks from :data:`METRICS` what to compute (``n_characters`` always is); ``cer``,
+    ``wer``, ``n_characters`` and ``n_words`` equal dinglehopper 0.11's ``character_error_rate_n``
+    and ``word_error_rate_n`` on the same two strings. ``empty_reference``: see :data:`EMPTY_REFERENCE`.
+    """
+    wanted = _check_metrics(metrics)
+    if empty_reference not in EMPTY_REFERENCE:
+        raise InvalidValueError(f"must be 'inf' or 'error', got {empty_reference!r}", field="empty_reference")
+    gt = _check_text(gt, "gt")
+    ocr = _check_text(ocr, "ocr")
+    packer = grapheme_packer()
+    fields: dict[str, Any] = {}
+    if "alignment" in wanted:
+        gt_ids, gt_starts = _graphemes(packer, gt, "gt")
+        ocr_ids, ocr_starts = _graphemes(packer, ocr, "ocr")
+        ops = lev.editops(gt_ids, ocr_ids)
+        char_edits = len(ops)
+        fields["alignment"], fields["confusions"], fields["char_classes"] = _details(
+            gt, ocr, gt_starts, ocr_starts, ops, gt_ids)
+    else:
+        gt_ids, ocr_ids = packer.ids(gt, "gt"), packer.ids(ocr, "ocr")
+        char_edits = _distance(gt_ids, ocr_ids) if "cer" in wanted else None
+    n_characters = len(gt_ids)
+    if "cer" in wanted or "alignment" in wanted:
+        fields["char_edits"] = char_edits
+        fields["cer"] = error_rate(char_edits, n_characters, empty_reference)
+    if wanted & {"wer", "bow"}:
+        gt_words, ocr_words = words(gt), words(ocr)
+        fields["n_words"] = len(gt_words)
+        if "wer" in wanted:
+            a, b = _word_ids(gt_words, ocr_words)
+            fields["word_edits"] = _distance(a, b)
+            fields["wer"] = error_rate(fields["word_edits"], len(a), empty_reference)
+            fields["word_accuracy"] = LCSseq.similarity(a.tolist(), b.tolist()) / len(a) if len(a) else None
+        if "bow" in wanted:
+            fields["bow_wer"] = error_rate(bag_distance(gt_words, ocr_words), len(gt_words), empty_reference)
+    if "fca" in wanted:
+        from scorekit.ocr.fca import flexible_character_accuracy
+
+        fields["fca"] = flexible_character_accuracy(gt, ocr)
+    return TextComparison(
+        cer=fields.get("cer"), wer=fields.get("wer"), n_characters=n_characters, n_words=fields.get("n_words"),
+        char_edits=fields.get("char_edits"), word_edits=fields.get("word_edits"), bow_wer=fields.get("bow_wer"),
+        word_accuracy=fields.get("word_accuracy"), fca=fields.get("fca"), char_classes=fields.get("char_classes"),
+        confusions=fields.get("confusions"), alignment=fields.get("alignment"),
+    )
