@@ -86,7 +86,7 @@ def test_textequiv_level_parity(capsys, tmp_path, level):
 def make_folders(tmp_path, pages):
     """GT and OCR folders of text pages ``{gt name: (gt text, ocr name or None, ocr text)}``."""
     gt_dir, ocr_dir = tmp_path / "gt", tmp_path / "ocr"
-    gt_dir.mkdir(); ocr_dir.mkdir()
+    gt_dir.mkdir(parents=True); ocr_dir.mkdir(parents=True)
     for gt_name, (gt_text, ocr_name, ocr_text) in pages.items():
         if gt_name is not None:
             write(gt_dir / gt_name, gt_text)

@@ -42,36 +42,48 @@ class _SegmentIndex:
             self.ids.append(str(segment.id))
             at = found + len(segment.text)
 
-    def at(self, position: int) -> str:
-        k = bisect.bisect_right(self.starts, position) - 1
-        return self.ids[k] if k >= 0 and position < self.ends[k] else ""
+    def tip(self, start: int, end: int) -> str:
+        """The ids of the segments ``text[start:end]`` touches: ``r1``, or ``r1 … r3``."""
+        if start >= end:
+            return ""
+        first = bisect.bisect_right(self.starts, start) - 1
+        if first < 0 or start >= self.ends[first]:
+            first += 1
+        last = bisect.bisect_left(self.starts, end) - 1
+        if first > last:
+            return ""
+        return self.ids[first] if first == last else f"{self.ids[first]} … {self.ids[last]}"
+
+    def cuts(self, start: int, end: int) -> list[int]:
+        """The segment starts and ends strictly inside ``(start, end)``."""
+        lo, hi = bisect.bisect_right(self.starts, start), bisect.bisect_left(self.starts, end)
+        inner = set(self.starts[lo:hi])
+        inner.update(e for e in self.ends[max(lo - 1, 0):hi] if start < e < end)
+        return sorted(inner)
 
 
-def diff_runs(alignment: Sequence[tuple[Optional[str], Optional[str]]], gt_doc: Any = None,
-              ocr_doc: Any = None) -> list[tuple[str, str, str, str, str]]:
-    """The runs of :func:`scorekit.report.aligned_diff` of an alignment of ``(gt piece, ocr piece)``
-    pairs (``None`` on the side of an insertion or deletion), each run tipped with the segment
-    ids of the documents (when given) it lies in."""
-    gt_index = _SegmentIndex(gt_doc) if gt_doc is not None else None
-    ocr_index = _SegmentIndex(ocr_doc) if ocr_doc is not None else None
-    runs: list[list] = []
+_OPS = {"equal": "eq", "replace": "sub", "delete": "del", "insert": "ins"}
+
+
+def diff_runs(alignment: Sequence[tuple[str, str, str]], gt_doc: Any, ocr_doc: Any) -> list[tuple[str, str, str, str, str]]:
+    """The runs of :func:`scorekit.report.aligned_diff` of a :func:`~scorekit.ocr.metrics.compare_texts`
+    alignment (``(gt piece, ocr piece, op)`` runs), each tipped with the ids of the segments it lies
+    in; equal runs are cut where a ground-truth segment starts or ends."""
+    gt_index, ocr_index = _SegmentIndex(gt_doc), _SegmentIndex(ocr_doc)
+    runs: list[tuple[str, str, str, str, str]] = []
     gp = op = 0
-    for g, o in alignment:
-        kind = "eq" if g == o else "ins" if g is None else "del" if o is None else "sub"
-        g_tip = gt_index.at(gp) if gt_index is not None and g is not None else ""
-        o_tip = ocr_index.at(op) if ocr_index is not None and o is not None else ""
-        if runs and runs[-1][0] == kind and (not g_tip or runs[-1][3] in ("", g_tip)) \
-                and (not o_tip or runs[-1][4] in ("", o_tip)):
-            last = runs[-1]
-            last[1] += g or ""
-            last[2] += o or ""
-            last[3] = last[3] or g_tip
-            last[4] = last[4] or o_tip
+    for g, o, name in alignment:
+        kind = _OPS[name]
+        if kind == "eq":
+            bounds = [gp, *gt_index.cuts(gp, gp + len(g)), gp + len(g)]
+            for a, b in zip(bounds, bounds[1:]):
+                piece = g[a - gp:b - gp]
+                runs.append((kind, piece, piece, gt_index.tip(a, b), ocr_index.tip(op + a - gp, op + b - gp)))
         else:
-            runs.append([kind, g or "", o or "", g_tip, o_tip])
-        gp += len(g or "")
-        op += len(o or "")
-    return [tuple(r) for r in runs]  # type: ignore[misc]
+            runs.append((kind, g, o, gt_index.tip(gp, gp + len(g)), ocr_index.tip(op, op + len(o))))
+        gp += len(g)
+        op += len(o)
+    return runs
 
 
 def _engine_rows(engines: Sequence[Totals]) -> list[list[Any]]:

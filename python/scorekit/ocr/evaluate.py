@@ -133,24 +133,26 @@ class PageScore:
 
 def score_pair(gt_path: os.PathLike | str, ocr_path: os.PathLike | str, *, level: Optional[str],
                metrics: Sequence[str], name: Optional[str] = None) -> tuple[PageScore, Any, Any, Any]:
-    """Read and compare one pair: ``(PageScore, comparison, gt document, ocr document)``."""
+    """Read and compare one pair: ``(PageScore, comparison, gt document, ocr document)``. CER, WER,
+    the alignment (confusions, character classes) and word accuracy are always computed; ``bow``
+    and ``fca`` when in ``metrics``."""
     from scorekit.ocr import read
     from scorekit.ocr.metrics import compare_texts
 
     gt_doc = read(gt_path, level=level)
     ocr_doc = read(ocr_path, level=level)
-    result = compare_texts(gt_doc.text, ocr_doc.text, metrics=tuple(metrics))
+    wanted = ("cer", "wer", "alignment") + tuple(m for m in ("bow", "fca") if m in metrics)
+    result = compare_texts(gt_doc.text, ocr_doc.text, metrics=wanted)
     score = PageScore(name=name if name is not None else Path(gt_path).name, gt=str(gt_path), ocr=str(ocr_path),
                       n_characters=result.n_characters, char_edits=result.char_edits, n_words=result.n_words,
-                      word_edits=result.word_edits,
-                      bow_wer=result.bow_wer if "bow" in metrics else None,
-                      fca=result.fca if "fca" in metrics else None, word_accuracy=result.word_accuracy)
+                      word_edits=result.word_edits, bow_wer=result.bow_wer, fca=result.fca,
+                      word_accuracy=result.word_accuracy)
     return score, result, gt_doc, ocr_doc
 
 
-def _weighted(value: Optional[float], weight: int) -> float:
-    """``value * weight`` for a length-weighted total; a page of zero weight adds nothing."""
-    return 0.0 if weight == 0 or value is None else value * weight
+def _count(rate_: Optional[float], length: int, when_empty: int) -> int:
+    """The count behind a rate over ``length`` units (``when_empty`` when there is no unit)."""
+    return round(rate_ * length) if length and rate_ is not None else when_empty
 
 
 @dataclass
@@ -166,9 +168,9 @@ class Totals:
     char_edits: int = 0
     n_words: int = 0
     word_edits: int = 0
-    bow_mass: float = 0.0
+    bow_edits: int = 0
+    word_hits: int = 0
     fca_mass: float = 0.0
-    word_accuracy_mass: float = 0.0
     char_classes: dict[str, list[int]] = field(default_factory=dict)
     confusions: Counter = field(default_factory=Counter)
     worst: list = field(default_factory=list)
@@ -179,9 +181,10 @@ class Totals:
         self.char_edits += score.char_edits
         self.n_words += score.n_words
         self.word_edits += score.word_edits
-        self.bow_mass += _weighted(score.bow_wer, score.n_words)
-        self.fca_mass += _weighted(score.fca, score.n_characters)
-        self.word_accuracy_mass += _weighted(score.word_accuracy, score.n_words)
+        # bag distance against an empty ground truth: every OCR word, as the word edits count them
+        self.bow_edits += _count(score.bow_wer, score.n_words, score.word_edits)
+        self.word_hits += _count(score.word_accuracy, score.n_words, 0)
+        self.fca_mass += score.fca * score.n_characters if score.fca is not None else 0.0
         for name, counts in result.char_classes.items():
             total = self.char_classes.setdefault(name, [0, 0])
             total[0] += counts["count"]
@@ -205,15 +208,15 @@ class Totals:
     def summary(self) -> dict[str, Any]:
         """The totals under dinglehopper's keys (``cer``, ``wer``, ``n_characters``, ``n_words``)
         and scorekit's (``bow_wer``, ``fca``, ``char_edits``, ``word_edits``, ``word_accuracy``,
-        ``char_classes``)."""
+        ``char_classes``): total edits (correct words, errors) over total length, except ``fca``,
+        the pages' accuracies weighted by their ground-truth characters."""
         out: dict[str, Any] = {"cer": self.cer, "wer": self.wer, "n_characters": self.n_characters,
                                "n_words": self.n_words, "char_edits": self.char_edits, "word_edits": self.word_edits}
         if "bow" in self.metrics:
-            out["bow_wer"] = self.bow_mass / self.n_words if self.n_words else _single(self.pages, "bow_wer")
+            out["bow_wer"] = rate(self.bow_edits, self.n_words)
         if "fca" in self.metrics:
             out["fca"] = self.fca_mass / self.n_characters if self.n_characters else _single(self.pages, "fca")
-        out["word_accuracy"] = (self.word_accuracy_mass / self.n_words if self.n_words
-                                else _single(self.pages, "word_accuracy"))
+        out["word_accuracy"] = self.word_hits / self.n_words if self.n_words else None
         out["char_classes"] = {name: {"count": c, "errors": e, "accuracy": (c - e) / c if c else None}
                                for name, (c, e) in sorted(self.char_classes.items())}
         return out
@@ -224,7 +227,8 @@ class Totals:
 
 
 def _single(pages: list[PageScore], attribute: str) -> Optional[float]:
-    """A figure over pages of zero length: the page's own when there is one page, else none."""
+    """FCA over pages without a ground-truth character: the page's own when there is one page
+    (1.0 or 0.0), else none."""
     return getattr(pages[0], attribute) if len(pages) == 1 else None
 
 
