@@ -232,3 +232,21 @@ def test_open_shows_the_written_report(capsys, tmp_path, pair_files, monkeypatch
     gt, ocr = pair_files["text"]
     assert run(capsys, "ocr-eval", gt, ocr, "--html", tmp_path / "r.html", "--open")[0] == 0
     assert opened == [str(tmp_path / "r.html")] and (tmp_path / "r.html").is_file()
+
+
+def test_reading_order_robust_metrics_on_request(capsys, tmp_path):
+    """Lines shuffled: CER and WER count the move, bow_wer is 0 and fca 1.0; the folder's fca is
+    the pages' weighted by their ground-truth characters; without --metrics fca there is none."""
+    shuffled = [GT_LINES[2], GT_LINES[0], GT_LINES[1]]
+    gt_dir, ocr_dir = make_folders(tmp_path, {"a.txt": ("\n".join(GT_LINES), "a.txt", "\n".join(shuffled)),
+                                              "b.txt": ("\n".join(GT_LINES[:2]), "b.txt", "\n".join(OCR_LINES[:2]))})
+    assert run(capsys, "ocr-eval", gt_dir, ocr_dir, "--metrics", "cer,wer,bow,fca", "--json", tmp_path / "o.json")[0] == 0
+    data = json.loads((tmp_path / "o.json").read_text(encoding="utf-8"))
+    a, b = data["pages"]
+    assert a["cer"] > 0.3 and a["wer"] > 0.3 and a["bow_wer"] == 0 and a["fca"] == 1.0
+    assert 0 < b["fca"] < 1
+    assert data["fca"] == (a["fca"] * a["n_characters"] + b["fca"] * b["n_characters"]) / (a["n_characters"] + b["n_characters"])
+    assert data["bow_wer"] == round(b["bow_wer"] * b["n_words"]) / data["n_words"]
+    assert run(capsys, "ocr-eval", gt_dir, ocr_dir, "--json", tmp_path / "p.json")[0] == 0
+    data = json.loads((tmp_path / "p.json").read_text(encoding="utf-8"))
+    assert "fca" not in data and "fca" not in data["pages"][0] and data["metrics"] == ["cer", "wer", "bow"]

@@ -46,6 +46,9 @@ from scorekit.files import strict_json_loads
 #: sets a ``handler(args) -> exit status`` default on the parsers it adds.
 SUBCOMMAND_MODULES = ("scorekit.ocr_pages.cli", "scorekit.flowcharts.cli", "scorekit.cases.cli", "scorekit.arrow_cli",
                       "scorekit.ocr.extract_cli", "scorekit.ocr.eval_cli")
+#: Subcommands run with only their own module's parser loaded: the others import NumPy and more,
+#: which would add a third of a second to every start of a command that scores one OCR page.
+OWN_PARSER = {"ocr-eval": "scorekit.ocr.eval_cli", "ocr-extract": "scorekit.ocr.extract_cli"}
 #: Inputs with at least this many pairs show a progress line (when stderr is a terminal).
 PROGRESS_MIN_PAIRS = 100_000
 #: ``demo --repeat`` bound: the sample corpus scored this many times stays seconds and ~50 MB.
@@ -110,7 +113,9 @@ class _VersionAction(argparse.Action):
         parser.exit(0)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: Optional[str] = None) -> argparse.ArgumentParser:
+    """The command line's parser; with ``only`` (a module of :data:`SUBCOMMAND_MODULES`), the
+    other modules' subcommands are left out."""
     parser = _Parser(prog="scorekit", description="Exact, fast evaluation of extraction outputs.")
     parser.add_argument("--version", action=_VersionAction)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -178,6 +183,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--html", metavar="REPORT", default=None,
                    help="also write a self-contained HTML report of the sample corpus to REPORT")
     for name in SUBCOMMAND_MODULES:
+        if only is not None and name != only:
+            continue
         try:
             module = importlib.import_module(name)
         except ImportError:  # an optional dependency of that subpackage is missing
@@ -558,7 +565,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     """Run the command line; returns the exit status (0 ok, 2 bad input, 130 Ctrl-C, 141 closed stdout)."""
     try:
         try:
-            args = build_parser().parse_args(argv)
+            argv = sys.argv[1:] if argv is None else list(argv)
+            args = build_parser(OWN_PARSER.get(argv[0]) if argv else None).parse_args(argv)
         except SystemExit as exc:  # --help (0) or a usage error (2, already printed)
             return exc.code if isinstance(exc.code, int) else 2
         code = _run(args)

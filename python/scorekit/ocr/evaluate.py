@@ -26,11 +26,13 @@ from typing import Any, Callable, Iterable, Optional, Sequence
 
 from scorekit.errors import InvalidValueError
 
-__all__ = ["METRICS", "PageScore", "Totals", "Pairing", "pair_folders", "score_pair", "evaluate",
+__all__ = ["METRICS", "DEFAULT_METRICS", "PageScore", "Totals", "Pairing", "pair_folders", "score_pair", "evaluate",
            "Evaluation", "rate", "DIFFS_KEPT", "top_confusions", "to_json"]
 
 #: The metrics ``--metrics`` chooses from: CER, WER, bag-of-words WER and flexible character accuracy.
 METRICS = ("cer", "wer", "bow", "fca")
+#: What is computed unless told otherwise (fca, the costly one, only when asked).
+DEFAULT_METRICS = ("cer", "wer", "bow")
 #: Pages of a folder whose aligned diff the HTML report shows (the worst by CER, per engine).
 DIFFS_KEPT = 10
 
@@ -276,7 +278,7 @@ def _check_path(label: str, path: str) -> Path:
     return p
 
 
-def evaluate(gt: str, ocrs: Sequence[str], *, level: Optional[str] = None, metrics: Sequence[str] = METRICS,
+def evaluate(gt: str, ocrs: Sequence[str], *, level: Optional[str] = None, metrics: Sequence[str] = DEFAULT_METRICS,
              keep_diffs: int = 0, progress: Optional[Callable[[int, Optional[int]], None]] = None) -> Evaluation:
     """Score ``ocrs`` (one engine, or several against the same ground truth) against ``gt``: two
     files, or folders paired by :func:`pair_folders`. Pages stream: only their numbers (and the
