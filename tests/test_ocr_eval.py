@@ -250,3 +250,9 @@ def test_reading_order_robust_metrics_on_request(capsys, tmp_path):
     assert run(capsys, "ocr-eval", gt_dir, ocr_dir, "--json", tmp_path / "p.json")[0] == 0
     data = json.loads((tmp_path / "p.json").read_text(encoding="utf-8"))
     assert "fca" not in data and "fca" not in data["pages"][0] and data["metrics"] == ["cer", "wer", "bow"]
+
+
+def test_documented_examples():
+    from tests.doc_examples import run_python_blocks
+
+    assert run_python_blocks("ocr-eval.md", min_blocks=3) >= 15

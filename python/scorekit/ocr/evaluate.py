@@ -38,11 +38,11 @@ DIFFS_KEPT = 10
 
 
 def rate(edits: int, length: int) -> float:
-    """Edits over length as dinglehopper 0.11 gives it: ``0`` without an edit, ``inf`` for edits
-    against an empty ground truth."""
-    if edits == 0:
-        return 0
-    return math.inf if length == 0 else edits / length
+    """Edits over length as dinglehopper 0.11 gives it (:func:`scorekit.ocr.metrics.error_rate`):
+    0 without an edit, ``inf`` for edits against an empty ground truth."""
+    from scorekit.ocr.metrics import error_rate
+
+    return error_rate(edits, length)
 
 
 def _stem(name: str) -> str:
