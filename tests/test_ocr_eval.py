@@ -256,3 +256,18 @@ def test_documented_examples():
     from tests.doc_examples import run_python_blocks
 
     assert run_python_blocks("ocr-eval.md", min_blocks=3) >= 15
+
+
+def test_demo_scores_the_bundled_page_alto_pair(capsys, tmp_path):
+    from scorekit.demo_report import OCR_EVAL_SAMPLE, demo_inputs
+
+    gt, ocr = OCR_EVAL_SAMPLE / "page0001.gt.xml", OCR_EVAL_SAMPLE / "page0001.alto.xml"
+    assert {gt, ocr} <= set(demo_inputs())
+    theirs = dinglehopper_json(gt, ocr, tmp_path / "dh")
+    code, out, _ = run(capsys, "demo", "--repeat", "1", "--html", tmp_path / "demo.html")
+    assert code == 0
+    line = next(line for line in out.splitlines() if line.startswith("OCR files sample"))
+    assert f"CER {theirs['cer']:.4f}, WER {theirs['wer']:.4f}," in line and "FCA" in line
+    page = (tmp_path / "demo.html").read_text(encoding="utf-8")
+    assert "OCR files sample · Totals" in page and "OCR files sample · page0001.gt.xml: CER" in page
+    assert 'title="r2"' in page   # the diff shows the PAGE region ids on hover

@@ -487,6 +487,12 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     print(f"Document QA and entities: {len(docqa['answers'])} answers, ANLS* {docqa['anls']:.3f}; "
           f"{docqa['sentences']} tagged sentences, entity F1 "
           + ", ".join(f"{scheme} {r.aggregate:.3f}" for scheme, r in docqa["entities"].items()))
+    from scorekit.demo_report import score_ocr_eval_sample
+
+    ocr_eval = score_ocr_eval_sample()
+    sample = ocr_eval.engines[0].summary()
+    print(f"OCR files sample (PAGE-XML ground truth, ALTO OCR): CER {_fmt(sample['cer'])}, WER {_fmt(sample['wer'])}, "
+          f"bag-of-words WER {_fmt(sample['bow_wer'])}, FCA {_fmt(sample['fca'])} (dinglehopper's CER and WER)")
     if args.html is not None:
         from scorekit.demo_report import build_demo_report
         from scorekit.report import write_report
@@ -495,7 +501,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
         page = build_demo_report(sample, evaluate(sample, metric="cer"), evaluate(sample, metric="wer"),
                                  backend=current_backend(), pairs_per_second=throughput, pairs_scored=scored,
                                  ocr_pages=ocr_pages["no_filter"], flowcharts=rotations, cases=cases,
-                                 agents=agents, qe=qe, docqa=docqa)
+                                 agents=agents, qe=qe, docqa=docqa, ocr_eval=ocr_eval)
         print(f"report: {write_report(args.html, page, inputs=demo_inputs())}")
     return 0
 

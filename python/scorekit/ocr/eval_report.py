@@ -10,13 +10,14 @@ Rendering, escaping and the atomic write are :mod:`scorekit.report`'s.
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import re
 from typing import Any, Optional, Sequence
 
 from scorekit import report
 from scorekit.ocr.evaluate import Evaluation, Totals, top_confusions
 
-__all__ = ["build_report", "diff_runs"]
+__all__ = ["build_report", "report_sections", "diff_runs"]
 
 _NAME_LABELS = {"cer": "CER", "wer": "WER", "bow_wer": "bag-of-words WER", "fca": "flexible character accuracy",
                 "word_accuracy": "word accuracy"}
@@ -130,6 +131,12 @@ def _engine_sections(t: Totals, *, folder: bool, prefix: str) -> list[Any]:
 
 def build_report(evaluation: Evaluation) -> str:
     """The report page of ``evaluation``."""
+    return report.render_page("OCR evaluation", report_sections(evaluation), subtitle="scorekit ocr-eval")
+
+
+def report_sections(evaluation: Evaluation, *, prefix: str = "") -> list[Any]:
+    """The report's sections, every title starting with ``prefix`` (the demo page holds them
+    among other samples')."""
     engines = evaluation.engines
     several = len(engines) > 1
     head: dict[str, Any] = {"ground truth": evaluation.gt, "text-equiv level": evaluation.level or "region (default)"}
@@ -166,7 +173,7 @@ def build_report(evaluation: Evaluation) -> str:
             page_rows.append([page.name, *cers, cers[0] - cers[1]])
         sections.append(report.data_table("Per-page CER", ["page", *names, f"{names[0]} − {names[1]}"], page_rows,
                                           sort_by=len(names) + 1))
+    sections = [dataclasses.replace(s, title=prefix + s.title) if s.title else s for s in sections]
     for t in engines:
-        prefix = f"{t.name} · " if several else ""
-        sections += _engine_sections(t, folder=evaluation.folder, prefix=prefix)
-    return report.render_page("OCR evaluation", sections, subtitle="scorekit ocr-eval")
+        sections += _engine_sections(t, folder=evaluation.folder, prefix=prefix + (f"{t.name} · " if several else ""))
+    return sections
