@@ -6,14 +6,15 @@ confusable-character noise of ``corpus.ocr_noise``). Cases:
 
 - ``big``: one page of about 67,000 characters against an OCR at CER ≈ 0.5;
 - ``folder``: 40 ordinary pages (≈ 4,700 characters, CER ≈ 0.05), one ``scorekit ocr-eval GT/ OCR/``
-  against ``dinglehopper`` run page by page (one process per page, as dinglehopper's folder mode does
-  inside one process: both are shown);
+  against ``dinglehopper`` run page by page (one process per page; its folder mode, one process
+  writing one report per page, is shown too);
 - ``many``: 10,000 such pages (``--many N`` to change), scorekit only, its peak RSS (the child's
   ``ru_maxrss``) against the same run on 1,000 pages (bounded memory: the two peaks are equal);
 - ``fca``: the flexible character accuracy of a 5,000-character page in-process.
 
 Every scorekit run is checked to give dinglehopper's CER, WER, ``n_characters`` and ``n_words``
-(``big`` and the first folder pages). Each time is the median of ``--repeats`` runs. Prints a
+(``big`` and every folder page). Each time is the median of ``--repeats`` runs, wall time and CPU
+time (user + system of the child processes: on a shared machine the fairer of the two). Prints a
 Markdown report for benches/RESULTS.md.
 
     .venv/bin/python benches/bench_ocr_eval.py                 # big, folder, fca (a few minutes)
@@ -73,20 +74,33 @@ def write_pages(folder: Path, n: int, n_chars: int, rate: float, seed: int) -> t
     return gt, ocr
 
 
+#: Children may cache their bytecode, as an installed package does.
+ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+
 def run(argv: list[str]) -> tuple[float, float]:
-    """Wall time of one child process and its peak RSS in MB."""
-    start = time.perf_counter()
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    done = subprocess.run(argv, capture_output=True, text=True)
+    """Wall time and CPU time (user + system) of one child process."""
+    start, cpu = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
+    done = subprocess.run(argv, capture_output=True, text=True, env=ENV)
     seconds = time.perf_counter() - start
     if done.returncode != 0:
         raise SystemExit(f"{argv[:4]} failed: {done.stderr[-2000:]}")
-    after = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    return seconds, max(after, before) / 1024
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return seconds, (after.ru_utime - cpu.ru_utime) + (after.ru_stime - cpu.ru_stime)
 
 
-def median(fn, repeats: int) -> float:
-    return statistics.median(fn() for _ in range(repeats))
+def median(fn, repeats: int) -> tuple[float, float]:
+    """Median wall and CPU seconds of ``repeats`` calls of ``fn`` (which returns both)."""
+    runs = [fn() for _ in range(repeats)]
+    return statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs)
+
+
+def runs(argvs: list[list[str]]) -> tuple[float, float]:
+    wall = cpu = 0.0
+    for argv in argvs:
+        w, c = run(argv)
+        wall, cpu = wall + w, cpu + c
+    return wall, cpu
 
 
 def shared(path: Path) -> dict:
@@ -98,59 +112,58 @@ def child_peak_mb(argv: list[str]) -> float:
     """Peak RSS of one child, measured alone (a fresh process reads its own children's maximum)."""
     code = ("import resource, subprocess, sys; subprocess.run(sys.argv[1:], check=True, capture_output=True); "
             "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
-    done = subprocess.run([PYTHON, "-c", code, *argv], capture_output=True, text=True, check=True)
+    done = subprocess.run([PYTHON, "-c", code, *argv], capture_output=True, text=True, check=True, env=ENV)
     return int(done.stdout) / 1024
 
 
+def row(label: str, t: tuple[float, float], base: tuple[float, float]) -> str:
+    return f"| {label} | {t[0]:.2f} s | {t[1]:.2f} s | {base[0] / t[0]:.1f}× | {base[1] / t[1]:.1f}× |"
+
+
+HEADER = ["| command | wall time | CPU time | dinglehopper / scorekit (wall) | (CPU) |", "|---|---|---|---|---|"]
+
+
 def bench_big(work: Path, repeats: int) -> list[str]:
-    g, o = page_pair(random.Random(7), 67_000, 0.62)
+    g, o = page_pair(random.Random(7), 67_000, 0.7)
     gt, ocr = work / "big_gt.xml", work / "big_ocr.xml"
     gt.write_text(g, encoding="utf-8")
     ocr.write_text(o, encoding="utf-8")
     out = work / "big.json"
-    theirs_prefix = "dh_big"
-    t_dh = median(lambda: run([DINGLEHOPPER, str(gt), str(ocr), theirs_prefix, str(work)])[0], repeats)
-    expected = shared(work / f"{theirs_prefix}.json")
-    rows = []
-    for label, extra in (("--json (cer,wer,bow)", ["--metrics", "cer,wer,bow"]),
-                         ("--json --html (cer,wer,bow)", ["--metrics", "cer,wer,bow", "--html", str(work / "big.html")]),
-                         ("--json (cer,wer,bow,fca)", [])):
-        t = median(lambda: run([*SCOREKIT, str(gt), str(ocr), "--json", str(out), "--progress", "never", *extra])[0],
+    base = median(lambda: run([DINGLEHOPPER, str(gt), str(ocr), "dh_big", str(work)]), repeats)
+    expected = shared(work / "dh_big.json")
+    rows = [row("dinglehopper GT OCR (its HTML and JSON)", base, base)]
+    for label, extra in (("--json", []), ("--json --html", ["--html", str(work / "big.html")])):
+        t = median(lambda: run([*SCOREKIT, str(gt), str(ocr), "--json", str(out), "--progress", "never", *extra]),
                    repeats)
         assert shared(out) == expected, (shared(out), expected)
-        rows.append(f"| scorekit ocr-eval {label} | {t:.2f} s | {t_dh / t:.1f}× |")
+        rows.append(row(f"scorekit ocr-eval GT OCR {label}", t, base))
     return [f"One page: {expected['n_characters']:,} characters (grapheme clusters), CER {expected['cer']:.3f}, "
-            f"WER {expected['wer']:.3f}; scorekit's CER, WER, n_characters, n_words checked equal to dinglehopper's.", "",
-            "| command | wall time (median of {}) | dinglehopper / scorekit |".format(repeats), "|---|---|---|",
-            f"| dinglehopper GT OCR (its HTML + JSON) | {t_dh:.2f} s | 1.0× |", *rows]
+            f"WER {expected['wer']:.3f}; scorekit's CER, WER, n_characters, n_words checked equal to dinglehopper's. "
+            f"Median of {repeats} runs each.", "", *HEADER, *rows]
 
 
 def bench_folder(work: Path, repeats: int, pages: int = 40) -> list[str]:
     gt, ocr = write_pages(work / "folder", pages, 4_700, 0.05, seed=11)
     out = work / "folder.json"
     names = sorted(p.name for p in gt.iterdir())
-
-    def dinglehopper_per_page() -> float:
-        return sum(run([DINGLEHOPPER, str(gt / n), str(ocr / n), f"dh_{n}", str(work / "dh_pages")])[0] for n in names)
-
-    t_dh = median(dinglehopper_per_page, 1)
-    t_dh_dir = median(lambda: run([DINGLEHOPPER, str(gt), str(ocr), "dh", str(work / "dh_dir")])[0], 1)
-    t = median(lambda: run([*SCOREKIT, str(gt), str(ocr), "--json", str(out), "--progress", "never"])[0], repeats)
+    per_page = [[DINGLEHOPPER, str(gt / n), str(ocr / n), f"dh_{n}", str(work / "dh_pages")] for n in names]
+    base = median(lambda: runs(per_page), 1)
+    in_one = median(lambda: run([DINGLEHOPPER, str(gt), str(ocr), "dh", str(work / "dh_dir")]), 1)
+    t = median(lambda: run([*SCOREKIT, str(gt), str(ocr), "--json", str(out), "--progress", "never"]), repeats)
     t_html = median(lambda: run([*SCOREKIT, str(gt), str(ocr), "--json", str(out), "--progress", "never",
-                                 "--html", str(work / "folder.html")])[0], repeats)
+                                 "--html", str(work / "folder.html")]), repeats)
     data = json.loads(out.read_text(encoding="utf-8"))
-    for page in data["pages"][:5]:
+    for page in data["pages"]:
         theirs = shared(work / "dh_pages" / f"dh_{page['name']}.json")
         assert {k: page[k] for k in theirs} == theirs, (page, theirs)
     chars = sum(p["n_characters"] for p in data["pages"])
     return [f"{pages} pages, {chars:,} characters in all (≈ {chars // pages:,} per page), CER {data['cer']:.3f}; "
-            "per-page figures of the first 5 pages checked equal to dinglehopper's.", "",
-            "| command | wall time | dinglehopper / scorekit |", "|---|---|---|",
-            f"| dinglehopper, one process per page ({pages} runs) | {t_dh:.2f} s | {t_dh / t:.1f}× |",
-            f"| dinglehopper GT/ OCR/ (its folder mode, one process) | {t_dh_dir:.2f} s | {t_dh_dir / t:.1f}× |",
-            f"| scorekit ocr-eval GT/ OCR/ --json (median of {repeats}) | {t:.2f} s | 1.0× |",
-            f"| scorekit ocr-eval GT/ OCR/ --json --html (median of {repeats}) | {t_html:.2f} s | "
-            f"{t_dh / t_html:.1f}× (per page) |"]
+            f"every page's CER, WER, n_characters, n_words checked equal to dinglehopper's. scorekit: median of "
+            f"{repeats} runs; dinglehopper: one run.", "", *HEADER,
+            row(f"dinglehopper page by page ({pages} processes)", base, base),
+            row("dinglehopper GT/ OCR/ (its folder mode: one process, one report per page)", in_one, base),
+            row("scorekit ocr-eval GT/ OCR/ --json", t, base),
+            row("scorekit ocr-eval GT/ OCR/ --json --html", t_html, base)]
 
 
 def bench_many(work: Path, pages: int) -> list[str]:
@@ -161,6 +174,7 @@ def bench_many(work: Path, pages: int) -> list[str]:
         start = time.perf_counter()
         peak = child_peak_mb(argv)
         seconds = time.perf_counter() - start
+        assert json.loads((work / f"many{n}.json").read_text(encoding="utf-8"))["pages"][-1]["name"] == f"{n - 1:05d}.xml"
         rows.append(f"| {n:,} | {seconds:.1f} s | {n / seconds:.0f} | {peak:.0f} MB |")
     return rows
 
@@ -180,12 +194,12 @@ def bench_fca(repeats: int) -> list[str]:
         compare_texts(gt, ocr, metrics=("fca",))  # load the kernels
         result = compare_texts(gt, ocr, metrics=("fca",))
 
-        def once() -> float:
+        times = []
+        for _ in range(repeats):
             start = time.perf_counter()
             compare_texts(gt, ocr, metrics=("fca",))
-            return time.perf_counter() - start
-
-        rows.append(f"| {label} | {result.n_characters:,} | {result.fca:.4f} | {median(once, repeats):.3f} s |")
+            times.append(time.perf_counter() - start)
+        rows.append(f"| {label} | {result.n_characters:,} | {result.fca:.4f} | {statistics.median(times):.3f} s |")
     return rows
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import bisect
 import dataclasses
 import re
-from typing import Any, Optional, Sequence
+from typing import Any, Sequence
 
 from scorekit import report
 from scorekit.ocr.evaluate import Evaluation, Totals, top_confusions

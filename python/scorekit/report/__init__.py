@@ -38,8 +38,8 @@ from scorekit.report.charts import FlowNode, bar_chart, flow_chart, grouped_bar_
 from scorekit.report.sections import (Section, aligned_diff, data_table, details_block, diff_view, display_text, group, line_diff,
                                       note, number_cell, summary_table, text_block)
 
-__all__ = ["FlowNode", "Section", "aligned_diff", "bar_chart", "content_security_policy", "data_table", "details_block", "diff_view",
-           "display_text", "flow_chart", "group", "grouped_bar_chart", "heatmap", "histogram", "line_diff", "note",
+__all__ = ["FlowNode", "Section", "aligned_diff", "bar_chart", "content_security_policy", "data_table", "details_block",
+           "diff_view", "display_text", "flow_chart", "group", "grouped_bar_chart", "heatmap", "histogram", "line_diff", "note",
            "number_cell", "render_page", "summary_table", "text_block", "write_report"]
 
 TEMPLATE_DIR = Path(__file__).parent / "templates"
