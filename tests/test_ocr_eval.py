@@ -271,3 +271,19 @@ def test_demo_scores_the_bundled_page_alto_pair(capsys, tmp_path):
     page = (tmp_path / "demo.html").read_text(encoding="utf-8")
     assert "OCR files sample · Totals" in page and "OCR files sample · page0001.gt.xml: CER" in page
     assert 'title="r2"' in page   # the diff shows the PAGE region ids on hover
+
+
+def test_ocr_eval_loads_only_its_own_parser(pair_files):
+    """A one-page run does not import the other subcommands' modules (they bring NumPy and the
+    page kit: a third of a second per process)."""
+    import subprocess
+    import sys
+
+    gt, ocr = pair_files["text"]
+    code = ("import sys; from scorekit.cli import main; main(['ocr-eval', sys.argv[1], sys.argv[2]]); "
+            "print(sorted(m for m in ('scorekit.ocr_pages.cli', 'scorekit.cases.cli', 'scorekit.flowcharts.cli') "
+            "if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", code, str(gt), str(ocr)], capture_output=True, text=True, check=True,
+                          env={**__import__("os").environ, "PYTHONPATH": str(Path(cli.__file__).parents[1])})
+    assert done.stdout.splitlines()[-1] == "[]"
+    assert cli.main(["ocr-eval", "--help"]) == 0 and cli.main(["cer", "a", "b"]) == 0   # the others still parse

@@ -166,13 +166,14 @@ def report_sections(evaluation: Evaluation, *, prefix: str = "") -> list[Any]:
         if evaluation.excluded:
             sections.append(report.note("Left out of the comparison (empty ground truth, no finite CER): "
                                         + ", ".join(evaluation.excluded)))
-        names = [t.name for t in engines]
+        engine_names = [t.name for t in engines]
         page_rows = []
         for k, page in enumerate(engines[0].pages):
             cers = [t.pages[k].cer for t in engines]
             page_rows.append([page.name, *cers, cers[0] - cers[1]])
-        sections.append(report.data_table("Per-page CER", ["page", *names, f"{names[0]} − {names[1]}"], page_rows,
-                                          sort_by=len(names) + 1))
+        sections.append(report.data_table("Per-page CER", ["page", *engine_names,
+                                                           f"{engine_names[0]} − {engine_names[1]}"],
+                                          page_rows, sort_by=len(engine_names) + 1))
     sections = [dataclasses.replace(s, title=prefix + s.title) if s.title else s for s in sections]
     for t in engines:
         sections += _engine_sections(t, folder=evaluation.folder, prefix=prefix + (f"{t.name} · " if several else ""))

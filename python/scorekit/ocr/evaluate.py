@@ -22,7 +22,7 @@ import os
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Optional, Sequence
+from typing import Any, Callable, Iterable, Optional, Sequence, cast
 
 from scorekit.errors import InvalidValueError
 
@@ -109,8 +109,25 @@ def pair_folders(gt_dir: os.PathLike | str, ocr_dirs: Sequence[os.PathLike | str
     return Pairing(tuple(pairs), tuple(gt_only), extra)
 
 
+class _Rates:
+    """CER and WER from the edit counts and lengths a page or a total holds."""
+
+    char_edits: int
+    n_characters: int
+    word_edits: int
+    n_words: int
+
+    @property
+    def cer(self) -> float:
+        return rate(self.char_edits, self.n_characters)
+
+    @property
+    def wer(self) -> float:
+        return rate(self.word_edits, self.n_words)
+
+
 @dataclass(frozen=True)
-class PageScore:
+class PageScore(_Rates):
     """One page's numbers: what the totals and the per-page table need, never its text."""
 
     name: str
@@ -123,14 +140,6 @@ class PageScore:
     bow_wer: Optional[float] = None
     fca: Optional[float] = None
     word_accuracy: Optional[float] = None
-
-    @property
-    def cer(self) -> float:
-        return rate(self.char_edits, self.n_characters)
-
-    @property
-    def wer(self) -> float:
-        return rate(self.word_edits, self.n_words)
 
 
 def score_pair(gt_path: os.PathLike | str, ocr_path: os.PathLike | str, *, level: Optional[str],
@@ -145,9 +154,10 @@ def score_pair(gt_path: os.PathLike | str, ocr_path: os.PathLike | str, *, level
     ocr_doc = read(ocr_path, level=level)
     wanted = ("cer", "wer", "alignment") + tuple(m for m in ("bow", "fca") if m in metrics)
     result = compare_texts(gt_doc.text, ocr_doc.text, metrics=wanted)
+    counts = cast("tuple[int, int, int]", (result.char_edits, result.n_words, result.word_edits))  # asked for
     score = PageScore(name=name if name is not None else Path(gt_path).name, gt=str(gt_path), ocr=str(ocr_path),
-                      n_characters=result.n_characters, char_edits=result.char_edits, n_words=result.n_words,
-                      word_edits=result.word_edits, bow_wer=result.bow_wer, fca=result.fca,
+                      n_characters=result.n_characters, char_edits=counts[0], n_words=counts[1],
+                      word_edits=counts[2], bow_wer=result.bow_wer, fca=result.fca,
                       word_accuracy=result.word_accuracy)
     return score, result, gt_doc, ocr_doc
 
@@ -158,7 +168,7 @@ def _count(rate_: Optional[float], length: int, when_empty: int) -> int:
 
 
 @dataclass
-class Totals:
+class Totals(_Rates):
     """One engine's running totals over the pages scored so far, and the worst pages' material for
     the report's diffs (at most :data:`DIFFS_KEPT`, so memory stays bounded)."""
 
@@ -198,14 +208,6 @@ class Totals:
                 heapq.heappush(self.worst, entry)
             elif entry[:2] > self.worst[0][:2]:
                 heapq.heapreplace(self.worst, entry)
-
-    @property
-    def cer(self) -> float:
-        return rate(self.char_edits, self.n_characters)
-
-    @property
-    def wer(self) -> float:
-        return rate(self.word_edits, self.n_words)
 
     def summary(self) -> dict[str, Any]:
         """The totals under dinglehopper's keys (``cer``, ``wer``, ``n_characters``, ``n_words``)
