@@ -159,11 +159,13 @@ def bench_folder(work: Path, repeats: int, pages: int = 40) -> list[str]:
     chars = sum(p["n_characters"] for p in data["pages"])
     return [f"{pages} pages, {chars:,} characters in all (≈ {chars // pages:,} per page), CER {data['cer']:.3f}; "
             f"every page's CER, WER, n_characters, n_words checked equal to dinglehopper's. scorekit: median of "
-            f"{repeats} runs; dinglehopper: one run.", "", *HEADER,
+            f"{repeats} runs; dinglehopper: one run. The ratios are dinglehopper page by page / scorekit; in "
+            f"brackets, dinglehopper's folder mode / scorekit.", "", *HEADER,
             row(f"dinglehopper page by page ({pages} processes)", base, base),
-            row("dinglehopper GT/ OCR/ (its folder mode: one process, one report per page)", in_one, base),
-            row("scorekit ocr-eval GT/ OCR/ --json", t, base),
-            row("scorekit ocr-eval GT/ OCR/ --json --html", t_html, base)]
+            row("dinglehopper GT/ OCR/ (its folder mode: one process, one report per page)", in_one, in_one),
+            *(f"{row(label, r, base)[:-2]} ({in_one[0] / r[0]:.1f}× wall, {in_one[1] / r[1]:.1f}× CPU) |"
+              for label, r in (("scorekit ocr-eval GT/ OCR/ --json", t),
+                               ("scorekit ocr-eval GT/ OCR/ --json --html", t_html)))]
 
 
 def bench_many(work: Path, pages: int) -> list[str]:
