@@ -58,16 +58,17 @@ core-check: build
 	SCOREKIT_CORE_CHECK=blocked $(PY) -m pytest -q -p no:cacheprovider -W ignore::RuntimeWarning $(CORE_SLICE)
 
 # The report tests load pages in headless Chromium (Debian's package), and print PDFs with WeasyPrint,
-# which loads Debian's Pango and needs a font: installed here when missing and this runs as root
-# (CI, the project's machines); otherwise say how to get them.
-REPORT_DEBS := chromium libpango-1.0-0 libpangoft2-1.0-0 fonts-dejavu-core
+# which loads Debian's Pango and needs a font; the CJK screenshot check needs a CJK font (Noto CJK):
+# installed here when missing and this runs as root (CI, the project's machines); otherwise say how
+# to get them.
+REPORT_DEBS := chromium libpango-1.0-0 libpangoft2-1.0-0 fonts-dejavu-core fonts-noto-cjk
 browser:
 	@{ command -v chromium >/dev/null 2>&1 && ldconfig -p | grep -q 'libpangoft2-1.0.so.0' \
-	   && fc-list 2>/dev/null | grep -q .; } || { \
+	   && fc-list 2>/dev/null | grep -q . && fc-list :lang=zh 2>/dev/null | grep -q .; } || { \
 	    if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 	        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(REPORT_DEBS) >/dev/null; \
 	    else \
-	        echo "make test needs chromium, Pango and a font for the report checks: sudo apt-get install $(REPORT_DEBS) (or set SCOREKIT_SKIP_BROWSER=1)"; exit 1; \
+	        echo "make test needs chromium, Pango and fonts (one with CJK) for the report checks: sudo apt-get install $(REPORT_DEBS) (or set SCOREKIT_SKIP_BROWSER=1)"; exit 1; \
 	    fi; }
 
 # Main job: score the sample corpus shipped inside the package (needs no extra), and write its

@@ -135,6 +135,16 @@ normalize_values = st.one_of(
 )
 
 
+def levenshtein_dp(a, b) -> int:
+    """Unit-cost edit distance of two sequences, the textbook dynamic programme."""
+    row = list(range(len(b) + 1))
+    for i, x in enumerate(a, 1):
+        prev, row[0] = row[0], i
+        for j, y in enumerate(b, 1):
+            prev, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, prev + (x != y))
+    return row[-1]
+
+
 def outcome(call: Callable[[], Any]) -> tuple:
     """``("ok", result)`` or ``("error", type name, message)``; anything outside the property
     raises ``AssertionError`` carrying the original exception."""

@@ -64,7 +64,6 @@ def test_errors_name_the_file_column_and_row(capsys, parquet, tmp_path):
         ((parquet, "--pred", "score", "--gold", "g"), "scorekit: error: pred column 'score' has type int64; expected text"),
         ((parquet, "--pred", "p", "--gold", "g"), "scorekit: error: column 'p' row 3 is null (pass --nulls count"),
         ((tmp_path / "missing.parquet", "--pred", "p", "--gold", "g"), "scorekit: error: FILE not found: "),
-        ((tmp_path, "--pred", "p", "--gold", "g"), "is a directory, not a Parquet file"),
     ]
     empty = tmp_path / "empty.parquet"
     empty.write_bytes(b"")
@@ -154,3 +153,79 @@ def test_a_damaged_file_is_one_error_naming_it(capsys, tmp_path):
     assert (code, out) == (2, "")
     assert err == (f"scorekit: error: FILE {str(path)!r} could not be read (could not verify page integrity, "
                    "CRC checksum verification failed for page_ordinal 0)\n")
+
+
+def _comparable(out):
+    """The ``--json`` report without what depends on how the rows were stored (the files, their row
+    groups, the order slices first appear in) or timed."""
+    report = json.loads(out)
+    report["per_slice"] = sorted(report["per_slice"], key=lambda s: s["slice"])
+    return {k: v for k, v in report.items() if k not in ("files", "row_groups", "seconds", "pairs_per_second")}
+
+
+def test_folder_and_glob_read_as_the_single_file(capsys, tmp_path):
+    """A folder of shards (nested, with Spark/Dask side files) and a glob give the single file's
+    report; shards are read in natural order (part.2 before part.10), which orders the slices."""
+    table = pa.table({"p": ["hello wrld", "ct", "Straße", None, "oui", "da"],
+                      "g": ["hello world", "cat", "STRASSE", "x", "non", "da"],
+                      "lang": ["en", "en", "de", None, "fr", "ru"]})
+    single = tmp_path / "all.parquet"
+    pq.write_table(table, single, row_group_size=4)
+    folder = tmp_path / "shards"
+    (folder / "year=2026").mkdir(parents=True)
+    pq.write_table(table.slice(0, 2), folder / "part.1.parquet")
+    pq.write_table(table.slice(2, 2), folder / "part.2.parquet", row_group_size=1)
+    pq.write_table(table.slice(4, 1), folder / "year=2026" / "part.10.pq")
+    pq.write_table(table.slice(5, 1), folder / "part.11.parquet")
+    (folder / "_SUCCESS").write_text("")
+    (folder / ".part.1.parquet.crc").write_text("not parquet")
+    (folder / "README.txt").write_text("not parquet")
+    pq.write_table(table, folder / "_temporary.parquet")  # a writer's leftover: skipped as pyarrow skips it
+    options = ("--pred", "p", "--gold", "g", "--slice", "lang", "--nulls", "count", "--json", "--progress", "never")
+    code, expected, _ = run(capsys, single, *options)
+    assert code == 0
+    code, out, _ = run(capsys, folder, *options)
+    assert code == 0 and _comparable(out) == _comparable(expected)
+    assert (json.loads(out)["files"], json.loads(out)["row_groups"]) == (4, 5)
+    assert [s["slice"] for s in json.loads(out)["per_slice"]] == ["en", "de", "ru", "fr"]  # part.11 after part.2
+    code, out, _ = run(capsys, f"{folder}/part.*.parquet", *options)
+    partial = scorekit.evaluate(
+        [("hello wrld", "hello world"), ("ct", "cat"), ("Straße", "STRASSE"), (None, "x"), ("da", "da")])
+    assert code == 0 and json.loads(out)["files"] == 3
+    assert (json.loads(out)["n"], json.loads(out)["totals"]) == (5, partial.detail)
+    code, out, err = run(capsys, folder, "--pred", "p", "--gold", "g", "--nulls", "count", "--progress", "always")
+    assert code == 0 and out.startswith("CER over 6 pairs in 4 files: ") and "100.0% 4/4 files" in err
+
+
+def test_shard_errors_are_one_clean_line(capsys, tmp_path):
+    """An empty glob, a folder without Parquet, a shard of another schema (read by a dataset, its
+    integers would be cast to text) or a damaged shard: exit 2, one line naming the problem."""
+    good = pa.table({"p": ["a"], "g": ["b"]})
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "empty" / "notes.txt").write_text("no parquet here")
+    mixed = tmp_path / "mixed"
+    mixed.mkdir()
+    pq.write_table(good, mixed / "a.parquet")
+    pq.write_table(pa.table({"p": [1], "g": ["b"]}), mixed / "b.parquet")
+    fewer = tmp_path / "fewer"
+    fewer.mkdir()
+    pq.write_table(pa.table({"p": ["a"], "g": ["b"], "x": [1]}), fewer / "a.parquet")
+    pq.write_table(good, fewer / "b.parquet")
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    pq.write_table(good, broken / "a.parquet")
+    (broken / "b.parquet").write_bytes(b"PAR1 not really")
+    no_rows = tmp_path / "no_rows"
+    no_rows.mkdir()
+    pq.write_table(good.slice(0, 0), no_rows / "a.parquet")
+    for source, message in ((tmp_path / "nothing-*.parquet", "matches no file"),
+                            (tmp_path / "empty", "is a folder holding no Parquet files"),
+                            (mixed, "does not have the schema of"),
+                            (fewer, "missing: x"),
+                            (broken, "not all readable as Parquet"),
+                            (no_rows, "1 Parquet file of")):
+        code, out, err = run(capsys, source, "--pred", "p", "--gold", "g")
+        assert (code, out) == (2, ""), source
+        assert err.startswith("scorekit: error: ") and message in err and err.count("\n") == 1, (source, err)
+    code, _, err = run(capsys, mixed / "b.parquet", "--pred", "p", "--gold", "g")
+    assert code == 2 and "pred column 'p' has type int64; expected text" in err

@@ -48,6 +48,42 @@ def test_parse_text_and_html(dirs, tmp_path, capsys):
     assert main(["flowcharts", "parse", str(gt), str(preds), "--html", str(preds / "trial_A.json")]) == 2
 
 
+def test_parse_report_shows_the_matchings_behind_each_cost(tmp_path, capsys):
+    """Labels changed by hand on trial_A: node 1 gains "Screened" (8 characters, unmatched), node 2
+    loses "Declined" (8, unmatched), node 4 reads "IT" for "ITT" (1 edit): label cost 17. The
+    additional texts: "Figure 1" read "Figure 1." (1 edit), "Source: CONSORT" extra (15)."""
+    from cases_report_data import Page
+
+    for kind, files in TRUE.items():
+        write(tmp_path / "gt" / kind, files)
+    pred = json.loads(json.dumps(PRED))
+    labels = pred["trial_A"]["nodes"]
+    labels[0]["labels"], labels[1]["labels"], labels[3]["labels"] = ["Screened"], [], ["IT"]
+    preds = write(tmp_path / "preds", pred)
+    html = tmp_path / "parse.html"
+    assert main(["flowcharts", "parse", str(tmp_path / "gt"), str(preds), "--html", str(html), "--json"]) == 0
+    rows = {r["stem"]: r for r in json.loads(capsys.readouterr().out)["flowcharts"]}
+    assert (rows["trial_A"]["label_cost"], rows["trial_A"]["additional_text_cost"]) == (17.0, 16.0)
+    tables = dict(Page(html.read_text(encoding="utf-8")).tables)
+    assert tables["trial_A: node matching (option 0)"][1:] == [
+        ["1", "Assessed for eligibility (n=120)", "1", "Assessed for eligibility (n = 120)", "0.0000"],
+        ["2", "Excluded (n=20)", "2", "Excluded (n=20)", "0.0000"],
+        ["3", "Randomised (n=100)", "3", "Randomized (n=100)", "1.0000"],
+        ["4", "Analysed (n=95)", "4", "Analysed (n=95)", "0.0000"]]
+    assert tables["trial_A: label matching"] == [
+        ["true #", "true label", "pred #", "pred label", "cost"],
+        ["1", "", "1", "Screened", "8.0000"], ["2", "Declined", "2", "", "8.0000"], ["4", "ITT", "4", "IT", "1.0000"]]
+    assert tables["trial_A: additional-text matching"][1:] == [["0", "Figure 1", "0", "Figure 1.", "1.0000"],
+                                                                ["", "", "1", "Source: CONSORT", "15.0000"]]
+    assert tables["trial_B: label matching"] == [["true #", "true label", "pred #", "pred label", "cost"]]
+    assert tables["trial_B: node matching (option 0)"][2] == ["2", "Completed (n=45)", "2", "Completed (n=44)",
+                                                             "1.0000"]
+    # each flowchart's costs are restated under its tables, as the sums they are
+    notes = Page(html.read_text(encoding="utf-8")).notes
+    assert any("node text cost 1 (the node matching); label cost 17 (the label matching); additional-text cost 16"
+               in n for n in notes), notes
+
+
 def test_parse_errors_exit_2_naming_the_file(dirs, capsys):
     gt, preds = dirs
     (preds / "trial_B.json").write_text("{oops", encoding="utf-8")

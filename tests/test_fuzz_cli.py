@@ -11,7 +11,7 @@ import math
 import os
 import tempfile
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from scorekit.cli import main
@@ -195,3 +195,44 @@ def test_eval_table_float_slices(rows, row_group_size, as_json):
     report = json.loads(out, parse_constant=reject)
     assert report["n"] == len(rows) and report["unsliced"] == len(rows) - len(labels)
     assert sum(s["n"] for s in report["per_slice"]) == len(labels) and len(report["per_slice"]) == distinct
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-3, 10**20) | st.floats(allow_nan=False, allow_infinity=False) | any_text,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(any_text, inner, max_size=3), max_leaves=8)
+record_values = st.fixed_dictionaries({}, optional={
+    "task_id": st.sampled_from(["a", "b", "", "z"]) | json_values,
+    "messages": st.lists(st.fixed_dictionaries({"role": st.sampled_from(["assistant", "tool", "user"]) | json_values},
+                                               optional={"content": json_values, "tool_calls": json_values}),
+                         max_size=3) | json_values,
+    "trajectory": st.lists(json_values, max_size=3),
+    "output": st.sampled_from(["yes", "no"]) | json_values,
+    "usage": st.fixed_dictionaries({}, optional={"input_tokens": json_values, "prompt_tokens": json_values}) | json_values,
+    "latency_s": json_values, "success": json_values, "model": json_values, "run": json_values, "trial": json_values,
+    "version": json_values, "meta": json_values, "extra": json_values})
+
+
+@settings(max_examples=150, deadline=None)
+@example([{"task_id": "a", "output": "yes"}, {"task_id": "b", "output": "no", "success": True}], [], [])
+@example([{"task_id": "a", "output": "yes"}, {"task_id": "b", "output": "no", "success": True}], [],
+         ["--check", "recorded"])
+@given(st.lists(record_values | json_values, min_size=1, max_size=5), st.lists(any_text, max_size=2),
+       st.sampled_from([[], ["--k", "1"], ["--check", "recorded"], ["--check", "final_state"], ["--agent-version", "v"]]))
+def test_agents_score_hostile_episodes(records, raw_lines, options):
+    """Episode records with any keys and values, and lines that are not JSON: a run (exit 0,
+    warnings only on stderr) or exit 2 with one error line, never a traceback."""
+    with tempfile.TemporaryDirectory() as tmp:
+        tasks = os.path.join(tmp, "tasks.json")
+        with open(tasks, "w", encoding="utf-8") as f:
+            json.dump([{"task_id": "a", "answer": "yes", "final_state": 1}, {"task_id": "b", "answer": "yes"}], f)
+        episodes = os.path.join(tmp, "episodes.jsonl")
+        with open(episodes, "w", encoding="utf-8", errors="surrogatepass") as f:
+            f.writelines(json.dumps(r) + "\n" for r in records)
+            f.writelines(line.replace("\n", " ") + "\n" for line in raw_lines)
+        code, out, err = run(["agents", "score", episodes, "--tasks", tasks, *options])
+    assert code in (0, 2), err
+    if code == 0:
+        assert all(line.startswith("scorekit agents: warning: ") for line in err.splitlines()), err
+        assert "success rate" in out
+    else:
+        assert out == "" and err.count("\n") == 1 and err.startswith("scorekit: error: "), err

@@ -21,22 +21,12 @@ from scorekit.ocr.metrics import METRICS
 from scorekit.text import JoinedText, join_lines_with_hyphenation, schwa_distance, schwa_distance_batch
 
 from fuzz_harness import (
-    NORMALIZER_NAMES, Hostile, any_text, hostile_objects, normalize_values, on_both_backends, outcome, scalar_text,
-    text_or_wrong, texts, threads_values, wrong_values,
+    NORMALIZER_NAMES, Hostile, any_text, hostile_objects, levenshtein_dp, normalize_values, on_both_backends, outcome,
+    scalar_text, text_or_wrong, texts, threads_values, wrong_values,
 )
 
 #: Lengths up to which the quadratic Python oracle is run.
 ORACLE_MAX = 60
-
-
-def levenshtein_dp(a, b) -> int:
-    """Unit-cost edit distance of two sequences, the textbook dynamic programme."""
-    row = list(range(len(b) + 1))
-    for i, x in enumerate(a, 1):
-        prev, row[0] = row[0], i
-        for j, y in enumerate(b, 1):
-            prev, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, prev + (x != y))
-    return row[-1]
 
 
 def is_scalar_text(x) -> bool:

@@ -315,7 +315,7 @@ def test_demo_repeat_bounds(capsys):
     assert err_of(capsys, "demo", "--repeat", 0) == f"--repeat must be between 1 and {MAX_DEMO_REPEAT:,}, got 0"
     code, out, err = run(capsys, "demo", "--repeat", "10**12")
     assert (code, out) == (2, "")
-    assert err.splitlines() == ["usage: scorekit demo [-h] [--repeat REPEAT] [--html REPORT]",
+    assert err.splitlines() == ["usage: scorekit demo [-h] [--repeat REPEAT] [--html REPORT] [--open]",
                                 "scorekit: error: argument --repeat: invalid int value: '10**12'"]
 
 

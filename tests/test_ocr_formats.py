@@ -382,10 +382,44 @@ def test_bad_arguments(tmp_path):
         read(path, level="page")
     with pytest.raises(InvalidValueError, match="format must be one of"):
         read(path, format="pdf")
-    with pytest.raises(OcrFormatError, match="is a folder"):
-        read(tmp_path)
+    with pytest.raises(OcrFormatError, match="is a folder, not a page file"):
+        read(tmp_path, format="page")
+    with pytest.raises(OcrFormatError, match="is a file; a suffix"):
+        read(path, suffix=".txt")
     with pytest.raises(FileNotFoundError):
         read(tmp_path / "missing.xml")
+
+
+# ----------------------------------------------------------------------------------------- line folders
+def test_line_folder_reads_each_file_as_dinglehopper(tmp_path):
+    folder = tmp_path / "gt"
+    (folder / "sub").mkdir(parents=True)
+    files = {"1.gt.txt": "eins \n", "11.gt.txt": "\ufeffelf ﬁ\r\n", "sub/2.gt.txt": "zwei\nzwei b\n",
+             ".hidden.gt.txt": "no", "1.ocr.txt": "other side"}
+    for name, text in files.items():
+        (folder / name).write_text(text, encoding="utf-8")
+    doc = read(folder, suffix=".gt.txt")
+    assert (doc.format, [s.id for s in doc.segments]) == ("line-folder", ["1", "11", "sub/2"])
+    assert [s.text for s in doc.segments] == [oracle(folder / f"{s.id}.gt.txt") for s in doc.segments] \
+        == ["eins", "elf fi", "zwei\nzwei b"]
+    assert doc.text == "eins\nelf fi\nzwei\nzwei b" and detect(folder) == "line-folder"
+    (folder / "1.ocr.txt").unlink()
+    # the common suffix starts at a dot: ".gt.txt", not dinglehopper's "1.gt.txt" for 1 and 11
+    assert [s.id for s in read(folder).segments] == ["1", "11", "sub/2"]
+
+
+def test_line_folder_errors(tmp_path):
+    with pytest.raises(OcrFormatError, match="holds no line files with a common suffix"):
+        read(tmp_path)
+    (tmp_path / "a.txt").write_text("a")
+    (tmp_path / "b.md").write_text("b")
+    with pytest.raises(OcrFormatError, match="holds no line files with a common suffix"):
+        read(tmp_path)
+    with pytest.raises(OcrFormatError, match="holds no line file ending in '.gt.txt'"):
+        read(tmp_path, suffix=".gt.txt")
+    (tmp_path / "c.txt").write_bytes(b"\xff")
+    with pytest.raises(OcrFormatError, match=r"c.txt: is not UTF-8 text \(byte 0"):
+        read(tmp_path, suffix=".txt")
 
 
 # ------------------------------------------------------------------------------------------ ocr-extract

@@ -155,11 +155,11 @@ def test_depth_within_the_bound_is_read(tmp_path):
 
 
 def test_file_size_is_bounded(tmp_path, monkeypatch):
-    import scorekit.ocr.formats as formats
+    import scorekit.ocr.formats.model as model
 
     path = tmp_path / "big.txt"
     path.write_text("x" * 101)
-    monkeypatch.setattr(formats, "MAX_FILE_BYTES", 100)
+    monkeypatch.setattr(model, "MAX_FILE_BYTES", 100)
     refused(path, "is larger than 100 bytes")
     path.write_text("x" * 100)
     assert read(path).text == "x" * 100

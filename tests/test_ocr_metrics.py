@@ -1,5 +1,6 @@
 """OCR text metrics (``scorekit.ocr.metrics``, ``scorekit.ocr.fca``): CER, WER and their counts
-against dinglehopper 0.11 as the oracle (hand cases and Hypothesis over mixed-script text), the
+against dinglehopper 0.11 as the oracle (hand cases, Hypothesis over mixed-script text, and the
+readers' PAGE/ALTO/text files against dinglehopper's command-line computation), the
 bag-of-words WER against a brute force over word orders, word accuracy against a textbook LCS,
 the confusions against dinglehopper's own edit script, the per-class accuracy by hand, the flexible
 character accuracy by hand, by its properties and against an exhaustive search of its matching
@@ -18,15 +19,18 @@ import numpy as np
 import pytest
 from dinglehopper.character_error_rate import character_error_rate_n
 from dinglehopper.edit_distance import editops as dinglehopper_editops
+from dinglehopper.ocr_files import extract as dinglehopper_extract
 from dinglehopper.word_error_rate import word_error_rate_n, words_normalized
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from uniseg.graphemecluster import grapheme_clusters
 
 import doc_examples
+import fuzz_harness
+from test_ocr_formats import FIXTURES, write
 from scorekit._kernels import levenshtein as lev
 from scorekit.errors import InvalidTypeError, InvalidValueError
-from scorekit.ocr import bow_wer, compare_texts, flexible_character_accuracy, words
+from scorekit.ocr import bow_wer, compare_texts, flexible_character_accuracy, read, words
 from scorekit.ocr.fca import COEFFICIENTS, fca_errors
 from scorekit.ocr.metrics import bag_distance
 
@@ -59,14 +63,8 @@ def figures(c) -> tuple:
     return c.cer, c.n_characters, c.wer, c.n_words
 
 
-@lru_cache(maxsize=None)
-def levenshtein_dp(a, b) -> int:
-    row = list(range(len(b) + 1))
-    for i, x in enumerate(a, 1):
-        prev, row[0] = row[0], i
-        for j, y in enumerate(b, 1):
-            prev, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, prev + (x != y))
-    return row[-1]
+#: The textbook edit distance, remembered (the exhaustive search asks for the same pairs often).
+levenshtein_dp = lru_cache(maxsize=None)(fuzz_harness.levenshtein_dp)
 
 
 def lcs_dp(a, b) -> int:
@@ -120,6 +118,24 @@ def test_words_are_dinglehoppers(text):
     assert words(unicodedata.normalize("NFC", text)) == list(words_normalized(text))
 
 
+@pytest.mark.parametrize("level", ["region", "line"])
+@pytest.mark.parametrize("gt_name", sorted(FIXTURES))
+def test_cer_wer_equal_dinglehoppers_command_line_on_files(tmp_path, gt_name, level):
+    """The readers' test files (PAGE in four namespaces, reading orders, tables, empty regions,
+    combining characters, RTL, ALTO, text), each against every other as OCR: ``compare_texts`` on
+    the text ``scorekit.ocr.read`` extracts equals dinglehopper's command line, which scores its
+    own extraction (per-segment grapheme clusters joined by the segment joiner)."""
+    paths = {name: write(tmp_path, name, content) for name, content in FIXTURES.items()}
+    gt = dinglehopper_extract(str(paths[gt_name]), textequiv_level=level, plain_encoding="utf-8-sig")
+    ours = read(paths[gt_name], level=level).text
+    for ocr_name, path in sorted(paths.items()):
+        ocr = dinglehopper_extract(str(path), textequiv_level=level, plain_encoding="utf-8-sig")
+        cer, n = character_error_rate_n(gt, ocr)
+        wer, n_words = word_error_rate_n(list(words_normalized(gt)), list(words_normalized(ocr)))
+        c = compare_texts(ours, read(path, level=level).text)
+        assert figures(c) == (cer, n, wer, n_words), ocr_name
+
+
 def test_empty_ground_truth_keeps_dinglehoppers_inf_or_fails_closed():
     c = compare_texts("", "x y")
     assert (c.cer, c.wer, c.bow_wer) == (math.inf, math.inf, math.inf)
@@ -143,6 +159,12 @@ def test_bad_arguments_are_named_errors():
         compare_texts("x", "x", empty_reference="nan")
     with pytest.raises(InvalidValueError, match="coefficients"):
         flexible_character_accuracy("x", "x", coefficients=[(1, 2, 3)])
+    with pytest.raises(InvalidValueError, match=r"0\.\.1000000, got 10000000000000000000000"):
+        flexible_character_accuracy("x", "x", coefficients=[(1, 2, 3, 10**22)])
+    with pytest.raises(InvalidValueError, match="got True"):
+        flexible_character_accuracy("x", "x", coefficients=[(1, 2, 3, True)])
+    with pytest.raises(InvalidTypeError, match="coefficients"):
+        flexible_character_accuracy("x", "x", coefficients=5)
 
 
 def test_only_the_asked_metrics_are_computed():
@@ -252,7 +274,7 @@ def test_fca_is_one_on_identical_and_shuffled_lines(lines, rnd):
 
 @settings(max_examples=100)
 @given(line_lists, line_lists)
-def test_fca_lies_in_unit_interval_and_is_not_below_its_counted_errors(gt_lines, ocr_lines):
+def test_fca_lies_in_unit_interval_and_loses_at_least_the_length_difference(gt_lines, ocr_lines):
     value = flexible_character_accuracy("\n".join(gt_lines), "\n".join(ocr_lines))
     assert 0.0 <= value <= 1.0
     n = sum(len(x) for x in gt_lines)

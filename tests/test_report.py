@@ -42,10 +42,13 @@ HOSTILE = [
 
 ALLOWED_TAGS = {"html", "head", "meta", "title", "style", "body", "h1", "h2", "section", "table", "thead", "tbody",
                 "tr", "th", "td", "button", "p", "span", "div", "figure", "svg", "g", "rect", "text", "line",
-                "script"}
+                "script", "nav", "main", "ol", "li", "a"}
 ALLOWED_ATTRS = {"lang", "charset", "http-equiv", "content", "name", "id", "class", "scope", "type", "data-sort-col",
                  "data-sort-dir", "data-value", "data-seg", "role", "viewbox", "width", "height", "font-family",
-                 "font-size", "x", "y", "x1", "x2", "y1", "y2", "text-anchor", "fill", "stroke", "transform"}
+                 "font-size", "x", "y", "x1", "x2", "y1", "y2", "text-anchor", "fill", "stroke", "transform", "href",
+                 "dir", "aria-label"}
+#: The one kind of link a page has: the contents' links to its own sections.
+SECTION_LINK = re.compile(r"#s[0-9]+(?:-[0-9]+)*")
 
 
 class Page(HTMLParser):
@@ -174,7 +177,7 @@ def test_no_external_url(h):
     html = _hostile_page(h)
     page = Page(html)
     urls = [v for k, v in page.attrs if k in ("src", "href", "xlink:href", "action", "srcset", "poster")]
-    assert urls == []
+    assert urls and all(SECTION_LINK.fullmatch(url) for url in urls)   # only links to the page's own sections
     assert not re.search(r"""(?:src|href|action)\s*=\s*["']?\s*(?:https?:)?//""", html, re.I)
     markup = re.sub(r">[^<]*<", "><", html)   # markup only, text nodes removed
     assert not re.search(r"https?://|url\(|@import", markup, re.I)
@@ -407,3 +410,35 @@ def test_write_report_bad_targets(tmp_path):
     with pytest.raises(InvalidTypeError):
         report.write_report(tmp_path / "r.html", b"bytes")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_contents_link_every_titled_section_to_a_unique_id():
+    html = report.render_page("t", [
+        report.summary_table("Totals", {"n": 1}),
+        report.note("untitled, not listed"),
+        report.group("Group", [report.data_table("Inner", ["a"], [[1]]), report.note("n"),
+                               report.details_block("Closed", [report.group("Deep", [report.note("d")])])]),
+        report.details_block("Top details", [report.note("x")]),
+    ])
+    page = Page(html)
+    ids = [v for k, v in page.attrs if k == "id"]
+    links = [v for k, v in page.attrs if k == "href"]
+    assert len(ids) == len(set(ids))
+    # top-level titled sections and the titled parts of a top-level group, in page order
+    assert links == ["#s1", "#s3", "#s3-1", "#s3-3", "#s4"]
+    assert all(link[1:] in ids for link in links)
+    assert "s3-3-1" in ids                     # deeper parts have an anchor too, only not a contents line
+    nav = html[html.index("<nav"):html.index("</nav>")]
+    assert [re.sub(r"<[^>]+>", "", m) for m in re.findall(r"<a [^>]*>[^<]*</a>", nav)] == [
+        "Totals", "Group", "Inner", "Closed", "Top details"]
+
+
+def test_a_page_without_titled_sections_has_no_contents():
+    html = report.render_page("t", [report.note("just a note")])
+    assert "<nav" not in html and 'class="with-contents"' not in html
+
+
+def test_docs_page_layout_examples_run():
+    from doc_examples import run_python_blocks
+
+    run_python_blocks("reports.md", section="Page layout: contents, colours, wide tables, scripts")

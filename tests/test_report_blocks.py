@@ -150,8 +150,9 @@ def test_nesting_blocks_headings_and_details():
         report.details_block("closed", [report.note("body")]),
         report.details_block("opened", [report.data_table("Rows", ["n"], [[report.number_cell(0.5, "50.0%")]])],
                              open=True)])])
-    assert "<h2>Outer</h2>" in html and "<h3>Inner</h3>" in html and "<h4>Log</h4><pre>line 1\nline 2</pre>" in html
-    assert "<details><summary>closed</summary>" in html and "<details open><summary>opened</summary>" in html
+    assert "<h2>Outer</h2>" in html and "<h3>Inner</h3>" in html and "<h4>Log</h4><pre dir=\"auto\">line 1\nline 2</pre>" in html
+    assert '<details id="s1-3"><summary>closed</summary>' in html
+    assert '<details id="s1-4" open><summary>opened</summary>' in html
     assert '<td class="num" data-value="0.5">50.0%</td>' in html and "<h4>Rows</h4>" in html
     with pytest.raises(InvalidTypeError):
         report.group("g", ["<b>raw</b>"])
@@ -168,7 +169,7 @@ def test_subtitle_is_text():
 
 ALLOWED_TAGS = {"html", "head", "meta", "title", "style", "body", "h1", "h2", "h3", "h4", "section", "div", "p",
                 "pre", "table", "thead", "tbody", "tr", "th", "td", "button", "span", "figure", "svg", "g", "rect",
-                "text", "line", "polygon", "details", "summary", "script"}
+                "text", "line", "polygon", "details", "summary", "script", "nav", "main", "ol", "li", "a"}
 
 
 @pytest.mark.parametrize("h", HOSTILE)
@@ -185,3 +186,24 @@ def test_hostile_data_stays_text_in_the_new_blocks(h):
     for name, value in page.attrs:
         assert name == "open" or not re.search(r"[<>]|alert|javascript|on\w+=", value or ""), (name, value)
     assert "".join(page.text).count(display_text(h)) >= 14
+
+
+def test_series_colours_follow_the_name_across_charts():
+    colours = report.SeriesColours()
+    first = report.grouped_bar_chart("a", ["x"], [("p1", [1.0]), ("p2", [2.0]), ("p3", [3.0])], colours=colours)
+    second = report.grouped_bar_chart("b", ["x"], [("p3", [1.0]), ("p2", [2.0])], colours=colours)
+
+    def legend(svg: str) -> dict[str, str]:
+        return dict((name, fill) for fill, name in re.findall(r'y="6" width="12" height="12" fill="([^"]+)"/>'
+                                                              r'<text [^>]*>([^<]*)</text>', svg))
+
+    assert legend(first.svg) == {"p1": report.charts.PALETTE[0], "p2": report.charts.PALETTE[1],
+                                 "p3": report.charts.PALETTE[2]}
+    assert legend(second.svg) == {"p3": report.charts.PALETTE[2], "p2": report.charts.PALETTE[1]}
+    # without a shared instance each chart starts the palette again (the old behaviour)
+    assert legend(report.grouped_bar_chart("c", ["x"], [("p3", [1.0])]).svg) == {"p3": report.charts.PALETTE[0]}
+    # past the palette every new name still gets a colour of its own
+    names = [f"s{k}" for k in range(40)]
+    assert len({colours(name) for name in names}) == 40 and colours("p1") == report.charts.PALETTE[0]
+    with pytest.raises(InvalidTypeError):
+        report.grouped_bar_chart("d", ["x"], [("p", [1.0])], colours={"p": "#000"})

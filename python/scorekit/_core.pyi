@@ -125,7 +125,9 @@ def schwa_distance_batch(
 def levenshtein_editops(reference: _U32, hypothesis: _U32) -> _I64:
     """Rows (op, ref_pos, hyp_pos) with op 1 substitute, 2 delete, 3 insert; shape (k, 3)."""
 
-def best_substring_batch(pattern_values: _U32, pattern_offsets: _I64, text_values: _U32, text_offsets: _I64, threads: int) -> _I64:
+def best_substring_batch(
+    pattern_values: _U32, pattern_offsets: _I64, text_values: _U32, text_offsets: _I64, threads: int,
+) -> _I64:
     """Rows (d, start, end): the substring of each text closest to its whole pattern; shape (n, 3)."""
 
 _F64 = npt.NDArray[np.float64]

@@ -69,6 +69,15 @@ def check_unit(unit: Any, metric: Any = "cer") -> str:
     return unit
 
 
+def import_regex(need: str) -> Any:
+    """The ``regex`` package (the ``graphemes`` extra), or :class:`MissingExtraError` beginning with
+    ``need`` (what needs it) and saying what to install."""
+    try:
+        return importlib.import_module("regex")
+    except ImportError as exc:
+        raise MissingExtraError(f"{need} ({exc}); {install_hint('graphemes')}") from exc
+
+
 _regex = None
 
 
@@ -76,14 +85,8 @@ def _x_pattern():
     """The compiled ``\\X`` of the ``regex`` package, or :class:`MissingExtraError`."""
     global _regex
     if _regex is None:
-        try:
-            regex = importlib.import_module("regex")
-        except ImportError as exc:
-            raise MissingExtraError(
-                "unit='grapheme' needs the compiled core (scorekit._core) or the regex package to "
-                f"segment grapheme clusters, and neither is available ({exc}); {install_hint('graphemes')}"
-            ) from exc
-        _regex = regex.compile(r"\X")
+        _regex = import_regex("unit='grapheme' needs the compiled core (scorekit._core) or the regex package to "
+                              "segment grapheme clusters, and neither is available").compile(r"\X")
     return _regex
 
 

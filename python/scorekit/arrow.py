@@ -43,8 +43,8 @@ if TYPE_CHECKING:
     import numpy as np
     import pyarrow as pa
 
-__all__ = ["evaluate_arrow", "ArrowReport", "ArrowEvaluator", "CountTotals", "NullCellError", "is_arrow_data",
-           "ITEM_COLUMNS"]
+__all__ = ["evaluate_arrow", "open_parquet", "open_parquet_dataset", "ArrowReport", "ArrowEvaluator", "CountTotals",
+           "NullCellError", "is_arrow_data", "ITEM_COLUMNS"]
 
 #: Rows per record batch read from a table, file or dataset: bounded memory, few kernel calls.
 BATCH_ROWS = 1 << 16
@@ -455,6 +455,34 @@ def open_parquet(path: Any, slice: Optional[str] = None) -> Any:
     return pq.ParquetFile(path, **options)
 
 
+def open_parquet_dataset(paths: list, slice: Optional[str] = None) -> Any:
+    """The Parquet files ``paths``, in that order, as one ``pyarrow.dataset.Dataset`` read as
+    :func:`open_parquet` reads one file (the ``slice`` column as dictionary indices, column chunks
+    pre-buffered, page checksums verified). Every file must have the first one's schema (column
+    names and types): a dataset would otherwise cast another file's column to the first file's type
+    (integers read as text) or fill a missing column with nulls."""
+    require_pyarrow()
+    import pyarrow.dataset as ds
+
+    parquet = ds.ParquetFileFormat(
+        read_options=ds.ParquetReadOptions(dictionary_columns=[] if slice is None else [slice]),
+        default_fragment_scan_options=ds.ParquetFragmentScanOptions(pre_buffer=True, page_checksum_verification=True))
+    dataset = ds.dataset([os.fspath(path) for path in paths], format=parquet)
+    fragments = list(dataset.get_fragments())
+    first = fragments[0].physical_schema
+    for fragment in fragments[1:]:
+        schema = fragment.physical_schema
+        if not schema.equals(first, check_metadata=False):
+            differ = [f"{f.name}: {f.type}" for f in schema if first.get_field_index(f.name) < 0
+                      or first.field(f.name).type != f.type]
+            missing = [name for name in first.names if schema.get_field_index(name) < 0]
+            raise InvalidValueError(
+                f"{fragment.path!r} does not have the schema of {fragments[0].path!r} (columns of its own or of another "
+                f"type: {', '.join(differ) or 'none'}; missing: {', '.join(missing) or 'none'}); every file of a "
+                "dataset needs the same columns and types", field="dataset")
+    return dataset
+
+
 def _batches(data: Any, evaluator: ArrowEvaluator,
              progress: Optional[Callable[[int, int], None]]) -> Iterator[Any]:
     """Record batches of the needed columns of ``data``, schema checked first."""
@@ -488,7 +516,13 @@ def _batches(data: Any, evaluator: ArrowEvaluator,
     ds = sys.modules.get("pyarrow.dataset")
     if ds is not None and isinstance(data, ds.Dataset):
         evaluator.check_schema(data.schema)
-        yield from data.to_batches(columns=columns, batch_size=BATCH_ROWS)
+        if progress is None:
+            yield from data.to_batches(columns=columns, batch_size=BATCH_ROWS)
+            return
+        fragments = list(data.get_fragments())
+        for k, fragment in enumerate(fragments):  # a file of a file system dataset: one progress step
+            yield from fragment.to_batches(schema=data.schema, columns=columns, batch_size=BATCH_ROWS)
+            progress(k + 1, len(fragments))
         return
     try:
         iterator = iter(data)
@@ -517,7 +551,7 @@ def evaluate_arrow(data: Any, *, pred: str = "pred", gold: str = "gold", slice: 
     ``report.nulls``. ``per_item=True`` also returns ``report.items``, an Arrow table of per-item
     counts (:data:`ITEM_COLUMNS`), and ``report.scores`` as a lazy sequence over it. ``threads``
     bounds the kernel threads (``None``: all cores); ``progress(done, total)`` is called after each
-    row group of a Parquet file (each batch of a table).
+    row group of a Parquet file (each batch of a table, each file of a dataset).
 
     >>> import pyarrow as pa
     >>> t = pa.table({"pred": ["hello wrld"], "gold": ["Hello world"]})

@@ -1,18 +1,21 @@
-"""``scorekit eval-table``: corpus CER/WER of two text columns of a Parquet file (docs/arrow-dask.md).
+"""``scorekit eval-table``: corpus CER/WER of two text columns of a Parquet file, or of a folder or
+glob of Parquet shards read as one pyarrow dataset (docs/arrow-dask.md).
 
-Owns the command's arguments, its checks of the file (missing, not Parquet, no rows) and its
-output (a summary line per slice, the rows in no slice and the null cells, or ``--json``; a NaN or
-infinite slice label is shown as its JSON text, ``"NaN"``, in both); the scoring is
-:func:`scorekit.arrow.evaluate_arrow`,
-read row group by row group with a progress bar on stderr. Registered by ``scorekit.cli`` through
+Owns the command's arguments, finding the shards (:func:`parquet_shards`), its checks of the
+input (missing, not Parquet, no rows, no shards) and its output (a summary line per slice, the rows
+in no slice and the null cells, or ``--json``; a NaN or infinite slice label is shown as its JSON
+text, ``"NaN"``, in both); the scoring is :func:`scorekit.arrow.evaluate_arrow`, read row group by
+row group (file by file) with a progress bar on stderr. Registered by ``scorekit.cli`` through
 :func:`add_parser`; pyarrow (the ``arrow`` extra) is imported only when the command runs.
 """
 
 from __future__ import annotations
 
+import glob
 import json
 import math
 import os
+import re
 import sys
 import time
 from typing import Any, Optional
@@ -20,18 +23,21 @@ from typing import Any, Optional
 from scorekit.cli import _add_normalize, _finite, _normalize_arg
 from scorekit.errors import InvalidValueError
 
-__all__ = ["add_parser", "run"]
+__all__ = ["add_parser", "parquet_shards", "run"]
 
 
 def add_parser(sub: Any) -> None:
     """Register ``scorekit eval-table FILE.parquet --pred COL --gold COL …``."""
-    p = sub.add_parser("eval-table", help="corpus CER/WER of two text columns of a Parquet file",
-                       epilog="The file is read row group by row group and never modified. With --json, an aggregate "
+    p = sub.add_parser("eval-table", help="corpus CER/WER of two text columns of a Parquet file, folder or glob",
+                       epilog="The input is read row group by row group and never modified; a folder or glob of "
+                              "Parquet shards is read as one dataset, files in natural order. With --json, an aggregate "
                               "with no reference unit is null, per_slice is a list of {slice, aggregate, n, "
                               "...counts} in first-appearance order (a NaN or infinite label is the text \"NaN\", "
                               "\"Infinity\" or \"-Infinity\", as the text report shows it), and unsliced counts "
                               "the rows whose slice label is null.")
-    p.add_argument("file", metavar="FILE", help="a Parquet file")
+    p.add_argument("file", metavar="FILE",
+                   help="a Parquet file, a folder of Parquet shards (*.parquet, *.parq, *.pq at any depth) or a glob "
+                        "pattern of files (quote it: 'shards/part-*.parquet')")
     p.add_argument("--pred", required=True, metavar="COL", help="column of predictions (string or binary)")
     p.add_argument("--gold", required=True, metavar="COL", help="column of references (string or binary)")
     p.add_argument("--slice", metavar="COL", default=None,
@@ -57,21 +63,64 @@ def _json_label(label: Any) -> Any:
     return _label_text(label) if isinstance(label, float) and not math.isfinite(label) else label
 
 
-def _open_parquet(path: str, slice: Optional[str]) -> Any:
-    from scorekit.arrow import open_parquet, require_pyarrow
+#: File names a folder's Parquet shards end with (Dask's ``parquet_file_extension``).
+PARQUET_EXTENSIONS = (".parquet", ".parq", ".pq")
+
+
+def _natural_key(path: str) -> list:
+    """Sort key putting ``part.2`` before ``part.10``, the order Dask reads a folder's shards in."""
+    return [int(piece) if piece.isdigit() else piece for piece in re.split(r"(\d+)", path)]
+
+
+def _hidden(relative: str) -> bool:
+    """A name pyarrow's dataset discovery skips (``_metadata``, ``.crc`` files, ``_temporary/``)."""
+    return any(part.startswith(("_", ".")) for part in relative.split(os.sep))
+
+
+def parquet_shards(source: str) -> list[str]:
+    """The Parquet files ``source`` names, in reading order: a folder's files ending in
+    :data:`PARQUET_EXTENSIONS`, at any depth (hidden and ``_``-prefixed names skipped), or the files
+    a glob pattern matches, both in natural order; an error when there are none."""
+    if os.path.isdir(source):
+        found = [os.path.join(root, name) for root, _dirs, names in os.walk(source) for name in names
+                 if name.lower().endswith(PARQUET_EXTENSIONS)
+                 and not _hidden(os.path.relpath(os.path.join(root, name), source))]
+        if not found:
+            raise InvalidValueError(f"{source!r} is a folder holding no Parquet files (names ending in "
+                                    f"{', '.join(PARQUET_EXTENSIONS)})", field="FILE")
+    else:
+        found = [path for path in glob.glob(source, recursive=True) if os.path.isfile(path)]
+        if not found:
+            raise InvalidValueError(f"{source!r} matches no file", field="FILE")
+    return sorted(found, key=_natural_key)
+
+
+def _open_parquet(path: str, slice: Optional[str]) -> tuple[Any, int, int]:
+    """``path`` opened for :func:`~scorekit.arrow.evaluate_arrow` (a Parquet file, or a folder or
+    glob of shards as one dataset), with its file and row group counts."""
+    from scorekit.arrow import open_parquet, open_parquet_dataset, require_pyarrow
 
     pa = require_pyarrow()
-    if not os.path.exists(path):
+    single = os.path.isfile(path) or (not os.path.isdir(path) and not glob.has_magic(path))
+    if single and not os.path.exists(path):
         raise InvalidValueError(f"not found: {path!r}", field="FILE")
-    if os.path.isdir(path):
-        raise InvalidValueError(f"{path!r} is a directory, not a Parquet file", field="FILE")
+    shards = [path] if single else parquet_shards(path)
+    where = path if single else f"{len(shards)} Parquet file{'s' * (len(shards) > 1)} of {path!r}"
     try:
-        parquet = open_parquet(path, slice)
+        if single:
+            parquet = open_parquet(path, slice)
+            rows, groups = parquet.metadata.num_rows, parquet.num_row_groups
+        else:
+            parquet = open_parquet_dataset(shards, slice)
+            fragments = list(parquet.get_fragments())
+            rows = sum(fragment.metadata.num_rows for fragment in fragments)
+            groups = sum(fragment.num_row_groups for fragment in fragments)
     except (pa.ArrowException, OSError) as exc:
-        raise InvalidValueError(f"{path!r} is not a readable Parquet file ({exc})", field="FILE") from None
-    if parquet.metadata.num_rows == 0:
-        raise InvalidValueError(f"{path!r} has no rows", field="FILE")
-    return parquet
+        raise InvalidValueError(f"{path!r} is not a readable Parquet file ({exc})" if single else
+                                f"{where}: not all readable as Parquet ({exc})", field="FILE") from None
+    if rows == 0:
+        raise InvalidValueError(f"{path!r} has no rows" if single else f"{where}: no rows", field="FILE")
+    return parquet, len(shards), groups
 
 
 def run(args: Any) -> int:
@@ -81,8 +130,8 @@ def run(args: Any) -> int:
 
     pa = require_pyarrow()
     normalize = _normalize_arg(args.normalize)
-    parquet = _open_parquet(args.file, args.slice)
-    progress = progress_printer(args.progress, "row groups")
+    parquet, files, row_groups = _open_parquet(args.file, args.slice)
+    progress = progress_printer(args.progress, "row groups" if files == 1 else "files")
     start = time.perf_counter()
     try:
         report = evaluate_arrow(parquet, pred=args.pred, gold=args.gold, slice=args.slice, metric=args.metric,
@@ -103,7 +152,8 @@ def run(args: Any) -> int:
             "per_slice": [{"slice": _json_label(label), "aggregate": _finite(report.per_slice[label]), **counts}
                           for label, counts in report.slice_counts.items()],
             "unsliced": unsliced,
-            "row_groups": parquet.num_row_groups,
+            "files": files,
+            "row_groups": row_groups,
             "seconds": round(seconds, 6),
             "pairs_per_second": round(report.n / seconds) if seconds > 0 else None,
         }
@@ -111,7 +161,8 @@ def run(args: Any) -> int:
         return 0
     d = report.detail
     shown = "n/a" if _finite(report.aggregate) is None else f"{report.aggregate:.4f}"
-    print(f"{report.metric.upper()} over {report.n:,} pairs: {shown}  (edits {d['edits']:,} / reference "
+    over = "" if files == 1 else f" in {files:,} files"
+    print(f"{report.metric.upper()} over {report.n:,} pairs{over}: {shown}  (edits {d['edits']:,} / reference "
           f"{d['ref_len']:,}; S {d['substitutions']:,}  D {d['deletions']:,}  I {d['insertions']:,}  H {d['hits']:,})")
     if any(report.nulls.values()):
         print("  null cells (scored as empty text): " + ", ".join(f"{k} {v:,}" for k, v in report.nulls.items()))

@@ -45,7 +45,7 @@ from scorekit.files import strict_json_loads
 #: Subpackages that register their own subcommand: each module has ``add_parser(sub)``, which
 #: sets a ``handler(args) -> exit status`` default on the parsers it adds.
 SUBCOMMAND_MODULES = ("scorekit.ocr_pages.cli", "scorekit.flowcharts.cli", "scorekit.cases.cli", "scorekit.arrow_cli",
-                      "scorekit.ocr.extract_cli", "scorekit.ocr.eval_cli")
+                      "scorekit.agents_cli", "scorekit.ocr.extract_cli", "scorekit.ocr.eval_cli")
 #: Subcommands run with only their own module's parser loaded: the others import NumPy and more,
 #: which would add a third of a second to every start of a command that scores one OCR page.
 OWN_PARSER = {"ocr-eval": "scorekit.ocr.eval_cli", "ocr-extract": "scorekit.ocr.extract_cli"}
@@ -182,6 +182,7 @@ def build_parser(only: Optional[str] = None) -> argparse.ArgumentParser:
                    help=f"score the corpus this many times over (throughput; 1 to {MAX_DEMO_REPEAT:,})")
     p.add_argument("--html", metavar="REPORT", default=None,
                    help="also write a self-contained HTML report of the sample corpus to REPORT")
+    p.add_argument("--open", action="store_true", help="open the --html report in the web browser once it is written")
     for name in SUBCOMMAND_MODULES:
         if only is not None and name != only:
             continue
@@ -427,6 +428,8 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 
     if not 1 <= args.repeat <= MAX_DEMO_REPEAT:
         raise CliError(f"--repeat must be between 1 and {MAX_DEMO_REPEAT:,}, got {args.repeat:,}")
+    if args.open and args.html is None:
+        raise CliError("--open needs --html REPORT: there is no report to open")
     check_outputs({"--html": args.html}, inputs=demo_inputs())
     corpus = [(p, g, slice_key(label)) for p, g, label in load_sample_corpus()]
     slices: dict[str, list] = {}
@@ -495,14 +498,17 @@ def _cmd_demo(args: argparse.Namespace) -> int:
           f"bag-of-words WER {_fmt(sample['bow_wer'])}, FCA {_fmt(sample['fca'])} (dinglehopper's CER and WER)")
     if args.html is not None:
         from scorekit.demo_report import build_demo_report
-        from scorekit.report import write_report
+        from scorekit.report import open_in_browser, write_report
 
         sample = load_sample_corpus()
         page = build_demo_report(sample, evaluate(sample, metric="cer"), evaluate(sample, metric="wer"),
                                  backend=current_backend(), pairs_per_second=throughput, pairs_scored=scored,
                                  ocr_pages=ocr_pages["no_filter"], flowcharts=rotations, cases=cases,
                                  agents=agents, qe=qe, docqa=docqa, ocr_eval=ocr_eval)
-        print(f"report: {write_report(args.html, page, inputs=demo_inputs())}")
+        written = write_report(args.html, page, inputs=demo_inputs())
+        print(f"report: {written}")
+        if args.open:
+            open_in_browser(written)
     return 0
 
 

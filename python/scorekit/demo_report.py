@@ -348,6 +348,7 @@ def build_demo_report(corpus: Sequence[tuple[str, str, str]], cer: Report, wer: 
     for k in order[:WORST_PAIRS_SHOWN]:
         sections.append(report.diff_view(f"Pair {k} ({corpus[k][2]}), CER {float(char.rates[k]):.3f}",
                                          refs[k], preds[k], batch.editops(refs[k], preds[k])))
+    colours = report.SeriesColours()   # a pipeline or an agent version keeps its colour on every chart
     if ocr_pages is not None:
         from scorekit.ocr_pages.evaluation.html import run_report_sections
 
@@ -359,13 +360,14 @@ def build_demo_report(corpus: Sequence[tuple[str, str, str]], cer: Report, wer: 
     if cases is not None:
         from scorekit.cases.report import report_sections as case_sections
 
-        sections += [dataclasses.replace(s, title=CASES_PREFIX + s.title) for s in case_sections(cases)]
+        sections += [dataclasses.replace(s, title=CASES_PREFIX + s.title)
+                     for s in case_sections(cases, colours=colours)]
     if agents is not None:
         from scorekit.agents.report import report_sections as agent_sections
 
         sections += [dataclasses.replace(s, title=AGENTS_PREFIX + s.title) if s.title else s
                      for s in agent_sections(agents["runs"], gate=agents["gate"], gate_runs=("v2", "v1"),
-                                             comparison=agents["comparison"])]
+                                             comparison=agents["comparison"], colours=colours)]
     if qe is not None:
         sections += [dataclasses.replace(s, title=QE_PREFIX + s.title) for s in qe_sections(qe)]
     if docqa is not None:

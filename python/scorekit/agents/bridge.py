@@ -1,7 +1,8 @@
 """One-way adapters: whatever an agent already emits, turned into a scorekit :class:`Episode`.
 
 This module owns the readers of foreign shapes: chat transcripts (OpenAI- and Anthropic-style),
-provider ``usage`` records, Inspect AI samples and logs, and DeepEval test cases. It **imports none
+provider ``usage`` records, Inspect AI samples and logs, DeepEval test cases, and the episode
+records of an episodes JSONL file (:func:`episode_from_record`). It **imports none
 of those packages**: it reads only the shape of what they emit (keys of dicts, attributes of
 objects), so scoring their output never pulls them in. Running those harnesses is the business of
 :mod:`scorekit.agents.wrappers`.
@@ -32,7 +33,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Optional
 
-from scorekit.agents.base import Cost, Episode, RunProvenance, Step, TaskSpec, Trajectory
+from scorekit.agents.base import Cost, Episode, RunProvenance, Step, TaskSpec, Trajectory, as_call
 from scorekit.errors import InvalidTypeError, InvalidValueError, describe
 
 __all__ = [
@@ -44,6 +45,8 @@ __all__ = [
     "episodes_from_inspect_log",
     "inspect_score_value",
     "from_deepeval_test_case",
+    "episode_from_record",
+    "RECORD_KEYS",
     "INSPECT_SCORE_VALUES",
     "DEFAULT_SUCCESS_THRESHOLD",
 ]
@@ -60,7 +63,7 @@ RESULT_ROLES = ("tool", "function", "user")
 # Spellings of each token kind in provider usage records (first present, non-None one wins).
 _INPUT_KEYS = ("input_tokens", "prompt_tokens")
 _OUTPUT_KEYS = ("output_tokens", "completion_tokens")
-_CACHED_KEYS = ("cache_read_input_tokens", "cached_tokens", "cache_read_tokens")
+_CACHED_KEYS = ("cache_read_input_tokens", "cached_tokens", "cache_read_tokens", "cached_input_tokens")
 _REASONING_KEYS = ("reasoning_tokens",)
 # OpenAI nests the cached and reasoning counts, which are *included* in the prompt/completion counts.
 _INPUT_DETAILS = ("prompt_tokens_details", "input_tokens_details")
@@ -570,6 +573,122 @@ def from_deepeval_test_case(case: Any, *, task_id: str = "") -> Episode:
                                    field=f"case.tools_called[{index}].input_parameters")
         steps.append(Step(str(name), dict(parameters or {})))
     return Episode(task_id=task_id, trajectory=Trajectory(steps), output=_field(case, "actual_output"))
+
+
+# --------------------------------------------------------------------------- episode records
+
+#: The keys of an episode record (one line of an episodes JSONL file); any other key is refused.
+RECORD_KEYS = ("task_id", "messages", "trajectory", "output", "final_state", "usage", "latency_s", "success",
+               "model", "run", "trial", "version", "meta")
+_RUN_TEXT = ("model", "simulator", "suite_version", "scaffold")
+
+
+def _recorded_step(item: Any, where: str) -> Step:
+    """A step of a record's ``trajectory``: ``{"tool", "args", "observation", "error"}`` (or a
+    ``(tool, args)`` pair, or a tool name)."""
+    try:
+        tool, args = as_call(item)
+    except (TypeError, ValueError) as exc:
+        raise InvalidValueError(str(exc), field=where) from None
+    if not tool:
+        raise InvalidValueError(f"names no tool: {describe(item)}", field=where)
+    if not _is_mapping(item):
+        return Step(tool, args)
+    error = item.get("error")
+    if error is not None and not isinstance(error, str):
+        raise InvalidTypeError(f"must be a string or null, got {describe(error)}", field=f"{where}['error']")
+    return Step(tool, args, item.get("observation"), error)
+
+
+def _recorded_run(record: Mapping) -> Optional[RunProvenance]:
+    """The record's ``run`` (a mapping of :class:`RunProvenance` fields), with ``model`` from the
+    record's own ``model`` when the run does not name another."""
+    run = record.get("run")
+    if run is not None and not _is_mapping(run):
+        raise InvalidTypeError(f"must be a mapping of run fields, got {describe(run)}", field="run")
+    fields = dict(run or {})
+    unknown = sorted(map(str, set(fields) - {"seed", "temperature", *_RUN_TEXT}))
+    if unknown:
+        raise InvalidValueError(f"has unknown fields {unknown} (known: seed, temperature, {', '.join(_RUN_TEXT)})",
+                                field="run")
+    model = record.get("model")
+    if model is not None:
+        if fields.get("model", model) != model:
+            raise InvalidValueError(f"names the model {fields['model']!r} and the record {model!r}", field="run")
+        fields["model"] = model
+    for name in _RUN_TEXT:
+        if not isinstance(fields.get(name, ""), str):
+            raise InvalidTypeError(f"must be a string, got {describe(fields[name])}", field=f"run[{name!r}]")
+    seed, temperature = fields.get("seed"), fields.get("temperature")
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
+        raise InvalidTypeError(f"must be a whole number or null, got {describe(seed)}", field="run['seed']")
+    if temperature is not None and (isinstance(temperature, bool) or not isinstance(temperature, numbers.Real)
+                                    or not math.isfinite(temperature)):
+        raise InvalidValueError(f"must be a finite number or null, got {describe(temperature)}",
+                                field="run['temperature']")
+    return RunProvenance(**fields) if fields else None
+
+
+def episode_from_record(record: Mapping) -> Episode:
+    """One recorded episode, as a line of an episodes JSONL file holds it, as an :class:`Episode`.
+
+    ``task_id`` (a non-empty string) names the task; what the agent did is a chat transcript
+    (``messages``, read by :func:`episode_from_messages`: OpenAI or Anthropic style) or scorekit's
+    own steps (``trajectory``: ``{"tool", "args", "observation", "error"}`` each), not both;
+    ``usage`` is a provider usage record or scorekit's token counts (:func:`cost_from_usage`), with
+    ``latency_s``; ``output`` (default: the transcript's last assistant text), ``final_state`` and
+    a recorded ``success`` (``true``/``false``/``null``) are taken as they are; ``model`` and
+    ``run`` (:class:`RunProvenance` fields) say how it was run; ``trial``, ``version`` and ``meta``
+    go to :attr:`Episode.meta`. Any other key is refused (a misspelt ``usage`` would otherwise
+    price the episode at nothing), as are values of the wrong type.
+
+    >>> ep = episode_from_record({"task_id": "t1", "model": "m", "trial": 0,
+    ...                           "trajectory": [{"tool": "search", "args": {"q": "cats"}}],
+    ...                           "output": "3 cats", "usage": {"input_tokens": 12, "output_tokens": 3}})
+    >>> ep.task_id, ep.calls, ep.output, ep.cost.total_tokens, ep.run.model, ep.meta
+    ('t1', (('search', {'q': 'cats'}),), '3 cats', 15, 'm', {'trial': 0})
+    """
+    if not _is_mapping(record):
+        raise InvalidTypeError(f"must be a JSON object, got {describe(record)}", field="record")
+    unknown = [str(key) for key in record if key not in RECORD_KEYS]
+    if unknown:
+        raise InvalidValueError(f"has unknown keys {unknown} (an episode record has {', '.join(RECORD_KEYS)}; put "
+                                "anything else under 'meta')", field="record")
+    task_id = record.get("task_id")
+    if not isinstance(task_id, str) or not task_id:
+        raise InvalidValueError(f"must be a non-empty string, got {describe(task_id)}", field="task_id")
+    if "messages" in record and "trajectory" in record:
+        raise InvalidValueError("has both 'messages' and 'trajectory'; give one account of what the agent did",
+                                field="record")
+    usage, latency = record.get("usage"), record.get("latency_s")
+    if latency is not None and usage is None:
+        raise InvalidValueError("'latency_s' without 'usage': give the token counts too (an episode without "
+                                "them is priced at nothing)", field="record")
+    success = record.get("success")
+    if success is not None and not isinstance(success, bool):
+        raise InvalidTypeError(f"must be true, false or null, got {describe(success)}", field="success")
+    trial = record.get("trial")
+    if trial is not None and (isinstance(trial, bool) or not isinstance(trial, int) or trial < 0):
+        raise InvalidValueError(f"must be a whole number >= 0 or null, got {describe(trial)}", field="trial")
+    version = record.get("version")
+    if version is not None and not isinstance(version, str):
+        raise InvalidTypeError(f"must be a string or null, got {describe(version)}", field="version")
+    meta = record.get("meta")
+    if meta is not None and not _is_mapping(meta):
+        raise InvalidTypeError(f"must be a mapping, got {describe(meta)}", field="meta")
+    if "messages" in record:
+        episode = episode_from_messages(record["messages"], task_id=task_id, usage=usage, output=record.get("output"),
+                                        final_state=record.get("final_state"), latency_s=latency)
+    else:
+        steps = [_recorded_step(item, f"trajectory[{i}]")
+                 for i, item in enumerate(_items(record.get("trajectory"), "trajectory"))]
+        cost = None if usage is None else cost_from_usage(usage, latency_s=latency)
+        episode = Episode(task_id=task_id, trajectory=Trajectory(steps), output=record.get("output"),
+                          final_state=record.get("final_state"), cost=cost)
+    episode.success = success
+    episode.run = _recorded_run(record)
+    episode.meta = {**(meta or {}), **{key: record[key] for key in ("trial", "version") if record.get(key) is not None}}
+    return episode
 
 
 # --------------------------------------------------------------------------- plain functions

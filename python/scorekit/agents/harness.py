@@ -42,12 +42,12 @@ from scorekit.agents.reliability import (
     DEFAULT_Z, MAX_TRIALS, ReliabilityReport, _se_from_ci, bootstrap_ci, difference_upper_bound, mean_standard_error,
     newcombe_difference, reliability,
 )
-from scorekit.errors import InputTooLargeError, InvalidValueError, describe
+from scorekit.errors import InputTooLargeError, InvalidTypeError, InvalidValueError, describe
 from scorekit.harness import check_tolerance, fresh_run_ids, load_baseline, resolve_baseline
 from scorekit.progress import progress_printer
 from scorekit.stores import json_key, json_store
 
-__all__ = ["run_suite", "save_agent_baseline", "load_agent_baseline", "agent_regression_gate",
+__all__ = ["run_suite", "score_episodes", "run_document", "save_agent_baseline", "load_agent_baseline", "agent_regression_gate",
            "AgentGateResult", "MAX_EPISODES"]
 
 #: Default bound on the episodes of one :func:`run_suite` (tasks x k): every episode is kept in
@@ -83,7 +83,7 @@ def _task_list(tasks: Any) -> list[TaskSpec]:
     return out
 
 
-def _distinct_ids(tasks: list[TaskSpec], persist: bool) -> list[TaskSpec]:
+def _distinct_ids(tasks: list[TaskSpec], persist: bool, caller: str = "run_suite") -> list[TaskSpec]:
     """``tasks``, refused when two share a ``task_id`` — as Python compares them (``1 == True``:
     their episodes would pool as one task's trials) or as JSON writes them (``1`` and ``"1"``: one
     key of the persisted per-task results) — or, with ``persist``, when an id cannot be a JSON key."""
@@ -100,7 +100,7 @@ def _distinct_ids(tasks: list[TaskSpec], persist: bool) -> list[TaskSpec]:
         first = seen.get(task.task_id, texts.get(text))
         if first is not None:
             raise InvalidValueError(
-                f"run_suite: task {i} (id {task.task_id!r}) repeats the task id of task {first} "
+                f"{caller}: task {i} (id {task.task_id!r}) repeats the task id of task {first} "
                 f"({tasks[first].task_id!r}); every task of a suite needs its own id (episodes are grouped by it, "
                 "so two tasks would count as extra trials of one, or one would be lost when the results are saved)")
         seen.setdefault(task.task_id, i)
@@ -238,7 +238,7 @@ def _extra_metrics(metrics: Mapping[str, Any], tasks: list[TaskSpec], per_task: 
     if gold_less:
         warnings.warn(
             f"run_suite(metrics=...): {len(gold_less)} task(s) have no `gold` and were excluded from the "
-            f"extra metrics (e.g. {gold_less[:3]}). Set TaskSpec.gold to score them.", UserWarning, stacklevel=3)
+            f"extra metrics (e.g. {gold_less[:3]}). Set TaskSpec.gold to score them.", UserWarning, stacklevel=4)
     out = {}
     for name, metric in metrics.items():
         scores = [metric(ep, task.gold, grammar=grammar)
@@ -251,13 +251,13 @@ def _extra_metrics(metrics: Mapping[str, Any], tasks: list[TaskSpec], per_task: 
     return out
 
 
-def _positive_int(value: Any, name: str) -> int:
+def _positive_int(value: Any, name: str, caller: str = "run_suite") -> int:
     try:
         value = operator.index(value)
     except TypeError:
-        raise TypeError(f"run_suite: {name} must be an integer, got {value!r}") from None
+        raise TypeError(f"{caller}: {name} must be an integer, got {value!r}") from None
     if value < 1:
-        raise ValueError(f"run_suite: {name} must be >= 1, got {value}")
+        raise ValueError(f"{caller}: {name} must be >= 1, got {value}")
     return value
 
 
@@ -330,7 +330,6 @@ def run_suite(agent: Callable[..., Any], tasks: Any, *, k: int = 1, check: Any =
     results = _call_agents(agent, jobs, total, _accepts_seed(agent), concurrency, timeout,
                            progress_printer(progress, "episodes"))
 
-    episodes: list[Episode] = []
     per_task: list[list[Episode]] = []
     for t, task in enumerate(task_list):
         mine = []
@@ -341,23 +340,104 @@ def run_suite(agent: Callable[..., Any], tasks: Any, *, k: int = 1, check: Any =
                 episode.success = bool(checker(episode, task.gold))
             mine.append(episode)
         per_task.append(mine)
-        episodes.extend(mine)
 
+    report = _suite_report(task_list, per_task, k, {f: getattr(base_run, f) for f in _PROVENANCE_FIELDS},
+                           price=price, prices=prices, metrics=metrics, grammar=grammar)
+    if timeout is not None:
+        report.detail["timed_out"] = sum(isinstance(result, _TimedOut) for result in results)
+    if persist:
+        _persist(report, run_id, rootdir)
+    return report
+
+
+def _suite_report(task_list: list[TaskSpec], per_task: list[list[Episode]], k: int, provenance: dict, *,
+                  price: Optional[ModelPrice], prices: Optional[Mapping[str, ModelPrice]],
+                  metrics: Optional[Mapping[str, Any]], grammar: Any) -> ReliabilityReport:
+    """The report of graded episodes, ``per_task[i]`` being the trials of ``task_list[i]``:
+    reliability, cost (with its bootstrap interval), slices, provenance and the extra metrics."""
+    episodes = [episode for trials in per_task for episode in trials]
     slices = {t.task_id: t.slice for t in task_list if t.slice is not None}
     costs = cost_report(episodes, prices=prices, price=price)
     costs["cost_ci"] = _cost_ci(episodes, price, prices)
     report = reliability(episodes, k=k, slices=slices or None, cost=costs)
     report.detail["episodes"] = len(episodes)
-    if timeout is not None:
-        report.detail["timed_out"] = sum(isinstance(result, _TimedOut) for result in results)
-    report.detail["provenance"] = {f: getattr(base_run, f) for f in _PROVENANCE_FIELDS}
+    report.detail["provenance"] = provenance
     report.detail["value_weighted_success"] = _value_weighted_success(
         task_list, [[bool(e.success) for e in eps] for eps in per_task])
     if metrics:
         report.detail["metrics"] = _extra_metrics(metrics, task_list, per_task, grammar)
-    if persist:
-        _persist(report, run_id, rootdir)
     return report
+
+
+def _recorded_provenance(episodes: list[Episode]) -> dict:
+    """The provenance of a run from its recorded episodes' ``run``: each field's one value; the
+    models (and temperatures) used, when several; recorded episodes of one run made under several
+    user simulators, suite versions or scaffolds are refused (not one experiment)."""
+    provenance: dict = {}
+    for name in _PROVENANCE_FIELDS:
+        values = list(dict.fromkeys(getattr(e.run or RunProvenance(), name) for e in episodes))
+        if len(values) > 1 and name in _COMPARABILITY_FIELDS:
+            raise InvalidValueError(f"the episodes were recorded under {len(values)} {name} values ({values!r:.200}); "
+                                    "one run is one set of conditions (score each apart)", field="episodes")
+        provenance[name] = values[0] if len(values) == 1 else (
+            ", ".join(str(v) if v else "unknown" for v in values) if name == "model" else None)
+    return provenance
+
+
+def score_episodes(episodes: Iterable[Episode], tasks: Any, *, k: Optional[int] = None, check: Any = None,
+                   metrics: Optional[Mapping[str, Any]] = None, price: Optional[ModelPrice] = None,
+                   prices: Optional[Mapping[str, ModelPrice]] = None,
+                   run: Optional[RunProvenance] = None) -> ReliabilityReport:
+    """Grade recorded ``episodes`` of the suite ``tasks`` and report them as :func:`run_suite`
+    reports a run (what ``scorekit agents score`` prints).
+
+    Each episode is a trial of the task its ``task_id`` names, in the order given; it is graded
+    by ``check`` (a checker name or callable as in :func:`run_suite`, or a ``{task_id: checker}``
+    mapping covering every task), on a copy. ``k`` defaults to the trials every task has (then all
+    must have the same number); a task with more trials than ``k`` gives the unbiased pass@k and
+    pass^k estimates of its ``n`` trials. The provenance is ``run``'s, else the episodes' own
+    (:func:`_recorded_provenance`). Fails closed with
+    :class:`~scorekit.errors.InvalidValueError`: an episode of no task of the suite, a task without
+    ``k`` episodes, trial counts that differ without a ``k``.
+
+    >>> tasks = [TaskSpec("t1", gold="4"), TaskSpec("t2", gold="6")]
+    >>> eps = [Episode("t1", output="4"), Episode("t2", output="6"), Episode("t1", output="5"),
+    ...        Episode("t2", output="6")]
+    >>> r = score_episodes(eps, tasks)
+    >>> r.k, r.success_rate, r.pass_at_k, r.pass_hat_k
+    (2, 0.75, 1.0, 0.5)
+    """
+    task_list = _distinct_ids(_task_list(tasks), persist=False, caller="score_episodes")
+    by_task: dict[Any, list[Episode]] = {task.task_id: [] for task in task_list}
+    recorded = list(episodes)
+    for i, episode in enumerate(recorded):
+        if not isinstance(episode, Episode):
+            raise InvalidTypeError(f"must be Episodes, got {describe(episode)} at position {i}", field="episodes")
+        if episode.task_id not in by_task:
+            raise InvalidValueError(f"episode {i} is of task {episode.task_id!r}, which is not a task of the suite "
+                                    f"({len(task_list)} tasks)", field="episodes")
+        by_task[episode.task_id].append(episode)
+    counts = {task_id: len(trials) for task_id, trials in by_task.items()}
+    if k is None:
+        if len(set(counts.values())) > 1:
+            fewest, most = min(counts, key=counts.__getitem__), max(counts, key=counts.__getitem__)
+            raise InvalidValueError(f"the tasks have different numbers of trials ({counts[fewest]} for {fewest!r}, "
+                                    f"{counts[most]} for {most!r}); say which k to estimate pass@k and pass^k at",
+                                    field="k")
+        k = next(iter(counts.values()), 0)
+    k = _positive_int(k, "k", "score_episodes")
+    short = [task_id for task_id, n in counts.items() if n < k]
+    if short:
+        raise InvalidValueError(f"{len(short)} task(s) have fewer than k={k} episodes (e.g. {short[0]!r} has "
+                                f"{counts[short[0]]}); every task of the suite needs at least k trials", field="episodes")
+    checkers = {task.task_id: resolve_checker(check.get(task.task_id) if isinstance(check, Mapping) else check)
+                for task in task_list}
+    per_task = [[e.graded(bool(checkers[task.task_id](e, task.gold))) for e in by_task[task.task_id]]
+                for task in task_list]
+    provenance = {f: getattr(run, f) for f in _PROVENANCE_FIELDS} if run is not None else \
+        _recorded_provenance(recorded)
+    return _suite_report(task_list, per_task, k, provenance, price=price, prices=prices, metrics=metrics,
+                         grammar=suite_grammar(task_list))
 
 
 def _finite_or_none(x: Any) -> Any:
@@ -396,10 +476,16 @@ def summary(report: ReliabilityReport) -> dict:
     }
 
 
+def run_document(report: ReliabilityReport) -> dict:
+    """The whole record of a run: :func:`summary` and the per-task counts and estimates (the
+    ``results`` store's document, ``scorekit agents score --json``)."""
+    return {**summary(report), "per_task": report.per_task}
+
+
 def _persist(report: ReliabilityReport, run_id: Optional[str], rootdir: Any) -> None:
     runs, results = json_store("runs", rootdir=rootdir), json_store("results", rootdir=rootdir)
     record = summary(report)
-    document = {**record, "per_task": report.per_task}
+    document = run_document(report)
     if run_id is None:  # never overwrite an earlier run of the same second
         run_id = results.write_new(document, fresh_run_ids(runs, "agent-run"))
     else:
@@ -494,6 +580,23 @@ def _finite(x: Any) -> bool:
     return isinstance(x, numbers.Real) and not isinstance(x, bool) and math.isfinite(x)
 
 
+def _task_set_reasons(report: ReliabilityReport, base: dict) -> list[str]:
+    """When the baseline lists its tasks (``per_task``, as :func:`run_document` writes): why the
+    two runs are not over the same tasks, empty when they are (ids compared as JSON keys)."""
+    if "per_task" not in base:
+        return []
+    if not isinstance(base["per_task"], Mapping):
+        raise InvalidValueError(f"malformed baseline -- per_task is {describe(base['per_task'])}, not a mapping of "
+                                "task ids", field="agent_regression_gate")
+    baseline_tasks, current = set(base["per_task"]), {json_key(t) for t in report.per_task}
+    if baseline_tasks == current:
+        return []
+    gone, new = sorted(baseline_tasks - current), sorted(current - baseline_tasks)
+    return [f"the tasks could not be compared: {len(gone)} task(s) of the baseline are not in this run"
+            f"{f' (e.g. {gone[0]!r})' if gone else ''} and {len(new)} of this run not in the baseline"
+            f"{f' (e.g. {new[0]!r})' if new else ''} -- not the same suite (re-baseline)."]
+
+
 def _success_reasons(report: ReliabilityReport, base: dict, tolerance: float) -> tuple[list[str], Any]:
     """The success-rate arm: why it fails (empty when it passes) and the baseline rate shown."""
     base_n, base_c, base_rate = base["n_trials"], base.get("n_success"), base.get("success_rate")
@@ -583,7 +686,8 @@ def agent_regression_gate(report: ReliabilityReport, baseline: Union[str, dict, 
     interval for ``current - baseline`` is below ``-tolerance``; pass^k (k > 1) when the
     combined-SE upper bound of the difference is; cost when the current cost-per-success interval
     starts above the baseline's upper end times ``1 + cost_tolerance``. A run that shrank the
-    suite fails. An empty run fails. The gate fails closed: an estimate it cannot compare (NaN,
+    suite fails, and so does a run over other tasks than a baseline that lists its tasks
+    (``per_task``). An empty run fails. The gate fails closed: an estimate it cannot compare (NaN,
     infinite or missing in either run, pass^k of another ``k``, cost priced in only one run) fails
     with a reason saying so. ``tolerance`` and ``cost_tolerance`` must be finite and ``>= 0``. An
     empty or malformed baseline, or one made under another user simulator, suite version or
@@ -620,6 +724,7 @@ def agent_regression_gate(report: ReliabilityReport, baseline: Union[str, dict, 
     if base_tasks is not None and report.n_tasks < base_tasks:
         reasons.append(f"the suite shrank: {report.n_tasks} tasks vs {base_tasks} in the baseline -- not the same "
                        "experiment (re-baseline, or restore the missing tasks).")
+    reasons += _task_set_reasons(report, base)
     success, base_rate = _success_reasons(report, base, tolerance)
     reasons += success
     reasons += _pass_hat_k_reasons(report, base, tolerance)

@@ -14,8 +14,9 @@ True
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
-from typing import Any, Optional
+import os
+from collections.abc import Iterable, Mapping
+from typing import Any, Optional, Union
 
 from scorekit import report
 from scorekit.agents.reliability import ReliabilityReport
@@ -75,19 +76,19 @@ def _overview(runs: list[tuple[str, ReliabilityReport]]) -> Any:
                                       "dollars per success 95% CI", "mean latency (s)", "tokens"], rows)
 
 
-def _per_slice(runs: list[tuple[str, ReliabilityReport]]) -> list[Any]:
+def _per_slice(runs: list[tuple[str, ReliabilityReport]], colours: report.SeriesColours) -> list[Any]:
     labels = list(dict.fromkeys(label for _, r in runs for label in r.per_slice))
     if not labels:
         return []
     k = runs[0][1].k
-    series = [(f"{name} pass^{k}", [r.per_slice.get(s, {}).get("pass_hat_k") for s in labels]) for name, r in runs]
+    series = [(name, [r.per_slice.get(s, {}).get("pass_hat_k") for s in labels]) for name, r in runs]
     rows = [[s, name, r.per_slice[s]["n_tasks"], r.per_slice[s]["success_rate"], r.per_slice[s]["pass_at_k"],
              r.per_slice[s]["pass_hat_k"]] for s in labels for name, r in runs if s in r.per_slice]
-    return [report.grouped_bar_chart(f"pass^{k} per slice", [str(s) for s in labels], series),
+    return [report.grouped_bar_chart(f"pass^{k} per slice", [str(s) for s in labels], series, colours=colours),
             report.data_table("Per slice", ["slice", "run", "tasks", "success rate", f"pass@{k}", f"pass^{k}"], rows)]
 
 
-def _per_task(runs: list[tuple[str, ReliabilityReport]]) -> list[Any]:
+def _per_task(runs: list[tuple[str, ReliabilityReport]], colours: report.SeriesColours) -> list[Any]:
     tasks = list(dict.fromkeys(t for _, r in runs for t in r.per_task))
     if not tasks:
         return [report.note("No task had k trials, so nothing per task can be shown.")]
@@ -95,7 +96,7 @@ def _per_task(runs: list[tuple[str, ReliabilityReport]]) -> list[Any]:
     out = []
     if len(tasks) <= MAX_TASK_BARS:
         series = [(name, [r.per_task.get(t, {}).get("pass_hat_k") for t in tasks]) for name, r in runs]
-        out.append(report.grouped_bar_chart(f"pass^{k} per task", [str(t) for t in tasks], series))
+        out.append(report.grouped_bar_chart(f"pass^{k} per task", [str(t) for t in tasks], series, colours=colours))
     columns = ["task"] + [f"{name} {what}" for name, _ in runs for what in ("successes", f"pass^{k}")]
     rows = []
     for t in tasks:
@@ -150,15 +151,18 @@ def _comparison(c: Any) -> list[Any]:
 
 
 def report_sections(runs: Mapping[str, ReliabilityReport], *, gate: Any = None,
-                    gate_runs: Optional[tuple[str, str]] = None, comparison: Any = None) -> list[Any]:
+                    gate_runs: Optional[tuple[str, str]] = None, comparison: Any = None,
+                    colours: Optional[report.SeriesColours] = None) -> list[Any]:
     """The report's sections for the named ``runs`` (all with the same k), plus the regression
     ``gate`` result (an :class:`~scorekit.agents.AgentGateResult`) between ``gate_runs =
     (current, baseline)`` and a paired ``comparison`` (an
-    :class:`~scorekit.agents.AgentComparison`) when given."""
+    :class:`~scorekit.agents.AgentComparison`) when given. ``colours`` gives each run its colour
+    on every chart (pass the page's own when these sections join others; default: a new one)."""
     pairs = _check_runs(runs)
     if len({r.k for _, r in pairs}) > 1:
         raise InvalidValueError("all runs must use the same k to share a report", field="runs")
-    sections = [_overview(pairs), *_per_slice(pairs), *_per_task(pairs), *_metrics(pairs)]
+    colours = colours if colours is not None else report.SeriesColours()
+    sections = [_overview(pairs), *_per_slice(pairs, colours), *_per_task(pairs, colours), *_metrics(pairs)]
     if gate is not None:
         current, baseline = gate_runs if gate_runs else ("current", "baseline")
         sections += _gate(gate, current, baseline)
@@ -168,7 +172,13 @@ def report_sections(runs: Mapping[str, ReliabilityReport], *, gate: Any = None,
 
 
 def suite_report(runs: Mapping[str, ReliabilityReport], *, title: str = "Agent suite report", gate: Any = None,
-                 gate_runs: Optional[tuple[str, str]] = None, comparison: Any = None) -> str:
-    """A self-contained HTML page of :func:`report_sections` (write it with
-    :func:`scorekit.report.write_report`)."""
-    return report.render_page(title, report_sections(runs, gate=gate, gate_runs=gate_runs, comparison=comparison))
+                 gate_runs: Optional[tuple[str, str]] = None, comparison: Any = None,
+                 path: Optional[Union[str, os.PathLike]] = None,
+                 inputs: Iterable[Union[str, os.PathLike]] = ()) -> str:
+    """A self-contained HTML page of :func:`report_sections`; with ``path``, also written there by
+    :func:`scorekit.report.write_report` (atomically; refused when ``path`` is one of the
+    ``inputs`` the runs were read from, a folder, or in a folder that does not exist)."""
+    page = report.render_page(title, report_sections(runs, gate=gate, gate_runs=gate_runs, comparison=comparison))
+    if path is not None:
+        report.write_report(path, page, inputs=inputs)
+    return page

@@ -4,6 +4,8 @@ A case is a directory with one ``input.json|yaml|yml`` and one ``expected.json|y
 expected file maps step names to the output each step should give. :class:`BenchmarkRunner` runs
 one or several pipelines over every case, scores each step (:func:`score_step`), aggregates per
 step and per pipeline, and :func:`generate_report` writes one self-contained HTML report.
+:func:`comparator` gives the named field comparators (``exact``, ``casefold``, ``fuzzy``, ``numeric``,
+``date``, ``set``).
 The runner, report, run comparison and pipeline adapters are imported on first use.
 """
 
@@ -21,6 +23,8 @@ _LAZY = {
     "BenchmarkRunner": "scorekit.cases.runner",
     "generate_report": "scorekit.cases.report",
     "compare_summaries": "scorekit.cases.compare",
+    "comparator": "scorekit.cases.comparators",
+    "Comparator": "scorekit.cases.comparators",
     "CallablePipeline": "scorekit.cases.pipelines",
     "CommandPipeline": "scorekit.cases.pipelines",
     "SavedOutputsPipeline": "scorekit.cases.pipelines",

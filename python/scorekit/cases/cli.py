@@ -8,7 +8,8 @@ writes the HTML report (``Report written to: <path>``) and, with ``--json``, the
 
 Exit status: 0 when the run completes, whatever the scores; 1 for configuration problems (all of
 them listed, no traceback), for "no cases found" and when PDF support is missing (checked before
-the run); 2 for usage errors (a threshold outside [0, 1], an unknown section, conflicting options).
+the run); 2 for usage errors (a threshold outside [0, 1], an unknown section, conflicting options)
+and for a bad ``--comparators`` file (an unknown name or option, a path that matches nothing).
 """
 
 from __future__ import annotations
@@ -83,6 +84,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("-r", "--report", default=DEFAULT_REPORT, metavar="PATH",
                    help=f"the HTML report to write (default {DEFAULT_REPORT}; overwritten)")
     p.add_argument("--pdf", action="store_true", help="also write the report as PDF beside it (needs WeasyPrint)")
+    p.add_argument("--open", action="store_true", help="open the HTML report in the web browser once it is written")
     p.add_argument("--pass-threshold", type=_threshold, default=None, metavar="T",
                    help="score a case needs to pass, in [0, 1] (default 1.0; with --from-summary: the saved one)")
     p.add_argument("--sections", nargs="+", default=None, metavar="SECTION",
@@ -101,6 +103,10 @@ def add_parser(sub: Any) -> None:
                    help="also write the summary as JSON to PATH ('-': standard output, the console text going to stderr)")
     p.add_argument("--compare", metavar="PREVIOUS.json", default=None,
                    help="a summary saved by an earlier run: the report marks what got better, worse or changed")
+    p.add_argument("--comparators", metavar="FILE", default=None,
+                   help="a YAML or JSON file mapping field paths (extract.total; * for any key or list position: "
+                        "extract.line_items.*.qty) to a comparator: exact, casefold, fuzzy, numeric, date, set, or a "
+                        "mapping with options such as {name: numeric, abs: 0.01}")
     p.add_argument("--allow-external-files", action="store_true",
                    help="let $file references leave their case folder (off: refused as a configuration error)")
     p.add_argument("--progress", choices=("auto", "always", "never"), default="auto",
@@ -168,9 +174,9 @@ def _sections(values: Optional[list[str]]) -> Optional[list[str]]:
     return names
 
 
-def _config_error(message: str) -> int:
+def _config_error(message: str, status: int = 1) -> int:
     print(f"scorekit cases: {message}", file=sys.stderr)
-    return 1
+    return status
 
 
 def _check_usage(args: argparse.Namespace) -> None:
@@ -179,7 +185,8 @@ def _check_usage(args: argparse.Namespace) -> None:
     if args.from_summary is not None:
         if args.benchmark_dir is not None or args.pipelines:
             raise CliError("--from-summary renders a saved summary: give no DIR and no -p")
-        for flag, default in (("jobs", 1), ("timeout", None), ("matching", "greedy"), ("allow_external_files", False)):
+        for flag, default in (("jobs", 1), ("timeout", None), ("matching", "greedy"), ("allow_external_files", False),
+                              ("comparators", None)):
             if getattr(args, flag) != default:
                 raise CliError(f"--{flag.replace('_', '-')} applies to a run, not to --from-summary")
     elif args.benchmark_dir is None:
@@ -199,6 +206,7 @@ def _rescore(summary: Any, threshold: Optional[float], missing_steps: Optional[s
 
     if missing_steps is not None and missing_steps != summary.missing_steps:
         summary.missing_steps = missing_steps
+        summary.comparison = None  # it compared the case scores this rule changes
         for p in summary.pipelines:
             for case in p.cases:
                 if case.status == "success":
@@ -213,7 +221,7 @@ def _rescore(summary: Any, threshold: Optional[float], missing_steps: Optional[s
 
 def run_command(args: argparse.Namespace) -> int:
     """Run ``scorekit cases`` (module docstring); the exit status."""
-    from scorekit.cases.errors import CasesConfigError
+    from scorekit.cases.errors import CasesConfigError, ComparatorConfigError
     from scorekit.cases.results import BenchmarkSummary
 
     _check_usage(args)
@@ -242,21 +250,29 @@ def run_command(args: argparse.Namespace) -> int:
         inputs.append(args.from_summary)
         _rescore(summary, args.pass_threshold, args.missing_steps)
     else:
+        from scorekit.cases.comparators import load_comparators
         from scorekit.cases.runner import BenchmarkRunner
 
+        comparators = None
+        if args.comparators is not None:
+            try:
+                comparators = load_comparators(args.comparators)
+            except ComparatorConfigError as exc:
+                return _config_error(str(exc), 2)
+            inputs.append(args.comparators)
         if os.getcwd() not in sys.path:  # module:function pipelines from the current folder, as `python -m` finds them
             sys.path.insert(0, os.getcwd())
         threshold = 1.0 if args.pass_threshold is None else args.pass_threshold
         discovery_log = logging.getLogger("scorekit.cases.discovery")
         was_disabled, discovery_log.disabled = discovery_log.disabled, True  # the skips are printed below, once
         try:
-            runner = BenchmarkRunner(args.benchmark_dir, args.pipelines, pass_threshold=threshold,
+            runner = BenchmarkRunner(args.benchmark_dir, args.pipelines, comparators, pass_threshold=threshold,
                                      matching=args.matching, jobs=args.jobs, timeout=args.timeout,
                                      allow_external_files=args.allow_external_files,
                                      missing_steps=args.missing_steps or "exclude",
                                      progress=progress_printer(args.progress, "cases"))
         except CasesConfigError as exc:
-            return _config_error(str(exc))
+            return _config_error(str(exc), 2 if isinstance(exc, ComparatorConfigError) else 1)
         finally:
             discovery_log.disabled = was_disabled
         for skipped in runner.skipped[:MAX_SKIPPED_SHOWN]:
@@ -273,6 +289,12 @@ def run_command(args: argparse.Namespace) -> int:
                    "--json": None if args.json == "-" else args.json}, inputs)
     if runner is not None:
         summary = runner.run()
+    comparison = None
+    if previous is not None:
+        from scorekit.cases.compare import compare_summaries
+
+        comparison = compare_summaries(previous, summary)
+        summary.comparison = comparison.to_dict()
     print_summary(summary, out)
     if args.json is not None:
         text = summary.to_json()
@@ -284,10 +306,7 @@ def run_command(args: argparse.Namespace) -> int:
 
     written = generate_report(summary, args.report, sections, title=args.title, pdf=args.pdf, previous=previous,
                               inputs=inputs)
-    if previous is not None:
-        from scorekit.cases.compare import compare_summaries
-
-        comparison = compare_summaries(previous, summary)
+    if comparison is not None:
         counts = comparison.counts()
         changes = ", ".join(f"{n} {kind}" for kind, n in counts.items() if n and kind != "same") or "no change"
         if not comparison.pipelines:
@@ -297,7 +316,13 @@ def run_command(args: argparse.Namespace) -> int:
             if names:
                 changes += f"; {label}: {', '.join(names)}"
         print(f"\nSince {args.compare}: {changes}", file=out)
+        for test in comparison.significance:
+            print(f"  {test.text()}", file=out)
     print(f"\nReport written to: {written}", file=out)
     if args.pdf:
         print(f"PDF written to:    {Path(written).with_suffix('.pdf')}", file=out)
+    if args.open:
+        from scorekit.report import open_in_browser
+
+        open_in_browser(written)
     return 0

@@ -23,7 +23,7 @@ from scorekit.cases.errors import CasesConfigError
 from scorekit.cases.results import SkippedCase
 from scorekit.errors import InvalidTypeError, InvalidValueError
 
-__all__ = ["Case", "MAX_NESTING", "discover_cases"]
+__all__ = ["Case", "MAX_NESTING", "discover_cases", "read_data_file"]
 
 logger = logging.getLogger(__name__)
 
@@ -296,6 +296,17 @@ class _References:
         if not self.allow_external_files and not target.is_relative_to(self.case_dir):
             raise _Refused(f"resolves outside the case directory ({target}); allow_external_files=True permits it")
         return target
+
+
+def read_data_file(path: "str | os.PathLike[str]", max_bytes: int = 10 * 2**20) -> Any:
+    """The value of a JSON (``.json``) or YAML (any other suffix) file read by the case files'
+    rules: strict UTF-8, duplicate keys refused, YAML-1.2-like scalars, a size cap; a
+    ``ValueError`` saying why when it cannot be read."""
+    try:
+        text = _decode(_read_regular_file(Path(path), max_bytes))
+        return _parse_json(text) if Path(path).suffix == ".json" else _parse_yaml(text)
+    except _Refused as exc:
+        raise ValueError(str(exc)) from None
 
 
 def _is_file_reference(value: Any) -> bool:

@@ -7,7 +7,7 @@ from typing import Iterable
 
 from scorekit.errors import ScorekitError
 
-__all__ = ["CasesConfigError", "ComparatorError"]
+__all__ = ["CasesConfigError", "ComparatorConfigError", "ComparatorError"]
 
 
 class CasesConfigError(ScorekitError, ValueError):
@@ -19,6 +19,11 @@ class CasesConfigError(ScorekitError, ValueError):
         count = len(self.problems)
         head = "1 configuration problem" if count == 1 else f"{count} configuration problems"
         super().__init__(head + ":\n" + "\n".join(f"  - {p}" for p in self.problems))
+
+
+class ComparatorConfigError(CasesConfigError):
+    """The only configuration problems are in the comparators: an unknown name or option, a path
+    pattern that matches no expected value, two comparators for one field, one never used."""
 
 
 class ComparatorError(ScorekitError, RuntimeError):

@@ -33,11 +33,12 @@ __all__ = ["DEFAULT_SECTIONS", "MAX_CASE_DETAILS", "SECTIONS", "PdfSupportError"
            "generate_report", "report_sections", "require_pdf_support"]
 
 #: Every section, in the order of the page.
-SECTIONS = ("overall_summary", "per_step_accuracy", "pipeline_comparison", "mermaid_graph", "plots",
-            "per_case_breakdown", "attempt_logs")
+SECTIONS = ("overall_summary", "per_step_accuracy", "per_field_accuracy", "pipeline_comparison", "mermaid_graph",
+            "plots", "per_case_breakdown", "attempt_logs")
 #: The sections shown when none are named: all but the attempt logs.
 DEFAULT_SECTIONS = SECTIONS[:-1]
 _HEADINGS = {"overall_summary": "Overall summary", "per_step_accuracy": "Per-step accuracy",
+             "per_field_accuracy": "Per-field accuracy",
              "pipeline_comparison": "Pipeline comparison", "mermaid_graph": "Pipeline graph",
              "plots": "Accuracy plots", "per_case_breakdown": "Per-case breakdown",
              "attempt_logs": "Attempt logs"}
@@ -194,6 +195,26 @@ def _per_step(summary: BenchmarkSummary, steps: _Steps) -> list[rp.Section]:
                     "the step.")]
 
 
+def _per_field(summary: BenchmarkSummary) -> list[rp.Section]:
+    """Per pipeline, every field path's mean score and count over the cases, worst first."""
+    parts: list[rp.Section] = []
+    for p in summary.pipelines:
+        if not p.fields:
+            parts.append(rp.group(p.name, [rp.note("No field was scored.")]))
+            continue
+        rows = [[f["field"], _score_cell(f["mean"]), f["count"], f["comparator"] or "default rules"]
+                for f in p.fields[:MAX_LISTED_ROWS]]
+        body = [rp.data_table("", ["field", "mean score", "cases", "comparator"], rows)]
+        if len(p.fields) > len(rows):
+            body.append(rp.note(f"{len(p.fields) - len(rows)} more fields not listed (the best scoring)."))
+        parts.append(rp.group(p.name, body))
+    if not parts:
+        return [rp.note("No pipeline.")]
+    parts.append(rp.note("A field's score averaged over the successful cases that score it (a list is one field, "
+                         "its items matched as documented); fields of a missing or ignored step are not counted."))
+    return parts
+
+
 def _comparison(summary: BenchmarkSummary, steps: _Steps) -> list[rp.Section]:
     ps = summary.pipelines
     if len(ps) < 2:
@@ -266,7 +287,7 @@ def _graph(summary: BenchmarkSummary) -> list[rp.Section]:
     return parts
 
 
-def _plots(summary: BenchmarkSummary, steps: _Steps) -> list[rp.Section]:
+def _plots(summary: BenchmarkSummary, steps: _Steps, colours: rp.SeriesColours) -> list[rp.Section]:
     ps = summary.pipelines
     if not steps.names or not ps:
         return [rp.note("No step scores to plot.")]
@@ -278,13 +299,14 @@ def _plots(summary: BenchmarkSummary, steps: _Steps) -> list[rp.Section]:
     values = [[None if steps.produced(k, s) is None else _tenths(steps.produced(k, s)) for s in names]  # type: ignore[arg-type]
               for k in range(len(ps))]
     parts.append(rp.grouped_bar_chart("Accuracy per step (%)", names, [(p.name, v) for p, v in zip(ps, values)],
-                                      texts=[["" if x is None else f"{x:.1f}%" for x in v] for v in values]))
+                                      texts=[["" if x is None else f"{x:.1f}%" for x in v] for v in values],
+                                      colours=colours))
     if len(ps) > 1:
         deltas = [[_delta(steps.produced(0, s), steps.produced(k, s)) for s in names] for k in range(1, len(ps))]
         parts.append(rp.grouped_bar_chart(
             f"\u0394 accuracy per step vs {ps[0].name} (percentage points)", names,
             [(p.name, [None if d is None else float(format_delta(d)) for d in row]) for p, row in zip(ps[1:], deltas)],
-            texts=[["" if d is None else format_delta(d) for d in row] for row in deltas]))
+            texts=[["" if d is None else format_delta(d) for d in row] for row in deltas], colours=colours))
     parts.append(rp.note("A step a pipeline never produced has no bar (it is not drawn as 0)."))
     return parts
 
@@ -440,23 +462,27 @@ def _attempt_logs(summary: BenchmarkSummary) -> list[rp.Section]:
 
 def report_sections(summary: BenchmarkSummary, sections: Optional[Iterable[str]] = None, *,
                     previous: Optional[BenchmarkSummary] = None,
-                    max_case_details: int = MAX_CASE_DETAILS) -> list[rp.Section]:
+                    max_case_details: int = MAX_CASE_DETAILS,
+                    colours: Optional[rp.SeriesColours] = None) -> list[rp.Section]:
     """The page's sections for ``summary``: the named ``sections`` (default
     :data:`DEFAULT_SECTIONS`) in the order of :data:`SECTIONS`, each a titled group; an unknown
     name raises ``ValueError``. With ``previous`` (the summary of an earlier run), a section
     "Changes since the previous run" follows the overall summary. ``max_case_details`` cases per
-    pipeline are shown in full (failures first)."""
+    pipeline are shown in full (failures first). ``colours`` gives each pipeline its colour on
+    every chart (pass the page's own when these sections join others; default: a new one)."""
     if not isinstance(summary, BenchmarkSummary):
         raise TypeError(f"summary must be a BenchmarkSummary, not {type(summary).__name__}")
     if isinstance(max_case_details, bool) or not isinstance(max_case_details, int) or max_case_details < 0:
         raise ValueError(f"max_case_details must be a non-negative integer, not {max_case_details!r}")
     names = _selected(sections)
     steps = _Steps(summary)
+    colours = colours if colours is not None else rp.SeriesColours()
     build = {"overall_summary": lambda: _overall(summary),
              "per_step_accuracy": lambda: _per_step(summary, steps),
+             "per_field_accuracy": lambda: _per_field(summary),
              "pipeline_comparison": lambda: _comparison(summary, steps),
              "mermaid_graph": lambda: _graph(summary),
-             "plots": lambda: _plots(summary, steps),
+             "plots": lambda: _plots(summary, steps, colours),
              "per_case_breakdown": lambda: _per_case(summary, max_case_details),
              "attempt_logs": lambda: _attempt_logs(summary)}
     out = [rp.group(_HEADINGS[name], build[name]()) for name in names]

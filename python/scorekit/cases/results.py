@@ -38,7 +38,7 @@ from scorekit.files import strict_json_loads, write_atomically
 
 __all__ = [
     "BenchmarkSummary", "CaseResult", "DagNode", "FieldScore", "ListMatch", "MISSING_STEPS", "PipelineBenchmarkResult",
-    "SkippedCase", "StepScore", "aggregate_pipeline", "case_score", "jsonable", "SUMMARY_FORMAT",
+    "SkippedCase", "StepScore", "aggregate_pipeline", "case_score", "field_rollup", "jsonable", "SUMMARY_FORMAT",
 ]
 
 #: Version tag of the saved-summary JSON; loading refuses any other.
@@ -83,6 +83,8 @@ class FieldScore:
 
     A list counts as one leaf; ``match`` then tells how its items were paired (dict lists and
     lists of mixed items; ``None`` for scalar lists scored as multisets and ``$ordered`` lists).
+    ``comparator`` is the label of the comparator that scored the leaf (or its list's items), set
+    by the runner (:func:`scorekit.cases.comparators.label_fields`); ``None``: the default rules.
     """
 
     field: str
@@ -91,16 +93,17 @@ class FieldScore:
     score: float
     status: str = "scored"
     match: Optional[ListMatch] = None
+    comparator: Optional[str] = None
 
     def to_dict(self) -> dict[str, Any]:
         return {"field": self.field, "actual": jsonable(self.actual), "expected": jsonable(self.expected),
                 "score": self.score, "status": self.status,
-                "match": self.match.to_dict() if self.match else None}
+                "match": self.match.to_dict() if self.match else None, "comparator": self.comparator}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "FieldScore":
         return cls(d["field"], d["actual"], d["expected"], d["score"], d["status"],
-                   ListMatch.from_dict(d["match"]) if d.get("match") else None)
+                   ListMatch.from_dict(d["match"]) if d.get("match") else None, d.get("comparator"))
 
 
 @dataclass
@@ -216,6 +219,7 @@ class PipelineBenchmarkResult:
     missing_step_count: int = 0
     cases_with_missing_steps: int = 0
     passed_with_missing_steps: int = 0
+    fields: list[dict[str, Any]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if not self.name:
@@ -229,7 +233,7 @@ class PipelineBenchmarkResult:
                 "error_count": self.error_count, "unscored_count": self.unscored_count,
                 "missing_step_count": self.missing_step_count,
                 "cases_with_missing_steps": self.cases_with_missing_steps,
-                "passed_with_missing_steps": self.passed_with_missing_steps,
+                "passed_with_missing_steps": self.passed_with_missing_steps, "fields": self.fields,
                 "dag": [n.to_dict() for n in self.dag]}
 
     @classmethod
@@ -262,6 +266,8 @@ class BenchmarkSummary:
     matching: str = "greedy"
     created: str = field(default_factory=lambda: _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"))
     missing_steps: str = "exclude"
+    #: What ``--compare`` found (:meth:`scorekit.cases.compare.RunComparison.to_dict`), when given.
+    comparison: Optional[dict[str, Any]] = None
 
     @property
     def passed_with_missing_steps(self) -> int:
@@ -272,7 +278,8 @@ class BenchmarkSummary:
         return {"format": SUMMARY_FORMAT, "created": self.created, "pass_threshold": self.pass_threshold,
                 "matching": self.matching, "missing_steps": self.missing_steps,
                 "passed_with_missing_steps": self.passed_with_missing_steps, "case_names": list(self.case_names),
-                "skipped": [s.to_dict() for s in self.skipped], "pipelines": [p.to_dict() for p in self.pipelines]}
+                "skipped": [s.to_dict() for s in self.skipped], "pipelines": [p.to_dict() for p in self.pipelines],
+                **({"comparison": self.comparison} if self.comparison is not None else {})}
 
     def to_json(self, path: "str | Path | None" = None) -> str:
         """The summary as strict JSON text; also written to ``path`` when given."""
@@ -299,6 +306,8 @@ class BenchmarkSummary:
                       d.get("matching", "greedy"), d.get("created", ""), d.get("missing_steps", "exclude"))
         for pipeline in summary.pipelines:  # counted from the cases, whatever the file says
             _count_missing_steps(pipeline, summary.pass_threshold)
+            pipeline.fields = field_rollup(pipeline.cases)
+        summary.comparison = d.get("comparison")
         return summary
 
     @classmethod
@@ -414,7 +423,8 @@ _LIST_MATCH = _record({"method": _text, "expected_len": _COUNT, "actual_len": _C
                        "pairs": _list_of(_items(_COUNT, _COUNT, _SCORE)), "wildcards": _COUNT, "precision": _SCORE,
                        "recall": _SCORE, "f1": _SCORE})
 _FIELD = _record({"field": _text, "actual": _any, "expected": _any, "score": _SCORE,
-                  "status": _one_of("scored", "ignored")}, {"match": _nullable(_LIST_MATCH)})
+                  "status": _one_of("scored", "ignored")}, {"match": _nullable(_LIST_MATCH),
+                                                             "comparator": _nullable(_text)})
 _STEP = _record({"step_name": _text, "score": _SCORE, "status": _one_of("scored", "ignored", "missing"),
                  "field_scores": _list_of(_FIELD)}, {"runner_status": _nullable(_text)})
 _CASE = _record({"case_name": _text, "pipeline_path": _text, "status": _one_of("success", "error"),
@@ -450,7 +460,7 @@ _PIPELINE = _record({"pipeline_path": _text, "cases": _list_of(_CASE), "step_mea
                      "passed_with_missing_steps": _COUNT})
 _SUMMARY = _record({"pipelines": _list_of(_PIPELINE), "case_names": _list_of(_text), "pass_threshold": _SCORE},
                    {"created": _text, "matching": _one_of("greedy", "optimal"), "missing_steps": _one_of(*MISSING_STEPS),
-                    "passed_with_missing_steps": _COUNT,
+                    "passed_with_missing_steps": _COUNT, "comparison": _nullable(_map_of(_any)),
                     "skipped": _list_of(_record({"name": _text, "reason": _text}))})
 
 
@@ -523,7 +533,32 @@ def aggregate_pipeline(result: PipelineBenchmarkResult, threshold: float) -> Pip
     result.step_pass_rate = {s: sum(1 for x in v if x >= threshold) / len(v) for s, v in per_step.items()}
     result.step_missing_count = {s: missing.get(s, 0) for s in per_step}
     _count_missing_steps(result, threshold)
+    result.fields = field_rollup(result.cases)
     return result
+
+
+def field_rollup(cases: list[CaseResult]) -> list[dict[str, Any]]:
+    """Per field path, the mean score and count of its ``scored`` leaves over the successful
+    cases, worst first (then by path): ``[{"field", "mean", "count", "comparator"}]``. A whole
+    step's leaf (``<value>``) is under the step's name; ``comparator`` lists the labels that
+    scored the field (``None``: the default rules)."""
+    scores: dict[str, list[float]] = {}
+    labels: dict[str, list[str]] = {}
+    for case in cases:
+        if case.status != "success":
+            continue
+        for step in case.step_scores:
+            for fs in step.field_scores:
+                if fs.status != "scored":
+                    continue
+                path = step.step_name if fs.field == "<value>" else fs.field
+                scores.setdefault(path, []).append(fs.score)
+                names = labels.setdefault(path, [])
+                if fs.comparator and fs.comparator not in names:
+                    names.append(fs.comparator)
+    rows = [{"field": path, "mean": math.fsum(v) / len(v), "count": len(v),
+             "comparator": " | ".join(labels[path]) or None} for path, v in scores.items()]
+    return sorted(rows, key=lambda row: (row["mean"], row["field"]))
 
 
 def _count_missing_steps(result: PipelineBenchmarkResult, threshold: float) -> None:

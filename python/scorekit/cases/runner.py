@@ -24,7 +24,7 @@ from multiprocessing.connection import wait
 from pathlib import Path
 from typing import Any, Callable, Mapping, Optional, Sequence
 
-from scorekit.cases.errors import CasesConfigError, ComparatorError
+from scorekit.cases.errors import CasesConfigError, ComparatorConfigError, ComparatorError
 from scorekit.cases.pipelines import PipelineError, PyconveyorPipeline, resolve_pipeline
 from scorekit.cases.results import (MISSING_STEPS, BenchmarkSummary, CaseResult, PipelineBenchmarkResult,
                                     aggregate_pipeline, case_score, jsonable)
@@ -48,7 +48,10 @@ class BenchmarkRunner:
     """Run ``pipelines`` over the cases of ``benchmark_dir`` (docs/cases-pipelines.md).
 
     ``pipelines``: adapters, callables or strings (:func:`~scorekit.cases.pipelines.resolve_pipeline`),
-    baseline first. ``comparators`` map step or field paths to ``(actual, expected) -> score``.
+    baseline first. ``comparators`` map step or field paths (``*`` for any key or list position) to
+    ``(actual, expected) -> score`` callables or named comparators (:mod:`scorekit.cases.comparators`);
+    a path that matches no case's expected output, or an unknown name, is a
+    :class:`~scorekit.cases.errors.ComparatorConfigError` (when it is the only problem).
     ``pass_threshold`` in [0, 1]. ``schemas`` go to pyconveyor pipelines. ``matching`` is
     ``"greedy"`` or ``"optimal"`` (needs scipy). ``jobs`` worker processes (1: in this process,
     unless ``timeout`` is set). ``timeout``: seconds per case run. ``allow_external_files`` and
@@ -63,8 +66,8 @@ class BenchmarkRunner:
                  jobs: int = 1, timeout: Optional[float] = None, allow_external_files: bool = False,
                  max_file_bytes: int = 10 * 2**20, progress: Optional[Callable[[int, int], None]] = None,
                  missing_steps: str = "exclude") -> None:
+        from scorekit.cases.comparators import resolve_comparators
         from scorekit.cases.discovery import discover_cases
-        from scorekit.cases.scoring import check_comparators
 
         problems: list[str] = []
         if isinstance(pass_threshold, bool) or not isinstance(pass_threshold, (int, float)):
@@ -87,7 +90,6 @@ class BenchmarkRunner:
             problems.append("progress must be a callable progress(done, total)")
         if not isinstance(missing_steps, str) or missing_steps not in MISSING_STEPS:
             problems.append(f"missing_steps must be 'exclude' or 'fail', got {missing_steps!r}")
-        problems.extend(check_comparators(comparators))
         if isinstance(pipelines, (str, Path)) or callable(pipelines):
             pipelines = [pipelines]
         self.pipelines: list[Any] = []
@@ -106,10 +108,15 @@ class BenchmarkRunner:
         except CasesConfigError as exc:
             problems.extend(exc.problems)
             self.cases, self.skipped = [], []
+        try:
+            self.comparators = resolve_comparators(comparators or {}, [c.expected for c in self.cases])
+        except ComparatorConfigError as exc:
+            if not problems:
+                raise
+            problems.extend(exc.problems)
         if problems:
             raise CasesConfigError(problems)
         self.benchmark_dir = Path(benchmark_dir)
-        self.comparators = dict(comparators or {})
         self.pass_threshold = float(pass_threshold)
         self.matching, self.jobs, self.timeout, self.progress = matching, jobs, timeout, progress
         self.missing_steps = missing_steps
@@ -169,6 +176,7 @@ class BenchmarkRunner:
         (or ``SystemExit``) of the pipeline or of a comparator makes the case an error. The
         pipeline gets a deep copy of the input unless it declares ``input_read_only = True``.
         ``on_ran()`` is called when the pipeline run ends."""
+        from scorekit.cases.comparators import label_fields
         from scorekit.cases.scoring import score_case
 
         pipeline, case = self.pipelines[pipeline_index], self.cases[case_index]
@@ -193,6 +201,7 @@ class BenchmarkRunner:
             raise
         except Exception as exc:  # a scorer bug must not end the run: the case shows it
             return _failed(result, RuntimeError(f"scoring failed: {_error_text(exc)}"), result.attempt_logs)
+        label_fields(result.step_scores, self.comparators)
         result.overall_score = case_score(result.step_scores, self.missing_steps)
         result.actuals = {step: _dumped(run.outputs[step]) for step in case.expected if step in run.outputs}
         return result

@@ -3,14 +3,15 @@
 Label commands (``classify``, ``binary``, ``multiclass``, ``rotation``) take the ground-truth and
 the prediction label files, ``TRUE PRED``, print the metrics (``--json``: strict JSON, the
 summary of :mod:`scorekit.flowcharts.label_report`) and with ``--html REPORT`` also write a
-self-contained HTML report. Inputs are only read: before any work, every command checks that its
-input files and folders exist and that its outputs replace none of them nor any file inside them
-(:func:`scorekit.files.check_outputs`).
+self-contained HTML report (``--open``: then shown in the web browser). Inputs are only read:
+before any work, every command checks that its input files and folders exist and that its
+outputs replace none of them nor any file inside them (:func:`scorekit.files.check_outputs`).
 
 ``parse TRUE_DIR PRED_DIR [PRED_DIR ...]`` scores predicted flowcharts against the ground truth in
 ``TRUE_DIR`` (sub-folders ``nodes``, ``labels``, ``flow`` and ``additional_texts``, each overridable),
 prints the totals (``--json``: strict JSON with one entry per flowchart) and with ``--html REPORT``
-writes a self-contained HTML report. A node matching not proven optimal within ``--time-limit`` is
+writes a self-contained HTML report: per flowchart, the node, label and additional-text matchings
+whose costs add up to its scores. A node matching not proven optimal within ``--time-limit`` is
 counted (``unproven_flowcharts``), listed with its bound in the flowchart's entry, and named in a
 warning on stderr. Progress over the flowcharts goes to stderr when it is a terminal.
 
@@ -28,7 +29,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any, Callable, NamedTuple, Sequence
+from typing import Any, Callable, NamedTuple, Optional, Sequence
 
 __all__ = ["COMMANDS", "Command", "add_parser"]
 
@@ -45,6 +46,7 @@ def _label_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print the metrics as JSON")
     p.add_argument("--html", metavar="REPORT", default=None,
                    help="also write a self-contained HTML report (confusion matrix, accuracy per class) to REPORT")
+    p.add_argument("--open", action="store_true", help="open the --html report in the web browser once it is written")
 
 
 def _multiclass_arguments(p: argparse.ArgumentParser) -> None:
@@ -86,13 +88,21 @@ def _check_outputs(args: argparse.Namespace, inputs: Sequence[Path]) -> None:
     check_outputs({"--html": args.html}, inputs=inputs)
 
 
+def _check_open(args: argparse.Namespace) -> None:
+    """Refuse ``--open`` without ``--html`` (there is no report to open), first of all."""
+    if args.open and not args.html:
+        raise ValueError("--open needs --html REPORT: there is no report to open")
+
+
 def _output(kind: str, build: Callable[[], Any], args: argparse.Namespace) -> int:
     """Check the paths, build the benchmark, print its metrics and write the report."""
     from scorekit.flowcharts import label_report
 
+    _check_open(args)
     inputs = [_input_file("TRUE", args.true), _input_file("PRED", args.pred)]
     _check_outputs(args, inputs)
     summary = label_report.summarise(kind, build())
+    written = None
     if args.html:
         from scorekit.report import write_report
 
@@ -107,9 +117,19 @@ def _output(kind: str, build: Callable[[], Any], args: argparse.Namespace) -> in
         print(text)
     else:
         print(label_report.format_text(summary).encode("utf-8", "backslashreplace").decode("utf-8"))
-    if args.html:
-        print(f"report: {written}", file=sys.stderr if args.json else sys.stdout)
+    _announce(args, written)
     return 0
+
+
+def _announce(args: argparse.Namespace, written: Optional[Path]) -> None:
+    """Name the report written (on stderr when stdout carries JSON) and open it with ``--open``."""
+    if written is None:
+        return
+    print(f"report: {written}", file=sys.stderr if args.json else sys.stdout)
+    if args.open:
+        from scorekit.report import open_in_browser
+
+        open_in_browser(written)
 
 
 def _run_classify(args: argparse.Namespace) -> int:
@@ -164,7 +184,9 @@ def _parse_arguments(p: argparse.ArgumentParser) -> None:
                         "unproven and reported with its bound")
     p.add_argument("--json", action="store_true", help="print the results as JSON")
     p.add_argument("--html", metavar="REPORT", default=None,
-                   help="also write a self-contained HTML report (one row per flowchart, node matchings) to REPORT")
+                   help="also write a self-contained HTML report (one row per flowchart, the node, label and "
+                        "additional-text matchings behind each cost) to REPORT")
+    p.add_argument("--open", action="store_true", help="open the --html report in the web browser once it is written")
 
 
 def _distance(name: str) -> Any:
@@ -203,6 +225,7 @@ def _run_parse(args: argparse.Namespace) -> int:
     from scorekit.flowcharts.parsing.check_parsing_bench_data import json_files
     from scorekit.flowcharts.parsing.parsing_bench import ParsingBenchmark
 
+    _check_open(args)
     time_limit = m.TIME_LIMIT if args.time_limit is None else args.time_limit
     m.check_time_limit(time_limit, "--time-limit")
     dirs, pred_dirs, inputs = _parse_inputs(args)
@@ -216,7 +239,7 @@ def _run_parse(args: argparse.Namespace) -> int:
     costs = Costs(bench.distance_fn)
     pairs = list(zip(bench.true_diagrams_options_list, bench.pred_diagrams))
     rows: list[dict[str, Any]] = []
-    node_tables = []
+    matchings: list[_Matching] = []
     for k, (options, pred) in enumerate(pairs, 1):
         nm = m.match_nodes(options, pred, costs, bench.time_limit)
         true = options.options[nm.true_diagram_option_idx]
@@ -225,15 +248,16 @@ def _run_parse(args: argparse.Namespace) -> int:
                                "numbers_only_node_text_cost": nm.total_numbers_only_node_text_cost}
         if s.labels:
             row["label_cost"] = m.match_node_labels(nm, costs).total_label_error_cost
-        if s.additional_texts:
-            row["additional_text_cost"] = m.match_additional_texts(true, pred, costs).total_cost
+        texts = m.match_additional_texts(true, pred, costs) if s.additional_texts else None
+        if texts is not None:
+            row["additional_text_cost"] = texts.total_cost
         if s.flow:
             fs = nm.flow_score
             row.update(flow_tp=fs.tp, flow_fp=fs.fp, flow_fn=fs.fn, flow_precision=fs.precision,
                        flow_recall=fs.recall, flow_f1=fs.f1, flow_jaccard=fs.jaccard)
         row["unproven"] = [gap.model_dump() for gap in nm.unproven]
         rows.append(row)
-        node_tables.append((pred.parent_img_code, nm))
+        matchings.append(_Matching(pred.parent_img_code, nm, texts))
         _progress(k, len(pairs))
     summary: dict[str, Any] = {"flowcharts": len(rows), "parts": sorted(s.parts), "distance": args.distance,
                                "total_node_text_cost": float(sum(r["node_text_cost"] for r in rows))}
@@ -243,10 +267,11 @@ def _run_parse(args: argparse.Namespace) -> int:
         summary["total_additional_text_cost"] = float(sum(r["additional_text_cost"] for r in rows))
     if s.flow:
         summary["avg_flow_jaccard"] = float(sum(r["flow_jaccard"] for r in rows) / len(rows)) if rows else None
-    unproven = [(stem, nm.unproven) for stem, nm in node_tables if nm.unproven]
+    unproven = [(x.stem, x.nodes.unproven) for x in matchings if x.nodes.unproven]
     summary["unproven_flowcharts"] = len(unproven)
+    written = None
     if args.html:
-        written = _write_html(args, summary, rows, node_tables, inputs)
+        written = _write_html(args, summary, rows, matchings, inputs)
     if args.json:
         print(json.dumps({"summary": summary, "flowcharts": rows}, ensure_ascii=False, indent=2, allow_nan=False)
               .encode("utf-8", "backslashreplace").decode("utf-8"))
@@ -255,8 +280,7 @@ def _run_parse(args: argparse.Namespace) -> int:
             text = ", ".join(value) if isinstance(value, list) else (f"{value:.4f}" if isinstance(value, float)
                                                                         else str(value))
             print(f"{key}: {text}")
-    if args.html:
-        print(f"report: {written}", file=sys.stderr if args.json else sys.stdout)
+    _announce(args, written)
     if unproven:
         detail = "; ".join(f"{stem!r} ({', '.join(g.describe() for g in gaps)})" for stem, gaps in unproven)
         print(f"scorekit flowcharts parse: warning: the node matching of {len(unproven)} flowchart(s) is not proven "
@@ -265,7 +289,48 @@ def _run_parse(args: argparse.Namespace) -> int:
     return 0
 
 
-def _write_html(args: argparse.Namespace, summary: dict, rows: list[dict], node_tables: list,
+class _Matching(NamedTuple):
+    """What one flowchart's costs are made of: its node matching (with the label matching of each
+    node pair once labels are scored) and its additional-text matching (``None``: not scored)."""
+
+    stem: str
+    nodes: Any
+    texts: Any
+
+
+def _matching_sections(x: _Matching, row: dict[str, Any]) -> list[Any]:
+    """The tables behind one flowchart's costs: each row a pair (or an unmatched node, label or
+    text) with its cost; the costs of a table add up to the cost in the flowchart's row."""
+    from scorekit import report
+
+    nm = x.nodes
+    parts = [report.data_table(f"{x.stem}: node matching (option {nm.true_diagram_option_idx})",
+                               ["true #", "true text", "pred #", "pred text", "cost"],
+                               [[mt.true_node.node_number if mt.true_node else None,
+                                 mt.true_node.text if mt.true_node else None,
+                                 mt.pred_node.node_number if mt.pred_node else None,
+                                 mt.pred_node.text if mt.pred_node else None, mt.node_text_cost]
+                                for mt in nm.matches])]
+    totals = [f"node text cost {row['node_text_cost']:g} (the node matching)"]
+    if "label_cost" in row:
+        labels = [[mt.true_node.node_number if mt.true_node else None, lm.true_text,
+                   mt.pred_node.node_number if mt.pred_node else None, lm.pred_text, lm.cost]
+                  for mt in nm.matches for lm in mt.label_matches.matches]
+        parts.append(report.data_table(f"{x.stem}: label matching", ["true #", "true label", "pred #", "pred label",
+                                                                    "cost"], labels))
+        totals.append(f"label cost {row['label_cost']:g} (the label matching)")
+    if x.texts is not None:
+        parts.append(report.data_table(f"{x.stem}: additional-text matching",
+                                       ["true index", "true text", "pred index", "pred text", "cost"],
+                                       [[t.true_index, t.true_text, t.pred_index, t.pred_text, t.cost]
+                                        for t in x.texts.matches]))
+        totals.append(f"additional-text cost {row['additional_text_cost']:g} (the additional-text matching)")
+    parts.append(report.note("Each cost is the sum of the cost column of its table: " + "; ".join(totals)
+                             + ". An empty side is an unmatched node, label or text."))
+    return parts
+
+
+def _write_html(args: argparse.Namespace, summary: dict, rows: list[dict], matchings: list[_Matching],
                 inputs: list[Path]) -> Path:
     from scorekit import report
 
@@ -279,12 +344,7 @@ def _write_html(args: argparse.Namespace, summary: dict, rows: list[dict], node_
                                                 for k, v in summary.items()}),
                 report.data_table("Flowcharts", columns, [[cell(c, r[c]) for c in columns] for r in rows],
                                   sort_by="node_text_cost", descending=True)]
-    for stem, nm in node_tables:
-        table = [[mt.true_node.node_number if mt.true_node else None, mt.true_node.text if mt.true_node else None,
-                  mt.pred_node.node_number if mt.pred_node else None, mt.pred_node.text if mt.pred_node else None,
-                  mt.node_text_cost] for mt in nm.matches]
-        sections.append(report.data_table(f"{stem}: node matching (option {nm.true_diagram_option_idx})",
-                                          ["true #", "true text", "pred #", "pred text", "cost"], table))
+    sections += [report.group(x.stem, _matching_sections(x, row)) for x, row in zip(matchings, rows)]
     page = report.render_page("Flowchart parsing benchmark", sections)
     return report.write_report(args.html, page, inputs=inputs)
 

@@ -1,6 +1,8 @@
 """OCR evaluation in the reference kit's shape (``ek.ocr``): the ocracy bridge, engine capability
-profiles, table recovery from OCR results and the offline benchmark; and the OCR file readers
-(:func:`read`: PAGE-XML, ALTO, hOCR and text, :mod:`scorekit.ocr.formats`).
+profiles, table recovery from OCR results and the offline benchmark; the OCR file readers
+(:func:`read`: PAGE-XML, ALTO, hOCR and text, :mod:`scorekit.ocr.formats`); and the text metrics of
+a ground-truth page against an OCR page (dinglehopper's CER and WER, ``bow_wer``, the flexible
+character accuracy: :mod:`scorekit.ocr.metrics`, :mod:`scorekit.ocr.fca`, docs/ocr-metrics.md).
 
 Importing it needs no OCR engine, SDK or credentials (ocracy is imported only when the bridge is
 called); :func:`scorekit.registry.check_requirements` reports at call time what an engine lacks.

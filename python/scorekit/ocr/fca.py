@@ -35,6 +35,8 @@ from scorekit.errors import InvalidTypeError, InvalidValueError
 #: The coefficient combinations ``(edit_distance, length_difference, offset, length)`` tried; the
 #: ranges the paper's evaluation uses (docs/ocr-metrics.md#flexible-character-accuracy).
 COEFFICIENTS = tuple(itertools.product(range(15, 31, 5), range(0, 24, 3), range(0, 4), range(0, 6)))
+#: The largest coefficient accepted (penalties stay far inside int64 for any page).
+MAX_COEFFICIENT = 10**6
 
 
 class Piece(NamedTuple):
@@ -61,45 +63,75 @@ def _pack(arrays: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
 
 
 class _Matcher:
-    """The line pieces of both sides and a cache of the alignment of every piece pair met."""
+    """The line pieces of both sides, the OCR pieces numbered as they appear, and for every
+    ground-truth piece the alignments found so far: the OCR piece numbers in increasing order and,
+    for each, a row (edits, length difference, offset, matched length, start, end)."""
 
     def __init__(self, gt_lines: list[np.ndarray], ocr_lines: list[np.ndarray]) -> None:
         self.gt_lines, self.ocr_lines = gt_lines, ocr_lines
-        self.cache: dict[tuple[Piece, Piece], tuple[int, ...]] = {}
+        self.ocr_pieces: list[Piece] = []
+        self.ocr_numbers: dict[Piece, int] = {}
+        self.known: dict[Piece, tuple[np.ndarray, np.ndarray]] = {}
 
-    def ids(self, lines, piece: Piece) -> np.ndarray:
-        return lines[piece.line][piece.start:piece.end]
+    def number(self, piece: Piece) -> int:
+        """The number of an OCR piece (a new one for a piece not met before)."""
+        found = self.ocr_numbers.get(piece)
+        if found is None:
+            found = self.ocr_numbers[piece] = len(self.ocr_pieces)
+            self.ocr_pieces.append(piece)
+        return found
 
-    def align(self, requests: Sequence[tuple[Piece, Sequence[Piece]]]) -> None:
-        """Align, in one batch, every ``(g, o)`` of ``requests`` not aligned yet."""
-        todo = list(dict.fromkeys((g, o) for g, candidates in requests for o in candidates
-                                  if (g, o) not in self.cache))
-        if not todo:
+    def align(self, requests: Sequence[tuple[Piece, np.ndarray]]) -> None:
+        """Align, in one batch, every ``(g, o)`` of ``requests`` (``o`` an array of OCR piece numbers)
+        not aligned yet."""
+        missing: dict[Piece, list[np.ndarray]] = {}
+        for g, numbers in requests:
+            keys = self.known[g][0] if g in self.known else numbers[:0]
+            at = np.searchsorted(keys, numbers)
+            new = numbers[(at == len(keys)) | (keys[np.minimum(at, len(keys) - 1)] != numbers)] if len(keys) else numbers
+            if len(new):
+                missing.setdefault(g, []).append(new)
+        if not missing:
             return
+        todo = [(g, np.unique(np.concatenate(parts))) for g, parts in missing.items()]
         pairs = []
-        for g, o in todo:
-            gi, oi = self.ids(self.gt_lines, g), self.ids(self.ocr_lines, o)
-            pairs.append((gi, oi) if g.length <= o.length else (oi, gi))
+        for g, numbers in todo:
+            gi = self.gt_lines[g.line][g.start:g.end]
+            for o in numbers.tolist():
+                piece = self.ocr_pieces[o]
+                oi = self.ocr_lines[piece.line][piece.start:piece.end]
+                pairs.append((gi, oi) if g.length <= piece.length else (oi, gi))
         found = lev.best_substring_batch(*_pack([p for p, _ in pairs]), *_pack([t for _, t in pairs]))
-        for (g, o), (d, s, e) in zip(todo, found.tolist()):
-            longer = max(g.length, o.length)
-            self.cache[g, o] = (d, abs(g.length - o.length), min(s, longer - e), min(g.length, o.length), s, e)
+        at = 0
+        for g, numbers in todo:
+            d, s, e = found[at:at + len(numbers)].T
+            at += len(numbers)
+            b = np.array([self.ocr_pieces[o].length for o in numbers.tolist()], dtype=np.int64)
+            a = g.length
+            rows = np.stack([d, np.abs(a - b), np.minimum(s, np.maximum(a, b) - e), np.minimum(a, b), s, e], axis=1)
+            if g in self.known:
+                keys, old = self.known[g]
+                numbers, rows = np.concatenate([keys, numbers]), np.concatenate([old, rows])
+                order = np.argsort(numbers, kind="stable")
+                numbers, rows = numbers[order], rows[order]
+            self.known[g] = (numbers, rows)
 
-    def features(self, g: Piece, candidates: Sequence[Piece]) -> np.ndarray:
-        """``int64[len(candidates), 4]``: edit distance, length difference, offset and matched
-        length of ``g`` against each OCR piece (the shorter aligned inside the longer), aligned
-        by :meth:`align` before."""
-        return np.array([self.cache[g, o][:4] for o in candidates], dtype=np.int64)
+    def rows(self, g: Piece, numbers: np.ndarray) -> np.ndarray:
+        """``int64[len(numbers), 6]``: the alignment rows of ``g`` with these OCR pieces (aligned by
+        :meth:`align` before); columns 0–3 are the penalty's terms: edit distance, length
+        difference, offset and matched length (the shorter aligned inside the longer)."""
+        keys, rows = self.known[g]
+        return rows[np.searchsorted(keys, numbers)]
 
-    def apply(self, gt: tuple, ocr: tuple, c: int) -> tuple[tuple, tuple, int]:
-        """The pieces left after matching ``gt[0]`` with ``ocr[c]``, and the match's edits. Ground-truth
-        pieces stay longest first (then in line order), OCR pieces in line order."""
-        g, o = gt[0], ocr[c]
-        d, _, _, _, s, e = self.cache[g, o]
+    def apply(self, gt: tuple, ocr: tuple, c: int, row: Sequence[int]) -> tuple[tuple, tuple, int]:
+        """The pieces left after matching ``gt[0]`` with OCR piece number ``ocr[c]`` (alignment ``row``),
+        and the match's edits. Ground-truth pieces stay longest first (then in line order), OCR
+        pieces in line order."""
+        g, o = gt[0], self.ocr_pieces[ocr[c]]
+        d, _, _, _, s, e = row
         if g.length <= o.length:
-            rest = tuple(p for p in (Piece(o.line, o.start, o.start + s), Piece(o.line, o.start + e, o.end))
-                         if p.length)
-            return gt[1:], ocr[:c] + rest + ocr[c + 1:], d
+            rest = (Piece(o.line, o.start, o.start + s), Piece(o.line, o.start + e, o.end))
+            return gt[1:], ocr[:c] + tuple(self.number(p) for p in rest if p.length) + ocr[c + 1:], d
         left = list(gt[1:])
         for p in (Piece(g.line, g.start, g.start + s), Piece(g.line, g.start + e, g.end)):
             if p.length:
@@ -120,7 +152,7 @@ def fca_errors(gt_lines: list[np.ndarray], ocr_lines: list[np.ndarray],
     errors so far, which is all the minimum needs). Each round aligns its new pairs in one batch."""
     matcher = _Matcher(gt_lines, ocr_lines)
     start = (tuple(sorted((Piece(k, 0, len(x)) for k, x in enumerate(gt_lines)), key=_longest_first)),
-             tuple(Piece(k, 0, len(x)) for k, x in enumerate(ocr_lines)))
+             tuple(matcher.number(Piece(k, 0, len(x))) for k, x in enumerate(ocr_lines)))
     runs = {start: (0, np.array(coefficients, dtype=np.int64))}
     sign = np.array([1, 1, 1, -1], dtype=np.int64)
     best = None
@@ -128,16 +160,17 @@ def fca_errors(gt_lines: list[np.ndarray], ocr_lines: list[np.ndarray],
         active = {}
         for (gt, ocr), (errors, coef) in runs.items():
             if gt and ocr:
-                active[gt, ocr] = (errors, coef)
+                active[gt, ocr] = (errors, coef, np.array(ocr, dtype=np.int64))
             else:
-                total = errors + sum(p.length for p in gt) + sum(p.length for p in ocr)
+                total = errors + sum(p.length for p in gt) + sum(matcher.ocr_pieces[o].length for o in ocr)
                 best = total if best is None else min(best, total)
-        matcher.align([(gt[0], ocr) for gt, ocr in active])
+        matcher.align([(gt[0], numbers) for (gt, _), (_, _, numbers) in active.items()])
         runs = {}
-        for (gt, ocr), (errors, coef) in active.items():
-            choice = (matcher.features(gt[0], ocr) * sign @ coef.T).argmin(axis=0)
+        for (gt, ocr), (errors, coef, numbers) in active.items():
+            rows = matcher.rows(gt[0], numbers)
+            choice = (rows[:, :4] * sign @ coef.T).argmin(axis=0)
             for c in np.unique(choice).tolist():
-                new_gt, new_ocr, d = matcher.apply(gt, ocr, c)
+                new_gt, new_ocr, d = matcher.apply(gt, ocr, c, rows[c].tolist())
                 key, group = (new_gt, new_ocr), coef[choice == c]
                 if key in runs:
                     group = np.concatenate([runs[key][1], group])
@@ -164,6 +197,7 @@ def flexible_character_accuracy(gt: str, ocr: str, coefficients: Any = COEFFICIE
 
 
 def _check_coefficients(coefficients: Any) -> tuple:
+    """``coefficients`` as a tuple of 4-tuples of integers in ``0..MAX_COEFFICIENT``, or a named error."""
     try:
         rows = tuple(tuple(row) for row in coefficients)
     except TypeError:
@@ -173,6 +207,7 @@ def _check_coefficients(coefficients: Any) -> tuple:
                                 "4-tuple", field="coefficients")
     for r in rows:
         for x in r:
-            if isinstance(x, bool) or not isinstance(x, (int, np.integer)) or x < 0:
-                raise InvalidValueError(f"must hold integers >= 0, got {x!r}", field="coefficients")
+            if isinstance(x, bool) or not isinstance(x, (int, np.integer)) or not 0 <= x <= MAX_COEFFICIENT:
+                raise InvalidValueError(f"must hold integers in 0..{MAX_COEFFICIENT}, got {x!r}",
+                                        field="coefficients")
     return rows

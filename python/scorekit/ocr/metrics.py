@@ -17,7 +17,7 @@ least one character outside the categories M, P, Z, S, Cc and Cf
 
 from __future__ import annotations
 
-import importlib
+import functools
 import math
 import unicodedata
 from collections import Counter
@@ -27,10 +27,9 @@ from typing import Any, Optional, Sequence
 import numpy as np
 from rapidfuzz.distance import LCSseq
 
-from scorekit._graphemes import grapheme_packer
+from scorekit._graphemes import grapheme_packer, import_regex
 from scorekit._kernels import levenshtein as lev
 from scorekit.errors import InvalidTypeError, InvalidValueError
-from scorekit.registry import MissingExtraError, install_hint
 from scorekit.text import JoinedText
 
 #: What :func:`compare_texts` can compute; ``"alignment"`` gives the alignment, the confusions and
@@ -120,20 +119,10 @@ def error_rate(edits: int, n: int, empty_reference: str = "inf") -> float:
 
 # --- words ---------------------------------------------------------------------------------------
 
-_word_boundary = None
-
-
+@functools.lru_cache(maxsize=1)
 def _boundary_pattern():
     """The ``regex`` package's UAX #29 word-boundary pattern, or :class:`MissingExtraError`."""
-    global _word_boundary
-    if _word_boundary is None:
-        try:
-            regex = importlib.import_module("regex")
-        except ImportError as exc:
-            raise MissingExtraError(f"OCR word segmentation needs the regex package ({exc}); "
-                                    f"{install_hint('graphemes')}") from exc
-        _word_boundary = regex.compile(r"(?wV1)\b")
-    return _word_boundary
+    return import_regex("OCR word segmentation needs the regex package").compile(r"(?wV1)\b")
 
 
 def _is_word(segment: str) -> bool:

@@ -9,7 +9,10 @@ Here: the data model and loaders (Label Studio JSON, dataset rows, Hugging Face 
 ``load_hf_pages``), the geometry (a shapely ``STRtree`` index), watermark removal, row building
 and row-to-box classification with split-line reassembly, reading order and line grouping, the
 text layer (normalisation, hyphen joins, distances, ``compute_text_metrics``), regions, filters
-and the page and aggregate report JSONs (``evaluate_rows``, ``aggregate_reports``). The commands
+and the page and aggregate report JSONs (``evaluate_rows``, ``aggregate_reports``). The corpus
+rules (watermark phrases, filters and variants, text rules) are a ``PageKitConfig``
+(``config``: ``DEFAULT_CONFIG``, the seed's, or ``load_config(path)`` of a YAML or JSON file),
+passed as ``config=`` to the functions that use them. The commands
 (``ocr-pages-evaluate-hf``, ``-convert``, ``-measure``, ``-variants``, ``-overall``, also as
 ``scorekit ocr-pages …``) and their HTML run report are in ``cli`` and the entry-point modules.
 
@@ -26,6 +29,10 @@ from typing import Any
 #: Public name -> the module that defines it. Names load on first access, so that importing
 #: ``scorekit.ocr_pages`` (as the ``scorekit`` command does to register ``ocr-pages``) stays cheap.
 _LAZY = {
+    "PageKitConfig": "scorekit.ocr_pages.config",
+    "DEFAULT_CONFIG": "scorekit.ocr_pages.config",
+    "load_config": "scorekit.ocr_pages.config",
+    "config_from_dict": "scorekit.ocr_pages.config",
     "AnnotationBox": "scorekit.ocr_pages.box_grouping.loading",
     "PredictedWord": "scorekit.ocr_pages.box_grouping.loading",
     "PredictedRow": "scorekit.ocr_pages.box_grouping.loading",

@@ -38,6 +38,11 @@ class RunError(Exception):
     """A runtime failure reported as one line, exit status 1."""
 
 
+class UsageError(Exception):
+    """A usage error found after parsing (a bad --config, a filter or variant it does not define,
+    --open without --html), reported as one line, exit status 2."""
+
+
 def error_line(prog: str, message: Any) -> str:
     text = str(message).replace("\r", "\\r").replace("\n", "\\n")
     return f"{prog}: error: {text}"
@@ -50,7 +55,7 @@ def run_guarded(prog: str, body: Callable[[], int]) -> int:
         return body()
     except KeyboardInterrupt:
         return 130
-    except OutputPathError as exc:
+    except (OutputPathError, UsageError) as exc:
         print(error_line(prog, exc), file=sys.stderr)
         return 2
     except (RunError, ScorekitError, ValueError, TypeError) as exc:
@@ -98,18 +103,42 @@ def int_at_least(minimum: int) -> Callable[[str], int]:
     return parse
 
 
-def filters_arg(text: str) -> tuple[str, ...]:
+def add_config(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--config", default=None, metavar="FILE",
+                   help="YAML or JSON file of corpus rules: watermark phrases, filters, variants, text rules "
+                        "(default: the built-in ones; docs/ocr-pages.md)")
+
+
+def read_config(args: argparse.Namespace) -> Any:
+    """The ``PageKitConfig`` of ``--config`` (the default without it); a bad file is a ``UsageError``."""
+    from scorekit.ocr_pages.config import DEFAULT_CONFIG, load_config
+
+    if args.config is None:
+        return DEFAULT_CONFIG
+    try:
+        return load_config(args.config)
+    except ScorekitError as exc:
+        raise UsageError(f"--config: {exc}") from None
+
+
+def config_inputs(args: argparse.Namespace) -> list[str]:
+    """The configuration file, as an input of the run (empty without ``--config``)."""
+    return [] if args.config is None else [args.config]
+
+
+def filters_of(text: str, config: Any) -> tuple[str, ...]:
+    """``--filter``'s comma-separated names in ``config``'s canonical order; an unknown name is a ``UsageError``."""
     from scorekit.ocr_pages.evaluation.reports import canonical_filters
 
     try:
-        return canonical_filters(text)
+        return canonical_filters(text, config)
     except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
+        raise UsageError(f"--filter: {exc}") from None
 
 
 def add_common(p: argparse.ArgumentParser, *, threshold: bool = True) -> None:
-    """``--unit-level``, and for the commands that score pages (``threshold``) ``--coverage-threshold``
-    and ``--cer-unit``."""
+    """``--unit-level``, and for the commands that score pages (``threshold``) ``--coverage-threshold``,
+    ``--cer-unit`` and ``--config``."""
     p.add_argument("--unit-level", choices=("word", "line"), default="word",
                    help="build rows from single words or from group_row lines (default word)")
     if threshold:
@@ -118,11 +147,62 @@ def add_common(p: argparse.ArgumentParser, *, threshold: bool = True) -> None:
         p.add_argument("--cer-unit", choices=("char", "grapheme"), default="char",
                        help="count CERs and lengths in code points (char, default) or in extended "
                             "grapheme clusters (grapheme)")
+        add_config(p)
+
+
+def add_html(p: argparse.ArgumentParser, help: str) -> None:
+    """``--html REPORT`` (described by ``help``) and ``--open``; :func:`check_open` checks them."""
+    p.add_argument("--html", default=None, metavar="REPORT", help=help)
+    p.add_argument("--open", action="store_true", help="open the --html report in the web browser once it is written")
+
+
+def check_open(args: argparse.Namespace) -> None:
+    """Refuse ``--open`` without ``--html`` (there is no report to open), before any work."""
+    if args.open and not args.html:
+        raise UsageError("--open needs --html REPORT: there is no report to open")
+
+
+def open_report(args: argparse.Namespace) -> None:
+    """With ``--open``, show the ``--html`` report just written in the web browser."""
+    if args.open:
+        from scorekit.report import open_in_browser
+
+        open_in_browser(args.html)
 
 
 def add_progress(p: argparse.ArgumentParser) -> None:
     p.add_argument("--progress", choices=("auto", "always", "never"), default="auto",
                    help="progress line on stderr (auto: when stderr is a terminal)")
+
+
+# -------------------------------------------------------------------------------------- input
+#: File name endings of a page's predictions in a folder: the evaluation CSV, or an OCR file
+#: (PAGE-XML, ALTO, hOCR; the format is detected by content, not by the name).
+PREDICTION_SUFFIXES = (".csv", ".xml", ".hocr", ".html", ".htm")
+#: File name endings of a page's scan in ``--images-dir``.
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".PNG", ".JPG", ".JPEG", ".GIF")
+
+
+def files_by_stem(folder: str, suffixes: Sequence[str], what: str) -> dict[str, Path]:
+    """``{page id: file}`` of the files ``<page id><suffix>`` in ``folder`` (``suffixes`` as
+    written, in name order); a missing folder, or two files for one page id, is a ``RunError``
+    naming them."""
+    path = Path(folder)
+    if not path.is_dir():
+        raise RunError(f"{what} folder {folder!r} does not exist")
+    found: dict[str, Path] = {}
+    for p in sorted(path.iterdir()):
+        if p.suffix in suffixes and p.is_file():
+            if p.stem in found:
+                raise RunError(f"page {p.stem!r} has two files in the {what} folder, {found[p.stem].name!r} and "
+                               f"{p.name!r}; keep one")
+            found[p.stem] = p
+    return found
+
+
+def prediction_files(folder: str) -> dict[str, Path]:
+    """``{page id: file}`` of the predictions in ``folder`` (see ``PREDICTION_SUFFIXES``)."""
+    return files_by_stem(folder, PREDICTION_SUFFIXES, "predictions")
 
 
 # ------------------------------------------------------------------------------------- output

@@ -5,8 +5,9 @@ state.json / dataset_info.json for one split), a folder of parquet shards (group
 the file-name prefix: test-00000-of-00006.parquet is in split test) or a Hub dataset id (offline
 once cached, with HF_HUB_OFFLINE=1). A path that does not exist is an error, never a Hub request:
 owner/name whose owner is a local folder is such a path. Each row's annotations are the page's
-boxes; <page_id>.csv in --predictions-dir is its evaluation CSV (a page without one is scored as
-empty, or skipped with --skip-missing). Each page is classified once and scored under every
+boxes; <page_id>.csv in --predictions-dir is its evaluation CSV, or <page_id>.xml/.hocr/.html its
+OCR file (PAGE-XML, ALTO or hOCR, detected by content); a page without one is scored as empty, or
+skipped with --skip-missing. Each page is classified once and scored under every
 --variant; accuracy_report_<variant>.json is written in --output-dir and one line
 "<variant>: cer=… (N pages) -> PATH" printed per variant. The image column is never read. The
 datasets library is optional (pip install scorekit[hf]): without it parquet inputs are read with
@@ -27,10 +28,14 @@ from typing import Any, Iterable, Iterator, Mapping, Optional, Sequence
 from scorekit.errors import InvalidValueError
 from scorekit.ocr_pages.box_grouping.group import load_predicted_rows
 from scorekit.ocr_pages.box_grouping.loading import annotation_boxes_from_records
-from scorekit.ocr_pages.cli import RunError, int_at_least, main_for, output_folder
+from scorekit.ocr_pages.box_grouping.ocr_files import page_config
+from scorekit.ocr_pages.cli import (RunError, check_open, config_inputs, int_at_least, main_for, open_report, output_folder,
+                                    prediction_files, read_config)
+from scorekit.ocr_pages.config import PageKitConfig
 from scorekit.ocr_pages.evaluation.generate_accuracy_report_variants import (add_variant_arguments,
-                                                                             check_variant_outputs, score_variants,
-                                                                             selected_variants, write_variant_reports)
+                                                                             check_variant_outputs, page_images,
+                                                                             score_variants, selected_variants,
+                                                                             write_variant_reports)
 from scorekit.ocr_pages.evaluation.reports import MAX_FAILURE_EXAMPLES
 from scorekit.progress import progress_iter
 from scorekit.registry import MissingExtraError, install_hint
@@ -233,17 +238,19 @@ class _Settings:
     variants: tuple[str, ...]
     max_examples: int
     unit: str
+    config: PageKitConfig
 
 
 def _score_page(settings: _Settings, task: tuple[HfPage, Optional[Path]]) -> dict[str, dict]:
     """Every variant's report of one page (run in a worker process when ``--workers`` > 1)."""
     page, csv_path = task
     boxes = annotation_boxes_from_records(page.annotations, source=f"page {page.page_id!r} annotations")
-    rows, dropped = load_predicted_rows(csv_path, settings.unit_level) if csv_path is not None else ([], 0)
+    config = page_config(csv_path, settings.config)
+    rows, dropped = load_predicted_rows(csv_path, settings.unit_level, config=config) if csv_path is not None else ([], 0)
     return score_variants(boxes, rows, dropped, page_id=page.page_id, unit_level=settings.unit_level,
                           coverage_threshold=settings.coverage_threshold, variants=settings.variants,
                           has_predictions=csv_path is not None, max_examples=settings.max_examples,
-                          unit=settings.unit)
+                          unit=settings.unit, config=config)
 
 
 def _score_pages(tasks: list[tuple[HfPage, Optional[Path]]], settings: _Settings, workers: int) -> Iterator[dict[str, dict]]:
@@ -268,7 +275,8 @@ def _score_pages(tasks: list[tuple[HfPage, Optional[Path]]], settings: _Settings
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--dataset", required=True, metavar="SRC",
                    help="a .parquet file, a saved dataset folder, a folder of parquet files or a Hub dataset id")
-    p.add_argument("--predictions-dir", required=True, help="folder of <page_id>.csv evaluation CSVs")
+    p.add_argument("--predictions-dir", required=True,
+                   help="folder of <page_id>.csv evaluation CSVs or <page_id>.xml/.hocr/.html OCR files")
     add_variant_arguments(p)
     p.add_argument("--dataset-split-column", default=None, metavar="VALUE",
                    help="keep only the rows whose split column equals VALUE (e.g. pilot)")
@@ -300,19 +308,19 @@ def _dataset_files(src: str) -> list[Path]:
 
 def run(args: argparse.Namespace, prog: str = PROG) -> int:
     """The command; ``prog`` is the program name its warnings give."""
-    variants = selected_variants(args)
-    pred_dir = Path(args.predictions_dir)
-    if not pred_dir.is_dir():
-        raise RunError(f"predictions folder {args.predictions_dir!r} does not exist")
-    csvs = {p.stem: p for p in sorted(pred_dir.glob("*.csv")) if p.is_file()}
-    inputs = _dataset_files(args.dataset) + list(csvs.values())  # every CSV a page may read
+    config = read_config(args)
+    variants = selected_variants(args, config)
+    check_open(args)
+    csvs = prediction_files(args.predictions_dir)
+    images = page_images(args)
+    inputs = _dataset_files(args.dataset) + list(csvs.values()) + config_inputs(args) + list(images.values())
     with output_folder(args.output_dir) as out:  # removed again when the run fails: it writes nothing
         check_variant_outputs(out, variants, args.html, inputs)
-        return _evaluate(args, variants, csvs, out, inputs, prog)
+        return _evaluate(args, config, variants, csvs, images, out, inputs, prog)
 
 
-def _evaluate(args: argparse.Namespace, variants: tuple[str, ...], csvs: Mapping[str, Path], out: Path,
-              inputs: list[Any], prog: str) -> int:
+def _evaluate(args: argparse.Namespace, config: PageKitConfig, variants: tuple[str, ...], csvs: Mapping[str, Path],
+              images: Mapping[str, Path], out: Path, inputs: list[Any], prog: str) -> int:
     """Read the pages, score them and write the reports (the outputs are already checked)."""
     pages = load_hf_pages(args.dataset, args.hub_split, args.dataset_split_column, args.split_column_name)
     if not pages:
@@ -330,7 +338,8 @@ def _evaluate(args: argparse.Namespace, variants: tuple[str, ...], csvs: Mapping
     tasks = [(p, csvs.get(p.page_id)) for p in pages if p.page_id in csvs or not args.skip_missing]
     if not tasks:
         raise RunError(f"no page evaluated: none of the {len(pages)} pages has a CSV in {args.predictions_dir!r}")
-    settings = _Settings(args.unit_level, args.coverage_threshold, variants, args.max_failure_examples, args.cer_unit)
+    settings = _Settings(args.unit_level, args.coverage_threshold, variants, args.max_failure_examples, args.cer_unit,
+                         config)
     per_variant: dict[str, list[dict]] = {v: [] for v in variants}
     for reports in progress_iter(_score_pages(tasks, settings, args.workers), args.progress, "pages", total=len(tasks)):
         for v in variants:
@@ -338,8 +347,12 @@ def _evaluate(args: argparse.Namespace, variants: tuple[str, ...], csvs: Mapping
     run_info = dict(dataset=args.dataset, hub_split=pages.hub_split, split_filter=args.dataset_split_column,
                     predictions_dir=args.predictions_dir, missing_prediction_pages=missing,
                     unmatched_prediction_files=unmatched)
+    by_id = {p.page_id: p for p in pages}
     write_variant_reports(out, per_variant, run_info=run_info, inputs=inputs, html=args.html,
-                          max_examples=args.max_failure_examples)
+                          max_examples=args.max_failure_examples, config=config, images=images,
+                          boxes_of=lambda pid: annotation_boxes_from_records(
+                              by_id[pid].annotations, source=f"page {pid!r} annotations"))
+    open_report(args)
     return 0
 
 

@@ -6,9 +6,13 @@ This package owns the page template, its stylesheet and sorting script, the sect
 :func:`text_block`, the nesting blocks :func:`group` and :func:`details_block`, and the SVG charts
 :func:`bar_chart`, :func:`grouped_bar_chart`, :func:`histogram`, :func:`heatmap`,
 :func:`flow_chart`), rendering (:func:`render_page`) and the atomic file write
-(:func:`write_report`). The rules every page keeps:
+(:func:`write_report`), and :func:`open_in_browser` for the ``--open`` option of the commands that
+write a report. Every page opens with a table of contents (a sidebar that stays in view) linking
+to each section; :class:`SeriesColours` gives a series one colour on every chart of a page. The
+rules every page keeps:
 
-- no external URL and no network request: CSS, script and charts are inline;
+- no external URL and no network request: CSS, script and charts are inline; the only links
+  are the contents' links to the page's own sections (``href="#s2-1"``);
 - everything that comes from data is text, escaped by the template (Jinja2 with autoescape) or
   by the chart builders, and shown through :func:`display_text` (control characters made
   visible, lone surrogates replaced);
@@ -29,18 +33,21 @@ from __future__ import annotations
 import base64
 import hashlib
 import os
+import sys
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from scorekit.errors import InvalidTypeError, InvalidValueError
 from scorekit.files import check_outputs, write_atomically
-from scorekit.report.charts import FlowNode, bar_chart, flow_chart, grouped_bar_chart, heatmap, histogram
-from scorekit.report.sections import (Section, aligned_diff, data_table, details_block, diff_view, display_text, group, line_diff,
-                                      note, number_cell, summary_table, text_block)
+from scorekit.report.charts import (FlowNode, SeriesColours, bar_chart, flow_chart, grouped_bar_chart, heatmap,
+                                    histogram)
+from scorekit.report.sections import (Section, aligned_diff, data_table, details_block, diff_view, display_text, group,
+                                      line_diff, note, number_cell, summary_table, text_block)
 
-__all__ = ["FlowNode", "Section", "aligned_diff", "bar_chart", "content_security_policy", "data_table", "details_block",
-           "diff_view", "display_text", "flow_chart", "group", "grouped_bar_chart", "heatmap", "histogram", "line_diff", "note",
-           "number_cell", "render_page", "summary_table", "text_block", "write_report"]
+__all__ = ["FlowNode", "Section", "SeriesColours", "aligned_diff", "bar_chart", "content_security_policy", "data_table",
+           "details_block", "diff_view", "display_text", "flow_chart", "group", "grouped_bar_chart", "heatmap",
+           "histogram", "line_diff", "note", "number_cell", "open_in_browser", "render_page", "summary_table",
+           "text_block", "write_report"]
 
 TEMPLATE_DIR = Path(__file__).parent / "templates"
 _environment: Any = None
@@ -117,3 +124,18 @@ def write_report(path: str | os.PathLike[str], html: str, *, inputs: Iterable[st
     name = "path"
     check_outputs({name: path}, inputs=[inputs] if isinstance(inputs, (str, os.PathLike)) else inputs)
     return write_atomically(path, data)
+
+
+def open_in_browser(path: str | os.PathLike[str]) -> None:
+    """Show the written report ``path`` in the default web browser (a command's ``--open``), as a
+    ``file://`` address; when no browser can be started, say so on stderr with the report's path
+    (the report is written either way, so this is never an error)."""
+    import webbrowser
+
+    address = Path(path).resolve().as_uri()
+    try:
+        opened = webbrowser.open(address)
+    except webbrowser.Error:
+        opened = False
+    if not opened:
+        print(f"scorekit: note: no web browser could be started; the report is {address}", file=sys.stderr)

@@ -159,17 +159,44 @@ def heatmap(title: str, row_labels: Sequence[str], col_labels: Sequence[str],
     return Section("chart", title, svg=_svg(title, left + cell * len(cols) + 10, top + cell * len(rows) + 10, body))
 
 
-#: Colours of the series of a grouped bar chart, in order (then repeated).
-PALETTE = ("#4a78b5", "#e08a2c", "#5aa469", "#b5564a", "#7a5ab5", "#8c8c8c")
+#: Colours of the series of a report, in the order the series are first drawn.
+PALETTE = ("#4a78b5", "#e08a2c", "#5aa469", "#b5564a", "#7a5ab5", "#8c8c8c", "#c2569b", "#3a9fa8")
+
+
+class SeriesColours:
+    """The colour of each named series (a pipeline, an engine, an agent version) of one report.
+
+    The first name asked for gets ``PALETTE[0]``, the next new name ``PALETTE[1]``, and so on;
+    past the palette, hues spaced by the golden angle, so no two names share a colour. Give one
+    instance to every chart of a page and a series keeps its colour on all of them.
+
+    >>> colours = SeriesColours()
+    >>> colours("v2"), colours("v1"), colours("v2")
+    ('#4a78b5', '#e08a2c', '#4a78b5')
+    """
+
+    def __init__(self) -> None:
+        self._assigned: dict[str, str] = {}
+
+    def __call__(self, name: str) -> str:
+        if name not in self._assigned:
+            k = len(self._assigned)
+            if k < len(PALETTE):
+                self._assigned[name] = PALETTE[k]
+            else:
+                self._assigned[name] = f"hsl({(k - len(PALETTE)) * 137.508 % 360:.1f},55%,42%)"
+        return self._assigned[name]
 
 
 def grouped_bar_chart(title: str, labels: Sequence[str], series: Sequence[tuple[str, Sequence[Optional[float]]]], *,
-                      texts: Optional[Sequence[Sequence[str]]] = None, width: int = 720) -> Section:
+                      texts: Optional[Sequence[Sequence[str]]] = None, width: int = 720,
+                      colours: Optional[SeriesColours] = None) -> Section:
     """Horizontal bars in groups: one group per label, one bar per series (``(name, values)``,
-    one value per label, colours in :data:`PALETTE` order, a legend on top). Values may be
-    negative (the bar goes left of the zero line); ``None`` is a gap marked "no value", never a
-    zero. ``texts`` (same shape as the values) is what each bar is labelled with (default: the
-    number)."""
+    one value per label, a legend on top). Values may be negative (the bar goes left of the
+    zero line); ``None`` is a gap marked "no value", never a zero. ``texts`` (same shape as the
+    values) is what each bar is labelled with (default: the number). ``colours`` is the page's
+    :class:`SeriesColours`, shared by its charts (default: a new one, so the series take the
+    :data:`PALETTE` in order)."""
     title = _label(title, "title")
     names = [_label(x, "labels", i) for i, x in enumerate(labels)]
     rows: list[tuple[str, list[Optional[float]]]] = []
@@ -199,10 +226,13 @@ def grouped_bar_chart(title: str, labels: Sequence[str], series: Sequence[tuple[
     value_w = 80
     plot_w = max(width - label_w - 2 * value_w, 120)
     x_zero = label_w + value_w + plot_w * (0.0 - lo) / (hi - lo)
+    if colours is not None and not isinstance(colours, SeriesColours):
+        raise InvalidTypeError(f"must be a SeriesColours or None, not {type(colours).__name__}", field="colours")
+    colour_of = colours if colours is not None else SeriesColours()
+    fills = [colour_of(name) for name, _ in rows]
     body = []
     x = label_w
-    for k, (name, _) in enumerate(rows):
-        colour = PALETTE[k % len(PALETTE)]
+    for (name, _), colour in zip(rows, fills):
         body.append(f'<rect x="{x}" y="6" width="12" height="12" fill="{colour}"/>'
                     f'<text x="{x + 16}" y="16">{_esc(_short(name))}</text>')
         x += 30 + 8 * len(_short(name))
@@ -221,7 +251,7 @@ def grouped_bar_chart(title: str, labels: Sequence[str], series: Sequence[tuple[
             left = x_zero - w if v < 0 else x_zero
             end, anchor = (left - 4, "end") if v < 0 else (left + w + 4, "start")
             body.append(f'<g><title>{tip}</title><rect x="{left:.2f}" y="{y + 1}" width="{w:.2f}" '
-                        f'height="{bar_h - 2}" fill="{PALETTE[k % len(PALETTE)]}"/>'
+                        f'height="{bar_h - 2}" fill="{fills[k]}"/>'
                         f'<text x="{end:.2f}" y="{y + 12}" text-anchor="{anchor}" font-size="10">{_esc(text)}</text></g>')
     height = legend_h + group_h * len(names) + 4
     body.append(f'<line x1="{x_zero:.2f}" y1="{legend_h - 2}" x2="{x_zero:.2f}" y2="{height - 2}" stroke="#555"/>')

@@ -14,16 +14,13 @@ import os
 from typing import Any, Optional, Union
 
 from scorekit.errors import InvalidValueError
-from scorekit.ocr.formats.model import LEVELS, OcrDocument, OcrFormatError, Segment, check_level
+from scorekit.ocr.formats.model import LEVELS, OcrDocument, OcrFormatError, Segment, check_level, read_bytes
 from scorekit.ocr.formats.normalization import normalize_text
 
 __all__ = ["FORMATS", "LEVELS", "OcrDocument", "OcrFormatError", "Segment", "detect", "normalize_text", "read"]
 
 #: The formats :func:`read` knows, as :attr:`OcrDocument.format` names them.
-FORMATS = ("page", "alto", "hocr", "text")
-#: Files larger than this are refused before they are read (a parsed XML tree takes several times
-#: its file's size in memory; one page, even with every glyph, is a few megabytes).
-MAX_FILE_BYTES = 256 * 1024 * 1024
+FORMATS = ("page", "alto", "hocr", "text", "line-folder")
 
 
 def _parse(path: Any, data: bytes) -> tuple[str, Any]:
@@ -48,36 +45,36 @@ def _parse(path: Any, data: bytes) -> tuple[str, Any]:
     raise OcrFormatError(path, "is neither PAGE-XML (<PcGts>), ALTO (<alto>) nor hOCR (<html>)", root)
 
 
-def _data(path: Union[str, os.PathLike]) -> bytes:
-    if os.path.isdir(path):
-        raise OcrFormatError(path, "is a folder, not an OCR file")
-    with open(path, "rb") as handle:
-        data = handle.read(MAX_FILE_BYTES + 1)
-    if len(data) > MAX_FILE_BYTES:
-        raise OcrFormatError(path, f"is larger than {MAX_FILE_BYTES:,} bytes (scorekit.ocr.formats.MAX_FILE_BYTES)")
-    return data
-
-
 def detect(path: Union[str, os.PathLike]) -> str:
-    """The format of the file ``path`` by its content (not its name): ``page``, ``alto``,
-    ``hocr`` or ``text``. A file that starts like markup but is not well-formed XML (nor HTML)
-    is an :class:`OcrFormatError`, not text."""
-    return _parse(path, _data(path))[0]
+    """The format of ``path`` by its content (not its name): ``page``, ``alto``, ``hocr`` or
+    ``text`` for a file, ``line-folder`` for a folder. A file that starts like markup but is not
+    well-formed XML (nor HTML) is an :class:`OcrFormatError`, not text."""
+    return "line-folder" if os.path.isdir(path) else _parse(path, read_bytes(path))[0]
 
 
-def read(path: Union[str, os.PathLike], *, level: Optional[str] = None, format: Optional[str] = None) -> OcrDocument:
+def read(path: Union[str, os.PathLike], *, level: Optional[str] = None, format: Optional[str] = None,
+         suffix: Optional[str] = None) -> OcrDocument:
     """The :class:`OcrDocument` of the OCR file ``path``.
 
     ``level`` is the text-equiv level (``region``, ``line``, ``word``, ``glyph``; dinglehopper's
     ``--textequiv-level``). For PAGE it chooses which ``TextEquiv`` the text comes from and
     defaults to ``region``, as dinglehopper's does; for ALTO, hOCR and text the text is the same
     at every level and ``level`` chooses the segments (default ``line``). ``format`` forces a
-    format instead of detecting it from the content.
+    format instead of detecting it from the content. A folder is a folder of line files
+    (``line-folder``: every file ending in ``suffix``, by default the files' common suffix, such
+    as ``.gt.txt``; see :func:`~scorekit.ocr.formats.text.read_line_folder`).
     """
     check_level(level)
     if format is not None and format not in FORMATS:
         raise InvalidValueError(f"must be one of {', '.join(FORMATS)} or None, got {format!r}", field="format")
-    data = _data(path)
+    if os.path.isdir(path):
+        if format not in (None, "line-folder"):
+            raise OcrFormatError(path, f"is a folder, not a {format} file")
+        from scorekit.ocr.formats.text import read_line_folder
+        return read_line_folder(path, suffix)
+    if format == "line-folder" or suffix is not None:
+        raise OcrFormatError(path, "is a file; a suffix and the line-folder format are for folders of line files")
+    data = read_bytes(path)
     detected, root = _parse(path, data) if format != "text" else ("text", None)
     if format is not None and detected != format:
         raise OcrFormatError(path, f"is {detected}, not {format}")

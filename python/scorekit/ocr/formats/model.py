@@ -10,11 +10,15 @@ from typing import Any, Optional
 
 from scorekit.errors import InvalidValueError
 
-__all__ = ["LEVELS", "Segment", "OcrDocument", "OcrFormatError", "check_level", "describe_element",
-           "bounding_box", "finite_number"]
+__all__ = ["LEVELS", "MAX_FILE_BYTES", "Segment", "OcrDocument", "OcrFormatError", "check_level",
+           "describe_element", "bounding_box", "finite_number", "read_bytes"]
 
 #: The text-equiv levels, coarsest first (dinglehopper's ``--textequiv-level``).
 LEVELS = ("region", "line", "word", "glyph")
+
+#: Files larger than this are refused before they are read (a parsed XML tree takes several times
+#: its file's size in memory; one page, even with every glyph, is a few megabytes).
+MAX_FILE_BYTES = 256 * 1024 * 1024
 
 Box = tuple[float, float, float, float]
 Polygon = tuple[tuple[float, float], ...]
@@ -100,3 +104,13 @@ def bounding_box(points: Polygon) -> Box:
     xs = [x for x, _ in points]
     ys = [y for _, y in points]
     return (min(xs), min(ys), max(xs), max(ys))
+
+
+def read_bytes(path: Any) -> bytes:
+    """The content of the file ``path``; a file larger than :data:`MAX_FILE_BYTES` is an
+    :class:`OcrFormatError`."""
+    with open(path, "rb") as handle:
+        data = handle.read(MAX_FILE_BYTES + 1)
+    if len(data) > MAX_FILE_BYTES:
+        raise OcrFormatError(path, f"is larger than {MAX_FILE_BYTES:,} bytes (scorekit.ocr.formats.model.MAX_FILE_BYTES)")
+    return data

@@ -12,12 +12,12 @@ words + boxes + touching pairs, never words x boxes.
 
 from __future__ import annotations
 
-import unicodedata
 from typing import Any, Callable, Iterable, Optional, Sequence
 
 from rapidfuzz.distance import Levenshtein
 
 from scorekit.errors import InvalidTypeError, InvalidValueError
+from scorekit.ocr_pages.config import DEFAULT_CONFIG, PageKitConfig, WatermarkRules, _wkey, resolve_config
 from scorekit.ocr_pages.box_grouping.geometry import (
     GEOMETRY_EPS,
     WORD_TOUCH_MIN_AREA_FRACTION,
@@ -26,6 +26,7 @@ from scorekit.ocr_pages.box_grouping.geometry import (
     rect_polygon_intersection_area,
     to_local,
 )
+from scorekit.ocr_pages.box_grouping.ocr_files import check_words_have_lines
 from scorekit.ocr_pages.box_grouping.reading_order import group_into_lines
 from scorekit.ocr_pages.box_grouping.loading import (
     PredictedRow,
@@ -60,9 +61,10 @@ DEFAULT_UNIT_LEVEL = "word"
 DEFAULT_COVERAGE_THRESHOLD = 1.0
 MULTI_BOX_SINGLE_COLUMN_LOCATION_THRESHOLD = 0.8
 MULTI_BOX_SINGLE_COLUMN_OVERLAP_THRESHOLD = 0.8
-WATERMARK_PHRASES = ("National Library of Armenia OCR by PortMind", "OCR by PortMind")
-WATERMARK_MAX_EDIT_DISTANCE = 2
-WATERMARK_MAX_WINDOW = 12
+#: The seed's watermark rules (``DEFAULT_CONFIG.watermark``; a config file may replace them).
+WATERMARK_PHRASES = DEFAULT_CONFIG.watermark.phrases
+WATERMARK_MAX_EDIT_DISTANCE = DEFAULT_CONFIG.watermark.max_edit_distance
+WATERMARK_MAX_WINDOW = DEFAULT_CONFIG.watermark.max_window
 ROW_STATUSES = ("exactly_one_box", "multiple_boxes", "no_box", "split_line")
 
 _THRESHOLD_SLACK = 1e-9
@@ -74,34 +76,23 @@ _THRESHOLD_SLACK = 1e-9
 # Watermarks
 
 
-def _wkey(s: str) -> str:
-    return " ".join(unicodedata.normalize("NFC", s).casefold().split())
-
-
-_PHRASE_KEYS = tuple(sorted((_wkey(p) for p in WATERMARK_PHRASES), key=len, reverse=True))
-"""The phrase keys, longest first (the long watermark ends with the short one)."""
-_KEY_LENGTHS = frozenset(
-    len(k) + d for k in _PHRASE_KEYS for d in range(-WATERMARK_MAX_EDIT_DISTANCE, WATERMARK_MAX_EDIT_DISTANCE + 1)
-)
-"""Lengths a key can have and still be within reach of a phrase."""
-_MAX_KEY = max(_KEY_LENGTHS)
-
-
-def _edits(key: str, phrase: str) -> Optional[int]:
-    """The edit distance of ``key`` to ``phrase`` when within ``WATERMARK_MAX_EDIT_DISTANCE``, else None."""
-    if not key or abs(len(key) - len(phrase)) > WATERMARK_MAX_EDIT_DISTANCE:
+def _edits(key: str, phrase: str, rules: WatermarkRules) -> Optional[int]:
+    """The edit distance of ``key`` to ``phrase`` when within ``rules.max_edit_distance``, else None."""
+    limit = rules.max_edit_distance
+    if not key or abs(len(key) - len(phrase)) > limit:
         return None
-    d = Levenshtein.distance(key, phrase, score_cutoff=WATERMARK_MAX_EDIT_DISTANCE)
-    return d if d <= WATERMARK_MAX_EDIT_DISTANCE else None
+    d = Levenshtein.distance(key, phrase, score_cutoff=limit)
+    return d if d <= limit else None
 
 
-def _key_is_watermark(key: str) -> bool:
-    return any(_edits(key, phrase) is not None for phrase in _PHRASE_KEYS)
+def _key_is_watermark(key: str, rules: WatermarkRules) -> bool:
+    return any(_edits(key, phrase, rules) is not None for phrase in rules.keys)
 
 
-def is_watermark_text(s: str) -> bool:
+def is_watermark_text(s: str, config: Optional[PageKitConfig] = None) -> bool:
     """Whether ``s`` is the scanner's watermark: after NFC, casefolding and collapsing whitespace,
-    within ``WATERMARK_MAX_EDIT_DISTANCE`` edits of one of ``WATERMARK_PHRASES``.
+    within ``max_edit_distance`` edits of one of the ``phrases`` of ``config.watermark`` (default:
+    ``WATERMARK_MAX_EDIT_DISTANCE`` and ``WATERMARK_PHRASES``).
 
     >>> is_watermark_text("national library of  armenia OCR by PortMlnd")
     True
@@ -110,29 +101,32 @@ def is_watermark_text(s: str) -> bool:
     """
     if not isinstance(s, str):
         raise InvalidTypeError(f"must be a str, got {type(s).__name__}", field="s")
-    return _key_is_watermark(_wkey(s))
+    return _key_is_watermark(_wkey(s), resolve_config(config).watermark)
 
 
-def _windows(keys: Sequence[str]) -> list[tuple[int, int, int, int]]:
-    """Every window ``[i, j)`` of at most ``WATERMARK_MAX_WINDOW`` consecutive keys whose non-empty
+def _windows(keys: Sequence[str], rules: WatermarkRules) -> list[tuple[int, int, int, int]]:
+    """Every window ``[i, j)`` of at most ``rules.max_window`` consecutive keys whose non-empty
     keys, space-joined, are within reach of a phrase: ``(phrase rank, edits, i, j)``, rank 0 the
     longest phrase. (The key of a space-joined text is the space-joined keys of its non-empty
     parts: a space never composes with its neighbours under NFC.)"""
-    found = []
+    found: list[tuple[int, int, int, int]] = []
+    if not rules.keys:
+        return found
+    max_key = max(rules.key_lengths)
     for i in range(len(keys)):
         parts: list[str] = []
         size = -1
-        for j in range(i, min(len(keys), i + WATERMARK_MAX_WINDOW)):
+        for j in range(i, min(len(keys), i + rules.max_window)):
             if keys[j]:
                 size += len(keys[j]) + 1
-                if size > _MAX_KEY:
+                if size > max_key:
                     break
                 parts.append(keys[j])
-            if size not in _KEY_LENGTHS:
+            if size not in rules.key_lengths:
                 continue
             joined = " ".join(parts)
-            for rank, phrase in enumerate(_PHRASE_KEYS):
-                d = _edits(joined, phrase)
+            for rank, phrase in enumerate(rules.keys):
+                d = _edits(joined, phrase, rules)
                 if d is not None:
                     found.append((rank, d, i, j + 1))
     return found
@@ -155,7 +149,7 @@ def _whole_groups(groups: Sequence[str]) -> Callable[[int, int], bool]:
     return allowed
 
 
-def _closest_matches(keys: Sequence[str], allowed: Callable[[int, int], bool]) -> list[int]:
+def _closest_matches(keys: Sequence[str], allowed: Callable[[int, int], bool], rules: WatermarkRules) -> list[int]:
     """Positions of ``keys`` that the watermark matches take, closest match first.
 
     Windows are taken greedily, best first: the longer phrase, then fewer edits, then fewer
@@ -166,7 +160,7 @@ def _closest_matches(keys: Sequence[str], allowed: Callable[[int, int], bool]) -
     def closeness(w: tuple[int, int, int, int]) -> tuple[int, int, int, int]:
         return (w[0], w[1], w[3] - w[2], w[2])
 
-    found = sorted(_windows(keys), key=closeness)
+    found = sorted(_windows(keys, rules), key=closeness)
     by_start: dict[int, list[tuple[int, int, int, int]]] = {}
     for w in found:
         by_start.setdefault(w[2], []).append(w)
@@ -180,11 +174,13 @@ def _closest_matches(keys: Sequence[str], allowed: Callable[[int, int], bool]) -
     return [k for k, t in enumerate(taken) if t]
 
 
-def remove_watermark_words(words: Sequence[PredictedWord]) -> tuple[list[PredictedWord], list[PredictedWord]]:
+def remove_watermark_words(words: Sequence[PredictedWord], config: Optional[PageKitConfig] = None
+                           ) -> tuple[list[PredictedWord], list[PredictedWord]]:
     """Split CSV records into ``(kept, dropped)``, both in input order.
 
-    A watermark match is a window of at most ``WATERMARK_MAX_WINDOW`` consecutive records whose
-    space-joined text is a watermark (see :func:`is_watermark_text`). Matches are taken closest
+    A watermark match is a window of at most ``max_window`` (``config.watermark``; default
+    ``WATERMARK_MAX_WINDOW``) consecutive records whose space-joined text is a watermark (see
+    :func:`is_watermark_text`); a config without phrases removes nothing. Matches are taken closest
     first (see ``_closest_matches``): the long phrase before the short one it ends with, then
     the fewest edits, then the fewest records, so a real word next to the watermark is kept
     whenever the watermark matches without it. A window holding records of several non-empty
@@ -193,15 +189,16 @@ def remove_watermark_words(words: Sequence[PredictedWord]) -> tuple[list[Predict
     each non-empty ``group_row``'s remaining records, in order (a line the CSV interleaves with
     other records).
     """
+    rules = resolve_config(config).watermark
     words = list(words)
     keys = [_wkey(w.text) for w in words]
-    drop = set(_closest_matches(keys, _whole_groups([w.group_row for w in words])))
+    drop = set(_closest_matches(keys, _whole_groups([w.group_row for w in words]), rules))
     groups: dict[str, list[int]] = {}
     for k, w in enumerate(words):
         if k not in drop and w.group_row:
             groups.setdefault(w.group_row, []).append(k)
     for members in groups.values():
-        drop.update(members[p] for p in _closest_matches([keys[k] for k in members], lambda i, j: True))
+        drop.update(members[p] for p in _closest_matches([keys[k] for k in members], lambda i, j: True, rules))
     kept = [w for k, w in enumerate(words) if k not in drop]
     dropped = [w for k, w in enumerate(words) if k in drop]
     return kept, dropped
@@ -242,18 +239,22 @@ def build_rows(words: Iterable[PredictedWord], unit_level: str = DEFAULT_UNIT_LE
 
 
 def load_predicted_rows(
-    csv_path: Any, unit_level: str = DEFAULT_UNIT_LEVEL, *, drop_watermarks: bool = True
+    csv_path: Any, unit_level: str = DEFAULT_UNIT_LEVEL, *, drop_watermarks: bool = True,
+    config: Optional[PageKitConfig] = None,
 ) -> tuple[list[PredictedRow], list[PredictedWord]]:
     """Read one page's evaluation CSV into rows: ``(rows, dropped_words)``.
 
-    Watermark records are removed before grouping (whatever the unit level) unless
-    ``drop_watermarks`` is false; ``dropped_words`` lists them in CSV order.
+    Watermark records (of ``config``) are removed before grouping (whatever the unit level)
+    unless ``drop_watermarks`` is false; ``dropped_words`` lists them in CSV order. At the line
+    level, an OCR file's words must each lie in one of its lines (``check_words_have_lines``).
     """
     unit_level = _check_unit_level(unit_level)
     words = load_prediction_words(csv_path)
+    if unit_level == "line":
+        check_words_have_lines(csv_path, words)
     dropped: list[PredictedWord] = []
     if drop_watermarks:
-        words, dropped = remove_watermark_words(words)
+        words, dropped = remove_watermark_words(words, config)
     return build_rows(words, unit_level), dropped
 
 

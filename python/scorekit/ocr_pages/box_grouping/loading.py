@@ -244,13 +244,19 @@ def _parse_float(cell: str) -> Optional[float]:
 
 
 def load_prediction_words(csv_path: Any) -> list[PredictedWord]:
-    """Read one page's evaluation CSV (``x1,y1,x2,y2,group_row,text``) into words, in file order.
+    """Read one page's evaluation CSV (``x1,y1,x2,y2,group_row,text``) into words, in file order;
+    a file that starts like markup is an OCR file (PAGE-XML, ALTO, hOCR, detected by content) and
+    is read as its words in reading order instead (:mod:`.ocr_files`).
 
     The header may be missing when the first row starts with four numbers. Extra cells (an
     unquoted comma in the text) are joined back into ``text``; a row of 5 cells has empty text.
     Blank lines are skipped. Fewer than 5 cells, a coordinate that is not a finite number, or a
     malformed quoted field raise ``InvalidValueError`` naming the file and 1-based line.
     """
+    from scorekit.ocr_pages.box_grouping.ocr_files import is_ocr_file, ocr_file_words
+
+    if is_ocr_file(csv_path):
+        return [PredictedWord(*fields) for fields in ocr_file_words(csv_path)]
     where = _path_field(csv_path)
     text = _read_text(csv_path)
     # newline="" splits records only at \n, \r and \r\n, as the csv module expects; a U+2028 or

@@ -8,21 +8,27 @@ Texts are the normalised region texts of the report. The diffs and confusions co
 plain Levenshtein edit script (``scorekit.batch.editops``), while the CER columns use the
 report's schwa-forgiving distance, so a diff may show an edit the CER forgave.
 ``run_report_sections`` gives the sections alone, so another page (the demo's) can show them.
+With the page image, ``page_overlay`` draws a page's ground-truth boxes over it, each filled with
+the colour of its region's CER (grey and dashed: excluded or not scored); the run report shows it
+after the summary (``page_overlays``: the ``MAX_OVERLAY_PAGES`` worst pages with a scan).
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from scorekit import report as rp
 from scorekit.batch import editops
+from scorekit.errors import InvalidValueError
+from scorekit.report.overlay import OverlayShape, image_overlay
 from scorekit.report.sections import format_number
 
 MAX_DIFF_PAGES = 50
 MAX_DIFF_REGIONS_PER_PAGE = 20
 MAX_CONFUSIONS = 25
+MAX_OVERLAY_PAGES = 20
 
 _SUMMARY_KEYS = ("variant", "unit_level", "cer_unit", "filters", "coverage_threshold", "page_count",
                  "pages_without_predictions", "gt_box_count", "included_box_count", "predicted_word_count",
@@ -39,13 +45,51 @@ def _summary_value(value: Any) -> Any:
     return value
 
 
-def run_report_sections(report: Mapping[str, Any], prefix: str = "") -> list[rp.Section]:
+def page_overlay(report: Mapping[str, Any], page_id: str, boxes: Sequence[Any], image: bytes,
+                 prefix: str = "") -> rp.Section:
+    """Page ``page_id``'s ground-truth ``boxes`` (the ``AnnotationBox`` list it was scored with)
+    drawn over its ``image`` (PNG, JPEG or GIF bytes, the boxes' pixel coordinates): each included
+    box filled with the colour of its region's CER, an excluded box or an unscored region's grey
+    and dashed; hovering names the region, box, label and CER."""
+    by_id = {b.id: b for b in boxes}
+    shapes = []
+    for region in report["regions"]:
+        if region["page_id"] != page_id:
+            continue
+        cer = region["cer"] if region["scored"] else None
+        for ids, excluded in ((region["box_ids"], False), (region["excluded_box_ids"], True)):
+            for box_id in ids:
+                if box_id not in by_id:
+                    raise InvalidValueError(f"region {region['region_id']} names box {box_id!r}, which the boxes "
+                                            "given do not hold (were they the ones scored?)", field="boxes")
+                box = by_id[box_id]
+                state = "excluded" if excluded else ("scored" if region["scored"] else "not scored")
+                label = f"region {region['region_id']} \u00b7 box {box_id} ({box.label}) \u00b7 {state}"
+                shapes.append(OverlayShape(box.polygon, None if excluded else cer, label))
+    return image_overlay(f"{prefix}page {page_id}: boxes coloured by region CER", image, shapes,
+                         value_name="region CER")
+
+
+def page_overlays(report: Mapping[str, Any], images: Mapping[str, Path],
+                  boxes_of: Callable[[str], Sequence[Any]]) -> list[rp.Section]:
+    """:func:`page_overlay` of the report's pages that have a scan in ``images`` (page id ->
+    file), the highest CER first (ties by page id, unscored pages last), at most
+    ``MAX_OVERLAY_PAGES``; ``boxes_of(page_id)`` gives the boxes a page was scored with."""
+    pages = sorted((p for p in report["pages"] if p["page_id"] in images),
+                   key=lambda p: (p["ocr_region_cer"] is None, -(p["ocr_region_cer"] or 0.0), p["page_id"]))
+    return [page_overlay(report, p["page_id"], boxes_of(p["page_id"]), Path(images[p["page_id"]]).read_bytes())
+            for p in pages[:MAX_OVERLAY_PAGES]]
+
+
+def run_report_sections(report: Mapping[str, Any], prefix: str = "",
+                        overlays: Sequence[rp.Section] = ()) -> list[rp.Section]:
     """The sections of a page or aggregate report's page, each title led by ``prefix`` (so that
-    another page, such as the demo's, can show them among its own)."""
+    another page, such as the demo's, can show them among its own); ``overlays`` (from
+    :func:`page_overlay`) follow the summary."""
     summary = report["summary"]
     items = [(k, _summary_value(summary[k])) for k in _SUMMARY_KEYS if k in summary]
     items += [(f"rows {k}", v) for k, v in summary["row_status_counts"].items()]
-    sections = [rp.summary_table(f"{prefix}Corpus summary", items)]
+    sections = [rp.summary_table(f"{prefix}Corpus summary", items), *overlays]
     pages = list(report["pages"])
     sections.append(rp.data_table(
         f"{prefix}Pages (click a header to sort)",
@@ -81,11 +125,12 @@ def run_report_sections(report: Mapping[str, Any], prefix: str = "") -> list[rp.
     return sections
 
 
-def render_run_report(report: Mapping[str, Any], title: str) -> str:
-    """The HTML page of a page or aggregate report."""
-    return rp.render_page(title, run_report_sections(report))
+def render_run_report(report: Mapping[str, Any], title: str, overlays: Sequence[rp.Section] = ()) -> str:
+    """The HTML page of a page or aggregate report (with ``overlays`` after the summary)."""
+    return rp.render_page(title, run_report_sections(report, overlays=overlays))
 
 
-def write_run_report(path: str | Path, report: Mapping[str, Any], title: str, inputs: Iterable[Any]) -> Path:
+def write_run_report(path: str | Path, report: Mapping[str, Any], title: str, inputs: Iterable[Any],
+                     overlays: Sequence[rp.Section] = ()) -> Path:
     """Render and write the page atomically to ``path`` (never over one of ``inputs``)."""
-    return rp.write_report(path, render_run_report(report, title), inputs=list(inputs))
+    return rp.write_report(path, render_run_report(report, title, overlays), inputs=list(inputs))

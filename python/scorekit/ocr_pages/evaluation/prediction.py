@@ -26,9 +26,10 @@ from scorekit.ocr_pages.box_grouping.group import (
 )
 from scorekit.ocr_pages.box_grouping.loading import AnnotationBox, AnnotationBoxes, PredictedRow, PredictedWord, RowMatch
 from scorekit.ocr_pages.box_grouping.reading_order import group_into_lines, group_items_left_to_right_top_to_bottom
+from scorekit.ocr_pages.config import PageKitConfig, resolve_config
 from scorekit.ocr_pages.evaluation.reports import (
-    FILTER_LABELS, MAX_FAILURE_EXAMPLES, SCHEMA_VERSION, _check_max_examples, build_summary, canonical_filters,
-    failure_examples, is_non_armenian_text, variant_of_filters,
+    MAX_FAILURE_EXAMPLES, SCHEMA_VERSION, _check_max_examples, build_summary, canonical_filters, failure_examples,
+    filter_excludes, variant_of_filters,
 )
 from scorekit.ocr_pages.evaluation.text_metrics import (
     JoinedText, compute_text_metrics_batch, concat_joined, join_box_lines_with_hyphenation, normalize_text,
@@ -75,15 +76,16 @@ def _check_page_id(page_id: Any) -> str:
     return page_id
 
 
-def excluded_box_indices(boxes: Sequence[AnnotationBox], filters: Sequence[str]) -> tuple[set[int], set[int]]:
+def excluded_box_indices(boxes: Sequence[AnnotationBox], filters: Sequence[str],
+                         config: Optional[PageKitConfig] = None) -> tuple[set[int], set[int]]:
     """``(untranscribed, filtered)``: the indices of boxes without a transcription, and of the
-    transcribed boxes that an active filter excludes."""
-    labels = {label.lower() for f in filters for label in FILTER_LABELS.get(f, ())}
+    transcribed boxes that an active filter (of ``config``) excludes."""
+    config = resolve_config(config)
+    active = [config.filter_map[f] for f in canonical_filters(filters, config)]
     untranscribed = {i for i, b in enumerate(boxes) if not b.has_transcription}
     filtered = {
         i for i, b in enumerate(boxes)
-        if i not in untranscribed
-        and (b.label.strip().lower() in labels or ("non-armenian" in filters and is_non_armenian_text(b.transcription)))
+        if i not in untranscribed and any(filter_excludes(f, b.label, b.transcription) for f in active)
     }
     return untranscribed, filtered
 
@@ -139,25 +141,28 @@ def _centre_boxes(matches: Sequence[RowMatch], boxes: Sequence[AnnotationBox]) -
 
 
 def build_ocr_region_reports(boxes: Sequence[AnnotationBox], matches: Sequence[RowMatch], *, page_id: str,
-                             filters: Any = (), threads: Optional[int] = 1, unit: str = "char") -> list[dict[str, Any]]:
+                             filters: Any = (), threads: Optional[int] = 1, unit: str = "char",
+                             config: Optional[PageKitConfig] = None) -> list[dict[str, Any]]:
     """The region entries of one page, in page order, scored or not.
 
     ``boxes`` are the page's boxes (after the loader's drops) and ``matches`` the output of
     ``classify_rows`` for them; ``filters`` are filter names (see ``FILTERS``). Each entry holds
     the region's identity and layout, its rows, its normalised texts and its text metrics (counted
     in code points, or in grapheme clusters with ``unit="grapheme"``); a region is ``scored`` when
-    it has an included box and either side has text.
+    it has an included box and either side has text. ``config`` gives the filters and text rules.
     """
+    config = resolve_config(config)
     boxes = _check_boxes(boxes)
-    filters = canonical_filters(filters)
-    untranscribed, filtered = excluded_box_indices(boxes, filters)
+    filters = canonical_filters(filters, config)
+    untranscribed, filtered = excluded_box_indices(boxes, filters, config)
     matches = _check_matches(matches, len(boxes))
     return _regions(boxes, matches, _check_page_id(page_id), untranscribed | filtered,
-                    _centre_boxes(matches, boxes), threads, check_unit(unit))
+                    _centre_boxes(matches, boxes), threads, check_unit(unit), config)
 
 
 def _regions(boxes: list[AnnotationBox], matches: list[RowMatch], page_id: str, excluded: set[int],
-             centres: Mapping[int, set[int]], threads: Optional[int], unit: str) -> list[dict[str, Any]]:
+             centres: Mapping[int, set[int]], threads: Optional[int], unit: str,
+             config: PageKitConfig) -> list[dict[str, Any]]:
     n = len(boxes)
     page_order = group_items_left_to_right_top_to_bottom(range(n), lambda i: boxes[i].envelope)
     position = {b: k for k, b in enumerate(page_order)}
@@ -213,7 +218,7 @@ def _regions(boxes: list[AnnotationBox], matches: list[RowMatch], page_id: str, 
             "row_ids": [matches[p].row.row_id for p in row_positions],
             "row_status_counts": {s: statuses.count(s) for s in ROW_STATUSES},
         })
-    metrics = compute_text_metrics_batch(gts, preds, threads=threads, unit=unit) if components else []
+    metrics = compute_text_metrics_batch(gts, preds, threads=threads, unit=unit, config=config) if components else []
     out = []
     for layout, gt, pred, m in zip(layouts, gts, preds, metrics):
         layout["scored"] = layout["box_count"] >= 1 and (m.gt_char_count > 0 or m.pred_char_count > 0)
@@ -264,7 +269,8 @@ def evaluate_rows(boxes: Sequence[AnnotationBox], rows: Iterable[Union[Predicted
                   page_id: str, unit_level: str = DEFAULT_UNIT_LEVEL, filters: Any = (),
                   coverage_threshold: float = DEFAULT_COVERAGE_THRESHOLD, dropped_words: Any = 0,
                   has_predictions: bool = True, max_examples: int = MAX_FAILURE_EXAMPLES,
-                  threads: Optional[int] = 1, unit: str = "char") -> dict[str, Any]:
+                  threads: Optional[int] = 1, unit: str = "char",
+                  config: Optional[PageKitConfig] = None) -> dict[str, Any]:
     """Score one page and return its page report (a JSON-ready dict).
 
     ``rows`` are ``PredictedRow``s (watermarks already removed; ``dropped_words`` is the count or
@@ -274,7 +280,9 @@ def evaluate_rows(boxes: Sequence[AnnotationBox], rows: Iterable[Union[Predicted
     ``has_predictions=False`` marks a page that had no prediction file. A page without boxes
     gives no regions and null CERs. ``unit="grapheme"`` counts every character figure of the
     report (CERs, lengths) in extended grapheme clusters instead of code points; the summary's
-    ``cer_unit`` says which.
+    ``cer_unit`` says which. ``config`` (a :class:`~scorekit.ocr_pages.config.PageKitConfig`,
+    default the seed's rules) gives the watermark phrases, the filters and variants and the text
+    rules.
 
     >>> from scorekit.ocr_pages.box_grouping.loading import annotation_boxes_from_records
     >>> boxes = annotation_boxes_from_records([{"id": "a", "label": "Paragraph", "bbox": [0, 0, 100, 40],
@@ -284,35 +292,38 @@ def evaluate_rows(boxes: Sequence[AnnotationBox], rows: Iterable[Union[Predicted
     >>> rep["summary"]["ocr_region_cer"], rep["regions"][0]["predicted_text"]
     (0.5, 'բարեվ')
     """
+    config = resolve_config(config)
     boxes_list = _check_boxes(boxes)
     unit_level = _check_unit_level(unit_level)
-    filters = canonical_filters(filters)
+    filters = canonical_filters(filters, config)
     threshold = _check_threshold(coverage_threshold)
     max_examples = _check_max_examples(max_examples)
     page_id = _check_page_id(page_id)
     items = list(rows)
     dropped = _dropped_count(dropped_words)
     if items and all(isinstance(x, PredictedWord) for x in items):
-        items, removed = remove_watermark_words(items)
+        items, removed = remove_watermark_words(items, config)
         dropped += len(removed)
         items = build_rows(items, unit_level)
     matches = classify_rows(items, boxes_list, threshold)
     return evaluate_matches(boxes_list, matches, page_id=page_id, unit_level=unit_level, filters=filters,
                             coverage_threshold=threshold, dropped_words=dropped, has_predictions=has_predictions,
-                            max_examples=max_examples, threads=threads, unit=unit)
+                            max_examples=max_examples, threads=threads, unit=unit, config=config)
 
 
 def evaluate_matches(boxes: Sequence[AnnotationBox], matches: Sequence[RowMatch], *, page_id: str,
                      unit_level: str = DEFAULT_UNIT_LEVEL, filters: Any = (),
                      coverage_threshold: float = DEFAULT_COVERAGE_THRESHOLD, dropped_words: Any = 0,
                      has_predictions: bool = True, max_examples: int = MAX_FAILURE_EXAMPLES,
-                     threads: Optional[int] = 1, unit: str = "char") -> dict[str, Any]:
+                     threads: Optional[int] = 1, unit: str = "char",
+                     config: Optional[PageKitConfig] = None) -> dict[str, Any]:
     """The page report of :func:`evaluate_rows` from rows already classified (``matches``, the
     output of ``classify_rows`` for these boxes at ``coverage_threshold``), so that one
     classification serves every filter variant; the arguments mean the same."""
+    config = resolve_config(config)
     boxes_list = _check_boxes(boxes)
     unit_level = _check_unit_level(unit_level)
-    filters = canonical_filters(filters)
+    filters = canonical_filters(filters, config)
     threshold = _check_threshold(coverage_threshold)
     max_examples = _check_max_examples(max_examples)
     page_id = _check_page_id(page_id)
@@ -320,10 +331,10 @@ def evaluate_matches(boxes: Sequence[AnnotationBox], matches: Sequence[RowMatch]
     matches = _check_matches(matches, len(boxes_list))
     unit = check_unit(unit)
 
-    untranscribed, filtered = excluded_box_indices(boxes_list, filters)
+    untranscribed, filtered = excluded_box_indices(boxes_list, filters, config)
     excluded = untranscribed | filtered
     centres = _centre_boxes(matches, boxes_list)
-    regions = _regions(boxes_list, matches, page_id, excluded, centres, threads, unit)
+    regions = _regions(boxes_list, matches, page_id, excluded, centres, threads, unit, config)
 
     words = [w for m in matches for w in m.row.words]
     unassigned = [w for m in matches for w in m.row.words if m.assignment.get(w.csv_index) is None]
@@ -344,13 +355,14 @@ def evaluate_matches(boxes: Sequence[AnnotationBox], matches: Sequence[RowMatch]
         "row_status_counts": {s: statuses.count(s) for s in ROW_STATUSES},
         "split_line_fragments": sum(len(m.fragments) for m in matches if m.status == "split_line"),
         "unassigned_word_count": len(unassigned),
-        "unassigned_char_count": sum(unit_lengths([normalize_text(w.text) for w in unassigned], unit)),
+        "unassigned_char_count": sum(unit_lengths([normalize_text(w.text, config) for w in unassigned], unit)),
         "missing_text_boxes": sum(1 for w in in_text if not w.text.strip()),
         "predicted_boxes_in_text_gt": len(in_text),
     }
     scored = [r for r in regions if r["scored"]]
-    page_summary = build_summary(unit_level=unit_level, cer_unit=unit, variant=variant_of_filters(filters), filters=filters,
-                                 coverage_threshold=threshold, counters=counters, regions=regions, pages=[])
+    page_summary = build_summary(unit_level=unit_level, cer_unit=unit, variant=variant_of_filters(filters, config),
+                                 filters=filters, coverage_threshold=threshold, counters=counters, regions=regions,
+                                 pages=[], config=config)
     page_entry = {
         "page_id": page_id,
         "has_predictions": bool(has_predictions),

@@ -24,6 +24,7 @@ from typing import Any, Iterable, Mapping, Optional, Sequence
 from scorekit.errors import InvalidTypeError, InvalidValueError
 from scorekit.ocr_pages.box_grouping.group import DEFAULT_UNIT_LEVEL, ROW_STATUSES
 from scorekit.ocr_pages.box_grouping.loading import DROP_KINDS
+from scorekit.ocr_pages.config import DEFAULT_CONFIG, BoxFilter, PageKitConfig, resolve_config
 from scorekit.ocr_pages.evaluation.text_metrics import _check_str
 
 __all__ = [
@@ -44,18 +45,22 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 #: A text is non-Armenian when its share of Latin and Cyrillic letters is strictly above this.
-NON_ARMENIAN_SCRIPT_RATIO = 0.9
+NON_ARMENIAN_SCRIPT_RATIO = DEFAULT_CONFIG.filter_map["non-armenian"].share_above
 
-_FOREIGN_SCRIPTS = frozenset(("LATIN", "CYRILLIC"))
+
+def _script_share(t: str, scripts: Sequence[str]) -> Optional[float]:
+    """The share of letters of ``t`` (category ``L*``, after NFC) whose Unicode name holds one of
+    the words ``scripts`` (None when ``t`` has no letters)."""
+    letters = [c for c in unicodedata.normalize("NFC", t) if unicodedata.category(c).startswith("L")]
+    if not letters:
+        return None
+    wanted = frozenset(scripts)
+    return sum(1 for c in letters if not wanted.isdisjoint(unicodedata.name(c, "").split())) / len(letters)
 
 
 def _latin_cyrillic_share(t: str) -> Optional[float]:
     """The share of Latin and Cyrillic letters among the letters of ``t`` (None when it has none)."""
-    letters = [c for c in unicodedata.normalize("NFC", t) if unicodedata.category(c).startswith("L")]
-    if not letters:
-        return None
-    foreign = sum(1 for c in letters if not _FOREIGN_SCRIPTS.isdisjoint(unicodedata.name(c, "").split()))
-    return foreign / len(letters)
+    return _script_share(t, DEFAULT_CONFIG.filter_map["non-armenian"].scripts)
 
 
 def is_non_armenian_text(t: str) -> bool:
@@ -70,41 +75,38 @@ def is_non_armenian_text(t: str) -> bool:
     return share is not None and share > NON_ARMENIAN_SCRIPT_RATIO
 
 
+def filter_excludes(box_filter: BoxFilter, label: str, transcription: str) -> bool:
+    """Whether ``box_filter`` excludes a box of this label and transcription: its label is one of
+    the filter's (after ``strip().lower()``), or more than ``share_above`` of its letters are in
+    the filter's scripts."""
+    if box_filter.scripts:
+        share = _script_share(transcription, box_filter.scripts)
+        return share is not None and share > box_filter.share_above
+    return label.strip().lower() in box_filter.label_keys
+
+
 # ---------------------------------------------------------------------------------------------
 # Filters and variants
 
-_IMAGE_LABELS = ("Photo", "Graphics", "SealFigure", "FrontPicture")
-_HEADER_LABELS = ("Headline", "Kicker", "Banner", "Deck", "Subhead", "Nameplate", "Masthead", "FrontStory")
+#: The seed's label filters: name -> the box labels they exclude (``DEFAULT_CONFIG.filters``).
+FILTER_LABELS: dict[str, tuple[str, ...]] = {name: f.labels for name, f in DEFAULT_CONFIG.filters if not f.scripts}
 
-#: The label filters: name -> the box labels they exclude (compared after ``strip().lower()``).
-FILTER_LABELS: dict[str, tuple[str, ...]] = {
-    "graphics": ("Graphics",),
-    "photo": ("Photo",),
-    "image": _IMAGE_LABELS,
-    "header": _HEADER_LABELS,
-    "image-header": _IMAGE_LABELS + _HEADER_LABELS,
-}
+#: Every filter name of the seed in canonical order; ``non-armenian`` excludes boxes whose
+#: transcription is written in Latin or Cyrillic (:func:`is_non_armenian_text`), the others exclude labels.
+FILTERS: tuple[str, ...] = DEFAULT_CONFIG.filter_names
 
-#: Every filter name in canonical order; ``non-armenian`` excludes boxes whose transcription is
-#: written in Latin or Cyrillic (:func:`is_non_armenian_text`), the others exclude labels.
-FILTERS: tuple[str, ...] = ("non-armenian", "graphics", "photo", "image", "header", "image-header")
-
-#: The report variants, in order: name -> filters.
-REPORT_VARIANTS: dict[str, tuple[str, ...]] = {
-    "no_filter": (),
-    "non_armenian": ("non-armenian",),
-    "graphics_headers_images_photos": ("graphics", "photo", "image", "header"),
-    "all_filters": ("non-armenian", "graphics", "photo", "image", "header"),
-}
+#: The seed's report variants, in order: name -> filters.
+REPORT_VARIANTS: dict[str, tuple[str, ...]] = dict(DEFAULT_CONFIG.variants)
 
 SCHEMA_VERSION = 1
 MAX_FAILURE_EXAMPLES = 25
 MAX_EXAMPLE_TEXT_CHARS = 2000
 
 
-def canonical_filters(filters: Any) -> tuple[str, ...]:
-    """``filters`` (a comma-separated ``str`` or an iterable of names) in canonical order without
-    duplicates; an unknown name raises ``InvalidValueError`` naming it."""
+def canonical_filters(filters: Any, config: Optional[PageKitConfig] = None) -> tuple[str, ...]:
+    """``filters`` (a comma-separated ``str`` or an iterable of names) in the canonical order of
+    ``config``'s filters, without duplicates; an unknown name raises ``InvalidValueError`` naming it."""
+    known = resolve_config(config).filter_names
     if isinstance(filters, str):
         names = [f.strip() for f in filters.split(",") if f.strip()]
     else:
@@ -114,23 +116,25 @@ def canonical_filters(filters: Any) -> tuple[str, ...]:
             raise InvalidTypeError(f"must be a str or an iterable of str, got {type(filters).__name__}",
                                    field="filters") from None
     for k, name in enumerate(names):
-        if name not in FILTERS:
-            raise InvalidValueError(f"unknown filter {name!r}; known: {', '.join(FILTERS)}", field="filters", item=k)
-    return tuple(f for f in FILTERS if f in names)
+        if name not in known:
+            raise InvalidValueError(f"unknown filter {name!r}; known: {', '.join(known)}", field="filters", item=k)
+    return tuple(f for f in known if f in names)
 
 
-def variant_of_filters(filters: Sequence[str]) -> Optional[str]:
-    """The name of the report variant whose filters equal ``filters`` (canonical), else ``None``."""
-    wanted = canonical_filters(filters)
-    for name, fs in REPORT_VARIANTS.items():
-        if canonical_filters(fs) == wanted:
+def variant_of_filters(filters: Sequence[str], config: Optional[PageKitConfig] = None) -> Optional[str]:
+    """The name of ``config``'s report variant whose filters equal ``filters`` (canonical), else ``None``."""
+    config = resolve_config(config)
+    wanted = canonical_filters(filters, config)
+    for name, fs in config.variants:
+        if canonical_filters(fs, config) == wanted:
             return name
     return None
 
 
-def excluded_labels(filters: Sequence[str]) -> list[str]:
+def excluded_labels(filters: Sequence[str], config: Optional[PageKitConfig] = None) -> list[str]:
     """The sorted union of the labels the label filters among ``filters`` exclude."""
-    return sorted({label for f in filters for label in FILTER_LABELS.get(f, ())})
+    known = resolve_config(config).filter_map
+    return sorted({label for f in filters if f in known for label in known[f].labels})
 
 
 # ---------------------------------------------------------------------------------------------
@@ -165,9 +169,13 @@ def _corpus(regions: Sequence[Mapping[str, Any]], d_key: str, n_key: str,
 
 def build_summary(*, unit_level: str, variant: Optional[str], filters: Sequence[str], coverage_threshold: float,
                   counters: Mapping[str, Any], regions: Sequence[Mapping[str, Any]],
-                  pages: Sequence[Mapping[str, Any]], cer_unit: str = "char") -> dict[str, Any]:
+                  pages: Sequence[Mapping[str, Any]], cer_unit: str = "char",
+                  config: Optional[PageKitConfig] = None) -> dict[str, Any]:
     """The ``summary`` block, in schema key order: ``counters`` gives the page-level counts
-    (``_COUNTERS``); every region figure and ratio is computed from ``regions`` and ``pages``."""
+    (``_COUNTERS``); every region figure and ratio is computed from ``regions`` and ``pages``.
+    Under a ``config`` other than the default, ``config_sha256`` (its fingerprint) follows
+    ``coverage_threshold``, so that reports scored under different rules are never merged."""
+    config = resolve_config(config)
     scored = [r for r in regions if r["scored"]]
     normal = [r for r in scored if r["normal_single_box_region"]]
     cer, mean, d, n = _corpus(scored, "char_edit_distance", "gt_char_count", "cer")
@@ -178,13 +186,18 @@ def build_summary(*, unit_level: str, variant: Optional[str], filters: Sequence[
     page_cers = [p["ocr_region_cer"] for p in pages if p["scored_region_count"] > 0]
     missing, in_text = counters["missing_text_boxes"], counters["predicted_boxes_in_text_gt"]
     c = counters
-    return {
+    settings = {
         "unit_level": unit_level,
         "cer_unit": cer_unit,
         "variant": variant,
         "filters": list(filters),
-        "excluded_labels": excluded_labels(filters),
+        "excluded_labels": excluded_labels(filters, config),
         "coverage_threshold": float(coverage_threshold),
+    }
+    if not config.is_default:
+        settings["config_sha256"] = config.fingerprint
+    return {
+        **settings,
         "page_count": c["page_count"],
         "pages_without_predictions": c["pages_without_predictions"],
         "gt_box_count": c["gt_box_count"],
@@ -276,7 +289,7 @@ def _summed(values: Sequence[Any]) -> Any:
 
 
 #: Summary keys that are settings, not figures.
-_SETTINGS = ("unit_level", "cer_unit", "variant", "filters", "excluded_labels", "coverage_threshold")
+_SETTINGS = ("unit_level", "cer_unit", "variant", "filters", "excluded_labels", "coverage_threshold", "config_sha256")
 
 
 def _check_adds_up(rep: Mapping[str, Any], k: int) -> None:
@@ -304,11 +317,14 @@ def _check_adds_up(rep: Mapping[str, Any], k: int) -> None:
 
 
 def aggregate_reports(reports: Iterable[Mapping[str, Any]], *, variant: Optional[str] = None,
-                      max_examples: int = MAX_FAILURE_EXAMPLES) -> dict[str, Any]:
+                      max_examples: int = MAX_FAILURE_EXAMPLES,
+                      config: Optional[PageKitConfig] = None) -> dict[str, Any]:
     """Merge page or aggregate reports into one aggregate report (so aggregation is associative).
 
     The inputs must agree on ``unit_level``, ``cer_unit`` (``"char"`` where a report has none),
-    ``filters`` and ``coverage_threshold``, no ``page_id`` may occur twice, and each report's
+    ``filters`` and ``coverage_threshold``, must have been scored under ``config`` (their
+    ``config_sha256``, absent under the default, is its fingerprint; ``variant`` names one of its
+    variants), no ``page_id`` may occur twice, and each report's
     pages and regions must give its own summary figures (a report cut or edited by hand is
     refused): otherwise ``InvalidValueError`` naming the field and the input.
     A report of zero pages (an empty aggregate) is neutral and takes no part in that check.
@@ -323,6 +339,8 @@ def aggregate_reports(reports: Iterable[Mapping[str, Any]], *, variant: Optional
     (0, None)
     """
     max_examples = _check_max_examples(max_examples)
+    config = resolve_config(config)
+    fingerprint = None if config.is_default else config.fingerprint
     if isinstance(reports, Mapping):
         raise InvalidTypeError("must be a sequence of reports, got a single report", field="reports")
     reports = list(reports)
@@ -334,8 +352,15 @@ def aggregate_reports(reports: Iterable[Mapping[str, Any]], *, variant: Optional
         if missing:
             raise InvalidValueError(f"summary lacks {', '.join(missing)}", field="reports", item=k)
         _check_adds_up(rep, k)
-    if variant is not None and variant not in REPORT_VARIANTS:
-        raise InvalidValueError(f"unknown variant {variant!r}; known: {', '.join(REPORT_VARIANTS)}", field="variant")
+        scored_under = rep["summary"].get("config_sha256")
+        if scored_under != fingerprint:
+            raise InvalidValueError(
+                f"was scored under {'the default configuration' if scored_under is None else f'configuration {scored_under!r}'}"
+                f", not under {'the default one' if fingerprint is None else f'{config.source} ({fingerprint!r})'}; "
+                "reports are merged only under the configuration they were scored with", field="reports", item=k)
+    if variant is not None and variant not in config.variant_map:
+        raise InvalidValueError(f"unknown variant {variant!r}; known: {', '.join(config.variant_names)}",
+                                field="variant")
     # A report of no pages (an empty aggregate) is neutral: it neither sets nor checks the settings.
     deciding = [(k, rep) for k, rep in enumerate(reports) if rep["summary"]["page_count"] > 0]
     deciding = deciding or list(enumerate(reports))
@@ -354,7 +379,7 @@ def aggregate_reports(reports: Iterable[Mapping[str, Any]], *, variant: Optional
             variant = variants.pop()
     else:
         unit_level, threshold, cer_unit = DEFAULT_UNIT_LEVEL, 1.0, "char"
-        filters = list(REPORT_VARIANTS[variant]) if variant else []
+        filters = list(canonical_filters(config.variant_map[variant], config)) if variant else []
     seen: dict[str, int] = {}
     pages: list[Mapping[str, Any]] = []
     regions: list[Mapping[str, Any]] = []
@@ -376,7 +401,8 @@ def aggregate_reports(reports: Iterable[Mapping[str, Any]], *, variant: Optional
     if not reports:
         counters.update(gt_boxes_dropped={}, row_status_counts={})
     summary = build_summary(unit_level=unit_level, cer_unit=cer_unit, variant=variant, filters=filters,
-                            coverage_threshold=threshold, counters=counters, regions=regions, pages=pages)
+                            coverage_threshold=threshold, counters=counters, regions=regions, pages=pages,
+                            config=config)
     return {
         "schema_version": SCHEMA_VERSION,
         "kind": "aggregate",

@@ -41,6 +41,7 @@ import numpy as np
 from scorekit import _kernels, batch
 from scorekit._graphemes import check_unit, unit_lengths
 from scorekit.errors import InvalidTypeError, InvalidValueError
+from scorekit.ocr_pages.config import JOIN_SENTINEL, PageKitConfig, resolve_config
 from scorekit.text import (
     HYPHEN_CHARS, SCHWA_CHARS, JoinedText, concat_joined, join_lines_with_hyphenation, schwa_distance,
     schwa_distance_batch,
@@ -53,34 +54,7 @@ __all__ = [
     "compute_text_metrics", "compute_text_metrics_batch",
 ]
 
-#: Private-use code point that marks a join position while a text is normalised (it is neither
-#: whitespace nor in the punctuation table, so it survives every length-changing rule).
-JOIN_SENTINEL = "\ue000"
 _SENTINEL_STAND_IN = "\ufffd"  # replaces a JOIN_SENTINEL already present in the input (same length)
-
-_YE_YIWN, _VEW = "\u0565\u0582", "\u0587"  # the old spelling ``եւ`` and the ligature ``և``
-
-#: Pass A of the punctuation table: multi-character replacements, applied in this order.
-_PASS_A = (("--", "\u2014"), (_YE_YIWN, _VEW))
-#: Pass B: one character to one string. No output is an input of another rule, so applying the
-#: rules one after another equals a single left-to-right pass (and ``str.replace`` is far faster
-#: than ``str.translate`` with a table on non-ASCII text).
-_PASS_B = (
-    ("\u058a", "-"),         # ARMENIAN HYPHEN
-    ("\u2014", "-"),         # EM DASH
-    ("\u0301", "\u055b"),    # COMBINING ACUTE ACCENT -> ARMENIAN EMPHASIS MARK
-    ("\u055d", "`"),         # ARMENIAN COMMA -> GRAVE ACCENT
-    ("\u2024", "."),         # ONE DOT LEADER
-    ("\u2026", "..."),       # HORIZONTAL ELLIPSIS
-    ("\u2116", "N"),         # NUMERO SIGN
-    ("\u0589", ":"),         # ARMENIAN FULL STOP
-    ("\u02f8", ":"),         # MODIFIER LETTER RAISED COLON
-    ("\ufe13", ":"),         # PRESENTATION FORM FOR VERTICAL COLON
-    ("\ufe30", ":"),         # PRESENTATION FORM FOR VERTICAL TWO DOT LEADER
-    ("\uff1a", ":"),         # FULLWIDTH COLON
-    ("\u2236", ":"),         # RATIO
-    ("\ua789", ":"),         # MODIFIER LETTER COLON
-)
 
 Text = Union[str, JoinedText]
 
@@ -140,33 +114,40 @@ def _as_list(items: object, field: str) -> list:
 
 # --------------------------------------------------------------------------- normalisation
 
-def normalize_punctuation_chars(s: str) -> str:
-    """Canonicalise the punctuation of ``s`` in one pass: first ``--`` → ``—`` and ``եւ`` → ``և``
-    (in that order, left to right), then one character at a time: Armenian hyphen and em dash →
-    ``-``, combining acute → ``՛``, Armenian comma → `` ` ``, one-dot leader → ``.``, ellipsis →
-    ``...``, ``№`` → ``N``, Armenian full stop and the colon look-alikes (U+02F8, U+FE13, U+FE30,
-    U+FF1A, U+2236, U+A789) → ``:``. Nothing else is mapped (en dash, soft hyphen and quotes stay).
-
-    >>> normalize_punctuation_chars("a--b a---b №5")
-    'a-b a--b N5'
-    """
-    s = _check_str(s, "s")
-    for old, new in _PASS_A + _PASS_B:
+def _replace_all(s: str, rules: Iterable[tuple[str, str]]) -> str:
+    """``s`` with each ``(old, new)`` rule applied in turn over the whole text."""
+    for old, new in rules:
         if old in s:
             s = s.replace(old, new)
     return s
 
 
-def normalize_text(s: str) -> str:
+def normalize_punctuation_chars(s: str, config: Optional[PageKitConfig] = None) -> str:
+    """Canonicalise the punctuation of ``s`` with ``config.replacements`` (its text rules'),
+    applied one after another. The default rules: first ``--`` → ``—`` and ``եւ`` → ``և`` (in that order, left to
+    right), then one character at a time: Armenian hyphen and em dash → ``-``, combining acute →
+    ``՛``, Armenian comma → `` ` ``, one-dot leader → ``.``, ellipsis → ``...``, ``№`` → ``N``,
+    Armenian full stop and the colon look-alikes (U+02F8, U+FE13, U+FE30, U+FF1A, U+2236, U+A789)
+    → ``:``. Nothing else is mapped (en dash, soft hyphen and quotes stay). No output of a
+    one-character rule is the input of another, so the default equals a single left-to-right pass.
+
+    >>> normalize_punctuation_chars("a--b a---b №5")
+    'a-b a--b N5'
+    """
+    s = _check_str(s, "s")
+    return _replace_all(s, resolve_config(config).replacements)
+
+
+def normalize_text(s: str, config: Optional[PageKitConfig] = None) -> str:
     """NFC, then every run of whitespace (``str.split`` semantics) becomes one space and the ends
-    are trimmed, then :func:`normalize_punctuation_chars`. A single pass: not idempotent on runs of
-    three or more ``-``.
+    are trimmed, then :func:`normalize_punctuation_chars` with ``config``'s rules. A single pass:
+    not idempotent on runs of three or more ``-``.
 
     >>> normalize_text("  Երևան \\n\\t քաղաք  ")
     'Երևան քաղաք'
     """
     s = _check_str(s, "s")
-    return normalize_punctuation_chars(" ".join(unicodedata.normalize("NFC", s).split()))
+    return normalize_punctuation_chars(" ".join(unicodedata.normalize("NFC", s).split()), config)
 
 
 # --------------------------------------------------------------------------- hyphen joins
@@ -214,26 +195,25 @@ def _without_sentinels(s: str) -> JoinedText:
     return JoinedText("".join(pieces), joins)
 
 
-def _lowercase(normalized: str) -> str:
-    """The lowercase form: ``.lower()``, then ``եւ`` → ``և`` again (lowercasing ``ԵՒ`` gives ``եւ``)."""
-    return normalized.lower().replace(_YE_YIWN, _VEW)
+def _prepare_both(x: JoinedText, config: PageKitConfig) -> tuple[JoinedText, JoinedText]:
+    """The normalised text of ``x`` with its joins carried through, as is and in lowercase form
+    (``.lower()``, then the ``lowercase_replacements``: by default ``եւ`` → ``և`` again, since
+    lowercasing ``ԵՒ`` gives ``եւ``)."""
+    normalized = normalize_text(_with_sentinels(x), config)
+    lowered = _replace_all(normalized.lower(), config.text.lowercase_replacements)
+    return _without_sentinels(normalized), _without_sentinels(lowered)
 
 
-def _prepare_both(x: JoinedText) -> tuple[JoinedText, JoinedText]:
-    """The normalised text of ``x`` with its joins carried through, as is and in lowercase form."""
-    normalized = normalize_text(_with_sentinels(x))
-    return _without_sentinels(normalized), _without_sentinels(_lowercase(normalized))
-
-
-def prepare_text(x: Text, *, lower: bool = False) -> JoinedText:
-    """``normalize_text`` of ``x`` (a ``str`` or ``JoinedText``), keeping its join positions
-    pointing at the same boundaries: each join is marked with ``JOIN_SENTINEL`` before normalising
-    and read back after. ``lower=True`` gives the lowercase form compared by ``cer_lowercase``.
+def prepare_text(x: Text, *, lower: bool = False, config: Optional[PageKitConfig] = None) -> JoinedText:
+    """``normalize_text`` of ``x`` (a ``str`` or ``JoinedText``) with ``config``'s rules, keeping
+    its join positions pointing at the same boundaries: each join is marked with ``JOIN_SENTINEL``
+    before normalising and read back after. ``lower=True`` gives the lowercase form compared by
+    ``cer_lowercase``.
 
     >>> prepare_text(join_box_lines_with_hyphenation("Նա ասաց… մը-\\nտնել"))
     JoinedText(text='Նա ասաց... մըտնել', joins=(13,))
     """
-    cased, lowered = _prepare_both(_check_text(x, "x"))
+    cased, lowered = _prepare_both(_check_text(x, "x"), resolve_config(config))
     return lowered if lower else cased
 
 
@@ -254,11 +234,13 @@ def edit_distance(a: str, b: str, *, unit: str = "char") -> int:
 
 
 def edit_distance_schwa_forgiving(gt: str, pred: str, gt_joins: Iterable[int] = (),
-                                  pred_joins: Iterable[int] = (), *, unit: str = "char") -> int:
-    """Levenshtein distance in which deleting a schwa (``ը``/``Ը``) of ``gt`` or inserting one of
-    ``pred`` is free when it sits at a join: a deleted ``gt[i-1]`` when ``i-1`` or ``i`` is in
-    ``gt_joins`` or the aligned prediction position ``j`` is in ``pred_joins``, and symmetrically for
-    an insertion. Substituting a schwa is never free. Without joins it equals :func:`edit_distance`.
+                                  pred_joins: Iterable[int] = (), *, unit: str = "char",
+                                  config: Optional[PageKitConfig] = None) -> int:
+    """Levenshtein distance in which deleting a schwa (``ը``/``Ը``; in general a character of
+    ``config.text.free_at_joins``) of ``gt`` or inserting one of ``pred`` is free when it sits at a
+    join: a deleted ``gt[i-1]`` when ``i-1`` or ``i`` is in ``gt_joins`` or the aligned prediction
+    position ``j`` is in ``pred_joins``, and symmetrically for an insertion. Substituting a schwa is
+    never free. Without joins, or with no free characters, it equals :func:`edit_distance`.
 
     >>> edit_distance_schwa_forgiving("մըտնել", "մտնել", {2}), edit_distance_schwa_forgiving("մըտնել", "մտնել")
     (0, 1)
@@ -267,7 +249,10 @@ def edit_distance_schwa_forgiving(gt: str, pred: str, gt_joins: Iterable[int] = 
     gt, pred = _check_str(gt, "gt"), _check_str(pred, "pred")
     gj = _check_joins(gt_joins, len(gt), "gt_joins")
     pj = _check_joins(pred_joins, len(pred), "pred_joins")
-    return schwa_distance(gt, pred, gj, pj, unit=unit)
+    free = resolve_config(config).text.free_at_joins
+    if not free:
+        return edit_distance(gt, pred, unit=unit)
+    return schwa_distance(gt, pred, gj, pj, schwa=free, unit=unit)
 
 
 # --------------------------------------------------------------------------- metrics
@@ -317,8 +302,9 @@ def _metrics(gt: JoinedText, pred: JoinedText, gt_lower: JoinedText, distance: i
 
 
 def compute_text_metrics(gt_text: Text, predicted_text: Text, *, schwa_forgiving: bool = True,
-                         unit: str = "char") -> TextMetrics:
-    """Normalise both texts (``str`` or ``JoinedText``, whose joins follow the normalisation) and
+                         unit: str = "char", config: Optional[PageKitConfig] = None) -> TextMetrics:
+    """Normalise both texts (``str`` or ``JoinedText``, whose joins follow the normalisation) with
+    ``config``'s text rules (default: :data:`~scorekit.ocr_pages.config.DEFAULT_CONFIG`) and
     count their character errors: the schwa-forgiving distance (``schwa_forgiving=False`` makes
     ``char_edit_distance`` strict), the strict one and the forgiving one of the lowercase forms.
     ``unit="grapheme"`` counts grapheme clusters instead of code points (module docs).
@@ -331,40 +317,43 @@ def compute_text_metrics(gt_text: Text, predicted_text: Text, *, schwa_forgiving
     (3, 1, 0.3333)
     """
     unit = check_unit(unit)
-    gt, gt_lower = _prepare_both(_check_text(gt_text, "gt_text"))
-    pred, pred_lower = _prepare_both(_check_text(predicted_text, "predicted_text"))
+    config = resolve_config(config)
+    gt, gt_lower = _prepare_both(_check_text(gt_text, "gt_text"), config)
+    pred, pred_lower = _prepare_both(_check_text(predicted_text, "predicted_text"), config)
     strict = edit_distance(gt.text, pred.text, unit=unit)
-    distance = (edit_distance_schwa_forgiving(gt.text, pred.text, gt.joins, pred.joins, unit=unit)
+    distance = (edit_distance_schwa_forgiving(gt.text, pred.text, gt.joins, pred.joins, unit=unit, config=config)
                 if schwa_forgiving else strict)
     lowercase = edit_distance_schwa_forgiving(gt_lower.text, pred_lower.text, gt_lower.joins, pred_lower.joins,
-                                              unit=unit)
+                                              unit=unit, config=config)
     lengths = None if unit == "char" else tuple(unit_lengths([gt.text, pred.text, gt_lower.text], unit))
     return _metrics(gt, pred, gt_lower, distance, strict, lowercase, lengths)
 
 
-def _schwa_can_be_free(gt: JoinedText, pred: JoinedText, unit: str = "char") -> bool:
+def _schwa_can_be_free(gt: JoinedText, pred: JoinedText, unit: str, free: str) -> bool:
     """Whether any free schwa operation exists for this pair; when none does, the schwa-forgiving
     distance is exactly the plain Levenshtein distance. Deleting a schwa of ``gt`` is free when it
     touches a join of ``gt`` or is aligned at any join of ``pred`` (and symmetrically). Over
-    grapheme clusters a join moves to a cluster start, so there any schwa with any join counts."""
-    if not gt.joins and not pred.joins:
+    grapheme clusters a join moves to a cluster start, so there any schwa with any join counts.
+    ``free`` holds the schwa characters (none: nothing is ever free)."""
+    if not free or (not gt.joins and not pred.joins):
         return False
     if unit != "char":
-        return any(_has_schwa(x.text) for x in (gt, pred))
-    return any(_has_schwa(x.text) and (bool(y.joins) or _schwa_at_join(x)) for x, y in ((gt, pred), (pred, gt)))
+        return any(_has_schwa(x.text, free) for x in (gt, pred))
+    return any(_has_schwa(x.text, free) and (bool(y.joins) or _schwa_at_join(x, free))
+               for x, y in ((gt, pred), (pred, gt)))
 
 
-def _has_schwa(text: str) -> bool:
-    return any(c in text for c in SCHWA_CHARS)
+def _has_schwa(text: str, free: str) -> bool:
+    return any(c in text for c in free)
 
 
-def _schwa_at_join(x: JoinedText) -> bool:
-    return any(_has_schwa(x.text[max(k - 1, 0):k + 1]) for k in x.joins)
+def _schwa_at_join(x: JoinedText, free: str) -> bool:
+    return any(_has_schwa(x.text[max(k - 1, 0):k + 1], free) for k in x.joins)
 
 
 def compute_text_metrics_batch(gt_texts: Iterable[Text], pred_texts: Iterable[Text], *,
                                schwa_forgiving: bool = True, threads: Optional[int] = None,
-                               unit: str = "char") -> list[TextMetrics]:
+                               unit: str = "char", config: Optional[PageKitConfig] = None) -> list[TextMetrics]:
     """:func:`compute_text_metrics` of every (gt, prediction) pair, for whole corpora: the texts are
     normalised once, then all plain distances go through one batch kernel call and all
     schwa-forgiving ones through another, on ``threads`` worker threads (``None`` = all cores).
@@ -372,6 +361,7 @@ def compute_text_metrics_batch(gt_texts: Iterable[Text], pred_texts: Iterable[Te
     Same numbers as the single form, with less work: a pair where no schwa operation can be free
     (no joins, or no schwa where a join could forgive it) takes the plain distance, and a lowercase
     form identical to the original reuses its distance. ``unit="grapheme"``: over grapheme clusters.
+    ``config``: the text rules, as for the single form.
 
     >>> [m.cer for m in compute_text_metrics_batch(["ab", ""], ["ac", ""])]
     [0.5, 0.0]
@@ -382,15 +372,17 @@ def compute_text_metrics_batch(gt_texts: Iterable[Text], pred_texts: Iterable[Te
     if len(gts) != len(preds):
         raise InvalidValueError(f"has {len(gts)} items but pred_texts has {len(preds)}; they must pair up one to one",
                                 field="gt_texts")
-    gt_sides = [_prepare_both(_check_text(x, "gt_texts", k)) for k, x in enumerate(gts)]
-    pred_sides = [_prepare_both(_check_text(x, "pred_texts", k)) for k, x in enumerate(preds)]
+    config = resolve_config(config)
+    free = config.text.free_at_joins
+    gt_sides = [_prepare_both(_check_text(x, "gt_texts", k), config) for k, x in enumerate(gts)]
+    pred_sides = [_prepare_both(_check_text(x, "pred_texts", k), config) for k, x in enumerate(preds)]
     # Plan: every distance is a slot (is_forgiving, index) into one of the two kernel calls; the
     # first len(gts) plain pairs are the strict distances of the original forms.
     plain: list[tuple[str, str]] = [(g.text, p.text) for (g, _), (p, _) in zip(gt_sides, pred_sides)]
     forgiving: list[tuple[JoinedText, JoinedText]] = []
 
     def slot(g: JoinedText, p: JoinedText, plain_index: Optional[int] = None) -> tuple[bool, int]:
-        if _schwa_can_be_free(g, p, unit):
+        if _schwa_can_be_free(g, p, unit, free):
             forgiving.append((g, p))
             return True, len(forgiving) - 1
         if plain_index is None:
@@ -411,7 +403,7 @@ def compute_text_metrics_batch(gt_texts: Iterable[Text], pred_texts: Iterable[Te
     results = {False: batch.levenshtein(*map(list, zip(*plain)), threads=threads, unit=unit).tolist(), True: []}
     if forgiving:
         gt_items, pred_items = map(list, zip(*forgiving))
-        results[True] = schwa_distance_batch(gt_items, pred_items, threads=threads, unit=unit).tolist()
+        results[True] = schwa_distance_batch(gt_items, pred_items, schwa=free, threads=threads, unit=unit).tolist()
     lengths: list = [None] * len(gts)
     if unit != "char":
         flat = unit_lengths([x.text for (g, g_lower), (p, _) in zip(gt_sides, pred_sides) for x in (g, p, g_lower)],
