@@ -10,7 +10,6 @@ unreadable file, an output that would overwrite an input) are one line and exit 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
 
@@ -84,7 +83,7 @@ def _print_summary(data: dict[str, Any]) -> None:
 def run(args: argparse.Namespace) -> int:
     from scorekit.errors import InvalidValueError
     from scorekit.files import check_outputs, write_atomically
-    from scorekit.ocr.evaluate import DIFFS_KEPT, evaluate, to_json
+    from scorekit.ocr.evaluate import DIFFS_KEPT, evaluate, json_pieces, to_json
     from scorekit.progress import progress_printer
 
     if args.open and args.html is None:
@@ -96,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
                           keep_diffs=DIFFS_KEPT if args.html else 0, progress=show)
     data = to_json(evaluation)
     if args.json is not None:
-        write_atomically(args.json, json.dumps(data, ensure_ascii=False, indent=2, allow_nan=False) + "\n")
+        write_atomically(args.json, json_pieces(data))
     if args.html is not None:
         from scorekit.ocr.eval_report import build_report
         from scorekit.report import write_report

@@ -17,17 +17,18 @@ the result, never dropped silently.
 from __future__ import annotations
 
 import heapq
+import json
 import math
 import os
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Optional, Sequence, cast
+from typing import Any, Callable, Iterable, Iterator, Optional, Sequence, cast
 
 from scorekit.errors import InvalidValueError
 
 __all__ = ["METRICS", "DEFAULT_METRICS", "PageScore", "Totals", "Pairing", "pair_folders", "score_pair", "evaluate",
-           "Evaluation", "rate", "DIFFS_KEPT", "top_confusions", "to_json"]
+           "Evaluation", "rate", "DIFFS_KEPT", "top_confusions", "to_json", "json_pieces"]
 
 #: The metrics ``--metrics`` chooses from: CER, WER, bag-of-words WER and flexible character accuracy.
 METRICS = ("cer", "wer", "bow", "fca")
@@ -337,11 +338,34 @@ def _page_dict(page: PageScore, metrics: Sequence[str]) -> dict[str, Any]:
     return out
 
 
+class _PageRows(list):
+    """A folder's ``pages`` in the JSON document: holds the pages' numbers and gives each page's
+    object only as it is iterated, so that writing the JSON of 10,000 pages never holds 10,000
+    objects (:func:`json_pieces` iterates it)."""
+
+    def __init__(self, pages: Sequence[PageScore], metrics: Sequence[str]) -> None:
+        super().__init__(pages)
+        self.metrics = metrics
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:  # type: ignore[override]
+        return (_page_dict(page, self.metrics) for page in super().__iter__())
+
+    def __getitem__(self, index: Any) -> Any:
+        item = super().__getitem__(index)
+        return [_page_dict(p, self.metrics) for p in item] if isinstance(index, slice) else _page_dict(item, self.metrics)
+
+
+def json_pieces(data: dict[str, Any]) -> Iterator[str]:
+    """The JSON text of :func:`to_json`'s document, piece by piece (strict: no NaN or infinity)."""
+    yield from json.JSONEncoder(ensure_ascii=False, indent=2, allow_nan=False).iterencode(data)
+    yield "\n"
+
+
 def _engine_dict(totals: Totals, folder: bool) -> dict[str, Any]:
     out = {k: _finite(v) if not isinstance(v, dict) else v for k, v in totals.summary().items()}
     out["confusions"] = [{"gt": g, "ocr": o, "count": n} for (g, o), n in top_confusions(totals.confusions)]
     if folder:
-        out["pages"] = [_page_dict(p, totals.metrics) for p in totals.pages]
+        out["pages"] = _PageRows(totals.pages, totals.metrics)
     return out
 
 
