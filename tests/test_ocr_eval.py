@@ -271,6 +271,7 @@ def test_demo_scores_the_bundled_page_alto_pair(capsys, tmp_path):
     page = (tmp_path / "demo.html").read_text(encoding="utf-8")
     assert "OCR files sample · Totals" in page and "OCR files sample · page0001.gt.xml: CER" in page
     assert 'title="r2"' in page   # the diff shows the PAGE region ids on hover
+    assert '<button type="button">FCA</button>' in page
 
 
 def test_ocr_eval_loads_only_its_own_parser(pair_files):

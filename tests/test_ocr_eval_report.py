@@ -95,6 +95,7 @@ def test_engines_report_sections_escaping_and_links(engines_report, capsys):
                   "ground-truth pages without OCR"):
         assert title in html, title
     assert "p3.gt.xml (missing in" in html
+    assert '<button type="button">bag-of-words WER</button>' in html and ">FCA</button>" not in html  # not asked
     parsed = Links(html)
     assert parsed.scripts == 1                                  # only the report module's hashed script
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html and "<script>alert" not in html

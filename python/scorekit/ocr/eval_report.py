@@ -19,8 +19,13 @@ from scorekit.ocr.evaluate import Evaluation, Totals, top_confusions
 
 __all__ = ["build_report", "report_sections", "diff_runs"]
 
-_NAME_LABELS = {"cer": "CER", "wer": "WER", "bow_wer": "bag-of-words WER", "fca": "flexible character accuracy",
-                "word_accuracy": "word accuracy"}
+#: The figures only some runs compute: (``--metrics`` name, column label, attribute).
+_OPTIONAL = (("bow", "bag-of-words WER", "bow_wer"), ("fca", "FCA", "fca"))
+
+
+def _optional(metrics: Sequence[str]) -> list[tuple[str, str]]:
+    """(label, attribute) of the optional figures computed in this run."""
+    return [(label, attribute) for name, label, attribute in _OPTIONAL if name in metrics]
 
 
 class _SegmentIndex:
@@ -87,13 +92,15 @@ def diff_runs(alignment: Sequence[tuple[str, str, str]], gt_doc: Any, ocr_doc: A
     return runs
 
 
-def _engine_rows(engines: Sequence[Totals]) -> list[list[Any]]:
+def _engine_rows(engines: Sequence[Totals]) -> tuple[list[str], list[list[Any]]]:
+    optional = _optional(engines[0].metrics)
     rows = []
     for t in engines:
         s = t.summary()
-        rows.append([t.name, len(t.pages), s["cer"], s["wer"], s.get("bow_wer"), s.get("fca"), s["word_accuracy"],
+        rows.append([t.name, len(t.pages), s["cer"], s["wer"], *(s[a] for _, a in optional), s["word_accuracy"],
                      s["n_characters"], s["n_words"]])
-    return rows
+    columns = ["OCR", "pages", "CER", "WER", *(label for label, _ in optional), "word accuracy", "characters", "words"]
+    return columns, rows
 
 
 def _visible(c: str) -> str:
@@ -108,9 +115,10 @@ def _engine_sections(t: Totals, *, folder: bool, prefix: str) -> list[Any]:
     sections: list[Any] = []
     s = t.summary()
     if folder:
-        rows = [[p.name, p.cer, p.wer, p.bow_wer, p.fca, p.n_characters, p.char_edits, p.n_words, p.word_edits]
-                for p in t.pages]
-        sections.append(report.data_table(prefix + "Pages", ["page", "CER", "WER", "bag-of-words WER", "FCA",
+        optional = _optional(t.metrics)
+        rows = [[p.name, p.cer, p.wer, *(getattr(p, a) for _, a in optional), p.n_characters, p.char_edits,
+                 p.n_words, p.word_edits] for p in t.pages]
+        sections.append(report.data_table(prefix + "Pages", ["page", "CER", "WER", *(label for label, _ in optional),
                                                              "characters", "character edits", "words", "word edits"],
                                           rows, sort_by="CER", descending=True))
     sections.append(report.data_table(prefix + "Accuracy by character class (ground-truth characters)",
@@ -147,9 +155,8 @@ def report_sections(evaluation: Evaluation, *, prefix: str = "") -> list[Any]:
         for engine, names in evaluation.pairing.ocr_only.items():
             head[f"OCR pages without ground truth in {engine}"] = ", ".join(names) or "none"
     sections: list[Any] = [report.summary_table("Inputs", head)]
-    sections.append(report.data_table("Engines" if several else "Totals (total edits over total length)",
-                                      ["OCR", "pages", "CER", "WER", "bag-of-words WER", "FCA", "word accuracy",
-                                       "characters", "words"], _engine_rows(engines)))
+    columns, rows = _engine_rows(engines)
+    sections.append(report.data_table("Engines" if several else "Totals (total edits over total length)", columns, rows))
     if several:
         rows = []
         for c in evaluation.comparisons:
