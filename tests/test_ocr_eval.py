@@ -12,6 +12,8 @@ import unicodedata
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from rapidfuzz.distance import Levenshtein
 from scipy.stats import binomtest
 from uniseg.graphemecluster import grapheme_clusters
@@ -288,3 +290,36 @@ def test_ocr_eval_loads_only_its_own_parser(pair_files):
                           env={**__import__("os").environ, "PYTHONPATH": str(Path(cli.__file__).parents[1])})
     assert done.stdout.splitlines()[-1] == "[]"
     assert cli.main(["ocr-eval", "--help"]) == 0 and cli.main(["cer", "a", "b"]) == 0   # the others still parse
+
+
+PAGE_TEXT = st.text(alphabet="abc ÄÖ.,1\n\u0301", max_size=40)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(PAGE_TEXT, PAGE_TEXT), min_size=1, max_size=5))
+def test_folder_totals_are_the_pages_counts_summed(pages):
+    """Property: a folder run's pages are the single-file runs of its pairs, its totals their counts
+    summed (edits over length), and each page's counts those of the grapheme oracle on the read text."""
+    import tempfile
+
+    from scorekit.ocr import read
+
+    with tempfile.TemporaryDirectory() as tmp:
+        gt_dir, ocr_dir = Path(tmp, "gt"), Path(tmp, "ocr")
+        for k, (g, o) in enumerate(pages):
+            write(gt_dir / f"{k}.gt.txt", g)
+            write(ocr_dir / f"{k}.ocr.txt", o)
+        folder = ocr_evaluate.evaluate(str(gt_dir), [str(ocr_dir)]).engines[0]
+        singles = [ocr_evaluate.evaluate(str(gt_dir / f"{k}.gt.txt"), [str(ocr_dir / f"{k}.ocr.txt")]).engines[0]
+                   for k in range(len(pages))]
+        for k, (page, single) in enumerate(zip(folder.pages, singles)):
+            fields = ("n_characters", "char_edits", "n_words", "word_edits", "bow_wer", "word_accuracy")
+            assert [getattr(page, f) for f in fields] == [getattr(single.pages[0], f) for f in fields]
+            edits, length = char_edits(read(gt_dir / f"{k}.gt.txt").text, read(ocr_dir / f"{k}.ocr.txt").text)
+            assert (page.char_edits, page.n_characters) == (edits, length)
+        for field in ("n_characters", "char_edits", "n_words", "word_edits", "bow_edits", "word_hits"):
+            assert getattr(folder, field) == sum(getattr(s, field) for s in singles), field
+        summary = folder.summary()
+        n = folder.n_characters
+        assert summary["cer"] == (folder.char_edits / n if n and folder.char_edits else
+                                  (math.inf if folder.char_edits else 0))
