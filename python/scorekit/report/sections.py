@@ -324,7 +324,9 @@ def aligned_diff(title: str, runs: Iterable[Sequence[str]], *, anchor: str,
     checked = []
     for index, run in enumerate(runs):
         run = tuple(run)
-        if len(run) != 5 or run[0] not in _ALIGNED_OPS or not all(isinstance(x, str) for x in run[1:]):
+        if len(run) != 5 or run[0] not in _ALIGNED_OPS or not (
+                isinstance(run[1], str) and isinstance(run[2], str) and isinstance(run[3], str)
+                and isinstance(run[4], str)):
             raise InvalidValueError("must be (op, gt text, pred text, gt tip, pred tip) with op one of "
                                     f"{', '.join(_ALIGNED_OPS)}", field="runs", item=index)
         if (run[0] == "eq" and run[1] != run[2]) or (run[0] == "ins" and run[1]) or (run[0] == "del" and run[2]):
