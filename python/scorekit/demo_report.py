@@ -3,7 +3,7 @@
 Owns the choice of sections for the demo (corpus figures, per-slice error rates, the worst pairs
 with their aligned differences, the most frequent character confusions; then the OCR pages
 sample as the OCR pages commands' run report shows it, the flowchart rotation sample, the case
-benchmark sample, the agent suite sample, the quality-estimation sample) and the scoring of the OCR
+benchmark sample, the agent suite sample, the quality-estimation sample, the OCR files sample) and the scoring of the OCR
 pages sample
 (``data/ocr_pages``: synthetic newspaper pages as dataset rows in ``pages.jsonl``, one evaluation
 CSV per page in ``csv/``, with a watermark line and a line the OCR split in two). Rendering and
@@ -55,6 +55,10 @@ QE_SAMPLE_ALPHA = 0.1
 DOCQA_PREFIX = "Document QA and entities · "
 #: The document-QA and entity sample: answers (accepted variants or nested records) and entity tags.
 DOCQA_SAMPLE = SAMPLE_DATA / "docqa_sample"
+#: Section titles of the OCR files sample start with this.
+OCR_EVAL_PREFIX = "OCR files sample · "
+#: The OCR files sample: one page's PAGE-XML ground truth and an ALTO OCR of it (made up).
+OCR_EVAL_SAMPLE = SAMPLE_DATA / "ocr_eval_sample"
 
 
 def demo_inputs() -> list[Path]:
@@ -230,6 +234,16 @@ def docqa_sections(docqa: Mapping[str, Any]) -> list[Any]:
     ]
 
 
+def score_ocr_eval_sample() -> Any:
+    """The packaged OCR files sample (``data/ocr_eval_sample``: a PAGE-XML ground truth and an ALTO
+    OCR of one page) scored as ``scorekit ocr-eval`` scores it, with every metric: an
+    :class:`scorekit.ocr.evaluate.Evaluation` (its aligned diff kept for the report)."""
+    from scorekit.ocr.evaluate import METRICS, evaluate
+
+    return evaluate(str(OCR_EVAL_SAMPLE / "page0001.gt.xml"), [str(OCR_EVAL_SAMPLE / "page0001.alto.xml")],
+                    metrics=METRICS, keep_diffs=1)
+
+
 def score_flowcharts_sample() -> dict[str, Any]:
     """The packaged flowchart rotation sample (``data/flowcharts``: twelve synthetic scans, their
     true rotation and a model's) as the summary of ``scorekit flowcharts rotation``."""
@@ -279,7 +293,7 @@ def build_demo_report(corpus: Sequence[tuple[str, str, str]], cer: Report, wer: 
                       ocr_pages: Optional[Mapping[str, Any]] = None,
                       flowcharts: Optional[dict[str, Any]] = None, cases: Any = None,
                       agents: Optional[Mapping[str, Any]] = None, qe: Optional[Mapping[str, Any]] = None,
-                      docqa: Optional[Mapping[str, Any]] = None) -> str:
+                      docqa: Optional[Mapping[str, Any]] = None, ocr_eval: Any = None) -> str:
     """The demo page for ``corpus`` (prediction, reference, slice) scored once as ``cer`` and ``wer``
     (reports over exactly these pairs, in this order), with the throughput measured over
     ``pairs_scored`` pairs (the corpus scored several times over; ``None``: once), then, when
@@ -287,8 +301,9 @@ def build_demo_report(corpus: Sequence[tuple[str, str, str]], cer: Report, wer: 
     aggregate report (of :func:`score_ocr_pages_sample`) in the OCR pages run report's sections,
     the flowchart rotation summary, the case benchmark summary (:func:`score_cases_sample`) and
     the agent suite sample (:func:`score_agents_sample`) in their reports' sections, the
-    quality-estimation sample (:func:`score_qe_sample`) and the document-QA and entity sample
-    (:func:`score_docqa_sample`)."""
+    quality-estimation sample (:func:`score_qe_sample`), the document-QA and entity sample
+    (:func:`score_docqa_sample`) and the OCR files sample (:func:`score_ocr_eval_sample`) in
+    ``scorekit ocr-eval``'s report sections."""
     slices = sorted({label for _, _, label in corpus})
     counts = Counter(label for _, _, label in corpus)
     per_slice_cer, per_slice_wer = cer.per_slice, wer.per_slice
@@ -357,4 +372,8 @@ def build_demo_report(corpus: Sequence[tuple[str, str, str]], cer: Report, wer: 
         sections += [dataclasses.replace(s, title=QE_PREFIX + s.title) for s in qe_sections(qe)]
     if docqa is not None:
         sections += [dataclasses.replace(s, title=DOCQA_PREFIX + s.title) for s in docqa_sections(docqa)]
+    if ocr_eval is not None:
+        from scorekit.ocr.eval_report import report_sections as ocr_eval_sections
+
+        sections += ocr_eval_sections(ocr_eval, prefix=OCR_EVAL_PREFIX)
     return report.render_page("scorekit demo: the sample OCR corpus", sections)

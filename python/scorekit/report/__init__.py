@@ -2,7 +2,7 @@
 case benchmarks) builds the same way.
 
 This package owns the page template, its stylesheet and sorting script, the section builders
-(:func:`summary_table`, :func:`data_table`, :func:`diff_view`, :func:`line_diff`, :func:`note`,
+(:func:`summary_table`, :func:`data_table`, :func:`diff_view`, :func:`aligned_diff`, :func:`line_diff`, :func:`note`,
 :func:`text_block`, the nesting blocks :func:`group` and :func:`details_block`, and the SVG charts
 :func:`bar_chart`, :func:`grouped_bar_chart`, :func:`histogram`, :func:`heatmap`,
 :func:`flow_chart`), rendering (:func:`render_page`) and the atomic file write
@@ -40,11 +40,11 @@ from typing import Any, Iterable, Sequence
 from scorekit.errors import InvalidTypeError, InvalidValueError
 from scorekit.files import check_outputs, write_atomically
 from scorekit.report.charts import (FlowNode, SeriesColours, bar_chart, flow_chart, grouped_bar_chart, heatmap,
-                                   histogram)
-from scorekit.report.sections import (Section, data_table, details_block, diff_view, display_text, group, line_diff,
-                                      note, number_cell, summary_table, text_block)
+                                    histogram)
+from scorekit.report.sections import (Section, aligned_diff, data_table, details_block, diff_view, display_text, group,
+                                      line_diff, note, number_cell, summary_table, text_block)
 
-__all__ = ["FlowNode", "Section", "SeriesColours", "bar_chart", "content_security_policy", "data_table",
+__all__ = ["FlowNode", "Section", "SeriesColours", "aligned_diff", "bar_chart", "content_security_policy", "data_table",
            "details_block", "diff_view", "display_text", "flow_chart", "group", "grouped_bar_chart", "heatmap",
            "histogram", "line_diff", "note", "number_cell", "open_in_browser", "render_page", "summary_table",
            "text_block", "write_report"]

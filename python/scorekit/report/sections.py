@@ -118,11 +118,15 @@ def _label(value: Any, field: str, item: Optional[int] = None) -> str:
 class Segment(NamedTuple):
     """A run of one diff pane: ``op`` is ``eq``, ``sub``, ``del``, ``ins`` or ``gap`` (an empty
     marker where the other text has an insertion or deletion); ``index`` pairs it with the
-    segment of the same index in the other pane."""
+    segment of the same index in the other pane. ``tip`` is shown on hover; an error of an
+    :func:`aligned_diff` has an ``anchor`` (its id) and a ``link`` (the next error's)."""
 
     op: str
     index: int
     text: str
+    tip: str = ""
+    anchor: str = ""
+    link: str = ""
 
 
 class Pane(NamedTuple):
@@ -146,6 +150,7 @@ class Section:
     open: bool = False
     text: str = ""
     lines: tuple["DiffLine", ...] = ()
+    anchor: str = ""
 
 
 def _sections(children: Iterable[Any]) -> tuple[Section, ...]:
@@ -276,15 +281,58 @@ def diff_view(title: str, gt: str, pred: str, ops: Iterable[Sequence[Any]], *,
     other (the other side of a deletion or insertion is an empty ``gap`` marker)."""
     if not isinstance(gt, str) or not isinstance(pred, str):
         raise InvalidTypeError("ground truth and prediction must be strings", field="gt/pred")
+    return _diff_section(title, [(op, a, b, "", "") for op, a, b in _diff_runs(gt, pred, ops)], labels, "")
+
+
+def _diff_section(title: str, runs: Sequence[tuple[str, str, str, str, str]], labels: tuple[str, str],
+                  anchor: str) -> Section:
+    """The ``diff`` section of ``(op, gt text, pred text, gt tip, pred tip)`` runs; with an
+    ``anchor`` prefix, every error run links to the next one (the last to the first)."""
     if len(labels) != 2:
         raise InvalidValueError("must be two labels (ground truth, prediction)", field="labels")
+    errors = [index for index, run in enumerate(runs) if run[0] != "eq"]
+    number = {index: k for k, index in enumerate(errors)}
     gt_segments, pred_segments = [], []
-    for index, (op, a, b) in enumerate(_diff_runs(gt, pred, ops)):
-        gt_segments.append(Segment("gap" if op == "ins" else op, index, display_text(a)))
-        pred_segments.append(Segment("gap" if op == "del" else op, index, display_text(b)))
+    for index, (op, a, b, a_tip, b_tip) in enumerate(runs):
+        marks = [("", ""), ("", "")]
+        if anchor and index in number:
+            k = number[index]
+            after = (k + 1) % len(errors)
+            marks = [(f"{anchor}-{k}", f"{anchor}-{after}"), (f"{anchor}-{k}o", f"{anchor}-{after}o")]
+        gt_segments.append(Segment("gap" if op == "ins" else op, index, display_text(a), display_text(a_tip),
+                                   *marks[0]))
+        pred_segments.append(Segment("gap" if op == "del" else op, index, display_text(b), display_text(b_tip),
+                                     *marks[1]))
     panes = (Pane(_label(labels[0], "labels", 0), tuple(gt_segments)),
              Pane(_label(labels[1], "labels", 1), tuple(pred_segments)))
-    return Section("diff", _label(title, "title"), panes=panes)
+    first = f"{anchor}-0" if anchor and errors else ""
+    return Section("diff", _label(title, "title"), panes=panes, anchor=first)
+
+
+_ALIGNED_OPS = ("eq", "sub", "del", "ins")
+
+
+def aligned_diff(title: str, runs: Iterable[Sequence[str]], *, anchor: str,
+                 labels: tuple[str, str] = ("ground truth", "prediction")) -> Section:
+    """Two aligned texts side by side from their runs ``(op, gt text, pred text, gt tip, pred
+    tip)`` (``op``: ``eq``, ``sub``, ``del`` or ``ins``; a tip, such as the segment id a run lies
+    in, is shown on hover). Every error run is a link to the next error (the last to the first),
+    so a reader jumps from error to error without script; ``anchor`` (letters, digits and ``-``)
+    prefixes their ids and must be unique on the page."""
+    if not isinstance(anchor, str) or not anchor or not all(c.isascii() and (c.isalnum() or c == "-") for c in anchor):
+        raise InvalidValueError("must be a non-empty id of ASCII letters, digits and '-'", field="anchor")
+    checked = []
+    for index, run in enumerate(runs):
+        run = tuple(run)
+        if len(run) != 5 or run[0] not in _ALIGNED_OPS or not (
+                isinstance(run[1], str) and isinstance(run[2], str) and isinstance(run[3], str)
+                and isinstance(run[4], str)):
+            raise InvalidValueError("must be (op, gt text, pred text, gt tip, pred tip) with op one of "
+                                    f"{', '.join(_ALIGNED_OPS)}", field="runs", item=index)
+        if (run[0] == "eq" and run[1] != run[2]) or (run[0] == "ins" and run[1]) or (run[0] == "del" and run[2]):
+            raise InvalidValueError(f"a {run[0]!r} run with these texts is not an alignment", field="runs", item=index)
+        checked.append(run)
+    return _diff_section(title, checked, labels, anchor)
 
 
 class DiffLine(NamedTuple):
