@@ -292,6 +292,25 @@ def test_ocr_eval_loads_only_its_own_parser(pair_files):
     assert cli.main(["ocr-eval", "--help"]) == 0 and cli.main(["cer", "a", "b"]) == 0   # the others still parse
 
 
+@pytest.mark.parametrize("preset", [None, "3"])
+def test_ocr_eval_starts_no_blas_thread_pool(pair_files, preset):
+    """NumPy's OpenBLAS pool (CPU time on every start, no use to ocr-eval) is held to one thread
+    when NumPy is first loaded by the run, and a count the user set is left as it is."""
+    import os
+    import subprocess
+    import sys
+
+    gt, ocr = pair_files["text"]
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    if preset is not None:
+        env["OPENBLAS_NUM_THREADS"] = preset
+    code = ("import os, sys; from scorekit.cli import main; main(['ocr-eval', sys.argv[1], sys.argv[2]]); "
+            "print(os.environ.get('OPENBLAS_NUM_THREADS'))")
+    done = subprocess.run([sys.executable, "-c", code, str(gt), str(ocr)], capture_output=True, text=True, check=True,
+                          env={**env, "PYTHONPATH": str(Path(cli.__file__).parents[1])})
+    assert done.stdout.splitlines()[-1] == (preset or "1")
+
+
 PAGE_TEXT = st.text(alphabet="abc ÄÖ.,1\n\u0301", max_size=40)
 
 

@@ -10,6 +10,7 @@ unreadable file, an output that would overwrite an input) are one line and exit 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import Any
 
@@ -80,7 +81,16 @@ def _print_summary(data: dict[str, Any]) -> None:
         print("left out of the comparison (empty ground truth): " + ", ".join(data["excluded_from_comparison"]))
 
 
+def _no_blas_threads() -> None:
+    """Keep NumPy's OpenBLAS from starting its thread pool on import: ocr-eval does no linear
+    algebra, and on a 2-core machine the pool costs 0.06-0.09 s of CPU per process (measured in
+    benches/RESULTS.md §16). Only before NumPy is loaded, and never over a count the user set."""
+    if "numpy" not in sys.modules:
+        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+
 def run(args: argparse.Namespace) -> int:
+    _no_blas_threads()
     from scorekit.errors import InvalidValueError
     from scorekit.files import check_outputs, write_atomically
     from scorekit.ocr.evaluate import DIFFS_KEPT, evaluate, json_pieces, to_json
