@@ -185,9 +185,27 @@ def test_alignment_rebuilds_both_texts_and_confusions_follow_dinglehoppers_edit_
     assert all(g == o for g, o, op in c.alignment if op == "equal")
     g_clusters, o_clusters = list(grapheme_clusters(nfc_gt)), list(grapheme_clusters(nfc_ocr))
     expected = Counter()
-    for op, i, j in dinglehopper_editops(gt, ocr):
-        expected[g_clusters[i] if op != "insert" else "", o_clusters[j] if op != "delete" else ""] += 1
+    runs = []  # [gt clusters, ocr clusters, op]: consecutive operations of one kind merged
+
+    def push(g_part, o_part, op):
+        if runs and runs[-1][2] == op:
+            runs[-1][0] += g_part
+            runs[-1][1] += o_part
+        else:
+            runs.append([g_part, o_part, op])
+
+    i = j = 0
+    for op, a, b in dinglehopper_editops(gt, ocr):
+        if a > i:
+            push(g_clusters[i:a], o_clusters[j:b], "equal")
+        expected[g_clusters[a] if op != "insert" else "", o_clusters[b] if op != "delete" else ""] += 1
+        i, j = a + (op != "insert"), b + (op != "delete")
+        push(g_clusters[a:i], o_clusters[b:j], op)
+    if i < len(g_clusters):
+        push(g_clusters[i:], o_clusters[j:], "equal")
     assert c.confusions == expected
+    assert list(c.confusions) == list(expected)   # first edits first: the ties of most_common()
+    assert c.alignment == tuple(("".join(g), "".join(o), op) for g, o, op in runs)
     assert c.char_edits == sum(expected.values())
     assert sum(v["count"] for v in c.char_classes.values()) == c.n_characters
 

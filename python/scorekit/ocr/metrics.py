@@ -202,57 +202,79 @@ def _char_class(c: str) -> str:
     return {"L": "letters", "N": "digits", "P": "punctuation", "Z": "whitespace"}.get(cat, "other")
 
 
-def _details(gt: str, ocr: str, gt_starts: np.ndarray, ocr_starts: np.ndarray, ops: np.ndarray,
-             gt_ids: np.ndarray) -> tuple[tuple, Counter, dict]:
-    """Alignment runs, confusions and per-class accuracy from the edit script ``ops``."""
-    gt_starts, ocr_starts = gt_starts.tolist(), ocr_starts.tolist()
+#: Names of the alignment runs by code: 0 for hits, then the edit-operation codes
+#: ``lev.OP_SUBSTITUTE``, ``OP_DELETE``, ``OP_INSERT``; and the id standing for the absent side of
+#: a confusion (above every grapheme id).
+_RUN_NAMES = ("equal", "replace", "delete", "insert")
+_ABSENT = np.uint64(0xFFFFFFFF)
 
-    def g(i):
-        return gt[gt_starts[i]:gt_starts[i + 1]]
 
-    def o(j):
-        return ocr[ocr_starts[j]:ocr_starts[j + 1]]
-
-    runs: list[list] = []
+def _confusions(gt: str, ocr: str, gt_starts: list, ocr_starts: list, kind: np.ndarray, at_g: np.ndarray,
+                at_o: np.ndarray, gt_ids: np.ndarray, ocr_ids: np.ndarray) -> Counter:
+    """``(gt_grapheme, ocr_grapheme)`` counts of the edits, ``""`` for the absent side, in the order
+    of their first edit (equal graphemes have equal ids: one packer serves both texts)."""
+    has_g, has_o = kind != lev.OP_INSERT, kind != lev.OP_DELETE
+    g_id = np.where(has_g, gt_ids[np.minimum(at_g, len(gt_ids) - 1)] if len(gt_ids) else 0, _ABSENT)
+    o_id = np.where(has_o, ocr_ids[np.minimum(at_o, len(ocr_ids) - 1)] if len(ocr_ids) else 0, _ABSENT)
+    codes = g_id.astype(np.uint64) << np.uint64(32) | o_id.astype(np.uint64)
+    _, first, counts = np.unique(codes, return_index=True, return_counts=True)
+    order = np.argsort(first)
     confusions: Counter = Counter()
+    for k, n in zip(first[order].tolist(), counts[order].tolist()):
+        i, j = int(at_g[k]), int(at_o[k])
+        key = (gt[gt_starts[i]:gt_starts[i + 1]] if has_g[k] else "",
+               ocr[ocr_starts[j]:ocr_starts[j + 1]] if has_o[k] else "")
+        confusions[key] = n
+    return confusions
+
+
+def _runs(ops: np.ndarray, n_gt: int, n_ocr: int) -> tuple[np.ndarray, ...]:
+    """The alignment runs of the edit script ``ops``: ``(op, gt_from, gt_to, ocr_from, ocr_to)``
+    arrays, ``op`` 0 for a run of hits, else the code of a run of equal operations in a row."""
+    kind, at_g, at_o = ops[:, 0], ops[:, 1], ops[:, 2]
+    end_g = at_g + (kind != lev.OP_INSERT)
+    end_o = at_o + (kind != lev.OP_DELETE)
+    prev_g = np.concatenate(([0], end_g[:-1]))
+    prev_o = np.concatenate(([0], end_o[:-1]))
+    hits_before = (at_g > prev_g) | (at_o > prev_o)
+    starts = hits_before | np.concatenate(([True], kind[1:] != kind[:-1]))
+    first = np.flatnonzero(starts)
+    last = np.append(first[1:], len(kind))[:len(first)] - 1
+    before = np.flatnonzero(hits_before)
+    end_gt, end_ocr = (int(end_g[-1]), int(end_o[-1])) if len(kind) else (0, 0)
+    tail = [0] if end_gt < n_gt else []
+    # Order: the hits before operation k (key 2k), the run starting at k (2k + 1), the tail hits.
+    key = np.concatenate((2 * before, 2 * first + 1, [2 * len(kind)] * len(tail)))
+    order = np.argsort(key, kind="stable")
+    columns = (
+        np.concatenate((np.zeros(len(before), dtype=np.int64), kind[first], tail)),
+        np.concatenate((prev_g[before], at_g[first], [end_gt] * len(tail))),
+        np.concatenate((at_g[before], end_g[last], [n_gt] * len(tail))),
+        np.concatenate((prev_o[before], at_o[first], [end_ocr] * len(tail))),
+        np.concatenate((at_o[before], end_o[last], [n_ocr] * len(tail))),
+    )
+    return tuple(c[order].astype(np.int64) for c in columns)
+
+
+def _details(gt: str, ocr: str, gt_starts: np.ndarray, ocr_starts: np.ndarray, ops: np.ndarray,
+             gt_ids: np.ndarray, ocr_ids: np.ndarray) -> tuple[tuple, Counter, dict]:
+    """Alignment runs, confusions and per-class accuracy from the edit script ``ops``."""
+    kind, at_g, at_o = ops[:, 0], ops[:, 1], ops[:, 2]
+    op, g0, g1, o0, o1 = _runs(ops, len(gt_ids), len(ocr_starts) - 1)
+    pieces = zip(op.tolist(), gt_starts[g0].tolist(), gt_starts[g1].tolist(), ocr_starts[o0].tolist(),
+                 ocr_starts[o1].tolist())
+    alignment = tuple((gt[a:b], ocr[c:d], _RUN_NAMES[k]) for k, a, b, c, d in pieces)
+    starts_g, starts_o = gt_starts.tolist(), ocr_starts.tolist()
+    confusions = _confusions(gt, ocr, starts_g, starts_o, kind, at_g, at_o, gt_ids, ocr_ids)
     wrong = np.zeros(len(gt_ids), dtype=bool)
-    i = j = 0
-
-    def add(op, gi, gj, oi, oj):
-        if runs and runs[-1][2] == op and runs[-1][3] == gi and runs[-1][4] == oi:
-            runs[-1][3], runs[-1][4] = gj, oj
-        else:
-            runs.append([gi, oi, op, gj, oj])
-
-    for op, at_g, at_o in ops.tolist():
-        if at_g > i or at_o > j:  # hits between two edits
-            add("equal", i, at_g, j, at_o)
-            i, j = at_g, at_o
-        if op == lev.OP_SUBSTITUTE:
-            confusions[g(i), o(j)] += 1
-            wrong[i] = True
-            add("replace", i, i + 1, j, j + 1)
-            i, j = i + 1, j + 1
-        elif op == lev.OP_DELETE:
-            confusions[g(i), ""] += 1
-            wrong[i] = True
-            add("delete", i, i + 1, j, j)
-            i += 1
-        else:
-            confusions["", o(j)] += 1
-            add("insert", i, i, j, j + 1)
-            j += 1
-    if i < len(gt_ids):
-        add("equal", i, len(gt_ids), j, len(ocr_starts) - 1)
-    alignment = tuple((gt[gt_starts[a]:gt_starts[b]], ocr[ocr_starts[c]:ocr_starts[d]], op)
-                      for a, c, op, b, d in runs)
+    wrong[at_g[kind != lev.OP_INSERT]] = True
     classes = {name: {"count": 0, "errors": 0, "accuracy": None} for name in CHAR_CLASSES}
     if len(gt_ids):
         distinct, inverse = np.unique(gt_ids, return_inverse=True)
-        first = {int(k): gt[gt_starts[at]] for k, at in zip(distinct, np.unique(inverse, return_index=True)[1])}
-        kind = np.array([CHAR_CLASSES.index(_char_class(first[int(k)])) for k in distinct])[inverse]
-        counts = np.bincount(kind, minlength=len(CHAR_CLASSES))
-        errors = np.bincount(kind[wrong], minlength=len(CHAR_CLASSES))
+        first = {int(k): gt[starts_g[at]] for k, at in zip(distinct, np.unique(inverse, return_index=True)[1])}
+        kinds = np.array([CHAR_CLASSES.index(_char_class(first[int(k)])) for k in distinct])[inverse]
+        counts = np.bincount(kinds, minlength=len(CHAR_CLASSES))
+        errors = np.bincount(kinds[wrong], minlength=len(CHAR_CLASSES))
         for k, name in enumerate(CHAR_CLASSES):
             n, e = int(counts[k]), int(errors[k])
             classes[name] = {"count": n, "errors": e, "accuracy": (n - e) / n if n else None}
@@ -280,7 +302,7 @@ def compare_texts(gt: str, ocr: str, metrics: Sequence[str] = DEFAULT_METRICS,
         ops = lev.editops(gt_ids, ocr_ids)
         char_edits = len(ops)
         fields["alignment"], fields["confusions"], fields["char_classes"] = _details(
-            gt, ocr, gt_starts, ocr_starts, ops, gt_ids)
+            gt, ocr, gt_starts, ocr_starts, ops, gt_ids, ocr_ids)
     else:
         gt_ids, ocr_ids = packer.ids(gt, "gt"), packer.ids(ocr, "ocr")
         char_edits = _distance(gt_ids, ocr_ids) if "cer" in wanted else None
