@@ -145,13 +145,7 @@ def words(text: str) -> list[str]:
     >>> words("Hello, world!  ¿Qué tal? 3.14")
     ['Hello', 'world', 'Qué', 'tal', '3.14']
     """
-    cuts = [m.start() for m in _boundary_pattern().finditer(text)]
-    if not cuts or cuts[0] != 0:
-        cuts.insert(0, 0)
-    if cuts[-1] != len(text):
-        cuts.append(len(text))
-    pieces = (text[a:b] for a, b in zip(cuts, cuts[1:]) if b > a)
-    return [w for w in pieces if _is_word(w)]
+    return [w for w in _boundary_pattern().split(text) if w and _is_word(w)]
 
 
 def _word_ids(gt_words: Sequence[str], ocr_words: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
