@@ -292,6 +292,29 @@ def test_ocr_eval_loads_only_its_own_parser(pair_files):
     assert cli.main(["ocr-eval", "--help"]) == 0 and cli.main(["cer", "a", "b"]) == 0   # the others still parse
 
 
+@pytest.mark.parametrize("keep_diffs", [0, 1])
+def test_alignment_runs_only_for_kept_diffs(pair_files, monkeypatch, keep_diffs):
+    """Without a report the diff's runs are not built (confusions and classes come from the same
+    edit script); with one they are."""
+    from scorekit.ocr import metrics
+
+    asked = []
+    compare = metrics.compare_texts
+
+    def spy(gt, ocr, metrics):
+        asked.append(metrics)
+        return compare(gt, ocr, metrics=metrics)
+
+    monkeypatch.setattr(metrics, "compare_texts", spy)
+    gt, ocr = pair_files["page"]
+    evaluation = ocr_evaluate.evaluate(str(gt), [str(ocr)], keep_diffs=keep_diffs)
+    assert len(asked) == 1
+    assert ("alignment" in asked[0], "confusions" in asked[0]) == ((True, False) if keep_diffs else (False, True))
+    totals = evaluation.engines[0]
+    assert totals.confusions and totals.char_classes["letters"][0] > 0
+    assert [alignment is not None for _, _, _, alignment, _, _ in totals.worst] == [True] * keep_diffs
+
+
 @pytest.mark.parametrize("preset", [None, "3"])
 def test_ocr_eval_starts_no_blas_thread_pool(pair_files, preset):
     """NumPy's OpenBLAS pool (CPU time on every start, no use to ocr-eval) is held to one thread

@@ -206,6 +206,9 @@ def test_alignment_rebuilds_both_texts_and_confusions_follow_dinglehoppers_edit_
     assert c.confusions == expected
     assert list(c.confusions) == list(expected)   # first edits first: the ties of most_common()
     assert c.alignment == tuple(("".join(g), "".join(o), op) for g, o, op in runs)
+    d = compare_texts(gt, ocr, metrics=("confusions",))   # the same script, without the runs
+    assert d.alignment is None and list(d.confusions.items()) == list(c.confusions.items())
+    assert (d.char_classes, d.cer, d.char_edits) == (c.char_classes, c.cer, c.char_edits)
     assert c.char_edits == sum(expected.values())
     assert sum(v["count"] for v in c.char_classes.values()) == c.n_characters
 

@@ -144,16 +144,17 @@ class PageScore(_Rates):
 
 
 def score_pair(gt_path: os.PathLike | str, ocr_path: os.PathLike | str, *, level: Optional[str],
-               metrics: Sequence[str], name: Optional[str] = None) -> tuple[PageScore, Any, Any, Any]:
+               metrics: Sequence[str], name: Optional[str] = None,
+               alignment: bool = True) -> tuple[PageScore, Any, Any, Any]:
     """Read and compare one pair: ``(PageScore, comparison, gt document, ocr document)``. CER, WER,
-    the alignment (confusions, character classes) and word accuracy are always computed; ``bow``
-    and ``fca`` when in ``metrics``."""
+    the confusions, character classes and word accuracy are always computed, the alignment (the
+    diff's runs) unless ``alignment`` is false; ``bow`` and ``fca`` when in ``metrics``."""
     from scorekit.ocr import read
     from scorekit.ocr.metrics import compare_texts
 
     gt_doc = read(gt_path, level=level)
     ocr_doc = read(ocr_path, level=level)
-    wanted = ("cer", "wer", "alignment") + tuple(m for m in ("bow", "fca") if m in metrics)
+    wanted = ("cer", "wer", "alignment" if alignment else "confusions") + tuple(m for m in ("bow", "fca") if m in metrics)
     result = compare_texts(gt_doc.text, ocr_doc.text, metrics=wanted)
     counts = cast("tuple[int, int, int]", (result.char_edits, result.n_words, result.word_edits))  # asked for
     score = PageScore(name=name if name is not None else Path(gt_path).name, gt=str(gt_path), ocr=str(ocr_path),
@@ -312,7 +313,7 @@ def evaluate(gt: str, ocrs: Sequence[str], *, level: Optional[str] = None, metri
     total = len(pairing.pairs) if pairing else 1
     for done, (name, g, os_) in enumerate(pages, 1):
         for totals, o in zip(engines, os_):
-            totals.add(*score_pair(g, o, level=level, metrics=metrics, name=name))
+            totals.add(*score_pair(g, o, level=level, metrics=metrics, name=name, alignment=keep_diffs > 0))
         if progress is not None:
             progress(done, total)
     evaluation = Evaluation(gt, engines, folder, pairing, level)

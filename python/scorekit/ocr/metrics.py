@@ -33,8 +33,9 @@ from scorekit.errors import InvalidTypeError, InvalidValueError
 from scorekit.text import JoinedText
 
 #: What :func:`compare_texts` can compute; ``"alignment"`` gives the alignment, the confusions and
-#: the per-class accuracy, ``"fca"`` the flexible character accuracy (the costly one).
-METRICS = ("cer", "wer", "bow", "alignment", "fca")
+#: the per-class accuracy, ``"confusions"`` the last two without the alignment's runs (the same edit
+#: script), ``"fca"`` the flexible character accuracy (the costly one).
+METRICS = ("cer", "wer", "bow", "confusions", "alignment", "fca")
 #: What :func:`compare_texts` computes unless told otherwise.
 DEFAULT_METRICS = ("cer", "wer", "bow", "alignment")
 #: Character classes of :attr:`TextComparison.char_classes`, by the Unicode category of a
@@ -250,14 +251,18 @@ def _runs(ops: np.ndarray, n_gt: int, n_ocr: int) -> tuple[np.ndarray, ...]:
     return tuple(c[order].astype(np.int64) for c in columns)
 
 
-def _details(gt: str, ocr: str, gt_starts: np.ndarray, ocr_starts: np.ndarray, ops: np.ndarray,
-             gt_ids: np.ndarray, ocr_ids: np.ndarray) -> tuple[tuple, Counter, dict]:
-    """Alignment runs, confusions and per-class accuracy from the edit script ``ops``."""
-    kind, at_g, at_o = ops[:, 0], ops[:, 1], ops[:, 2]
-    op, g0, g1, o0, o1 = _runs(ops, len(gt_ids), len(ocr_starts) - 1)
+def _alignment(gt: str, ocr: str, gt_starts: np.ndarray, ocr_starts: np.ndarray, ops: np.ndarray) -> tuple:
+    """The ``(gt_piece, ocr_piece, op)`` runs of the edit script ``ops``."""
+    op, g0, g1, o0, o1 = _runs(ops, len(gt_starts) - 1, len(ocr_starts) - 1)
     pieces = zip(op.tolist(), gt_starts[g0].tolist(), gt_starts[g1].tolist(), ocr_starts[o0].tolist(),
                  ocr_starts[o1].tolist())
-    alignment = tuple((gt[a:b], ocr[c:d], _RUN_NAMES[k]) for k, a, b, c, d in pieces)
+    return tuple((gt[a:b], ocr[c:d], _RUN_NAMES[k]) for k, a, b, c, d in pieces)
+
+
+def _details(gt: str, ocr: str, gt_starts: np.ndarray, ocr_starts: np.ndarray, ops: np.ndarray,
+             gt_ids: np.ndarray, ocr_ids: np.ndarray) -> tuple[Counter, dict]:
+    """Confusions and per-class accuracy from the edit script ``ops``."""
+    kind, at_g, at_o = ops[:, 0], ops[:, 1], ops[:, 2]
     starts_g, starts_o = gt_starts.tolist(), ocr_starts.tolist()
     confusions = _confusions(gt, ocr, starts_g, starts_o, kind, at_g, at_o, gt_ids, ocr_ids)
     wrong = np.zeros(len(gt_ids), dtype=bool)
@@ -272,7 +277,7 @@ def _details(gt: str, ocr: str, gt_starts: np.ndarray, ocr_starts: np.ndarray, o
         for k, name in enumerate(CHAR_CLASSES):
             n, e = int(counts[k]), int(errors[k])
             classes[name] = {"count": n, "errors": e, "accuracy": (n - e) / n if n else None}
-    return alignment, confusions, classes
+    return confusions, classes
 
 
 def compare_texts(gt: str, ocr: str, metrics: Sequence[str] = DEFAULT_METRICS,
@@ -290,18 +295,20 @@ def compare_texts(gt: str, ocr: str, metrics: Sequence[str] = DEFAULT_METRICS,
     ocr = _check_text(ocr, "ocr")
     packer = grapheme_packer()
     fields: dict[str, Any] = {}
-    if "alignment" in wanted:
+    script = wanted & {"alignment", "confusions"}
+    if script:
         gt_ids, gt_starts = _graphemes(packer, gt, "gt")
         ocr_ids, ocr_starts = _graphemes(packer, ocr, "ocr")
         ops = lev.editops(gt_ids, ocr_ids)
         char_edits = len(ops)
-        fields["alignment"], fields["confusions"], fields["char_classes"] = _details(
-            gt, ocr, gt_starts, ocr_starts, ops, gt_ids, ocr_ids)
+        fields["confusions"], fields["char_classes"] = _details(gt, ocr, gt_starts, ocr_starts, ops, gt_ids, ocr_ids)
+        if "alignment" in wanted:
+            fields["alignment"] = _alignment(gt, ocr, gt_starts, ocr_starts, ops)
     else:
         gt_ids, ocr_ids = packer.ids(gt, "gt"), packer.ids(ocr, "ocr")
         char_edits = _distance(gt_ids, ocr_ids) if "cer" in wanted else None
     n_characters = len(gt_ids)
-    if "cer" in wanted or "alignment" in wanted:
+    if "cer" in wanted or script:
         fields["char_edits"] = char_edits
         fields["cer"] = error_rate(char_edits, n_characters, empty_reference)
     if wanted & {"wer", "bow"}:
