@@ -616,3 +616,63 @@ def test_tools_count_checks_and_lazy_agents_keep_results():
             tools.cost_per_success(1.0, bad)
     with pytest.raises(tools.InvalidTypeError):
         tools.pass_k(10, False)
+
+
+# Fourth round (branch fix/smallend4): Cohen's kappa on one item, and the type scan of the NumPy path.
+
+class NaNLike(float):
+    """A float subclass: not a plain label, so it takes the general path."""
+
+
+def test_kappa_one_item_same_bits_as_counting(monkeypatch):
+    nan, other_nan = float("nan"), float("nan")
+    labels = ["a", "b", "".join(["a"]), 0, 1, True, False, 1.0, 0.0, -0.0, 2**70, None, nan, other_nan,
+              np.str_("a"), np.int64(1), np.float64(0.0), NaNLike(1.0), ("t",)]
+    rnd = random.Random(4)
+    pairs = [(x, y) for x in labels for y in labels] + [(rnd.choice(labels), rnd.choice(labels)) for _ in range(200)]
+    for x, y in pairs:
+        small, full = both_paths(monkeypatch, interrater.cohen_kappa, [x], [y])
+        assert same_bits(small, full), (x, y, small, full)
+    with pytest.raises(interrater.InvalidTypeError):
+        interrater.cohen_kappa([[1]], ["a"])
+
+
+def test_kappa_one_item_counts_nothing(monkeypatch):
+    """One item of plain labels is decided by one comparison: no dict of labels is built."""
+    class NoDict:
+        def __getattr__(self, name):
+            raise AssertionError(f"dict.{name} used on one item")
+    monkeypatch.setattr(interrater, "dict", NoDict(), raising=False)
+    assert interrater.cohen_kappa(["a"], ["a"]) == 1.0
+    assert interrater.cohen_kappa(["a"], ["b"]) == 0.0
+    assert interrater.cohen_kappa([float("nan")], [float("nan")]) == 0.0
+
+
+def test_kappa_integer_path_chosen_as_before():
+    """``_integer_counts`` takes exactly the lists whose labels are all ints and bools, whichever
+    element is not."""
+    rnd = random.Random(40)
+    others = ["x", 1.0, None, np.int64(3), NaNLike(0.0)]
+    for _ in range(300):
+        n = rnd.randrange(1, 40)
+        a, b = [rnd.choice([0, 1, 2, True]) for _ in range(n)], [rnd.choice([0, 1, 5, False]) for _ in range(n)]
+        if rnd.random() < 0.7:
+            side = rnd.choice([a, b])
+            side[rnd.choice([0, rnd.randrange(n)])] = rnd.choice(others)
+        integers = {*map(type, a), *map(type, b)} <= {int, bool}
+        assert (interrater._integer_counts(a, b) is not None) == integers, (a, b)
+
+
+def test_kappa_string_labels_skip_the_type_scan(monkeypatch):
+    """On many string labels the NumPy path learns from the first label that they are not
+    integers (it scanned the type of every label of both raters)."""
+    calls = []
+
+    def counting_type(value):
+        calls.append(value)
+        return type(value)
+    a, b = ["a", "b", "c"] * 200, ["a", "c", "c"] * 200
+    expected = interrater.cohen_kappa(a, b)
+    monkeypatch.setattr(interrater, "type", counting_type, raising=False)
+    assert same_bits(interrater.cohen_kappa(a, b), expected)
+    assert len(calls) <= 4
