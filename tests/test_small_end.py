@@ -676,3 +676,32 @@ def test_kappa_string_labels_skip_the_type_scan(monkeypatch):
     monkeypatch.setattr(interrater, "type", counting_type, raising=False)
     assert same_bits(interrater.cohen_kappa(a, b), expected)
     assert len(calls) <= 4
+
+
+def test_small_platt_sums_same_bits_as_numpy_terms():
+    """The one-pass Python step (NumPy's ``exp`` called per value) against the terms built and
+    summed by NumPy, on 0 to 7 rows, with overflowing, NaN and infinite arguments."""
+    rnd = random.Random(48)
+    extremes = [0.0, -0.0, 1e-300, 700.0, -700.0, 745.5, -745.5, 1e300, float("inf"), float("nan")]
+    for _ in range(4000):
+        n = rnd.randrange(0, calibrate._NUMPY_SEQUENTIAL_BELOW)
+        xc = [rnd.choice(extremes) if rnd.random() < 0.1 else rnd.uniform(-3, 3) for _ in range(n)]
+        a = rnd.choice(extremes) if rnd.random() < 0.1 else rnd.uniform(-40, 40)
+        bc = rnd.choice(extremes) if rnd.random() < 0.1 else rnd.uniform(-40, 40)
+        with np.errstate(all="ignore"):
+            got = calibrate._small_platt_sums(xc, a, bc)
+            want = numpy_platt_sums(np.array(xc, dtype=np.float64), 0.0, a, bc)
+        assert all(map(same_bits, got, want)), (xc, a, bc, got, want)
+
+
+def test_small_platt_step_builds_no_array(monkeypatch):
+    """A Platt step on a few rows calls NumPy's ``exp`` on each value and builds no array (it
+    built one per step and five lists of terms)."""
+    class OnlyExp:
+        exp = staticmethod(np.exp)
+
+        def __getattr__(self, name):
+            raise AssertionError(f"numpy.{name} used in a short Platt step")
+    expected = numpy_platt_sums(np.array([0.25, -0.5, 0.125]), 0.0, 1.5, -0.25)
+    monkeypatch.setattr(calibrate, "np", OnlyExp())
+    assert calibrate._small_platt_sums([0.25, -0.5, 0.125], 1.5, -0.25) == expected

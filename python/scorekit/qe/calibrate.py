@@ -402,15 +402,23 @@ def _short_rows(scores: Any, correct: Any) -> Optional[tuple[list, list]]:
 
 def _small_platt_sums(xc: list, a: float, bc: float) -> tuple[float, ...]:
     """:func:`_platt_half_sums` of fewer than ``_NUMPY_SEQUENTIAL_BELOW`` centred scores, in Python with
-    the same operations in the same order; only ``exp`` is NumPy's (it may differ from ``math.exp``
-    by an ulp), in place on an array as there."""
-    e = np.array([v * -a - bc for v in xc])
-    np.exp(e, out=e)
-    p = [1.0 / (v + 1.0) for v in e.tolist()]
-    floor = _WEIGHT_FLOOR
-    w = [floor if u < floor else u for u in [q - q * q for q in p]]  # np.maximum: NaN stays NaN
-    wx = [u * v for u, v in zip(w, xc)]
-    return tuple(map(numpy_sum, ([q * v for q, v in zip(p, xc)], p, [u * v for u, v in zip(wx, xc)], wx, w)))
+    the same operations: the five sums in one pass, each left to right onto ``0.0`` as NumPy adds so
+    few values; only ``exp`` is NumPy's (it may differ from ``math.exp`` by an ulp), called on each
+    value, which gives the bits of the call on the array."""
+    exp, floor = np.exp, _WEIGHT_FLOOR
+    px = ps = h00 = h01 = h11 = 0.0
+    for v in xc:
+        p = 1.0 / (float(exp(v * -a - bc)) + 1.0)
+        w = p - p * p
+        if w < floor:  # np.maximum: NaN stays NaN
+            w = floor
+        wx = w * v
+        px += p * v
+        ps += p
+        h00 += wx * v
+        h01 += wx
+        h11 += w
+    return px, ps, h00, h01, h11
 
 
 def _small_platt_fit(xs: list, cs: list, max_iter: int) -> tuple[float, float]:
