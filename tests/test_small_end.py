@@ -13,6 +13,8 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scorekit import _sums, interrater
 from scorekit.agents import Cost, cost
 from scorekit.qe import calibrate, decide
@@ -705,3 +707,24 @@ def test_small_platt_step_builds_no_array(monkeypatch):
     expected = numpy_platt_sums(np.array([0.25, -0.5, 0.125]), 0.0, 1.5, -0.25)
     monkeypatch.setattr(calibrate, "np", OnlyExp())
     assert calibrate._small_platt_sums([0.25, -0.5, 0.125], 1.5, -0.25) == expected
+
+
+#: Labels whose equality is subtle: bools beside 0 and 1, integral floats, -0.0, NaN objects, NumPy
+#: scalars equal to plain labels, an int past int64, a float subclass.
+KAPPA_LABELS = st.sampled_from(["a", "b", "", 0, 1, 2, True, False, 1.0, 0.0, -0.0, 2**64, None, math.nan,
+                                float("nan"), np.str_("a"), np.int64(1), np.float64(0.0), NaNLike(2.0)])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(KAPPA_LABELS, KAPPA_LABELS), min_size=1, max_size=12),
+       st.sampled_from([1, 7, 60]))
+def test_fuzz_kappa_small_paths_same_bits(pairs, repeat):
+    """Kappa's Python paths (one item, fewer than 512) give the NumPy path's bits, on either side
+    of 512 items (``repeat`` copies of the pairs), and the NumPy path counts integers exactly when
+    every label is an ``int`` or ``bool`` within int64, whichever label is first."""
+    a, b = [x for x, _ in pairs] * repeat, [y for _, y in pairs] * repeat
+    with pytest.MonkeyPatch.context() as m:
+        small, full = both_paths(m, interrater.cohen_kappa, a, b)
+    assert same_bits(small, full), (a, b, small, full)
+    integers = {*map(type, a), *map(type, b)} <= {int, bool} and all(-2**63 <= v < 2**63 for v in a + b)
+    assert (interrater._integer_counts(a, b) is not None) == integers, (a, b)
