@@ -13,6 +13,8 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scorekit import _sums, interrater
 from scorekit.agents import Cost, cost
 from scorekit.qe import calibrate, decide
@@ -616,3 +618,115 @@ def test_tools_count_checks_and_lazy_agents_keep_results():
             tools.cost_per_success(1.0, bad)
     with pytest.raises(tools.InvalidTypeError):
         tools.pass_k(10, False)
+
+
+# Fourth round (branch fix/smallend4): Cohen's kappa on one item, and the type scan of the NumPy path.
+
+class NaNLike(float):
+    """A float subclass: not a plain label, so it takes the general path."""
+
+
+def test_kappa_one_item_same_bits_as_counting(monkeypatch):
+    nan, other_nan = float("nan"), float("nan")
+    labels = ["a", "b", "".join(["a"]), 0, 1, True, False, 1.0, 0.0, -0.0, 2**70, None, nan, other_nan,
+              np.str_("a"), np.int64(1), np.float64(0.0), NaNLike(1.0), ("t",)]
+    rnd = random.Random(4)
+    pairs = [(x, y) for x in labels for y in labels] + [(rnd.choice(labels), rnd.choice(labels)) for _ in range(200)]
+    for x, y in pairs:
+        small, full = both_paths(monkeypatch, interrater.cohen_kappa, [x], [y])
+        assert same_bits(small, full), (x, y, small, full)
+    with pytest.raises(interrater.InvalidTypeError):
+        interrater.cohen_kappa([[1]], ["a"])
+
+
+def test_kappa_one_item_counts_nothing(monkeypatch):
+    """One item of plain labels is decided by one comparison: no dict of labels is built."""
+    class NoDict:
+        def __getattr__(self, name):
+            raise AssertionError(f"dict.{name} used on one item")
+    monkeypatch.setattr(interrater, "dict", NoDict(), raising=False)
+    assert interrater.cohen_kappa(["a"], ["a"]) == 1.0
+    assert interrater.cohen_kappa(["a"], ["b"]) == 0.0
+    assert interrater.cohen_kappa([float("nan")], [float("nan")]) == 0.0
+
+
+def test_kappa_integer_path_chosen_as_before():
+    """``_integer_counts`` takes exactly the lists whose labels are all ints and bools, whichever
+    element is not."""
+    rnd = random.Random(40)
+    others = ["x", 1.0, None, np.int64(3), NaNLike(0.0)]
+    for _ in range(300):
+        n = rnd.randrange(1, 40)
+        a, b = [rnd.choice([0, 1, 2, True]) for _ in range(n)], [rnd.choice([0, 1, 5, False]) for _ in range(n)]
+        if rnd.random() < 0.7:
+            side = rnd.choice([a, b])
+            side[rnd.choice([0, rnd.randrange(n)])] = rnd.choice(others)
+        integers = {*map(type, a), *map(type, b)} <= {int, bool}
+        assert (interrater._integer_counts(a, b) is not None) == integers, (a, b)
+
+
+def test_kappa_string_labels_skip_the_type_scan(monkeypatch):
+    """On many string labels the NumPy path learns from the first label that they are not
+    integers (it scanned the type of every label of both raters)."""
+    calls = []
+
+    def counting_type(value):
+        calls.append(value)
+        return type(value)
+    a, b = ["a", "b", "c"] * 200, ["a", "c", "c"] * 200
+    expected = interrater.cohen_kappa(a, b)
+    monkeypatch.setattr(interrater, "type", counting_type, raising=False)
+    assert same_bits(interrater.cohen_kappa(a, b), expected)
+    assert len(calls) <= 4
+
+
+def test_small_platt_sums_same_bits_as_numpy_terms():
+    """The one-pass Python step (NumPy's ``exp`` called per value) against the terms built and
+    summed by NumPy, on 0 to 7 rows, with overflowing, NaN and infinite arguments, and no warning."""
+    rnd = random.Random(48)
+    extremes = [0.0, -0.0, 1e-300, 700.0, -700.0, 745.5, -745.5, 1e300, float("inf"), float("nan")]
+    for _ in range(4000):
+        n = rnd.randrange(0, calibrate._NUMPY_SEQUENTIAL_BELOW)
+        xc = [rnd.choice(extremes) if rnd.random() < 0.1 else rnd.uniform(-3, 3) for _ in range(n)]
+        a = rnd.choice(extremes) if rnd.random() < 0.1 else rnd.uniform(-40, 40)
+        bc = rnd.choice(extremes) if rnd.random() < 0.1 else rnd.uniform(-40, 40)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # an overflowing exp stays quiet, as in the NumPy path
+            got = calibrate._small_platt_sums(xc, a, bc)
+        with np.errstate(all="ignore"):
+            want = numpy_platt_sums(np.array(xc, dtype=np.float64), 0.0, a, bc)
+        assert all(map(same_bits, got, want)), (xc, a, bc, got, want)
+
+
+def test_small_platt_step_builds_no_array(monkeypatch):
+    """A Platt step on a few rows calls NumPy's ``exp`` on each value and builds no array (it
+    built one per step and five lists of terms)."""
+    class OnlyExp:
+        exp = staticmethod(np.exp)
+
+        def __getattr__(self, name):
+            raise AssertionError(f"numpy.{name} used in a short Platt step")
+    expected = numpy_platt_sums(np.array([0.25, -0.5, 0.125]), 0.0, 1.5, -0.25)
+    monkeypatch.setattr(calibrate, "np", OnlyExp())
+    assert calibrate._small_platt_sums([0.25, -0.5, 0.125], 1.5, -0.25) == expected
+
+
+#: Labels whose equality is subtle: bools beside 0 and 1, integral floats, -0.0, NaN objects, NumPy
+#: scalars equal to plain labels, an int past int64, a float subclass.
+KAPPA_LABELS = st.sampled_from(["a", "b", "", 0, 1, 2, True, False, 1.0, 0.0, -0.0, 2**64, None, math.nan,
+                                float("nan"), np.str_("a"), np.int64(1), np.float64(0.0), NaNLike(2.0)])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(KAPPA_LABELS, KAPPA_LABELS), min_size=1, max_size=12),
+       st.sampled_from([1, 7, 60]))
+def test_fuzz_kappa_small_paths_same_bits(pairs, repeat):
+    """Kappa's Python paths (one item, fewer than 512) give the NumPy path's bits, on either side
+    of 512 items (``repeat`` copies of the pairs), and the NumPy path counts integers exactly when
+    every label is an ``int`` or ``bool`` within int64, whichever label is first."""
+    a, b = [x for x, _ in pairs] * repeat, [y for _, y in pairs] * repeat
+    with pytest.MonkeyPatch.context() as m:
+        small, full = both_paths(m, interrater.cohen_kappa, a, b)
+    assert same_bits(small, full), (a, b, small, full)
+    integers = {*map(type, a), *map(type, b)} <= {int, bool} and all(-2**63 <= v < 2**63 for v in a + b)
+    assert (interrater._integer_counts(a, b) is not None) == integers, (a, b)

@@ -56,6 +56,7 @@ _PLAIN_NUMBERS = frozenset({float, int, bool, type(None)})
 # Cohen's kappa below this many items, nominal alpha below this many cells of these types.
 _SMALL_ITEMS = 512
 _PLAIN_LABELS = _PLAIN_NUMBERS | {str}
+_INTEGER_TYPES = frozenset({int, bool})
 # Interval alpha below this many cells is computed in Python (from there on NumPy's path is the
 # faster); it must stay at most NUMPY_BLOCK + 1, the most values numpy_sum adds as NumPy does.
 _SMALL_INTERVAL_CELLS = 48
@@ -119,7 +120,8 @@ def _not_hashable(values: Iterable[Any]) -> InvalidTypeError:
 
 def _integer_counts(a: Sequence[Any], b: Sequence[Any]) -> Optional[tuple[np.ndarray, np.ndarray, int]]:
     """:func:`_shared_counts` for integer labels, with NumPy; ``None`` for other labels."""
-    if not set(map(type, a)) | set(map(type, b)) <= {int, bool}:
+    # a[0] (there is one) settles the common case of other labels without a scan of both raters.
+    if type(a[0]) not in _INTEGER_TYPES or not {*map(type, a), *map(type, b)} <= _INTEGER_TYPES:
         return None
     try:
         x, y = np.array(a, dtype=np.int64), np.array(b, dtype=np.int64)
@@ -160,10 +162,14 @@ def _tally(values: Sequence[Any]) -> dict[Any, int]:
     return counts
 
 
-def _small_chance_agreement(a: Sequence[Any], b: Sequence[Any]) -> Optional[float]:
-    """``p_e`` of :func:`cohen_kappa` counted in Python for plain labels: the terms
-    :func:`_shared_counts` gives, in its order, added left to right as NumPy adds fewer than 8
-    terms, so the same bits; ``None`` for other labels, or when NumPy would add 8 terms or more."""
+def _small_counts(a: Sequence[Any], b: Sequence[Any]) -> Optional[tuple[float, int]]:
+    """``p_e`` of :func:`cohen_kappa` and the number of agreements, counted in Python for plain
+    labels: the terms :func:`_shared_counts` gives, in its order, added left to right as NumPy adds
+    fewer than 8 terms, so the same bits; ``None`` for other labels, or when NumPy would add 8 terms
+    or more."""
+    if len(a) == 1 and type(a[0]) in _PLAIN_LABELS and type(b[0]) in _PLAIN_LABELS:
+        x, y = a[0], b[0]  # one label shared (p_e = 1 * 1) or none (p_e = 0), as a dict tells them
+        return (1.0 if x is y or x == y else 0.0), int(x == y)
     types = {*map(type, a), *map(type, b)}
     if not types <= _PLAIN_LABELS:
         return None
@@ -171,7 +177,7 @@ def _small_chance_agreement(a: Sequence[Any], b: Sequence[Any]) -> Optional[floa
     first_a, first_b = dict.fromkeys(a), dict.fromkeys(b)  # keys in Counter's order
     shared: Iterable[Any] = first_a.keys() & first_b.keys()
     terms = len(shared)
-    if types <= {int, bool}:
+    if types <= _INTEGER_TYPES:
         labels = first_a.keys() | first_b.keys()
         lo, hi = min(labels), max(labels)
         if -2**63 <= lo and hi < 2**63:  # _integer_counts: one term per id, ids in label order
@@ -182,7 +188,7 @@ def _small_chance_agreement(a: Sequence[Any], b: Sequence[Any]) -> Optional[floa
     p_e = 0.0
     for label in shared:
         p_e += (a.count(label) / n) * (b.count(label) / n)
-    return p_e
+    return p_e, sum(map(_EQ, a, b))  # plain labels compare to bools, which sum to the count
 
 
 def cohen_kappa(rater_a: Sequence[Any], rater_b: Sequence[Any]) -> float:
@@ -202,12 +208,12 @@ def cohen_kappa(rater_a: Sequence[Any], rater_b: Sequence[Any]) -> float:
     n = len(a)
     if n == 0:
         return 1.0
-    p_e = _small_chance_agreement(a, b) if n < _SMALL_ITEMS else None
-    if p_e is None:
+    small = _small_counts(a, b) if n < _SMALL_ITEMS else None
+    if small is None:
         count_a, count_b, agreements = _shared_counts(a, b)
         p_e = float(((count_a / n) * (count_b / n)).sum())
     else:
-        agreements = _agreements(a, b)
+        p_e, agreements = small
     p_o = agreements / n
     if p_e == 1.0:
         return 1.0

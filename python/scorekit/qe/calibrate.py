@@ -115,6 +115,8 @@ _RIDGE = 1e-10
 _WEIGHT_FLOOR = 1e-12
 _SINGULAR = 1e-18
 _STEP_TOL = 1e-9
+# NumPy's exp of a float below this cannot overflow (exp(709) is about 8.2e307).
+_EXP_FINITE_BELOW = 709.0
 #: Probabilities are clamped to [_P_CLAMP, 1 - _P_CLAMP] inside the temperature NLL.
 _P_CLAMP = 1e-12
 #: Rows per block of the Platt and temperature sums (the block's temporaries stay in cache).
@@ -402,15 +404,30 @@ def _short_rows(scores: Any, correct: Any) -> Optional[tuple[list, list]]:
 
 def _small_platt_sums(xc: list, a: float, bc: float) -> tuple[float, ...]:
     """:func:`_platt_half_sums` of fewer than ``_NUMPY_SEQUENTIAL_BELOW`` centred scores, in Python with
-    the same operations in the same order; only ``exp`` is NumPy's (it may differ from ``math.exp``
-    by an ulp), in place on an array as there."""
-    e = np.array([v * -a - bc for v in xc])
-    np.exp(e, out=e)
-    p = [1.0 / (v + 1.0) for v in e.tolist()]
-    floor = _WEIGHT_FLOOR
-    w = [floor if u < floor else u for u in [q - q * q for q in p]]  # np.maximum: NaN stays NaN
-    wx = [u * v for u, v in zip(w, xc)]
-    return tuple(map(numpy_sum, ([q * v for q, v in zip(p, xc)], p, [u * v for u, v in zip(wx, xc)], wx, w)))
+    the same operations: the five sums in one pass, each left to right onto ``0.0`` as NumPy adds so
+    few values; only ``exp`` is NumPy's (it may differ from ``math.exp`` by an ulp), called on each
+    value, which gives the bits of the call on the array (quietly where it may overflow, as there)."""
+    exp, floor = np.exp, _WEIGHT_FLOOR
+    px = ps = h00 = h01 = h11 = 0.0
+    for v in xc:
+        z = v * -a - bc
+        p = 1.0 / ((float(exp(z)) if z < _EXP_FINITE_BELOW else _quiet_exp(z)) + 1.0)
+        w = p - p * p
+        if w < floor:  # np.maximum: NaN stays NaN
+            w = floor
+        wx = w * v
+        px += p * v
+        ps += p
+        h00 += wx * v
+        h01 += wx
+        h11 += w
+    return px, ps, h00, h01, h11
+
+
+def _quiet_exp(z: float) -> float:
+    """NumPy's ``exp`` of ``z`` without the overflow warning (inf, NaN or a large ``z``)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        return float(np.exp(z))
 
 
 def _small_platt_fit(xs: list, cs: list, max_iter: int) -> tuple[float, float]:
@@ -430,8 +447,7 @@ def _small_platt_fit(xs: list, cs: list, max_iter: int) -> tuple[float, float]:
     total, correct_sum = numpy_sum(xc), numpy_sum([v * k for v, k in zip(xc, cs)])
     tx = t_pos * correct_sum + t_neg * (total - correct_sum)
     ts = t_pos * n_pos + t_neg * (n - n_pos)
-    with np.errstate(over="ignore", invalid="ignore"):
-        a, bc, _ = _newton_steps(lambda a, bc: _small_platt_sums(xc, a, bc), tx, ts, mu, a, b + a * mu, max_iter)
+    a, bc, _ = _newton_steps(lambda a, bc: _small_platt_sums(xc, a, bc), tx, ts, mu, a, b + a * mu, max_iter)
     return _platt_result(a, bc - a * mu, lambda: max(map(abs, xs)))
 
 
