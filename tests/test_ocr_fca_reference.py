@@ -198,3 +198,32 @@ lines = st.lists(st.lists(st.integers(0, 3), min_size=1, max_size=15), min_size=
 def test_fca_errors_equal_the_reference_on_generated_pages(gt, ocr):
     gt, ocr = [np.array(x, dtype=np.uint32) for x in gt], [np.array(x, dtype=np.uint32) for x in ocr]
     assert fca_errors(gt, ocr) == reference_errors(gt, ocr)
+
+
+# --- the size guard --------------------------------------------------------------------------------
+
+def test_fca_refuses_a_page_above_max_line_pairs_before_any_work(monkeypatch):
+    from scorekit.errors import InputTooLargeError
+    from scorekit.ocr import flexible_character_accuracy
+    from scorekit.ocr import fca
+
+    assert fca.MAX_LINE_PAIRS == 250_000
+    assert flexible_character_accuracy("ab\n" * 500, "ab\n" * 500) == 1.0  # 500 × 500: at the limit
+    monkeypatch.setattr(fca, "_Side", None)  # the guard answers before the matching starts
+    with pytest.raises(InputTooLargeError, match=r"501 ground-truth lines × 500 OCR lines = 250,500 line pairs, "
+                                                 r"above MAX_LINE_PAIRS=250,000"):
+        flexible_character_accuracy("ab\n" * 501, "ab\n" * 500)
+
+
+def test_fca_refuses_a_page_above_max_character_pairs(monkeypatch):
+    from scorekit.errors import InputTooLargeError
+    from scorekit.ocr import fca
+
+    assert fca.MAX_CHARACTER_PAIRS == 10**9
+    monkeypatch.setattr(fca, "MAX_CHARACTER_PAIRS", 12)
+    assert fca.flexible_character_accuracy("abc\nd", "abc") == 0.75  # 4 × 3 = 12: at the limit
+    with pytest.raises(InputTooLargeError, match=r"4 ground-truth × 4 OCR characters = 16, above "
+                                                 r"MAX_CHARACTER_PAIRS=12"):
+        fca.flexible_character_accuracy("abc\nd", "abc\nd")
+    with pytest.raises(InputTooLargeError, match="MAX_CHARACTER_PAIRS"):
+        fca.fca_errors([np.zeros(4, np.uint32)], [np.zeros(4, np.uint32)])

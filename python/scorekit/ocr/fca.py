@@ -29,13 +29,21 @@ import numpy as np
 from scorekit._graphemes import grapheme_packer
 from scorekit._kernels import levenshtein as lev
 from scorekit._packing import offsets_of
-from scorekit.errors import InvalidTypeError, InvalidValueError
+from scorekit.errors import InputTooLargeError, InvalidTypeError, InvalidValueError
 
 #: The coefficient combinations ``(edit_distance, length_difference, offset, length)`` tried; the
 #: ranges the paper's evaluation uses (docs/ocr-metrics.md#flexible-character-accuracy).
 COEFFICIENTS = tuple(itertools.product(range(15, 31, 5), range(0, 24, 3), range(0, 4), range(0, 6)))
 #: The largest coefficient accepted (penalties stay far inside int64 for any page).
 MAX_COEFFICIENT = 10**6
+#: The most ground-truth lines × OCR lines a page may have (about 500 lines on each side). The
+#: greedy runs' work grows with the line pairs times the number of distinct runs, which grows with
+#: the noise: 452 lines at 50 % noise take about 20 s and 300 MB; 1,500 lines at 50 % would take
+#: many minutes and gigabytes (docs/ocr-metrics.md#flexible-character-accuracy).
+MAX_LINE_PAIRS = 250_000
+#: The most ground-truth characters × OCR characters a page may have (about 31,600 on each side):
+#: every alignment of a ground-truth piece with the OCR pieces costs their lengths' product.
+MAX_CHARACTER_PAIRS = 10**9
 
 
 def _lines(text: str, packer) -> list[np.ndarray]:
@@ -98,17 +106,17 @@ class _Alignments:
         self.gt, self.ocr = gt, ocr
         self.known: dict[int, tuple[np.ndarray, np.ndarray]] = {}
 
-    def rows(self, g: np.ndarray, ocr: np.ndarray) -> np.ndarray:
-        """``int64[len(g), width, 6]``: the rows of ``g[r]`` with each OCR piece of ``ocr[r]`` (pads get
-        arbitrary rows), aligning in one batch the pairs not met before. One lookup serves every run:
-        the known rows of this round's ground-truth pieces are laid out as one sorted table."""
+    def rows(self, g: np.ndarray, ocr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(table, at)``: ``table[at[r, k]]`` is the row of ``g[r]`` with the OCR piece ``ocr[r, k]``
+        (pads get arbitrary rows), aligning in one batch the pairs not met before. One lookup serves
+        every run: the known rows of this round's ground-truth pieces are laid out as one sorted table."""
         distinct, slot = np.unique(g, return_inverse=True)
         codes = distinct.tolist()
         shift = self.ocr.block * self.ocr.width + 1
         query = slot.reshape(-1, 1) * shift + np.where(ocr == _END, shift - 1, ocr)
         table, found = self._table(codes, shift)
-        at = np.minimum(np.searchsorted(table, query), len(table) - 1)
-        missing = (table[at] != query) & (ocr != _END) if len(table) else ocr != _END
+        at = np.searchsorted(table, query)
+        missing = (table[np.minimum(at, len(table) - 1)] != query) & (ocr != _END) if len(table) else ocr != _END
         if missing.any():
             new = np.unique(query[missing])
             slots, wanted = np.divmod(new, shift)
@@ -118,8 +126,8 @@ class _Alignments:
             bounds = np.searchsorted(table, np.stack([changed * shift, (changed + 1) * shift]))
             for s, lo, hi in zip(changed.tolist(), *bounds.tolist()):
                 self.known[codes[s]] = (table[lo:hi] - s * shift, found[lo:hi].copy())
-            at = np.minimum(np.searchsorted(table, query), len(table) - 1)
-        return found[at]
+            at += np.searchsorted(new, query)
+        return found, np.minimum(at, len(table) - 1)
 
     def _table(self, codes: list[int], shift: int) -> tuple[np.ndarray, np.ndarray]:
         """The known rows of the ground-truth pieces ``codes``, keyed ``slot * shift + OCR code``."""
@@ -161,15 +169,35 @@ def _insert(rows: np.ndarray, *columns: np.ndarray) -> np.ndarray:
 
 
 def _distinct_rows(states: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``np.unique(states, axis=0, return_inverse=True)`` up to the order of the distinct rows: rows
-    are grouped by a hash, checked equal to their group's row, and sorted the slow way only on a
-    collision."""
+    """``np.unique(states, axis=0, return_inverse=True)``, the distinct rows in the order of their
+    first column: rows are grouped by a hash, checked equal to their group's row, and sorted the
+    slow way only on a collision."""
     weights = (np.arange(1, states.shape[1] + 1, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)) | np.uint64(1)
     _, first, inverse = np.unique(states.view(np.uint64) @ weights, return_index=True, return_inverse=True)
     if (states[first][inverse] == states).all():
-        return states[first], inverse
+        order = np.argsort(states[first, 0], kind="stable")  # by first piece: the lookups then come sorted
+        rank = np.empty_like(order)
+        rank[order] = np.arange(len(order))
+        return states[first[order]], rank[inverse]
     distinct, inverse = np.unique(states, axis=0, return_inverse=True)
     return distinct, inverse.reshape(-1)
+
+
+def check_size(gt_lines: Sequence[Any], ocr_lines: Sequence[Any]) -> None:
+    """Raise :class:`~scorekit.errors.InputTooLargeError` for a page above :data:`MAX_LINE_PAIRS` or
+    :data:`MAX_CHARACTER_PAIRS` (lines as sequences of characters), before any work."""
+    pairs = len(gt_lines) * len(ocr_lines)
+    if pairs > MAX_LINE_PAIRS:
+        raise InputTooLargeError(
+            f"has {len(gt_lines):,} ground-truth lines × {len(ocr_lines):,} OCR lines = {pairs:,} line pairs, above "
+            f"MAX_LINE_PAIRS={MAX_LINE_PAIRS:,}: the greedy matching's work grows with the line pairs and the "
+            "noise, and such a page could take many minutes and gigabytes", field="fca: the page")
+    cells = sum(map(len, gt_lines)) * sum(map(len, ocr_lines))
+    if cells > MAX_CHARACTER_PAIRS:
+        raise InputTooLargeError(
+            f"has {sum(map(len, gt_lines)):,} ground-truth × {sum(map(len, ocr_lines)):,} OCR characters = {cells:,}, "
+            f"above MAX_CHARACTER_PAIRS={MAX_CHARACTER_PAIRS:,}: the alignments' work grows with that product, "
+            "and such a page could take many minutes", field="fca: the page")
 
 
 def fca_errors(gt_lines: list[np.ndarray], ocr_lines: list[np.ndarray],
@@ -181,7 +209,11 @@ def fca_errors(gt_lines: list[np.ndarray], ocr_lines: list[np.ndarray],
     errors so far, which is all the minimum needs). A run's state is two rows of piece codes, and
     each round advances every run at once: it aligns the new pairs in one batch, chooses each
     combination's OCR piece with one penalty matrix and merges equal states with one sort."""
+    check_size(gt_lines, ocr_lines)
     gt, ocr = _Side(gt_lines, longest_first=True), _Side(ocr_lines, longest_first=False)
+    if max(gt.block * gt.width, len(coefficients) * ocr.block * ocr.width) >= _END:
+        raise InputTooLargeError("has too many lines times too long a line to number its pieces in 64 bits",
+                                 field="fca: the page")
     alignments = _Alignments(gt, ocr)
     coef = np.array(coefficients, dtype=np.int64) * np.array([1, 1, 1, -1], dtype=np.int64)
     gt_rows, ocr_rows = gt.whole(), ocr.whole()
@@ -198,13 +230,13 @@ def fca_errors(gt_lines: list[np.ndarray], ocr_lines: list[np.ndarray],
             renumber = np.cumsum(~done) - 1
             coef, run_of = coef[~done[run_of]], renumber[run_of[~done[run_of]]]
             gt_rows, ocr_rows, errors = gt_rows[~done], ocr_rows[~done], errors[~done]
-        rows = alignments.rows(gt_rows[:, 0], ocr_rows)
-        penalty = np.einsum("jkt,jt->jk", rows[run_of, :, :4], coef)
+        table, at = alignments.rows(gt_rows[:, 0], ocr_rows)
+        penalty = np.einsum("jkt,jt->jk", np.ascontiguousarray(table[:, :4])[at[run_of]], coef)
         penalty[ocr_rows[run_of] == _END] = np.iinfo(np.int64).max
         width = ocr_rows.shape[1]
         steps, step_of = np.unique(run_of * width + penalty.argmin(axis=1), return_inverse=True)
         r, c = np.divmod(steps, width)
-        d, s, e = rows[r, c][:, [0, 4, 5]].T
+        d, s, e = table[at[r, c]][:, [0, 4, 5]].T
         g, o = gt_rows[r, 0], ocr_rows[r, c]
         gl, gs, ge = gt.decode(g)
         ol, os_, oe = ocr.decode(o)
