@@ -11,6 +11,7 @@ matched parts are removed and what is left of the longer one goes back as pieces
 used up, what is left on the other counts as errors. This runs once per coefficient combination of
 :data:`COEFFICIENTS` (one run per distinct sequence of choices) and the fewest errors are taken:
 ``fca = max(0, 1 − errors / n)``, ``n`` the ground truth's graphemes outside line breaks.
+A page above :data:`MAX_LINE_PAIRS` or :data:`MAX_CHARACTER_PAIRS` is refused before any work.
 
 >>> flexible_character_accuracy("first line\\nsecond line", "second line\\nfirst line")
 1.0
