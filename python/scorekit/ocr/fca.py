@@ -108,10 +108,11 @@ class _Alignments:
         self.known: dict[int, tuple[np.ndarray, np.ndarray]] = {}
 
     def rows(self, g: np.ndarray, ocr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """``(table, at)``: ``table[at[r, k]]`` is the row of ``g[r]`` with the OCR piece ``ocr[r, k]``
-        (pads get arbitrary rows), aligning in one batch the pairs not met before. One lookup serves
-        every run: the known rows of this round's ground-truth pieces are laid out as one sorted table."""
-        distinct, slot = np.unique(g, return_inverse=True)
+        """``(table, at)``: ``table[at[r, k]]`` is the row of ``g[r]`` (``g`` sorted) with the OCR piece
+        ``ocr[r, k]`` (pads get arbitrary rows), aligning in one batch the pairs not met before. One
+        lookup serves every run: the known rows of this round's ground-truth pieces are laid out as
+        one sorted table."""
+        distinct, slot = _distinct_sorted(g)
         codes = distinct.tolist()
         shift = self.ocr.block * self.ocr.width + 1
         query = slot.reshape(-1, 1) * shift + np.where(ocr == _END, shift - 1, ocr)
@@ -123,7 +124,7 @@ class _Alignments:
             slots, wanted = np.divmod(new, shift)
             where = np.searchsorted(table, new)
             table, found = np.insert(table, where, new), np.insert(found, where, self._align(distinct[slots], wanted), axis=0)
-            changed = np.unique(slots)
+            changed = _distinct_sorted(slots)[0]
             bounds = np.searchsorted(table, np.stack([changed * shift, (changed + 1) * shift]))
             for s, lo, hi in zip(changed.tolist(), *bounds.tolist()):
                 self.known[codes[s]] = (table[lo:hi] - s * shift, found[lo:hi].copy())
@@ -169,10 +170,21 @@ def _insert(rows: np.ndarray, *columns: np.ndarray) -> np.ndarray:
     return out[:, :used + 1]
 
 
+def _distinct_sorted(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(x, return_inverse=True)`` for a sorted ``x`` (the run states are kept sorted by
+    their first piece), without sorting again."""
+    first = np.empty(len(x), dtype=bool)
+    first[:1] = True
+    np.not_equal(x[1:], x[:-1], out=first[1:])
+    return x[first], np.cumsum(first) - 1
+
+
 def _distinct_rows(states: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``np.unique(states, axis=0, return_inverse=True)``, the distinct rows in the order of their
     first column: rows are grouped by a hash, checked equal to their group's row, and sorted the
     slow way only on a collision."""
+    if len(states) == 1:
+        return states, np.zeros(1, dtype=np.int64)
     weights = (np.arange(1, states.shape[1] + 1, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)) | np.uint64(1)
     _, first, inverse = np.unique(states.view(np.uint64) @ weights, return_index=True, return_inverse=True)
     if (states[first][inverse] == states).all():
