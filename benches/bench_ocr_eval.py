@@ -234,7 +234,8 @@ def bench_fca_noise(cases: list[tuple[int, float]]) -> list[str]:
         run = subprocess.run([sys.executable, "-c", FCA_CHILD, str(n), str(rate), str(HERE)], check=True,
                              capture_output=True, text=True)
         r = json.loads(run.stdout)
-        value = f"{r['fca']:.4f}" if isinstance(r["fca"], float) else "refused (" + r["fca"].split(" = ")[1].split(", above")[0] + ")"
+        refused = isinstance(r["fca"], str)
+        value = "refused (" + r["fca"].split(" = ")[1].split(", above")[0] + ")" if refused else f"{r['fca']:.4f}"
         rows.append(f"| {n:,} | {rate} | {r['lines']:,} | {value} | {r['cpu']:.2f} s | {r['wall']:.2f} s | {r['rss']:.0f} MB |")
     return rows
 
