@@ -39,8 +39,8 @@ COEFFICIENTS = tuple(itertools.product(range(15, 31, 5), range(0, 24, 3), range(
 MAX_COEFFICIENT = 10**6
 #: The most ground-truth lines × OCR lines a page may have (about 500 lines on each side). The
 #: greedy runs' work grows with the line pairs times the number of distinct runs, which grows with
-#: the noise: 452 lines at 50 % noise take about 20 s and 300 MB; 1,500 lines at 50 % would take
-#: many minutes and gigabytes (docs/ocr-metrics.md#flexible-character-accuracy).
+#: the noise: 452 lines at 50 % noise take about 18 s and 300 MB, 1,504 lines about 4 minutes and
+#: 2.7 GB (docs/ocr-metrics.md#flexible-character-accuracy).
 MAX_LINE_PAIRS = 250_000
 #: The most ground-truth characters × OCR characters a page may have (about 31,600 on each side):
 #: every alignment of a ground-truth piece with the OCR pieces costs their lengths' product.
