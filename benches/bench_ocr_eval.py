@@ -10,7 +10,9 @@ confusable-character noise of ``corpus.ocr_noise``). Cases:
   writing one report per page, is shown too);
 - ``many``: 10,000 such pages (``--many N`` to change), scorekit only, its peak RSS (the child's
   ``ru_maxrss``) against the same run on 1,000 pages (bounded memory: the two peaks are equal);
-- ``fca``: the flexible character accuracy of a 5,000-character page in-process.
+- ``fca``: the flexible character accuracy of a 5,000-character page in-process;
+- ``fca-noise``: fca on pages of 5,000 to 67,000 characters at CER 0.05 and 0.5, one child process
+  each (CPU time, peak RSS); pages above fca's size guard show its refusal.
 
 Every scorekit run is checked to give dinglehopper's CER, WER, ``n_characters`` and ``n_words``
 (``big`` and every folder page). Each time is the median of ``--repeats`` runs, wall time and CPU
@@ -205,11 +207,44 @@ def bench_fca(repeats: int) -> list[str]:
     return rows
 
 
+#: One noisy page in a child process: the issue #32 case (``random.Random(0)``, lines of
+#: ``corpus.reference_line`` and their ``ocr_noise``), its fca, CPU time and peak RSS as JSON.
+FCA_CHILD = """
+import json, random, resource, sys, time
+sys.path.insert(0, sys.argv[3])
+from corpus import ocr_noise, reference_line
+from scorekit.errors import InputTooLargeError
+from scorekit.ocr import flexible_character_accuracy
+n, rate, rng, gt, ocr, total = int(sys.argv[1]), float(sys.argv[2]), random.Random(0), [], [], 0
+while total < n:
+    line = reference_line(rng, "latin"); gt.append(line); ocr.append(ocr_noise(rng, line, "latin", rate)); total += len(line) + 1
+start, cpu = time.perf_counter(), time.process_time()
+try:
+    value = flexible_character_accuracy("\\n".join(gt), "\\n".join(ocr))
+except InputTooLargeError as exc:
+    value = str(exc)
+print(json.dumps({"lines": len(gt), "fca": value, "wall": time.perf_counter() - start,
+                  "cpu": time.process_time() - cpu, "rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+"""
+
+
+def bench_fca_noise(cases: list[tuple[int, float]]) -> list[str]:
+    rows = ["| characters | CER | lines | fca | CPU time | wall time | peak RSS |", "|---|---|---|---|---|---|---|"]
+    for n, rate in cases:
+        run = subprocess.run([sys.executable, "-c", FCA_CHILD, str(n), str(rate), str(HERE)], check=True,
+                             capture_output=True, text=True)
+        r = json.loads(run.stdout)
+        refused = isinstance(r["fca"], str)
+        value = "refused (" + r["fca"].split(" = ")[1].split(", above")[0] + ")" if refused else f"{r['fca']:.4f}"
+        rows.append(f"| {n:,} | {rate} | {r['lines']:,} | {value} | {r['cpu']:.2f} s | {r['wall']:.2f} s | {r['rss']:.0f} MB |")
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--many", type=int, default=0, help="also run the bounded-memory case on this many pages")
-    parser.add_argument("--only", choices=("big", "folder", "fca", "many"), default=None)
+    parser.add_argument("--only", choices=("big", "folder", "fca", "fca-noise", "many"), default=None)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench_ocr_eval_") as tmp:
         work = Path(tmp)
@@ -220,6 +255,9 @@ def main() -> None:
             sections += ["### A folder of 40 ordinary pages", "", *bench_folder(work, args.repeats), ""]
         if args.only in (None, "fca"):
             sections += ["### fca on a 5,000-character page", "", *bench_fca(args.repeats), ""]
+        if args.only in (None, "fca-noise"):
+            sections += ["### fca on noisy pages", "",
+                         *bench_fca_noise([(5_000, 0.05), (5_000, 0.5), (10_000, 0.5), (20_000, 0.5), (67_000, 0.5)]), ""]
         if args.many or args.only == "many":
             sections += [f"### {args.many or 10000:,} pages in bounded memory", "",
                          *bench_many(work, args.many or 10000), ""]

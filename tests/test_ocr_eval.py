@@ -365,3 +365,16 @@ def test_folder_totals_are_the_pages_counts_summed(pages):
         n = folder.n_characters
         assert summary["cer"] == (folder.char_edits / n if n and folder.char_edits else
                                   (math.inf if folder.char_edits else 0))
+
+
+def test_fca_on_a_page_above_the_size_guard_stops_with_one_line(capsys, tmp_path):
+    """A page with more line pairs than fca's MAX_LINE_PAIRS (501 × 500): exit 2 naming the page and
+    the limit, no output written, no fca left out of the totals; without fca the pages score."""
+    gt_dir, ocr_dir = make_folders(tmp_path, {"a.txt": ("abc\ndef", "a.txt", "abc\ndef"),
+                                              "b.txt": ("x y\n" * 501, "b.txt", "x z\n" * 500)})
+    code, out, err = run(capsys, "ocr-eval", gt_dir, ocr_dir, "--metrics", "cer,fca", "--json", tmp_path / "o.json")
+    assert code == 2 and out == "" and not (tmp_path / "o.json").exists()
+    assert err.count("\n") == 1 and "page b.txt" in err and "501 ground-truth lines × 500 OCR lines" in err
+    assert "MAX_LINE_PAIRS=250,000" in err and "leave fca out of --metrics" in err
+    code, out, err = run(capsys, "ocr-eval", gt_dir, ocr_dir, "--metrics", "cer", "--json", tmp_path / "o.json")
+    assert code == 0 and err == ""

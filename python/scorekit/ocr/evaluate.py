@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Optional, Sequence, cast
 
-from scorekit.errors import InvalidValueError
+from scorekit.errors import InputTooLargeError, InvalidValueError
 
 __all__ = ["METRICS", "DEFAULT_METRICS", "PageScore", "Totals", "Pairing", "pair_folders", "score_pair", "evaluate",
            "Evaluation", "rate", "DIFFS_KEPT", "top_confusions", "to_json", "json_pieces"]
@@ -155,9 +155,14 @@ def score_pair(gt_path: os.PathLike | str, ocr_path: os.PathLike | str, *, level
     gt_doc = read(gt_path, level=level)
     ocr_doc = read(ocr_path, level=level)
     wanted = ("cer", "wer", "alignment" if alignment else "confusions") + tuple(m for m in ("bow", "fca") if m in metrics)
-    result = compare_texts(gt_doc.text, ocr_doc.text, metrics=wanted)
+    name = name if name is not None else Path(gt_path).name
+    try:
+        result = compare_texts(gt_doc.text, ocr_doc.text, metrics=wanted)
+    except InputTooLargeError as exc:  # fca's size guard: the evaluation stops, no page is left out
+        raise InputTooLargeError(f"page {name} (OCR {str(ocr_path)!r}): {exc}; leave fca out of --metrics "
+                                 "to score these pages") from None
     counts = cast("tuple[int, int, int]", (result.char_edits, result.n_words, result.word_edits))  # asked for
-    score = PageScore(name=name if name is not None else Path(gt_path).name, gt=str(gt_path), ocr=str(ocr_path),
+    score = PageScore(name=name, gt=str(gt_path), ocr=str(ocr_path),
                       n_characters=result.n_characters, char_edits=counts[0], n_words=counts[1],
                       word_edits=counts[2], bow_wer=result.bow_wer, fca=result.fca,
                       word_accuracy=result.word_accuracy)
