@@ -915,45 +915,40 @@ def _run(chunk_kernel, threads, out: np.ndarray, elements: int, *args) -> np.nda
     return out
 
 
+def _pair_batch(chunk_kernel, width, names, a_values, a_offsets, b_values, b_offsets, threads) -> np.ndarray:
+    """Check two packed sides (named ``names``) and fill one row of ``width`` per pair (``width``
+    0: a flat ``int64[n]``) with ``chunk_kernel`` (:func:`_run`)."""
+    a_values, a_offsets = _packed(a_values, a_offsets, names[0])
+    b_values, b_offsets = _packed(b_values, b_offsets, names[1])
+    _same_count((names[0], a_offsets), (names[1], b_offsets))
+    n = a_offsets.shape[0] - 1
+    out = np.empty((n, width) if width else n, dtype=np.int64)
+    return _run(chunk_kernel, threads, out, a_values.shape[0] + b_values.shape[0],
+                a_values, a_offsets, b_values, b_offsets)
+
+
 def levenshtein_distance_batch(a_values, a_offsets, b_values, b_offsets, threads=0) -> np.ndarray:
     """Unit-cost Levenshtein distance of every pair; ``int64[n]``."""
-    a_values, a_offsets = _packed(a_values, a_offsets, "a")
-    b_values, b_offsets = _packed(b_values, b_offsets, "b")
-    _same_count(("a", a_offsets), ("b", b_offsets))
-    out = np.empty(a_offsets.shape[0] - 1, dtype=np.int64)
-    return _run(_distance_chunk, threads, out, a_values.shape[0] + b_values.shape[0],
-                a_values, a_offsets, b_values, b_offsets)
+    return _pair_batch(_distance_chunk, 0, ("a", "b"), a_values, a_offsets, b_values, b_offsets, threads)
 
 
 def best_substring_batch(pattern_values, pattern_offsets, text_values, text_offsets, threads=0) -> np.ndarray:
     """``int64[n, 3]`` rows ``(d, start, end)``: the best substring of each text for its pattern."""
-    p_values, p_offsets = _packed(pattern_values, pattern_offsets, "pattern")
-    t_values, t_offsets = _packed(text_values, text_offsets, "text")
-    _same_count(("pattern", p_offsets), ("text", t_offsets))
-    out = np.empty((p_offsets.shape[0] - 1, 3), dtype=np.int64)
-    return _run(_substring_chunk, threads, out, p_values.shape[0] + t_values.shape[0],
-                p_values, p_offsets, t_values, t_offsets)
+    return _pair_batch(_substring_chunk, 3, ("pattern", "text"), pattern_values, pattern_offsets,
+                       text_values, text_offsets, threads)
 
 
 def levenshtein_alignment_batch(ref_values, ref_offsets, hyp_values, hyp_offsets, threads=0) -> np.ndarray:
     """``int64[n, 4]``: hits, substitutions, deletions, insertions of rapidfuzz's edit script."""
-    ref_values, ref_offsets = _packed(ref_values, ref_offsets, "ref")
-    hyp_values, hyp_offsets = _packed(hyp_values, hyp_offsets, "hyp")
-    _same_count(("ref", ref_offsets), ("hyp", hyp_offsets))
-    out = np.empty((ref_offsets.shape[0] - 1, 4), dtype=np.int64)
-    return _run(_alignment_chunk, threads, out, ref_values.shape[0] + hyp_values.shape[0],
-                ref_values, ref_offsets, hyp_values, hyp_offsets)
+    return _pair_batch(_alignment_chunk, 4, ("ref", "hyp"), ref_values, ref_offsets, hyp_values, hyp_offsets,
+                       threads)
 
 
 def word_alignment_batch(ref_values, ref_offsets, hyp_values, hyp_offsets, threads=0) -> np.ndarray:
     """``int64[n, 6]``: hits, substitutions, deletions, insertions, ref_words, hyp_words of the
     word-level edit script (words as Python's ``str.split()`` finds them)."""
-    ref_values, ref_offsets = _packed(ref_values, ref_offsets, "ref")
-    hyp_values, hyp_offsets = _packed(hyp_values, hyp_offsets, "hyp")
-    _same_count(("ref", ref_offsets), ("hyp", hyp_offsets))
-    out = np.empty((ref_offsets.shape[0] - 1, 6), dtype=np.int64)
-    return _run(_word_alignment_chunk, threads, out, ref_values.shape[0] + hyp_values.shape[0],
-                ref_values, ref_offsets, hyp_values, hyp_offsets)
+    return _pair_batch(_word_alignment_chunk, 6, ("ref", "hyp"), ref_values, ref_offsets, hyp_values, hyp_offsets,
+                       threads)
 
 
 def schwa_distance_batch(gt_values, gt_offsets, pred_values, pred_offsets,
