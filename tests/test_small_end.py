@@ -396,9 +396,9 @@ def platt_rows(rnd: random.Random, n: int) -> tuple[list, list]:
     return xs, [rnd.random() < flip for _ in range(n)]
 
 
-def test_platt_sums_same_bits_as_plain_numpy(monkeypatch):
-    """The Platt sums (in Python below 8 rows, else five terms in one buffer added by one
-    reduction) equal each term summed alone, over and under the threshold and across blocks."""
+def test_platt_sums_same_bits_as_plain_numpy():
+    """The NumPy path's Platt sums (five terms in one buffer added by one reduction) equal each term
+    summed alone, across blocks."""
     rnd = random.Random(16)
     sizes = [1, 2, 5, 7, 8, 9, 20, 63, 64, 129, 1000]
     for n in sizes + [calibrate._BLOCK + 5]:
@@ -408,36 +408,46 @@ def test_platt_sums_same_bits_as_plain_numpy(monkeypatch):
             mu, a, bc = float(np.mean(x)) if x.size else 0.0, rnd.uniform(-40, 40), rnd.uniform(-5, 5)
             with np.errstate(all="ignore"):
                 want = numpy_platt_sums(x, mu, a, bc)
-                for cut in (calibrate._NUMPY_SEQUENTIAL_BELOW, 0):
-                    monkeypatch.setattr(calibrate, "_NUMPY_SEQUENTIAL_BELOW", cut)
-                    got = calibrate._platt_half_sums(x, mu, a, bc)
-                    assert all(map(same_bits, got, want)), (n, cut, got, want)
+                got = calibrate._platt_half_sums(x, mu, a, bc)
+            assert all(map(same_bits, got, want)), (n, got, want)
 
 
-def test_platt_fit_small_path_same_bits(monkeypatch):
-    """A Platt fit on fewer than 8 listed rows (in Python) gives the bits of the NumPy path, and
-    the same errors and warnings."""
+def close(x: float, y: float, rel: float) -> bool:
+    return x == y or abs(x - y) <= rel * max(abs(x), abs(y))
+
+
+def test_platt_fit_kernel_path_against_numpy_path(monkeypatch):
+    """A Platt fit below ``_KERNEL_ROWS`` rows (the compiled kernel, on lists read in the same call
+    or on arrays) gives the NumPy path's ``a`` and ``b`` to a relative 1e-9 (the sums differ in
+    their last bits: the kernel's are compensated), and the same errors and warnings."""
     rnd = random.Random(8)
-    for n in [0, 1, 2, 3, 5, 7, 8, 9, 12, 20]:
-        for _ in range(60):
+    for n in [0, 1, 2, 3, 5, 7, 8, 9, 12, 20, 130]:
+        for _ in range(60 if n < 100 else 5):
             xs, cs = platt_rows(rnd, n)
             max_iter = rnd.choice([100, 100, 3, 1, 0])
             results = []
-            for cut in (calibrate._NUMPY_SEQUENTIAL_BELOW, 0):
-                monkeypatch.setattr(calibrate, "_NUMPY_SEQUENTIAL_BELOW", cut)
+            for cut, read in ((calibrate._KERNEL_ROWS, list), (calibrate._KERNEL_ROWS, tuple), (0, list)):
+                monkeypatch.setattr(calibrate, "_KERNEL_ROWS", cut)
                 with warnings.catch_warnings(record=True) as caught:
                     warnings.simplefilter("always")
                     try:
-                        cal = calibrate.PlattCalibrator(max_iter=max_iter).fit(xs, cs)
-                        got = (repr(cal.a), repr(cal.b))
+                        cal = calibrate.PlattCalibrator(max_iter=max_iter).fit(read(xs), read(cs))
+                        got = (cal.a, cal.b)
                     except calibrate.InvalidValueError as e:
                         got = str(e)
                 results.append((got, [str(w.message) for w in caught]))
-            assert results[0] == results[1], (xs, cs, max_iter, results)
+            (kernel, kernel_warned), (tupled, tupled_warned), (numpy, numpy_warned) = results
+            assert kernel_warned == tupled_warned == numpy_warned and kernel == tupled, (xs, cs, results)
+            if isinstance(kernel, str) or isinstance(numpy, str):
+                assert kernel == numpy, (xs, cs, max_iter, results)
+            else:
+                assert close(kernel[0], numpy[0], 1e-9) and close(kernel[1], numpy[1], 1e-9), (xs, cs, results)
     with pytest.raises(calibrate.InvalidValueError, match="2 scores but 1 labels"):
         calibrate.PlattCalibrator().fit([0.5, 0.6], [True])
-    with pytest.raises(calibrate.InvalidValueError, match="overflowed"):
-        calibrate.PlattCalibrator().fit([1e300, -1e300, 1e300], [True, False, False])
+    with pytest.raises(calibrate.InvalidValueError, match=r"overflowed \(scores reach 1e\+300"):
+        calibrate.PlattCalibrator().fit([1e300, -1e300, math.nan, 1e300], [True, False, True, False])
+    with pytest.raises(calibrate.InvalidValueError, match=r"overflowed \(scores reach 1e\+300"):
+        calibrate.PlattCalibrator().fit(iter([1e300, -1e300, math.inf, 1e300]), np.array([1, 0, 1, 0]))
 
 
 def fit_outcome(fit):
@@ -680,35 +690,21 @@ def test_kappa_string_labels_skip_the_type_scan(monkeypatch):
     assert len(calls) <= 4
 
 
-def test_small_platt_sums_same_bits_as_numpy_terms():
-    """The one-pass Python step (NumPy's ``exp`` called per value) against the terms built and
-    summed by NumPy, on 0 to 7 rows, with overflowing, NaN and infinite arguments, and no warning."""
-    rnd = random.Random(48)
-    extremes = [0.0, -0.0, 1e-300, 700.0, -700.0, 745.5, -745.5, 1e300, float("inf"), float("nan")]
-    for _ in range(4000):
-        n = rnd.randrange(0, calibrate._NUMPY_SEQUENTIAL_BELOW)
-        xc = [rnd.choice(extremes) if rnd.random() < 0.1 else rnd.uniform(-3, 3) for _ in range(n)]
-        a = rnd.choice(extremes) if rnd.random() < 0.1 else rnd.uniform(-40, 40)
-        bc = rnd.choice(extremes) if rnd.random() < 0.1 else rnd.uniform(-40, 40)
-        with warnings.catch_warnings():
-            warnings.simplefilter("error")  # an overflowing exp stays quiet, as in the NumPy path
-            got = calibrate._small_platt_sums(xc, a, bc)
-        with np.errstate(all="ignore"):
-            want = numpy_platt_sums(np.array(xc, dtype=np.float64), 0.0, a, bc)
-        assert all(map(same_bits, got, want)), (xc, a, bc, got, want)
+def test_short_platt_fit_uses_no_numpy(monkeypatch):
+    """A Platt fit on lists of floats and bools is read and fitted by the compiled kernel in one
+    call: no NumPy (the fourth round's Python path called NumPy's ``exp`` on every value of every
+    step), the same ``a`` and ``b`` as on arrays, the same warning."""
+    rnd = random.Random(49)
+    cases = [([0.3], [True]), ([0.3, math.nan], [False, True])] + [platt_rows(rnd, n) for n in (2, 7, 20, 300)]
+    expected = [fit_outcome(lambda: calibrate.PlattCalibrator().fit(np.array(x), np.array(c))) for x, c in cases]
 
-
-def test_small_platt_step_builds_no_array(monkeypatch):
-    """A Platt step on a few rows calls NumPy's ``exp`` on each value and builds no array (it
-    built one per step and five lists of terms)."""
-    class OnlyExp:
-        exp = staticmethod(np.exp)
-
+    class NoNumpy:
         def __getattr__(self, name):
-            raise AssertionError(f"numpy.{name} used in a short Platt step")
-    expected = numpy_platt_sums(np.array([0.25, -0.5, 0.125]), 0.0, 1.5, -0.25)
-    monkeypatch.setattr(calibrate, "np", OnlyExp())
-    assert calibrate._small_platt_sums([0.25, -0.5, 0.125], 1.5, -0.25) == expected
+            raise AssertionError(f"numpy.{name} used in a short Platt fit")
+    monkeypatch.setattr(calibrate, "np", NoNumpy())
+    for (x, c), want in zip(cases, expected):
+        if "overflowed" not in want[0]:
+            assert fit_outcome(lambda: calibrate.PlattCalibrator().fit(x, c)) == want
 
 
 #: Labels whose equality is subtle: bools beside 0 and 1, integral floats, -0.0, NaN objects, NumPy

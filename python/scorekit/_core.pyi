@@ -56,6 +56,8 @@ __all__ = [
     "isotonic_fit",
     "conformal_fit",
     "kth_smallest",
+    "platt_fit",
+    "platt_fit_listed",
     "group_sums",
     "utf8_pair_counts",
     "utf8_normalize",
@@ -294,6 +296,13 @@ def float_sum(values: _F64, compensated: bool) -> float:
 # --- isotonic (the isotonic calibrator's fit; contract in scorekit._kernels.isotonic) -------------
 def isotonic_fit(scores: _F64, correct: npt.NDArray[np.bool_], threads: int = 0) -> tuple[_F64, _F64]:
     """(distinct scores ascending, pooled accuracy at each) of the pool-adjacent-violators fit."""
+
+# --- platt (the Platt fit; contract in scorekit._kernels.platt) -----------------------------------
+def platt_fit(scores: _F64, correct: npt.NDArray[np.bool_], max_iter: int) -> tuple[float, float, int, int]:
+    """(a, b, rows with a finite score, correct ones) of the Platt fit."""
+
+def platt_fit_listed(scores: object, correct: object, max_iter: int) -> tuple[float, float, int, int] | None:
+    """platt_fit of plain lists or tuples read in the same call; None for any other input."""
 
 # --- conformal (split-conformal fits; contract in scorekit._kernels.conformal) -------------------
 def conformal_fit(probs: _F64, correct: npt.NDArray[np.bool_], alpha: float, threads: int = 0) -> tuple[float, _F64, int]:

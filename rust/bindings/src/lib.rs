@@ -32,6 +32,7 @@ mod levenshtein;
 mod objects;
 mod packing;
 mod parallel;
+mod platt;
 mod records;
 mod rover;
 mod tags;
@@ -64,6 +65,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     episodes::register(m)?;
     isotonic::register(m)?;
     conformal::register(m)?;
+    platt::register(m)?;
     arrow_text::register(m)?;
     tags::register(m)?;
     Ok(())

@@ -320,40 +320,41 @@ pub fn read_floats<'py>(
     py: Python<'py>,
     values: &Bound<'py, PyAny>,
 ) -> PyResult<Option<Bound<'py, PyArray1<f64>>>> {
-    guarded(|| {
-        let Some((sequence, len, tuple)) = exact_items(values) else {
-            return Ok(None);
-        };
-        let mut out = Vec::with_capacity(len);
-        for k in 0..len {
-            // SAFETY: `k < len` items of an exact list or tuple; the GIL is held and no Python code
-            // runs between reading the length and the items. Type checks precede each conversion,
-            // and a failed int conversion's exception is cleared.
-            let value = unsafe {
-                let item = item_ptr(&sequence, k, tuple);
-                let kind = ffi::Py_TYPE(item);
-                if kind == std::ptr::addr_of_mut!(ffi::PyFloat_Type) {
-                    ffi::PyFloat_AsDouble(item)
-                } else if item == ffi::Py_True() {
-                    1.0
-                } else if item == ffi::Py_False() {
-                    0.0
-                } else if kind == std::ptr::addr_of_mut!(ffi::PyLong_Type) {
-                    let mut overflow = 0;
-                    let n = ffi::PyLong_AsLongLongAndOverflow(item, &mut overflow);
-                    if overflow != 0 || (n == -1 && !ffi::PyErr_Occurred().is_null()) {
-                        ffi::PyErr_Clear();
-                        return Ok(None);
-                    }
-                    n as f64
-                } else {
-                    return Ok(None);
+    guarded(|| Ok(floats_in(values).map(|out| out.into_pyarray(py))))
+}
+
+/// The items [`read_floats`] reads, as a `Vec`, or `None`.
+pub fn floats_in(values: &Bound<'_, PyAny>) -> Option<Vec<f64>> {
+    let (sequence, len, tuple) = exact_items(values)?;
+    let mut out = Vec::with_capacity(len);
+    for k in 0..len {
+        // SAFETY: `k < len` items of an exact list or tuple; the GIL is held and no Python code
+        // runs between reading the length and the items. Type checks precede each conversion,
+        // and a failed int conversion's exception is cleared.
+        let value = unsafe {
+            let item = item_ptr(&sequence, k, tuple);
+            let kind = ffi::Py_TYPE(item);
+            if kind == std::ptr::addr_of_mut!(ffi::PyFloat_Type) {
+                ffi::PyFloat_AsDouble(item)
+            } else if item == ffi::Py_True() {
+                1.0
+            } else if item == ffi::Py_False() {
+                0.0
+            } else if kind == std::ptr::addr_of_mut!(ffi::PyLong_Type) {
+                let mut overflow = 0;
+                let n = ffi::PyLong_AsLongLongAndOverflow(item, &mut overflow);
+                if overflow != 0 || (n == -1 && !ffi::PyErr_Occurred().is_null()) {
+                    ffi::PyErr_Clear();
+                    return None;
                 }
-            };
-            out.push(value);
-        }
-        Ok(Some(out.into_pyarray(py)))
-    })
+                n as f64
+            } else {
+                return None;
+            }
+        };
+        out.push(value);
+    }
+    Some(out)
 }
 
 /// The items of `values` as a bool array when `values` is exactly a `list` or `tuple` of `True`
@@ -363,24 +364,25 @@ pub fn read_bools<'py>(
     py: Python<'py>,
     values: &Bound<'py, PyAny>,
 ) -> PyResult<Option<Bound<'py, PyArray1<bool>>>> {
-    guarded(|| {
-        let Some((sequence, len, tuple)) = exact_items(values) else {
-            return Ok(None);
-        };
-        // SAFETY: the singletons are live for the interpreter's life.
-        let (yes, no) = unsafe { (ffi::Py_True(), ffi::Py_False()) };
-        let mut out = Vec::with_capacity(len);
-        for k in 0..len {
-            // SAFETY: as in `read_floats`; only the pointer is compared.
-            let item = unsafe { item_ptr(&sequence, k, tuple) };
-            if item == yes {
-                out.push(true);
-            } else if item == no {
-                out.push(false);
-            } else {
-                return Ok(None);
-            }
+    guarded(|| Ok(bools_in(values).map(|out| out.into_pyarray(py))))
+}
+
+/// The items [`read_bools`] reads, as a `Vec`, or `None`.
+pub fn bools_in(values: &Bound<'_, PyAny>) -> Option<Vec<bool>> {
+    let (sequence, len, tuple) = exact_items(values)?;
+    // SAFETY: the singletons are live for the interpreter's life.
+    let (yes, no) = unsafe { (ffi::Py_True(), ffi::Py_False()) };
+    let mut out = Vec::with_capacity(len);
+    for k in 0..len {
+        // SAFETY: as in `floats_in`; only the pointer is compared.
+        let item = unsafe { item_ptr(&sequence, k, tuple) };
+        if item == yes {
+            out.push(true);
+        } else if item == no {
+            out.push(false);
+        } else {
+            return None;
         }
-        Ok(Some(out.into_pyarray(py)))
-    })
+    }
+    Some(out)
 }
