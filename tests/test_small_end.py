@@ -9,6 +9,7 @@ import random
 import subprocess
 import sys
 import warnings
+from collections import Counter
 from fractions import Fraction
 
 import numpy as np
@@ -43,14 +44,29 @@ def same_bits(x: float, y: float) -> bool:
     return repr(x) == repr(y)  # floats' repr round-trips: equal reprs, equal bits (and -0.0 apart)
 
 
+def exact_kappa(a: list, b: list) -> float:
+    """Cohen's kappa by its definition in exact arithmetic (labels as ``Counter`` keys them, an
+    agreement where ``x == y``), rounded once."""
+    n = len(a)
+    if n == 0:
+        return 1.0
+    count_a, count_b = Counter(a), Counter(b)
+    p_o = Fraction(sum(1 for x, y in zip(a, b) if x == y), n)
+    p_e = sum((Fraction(count_a[k] * count_b[k], n * n) for k in count_a if k in count_b), Fraction(0))
+    return 1.0 if p_e == 1 else float((p_o - p_e) / (1 - p_e))
+
+
 @pytest.mark.parametrize("labels", LABEL_SETS, ids=repr)
-def test_kappa_small_path_same_bits(monkeypatch, labels):
+def test_kappa_paths_correctly_rounded(monkeypatch, labels):
+    """Both paths (counted in Python below 512 items with at most 8 shared labels, NumPy's counts
+    otherwise) give kappa correctly rounded: the exact value of its definition rounded once."""
     rnd = random.Random(31)
     for n in [1, 2, 3, 5, 8, 20, 63, 200, interrater._SMALL_ITEMS - 1]:
         for _ in range(20):
             a, b = draw(rnd, labels, n), draw(rnd, labels, n)
             small, full = both_paths(monkeypatch, interrater.cohen_kappa, a, b)
-            assert same_bits(small, full), (labels, n, a, b, small, full)
+            exact = exact_kappa(a, b)
+            assert same_bits(small, exact) and same_bits(full, exact), (labels, n, a, b, small, full, exact)
 
 
 @pytest.mark.parametrize("labels", LABEL_SETS, ids=repr)
@@ -85,7 +101,7 @@ class NoNumpy:
 
 def test_small_kappa_and_alpha_skip_numpy(monkeypatch):
     monkeypatch.setattr(interrater, "np", NoNumpy())
-    assert interrater.cohen_kappa([1, 1, 0, 0, 1], [1, 1, 0, 1, 1]) == 0.5454545454545455
+    assert interrater.cohen_kappa([1, 1, 0, 0, 1], [1, 1, 0, 1, 1]) == 0.5454545454545454  # 6/11, rounded once
     assert interrater.cohen_kappa(list("abca"), list("abcb")) == 0.6363636363636364
     ratings = [[1, 2, 3, 3, None], [1, 2, 4, 3, 5], [2, 2, 4, 3, 5]]
     assert interrater.krippendorff_alpha(ratings) == 0.6578947368421053
@@ -716,13 +732,15 @@ KAPPA_LABELS = st.sampled_from(["a", "b", "", 0, 1, 2, True, False, 1.0, 0.0, -0
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.tuples(KAPPA_LABELS, KAPPA_LABELS), min_size=1, max_size=12),
        st.sampled_from([1, 7, 60]))
-def test_fuzz_kappa_small_paths_same_bits(pairs, repeat):
-    """Kappa's Python paths (one item, fewer than 512) give the NumPy path's bits, on either side
-    of 512 items (``repeat`` copies of the pairs), and the NumPy path counts integers exactly when
-    every label is an ``int`` or ``bool`` within int64, whichever label is first."""
+def test_fuzz_kappa_paths_correctly_rounded(pairs, repeat):
+    """Kappa's Python paths (one item, fewer than 512) and the NumPy path give kappa correctly
+    rounded (:func:`exact_kappa`), on either side of 512 items (``repeat`` copies of the pairs),
+    and the NumPy path counts integers exactly when every label is an ``int`` or ``bool`` within
+    int64, whichever label is first."""
     a, b = [x for x, _ in pairs] * repeat, [y for _, y in pairs] * repeat
     with pytest.MonkeyPatch.context() as m:
         small, full = both_paths(m, interrater.cohen_kappa, a, b)
-    assert same_bits(small, full), (a, b, small, full)
+    exact = exact_kappa(a, b)
+    assert same_bits(small, exact) and same_bits(full, exact), (a, b, small, full, exact)
     integers = {*map(type, a), *map(type, b)} <= {int, bool} and all(-2**63 <= v < 2**63 for v in a + b)
     assert (interrater._integer_counts(a, b) is not None) == integers, (a, b)

@@ -55,6 +55,8 @@ _PLAIN_NUMBERS = frozenset({float, int, bool, type(None)})
 # Small inputs are counted in Python, where NumPy's fixed cost per call would outweigh the work:
 # Cohen's kappa below this many items, nominal alpha below this many cells of these types.
 _SMALL_ITEMS = 512
+#: Cohen's kappa counts each label shared by both raters with ``list.count`` up to this many.
+_SMALL_SHARED = 8
 _PLAIN_LABELS = _PLAIN_NUMBERS | {str}
 _INTEGER_TYPES = frozenset({int, bool})
 # Interval alpha below this many cells is computed in Python (from there on NumPy's path is the
@@ -162,33 +164,22 @@ def _tally(values: Sequence[Any]) -> dict[Any, int]:
     return counts
 
 
-def _small_counts(a: Sequence[Any], b: Sequence[Any]) -> Optional[tuple[float, int]]:
-    """``p_e`` of :func:`cohen_kappa` and the number of agreements, counted in Python for plain
-    labels: the terms :func:`_shared_counts` gives, in its order, added left to right as NumPy adds
-    fewer than 8 terms, so the same bits; ``None`` for other labels, or when NumPy would add 8 terms
-    or more."""
+def _small_counts(a: Sequence[Any], b: Sequence[Any]) -> Optional[tuple[int, int]]:
+    """``(chance, agreements)`` of :func:`cohen_kappa` counted in Python: ``chance`` is the sum over
+    the labels both raters used of the product of their counts (an integer, exact), counted by
+    ``list.count`` for at most ``_SMALL_SHARED`` shared labels; ``None`` when more are shared
+    (the counting would be quadratic). Counts by ``==`` as ``Counter`` does (equal labels are one
+    label, a NaN object only equals itself); an unhashable label is the named error."""
     if len(a) == 1 and type(a[0]) in _PLAIN_LABELS and type(b[0]) in _PLAIN_LABELS:
-        x, y = a[0], b[0]  # one label shared (p_e = 1 * 1) or none (p_e = 0), as a dict tells them
-        return (1.0 if x is y or x == y else 0.0), int(x == y)
-    types = {*map(type, a), *map(type, b)}
-    if not types <= _PLAIN_LABELS:
+        x, y = a[0], b[0]  # one label shared (1 * 1) or none, as a set tells them
+        return (1 if x is y or x == y else 0), int(x == y)
+    try:
+        shared = set(a).intersection(b)
+    except TypeError:
+        raise _not_hashable(chain(a, b)) from None
+    if len(shared) > _SMALL_SHARED:
         return None
-    n = len(a)
-    first_a, first_b = dict.fromkeys(a), dict.fromkeys(b)  # keys in Counter's order
-    shared: Iterable[Any] = first_a.keys() & first_b.keys()
-    terms = len(shared)
-    if types <= _INTEGER_TYPES:
-        labels = first_a.keys() | first_b.keys()
-        lo, hi = min(labels), max(labels)
-        if -2**63 <= lo and hi < 2**63:  # _integer_counts: one term per id, ids in label order
-            terms = hi - lo + 1 if hi - lo <= 4 * 2 * n else len(labels)
-            shared = sorted(shared)
-    if terms >= NUMPY_SEQUENTIAL_BELOW:
-        return None
-    p_e = 0.0
-    for label in shared:
-        p_e += (a.count(label) / n) * (b.count(label) / n)
-    return p_e, sum(map(_EQ, a, b))  # plain labels compare to bools, which sum to the count
+    return sum(map(operator.mul, map(a.count, shared), map(b.count, shared))), _agreements(a, b)
 
 
 def cohen_kappa(rater_a: Sequence[Any], rater_b: Sequence[Any]) -> float:
@@ -202,22 +193,23 @@ def cohen_kappa(rater_a: Sequence[Any], rater_b: Sequence[Any]) -> float:
     >>> cohen_kappa([1, 0, 1, 0], [0, 1, 0, 1])
     -1.0
     >>> cohen_kappa([1, 1, 0, 0, 1], [1, 1, 0, 1, 1])
-    0.5454545454545455
+    0.5454545454545454
     """
     a, b = _two_raters(rater_a, rater_b)
     n = len(a)
     if n == 0:
         return 1.0
-    small = _small_counts(a, b) if n < _SMALL_ITEMS else None
-    if small is None:
+    counted = _small_counts(a, b) if n < _SMALL_ITEMS else None
+    if counted is None:
         count_a, count_b, agreements = _shared_counts(a, b)
-        p_e = float(((count_a / n) * (count_b / n)).sum())
+        chance = int(count_a @ count_b)  # at most n**2: exact in int64
     else:
-        p_e, agreements = small
-    p_o = agreements / n
-    if p_e == 1.0:
+        chance, agreements = counted
+    # p_o = agreements / n and p_e = chance / n**2; (p_o - p_e) / (1 - p_e) in integers, divided
+    # once: correctly rounded.
+    if chance == n * n:
         return 1.0
-    return (p_o - p_e) / (1.0 - p_e)
+    return (agreements * n - chance) / (n * n - chance)
 
 
 # --------------------------------------------------------------------------------------------
