@@ -227,28 +227,17 @@ pub fn fit(x: &[f64], c: &[bool], max_iter: usize) -> Result<PlattFit, PlattErro
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::levenshtein::reference::Rng;
 
-    /// A small deterministic generator (SplitMix64) for the random cases.
-    struct Rng(u64);
-
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = self.0;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            z ^ (z >> 31)
-        }
-
-        fn unit(&mut self) -> f64 {
-            (self.next() >> 11) as f64 / (1u64 << 53) as f64
-        }
+    /// A uniform float in [0, 1) from the shared test generator.
+    fn unit(rng: &mut Rng) -> f64 {
+        (rng.next() >> 11) as f64 / (1u64 << 53) as f64
     }
 
     fn rows(seed: u64, n: usize) -> (Vec<f64>, Vec<bool>) {
         let mut rng = Rng(seed);
-        let x: Vec<f64> = (0..n).map(|_| rng.unit()).collect();
-        let c = x.iter().map(|&v| rng.unit() < v).collect();
+        let x: Vec<f64> = (0..n).map(|_| unit(&mut rng)).collect();
+        let c = x.iter().map(|&v| unit(&mut rng) < v).collect();
         (x, c)
     }
 
