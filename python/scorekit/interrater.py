@@ -412,7 +412,7 @@ def _small_nominal(cells: list[Any], raters: int, items: int) -> float:
     return _alpha(n, observed, expected)
 
 
-def _small_interval_cells(cells: list[Any], raters: int) -> Optional[list[Optional[int]]]:
+def _small_interval_cells(cells: list[Any], raters: int) -> Optional[list[Any]]:
     """The float64 values of the cells of a small table of plain numbers (the values the NumPy path
     reads) as integers on one scale (a float is an integer over a power of two: every cell is
     ``k / 2**e`` for one ``e``, exactly; ``None`` where a cell is missing), for
@@ -445,7 +445,7 @@ def _pairs(values: list[int]) -> int:
     return 2 * (len(values) * _squares(values) - total * total)
 
 
-def _small_interval(cells: list[Optional[int]], raters: int, items: int) -> float:
+def _small_interval(cells: list[Any], raters: int, items: int) -> float:
     """Interval alpha in exact integer arithmetic on :func:`_small_interval_cells`, divided once:
     correctly rounded. ``D_o``: on a complete table every unit holds every rater, so the units'
     ordered pairs add up to twice the sum over pairs of raters ``(i, j)`` of
