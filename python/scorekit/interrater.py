@@ -9,9 +9,10 @@ Krippendorff's alpha is computed without building the coincidence matrix: the ob
 disagreements are sums over pairs of values, and for the nominal, ordinal and interval levels those
 sums have closed forms (value counts, sums of squares), evaluated with NumPy in time linear in the
 number of ratings. The ratio level has no closed form; its sums run over pairs of distinct values in
-bounded-memory NumPy blocks (quadratic work, see :func:`krippendorff_alpha`). Results agree with
-the reference kit ``ek`` to a relative 1e-9; they can differ in the last bits because the sums are
-added in another order.
+bounded-memory NumPy blocks (quadratic work, see :func:`krippendorff_alpha`); interval alpha on
+small tables is computed in exact integer arithmetic. Results agree with the reference kit ``ek``
+to a relative 1e-9; they can differ in the last bits because the sums are added in another order
+(Cohen's kappa and small interval alpha are correctly rounded; ``ek``'s floats may be a bit off).
 
 >>> krippendorff_alpha([[1, 1, 1, 1], [1, 1, 1, 1]])     # two raters, perfect agreement
 1.0
@@ -188,7 +189,8 @@ def cohen_kappa(rater_a: Sequence[Any], rater_b: Sequence[Any]) -> float:
     """Cohen's kappa for two raters on nominal labels (chance-corrected agreement).
 
     ``(p_o - p_e) / (1 - p_e)`` with ``p_o`` the fraction of equal labels and ``p_e`` the sum over
-    labels of the product of the two raters' label frequencies; ``1.0`` for no items or when
+    labels of the product of the two raters' label frequencies (computed in integers and divided
+    once: correctly rounded); ``1.0`` for no items or when
     ``p_e`` is 1 (both raters always give the same single label). Use it only for exactly two
     raters, nominal (hashable) labels and complete data; :func:`krippendorff_alpha` covers the rest.
 
