@@ -166,7 +166,10 @@ class ReliabilityReport:
 
     ``success_rate`` is micro over all counted trials; ``pass_at_k`` / ``pass_hat_k`` are means
     over tasks of the per-task estimators, ``None`` when no task had k trials. ``float(report)``
-    is the headline reliability ``pass_hat_k`` (``nan`` when not measurable).
+    is the headline reliability ``pass_hat_k`` (``nan`` when not measurable). ``episodes``: the
+    graded episodes of a :func:`~scorekit.agents.run_suite` or
+    :func:`~scorekit.agents.harness.score_episodes` report, as a
+    :class:`~scorekit.agents.cost.RecordedEpisodes` (empty otherwise).
     """
 
     k: int = 1
@@ -184,6 +187,7 @@ class ReliabilityReport:
     per_slice: dict = field(default_factory=dict)
     cost: dict = field(default_factory=dict)
     detail: dict = field(default_factory=dict)
+    episodes: Sequence = field(default=(), repr=False, compare=False)
 
     def __float__(self) -> float:
         return math.nan if self.pass_hat_k is None else float(self.pass_hat_k)
