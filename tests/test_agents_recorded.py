@@ -331,6 +331,17 @@ def test_other_backends_read_the_episodes(monkeypatch):
     assert_consistent(monkeypatch, recorded, before)
 
 
+def test_its_copies_are_whole_and_share_nothing_a_report_reads():
+    run = RunProvenance(seed=3, temperature=0.5, model="m1", simulator="s", suite_version="v", scaffold="x")
+    e = Episode("t", output="o", final_state={"a": 1}, cost=Cost(1, 2, 3, 4, 5, 6.5), success=True, run=run,
+                meta={"k": "v"})
+    recorded = RecordedEpisodes([e, e])
+    first, second = recorded
+    assert first == second == e and recorded[1] == e
+    assert first.cost is not e.cost and first.run is not e.run and first.meta is not e.meta
+    assert first.cost is not recorded[0].cost and first.run is not recorded[0].run
+
+
 def test_only_episodes_are_recorded():
     with pytest.raises(InvalidTypeError, match="position 1"):
         RecordedEpisodes([Episode(), {"task_id": "a"}])

@@ -394,8 +394,10 @@ def _detached(episode: Episode, runs: Optional[dict] = None) -> Episode:
     its own)."""
     copied = copy_episode(episode)
     if type(copied) is Episode:
-        if type(copied.cost) is Cost:
-            copied.cost = copy.copy(copied.cost)
+        cost = copied.cost
+        if type(cost) is Cost:  # its constructor: twice as fast as copy.copy
+            copied.cost = Cost(cost.input_tokens, cost.output_tokens, cost.cached_input_tokens, cost.reasoning_tokens,
+                               cost.retries, cost.latency_s)
         run = copied.run
         if type(run) is RunProvenance:
             if runs is None:
