@@ -495,11 +495,10 @@ def episode_dollars_array(episodes: Iterable[Any], *, prices: Optional[Mapping[s
     >>> episode_dollars_array(eps, prices={"m": per_million(3, 15)})
     array([3., 0.])
     """
-    if type(episodes) is RecordedEpisodes and (price is not None or prices is not None):
-        recorded = episodes._priced(prices, price)
+    if type(episodes) is RecordedEpisodes:
+        recorded = None if price is None and prices is None else episodes._priced(prices, price)
         if recorded is not None:
             return recorded[1]
-    if type(episodes) is RecordedEpisodes:
         eps = list(episodes._episodes)  # its own copies, read as any list (not copied once more)
     else:
         eps = episodes if type(episodes) is list else list(episodes)
