@@ -282,37 +282,15 @@ def test_what_could_change_once_read_keeps_no_columns(monkeypatch, odd):
 
 def test_the_reader_reads_only_exact_types_when_asked():
     plain = [Episode("a", success=True, cost=Cost(1, 2), run=RunProvenance(model="m"))]
-    types = (Episode, RunProvenance)
-    read = _core.cost_columns(plain, Cost, {}, types, True)
+    exact = (Episode, RunProvenance)
+    read = _core.cost_columns(plain, Cost, {}, exact)
     assert [a.tolist() for a in read] == [[1], [0], [1, 2, 0, 0], [], [0]]
-    assert _core.cost_columns([Lazy("l", success=True)], Cost, {}, types, True) is None
-    assert _core.cost_columns([Lazy("l", success=True)], Cost, {}, types) is not None
+    assert _core.cost_columns([Lazy("l", success=True)], Cost, {}, exact) is None
+    assert _core.cost_columns([Lazy("l", success=True)], Cost, {}) is not None
     for run in (SimpleNamespace(model="m"), RunProvenance(model=type("S", (str,), {})("m"))):
         odd = [Episode("a", success=True, cost=Cost(1), run=run)]
-        assert _core.cost_columns(odd, Cost, {}, types, True) is None
-        assert _core.cost_columns(odd, Cost, {}, types) is not None
-
-
-def test_a_runs_model_is_reused_only_while_nothing_read_could_change_it():
-    shared = RunProvenance(model="m1")
-
-    class Meddling(Episode):  # reading its outcome changes the shared run's model
-        @property
-        def success(self):
-            object.__setattr__(shared, "model", "m2")
-            return True
-
-        @success.setter
-        def success(self, value):
-            pass
-
-    eps = [Episode("a", success=True, cost=Cost(1), run=shared), Meddling("b", cost=Cost(1)),
-           Episode("c", success=True, cost=Cost(1), run=shared)]
-    for types in (None, (Episode, RunProvenance)):
-        object.__setattr__(shared, "model", "m1")
-        models = {}
-        assert _core.cost_columns(eps, Cost, models, types)[4].tolist() == [0, 1, 2]
-        assert list(models) == ["m1", "", "m2"]
+        assert _core.cost_columns(odd, Cost, {}, exact) is None
+        assert _core.cost_columns(odd, Cost, {}) is not None
 
 
 def test_copies_and_pickles_report_the_same(monkeypatch):

@@ -346,10 +346,8 @@ def cases_step_score(actual: Any, expected: Any, step_name: str, classes: tuple[
 # --- episode reader of scorekit.agents.cost (rust/bindings/src/episodes.rs) -----------------------
 def cost_columns(
     episodes: list[Any], cost_type: type, models: dict[Any, int] | None = None,
-    plain: tuple[type, type] | None = None, exact: bool = False,
+    exact: tuple[type, type] | None = None,
 ) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.uintp], _I64, _F64, npt.NDArray[np.uint32]] | None:
     """(outcomes, costed indices, counts, latencies, model ids) of a cost report, or None when an
-    episode needs the Python path. ``plain=(episode_type, run_type)``: the types read without
-    running Python code (a run's model id is reused while all read is plain); with ``exact`` (and
-    ``models``), also None for an episode, a costed episode's run or its model (not exactly a
-    ``str``) that is not plain."""
+    episode needs the Python path; with ``exact=(episode_type, run_type)`` (and ``models``), also
+    None for an episode, a costed episode's run or its model not exactly of its type (``str``)."""

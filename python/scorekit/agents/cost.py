@@ -264,8 +264,6 @@ def _plain_rates(price: Any) -> Optional[tuple[float, float, float, float]]:
 
 
 _INT64_MAX = 2**63 - 1
-#: The episode and run types whose attributes the compiled reader reads without running Python code.
-_PLAIN = (Episode, RunProvenance)
 #: Reports of at most this many episodes are totalled in one Python loop (:func:`_cost_report_small`).
 SMALL_REPORT = 96
 
@@ -293,7 +291,7 @@ def _columns(eps: list, prices: Optional[Mapping[str, ModelPrice]], price: Any) 
         return None
     priced = price is not None or prices is not None
     by_model: Optional[dict] = {} if priced and price is None else None
-    read = core.cost_columns(eps, Cost, by_model, _PLAIN)
+    read = core.cost_columns(eps, Cost, by_model)
     if read is None:
         return None
     outcomes, costed, counts, latencies, model_ids = read
@@ -370,7 +368,7 @@ def _record(episodes: tuple) -> Optional[_Recorded]:
     if core is None:
         return None
     models: dict = {}
-    read = core.cost_columns(list(episodes), Cost, models, _PLAIN, True)
+    read = core.cost_columns(list(episodes), Cost, models, (Episode, RunProvenance))
     if read is None:
         return None
     outcomes, costed, counts, latencies, model_ids = read

@@ -9,14 +9,10 @@
 //! the Python path (the reference these columns are tested against) reads the list again and
 //! raises the reference's error (a `KeyboardInterrupt` and other non-`Exception` errors propagate).
 //!
-//!
-//! `plain=(episode_type, run_type)` names the types whose reading runs no Python code: an episode
-//! exactly of `episode_type` (a dataclass: its attributes are its own, no property runs), a run
-//! exactly of `run_type` (frozen). While every episode, run and model read is plain (the model
-//! exactly a `str`), the model id of a run is looked up once and reused for the episodes that
-//! share the run (nothing that ran since could have changed it). With `exact=True` it reads only
-//! plain episodes, runs and models (the columns of `scorekit.agents.cost.RecordedEpisodes`, kept for
-//! later reports, of what cannot change once read).
+//! With `exact=(episode_type, run_type)` it reads only what cannot change once read (the columns
+//! of `scorekit.agents.cost.RecordedEpisodes`, kept for later reports): every episode exactly of
+//! `episode_type` (no property can run code while it is read), every costed episode's run `None`
+//! or exactly of `run_type` (frozen), its model exactly a `str`.
 
 use numpy::IntoPyArray;
 use pyo3::exceptions::PyException;
@@ -60,44 +56,42 @@ fn plain_count(value: &Bound<'_, PyAny>) -> Option<i64> {
     value.extract::<i64>().ok()
 }
 
-/// The episode type and the run type whose reading runs no Python code (see the module's text).
-type Plain<'py> = (Bound<'py, PyType>, Bound<'py, PyType>);
+/// The types [`cost_columns`] requires with `exact`: the episode's, and its run's (or `None`).
+type Exact<'py> = (Bound<'py, PyType>, Bound<'py, PyType>);
 
-/// The model an episode of run `run` is priced at, as the reference finds it:
-/// `(run.model if run else "") or ""`.
-fn model_of<'py>(run: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
-    let py = run.py();
+/// The model an episode is priced at, as the reference finds it: `(run.model if run else "") or ""`;
+/// `None` when, with `exact`, the run or the model is not of the required type.
+fn model_of<'py>(
+    episode: &Bound<'py, PyAny>,
+    exact: Option<&Exact<'py>>,
+) -> PyResult<Option<Bound<'py, PyAny>>> {
+    let py = episode.py();
+    let run = episode.getattr(intern!(py, "run"))?;
+    if let Some((_, run_type)) = exact {
+        if !run.is_none() && !run.get_type().is(run_type) {
+            return Ok(None);
+        }
+    }
     if run.is_none() || !run.is_truthy()? {
-        return Ok(PyString::new(py, "").into_any());
+        return Ok(Some(PyString::new(py, "").into_any()));
     }
     let model = run.getattr(intern!(py, "model"))?;
-    Ok(if model.is_truthy()? {
+    if exact.is_some() && !model.is_exact_instance_of::<PyString>() {
+        return Ok(None);
+    }
+    Ok(Some(if model.is_truthy()? {
         model
     } else {
         PyString::new(py, "").into_any()
-    })
+    }))
 }
 
-/// The id of `model` in `models`, which gets the next id when it is new.
-fn model_id(models: &Bound<'_, PyDict>, model: &Bound<'_, PyAny>) -> PyResult<u32> {
-    match models.get_item(model)? {
-        Some(id) => id.extract::<u32>(),
-        None => {
-            let id = models.len() as u32;
-            models.set_item(model, id)?;
-            Ok(id)
-        }
-    }
-}
-
-/// Reads `episodes` into `columns`; `Ok(false)` when an episode needs the Python path (or, with
-/// `exact`, is not plain).
+/// Reads `episodes` into `columns`; `Ok(false)` when an episode needs the Python path.
 fn read<'py>(
     episodes: &Bound<'py, PyList>,
     cost_type: &Bound<'py, PyType>,
     models: Option<&Bound<'py, PyDict>>,
-    plain: Option<&Plain<'py>>,
-    exact: bool,
+    exact: Option<&Exact<'py>>,
     columns: &mut Columns,
 ) -> PyResult<bool> {
     let py = episodes.py();
@@ -107,21 +101,14 @@ fn read<'py>(
         intern!(py, "cached_input_tokens"),
         intern!(py, "reasoning_tokens"),
     ];
-    // the last run read and its model's id, while everything read since is plain; `reuse` turns
-    // false for good once a model that is not a `str` is in `models` (its `__eq__` may run)
-    let mut last: Option<(Bound<'py, PyAny>, u32)> = None;
-    let mut reuse = true;
     let mut k = 0;
     // the length is read again each time: Python code run by a lookup may change the list
     while k < episodes.len() {
         let episode = episodes.get_item(k)?;
-        let plain_episode =
-            plain.is_some_and(|(episode_type, _)| episode.get_type().is(episode_type));
-        if !plain_episode {
-            if exact {
+        if let Some((episode_type, _)) = exact {
+            if !episode.get_type().is(episode_type) {
                 return Ok(false);
             }
-            last = None;
         }
         let Some(code) = outcome(&episode.getattr(intern!(py, "success"))?) else {
             return Ok(false);
@@ -145,20 +132,14 @@ fn read<'py>(
                 return Ok(false);
             }
             if let Some(models) = models {
-                let run = episode.getattr(intern!(py, "run"))?;
-                let id = match &last {
-                    Some((seen, id)) if seen.is(&run) => *id,
-                    _ => {
-                        let plain_run = run.is_none()
-                            || plain.is_some_and(|(_, run_type)| run.get_type().is(run_type));
-                        let model = model_of(&run)?;
-                        let plain_model = model.is_exact_instance_of::<PyString>();
-                        if exact && !(plain_run && plain_model) {
-                            return Ok(false);
-                        }
-                        reuse &= plain_model;
-                        let id = model_id(models, &model)?;
-                        last = (reuse && plain_episode && plain_run).then_some((run, id));
+                let Some(model) = model_of(&episode, exact)? else {
+                    return Ok(false);
+                };
+                let id = match models.get_item(&model)? {
+                    Some(id) => id.extract::<u32>()?,
+                    None => {
+                        let id = models.len() as u32;
+                        models.set_item(&model, id)?;
                         id
                     }
                 };
@@ -176,30 +157,21 @@ fn read<'py>(
 /// `0` failed, `1` passed, `2` ungraded, one per episode; the indices of the episodes with a cost;
 /// their token counts (`len(costed) * 4`, in `Cost`'s field order); the latencies that are not
 /// `None`, in order; and, when `models` (a dict, filled here with each model met and its id, in
-/// order of first appearance) is given, the model id of each costed episode. `plain` and `exact`:
-/// see the module's text (with `exact`, `None` also when an episode, a costed episode's run or its
-/// model is not plain).
+/// order of first appearance) is given, the model id of each costed episode. `exact`: see the
+/// module's documentation (`None` when an episode, run or model is not of the type it requires).
 #[pyfunction]
-#[pyo3(signature = (episodes, cost_type, models=None, plain=None, exact=false))]
+#[pyo3(signature = (episodes, cost_type, models=None, exact=None))]
 #[allow(clippy::type_complexity)]
 fn cost_columns<'py>(
     py: Python<'py>,
     episodes: &Bound<'py, PyList>,
     cost_type: &Bound<'py, PyType>,
     models: Option<&Bound<'py, PyDict>>,
-    plain: Option<Plain<'py>>,
-    exact: bool,
+    exact: Option<Exact<'py>>,
 ) -> PyResult<Option<Bound<'py, PyAny>>> {
     guarded(|| {
         let mut columns = Columns::default();
-        match read(
-            episodes,
-            cost_type,
-            models,
-            plain.as_ref(),
-            exact,
-            &mut columns,
-        ) {
+        match read(episodes, cost_type, models, exact.as_ref(), &mut columns) {
             Ok(true) => {}
             Ok(false) => return Ok(None),
             // the Python path reads the list again and raises the reference's error, in its order
