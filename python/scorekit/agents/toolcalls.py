@@ -29,7 +29,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from scorekit._interning import MAX_DEPTH, exact_key
+from scorekit._interning import MAX_DEPTH, SELF_KEYED, exact_key
 from scorekit._weights import grammar_weight
 from scorekit.agents.base import as_call
 from scorekit.base import GraphGrammar, Score
@@ -87,6 +87,8 @@ def value_error(exc: ScorekitError, item: Any, step: int, name: Any, side: str =
 
 
 def _norm_args(args: Mapping, canon: Canon, side: str, step: int) -> dict:
+    if canon is None and type(args) is dict and SELF_KEYED.issuperset(map(type, args.values())):
+        return args  # plain values are their own keys: the dict itself (only ever read), not a copy
     normed = {}
     for k, v in args.items():
         try:
@@ -216,8 +218,8 @@ def _match_gain(pn: list[dict], gn: list[dict]) -> Gain:
 
 
 def _read(pred: Iterable, gold: Iterable, canon: Canon):
-    p_calls = [as_call(x) for x in pred]
-    g_calls = [as_call(x) for x in gold]
+    p_calls = list(map(as_call, pred))
+    g_calls = list(map(as_call, gold))
     pn = [_norm_args(args, canon, "pred", s) for s, (_, args) in enumerate(p_calls)]
     gn = [_norm_args(args, canon, "gold", s) for s, (_, args) in enumerate(g_calls)]
     return p_calls, g_calls, pn, gn
@@ -248,13 +250,16 @@ def match_calls(pred: Iterable, gold: Iterable, *, canon: Canon = None, pairing:
     optimal = check_pairing(pairing) == "optimal"
     p_calls, g_calls, pn, gn = _read(pred, gold, canon)
     pairs = _assign(p_calls, g_calls, pn, gn, _match_gain(pn, gn) if optimal else None)
-    used_p = {i for i, _ in pairs}
-    used_g = {j for _, j in pairs}
-    return (
-        [(p_calls[i], g_calls[j]) for i, j in pairs],
-        [c for i, c in enumerate(p_calls) if i not in used_p],
-        [c for j, c in enumerate(g_calls) if j not in used_g],
-    )
+    used_p, used_g = zip(*pairs) if pairs else ((), ())
+    return [(p_calls[i], g_calls[j]) for i, j in pairs], _unpaired(p_calls, used_p), _unpaired(g_calls, used_g)
+
+
+def _unpaired(calls: list[Call], used: tuple[int, ...]) -> list[Call]:
+    """The calls whose index is not in ``used`` (distinct indices): none when all are used."""
+    if len(used) == len(calls):
+        return []
+    used_set = set(used)
+    return [c for i, c in enumerate(calls) if i not in used_set]
 
 
 class _Weights:
