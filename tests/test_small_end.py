@@ -935,3 +935,30 @@ def test_match_calls_unpaired_as_before():
         assert pairs == [(p_calls[i], g_calls[j]) for i, j in index_pairs]
         assert up == [c for i, c in enumerate(p_calls) if i not in used_p]
         assert ug == [c for j, c in enumerate(g_calls) if j not in used_g]
+
+
+def test_episode_dollars_same_as_price_of_then_dollars():
+    """The model's rate looked up in a dict without calling ``price_of``: the same dollars, and
+    ``price_of``'s error for an unknown model, for other mappings and without ``prices``."""
+    from types import MappingProxyType
+
+    from scorekit.agents.base import Episode, RunProvenance
+    rnd = random.Random(62)
+    table = {"m": cost.per_million(2.5, 10.0), "": cost.per_million(1.0, 1.0), "n": cost.ModelPrice(input=1, output=2)}
+    tables = [table, MappingProxyType(table), {}, None, {"other": table["m"]}]
+    for _ in range(3000):
+        run = rnd.choice([None, RunProvenance(model=rnd.choice(["m", "n", "", "x"]))])
+        episode = Episode(cost=rnd.choice([None, Cost(rnd.randrange(0, 9000), rnd.randrange(0, 900), rnd.randrange(0, 3))]),
+                          run=run)
+        prices, batch = rnd.choice(tables), rnd.random() < 0.3
+        given_price = rnd.choice([None, None, table["m"]])
+
+        def before():
+            if episode.cost is None:
+                return 0.0
+            p = given_price
+            if p is None:
+                p = cost.price_of((episode.run.model if episode.run else "") or "", prices=prices)
+            return cost._dollars(episode.cost, p, None, batch)
+        got = outcome(cost.episode_dollars, episode, prices=prices, price=given_price, batch=batch)
+        assert got == outcome(before), (episode, prices, given_price, batch)

@@ -266,7 +266,9 @@ def episode_dollars(episode: Any, *, prices: Optional[Mapping[str, ModelPrice]] 
     if cost is None:
         return 0.0
     if price is None:
-        price = price_of((episode.run.model if episode.run else "") or "", prices=prices)
+        model = (episode.run.model if episode.run else "") or ""
+        # a dict that has the model: price_of's lookup without the call; otherwise price_of (its error)
+        price = prices[model] if type(prices) is dict and model in prices else price_of(model, prices=prices)
     return dollars(cost, price, batch=batch)
 
 

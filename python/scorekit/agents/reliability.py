@@ -71,15 +71,16 @@ def pass_at_k(*, n: int, c: int, k: int) -> float:
     >>> pass_at_k(n=10, c=10, k=5)
     1.0
     """
-    # the common case in one test (plain ints, 1 <= k <= n - c, 0 <= c, n <= MAX_TRIALS: all of
-    # _counts' conditions); anything else takes the full checks, with their errors
-    if not (type(n) is int and type(c) is int and type(k) is int and 0 < k and k <= (d := n - c) and 0 <= c
-            and n <= MAX_TRIALS):
-        n, c, k = _counts(n, c, k)
+    # plain ints within _counts' bounds, tested in as few comparisons as each branch needs
+    if type(n) is int and type(c) is int and type(k) is int and 0 <= c and n <= MAX_TRIALS:
         d = n - c
-        if d < k:
+        if k <= d:
+            if k > 0:
+                return 1.0 - _comb(d, k) / _comb(n, k)
+        elif d >= 0 and k <= n:  # fewer failures than k (0 <= d < k): a success is certain
             return 1.0
-    return 1.0 - _comb(d, k) / _comb(n, k)
+    n, c, k = _counts(n, c, k)  # anything else: the full checks and their errors, then the path above
+    return pass_at_k(n=n, c=c, k=k)
 
 
 def pass_hat_k(*, n: int, c: int, k: int) -> float:
@@ -91,14 +92,13 @@ def pass_hat_k(*, n: int, c: int, k: int) -> float:
     0.21428571428571427
     """
     if type(n) is int and type(c) is int and type(k) is int and n <= MAX_TRIALS:  # as in pass_at_k
-        if 0 < k and k <= c and c <= n:
-            return _comb(c, k) / _comb(n, k)
-        if 0 <= c and c < k and k <= n:
+        if k <= c:
+            if k > 0 and c <= n:
+                return _comb(c, k) / _comb(n, k)
+        elif c >= 0 and k <= n:  # fewer successes than k (0 <= c < k)
             return 0.0
     n, c, k = _counts(n, c, k)
-    if c < k:
-        return 0.0
-    return _comb(c, k) / _comb(n, k)
+    return pass_hat_k(n=n, c=c, k=k)
 
 
 def wilson_interval(successes: float, n: float, *, z: float = DEFAULT_Z) -> tuple[float, float]:
