@@ -135,18 +135,22 @@ def dollars(cost: Cost, price: Union[ModelPrice, str], *,
     0.001
     """
     # the common case (float rates, int counts) in a few tests; anything else takes _dollars' checks
-    if type(price) is ModelPrice and type(cost) is Cost and price._float_rates is not None:
-        tokens, out, cached, reasoning = cost.input_tokens, cost.output_tokens, cost.cached_input_tokens, cost.reasoning_tokens
-        if (type(tokens) is int and type(out) is int and type(cached) is int and type(reasoning) is int
-                and tokens >= 0 and out >= 0 and cached >= 0 and reasoning >= 0):
-            rate_in, rate_out, rate_cached, rate_reasoning = price._float_rates
-            total = tokens * rate_in + out * rate_out
-            # a zero count's term is +0.0, and the float sum is >= +0.0 (rates are finite and >= 0): left out
+    if type(price) is ModelPrice and type(cost) is Cost:
+        rates = price._float_rates
+        tokens = cost.input_tokens  # (one by one: four at once would build a tuple)
+        out = cost.output_tokens
+        cached = cost.cached_input_tokens
+        reasoning = cost.reasoning_tokens
+        if (rates is not None and type(tokens) is int and type(out) is int and type(cached) is int
+                and type(reasoning) is int and tokens >= 0 and out >= 0 and cached >= 0 and reasoning >= 0):
+            # the float rate first (float * int converts the count at once; the same product either
+            # way round); a zero count's term is +0.0 onto a float sum >= +0.0: left out, as is * 1.0
+            total = rates[0] * tokens + rates[1] * out
             if cached:
-                total += cached * rate_cached
+                total += rates[2] * cached
             if reasoning:
-                total += reasoning * rate_reasoning
-            return total * (DEFAULT_BATCH_DISCOUNT if batch else 1.0)
+                total += rates[3] * reasoning
+            return total * DEFAULT_BATCH_DISCOUNT if batch else total
     return _dollars(cost, price, prices, batch)
 
 
