@@ -905,20 +905,26 @@ ARG_VALUES = ["Cat ", "cat", 1, 1.0, True, -0.0, math.nan, None, b"x", Fraction(
               [1, "a"], ("a",), {"k": [1]}, np.int64(1), np.float64(0.5), Decimal("1.0"), Int(1)]
 
 
-def test_norm_args_plain_values_same_as_each_normalised():
-    """Arguments whose values are all plain are their own normal form (the dict itself): equal to
-    normalising each value, with or without a canonicalizer; other values are still normalised."""
+def test_plain_arguments_are_their_own_normal_form():
+    """Without a canonicalizer, calls whose argument values are all plain keep their dicts (each
+    value is its own key); otherwise every call's arguments are normalised: the same names, order
+    and values as normalising each value, with or without a canonicalizer."""
     from scorekit.agents import toolcalls
     rnd = random.Random(60)
-    canon = str.casefold
+    plain = {str, int, float, bool, type(None), bytes, Fraction}
     for _ in range(3000):
-        args = {f"a{i}": rnd.choice(ARG_VALUES) for i in range(rnd.randrange(0, 4))}
-        for c in (None, canon):
-            got = toolcalls._norm_args(args, c, "pred", 0)
-            want = {k: toolcalls.norm_value(v, c) for k, v in args.items()}
-            assert repr(got) == repr(want), args  # the same names in the same order, the same values
-            plain = {str, int, float, bool, type(None), bytes, Fraction}
-            assert (got is args) == (c is None and all(type(v) in plain for v in args.values())), args
+        calls = [("t", {f"a{i}": rnd.choice(ARG_VALUES[:10] if rnd.random() < 0.7 else ARG_VALUES)
+                        for i in range(rnd.randrange(0, 4))}) for _ in range(rnd.randrange(0, 4))]
+        for c in (None, str.casefold):
+            got = toolcalls._normalised(calls, c, "pred")
+            want = [{k: toolcalls.norm_value(v, c) for k, v in args.items()} for _, args in calls]
+            assert repr(got) == repr(want), calls  # the same names in the same order, the same values
+            kept = c is None and all(type(v) in plain for _, args in calls for v in args.values())
+            assert all(g is args for g, (_, args) in zip(got, calls)) == kept or not calls, calls
+    loop: list = []
+    loop.append(loop)
+    with pytest.raises(interrater.InvalidValueError, match=r"^pred\.steps\[1\]\.args\['q'\] contains itself"):
+        toolcalls._normalised([("s", {"q": 1}), ("s", {"q": loop})], None, "pred")
 
 
 def test_match_calls_unpaired_as_before():

@@ -87,8 +87,6 @@ def value_error(exc: ScorekitError, item: Any, step: int, name: Any, side: str =
 
 
 def _norm_args(args: Mapping, canon: Canon, side: str, step: int) -> dict:
-    if canon is None and type(args) is dict and SELF_KEYED.issuperset(map(type, args.values())):
-        return args  # plain values are their own keys: the dict itself (only ever read), not a copy
     normed = {}
     for k, v in args.items():
         try:
@@ -220,9 +218,23 @@ def _match_gain(pn: list[dict], gn: list[dict]) -> Gain:
 def _read(pred: Iterable, gold: Iterable, canon: Canon):
     p_calls = list(map(as_call, pred))
     g_calls = list(map(as_call, gold))
-    pn = [_norm_args(args, canon, "pred", s) for s, (_, args) in enumerate(p_calls)]
-    gn = [_norm_args(args, canon, "gold", s) for s, (_, args) in enumerate(g_calls)]
-    return p_calls, g_calls, pn, gn
+    return p_calls, g_calls, _normalised(p_calls, canon, "pred"), _normalised(g_calls, canon, "gold")
+
+
+def _normalised(calls: list[Call], canon: Canon, side: str) -> list[dict]:
+    """The arguments of each call (a dict, from :func:`as_call`) normalised by :func:`_norm_args`;
+    without ``canon``, a dict whose values are all plain (each its own key) as it is (only ever read)."""
+    normed = []
+    for step, (_, args) in enumerate(calls):
+        if canon is None:
+            for v in args.values():
+                if type(v) not in SELF_KEYED:
+                    break
+            else:  # every value plain
+                normed.append(args)
+                continue
+        normed.append(_norm_args(args, canon, side, step))
+    return normed
 
 
 def match_calls(pred: Iterable, gold: Iterable, *, canon: Canon = None, pairing: str = "greedy"):
