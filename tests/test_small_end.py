@@ -928,8 +928,8 @@ def test_plain_arguments_are_their_own_normal_form():
 
 
 def test_match_calls_unpaired_as_before():
-    """The calls left unpaired, against the sets of paired indices the code used before, on random
-    calls with repeated and distinct tool names (forced and scored pairings)."""
+    """The pairs by name when no name repeats, and the calls left unpaired, against the sets of
+    paired indices the code used before, on random calls with repeated and distinct tool names."""
     from scorekit.agents import match_calls, toolcalls
     rnd = random.Random(61)
     for _ in range(2000):
@@ -938,6 +938,15 @@ def test_match_calls_unpaired_as_before():
         p_calls, g_calls, pn, gn = toolcalls._read(*calls, None)
         index_pairs = toolcalls._assign(p_calls, g_calls, pn, gn)
         used_p, used_g = {i for i, _ in index_pairs}, {j for _, j in index_pairs}
+        names = [[t for t, _ in side] for side in calls]
+        if all(len(set(side)) == len(side) for side in names):  # no name repeats: paired by name
+            assert index_pairs == [(i, names[1].index(t)) for i, t in enumerate(names[0]) if t in names[1]]
+        for one, other, flip in ((0, 1, False), (1, 0, True)):
+            if len(set(names[one])) == len(names[one]):  # each call on this side takes the first exact match
+                want = sorted((k, min((m for m, t in enumerate(names[other]) if t == name),  # of its name, else
+                                      key=lambda m: (calls[other][m][1] != calls[one][k][1], m)))  # the first
+                              for k, name in enumerate(names[one]) if name in names[other])
+                assert sorted((j, i) if flip else (i, j) for i, j in index_pairs) == want
         assert pairs == [(p_calls[i], g_calls[j]) for i, j in index_pairs]
         assert up == [c for i, c in enumerate(p_calls) if i not in used_p]
         assert ug == [c for j, c in enumerate(g_calls) if j not in used_g]

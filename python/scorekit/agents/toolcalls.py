@@ -25,6 +25,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import Any, Optional
 
 import numpy as np
@@ -50,6 +51,7 @@ LEVELS = ("call", "arg")
 PAIRINGS = ("greedy", "optimal")
 #: The :attr:`CallOutcome.outcome` values.
 OUTCOMES = ("exact", "wrong_args", "spurious", "missed")
+_TOOL = itemgetter(0)  # a call's tool name
 _TOO_LARGE = "the grammar weights are too large: the weighted counts exceed the float64 range"
 
 
@@ -148,10 +150,11 @@ def _assign(pred: list[Call], gold: list[Call], pn: list[dict], gn: list[dict],
             gain: Optional[Gain] = None) -> list[tuple[int, int]]:
     """Index pairs ``(i, j)`` of the assignment (sorted), on already-normalised arguments ``pn``/``gn``:
     the greedy rule, or with ``gain`` the optimal pairing for that gain."""
-    gold_by_tool, pred_by_tool = _by_tool(gold), _by_tool(pred)
-    if len(gold_by_tool) == len(gold) and len(pred_by_tool) == len(pred):
+    gold_at = {tool: j for j, (tool, _) in enumerate(gold)}
+    if len(gold_at) == len(gold) and len(set(map(_TOOL, pred))) == len(pred):
         # as many names as calls: every tool occurs at most once per side: pair by name, whatever the arguments
-        return [(i, gold_by_tool[tool][0]) for i, (tool, _) in enumerate(pred) if tool in gold_by_tool]
+        return [(i, gold_at[tool]) for i, (tool, _) in enumerate(pred) if tool in gold_at]
+    gold_by_tool, pred_by_tool = _by_tool(gold), _by_tool(pred)
     candidates = []
     for tool, p_idx in pred_by_tool.items():
         for i in p_idx:
