@@ -878,6 +878,9 @@ def test_dollars_one_test_path_same_values_and_errors():
         rates = (p.input, p.output, cost.DEFAULT_CACHE_DISCOUNT * p.input if p.cached_input is None else p.cached_input,
                  p.output if p.reasoning is None else p.reasoning)
         assert p._float_rates == (rates if p is not prices[2] else None)
+    bare = object.__new__(cost.ModelPrice)  # made without __post_init__ (as an older pickle): the full path
+    vars(bare).update(input=1e-6, output=2e-6, cached_input=None, reasoning=None)
+    assert bare._float_rates is None and cost.dollars(Cost(10, 20, 3), bare) == cost._dollars(Cost(10, 20, 3), bare, None, False)
 
 
 def test_judge_validation_reads_lists_as_before():

@@ -70,6 +70,9 @@ class ModelPrice:
     output: float = 0.0
     cached_input: Optional[float] = None
     reasoning: Optional[float] = None
+    #: set by __post_init__ (below); ``None`` here for an instance made without it (e.g. unpickled
+    #: from an older version): dollars() then takes its full path
+    _float_rates = None
 
     def __post_init__(self) -> None:
         _rate("input", self.input)
