@@ -980,3 +980,19 @@ def test_episode_dollars_same_as_price_of_then_dollars():
             return cost._dollars(episode.cost, p, None, batch)
         got = outcome(cost.episode_dollars, episode, prices=prices, price=given_price, batch=batch)
         assert got == outcome(before), (episode, prices, given_price, batch)
+
+
+#: Counts of every kind: small and huge ints, bools, floats (NaN, ±inf, -0.0), an int subclass.
+ANY_COUNT = st.one_of(st.integers(-3, 70), st.integers(-2**80, 2**80), st.integers(rel.MAX_TRIALS - 2, rel.MAX_TRIALS + 2),
+                      st.booleans(), st.floats(allow_nan=True), st.integers(0, 9).map(Int), st.none())
+
+
+@settings(max_examples=500, deadline=None)
+@given(ANY_COUNT, ANY_COUNT, ANY_COUNT,
+       st.one_of(st.floats(-1e6, 1e6), st.sampled_from([math.inf, -math.inf, math.nan, -0.0, 1e308]), ANY_COUNT))
+def test_fuzz_scalar_calls_same_as_their_full_checks(n, c, k, spend):
+    """pass@k, pass^k on any three counts and cost_of_pass on any spend and count: the value or
+    the error of the code before."""
+    assert outcome(rel.pass_at_k, n=n, c=c, k=k) == outcome(checked_pass_at_k, n, c, k)
+    assert outcome(rel.pass_hat_k, n=n, c=c, k=k) == outcome(checked_pass_hat_k, n, c, k)
+    assert outcome(cost.cost_of_pass, spend, c) == outcome(checked_cost_of_pass, spend, c)
