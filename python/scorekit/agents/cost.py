@@ -73,6 +73,9 @@ class ModelPrice:
     output: float = 0.0
     cached_input: Optional[float] = None
     reasoning: Optional[float] = None
+    #: set by __post_init__ (below); ``None`` here for an instance made without it (e.g. unpickled
+    #: from an older version): dollars() then takes its full path
+    _float_rates = None
 
     def __post_init__(self) -> None:
         _rate("input", self.input)
@@ -81,6 +84,10 @@ class ModelPrice:
             _rate("cached_input", self.cached_input)
         if self.reasoning is not None:
             _rate("reasoning", self.reasoning)
+        # the four rates dollars() multiplies by, worked out once when all are floats (the common
+        # case, which dollars() takes in a few tests); not a field: not compared, shown or copied
+        rates = (self.input, self.output, self.cached_rate, self.reasoning_rate)
+        object.__setattr__(self, "_float_rates", rates if all(type(r) is float for r in rates) else None)
 
     @property
     def cached_rate(self) -> float:
@@ -125,17 +132,6 @@ def price_of(model: str, *, prices: Optional[Mapping[str, ModelPrice]] = None) -
     )
 
 
-def _check_tokens(cost: Cost) -> None:
-    inf = math.inf
-    try:  # False for NaN too; spelled out, as a generator costs more than these four tests
-        ok = (0 <= cost.input_tokens < inf and 0 <= cost.output_tokens < inf
-              and 0 <= cost.cached_input_tokens < inf and 0 <= cost.reasoning_tokens < inf)
-    except TypeError:
-        raise InvalidTypeError(f"dollars: token counts must be numbers, got {cost!r}") from None
-    if not ok:
-        raise InvalidValueError(f"dollars: token counts must be finite and >= 0, got {cost!r}")
-
-
 def dollars(cost: Cost, price: Union[ModelPrice, str], *,
             prices: Optional[Mapping[str, ModelPrice]] = None, batch: bool = False) -> float:
     """USD of one :class:`Cost` at ``price`` (a :class:`ModelPrice`, or a model name looked up in
@@ -144,13 +140,42 @@ def dollars(cost: Cost, price: Union[ModelPrice, str], *,
     >>> dollars(Cost(input_tokens=1000), "m", prices={"m": per_million(1, 1)})
     0.001
     """
+    # the common case (float rates, int counts) in a few tests; anything else takes _dollars' checks
+    if type(price) is ModelPrice and type(cost) is Cost:
+        rates = price._float_rates
+        tokens = cost.input_tokens  # (one by one: four at once would build a tuple)
+        out = cost.output_tokens
+        cached = cost.cached_input_tokens
+        reasoning = cost.reasoning_tokens
+        if (rates is not None and type(tokens) is int and type(out) is int and type(cached) is int
+                and type(reasoning) is int and tokens >= 0 and out >= 0 and cached >= 0 and reasoning >= 0):
+            # the float rate first (float * int converts the count at once; the same product either
+            # way round); a zero count's term is +0.0 onto a float sum >= +0.0: left out, as is * 1.0
+            total = rates[0] * tokens + rates[1] * out
+            if cached:
+                total += rates[2] * cached
+            if reasoning:
+                total += rates[3] * reasoning
+            return total * DEFAULT_BATCH_DISCOUNT if batch else total
+    return _dollars(cost, price, prices, batch)
+
+
+def _dollars(cost: Any, price: Any, prices: Optional[Mapping[str, ModelPrice]], batch: bool) -> float:
+    """:func:`dollars` with every check (a name looked up, the types, the token counts)."""
     if isinstance(price, str):
         price = price_of(price, prices=prices)
     elif not isinstance(price, ModelPrice):
         raise InvalidTypeError(f"dollars: price must be a ModelPrice or a model name, got {price!r}")
     if not isinstance(cost, Cost):
         raise InvalidTypeError(f"dollars: cost must be a Cost, got {cost!r}")
-    _check_tokens(cost)
+    inf = math.inf
+    try:  # False for NaN too; spelled out, as a generator costs more than these four tests
+        ok = (0 <= cost.input_tokens < inf and 0 <= cost.output_tokens < inf
+              and 0 <= cost.cached_input_tokens < inf and 0 <= cost.reasoning_tokens < inf)
+    except TypeError:
+        raise InvalidTypeError(f"dollars: token counts must be numbers, got {cost!r}") from None
+    if not ok:
+        raise InvalidValueError(f"dollars: token counts must be finite and >= 0, got {cost!r}")
     total = (cost.input_tokens * price.input + cost.output_tokens * price.output
              + cost.cached_input_tokens * price.cached_rate + cost.reasoning_tokens * price.reasoning_rate)
     return total * (DEFAULT_BATCH_DISCOUNT if batch else 1.0)
@@ -222,16 +247,18 @@ def cost_of_pass(total_cost: float, n_success: int) -> float:
     >>> cost_of_pass(10.0, 4), cost_of_pass(10.0, 0)
     (2.5, inf)
     """
-    # float and int first: the ABC checks cost more than the division
-    if type(total_cost) not in (float, int) and (isinstance(total_cost, bool)
-                                                 or not isinstance(total_cost, numbers.Real)):
-        raise InvalidTypeError(f"cost_of_pass: total_cost must be a number, got {total_cost!r}")
-    if not (math.isfinite(total_cost) and total_cost >= 0):
-        raise InvalidValueError(f"cost_of_pass: total_cost must be finite and >= 0, got {total_cost!r}")
-    if type(n_success) is not int and (isinstance(n_success, bool) or not isinstance(n_success, numbers.Integral)):
-        raise InvalidTypeError(f"cost_of_pass: n_success must be an integer count, got {n_success!r}")
-    if n_success < 0:
-        raise InvalidValueError(f"cost_of_pass: n_success must be >= 0, got {n_success}")
+    # a float spend and an int count in one test (the checks below, for exactly these types)
+    if not (type(total_cost) is float and type(n_success) is int and 0.0 <= total_cost < math.inf and n_success >= 0):
+        if type(total_cost) not in (float, int) and (isinstance(total_cost, bool)
+                                                     or not isinstance(total_cost, numbers.Real)):
+            raise InvalidTypeError(f"cost_of_pass: total_cost must be a number, got {total_cost!r}")
+        if not (math.isfinite(total_cost) and total_cost >= 0):
+            raise InvalidValueError(f"cost_of_pass: total_cost must be finite and >= 0, got {total_cost!r}")
+        if type(n_success) is not int and (isinstance(n_success, bool)
+                                           or not isinstance(n_success, numbers.Integral)):
+            raise InvalidTypeError(f"cost_of_pass: n_success must be an integer count, got {n_success!r}")
+        if n_success < 0:
+            raise InvalidValueError(f"cost_of_pass: n_success must be >= 0, got {n_success}")
     if n_success == 0:
         return math.inf
     try:
@@ -249,7 +276,9 @@ def episode_dollars(episode: Any, *, prices: Optional[Mapping[str, ModelPrice]] 
     if cost is None:
         return 0.0
     if price is None:
-        price = price_of((episode.run.model if episode.run else "") or "", prices=prices)
+        model = (episode.run.model if episode.run else "") or ""
+        # a dict that has the model: price_of's lookup without the call; otherwise price_of (its error)
+        price = prices[model] if type(prices) is dict and model in prices else price_of(model, prices=prices)
     return dollars(cost, price, batch=batch)
 
 
