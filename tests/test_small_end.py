@@ -861,7 +861,7 @@ ODD_TOKENS = [0, 0, 0, 1, 7, 1200, 2**53 + 1, 10**400, -1, True, False, 2.5, -0.
 
 
 def test_dollars_one_test_path_same_values_and_errors():
-    """``dollars`` against its full path ``_dollars`` (the code before, rates read from the
+    """``dollars`` against its full path ``_checked_dollars`` (the code before, rates read from the
     properties), on counts of every kind, plain and integer rates, names and wrong prices."""
     rnd = random.Random(58)
     prices = [cost.per_million(2.5, 10.0), cost.per_million(2.5, 10.0, cached_input=1.25, reasoning=40.0),
@@ -873,14 +873,14 @@ def test_dollars_one_test_path_same_values_and_errors():
         c = Cost(*counts) if rnd.random() < 0.95 else rnd.choice([None, "cost", (1, 2)])
         price, batch = rnd.choice(prices), rnd.random() < 0.3
         assert (outcome(cost.dollars, c, price, prices=table, batch=batch)
-                == outcome(cost._dollars, c, price, table, batch)), (c, price, batch)
+                == outcome(cost._checked_dollars, c, price, table, batch)), (c, price, batch)
     for p in prices[:5]:  # the rates worked out once are the properties' values, when all are floats
         rates = (p.input, p.output, cost.DEFAULT_CACHE_DISCOUNT * p.input if p.cached_input is None else p.cached_input,
                  p.output if p.reasoning is None else p.reasoning)
         assert p._float_rates == (rates if p is not prices[2] else None)
     bare = object.__new__(cost.ModelPrice)  # made without __post_init__ (as an older pickle): the full path
     vars(bare).update(input=1e-6, output=2e-6, cached_input=None, reasoning=None)
-    assert bare._float_rates is None and cost.dollars(Cost(10, 20, 3), bare) == cost._dollars(Cost(10, 20, 3), bare, None, False)
+    assert bare._float_rates is None and cost.dollars(Cost(10, 20, 3), bare) == cost._checked_dollars(Cost(10, 20, 3), bare, None, False)
 
 
 def test_judge_validation_reads_lists_as_before():
@@ -977,7 +977,7 @@ def test_episode_dollars_same_as_price_of_then_dollars():
             p = given_price
             if p is None:
                 p = cost.price_of((episode.run.model if episode.run else "") or "", prices=prices)
-            return cost._dollars(episode.cost, p, None, batch)
+            return cost._checked_dollars(episode.cost, p, None, batch)
         got = outcome(cost.episode_dollars, episode, prices=prices, price=given_price, batch=batch)
         assert got == outcome(before), (episode, prices, given_price, batch)
 

@@ -140,7 +140,7 @@ def dollars(cost: Cost, price: Union[ModelPrice, str], *,
     >>> dollars(Cost(input_tokens=1000), "m", prices={"m": per_million(1, 1)})
     0.001
     """
-    # the common case (float rates, int counts) in a few tests; anything else takes _dollars' checks
+    # the common case (float rates, int counts) in a few tests; anything else takes _checked_dollars' checks
     if type(price) is ModelPrice and type(cost) is Cost:
         rates = price._float_rates
         tokens = cost.input_tokens  # (one by one: four at once would build a tuple)
@@ -157,10 +157,10 @@ def dollars(cost: Cost, price: Union[ModelPrice, str], *,
             if reasoning:
                 total += rates[3] * reasoning
             return total * DEFAULT_BATCH_DISCOUNT if batch else total
-    return _dollars(cost, price, prices, batch)
+    return _checked_dollars(cost, price, prices, batch)
 
 
-def _dollars(cost: Any, price: Any, prices: Optional[Mapping[str, ModelPrice]], batch: bool) -> float:
+def _checked_dollars(cost: Any, price: Any, prices: Optional[Mapping[str, ModelPrice]], batch: bool) -> float:
     """:func:`dollars` with every check (a name looked up, the types, the token counts)."""
     if isinstance(price, str):
         price = price_of(price, prices=prices)
