@@ -16,8 +16,8 @@
 //! Pieces are numbered on first sight (one number per `(start, end)` on each side), so states
 //! are short rows of numbers and equal states have equal rows. Each alignment is computed once:
 //! within a step the runs are taken by their first ground-truth piece, and a run's OCR pieces find
-//! their rows through a per-step stamp array, which asks the table of known alignments once per
-//! distinct pair.
+//! their rows through a per-step stamp array, which asks the ground-truth piece's table of known
+//! alignments once per distinct pair.
 
 use std::collections::TryReserveError;
 use std::fmt;
@@ -36,7 +36,8 @@ pub enum FcaError {
     Offsets(&'static str),
     /// No coefficient combination, or a coefficient outside `0..=MAX_COEFFICIENT`.
     Coefficients,
-    /// A side (of a page whose both sides hold characters) with `MAX_SIDE` characters or more.
+    /// A side (of a page whose both sides hold characters) with `MAX_SIDE` characters or more, or
+    /// a matching that makes more pieces than 32 bits can number.
     TooLarge(&'static str),
     /// A buffer could not be allocated.
     OutOfMemory(TryReserveError),
@@ -53,6 +54,9 @@ impl fmt::Display for FcaError {
                 f,
                 "coefficients must be at least one row of four integers in 0..={MAX_COEFFICIENT}"
             ),
+            FcaError::TooLarge("the matching") => {
+                write!(f, "the matching makes more pieces than 32 bits can number")
+            }
             FcaError::TooLarge(side) => {
                 write!(f, "{side} has {MAX_SIDE} characters or more")
             }
@@ -119,80 +123,110 @@ fn lines(len: usize, offsets: &[i64], side: &'static str) -> Result<Vec<(u32, u3
     Ok(out)
 }
 
-/// A key no entry of a [`Table`] has.
-const EMPTY: u64 = u64::MAX;
+/// A key of a [`Table`]: a number, all of whose bits set marks an empty slot.
+trait Key: Copy + Eq {
+    const EMPTY: Self;
+    fn hash(self) -> u64;
+}
+
+impl Key for u32 {
+    const EMPTY: u32 = u32::MAX;
+    #[inline]
+    fn hash(self) -> u64 {
+        u64::from(self).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+    }
+}
+
+impl Key for u64 {
+    const EMPTY: u64 = u64::MAX;
+    #[inline]
+    fn hash(self) -> u64 {
+        self.wrapping_mul(0x9E37_79B9_7F4A_7C15)
+    }
+}
+
 /// "No state": a finished state's number, and the end of a chain.
 const NONE: u32 = u32::MAX;
 /// A choice not yet made into a state.
 const UNSET: u32 = u32::MAX - 1;
 
-/// An open-addressing map from `u64` keys (never [`EMPTY`]) to `u32` values, linear probing.
-struct Table {
-    keys: Vec<u64>,
-    values: Vec<u32>,
+/// An open-addressing map from keys (never `K::EMPTY`) to values `V`, linear probing, at most
+/// three quarters full; a key and its value share a slot (one cache line to read).
+struct Table<K, V> {
+    slots: Vec<(K, V)>,
     len: usize,
     shift: u32,
 }
 
-impl Table {
+impl<K: Key, V: Copy + Default> Table<K, V> {
     fn new() -> Self {
         Table {
-            keys: vec![EMPTY; 16],
-            values: vec![0; 16],
+            slots: vec![(K::EMPTY, V::default()); 8],
             len: 0,
-            shift: 60,
+            shift: 61,
         }
     }
 
     /// The slot holding `key`, or the empty slot where it would go.
     #[inline]
-    fn find(&self, key: u64) -> usize {
-        let mask = self.keys.len() - 1;
-        let mut at = (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) as usize;
-        while self.keys[at] != key && self.keys[at] != EMPTY {
+    fn find(&self, key: K) -> usize {
+        let mask = self.slots.len() - 1;
+        let mut at = (key.hash() >> self.shift) as usize;
+        while self.slots[at].0 != key && self.slots[at].0 != K::EMPTY {
             at = (at + 1) & mask;
         }
         at
     }
 
+    /// Ask the processor to bring the first slot `key` would probe into the cache.
     #[inline]
-    fn get(&self, key: u64) -> Option<u32> {
-        let at = self.find(key);
-        (self.keys[at] == key).then(|| self.values[at])
+    fn prefetch(&self, key: K) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+            let at = (key.hash() >> self.shift) as usize;
+            // SAFETY: `at` is below the length (the shift leaves log2(len) bits), and a prefetch
+            // only hints the cache: it reads nothing and cannot fault.
+            unsafe { _mm_prefetch(self.slots.as_ptr().add(at).cast::<i8>(), _MM_HINT_T0) };
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = key;
+    }
+
+    #[inline]
+    fn get(&self, key: K) -> Option<V> {
+        let (k, v) = self.slots[self.find(key)];
+        (k == key).then_some(v)
     }
 
     /// Add `key` (not in the table) with `value`.
-    fn insert(&mut self, key: u64, value: u32) -> Result<(), TryReserveError> {
-        if 2 * (self.len + 1) > self.keys.len() {
+    fn insert(&mut self, key: K, value: V) -> Result<(), TryReserveError> {
+        if 4 * (self.len + 1) > 3 * self.slots.len() {
             let mut grown = Table {
-                keys: Vec::new(),
-                values: Vec::new(),
-                len: 0,
+                slots: Vec::new(),
+                len: self.len,
                 shift: self.shift - 1,
             };
-            grown.keys.try_reserve_exact(2 * self.keys.len())?;
-            grown.values.try_reserve_exact(2 * self.keys.len())?;
-            grown.keys.resize(2 * self.keys.len(), EMPTY);
-            grown.values.resize(2 * self.keys.len(), 0);
-            for (&k, &v) in self.keys.iter().zip(&self.values) {
-                if k != EMPTY {
+            grown.slots.try_reserve_exact(2 * self.slots.len())?;
+            grown
+                .slots
+                .resize(2 * self.slots.len(), (K::EMPTY, V::default()));
+            for &(k, v) in &self.slots {
+                if k != K::EMPTY {
                     let at = grown.find(k);
-                    grown.keys[at] = k;
-                    grown.values[at] = v;
+                    grown.slots[at] = (k, v);
                 }
             }
-            grown.len = self.len;
             *self = grown;
         }
         let at = self.find(key);
-        self.keys[at] = key;
-        self.values[at] = value;
+        self.slots[at] = (key, value);
         self.len += 1;
         Ok(())
     }
 
     fn clear(&mut self) {
-        self.keys.fill(EMPTY);
+        self.slots.fill((K::EMPTY, V::default()));
         self.len = 0;
     }
 }
@@ -201,7 +235,7 @@ impl Table {
 struct Pieces {
     start: Vec<u32>,
     end: Vec<u32>,
-    numbers: Table,
+    numbers: Table<u64, u32>,
 }
 
 impl Pieces {
@@ -214,12 +248,16 @@ impl Pieces {
     }
 
     /// The number of the piece `start..end`.
-    fn number(&mut self, start: u32, end: u32) -> Result<u32, TryReserveError> {
+    fn number(&mut self, start: u32, end: u32) -> Result<u32, FcaError> {
         let key = u64::from(start) << 32 | u64::from(end);
         if let Some(id) = self.numbers.get(key) {
             return Ok(id);
         }
-        let id = self.start.len() as u32;
+        // Numbers are below u32::MAX (the empty key of the alignment tables) and fit [`NONE`].
+        let id = u32::try_from(self.start.len())
+            .ok()
+            .filter(|&id| id < UNSET)
+            .ok_or(FcaError::TooLarge("the matching"))?;
         self.start.try_reserve(1)?;
         self.end.try_reserve(1)?;
         self.start.push(start);
@@ -301,7 +339,7 @@ impl Runs {
     }
 }
 
-/// A hash of a state's two rows (top bit clear, so never [`EMPTY`]).
+/// A hash of a state's two rows (top bit clear, so never an empty slot's key).
 fn state_hash(gt: &[u32], ocr: &[u32]) -> u64 {
     let mut h = gt.len() as u64;
     for &x in gt.iter().chain(ocr) {
@@ -315,9 +353,10 @@ struct Matching<'a> {
     ocr_values: &'a [u32],
     gt: Pieces,
     ocr: Pieces,
-    /// `g << 32 | o` → index in `aligned` of that pair's `(d, start, end)`.
-    known: Table,
-    aligned: Vec<[u32; 3]>,
+    /// Per ground-truth piece `g`: OCR piece `o` → the pair's alignment `(d, start, end)`. One
+    /// small table per `g`, since a step's lookups come grouped by `g` (one table keyed by the
+    /// pair cost a cache miss per lookup).
+    known: Vec<Table<u32, [u32; 3]>>,
     ws: SubstringWorkspace,
 }
 
@@ -328,19 +367,29 @@ impl<'a> Matching<'a> {
             ocr_values,
             gt: Pieces::new(),
             ocr: Pieces::new(),
-            known: Table::new(),
-            aligned: Vec::new(),
+            known: Vec::new(),
             ws: SubstringWorkspace::new(),
         }
     }
 
-    /// The index in `aligned` of the pair `(g, o)`, aligned now if not met before.
-    fn alignment(&mut self, g: u32, o: u32) -> Result<u32, FcaError> {
-        let key = u64::from(g) << 32 | u64::from(o);
-        if let Some(at) = self.known.get(key) {
+    /// Make sure ground-truth piece `g` has its table of known alignments.
+    fn known_of(&mut self, g: u32) -> Result<(), TryReserveError> {
+        let gi = g as usize;
+        if gi >= self.known.len() {
+            self.known.try_reserve(gi + 1 - self.known.len())?;
+            self.known.resize_with(gi + 1, Table::new);
+        }
+        Ok(())
+    }
+
+    /// The alignment `(d, start, end)` of the pair `(g, o)`, computed now if not met before
+    /// (`g`'s table made by [`Self::known_of`]).
+    fn alignment(&mut self, g: u32, o: u32) -> Result<[u32; 3], FcaError> {
+        let gi = g as usize;
+        if let Some(at) = self.known[gi].get(o) {
             return Ok(at);
         }
-        let (gi, oi) = (g as usize, o as usize);
+        let oi = o as usize;
         let gp = &self.gt_values[self.gt.start[gi] as usize..self.gt.end[gi] as usize];
         let op = &self.ocr_values[self.ocr.start[oi] as usize..self.ocr.end[oi] as usize];
         let (d, s, e) = if gp.len() <= op.len() {
@@ -348,11 +397,9 @@ impl<'a> Matching<'a> {
         } else {
             best_substring(&mut self.ws, op, gp)?
         };
-        let at = self.aligned.len() as u32;
-        self.aligned.try_reserve(1)?;
-        self.aligned.push([d as u32, s as u32, e as u32]);
-        self.known.insert(key, at)?;
-        Ok(at)
+        let row = [d as u32, s as u32, e as u32];
+        self.known[gi].insert(o, row)?;
+        Ok(row)
     }
 
     fn run(
@@ -375,7 +422,7 @@ impl<'a> Matching<'a> {
         runs.commit(0)?;
 
         let mut next = Runs::default();
-        let mut merged = Table::new(); // state hash → first new state with that hash
+        let mut merged = Table::<u64, u32>::new(); // state hash → first new state with that hash
         let mut same_hash: Vec<u32> = Vec::new(); // new state → next new state with its hash
                                                   // The active coefficient combinations and their runs.
         let mut active: Vec<u32> = (0..coefficients.len() as u32).collect();
@@ -384,9 +431,10 @@ impl<'a> Matching<'a> {
         let mut members: Vec<u32> = Vec::new();
         let mut order: Vec<u32> = Vec::new();
         let mut stamp: Vec<u32> = Vec::new(); // per OCR piece: the group that last looked it up
-        let mut slot: Vec<u32> = Vec::new(); // per OCR piece: its row in that group
+        let mut slot: Vec<[u32; 3]> = Vec::new(); // per OCR piece: its alignment in that group
         let mut features: Vec<[i64; 4]> = Vec::new();
-        let mut rows: Vec<u32> = Vec::new();
+        let mut rows: Vec<[u32; 3]> = Vec::new();
+        let mut pending: Vec<u32> = Vec::new();
         let mut choice_state: Vec<u32> = Vec::new();
         let mut group = 0u32;
         let mut best = u64::MAX;
@@ -425,18 +473,25 @@ impl<'a> Matching<'a> {
                     end += 1;
                 }
                 group += 1;
+                // The group's distinct OCR pieces, their table slots fetched ahead (the tables
+                // are far larger than the caches), then their alignments.
+                if stamp.len() < self.ocr.start.len() {
+                    stamp.resize(self.ocr.start.len(), 0);
+                    slot.resize(stamp.len(), [0; 3]);
+                }
+                self.known_of(g)?;
+                pending.clear();
                 for &r in &order[i..end] {
                     for &o in runs.ocr(r as usize) {
-                        let o = o as usize;
-                        if o >= stamp.len() {
-                            stamp.resize(self.ocr.start.len().max(o + 1), 0);
-                            slot.resize(stamp.len(), 0);
-                        }
-                        if stamp[o] != group {
-                            stamp[o] = group;
-                            slot[o] = self.alignment(g, o as u32)?;
+                        if stamp[o as usize] != group {
+                            stamp[o as usize] = group;
+                            self.known[g as usize].prefetch(o);
+                            pending.push(o);
                         }
                     }
+                }
+                for &o in &pending {
+                    slot[o as usize] = self.alignment(g, o)?;
                 }
                 let a = i64::from(self.gt.len(g));
                 for &r in &order[i..end] {
@@ -446,7 +501,7 @@ impl<'a> Matching<'a> {
                     rows.clear();
                     for &o in ocr {
                         let row = slot[o as usize];
-                        let [d, s, e] = self.aligned[row as usize];
+                        let [d, s, e] = row;
                         let b = i64::from(self.ocr.len(o));
                         let (short, long) = (a.min(b), a.max(b));
                         let offset = i64::from(s).min(long - i64::from(e));
@@ -490,7 +545,7 @@ impl<'a> Matching<'a> {
     }
 
     /// The state after run `r` matches its first ground-truth piece with its OCR piece `k`
-    /// (alignment row `row`): added to `next` (or merged into an equal state there) and its
+    /// (alignment `row`): added to `next` (or merged into an equal state there) and its
     /// number returned, or, when one side is used up, counted into `best` and [`NONE`] returned.
     #[allow(clippy::too_many_arguments)]
     fn advance(
@@ -498,15 +553,15 @@ impl<'a> Matching<'a> {
         runs: &Runs,
         r: usize,
         k: usize,
-        row: u32,
+        row: [u32; 3],
         next: &mut Runs,
-        merged: &mut Table,
+        merged: &mut Table<u64, u32>,
         same_hash: &mut Vec<u32>,
         best: &mut u64,
     ) -> Result<u32, FcaError> {
         let (gt, ocr) = (runs.gt(r), runs.ocr(r));
         let (g, o) = (gt[0], ocr[k]);
-        let [d, s, e] = self.aligned[row as usize];
+        let [d, s, e] = row;
         let errors = runs.errors[r] + u64::from(d);
         next.gt.try_reserve(gt.len() + 1)?;
         next.ocr.try_reserve(ocr.len() + 1)?;
@@ -558,9 +613,9 @@ impl<'a> Matching<'a> {
         }
         let number = next.len() as u32;
         let first = merged.find(hash);
-        if merged.keys[first] == hash {
+        if merged.slots[first].0 == hash {
             // Another state has this hash: chain this one in after the first.
-            let head = merged.values[first] as usize;
+            let head = merged.slots[first].1 as usize;
             same_hash.push(same_hash[head]);
             same_hash[head] = number;
         } else {

@@ -231,7 +231,7 @@ fn bad_input_is_an_error() {
 
 #[test]
 fn table_grows_and_finds_every_key() {
-    let mut table = Table::new();
+    let mut table = Table::<u64, u32>::new();
     for k in 0..5000u64 {
         table.insert((k * 7919) << 20 | k, k as u32).unwrap();
     }
