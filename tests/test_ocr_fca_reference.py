@@ -206,6 +206,17 @@ def test_fca_errors_equal_the_reference_with_other_coefficients():
         assert on_both_backends(gt, ocr, coefficients) == reference_errors(gt, ocr, coefficients)
 
 
+def test_fca_errors_equal_the_reference_on_pages_with_empty_lines():
+    """The reference took empty lines as pieces, the kernel leaves them out: the same errors (an
+    empty piece is matched at no cost and changes nothing on the other side)."""
+    rnd = random.Random(3)
+    for _ in range(150):
+        gt, ocr = ([np.array([rnd.randrange(3) for _ in range(rnd.choice([0, 0, 1, 2, 3, 5]))], dtype=np.uint32)
+                    for _ in range(rnd.randint(0, 5))] for _ in range(2))
+        coefficients = [tuple(rnd.randint(0, 10) for _ in range(4)) for _ in range(rnd.randint(1, 6))]
+        assert on_both_backends(gt, ocr, coefficients) == reference_errors(gt, ocr, coefficients)
+
+
 lines = st.lists(st.lists(st.integers(0, 3), min_size=1, max_size=15), min_size=0, max_size=8)
 
 

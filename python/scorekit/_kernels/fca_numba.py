@@ -3,11 +3,12 @@
 The matching of ``rust/kernels/src/fca.rs`` (see :mod:`scorekit._kernels.fca`) with the same
 layout: pieces numbered on first sight through open-addressing tables, each step's runs as rows
 of piece numbers in two arenas, runs taken by their first ground-truth piece so that a stamp
-array asks the table of known alignments once per distinct pair, equal states merged by a hash
-checked for equality. The alignments are the Levenshtein twin's best substring. Unlike the Rust
-kernel, every buffer is sized at the start of a step for the most that step can add, so the
-helpers never grow one. Validation happens here in Python, with the Rust messages.
-"""
+array asks for each distinct pair's alignment once per step, equal states merged by a hash
+checked for equality. The alignments are the Levenshtein twin's best substring. Where it differs
+from the Rust kernel, for simplicity: the known alignments are one table keyed by the pair (not
+one small table per ground-truth piece, fetched ahead), and every buffer is sized at the start
+of a step for the most that step can add, so the helpers never grow one. Validation happens
+here in Python, with the Rust messages."""
 
 from __future__ import annotations
 
@@ -68,8 +69,10 @@ def _grown(array, need):
 
 
 @_jit
-def _number(starts, ends, keys, values, meta, start, end):
-    """The number of the piece ``start..end`` (numbered now if new; room reserved)."""
+def _number(pieces, start, end):
+    """The number of the piece ``start..end`` in ``pieces`` (starts, ends, and the table of their
+    numbers: keys, values, meta), numbered now if new (room reserved)."""
+    starts, ends, keys, values, meta = pieces
     key = (start << 32) | end
     at = _find(keys, meta[1], key)
     if keys[at] == key:
@@ -117,6 +120,91 @@ def _state_hash(gt, gt_lo, gt_hi, ocr, ocr_lo, ocr_hi):
 
 
 @_jit
+def _length(row, starts, ends):
+    """The characters of the pieces ``row``."""
+    total = 0
+    for x in row:
+        total += ends[x] - starts[x]
+    return total
+
+
+@_jit
+def _next_rows(gt_rest, ocr, chosen, s, e, g, gt_pieces, ocr_pieces, next_gt, gt_lo, next_ocr, ocr_lo):
+    """Write the rows of the state after ground-truth piece ``g`` (``gt_rest`` the run's other
+    pieces) matches ``ocr[chosen]`` on its best substring ``s..e`` at ``next_gt[gt_lo:]`` and
+    ``next_ocr[ocr_lo:]``; what is left of the longer piece goes back. Returns the rows' ends."""
+    g_start, g_end = gt_pieces[0], gt_pieces[1]
+    o_start, o_end = ocr_pieces[0], ocr_pieces[1]
+    o = ocr[chosen]
+    gs, ge, os, oe = g_start[g], g_end[g], o_start[o], o_end[o]
+    gt_hi = gt_lo + gt_rest.shape[0]
+    next_gt[gt_lo:gt_hi] = gt_rest
+    next_ocr[ocr_lo:ocr_lo + chosen] = ocr[:chosen]
+    ocr_hi = ocr_lo + chosen
+    if ge - gs <= oe - os:
+        for a, b in ((os, os + s), (os + e, oe)):
+            if b > a:
+                next_ocr[ocr_hi] = _number(ocr_pieces, a, b)
+                ocr_hi += 1
+    else:
+        for a, b in ((gs, gs + s), (gs + e, ge)):
+            if b > a:
+                _insert_sorted(next_gt, gt_lo, gt_hi, _number(gt_pieces, a, b), g_start, g_end)
+                gt_hi += 1
+    rest = ocr.shape[0] - chosen - 1
+    next_ocr[ocr_hi:ocr_hi + rest] = ocr[chosen + 1:]
+    return gt_hi, ocr_hi + rest
+
+
+@_jit
+def _merge(next_gt, next_gt_at, next_ocr, next_ocr_at, next_errors, same_hash, merged, n_next, gt_hi, ocr_hi,
+           errors):
+    """The number of the state whose rows were just written after state ``n_next - 1``: an equal
+    state's (its errors lowered to ``errors`` if fewer), else ``n_next``, the rows kept."""
+    keys, values, meta = merged
+    gt_lo, ocr_lo = next_gt_at[n_next], next_ocr_at[n_next]
+    h = _state_hash(next_gt, gt_lo, gt_hi, next_ocr, ocr_lo, ocr_hi)
+    at = _find(keys, meta[1], h)
+    other = values[at] if keys[at] == h else _NONE
+    while other != _NONE:
+        if (_same(next_gt, next_gt_at[other], next_gt_at[other + 1], gt_lo, gt_hi)
+                and _same(next_ocr, next_ocr_at[other], next_ocr_at[other + 1], ocr_lo, ocr_hi)):
+            next_errors[other] = min(next_errors[other], errors)
+            return other
+        other = same_hash[other]
+    if keys[at] == h:  # another state has this hash: chain this one after it
+        same_hash[n_next] = same_hash[values[at]]
+        same_hash[values[at]] = n_next
+    else:
+        same_hash[n_next] = _NONE
+        keys[at], values[at] = h, n_next
+        meta[0] += 1
+    next_errors[n_next] = errors
+    next_gt_at[n_next + 1], next_ocr_at[n_next + 1] = gt_hi, ocr_hi
+    return n_next
+
+
+@_jit
+def _alignment(known, aligned, g, o, gt_values, ocr_values, gt_pieces, ocr_pieces, cost, first):
+    """The row of ``aligned`` holding the alignment ``(d, start, end)`` of the pair ``(g, o)``,
+    computed now if not met before (room reserved); ``known`` maps ``g << 32 | o`` to it."""
+    keys, values, meta = known
+    key = (g << 32) | o
+    at = _find(keys, meta[1], key)
+    if keys[at] != key:
+        gs, ge, os, oe = gt_pieces[0][g], gt_pieces[1][g], ocr_pieces[0][o], ocr_pieces[1][o]
+        if ge - gs <= oe - os:
+            d, s, e = _best_substring(gt_values[gs:ge], ocr_values[os:oe], cost, first)
+        else:
+            d, s, e = _best_substring(ocr_values[os:oe], gt_values[gs:ge], cost, first)
+        n = meta[0]
+        aligned[n, 0], aligned[n, 1], aligned[n, 2] = d, s, e
+        keys[at], values[at] = key, n
+        meta[0] = n + 1
+    return values[at]
+
+
+@_jit
 def _matching(gt_values, gt_lines, ocr_values, ocr_lines, coefficients):
     """The fewest errors (both sides hold pieces; lines as ``(start, end)`` rows)."""
     # Pieces of each side: starts, ends, number table (keys, values, meta = [count, shift]).
@@ -142,11 +230,11 @@ def _matching(gt_values, gt_lines, ocr_values, ocr_lines, coefficients):
     o_keys, o_values = _reserve(o_keys, o_values, o_meta, n_ocr)
     gt = np.empty(n_gt, np.int64)
     for i in range(n_gt):
-        gt[i] = _number(g_start, g_end, g_keys, g_values, g_meta, gt_lines[i, 0], gt_lines[i, 1])
+        gt[i] = _number((g_start, g_end, g_keys, g_values, g_meta), gt_lines[i, 0], gt_lines[i, 1])
     gt = gt[np.argsort(g_start[:n_gt] - g_end[:n_gt], kind="mergesort")]  # lines come by position
     ocr = np.empty(n_ocr, np.int64)
     for i in range(n_ocr):
-        ocr[i] = _number(o_start, o_end, o_keys, o_values, o_meta, ocr_lines[i, 0], ocr_lines[i, 1])
+        ocr[i] = _number((o_start, o_end, o_keys, o_values, o_meta), ocr_lines[i, 0], ocr_lines[i, 1])
     gt_at, ocr_at = np.array([0, n_gt]), np.array([0, n_ocr])
     errors = np.zeros(1, np.int64)
     n_runs = 1
@@ -203,6 +291,10 @@ def _matching(gt_values, gt_lines, ocr_values, ocr_lines, coefficients):
         m_meta[0] = 0
         m_keys, m_values = _reserve(m_keys, m_values, m_meta, new_states)
         m_keys[:] = _EMPTY
+        merged = (m_keys, m_values, m_meta)
+        known = (k_keys, k_values, k_meta)
+        gt_pieces = (g_start, g_end, g_keys, g_values, g_meta)
+        ocr_pieces = (o_start, o_end, o_keys, o_values, o_meta)
         features = np.empty((max(widest, 1), 4), np.int64)
         rows = _grown(rows, widest)
         choice_state = _grown(choice_state, widest)
@@ -224,27 +316,15 @@ def _matching(gt_values, gt_lines, ocr_values, ocr_lines, coefficients):
             while end < n_runs and firsts[order[end]] == g:
                 end += 1
             group += 1
-            gs, ge = g_start[g], g_end[g]
             for q in range(i, end):
                 r = order[q]
                 for p in range(ocr_at[r], ocr_at[r + 1]):
                     o = ocr[p]
                     if stamp[o] != group:
                         stamp[o] = group
-                        key = (g << 32) | o
-                        at = _find(k_keys, k_meta[1], key)
-                        if k_keys[at] != key:
-                            os, oe = o_start[o], o_end[o]
-                            if ge - gs <= oe - os:
-                                d, s, e = _best_substring(gt_values[gs:ge], ocr_values[os:oe], cost, first)
-                            else:
-                                d, s, e = _best_substring(ocr_values[os:oe], gt_values[gs:ge], cost, first)
-                            n = k_meta[0]
-                            aligned[n, 0], aligned[n, 1], aligned[n, 2] = d, s, e
-                            k_keys[at], k_values[at] = key, n
-                            k_meta[0] = n + 1
-                        slot[o] = k_values[at]
-            a_len = ge - gs
+                        slot[o] = _alignment(known, aligned, g, o, gt_values, ocr_values, gt_pieces, ocr_pieces,
+                                             cost, first)
+            a_len = g_end[g] - g_start[g]
             for q in range(i, end):
                 r = order[q]
                 lo, hi = ocr_at[r], ocr_at[r + 1]
@@ -272,65 +352,19 @@ def _matching(gt_values, gt_lines, ocr_values, ocr_lines, coefficients):
                     if choice_state[chosen] == _UNSET:
                         # The state after run r matches g with its OCR piece `chosen`.
                         row = rows[chosen]
-                        d, s, e = aligned[row, 0], aligned[row, 1], aligned[row, 2]
-                        run_errors = errors[r] + d
-                        o = ocr[lo + chosen]
-                        os, oe = o_start[o], o_end[o]
+                        run_errors = errors[r] + aligned[row, 0]
                         gt_lo, ocr_lo = next_gt_at[n_next], next_ocr_at[n_next]
-                        gt_hi = gt_lo + gt_at[r + 1] - gt_at[r] - 1
-                        next_gt[gt_lo:gt_hi] = gt[gt_at[r] + 1:gt_at[r + 1]]
-                        ocr_hi = ocr_lo
-                        if a_len <= oe - os:
-                            next_ocr[ocr_lo:ocr_lo + chosen] = ocr[lo:lo + chosen]
-                            ocr_hi += chosen
-                            for pa, pb in ((os, os + s), (os + e, oe)):
-                                if pb > pa:
-                                    next_ocr[ocr_hi] = _number(o_start, o_end, o_keys, o_values, o_meta, pa, pb)
-                                    ocr_hi += 1
-                            rest = hi - lo - chosen - 1
-                            next_ocr[ocr_hi:ocr_hi + rest] = ocr[lo + chosen + 1:hi]
-                            ocr_hi += rest
-                        else:
-                            for pa, pb in ((gs, gs + s), (gs + e, ge)):
-                                if pb > pa:
-                                    piece = _number(g_start, g_end, g_keys, g_values, g_meta, pa, pb)
-                                    _insert_sorted(next_gt, gt_lo, gt_hi, piece, g_start, g_end)
-                                    gt_hi += 1
-                            next_ocr[ocr_lo:ocr_lo + chosen] = ocr[lo:lo + chosen]
-                            next_ocr[ocr_lo + chosen:ocr_lo + hi - lo - 1] = ocr[lo + chosen + 1:hi]
-                            ocr_hi = ocr_lo + hi - lo - 1
+                        gt_hi, ocr_hi = _next_rows(gt[gt_at[r] + 1:gt_at[r + 1]], ocr[lo:hi], chosen,
+                                                   aligned[row, 1], aligned[row, 2], g, gt_pieces, ocr_pieces,
+                                                   next_gt, gt_lo, next_ocr, ocr_lo)
                         state = _NONE
                         if gt_hi == gt_lo or ocr_hi == ocr_lo:
-                            left = 0
-                            for x in range(gt_lo, gt_hi):
-                                left += g_end[next_gt[x]] - g_start[next_gt[x]]
-                            for x in range(ocr_lo, ocr_hi):
-                                left += o_end[next_ocr[x]] - o_start[next_ocr[x]]
-                            best = min(best, run_errors + left)
+                            left = _length(next_gt[gt_lo:gt_hi], g_start, g_end)
+                            best = min(best, run_errors + left + _length(next_ocr[ocr_lo:ocr_hi], o_start, o_end))
                         else:
-                            h = _state_hash(next_gt, gt_lo, gt_hi, next_ocr, ocr_lo, ocr_hi)
-                            at = _find(m_keys, m_meta[1], h)
-                            other = m_values[at] if m_keys[at] == h else _NONE
-                            while other != _NONE:
-                                if (_same(next_gt, next_gt_at[other], next_gt_at[other + 1], gt_lo, gt_hi)
-                                        and _same(next_ocr, next_ocr_at[other], next_ocr_at[other + 1], ocr_lo, ocr_hi)):
-                                    next_errors[other] = min(next_errors[other], run_errors)
-                                    state = other
-                                    break
-                                other = same_hash[other]
-                            if state == _NONE:
-                                state = n_next
-                                if m_keys[at] == h:  # another state has this hash: chain after it
-                                    head = m_values[at]
-                                    same_hash[state] = same_hash[head]
-                                    same_hash[head] = state
-                                else:
-                                    same_hash[state] = _NONE
-                                    m_keys[at], m_values[at] = h, state
-                                    m_meta[0] += 1
-                                next_errors[state] = run_errors
-                                next_gt_at[n_next + 1], next_ocr_at[n_next + 1] = gt_hi, ocr_hi
-                                n_next += 1
+                            state = _merge(next_gt, next_gt_at, next_ocr, next_ocr_at, next_errors, same_hash,
+                                           merged, n_next, gt_hi, ocr_hi, run_errors)
+                            n_next += state == n_next
                         choice_state[chosen] = state
                     run_of[j] = choice_state[chosen]
             i = end
