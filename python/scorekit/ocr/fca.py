@@ -39,8 +39,8 @@ COEFFICIENTS = tuple(itertools.product(range(15, 31, 5), range(0, 24, 3), range(
 MAX_COEFFICIENT = fca_kernel.MAX_COEFFICIENT
 #: The most ground-truth lines × OCR lines a page may have (about 500 lines on each side). The
 #: greedy runs' work grows with the line pairs times the number of distinct runs, which grows with
-#: the noise: 452 lines at 50 % noise take about 18 s and 300 MB, 1,504 lines about 4 minutes and
-#: 2.7 GB (docs/ocr-metrics.md#flexible-character-accuracy).
+#: the noise: 452 lines at 50 % noise take about 6 s and 180 MB, 1,504 lines about 80 s and 1.5 GB
+#: (docs/ocr-metrics.md#flexible-character-accuracy).
 MAX_LINE_PAIRS = 250_000
 #: The most ground-truth characters × OCR characters a page may have (about 31,600 on each side):
 #: every alignment of a ground-truth piece with the OCR pieces costs their lengths' product.
@@ -85,7 +85,7 @@ def fca_errors(gt_lines: list[np.ndarray], ocr_lines: list[np.ndarray],
     :func:`scorekit._kernels.fca.fca_errors` (Rust, with a Numba twin); empty lines are no pieces."""
     check_size(gt_lines, ocr_lines)
     return fca_kernel.fca_errors(*_pack(gt_lines), *_pack(ocr_lines),
-                                 np.array(coefficients, dtype=np.int64).reshape(-1, 4))
+                                 np.array(coefficients, dtype=np.int64).reshape(len(coefficients), 4))
 
 
 def flexible_character_accuracy(gt: str, ocr: str, coefficients: Any = COEFFICIENTS) -> float:

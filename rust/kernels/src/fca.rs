@@ -348,6 +348,7 @@ fn state_hash(gt: &[u32], ocr: &[u32]) -> u64 {
     (h ^ (h >> 31)) >> 1
 }
 
+/// One page's matching: both sides' pieces and the alignments known so far.
 struct Matching<'a> {
     gt_values: &'a [u32],
     ocr_values: &'a [u32],
@@ -402,6 +403,7 @@ impl<'a> Matching<'a> {
         Ok(row)
     }
 
+    /// The fewest errors over `coefficients`, from the state holding every line.
     fn run(
         mut self,
         gt_lines: &[(u32, u32)],
