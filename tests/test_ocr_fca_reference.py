@@ -322,3 +322,10 @@ def test_fca_refuses_a_page_above_max_character_pairs(monkeypatch):
         fca.flexible_character_accuracy("abc\nd", "abc\nd")
     with pytest.raises(InputTooLargeError, match="MAX_CHARACTER_PAIRS"):
         fca.fca_errors([np.zeros(4, np.uint32)], [np.zeros(4, np.uint32)])
+
+
+def test_fca_errors_refuses_coefficient_rows_that_are_not_four_long():
+    line = [np.array([1, 2, 3], dtype=np.uint32)]
+    for rows in ([(1, 2, 3, 4, 5, 6)] * 2, [(1, 2)] * 2, [(1, 2, 3)] * 4):  # 12 or 4 numbers: not re-cut into rows of 4
+        with pytest.raises(ValueError):
+            fca_errors(line, line, rows)
