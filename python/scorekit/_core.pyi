@@ -56,6 +56,7 @@ __all__ = [
     "isotonic_fit",
     "conformal_fit",
     "kth_smallest",
+    "fca_errors",
     "group_sums",
     "utf8_pair_counts",
     "utf8_normalize",
@@ -300,6 +301,10 @@ def conformal_fit(probs: _F64, correct: npt.NDArray[np.bool_], alpha: float, thr
     """(q, every row's 1 - p with NaN for rows left out, rows kept) of the split-conformal fit."""
 def kth_smallest(values: _F64, k: int) -> float:
     """The k-th smallest (0-based) of the values other than NaN, by selection."""
+
+# --- fca (the flexible character accuracy's greedy matching; contract in scorekit._kernels.fca) ---
+def fca_errors(gt_values: _U32, gt_offsets: _I64, ocr_values: _U32, ocr_offsets: _I64, coefficients: _I64) -> int:
+    """The fewest errors of the greedy line matching over the coefficient rows (int64, shape (n, 4))."""
 
 # --- Arrow text path (rust/bindings/src/arrow_text.rs; contract in scorekit._kernels.utf8) --------
 #: A UTF-8 column as Arrow lays it out: (data, int32 or int64 offsets, validity bitmap or None,

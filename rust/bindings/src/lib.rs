@@ -24,6 +24,7 @@ mod calls;
 mod case_steps;
 mod conformal;
 mod episodes;
+mod fca;
 mod flows;
 mod ged;
 mod graphemes;
@@ -66,5 +67,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     conformal::register(m)?;
     arrow_text::register(m)?;
     tags::register(m)?;
+    fca::register(m)?;
     Ok(())
 }
