@@ -3,13 +3,16 @@ random inputs on both sides of its threshold, and the calls they serve stay chea
 
 from __future__ import annotations
 
+import importlib
 import math
+import numbers
 import os
 import random
 import subprocess
 import sys
 import warnings
 from collections import Counter
+from decimal import Decimal
 from fractions import Fraction
 
 import numpy as np
@@ -771,3 +774,267 @@ def test_fuzz_kappa_paths_correctly_rounded(pairs, repeat):
     assert same_bits(small, exact) and same_bits(full, exact), (a, b, small, full, exact)
     integers = {*map(type, a), *map(type, b)} <= {int, bool} and all(-2**63 <= v < 2**63 for v in a + b)
     assert (interrater._integer_counts(a, b) is not None) == integers, (a, b)
+
+
+# Fifth round (branch fix/smallend-agents): the agents' scalar calls check plain ints and floats in
+# one test and take the full checks for anything else. Each is compared with the code it replaced
+# (written out below) on the same inputs: the same value by repr, or the same exception and message.
+
+rel = importlib.import_module("scorekit.agents.reliability")  # (the package's reliability() hides it)
+
+def outcome(fn, *args, **kwargs) -> str:
+    """``repr`` of what ``fn`` returns, or the type and message of what it raises."""
+    try:
+        return repr(fn(*args, **kwargs))
+    except Exception as e:  # noqa: BLE001 - the exception itself is what is compared
+        return f"{type(e).__name__}: {e}"
+
+
+class Int(int):
+    """An int subclass: not a plain int, so it takes the full checks."""
+
+
+#: Counts and numbers that are unusual in some way, beside plain small ints.
+ODD_NUMBERS = [0, 1, 2, 3, 5, -1, -2, True, False, 2**53 + 1, 2**70, rel.MAX_TRIALS,
+               rel.MAX_TRIALS + 1, 1.0, 2.5, -0.0, 0.0, math.nan, math.inf, -math.inf, "3", None,
+               np.int64(4), np.float64(2.0), Int(3), Fraction(3, 1)]
+
+
+def checked_pass_at_k(n, c, k):
+    n, c, k = rel._counts(n, c, k)  # the code before the one-test path
+    if n - c < k:
+        return 1.0
+    return 1 - math.comb(n - c, k) / math.comb(n, k)
+
+
+def checked_pass_hat_k(n, c, k):
+    n, c, k = rel._counts(n, c, k)
+    if c < k:
+        return 0.0
+    return math.comb(c, k) / math.comb(n, k)
+
+
+def test_pass_k_one_test_path_same_values_and_errors():
+    rnd = random.Random(55)
+    cases = [(n, c, k) for n in ODD_NUMBERS for c in ODD_NUMBERS[:12] for k in ODD_NUMBERS[:8]]
+    for _ in range(20000):
+        n = rnd.choice([rnd.randrange(0, 40), rnd.randrange(0, 3000), rel.MAX_TRIALS - rnd.randrange(3)])
+        cases.append((n, rnd.randrange(-2, n + 3), rnd.randrange(-1, min(n, 60) + 3)))
+    for n, c, k in cases:
+        assert outcome(rel.pass_at_k, n=n, c=c, k=k) == outcome(checked_pass_at_k, n, c, k), (n, c, k)
+        assert outcome(rel.pass_hat_k, n=n, c=c, k=k) == outcome(checked_pass_hat_k, n, c, k), (n, c, k)
+
+
+def clamped_wilson(successes, n, z=rel.DEFAULT_Z):
+    if n <= 0:  # the code before the clamps without min/max
+        return (0.0, 1.0)
+    if not 0 <= successes <= n:
+        raise ValueError(f"wilson_interval: successes must be in [0, n]; got successes={successes}, n={n}")
+    p = successes / n
+    z2 = z * z
+    denom = 1 + z2 / n
+    center = (p + z2 / (2 * n)) / denom
+    margin = (z / denom) * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n))
+    return (max(0.0, center - margin), min(1.0, center + margin))
+
+
+def clamped_newcombe(sa, na, sb, nb, z=rel.DEFAULT_Z):
+    if na <= 0 or nb <= 0:
+        return (-1.0, 1.0)
+    l_a, u_a = clamped_wilson(sa, na, z)
+    l_b, u_b = clamped_wilson(sb, nb, z)
+    p_a, p_b = sa / na, sb / nb
+    delta = p_a - p_b
+    lower = delta - math.sqrt((p_a - l_a) ** 2 + (u_b - p_b) ** 2)
+    upper = delta + math.sqrt((u_a - p_a) ** 2 + (p_b - l_b) ** 2)
+    return (max(-1.0, lower), min(1.0, upper))
+
+
+def test_wilson_and_newcombe_clamps_same_values_and_errors():
+    """The bounds clamped by comparisons give ``max``/``min``'s values: ``-0.0``, NaN (from a NaN or
+    infinite ``z``), bounds past 0 and 1, and the errors."""
+    rnd = random.Random(56)
+    odd_z = [0.0, -0.0, 1e-300, 1e300, -1.96, math.nan, math.inf, -math.inf]
+    for _ in range(20000):
+        n = rnd.choice([rnd.randrange(-1, 30), rnd.uniform(0, 30), rnd.choice(ODD_NUMBERS[:20])])
+        s = rnd.choice([rnd.randrange(-1, 32), rnd.uniform(-1, 31), rnd.choice(ODD_NUMBERS[:20])])
+        z = rnd.choice(odd_z) if rnd.random() < 0.2 else rnd.uniform(0, 4)
+        assert outcome(rel.wilson_interval, s, n, z=z) == outcome(clamped_wilson, s, n, z), (s, n, z)
+        n2, s2 = rnd.randrange(0, 30), rnd.randrange(-1, 31)
+        assert (outcome(rel.newcombe_difference, s, n, s2, n2, z=z)
+                == outcome(clamped_newcombe, s, n, s2, n2, z)), (s, n, s2, n2, z)
+    assert rel.wilson_interval(0, 10) == clamped_wilson(0, 10) and rel.wilson_interval(0, 10)[0] == 0.0
+
+
+def checked_cost_of_pass(total_cost, n_success):
+    # the code before the one-test path
+    if type(total_cost) not in (float, int) and (isinstance(total_cost, bool)
+                                                 or not isinstance(total_cost, numbers.Real)):
+        raise cost.InvalidTypeError(f"cost_of_pass: total_cost must be a number, got {total_cost!r}")
+    if not (math.isfinite(total_cost) and total_cost >= 0):
+        raise cost.InvalidValueError(f"cost_of_pass: total_cost must be finite and >= 0, got {total_cost!r}")
+    if type(n_success) is not int and (isinstance(n_success, bool) or not isinstance(n_success, numbers.Integral)):
+        raise cost.InvalidTypeError(f"cost_of_pass: n_success must be an integer count, got {n_success!r}")
+    if n_success < 0:
+        raise cost.InvalidValueError(f"cost_of_pass: n_success must be >= 0, got {n_success}")
+    if n_success == 0:
+        return math.inf
+    try:
+        return total_cost / n_success
+    except OverflowError:
+        raise cost.InvalidValueError("cost_of_pass: n_success is beyond the float range (an integer of "
+                                     f"{n_success.bit_length()} bits)") from None
+
+
+def test_cost_of_pass_one_test_path_same_values_and_errors():
+    rnd = random.Random(57)
+    spends = ODD_NUMBERS + [1e308, 5e-324, 10**400, Fraction(1, 3), np.float32(0.5)]
+    counts = ODD_NUMBERS + [2**1100, -(2**1100)]
+    cases = [(t, s) for t in spends for s in counts]
+    cases += [(rnd.uniform(0, 1e6) * rnd.choice([1, -1, 1e-300, 1e300]), rnd.randrange(-3, 100)) for _ in range(5000)]
+    for t, s in cases:
+        assert outcome(cost.cost_of_pass, t, s) == outcome(checked_cost_of_pass, t, s), (t, s)
+
+
+#: Token counts of every kind the full checks tell apart, plain counts most often.
+ODD_TOKENS = [0, 0, 0, 1, 7, 1200, 2**53 + 1, 10**400, -1, True, False, 2.5, -0.0, 0.0, math.nan, math.inf,
+              "3", None, np.int64(5), Int(4), Fraction(1, 2)]
+
+
+def test_dollars_one_test_path_same_values_and_errors():
+    """``dollars`` against its full path ``_checked_dollars`` (the code before, rates read from the
+    properties), on counts of every kind, plain and integer rates, names and wrong prices."""
+    rnd = random.Random(58)
+    prices = [cost.per_million(2.5, 10.0), cost.per_million(2.5, 10.0, cached_input=1.25, reasoning=40.0),
+              cost.ModelPrice(input=1, output=3), cost.ModelPrice(input=1e-300, output=1e300, cached_input=0.0),
+              cost.ModelPrice(), "m", "unknown", 3.0, None]
+    table = {"m": prices[1]}
+    for _ in range(20000):
+        counts = [rnd.choice(ODD_TOKENS) if rnd.random() < 0.3 else rnd.randrange(0, 5000) for _ in range(4)]
+        c = Cost(*counts) if rnd.random() < 0.95 else rnd.choice([None, "cost", (1, 2)])
+        price, batch = rnd.choice(prices), rnd.random() < 0.3
+        assert (outcome(cost.dollars, c, price, prices=table, batch=batch)
+                == outcome(cost._checked_dollars, c, price, table, batch)), (c, price, batch)
+    for p in prices[:5]:  # the rates worked out once are the properties' values, when all are floats
+        rates = (p.input, p.output, cost.DEFAULT_CACHE_DISCOUNT * p.input if p.cached_input is None else p.cached_input,
+                 p.output if p.reasoning is None else p.reasoning)
+        assert p._float_rates == (rates if p is not prices[2] else None)
+    bare = object.__new__(cost.ModelPrice)  # made without __post_init__ (as an older pickle): the full path
+    vars(bare).update(input=1e-6, output=2e-6, cached_input=None, reasoning=None)
+    assert bare._float_rates is None
+    assert cost.dollars(Cost(10, 20, 3), bare) == cost._checked_dollars(Cost(10, 20, 3), bare, None, False)
+
+
+def test_judge_validation_reads_lists_as_before():
+    """Two lists skip ``as_labels`` and the first item labelled by both ends the search: the same
+    result as tuples and arrays, and the same error when no item has both labels."""
+    from scorekit.agents import judge_validation
+    rnd = random.Random(59)
+    labels = ["a", "b", None, math.nan, 1, 2.0, True]
+    for n in [1, 2, 3, 20, 200]:
+        for _ in range(40):
+            a, b = [rnd.choice(labels) for _ in range(n)], [rnd.choice(labels) for _ in range(n)]
+            if rnd.random() < 0.3:  # mostly missing: often no item labelled by both
+                a = [None if rnd.random() < 0.9 else x for x in a]
+            want = outcome(judge_validation, tuple(a), np.array(b, dtype=object))
+            assert outcome(judge_validation, a, b) == want, (a, b)
+            none_by_both = all(interrater.is_missing(x) or interrater.is_missing(y) for x, y in zip(a, b))
+            assert want.startswith("InvalidValueError: judge_validation: none of") == none_by_both, (a, b)
+    with pytest.raises(interrater.InvalidValueError, match="same items"):
+        judge_validation(["a"], ["a", "b"])
+
+
+#: Argument values: plain ones (their own keys without a canonicalizer) and values ``norm_value``
+#: changes or refuses (lists and tuples as tuples, NumPy scalars and Decimals by value, dicts).
+ARG_VALUES = ["Cat ", "cat", 1, 1.0, True, -0.0, math.nan, None, b"x", Fraction(1, 2), 2**70,
+              [1, "a"], ("a",), {"k": [1]}, np.int64(1), np.float64(0.5), Decimal("1.0"), Int(1)]
+
+
+def test_plain_arguments_are_their_own_normal_form():
+    """Without a canonicalizer, calls whose argument values are all plain keep their dicts (each
+    value is its own key); otherwise every call's arguments are normalised: the same names, order
+    and values as normalising each value, with or without a canonicalizer."""
+    from scorekit.agents import toolcalls
+    rnd = random.Random(60)
+    plain = {str, int, float, bool, type(None), bytes, Fraction}
+    for _ in range(3000):
+        calls = [("t", {f"a{i}": rnd.choice(ARG_VALUES[:10] if rnd.random() < 0.7 else ARG_VALUES)
+                        for i in range(rnd.randrange(0, 4))}) for _ in range(rnd.randrange(0, 4))]
+        for c in (None, str.casefold):
+            got = toolcalls._normalised(calls, c, "pred")
+            want = [{k: toolcalls.norm_value(v, c) for k, v in args.items()} for _, args in calls]
+            assert repr(got) == repr(want), calls  # the same names in the same order, the same values
+            kept = c is None and all(type(v) in plain for _, args in calls for v in args.values())
+            assert all(g is args for g, (_, args) in zip(got, calls)) == kept or not calls, calls
+    loop: list = []
+    loop.append(loop)
+    with pytest.raises(interrater.InvalidValueError, match=r"^pred\.steps\[1\]\.args\['q'\] contains itself"):
+        toolcalls._normalised([("s", {"q": 1}), ("s", {"q": loop})], None, "pred")
+
+
+def test_match_calls_unpaired_as_before():
+    """The pairs by name when no name repeats, and the calls left unpaired, against the sets of
+    paired indices the code used before, on random calls with repeated and distinct tool names."""
+    from scorekit.agents import match_calls, toolcalls
+    rnd = random.Random(61)
+    for _ in range(2000):
+        calls = [[(rnd.choice("abcd"), {"q": rnd.randrange(3)}) for _ in range(rnd.randrange(0, 5))] for _ in range(2)]
+        pairs, up, ug = match_calls(*calls)
+        p_calls, g_calls, pn, gn = toolcalls._read(*calls, None)
+        index_pairs = toolcalls._assign(p_calls, g_calls, pn, gn)
+        used_p, used_g = {i for i, _ in index_pairs}, {j for _, j in index_pairs}
+        names = [[t for t, _ in side] for side in calls]
+        if all(len(set(side)) == len(side) for side in names):  # no name repeats: paired by name
+            assert index_pairs == [(i, names[1].index(t)) for i, t in enumerate(names[0]) if t in names[1]]
+        for one, other, flip in ((0, 1, False), (1, 0, True)):
+            if len(set(names[one])) == len(names[one]):  # each call on this side takes the first exact match
+                want = sorted((k, min((m for m, t in enumerate(names[other]) if t == name),  # of its name, else
+                                      key=lambda m: (calls[other][m][1] != calls[one][k][1], m)))  # the first
+                              for k, name in enumerate(names[one]) if name in names[other])
+                assert sorted((j, i) if flip else (i, j) for i, j in index_pairs) == want
+        assert pairs == [(p_calls[i], g_calls[j]) for i, j in index_pairs]
+        assert up == [c for i, c in enumerate(p_calls) if i not in used_p]
+        assert ug == [c for j, c in enumerate(g_calls) if j not in used_g]
+
+
+def test_episode_dollars_same_as_price_of_then_dollars():
+    """The model's rate looked up in a dict without calling ``price_of``: the same dollars, and
+    ``price_of``'s error for an unknown model, for other mappings and without ``prices``."""
+    from types import MappingProxyType
+
+    from scorekit.agents.base import Episode, RunProvenance
+    rnd = random.Random(62)
+    table = {"m": cost.per_million(2.5, 10.0), "": cost.per_million(1.0, 1.0), "n": cost.ModelPrice(input=1, output=2)}
+    tables = [table, MappingProxyType(table), {}, None, {"other": table["m"]}]
+    for _ in range(3000):
+        run = rnd.choice([None, RunProvenance(model=rnd.choice(["m", "n", "", "x"]))])
+        episode = Episode(cost=rnd.choice([None, Cost(rnd.randrange(0, 9000), rnd.randrange(0, 900), rnd.randrange(0, 3))]),
+                          run=run)
+        prices, batch = rnd.choice(tables), rnd.random() < 0.3
+        given_price = rnd.choice([None, None, table["m"]])
+
+        def before():
+            if episode.cost is None:
+                return 0.0
+            p = given_price
+            if p is None:
+                p = cost.price_of((episode.run.model if episode.run else "") or "", prices=prices)
+            return cost._checked_dollars(episode.cost, p, None, batch)
+        got = outcome(cost.episode_dollars, episode, prices=prices, price=given_price, batch=batch)
+        assert got == outcome(before), (episode, prices, given_price, batch)
+
+
+#: Counts of every kind: small and huge ints, bools, floats (NaN, ±inf, -0.0), an int subclass.
+ANY_COUNT = st.one_of(st.integers(-3, 70), st.integers(-2**80, 2**80), st.integers(rel.MAX_TRIALS - 2, rel.MAX_TRIALS + 2),
+                      st.booleans(), st.floats(allow_nan=True), st.integers(0, 9).map(Int), st.none())
+
+
+@settings(max_examples=500, deadline=None)
+@given(ANY_COUNT, ANY_COUNT, ANY_COUNT,
+       st.one_of(st.floats(-1e6, 1e6), st.sampled_from([math.inf, -math.inf, math.nan, -0.0, 1e308]), ANY_COUNT))
+def test_fuzz_scalar_calls_same_as_their_full_checks(n, c, k, spend):
+    """pass@k, pass^k on any three counts and cost_of_pass on any spend and count: the value or
+    the error of the code before."""
+    assert outcome(rel.pass_at_k, n=n, c=c, k=k) == outcome(checked_pass_at_k, n, c, k)
+    assert outcome(rel.pass_hat_k, n=n, c=c, k=k) == outcome(checked_pass_hat_k, n, c, k)
+    assert outcome(cost.cost_of_pass, spend, c) == outcome(checked_cost_of_pass, spend, c)

@@ -58,6 +58,7 @@ __all__ = [
     "kth_smallest",
     "platt_fit",
     "platt_fit_listed",
+    "fca_errors",
     "group_sums",
     "utf8_pair_counts",
     "utf8_normalize",
@@ -310,6 +311,10 @@ def conformal_fit(probs: _F64, correct: npt.NDArray[np.bool_], alpha: float, thr
 def kth_smallest(values: _F64, k: int) -> float:
     """The k-th smallest (0-based) of the values other than NaN, by selection."""
 
+# --- fca (the flexible character accuracy's greedy matching; contract in scorekit._kernels.fca) ---
+def fca_errors(gt_values: _U32, gt_offsets: _I64, ocr_values: _U32, ocr_offsets: _I64, coefficients: _I64) -> int:
+    """The fewest errors of the greedy line matching over the coefficient rows (int64, shape (n, 4))."""
+
 # --- Arrow text path (rust/bindings/src/arrow_text.rs; contract in scorekit._kernels.utf8) --------
 #: A UTF-8 column as Arrow lays it out: (data, int32 or int64 offsets, validity bitmap or None,
 #: the validity bitmap's bit offset).
@@ -355,6 +360,8 @@ def cases_step_score(actual: Any, expected: Any, step_name: str, classes: tuple[
 # --- episode reader of scorekit.agents.cost (rust/bindings/src/episodes.rs) -----------------------
 def cost_columns(
     episodes: list[Any], cost_type: type, models: dict[Any, int] | None = None,
+    exact: tuple[type, type] | None = None,
 ) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.uintp], _I64, _F64, npt.NDArray[np.uint32]] | None:
     """(outcomes, costed indices, counts, latencies, model ids) of a cost report, or None when an
-    episode needs the Python path."""
+    episode needs the Python path; with ``exact=(episode_type, run_type)`` (and ``models``), also
+    None for an episode, a costed episode's run or its model not exactly of its type (``str``)."""

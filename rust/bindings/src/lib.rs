@@ -24,6 +24,7 @@ mod calls;
 mod case_steps;
 mod conformal;
 mod episodes;
+mod fca;
 mod flows;
 mod ged;
 mod graphemes;
@@ -68,5 +69,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     platt::register(m)?;
     arrow_text::register(m)?;
     tags::register(m)?;
+    fca::register(m)?;
     Ok(())
 }

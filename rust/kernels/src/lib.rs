@@ -9,6 +9,7 @@ pub mod anls;
 pub mod bootstrap;
 pub mod canon;
 pub mod conformal;
+pub mod fca;
 pub mod flows;
 pub mod ged;
 pub mod isotonic;
