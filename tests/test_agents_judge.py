@@ -485,3 +485,21 @@ def test_finding_and_episode_match_ek():
         (theirs.field, theirs.layer, theirs.severity.value, theirs.message, theirs.suggestion)
     assert J.JudgeSignal(stub)(Episode(output="meow")) == ek_judge.JudgeSignal(stub)(ek_base.Episode(output="meow"))
     assert J.JudgeSignal(stub)(Episode()) == ek_judge.JudgeSignal(stub)(ek_base.Episode()) == 0.1
+
+
+def test_interval_alpha_of_tiny_or_huge_values_is_the_alpha_of_the_values_scaled():
+    """Alpha is scale-free; values whose squared differences underflow (1e-160) or overflow used to
+    raise ZeroDivisionError or give a wrong value on the NumPy path (more than 128 cells)."""
+    import random
+
+    from scorekit.harness import krippendorff_alpha
+    rng = random.Random(7)
+    for _ in range(200):
+        table = [[rng.choice([1, 2, 3, 4.5, None]) for _ in range(70)] for _ in range(3)]
+        expected = krippendorff_alpha(table, level="interval")
+        for scale in (2.0 ** -530, 2.0 ** -1060, 2.0 ** 500):   # exact: the same alpha, bit for bit
+            scaled = [[None if x is None else x * scale for x in row] for row in table]
+            assert krippendorff_alpha(scaled, level="interval") == expected
+    tiny = [[1e-160, 2e-160, 3e-160] * 20, [2e-160, 2e-160, 3e-160] * 20]
+    assert krippendorff_alpha(tiny, level="interval") == krippendorff_alpha(
+        [[x * 1e160 for x in row] for row in tiny], level="interval") == 0.65

@@ -493,8 +493,14 @@ def _squared_pairs(values: np.ndarray, present: np.ndarray, sizes: np.ndarray) -
 
 def _interval(values: np.ndarray, present: np.ndarray, sizes: np.ndarray) -> float:
     pooled = values[present]
-    if pooled.min() == pooled.max():
+    low, high = pooled.min(), pooled.max()
+    if low == high:
         return 1.0
+    # alpha is the same for values scaled by any factor; a power of two scales every difference,
+    # square and sum exactly, so bringing the largest magnitude to [0.5, 1) changes no bit where
+    # nothing underflowed or overflowed, and keeps tiny (1e-160) or huge values from doing so
+    exponent = math.frexp(max(-float(low), float(high)))[1]
+    values, pooled = np.ldexp(values, -exponent), np.ldexp(pooled, -exponent)
     n = pooled.size
     expected = float(_squared_pairs(pooled[:, None], np.ones((n, 1), dtype=bool), np.array([n]))[0])
     return _alpha(n, _disagreement(_squared_pairs(values, present, sizes), sizes), expected)
