@@ -13,6 +13,7 @@ pub mod flows;
 pub mod ged;
 pub mod isotonic;
 pub mod levenshtein;
+pub mod record_values;
 pub mod records;
 pub mod rover;
 pub mod simd;
