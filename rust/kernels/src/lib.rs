@@ -11,6 +11,7 @@ pub mod canon;
 pub mod conformal;
 pub mod flows;
 pub mod ged;
+pub mod groups;
 pub mod isotonic;
 pub mod levenshtein;
 pub mod record_values;
