@@ -190,7 +190,7 @@ pub(crate) fn read_records<'py>(
                 continue; // no record scores this node as a leaf
             }
             a[i * p + node] = match value {
-                None => 0, // missing: compared with None
+                None => ids.lookup(&Scalar::None), // missing: compared with None
                 Some(v) => match classify(v) {
                     Leaf::Scalar(s) => ids.lookup(&s),
                     Leaf::Container => NEVER,
