@@ -11,7 +11,6 @@
 //! uses, so both accept and reject exactly the same inputs.
 
 use foldhash::HashMap as FastMap;
-use hashbrown::HashTable;
 use numpy::{IntoPyArray, PyArray1};
 use pyo3::exceptions::PyValueError;
 use pyo3::ffi;
@@ -23,7 +22,7 @@ use scorekit_kernels::align::{
 };
 use scorekit_kernels::bootstrap::Summation;
 use scorekit_kernels::canon::{canonicalize_ascii, AsciiStep};
-use scorekit_kernels::exact_i64;
+use scorekit_kernels::interning::{Native, NativeIndex, Num};
 
 use crate::bootstrap::summation;
 use crate::objects::prefetch;
@@ -31,7 +30,7 @@ use crate::parallel::guarded;
 
 /// A value as an interner keeps it (to give it back to Python).
 enum Key {
-    /// A string: the range of its text in the interner's `text`.
+    /// A string: where the interner's index keeps its text.
     Str(std::ops::Range<usize>),
     Int(i64),
     Float(f64),
@@ -41,30 +40,18 @@ enum Key {
 }
 
 impl Key {
-    /// The value as a Python object (`text`: the interner's string texts).
-    fn to_object(&self, py: Python<'_>, text: &str) -> PyResult<Py<PyAny>> {
+    /// The value as a Python object (`index`: the interner's, which keeps the string texts).
+    fn to_object(&self, py: Python<'_>, index: &NativeIndex) -> PyResult<Py<PyAny>> {
         Ok(match self {
-            Key::Str(range) => PyString::new(py, &text[range.clone()]).into_any().unbind(),
+            Key::Str(range) => PyString::new(py, index.text(range.clone()))
+                .into_any()
+                .unbind(),
             Key::Int(x) => x.into_pyobject(py)?.into_any().unbind(),
             Key::Float(x) => PyFloat::new(py, *x).into_any().unbind(),
             Key::None => py.None(),
             Key::Object(o) => o.clone_ref(py),
         })
     }
-}
-
-/// Numbers by value: an integral float within `i64` is the int it equals (Python's `2.0 == 2`).
-#[derive(Clone, Copy, PartialEq, Eq, Hash)]
-enum Num {
-    Int(i64),
-    Float(u64),
-}
-
-/// A native value: the kinds whose `==` is decided here without calling Python.
-enum Native<'a> {
-    Str(&'a str),
-    Num(Num),
-    None,
 }
 
 /// `Some(native)` for `str`, `int` within `i64`, `bool`, non-NaN `float` and `None`; `Err(())` for a
@@ -83,14 +70,10 @@ fn classify<'a>(v: &'a Bound<'_, PyAny>) -> Result<Option<Native<'a>>, ()> {
         return Ok(i.extract::<i64>().ok().map(|x| Native::Num(Num::Int(x))));
     }
     if let Ok(f) = v.cast_exact::<PyFloat>() {
-        let x = f.value();
-        if x.is_nan() {
-            return Err(());
-        }
-        if let Some(n) = exact_i64(x) {
-            return Ok(Some(Native::Num(Num::Int(n))));
-        }
-        return Ok(Some(Native::Num(Num::Float(x.to_bits()))));
+        // NaN equals nothing
+        return Num::of_float(f.value())
+            .map(|n| Some(Native::Num(n)))
+            .ok_or(());
     }
     Ok(None)
 }
@@ -161,18 +144,15 @@ impl SeenObjects {
 }
 
 /// Values → dense ids (`0, 1, 2, …` in first-seen order) under the equality rule of
-/// `scorekit._interning` (native values are compared here exactly as that rule compares them).
+/// `scorekit._interning` (native values are found by the kernel's `NativeIndex`, which compares
+/// them exactly as that rule does).
 ///
-/// Native values are interned in Rust maps (and remembered by address); any other value goes to a
+/// Native values are indexed by value (and remembered by address); any other value goes to a
 /// Python `ValueInterner` (the fallback). From the first fallback value on, every native value is registered with the fallback
 /// too, so values equal across the two kinds (a NumPy integer and an `int`) share one id.
 struct Interner {
-    /// `(hash, id)` of every interned string (its text is `keys[id]`).
-    strings: HashTable<(u64, u32)>,
-    /// The texts of the interned strings, one after the other (one allocation for all of them).
-    text: String,
-    numbers: FastMap<Num, u32>,
-    none: Option<u32>,
+    /// The native values interned, by value (and the texts of the strings).
+    index: NativeIndex,
     seen: SeenObjects,
     keys: Vec<Key>,
     interner_type: Py<PyAny>,
@@ -184,10 +164,7 @@ struct Interner {
 impl Interner {
     fn new(interner_type: Py<PyAny>) -> Self {
         Interner {
-            strings: HashTable::with_capacity(64),
-            text: String::new(),
-            numbers: presized(),
-            none: None,
+            index: NativeIndex::default(),
             seen: SeenObjects::default(),
             keys: Vec::new(),
             interner_type,
@@ -198,10 +175,7 @@ impl Interner {
 
     /// Forget every value (keeping the allocations).
     fn reset(&mut self) {
-        self.strings.clear();
-        self.text.clear();
-        self.numbers.clear();
-        self.none = None;
+        self.index.clear();
         self.seen.reset();
         self.keys.clear();
         self.fallback = None;
@@ -243,7 +217,7 @@ impl Interner {
             if matches!(self.keys[id], Key::Object(_)) {
                 continue; // NaN-like values are never found again
             }
-            let obj = self.keys[id].to_object(py, &self.text)?;
+            let obj = self.keys[id].to_object(py, &self.index)?;
             let local: usize = fallback
                 .call_method1(py, intern!(py, "id"), (obj,))?
                 .extract(py)?;
@@ -262,32 +236,19 @@ impl Interner {
         v: Option<&Bound<'_, PyAny>>,
         native: Native<'_>,
     ) -> PyResult<u32> {
-        let hash = match &native {
-            Native::Str(s) => hash_text(s),
-            _ => 0,
-        };
-        let found = match &native {
-            Native::Str(s) => self.string_id(s, hash),
-            Native::Num(n) => self.numbers.get(n).copied(),
-            Native::None => self.none,
-        };
-        if let Some(id) = found {
+        if let Some(id) = self.index.find(&native) {
             return Ok(id);
         }
-        let key = match &native {
-            Native::Str(s) => {
-                let start = self.text.len();
-                self.text.push_str(s);
-                Key::Str(start..self.text.len())
-            }
-            Native::Num(Num::Int(x)) => Key::Int(*x),
-            Native::Num(Num::Float(bits)) => Key::Float(f64::from_bits(*bits)),
+        let key = match native {
+            Native::Str(s) => Key::Str(self.index.keep_text(s)),
+            Native::Num(Num::Int(x)) => Key::Int(x),
+            Native::Num(Num::Float(bits)) => Key::Float(f64::from_bits(bits)),
             Native::None => Key::None,
         };
         let id = if self.fallback.is_some() {
             let obj = match v {
                 Some(v) => v.clone(),
-                None => key.to_object(py, &self.text)?.into_bound(py),
+                None => key.to_object(py, &self.index)?.into_bound(py),
             };
             self.via_fallback(py, &obj, key)?.0
         } else {
@@ -297,37 +258,29 @@ impl Interner {
             Native::Str(s) => {
                 // the fallback may have matched an equal value of another kind: such a string is
                 // not indexed here (the fallback answers it every time)
-                if self.text_of(id) == Some(s) {
-                    self.strings.insert_unique(hash, (hash, id), |&(h, _)| h);
+                if let Key::Str(range) = &self.keys[id as usize] {
+                    if self.index.text(range.clone()) == s {
+                        self.index.insert_text(range.clone(), id);
+                    }
                 }
             }
-            Native::Num(n) => {
-                self.numbers.insert(n, id);
-            }
-            Native::None => self.none = Some(id),
+            _ => self.index.insert(&native, id),
         }
         Ok(id)
-    }
-
-    /// The id of the string `s` (hash `hash`), if interned.
-    fn string_id(&self, s: &str, hash: u64) -> Option<u32> {
-        self.strings
-            .find(hash, |&(h, id)| h == hash && self.text_of(id) == Some(s))
-            .map(|&(_, id)| id)
     }
 
     /// The text of value `id` if it is a string kept here.
     #[inline]
     fn text_of(&self, id: u32) -> Option<&str> {
         match &self.keys[id as usize] {
-            Key::Str(range) => Some(&self.text[range.clone()]),
+            Key::Str(range) => Some(self.index.text(range.clone())),
             _ => None,
         }
     }
 
     /// Value `id` as a Python object.
     fn object(&self, py: Python<'_>, id: usize) -> PyResult<Py<PyAny>> {
-        self.keys[id].to_object(py, &self.text)
+        self.keys[id].to_object(py, &self.index)
     }
 
     /// The id of the canonical string `s`.
@@ -426,13 +379,6 @@ fn prefetch_items(calls: &Bound<'_, PyAny>) {
         prefetch(item);
         prefetch(item.wrapping_sub(32));
     }
-}
-
-/// The hash of an interned string's text.
-#[inline]
-fn hash_text(text: &str) -> u64 {
-    use std::hash::BuildHasher;
-    foldhash::fast::FixedState::default().hash_one(text)
 }
 
 type TableArrays<'py> = (

@@ -12,6 +12,7 @@ pub mod conformal;
 pub mod flows;
 pub mod ged;
 pub mod groups;
+pub mod interning;
 pub mod isotonic;
 pub mod levenshtein;
 pub mod record_values;
