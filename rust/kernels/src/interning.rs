@@ -23,6 +23,7 @@ pub enum Num {
 
 impl Num {
     /// The number `x` equals under Python's `==`; `None` for NaN, which equals nothing.
+    #[inline]
     pub fn of_float(x: f64) -> Option<Num> {
         if x.is_nan() {
             return None;
@@ -64,6 +65,7 @@ impl Default for NativeIndex {
     }
 }
 
+#[inline]
 fn text_hash(text: &str) -> u64 {
     FixedState::default().hash_one(text)
 }
@@ -78,6 +80,7 @@ impl NativeIndex {
     }
 
     /// The id of a value equal to `value`, if one is indexed.
+    #[inline]
     pub fn find(&self, value: &Native<'_>) -> Option<u32> {
         match value {
             Native::Str(s) => {
@@ -101,6 +104,7 @@ impl NativeIndex {
     }
 
     /// A text kept by [`NativeIndex::keep_text`].
+    #[inline]
     pub fn text(&self, range: Range<usize>) -> &str {
         &self.text[range]
     }

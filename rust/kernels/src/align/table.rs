@@ -61,6 +61,7 @@ impl CallRows {
     }
 
     /// Whether row `row` is the call of `key`.
+    #[inline]
     fn is_call(&self, row: u32, key: &[u32]) -> bool {
         let r = row as usize;
         let (lo, hi) = (self.offsets[r] as usize, self.offsets[r + 1] as usize);
@@ -149,12 +150,14 @@ pub struct CallTableBuilder {
 }
 
 /// The hash of a call key (fixed seed: one table's memo only).
+#[inline]
 fn key_hash(key: &[u32]) -> u64 {
     FixedState::default().hash_one(key)
 }
 
 impl CallTableBuilder {
     /// The rows added so far.
+    #[inline]
     pub fn rows(&self) -> &CallRows {
         &self.rows
     }
@@ -173,6 +176,7 @@ impl CallTableBuilder {
     }
 
     /// The row of the memoised call `key`, if any.
+    #[inline]
     pub fn find(&self, key: &[u32]) -> Option<u32> {
         let hash = key_hash(key);
         self.memo
