@@ -29,11 +29,11 @@ fuzz_target!(|data: &[u8]| {
                     key.extend([name, u32::from(input.byte() % 3)]);
                 }
                 let row = match builder.find(&key) {
-                    Some(row) => {
+                    Ok(row) => {
                         assert_eq!(keys[row as usize], key);
                         row
                     }
-                    None => {
+                    Err(new) => {
                         assert!(!keys.contains(&key), "a memoised key is found");
                         let weights: Vec<f64> = (0..key.len() / 2).map(|_| input.cost()).collect();
                         let tool_weight = input.cost();
@@ -42,7 +42,7 @@ fuzz_target!(|data: &[u8]| {
                             tool_weight,
                             Some(&weights),
                             Summation::Sequential,
-                            true,
+                            Some(new),
                         );
                         let mass = call_mass(tool_weight, &weights, Summation::Sequential);
                         assert_eq!(builder.rows().mass[row as usize], mass);

@@ -236,9 +236,10 @@ impl Interner {
         v: Option<&Bound<'_, PyAny>>,
         native: Native<'_>,
     ) -> PyResult<u32> {
-        if let Some(id) = self.index.find(&native) {
-            return Ok(id);
-        }
+        let absent = match self.index.find(&native) {
+            Ok(id) => return Ok(id),
+            Err(absent) => absent,
+        };
         let key = match native {
             Native::Str(s) => Key::Str(self.index.keep_text(s)),
             Native::Num(Num::Int(x)) => Key::Int(x),
@@ -260,7 +261,7 @@ impl Interner {
                 // not indexed here (the fallback answers it every time)
                 if let Key::Str(range) = &self.keys[id as usize] {
                     if self.index.text(range.clone()) == s {
-                        self.index.insert_text(range.clone(), id);
+                        self.index.insert_text(range.clone(), id, absent);
                     }
                 }
             }
@@ -577,7 +578,7 @@ impl CallPacker {
             }
         }
         if known {
-            if let Some(row) = self.table.find(key) {
+            if let Ok(row) = self.table.find(key) {
                 return Some(row);
             }
         }
@@ -618,11 +619,15 @@ impl CallPacker {
             memoisable &= shared;
             key.push(vid);
         }
-        if memoisable {
-            if let Some(row) = self.table.find(key) {
-                return Ok(row);
+        // a call holding a value equal to nothing (a NaN) is not memoised
+        let memo = if memoisable {
+            match self.table.find(key) {
+                Ok(row) => return Ok(row),
+                Err(new) => Some(new),
             }
-        }
+        } else {
+            None
+        };
         let (tool_weight, arg_weights) = match &self.weights {
             None => (1.0, None),
             Some((tool_weight, arg_weight)) => {
@@ -637,7 +642,7 @@ impl CallPacker {
         };
         Ok(self
             .table
-            .add(key, tool_weight, arg_weights, self.summation, memoisable))
+            .add(key, tool_weight, arg_weights, self.summation, memo))
     }
 
     /// Pack `pairs` (the batch's pairs from `first_item` on) into a fresh call table (this

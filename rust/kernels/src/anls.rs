@@ -153,6 +153,7 @@ impl Arena {
     }
 
     /// A new leaf (its raw id the next one): its node.
+    #[inline]
     pub fn push_leaf(&mut self, leaf: Leaf) -> u32 {
         let raw = self.leaves.len() as u32;
         self.leaves.push(leaf);

@@ -43,6 +43,12 @@ pub enum Native<'a> {
     None,
 }
 
+/// A value [`NativeIndex::find`] did not find.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Absent {
+    hash: u64,
+}
+
 /// Native value → id, with the texts of the strings kept in one buffer.
 #[derive(Debug)]
 pub struct NativeIndex {
@@ -79,24 +85,29 @@ impl NativeIndex {
         self.none = None;
     }
 
-    /// The id of a value equal to `value`, if one is indexed.
+    /// The id of a value equal to `value`, or, when none is indexed, what
+    /// [`NativeIndex::insert_text`] needs to index it (the string's hash, computed once).
     #[inline]
-    pub fn find(&self, value: &Native<'_>) -> Option<u32> {
-        match value {
+    pub fn find(&self, value: &Native<'_>) -> Result<u32, Absent> {
+        let found = match value {
             Native::Str(s) => {
                 let hash = text_hash(s);
-                self.strings
+                return self
+                    .strings
                     .find(hash, |&(h, _, start, end)| {
                         h == hash && &self.text[start as usize..end as usize] == *s
                     })
                     .map(|&(_, id, _, _)| id)
+                    .ok_or(Absent { hash });
             }
             Native::Num(n) => self.numbers.get(n).copied(),
             Native::None => self.none,
-        }
+        };
+        found.ok_or(Absent { hash: 0 })
     }
 
     /// Keep the text `s`: where it is ([`NativeIndex::text`]).
+    #[inline]
     pub fn keep_text(&mut self, s: &str) -> Range<usize> {
         let start = self.text.len();
         self.text.push_str(s);
@@ -111,6 +122,7 @@ impl NativeIndex {
 
     /// Index the number or `None` `value` under `id` (see [`NativeIndex::insert_text`] for a
     /// string).
+    #[inline]
     pub fn insert(&mut self, value: &Native<'_>, id: u32) {
         match value {
             Native::Str(_) => panic!("a string is indexed by its kept text"),
@@ -121,9 +133,12 @@ impl NativeIndex {
         }
     }
 
-    /// Index the string kept at `range` under `id` (not already indexed).
-    pub fn insert_text(&mut self, range: Range<usize>, id: u32) {
-        let hash = text_hash(&self.text[range.clone()]);
+    /// Index the string kept at `range` under `id`; `absent`: what [`NativeIndex::find`] gave for
+    /// that string.
+    #[inline]
+    pub fn insert_text(&mut self, range: Range<usize>, id: u32, absent: Absent) {
+        let hash = absent.hash;
+        debug_assert_eq!(hash, text_hash(&self.text[range.clone()]));
         self.strings.insert_unique(
             hash,
             (hash, id, range.start as u32, range.end as u32),
@@ -148,28 +163,29 @@ mod tests {
     #[test]
     fn values_are_found_by_value() {
         let mut index = NativeIndex::default();
+        let absent = |index: &NativeIndex, s| index.find(&Native::Str(s)).unwrap_err();
         let a = index.keep_text("a");
-        index.insert_text(a.clone(), 0);
+        index.insert_text(a.clone(), 0, absent(&index, "a"));
         index.insert(&Native::Num(Num::Int(2)), 1);
         index.insert(&Native::None, 2);
         let wasted = index.keep_text("ab"); // kept but not indexed: found by nothing
         assert_eq!(index.text(wasted), "ab");
         let b = index.keep_text("b");
-        index.insert_text(b, 3);
-        assert_eq!(index.find(&Native::Str("a")), Some(0));
-        assert_eq!(index.find(&Native::Str("b")), Some(3));
-        assert_eq!(index.find(&Native::Str("ab")), None);
-        assert_eq!(index.find(&Native::Str("")), None);
+        index.insert_text(b, 3, absent(&index, "b"));
+        assert_eq!(index.find(&Native::Str("a")), Ok(0));
+        assert_eq!(index.find(&Native::Str("b")), Ok(3));
+        assert!(index.find(&Native::Str("ab")).is_err());
+        assert!(index.find(&Native::Str("")).is_err());
         let two = Num::of_float(2.0).unwrap();
-        assert_eq!(index.find(&Native::Num(two)), Some(1));
-        assert_eq!(index.find(&Native::Num(Num::Int(3))), None);
-        assert_eq!(index.find(&Native::None), Some(2));
+        assert_eq!(index.find(&Native::Num(two)), Ok(1));
+        assert!(index.find(&Native::Num(Num::Int(3))).is_err());
+        assert_eq!(index.find(&Native::None), Ok(2));
         assert_eq!(index.text(a), "a");
         index.clear();
-        assert_eq!(index.find(&Native::Str("a")), None);
-        assert_eq!(index.find(&Native::None), None);
+        assert!(index.find(&Native::Str("a")).is_err());
+        assert!(index.find(&Native::None).is_err());
         let empty = index.keep_text("");
-        index.insert_text(empty, 7);
-        assert_eq!(index.find(&Native::Str("")), Some(7));
+        index.insert_text(empty, 7, absent(&index, ""));
+        assert_eq!(index.find(&Native::Str("")), Ok(7));
     }
 }

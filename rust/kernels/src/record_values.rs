@@ -42,6 +42,7 @@ enum Key<'a> {
 }
 
 impl<'a> Scalar<'a> {
+    #[inline]
     fn key(&self) -> Option<Key<'a>> {
         Some(match *self {
             Scalar::None => Key::None,
@@ -57,6 +58,7 @@ impl<'a> Scalar<'a> {
     }
 
     /// Whether two scalars are equal (their ids would be).
+    #[inline]
     pub fn equals(&self, other: &Scalar<'_>) -> bool {
         self.key().is_some_and(|k| other.key() == Some(k))
     }
@@ -118,6 +120,7 @@ impl ValueIds {
     }
 
     /// The id of an expected value (new values get new ids; NaN always a new one).
+    #[inline]
     pub fn intern(&mut self, s: &Scalar<'_>) -> i64 {
         match s.key() {
             None => self.fresh(),
@@ -151,6 +154,7 @@ impl ValueIds {
     }
 
     /// The id of an actual value: an expected value's id, or [`NEVER`].
+    #[inline]
     pub fn lookup(&self, s: &Scalar<'_>) -> i64 {
         match s.key() {
             None => NEVER,
@@ -184,6 +188,7 @@ fn node_hash(parent: usize, text: &str) -> u64 {
 impl Paths {
     /// `(node, new)`: the node of key `text` under `parent` ([`ROOT`] for a record's own keys),
     /// and whether it was made now.
+    #[inline]
     pub fn node(&mut self, parent: usize, text: &str) -> (usize, bool) {
         let hash = node_hash(parent, text);
         let (parents, texts) = (&self.parents, &self.texts);
@@ -203,6 +208,7 @@ impl Paths {
     }
 
     /// Record that `record` scores node `node` with value id `id`.
+    #[inline]
     pub fn add_leaf(&mut self, record: usize, node: usize, id: i64) {
         self.leaves.push((record, node, id));
     }

@@ -30,7 +30,9 @@ use crate::bootstrap::{RunningSum, Summation};
 pub mod table;
 pub mod unit;
 
-pub use table::{ranks_by_bytes, ranks_of_order, CallRows, CallTableBuilder, SortedArguments};
+pub use table::{
+    ranks_by_bytes, ranks_of_order, CallRows, CallTableBuilder, NewCall, SortedArguments,
+};
 
 /// Operation code of an aligned pair (equal or substituted elements).
 pub const OP_MATCH: i64 = 0;

@@ -139,6 +139,12 @@ fn trajectory<'a>((ids, offsets): (&'a [u32], &[i64]), k: usize) -> &'a [u32] {
     &ids[offsets[k] as usize..offsets[k + 1] as usize]
 }
 
+/// A call key [`CallTableBuilder::find`] did not find.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NewCall {
+    hash: u64,
+}
+
 /// [`CallRows`] with a memo of the calls already added (by key), so that a call met again gets
 /// its row back.
 #[derive(Default)]
@@ -175,25 +181,28 @@ impl CallTableBuilder {
         self.memo.clear();
     }
 
-    /// The row of the memoised call `key`, if any.
+    /// The row of the memoised call `key`, or, when there is none, what
+    /// [`CallTableBuilder::add`] needs to memoise it (the key's hash, computed once).
     #[inline]
-    pub fn find(&self, key: &[u32]) -> Option<u32> {
+    pub fn find(&self, key: &[u32]) -> Result<u32, NewCall> {
         let hash = key_hash(key);
         self.memo
             .find(hash, |&(h, row)| h == hash && self.rows.is_call(row, key))
             .map(|&(_, row)| row)
+            .ok_or(NewCall { hash })
     }
 
     /// Add the call `key` (`[tool, name, value, …]`) as a new row and return it: its mass is
     /// `tool_weight` plus its argument weights summed as `summation` sums (`arg_weights`: one per
-    /// argument, `None` for unit weights). With `memoise`, [`CallTableBuilder::find`] finds it.
+    /// argument, `None` for unit weights). With `memo` (what [`CallTableBuilder::find`] gave for
+    /// `key`), `find` finds it from now on.
     pub fn add(
         &mut self,
         key: &[u32],
         tool_weight: f64,
         arg_weights: Option<&[f64]>,
         summation: Summation,
-        memoise: bool,
+        memo: Option<NewCall>,
     ) -> u32 {
         let n_args = (key.len() - 1) / 2;
         let rows = &mut self.rows;
@@ -217,8 +226,8 @@ impl CallTableBuilder {
             rows.values.push(pair[1]);
         }
         rows.offsets.push(rows.names.len() as i64);
-        if memoise {
-            let hash = key_hash(key);
+        if let Some(NewCall { hash }) = memo {
+            debug_assert_eq!(hash, key_hash(key));
             self.memo.insert_unique(hash, (hash, row), |&(h, _)| h);
         }
         row
@@ -250,19 +259,25 @@ mod tests {
 
     const SEQ: Summation = Summation::Sequential;
 
+    /// `key` added, memoised.
+    fn memoised(builder: &mut CallTableBuilder, key: &[u32], weights: Option<&[f64]>) -> u32 {
+        let new = builder.find(key).unwrap_err();
+        builder.add(key, 1.0, weights, SEQ, Some(new))
+    }
+
     #[test]
     fn a_call_met_again_gets_its_row() {
         let mut builder = CallTableBuilder::default();
-        let a = builder.add(&[0, 1, 2, 3, 4], 1.0, None, SEQ, true);
-        let b = builder.add(&[0, 1, 2], 1.0, None, SEQ, true);
-        let c = builder.add(&[5, 1, 2, 3, 4], 1.0, None, SEQ, false);
+        let a = memoised(&mut builder, &[0, 1, 2, 3, 4], None);
+        let b = memoised(&mut builder, &[0, 1, 2], None);
+        let c = builder.add(&[5, 1, 2, 3, 4], 1.0, None, SEQ, None);
         assert_eq!((a, b, c), (0, 1, 2));
-        assert_eq!(builder.find(&[0, 1, 2, 3, 4]), Some(0));
-        assert_eq!(builder.find(&[0, 1, 2]), Some(1));
-        assert_eq!(builder.find(&[0, 3, 4, 1, 2]), None); // another order is another key
-        assert_eq!(builder.find(&[0, 1, 2, 3, 5]), None);
-        assert_eq!(builder.find(&[5, 1, 2, 3, 4]), None); // not memoised
-        assert_eq!(builder.find(&[0]), None);
+        assert_eq!(builder.find(&[0, 1, 2, 3, 4]), Ok(0));
+        assert_eq!(builder.find(&[0, 1, 2]), Ok(1));
+        assert!(builder.find(&[0, 3, 4, 1, 2]).is_err()); // another order is another key
+        assert!(builder.find(&[0, 1, 2, 3, 5]).is_err());
+        assert!(builder.find(&[5, 1, 2, 3, 4]).is_err()); // not memoised
+        assert!(builder.find(&[0]).is_err());
         let rows = builder.rows();
         assert_eq!(rows.tools, [0, 0, 5]);
         assert_eq!(rows.offsets, [0, 2, 3, 5]);
@@ -270,7 +285,7 @@ mod tests {
         assert_eq!(rows.values, [2, 4, 2, 2, 4]);
         assert_eq!(rows.mass, [3.0, 2.0, 3.0]);
         builder.clear();
-        assert_eq!(builder.find(&[0, 1, 2]), None);
+        assert!(builder.find(&[0, 1, 2]).is_err());
         assert_eq!(*builder.rows(), CallRows::default());
     }
 
@@ -278,13 +293,13 @@ mod tests {
     fn masses_sum_the_weights_as_python_does() {
         let mut builder = CallTableBuilder::default();
         let weights = [1e16, 1.0, -1e16];
-        builder.add(&[0, 1, 1, 2, 2, 3, 3], 0.5, Some(&weights), SEQ, true);
+        builder.add(&[0, 1, 1, 2, 2, 3, 3], 0.5, Some(&weights), SEQ, None);
         builder.add(
             &[0, 1, 1, 2, 2, 3, 3],
             0.5,
             Some(&weights),
             Summation::Compensated,
-            false,
+            None,
         );
         // ((0 + 1e16) + 1) + -1e16 == 0 left to right; 1.0 compensated (Python >= 3.12)
         assert_eq!(builder.rows().mass, [0.5, 1.5]);
@@ -294,14 +309,12 @@ mod tests {
     #[test]
     fn arguments_sort_by_the_rank_of_their_names() {
         let mut builder = CallTableBuilder::default();
-        builder.add(
+        memoised(
+            &mut builder,
             &[0, 2, 20, 0, 10, 1, 11],
-            1.0,
             Some(&[0.2, 0.0, 0.1]),
-            SEQ,
-            true,
         );
-        builder.add(&[0, 1, 12], 1.0, None, SEQ, true);
+        memoised(&mut builder, &[0, 1, 12], None);
         // name 2 ranks first, then 0, then 1
         let sorted = builder.rows().sorted_arguments(&[1, 2, 0]);
         assert_eq!(sorted.names, [0, 1, 2, 2]);
@@ -344,8 +357,8 @@ mod tests {
                     let weights: Vec<f64> =
                         (0..key.len() / 2).map(|_| 0.5 * next(4) as f64).collect();
                     let row = match builder.find(&key) {
-                        Some(row) => row,
-                        None => builder.add(&key, 1.0, Some(&weights), SEQ, true),
+                        Ok(row) => row,
+                        Err(new) => builder.add(&key, 1.0, Some(&weights), SEQ, Some(new)),
                     };
                     ids.push(row);
                 }

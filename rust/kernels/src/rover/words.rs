@@ -37,6 +37,7 @@ impl WordIds {
     }
 
     /// Append the ids of the words of `text` (split as Python's `str.split()` splits) to `out`.
+    #[inline]
     pub fn push_text(&mut self, text: &str, out: &mut Vec<u32>) -> Result<(), TooManyWords> {
         for word in text
             .split(|c: char| is_python_whitespace(c as u32))
@@ -48,6 +49,7 @@ impl WordIds {
     }
 
     /// The id of `word`, the next one when it is new.
+    #[inline]
     pub fn id(&mut self, word: &str) -> Result<u32, TooManyWords> {
         if let Some(&id) = self.ids.get(word) {
             return Ok(id);
