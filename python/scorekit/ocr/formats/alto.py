@@ -16,12 +16,13 @@ elements and ``glyph`` the ``Glyph`` elements (ALTO 3 and later). Boxes are ``HP
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from dataclasses import replace
+from typing import Any, Optional, Union
 
 from scorekit.ocr.formats.model import OcrDocument, OcrFormatError, Segment, finite_number
 from scorekit.ocr.formats.normalization import normalize_checked
 
-__all__ = ["NAMESPACES", "read_alto"]
+__all__ = ["NAMESPACES", "AltoReader"]
 
 #: The ALTO namespaces read, with the major version each names.
 NAMESPACES = {
@@ -43,29 +44,81 @@ def _box(path: Any, element: Any) -> Optional[tuple[float, float, float, float]]
     return (x, y, x + width, y + height)
 
 
-def read_alto(path: Any, root: Any, level: Optional[str]) -> OcrDocument:
-    """The :class:`OcrDocument` of the ALTO document ``root`` read from ``path``; ``level``
-    (``None``: ``line``) chooses the segments."""
-    namespace = root.tag.partition("}")[0].lstrip("{") if root.tag.startswith("{") else None
-    if namespace not in NAMESPACES:
-        raise OcrFormatError(path, f"unknown ALTO namespace {namespace!r} (read: {', '.join(NAMESPACES)})", root)
-    ns = "{" + namespace + "}"
-    level = level or "line"
+class AltoReader:
+    """Reads one ALTO document as :func:`~scorekit.ocr.formats.xml.stream_xml` hands it over:
+    each line's text when the line ends, each segment when its element ends (both kept in
+    document order); :meth:`document` gives the :class:`OcrDocument`, or raises the first error
+    a whole-tree read would raise (the first unreadable line, else the first unreadable segment)."""
 
-    def line_text(line: Any) -> str:
-        return normalize_checked(path, line, " ".join(s.get("CONTENT", "") for s in line.iterchildren(ns + "String")))
+    format = "alto"
 
-    elements = list(root.iter(ns + "TextLine"))  # kept alive: ``lines`` is keyed by their ids
-    lines = {id(line): line_text(line) for line in elements}
-    segments = []
-    for element in root.iter(ns + _ELEMENT[level]):
-        if level == "region":
-            text = "\n".join(lines[id(line)] for line in element.iter(ns + "TextLine"))
-        elif level == "line":
-            text = lines[id(element)]
-        else:
-            text = normalize_checked(path, element, element.get("CONTENT", ""))
-        confidence = finite_number(path, element, _CONFIDENCE[level], element.get(_CONFIDENCE[level])) \
-            if level in _CONFIDENCE else None
-        segments.append(Segment(element.get("ID"), level, text, _box(path, element), None, confidence))
-    return OcrDocument(str(path), "alto", "\n".join(lines.values()), tuple(segments), NAMESPACES[namespace])
+    def __init__(self, path: Any, root: Any, level: Optional[str]) -> None:
+        namespace = root.tag.partition("}")[0].lstrip("{") if root.tag.startswith("{") else None
+        self.error = None if namespace in NAMESPACES else OcrFormatError(
+            path, f"unknown ALTO namespace {namespace!r} (read: {', '.join(NAMESPACES)})", root)
+        self.path, self.level, self.version = path, level or "line", NAMESPACES.get(namespace)
+        ns = "{" + str(namespace) + "}"
+        self.line_tag, self.segment_tag, self.string_tag = ns + "TextLine", ns + _ELEMENT[self.level], ns + "String"
+        # lines and blocks leave the tree once read (a line's strings with it); nothing is kept longer
+        self.releases, self.kept = frozenset((self.line_tag, ns + "TextBlock")), frozenset()
+        self.tags = sorted(self.releases | {self.segment_tag})
+        self.lines: list[Union[str, OcrFormatError, None]] = []  # every line's text, in document order
+        self.segments: list[Union[Segment, OcrFormatError, None]] = []  # every segment, in document order
+        self.spans: dict[int, range] = {}  # block and line segments: the places of their lines
+        self.open_lines: list[int] = []  # the places of the open lines
+        self.open_segments: list[tuple[int, int]] = []  # per open segment: its place, the number of lines before it
+
+    def leaving(self, element: Any) -> None:
+        pass
+
+    def start(self, element: Any) -> None:
+        if self.error is not None:
+            return
+        if element.tag == self.segment_tag:
+            self.open_segments.append((len(self.segments), len(self.lines)))
+            self.segments.append(None)
+        if element.tag == self.line_tag:
+            self.open_lines.append(len(self.lines))
+            self.lines.append(None)
+
+    def end(self, element: Any) -> None:
+        if self.error is not None:
+            return
+        if element.tag == self.line_tag:
+            try:
+                text: Union[str, OcrFormatError] = normalize_checked(self.path, element, " ".join(
+                    s.get("CONTENT", "") for s in element.iterchildren(self.string_tag)))
+            except OcrFormatError as error:
+                text = error
+            self.lines[self.open_lines.pop()] = text
+        if element.tag == self.segment_tag:
+            place, lines_before = self.open_segments.pop()
+            if self.level in ("region", "line"):
+                self.spans[place] = range(lines_before, len(self.lines) if self.level == "region" else lines_before + 1)
+            self.segments[place] = self.segment(element)
+
+    def segment(self, element: Any) -> Union[Segment, OcrFormatError]:
+        """The segment of ``element``, which ends now; a block's or line's text is set at the end,
+        from its lines."""
+        level = self.level
+        try:
+            text = normalize_checked(self.path, element, element.get("CONTENT", "")) if level in _CONFIDENCE else ""
+            confidence = finite_number(self.path, element, _CONFIDENCE[level], element.get(_CONFIDENCE[level])) \
+                if level in _CONFIDENCE else None
+            return Segment(element.get("ID"), level, text, _box(self.path, element), None, confidence)
+        except OcrFormatError as error:
+            return error
+
+    def document(self) -> OcrDocument:
+        """The document read (module docs); what cannot be read raises its error."""
+        if self.error is not None:
+            raise self.error
+        for found in (self.lines, self.segments):
+            for item in found:
+                if isinstance(item, OcrFormatError):
+                    raise item
+        lines: list[str] = self.lines  # type: ignore[assignment]  # every item is a text now
+        segments: list[Segment] = self.segments  # type: ignore[assignment]
+        for place, span in self.spans.items():
+            segments[place] = replace(segments[place], text="\n".join(lines[i] for i in span))
+        return OcrDocument(str(self.path), "alto", "\n".join(lines), tuple(segments), self.version)
