@@ -36,6 +36,7 @@ _XML_OPTIONS = dict(resolve_entities=False, no_network=True, load_dtd=False, dtd
                     huge_tree=False, collect_ids=False)
 _NAMED_ENTITY = re.compile(rb"&(?!(?:amp|lt|gt|quot|apos);)([A-Za-z_:][-\w.:]*);")
 _NAME_PART = re.compile(rb"[-\w.:]*")
+_NO_ELEMENT = "{urn:scorekit:no-element}none"  # a tag no element has (lxml reads no tags as every tag)
 _CHARSET = re.compile(rb"""<meta[^>]*charset\s*=\s*["']?([-\w.:]+)""", re.I)
 _MARKUP_START = re.compile(rb"\s*<(\?xml|!|[A-Za-z_])")
 _HTML_START = re.compile(rb"\s*(<\?xml[^>]*>\s*)?(<!--.*?-->\s*)*<(!doctype\s+html|html)", re.I | re.S)
@@ -134,7 +135,7 @@ def iterparse(path: Any, handle: Any, tags: Optional[Collection[str]]) -> Iterat
     Refusals are :class:`OcrFormatError`, as for a document parsed whole: a file using an entity
     anywhere is refused as such even when it is malformed before that; entity declarations are
     refused once the file is parsed."""
-    parser = _parser(events=("start", "end"), tag=tags)
+    parser = _parser(events=("start", "end"), tag=_NO_ELEMENT if tags is not None and not tags else tags)
     chunk = handle.read(CHUNK_BYTES)
     scan = _EntityScan(path, chunk)
     while True:
@@ -167,7 +168,8 @@ def _root(handle: Any) -> Any:
             for _, element in parser.read_events():
                 return element
     except etree.XMLSyntaxError:
-        pass
+        for _, element in parser.read_events():  # a start tag parsed before the error
+            return element
     finally:
         handle.seek(0)
     return None
