@@ -51,6 +51,7 @@ class _Whole:
             self.root = element  # the whole tree, once parsed
 
     def document(self) -> OcrDocument:
+        assert self.read is not None  # only a reader that reads is asked for its document
         return self.read(self.root)
 
 

@@ -56,11 +56,11 @@ class AltoReader:
         namespace = root.tag.partition("}")[0].lstrip("{") if root.tag.startswith("{") else None
         self.error = None if namespace in NAMESPACES else OcrFormatError(
             path, f"unknown ALTO namespace {namespace!r} (read: {', '.join(NAMESPACES)})", root)
-        self.path, self.level, self.version = path, level or "line", NAMESPACES.get(namespace)
+        self.path, self.level, self.version = path, level or "line", NAMESPACES.get(namespace or "")
         ns = "{" + str(namespace) + "}"
         self.line_tag, self.segment_tag, self.string_tag = ns + "TextLine", ns + _ELEMENT[self.level], ns + "String"
         # lines and blocks leave the tree once read (a line's strings with it); nothing is kept longer
-        self.releases, self.kept = frozenset((self.line_tag, ns + "TextBlock")), frozenset()
+        self.releases, self.kept = frozenset((self.line_tag, ns + "TextBlock")), frozenset[str]()
         self.tags = sorted(self.releases | {self.segment_tag})
         self.lines: list[Union[str, OcrFormatError, None]] = []  # every line's text, in document order
         self.segments: list[Union[Segment, OcrFormatError, None]] = []  # every segment, in document order

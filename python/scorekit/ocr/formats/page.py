@@ -76,7 +76,8 @@ class _Region:
     __slots__ = ("id", "line", "result")
 
     def __init__(self, element: Any) -> None:
-        self.id, self.line, self.result = element.get("id"), element.sourceline, None
+        self.id, self.line = element.get("id"), element.sourceline
+        self.result: Result = OcrFormatError("", "not read")  # what it reads as, set at its end
 
 
 class PageReader:
@@ -90,7 +91,7 @@ class PageReader:
         namespace = root.tag.partition("}")[0].lstrip("{") if root.tag.startswith("{") else None
         self.error = None if namespace in NAMESPACES else OcrFormatError(
             path, f"unknown PAGE namespace {namespace!r} (read: {', '.join(sorted(NAMESPACES.values()))})", root)
-        self.version = NAMESPACES.get(namespace)
+        self.version = NAMESPACES.get(namespace or "")
         self.ns = ns = "{" + str(namespace) + "}"
         self.releases = frozenset(ns + name for name in _REGIONS + ("TextLine",))
         self.tags = sorted(self.releases | {ns + "ReadingOrder"})
@@ -249,9 +250,10 @@ class PageReader:
         ordered, left_out = self.ordered_regions()
         texts, segments = [], []
         for region in ordered:
-            if isinstance(region.result, OcrFormatError):
-                raise region.result
-            text, found = region.result
+            result = region.result
+            if isinstance(result, OcrFormatError):
+                raise result
+            text, found = result
             if text:
                 texts.append(text)
                 segments.extend(found)
@@ -278,4 +280,5 @@ def _has_text(region: _Region) -> bool:
     """Whether a region the reading order leaves out holds text. Its text is not part of the
     document, so what would make it unreadable (text that normalisation leaves unstable, bad
     coordinates) is not an error here, as in dinglehopper, which never reads it: it is listed."""
-    return isinstance(region.result, OcrFormatError) or bool(region.result[0])
+    result = region.result
+    return isinstance(result, OcrFormatError) or bool(result[0])

@@ -105,7 +105,7 @@ class _EntityScan:
         """Refuses ``chunk`` (the next bytes of the file; ``final``: the last) if it completes an entity."""
         if self.decoder is not None:
             chunk = self.decoder.decode(chunk, final).encode("utf-8")
-        text = self.carry + chunk
+        text = self.carry + chunk if self.carry else chunk
         entity = _NAMED_ENTITY.search(text)
         if entity is not None:
             raise OcrFormatError(self.path, f"uses the XML entity &{entity.group(1).decode('utf-8', 'replace')}; "
@@ -223,7 +223,7 @@ def stream_xml(path: Any, handle: Any, choose: Callable[[Any], Any]) -> Any:
     Nesting deeper than :data:`MAX_DEPTH` levels is refused after the whole file is parsed, as
     the first such element."""
     root = _root(handle)
-    reader = choose(root) if root is not None else None
+    reader: Any = choose(root) if root is not None else None
     tags, releases, kept = (reader.tags, reader.releases, tuple(reader.kept)) if reader else ((), (), ())
     too_deep = False
     for event, element in iterparse(path, handle, tags):
