@@ -155,6 +155,28 @@ def test_random_documents_read_the_same_in_any_chunks(tmp_path_factory, content,
         xml.CHUNK_BYTES = original
 
 
+MARKUP = list('<>/="&;! ?xaPcGtsltoTextRegionUnicodeLineEquiv\n') + ["&e;", "&amp;", "<!ENTITY e 'x'>", "<!DOCTYPE x ["]
+
+
+@settings(max_examples=200)
+@given(st.one_of(st.binary(max_size=200).map(lambda b: b"<" + b),
+                 st.lists(st.sampled_from(MARKUP), max_size=80)
+                 .map(lambda t: (f'<PcGts xmlns="{PAGE_NS}"><Page>' + "".join(t)).encode()),
+                 st.lists(st.sampled_from(MARKUP), max_size=80).map(lambda t: (f'<alto xmlns="{ALTO_NS}">'
+                                                                               + "".join(t)).encode())),
+       st.integers(1, 30))
+def test_any_bytes_give_the_same_document_or_error_in_any_chunks(tmp_path_factory, data, size):
+    path = tmp_path_factory.mktemp("fuzz") / "f"
+    path.write_bytes(data)
+    whole = outcome(path, "line")
+    original = xml.CHUNK_BYTES
+    xml.CHUNK_BYTES = size
+    try:
+        assert outcome(path, "line") == whole
+    finally:
+        xml.CHUNK_BYTES = original
+
+
 # ------------------------------------------------------------------------------- untrusted input, streamed
 FILL = "<!--fill-->"
 
@@ -184,6 +206,33 @@ def test_an_entity_far_into_the_file_is_refused_before_a_syntax_error_or_a_bad_n
     path.write_text(padded(page(f'<TextRegion id="r"><Bad></TextRegion>{FILL}')))
     with pytest.raises(OcrFormatError, match="malformed XML at line 2: Opening and ending tag mismatch: Bad"):
         read(path)
+
+
+MALFORMED = {  # found by comparing with the whole-tree reader: libxml2's pull parser words these otherwise
+    "entity-name-not-ascii": f'<PcGts xmlns="{PAGE_NS}"><Page>a&iRLU\ufb01;<TextRegion></Page>&b',
+    "end-in-start-tag": f'<PcGts xmlns="{PAGE_NS}"><Page>\n<\ufb01v',
+    "end-in-attribute": f'<alto xmlns="{ALTO_NS}"><String CONTENT="a',
+    "end-in-comment": f'<alto xmlns="{ALTO_NS}"><!-- a',
+    "too-deep-for-libxml2": "<alto>" + "<a>" * 300,
+}
+
+
+@pytest.mark.parametrize("name", sorted(MALFORMED))
+@pytest.mark.parametrize("size", [1, 7, None])
+def test_malformed_files_are_refused_as_a_whole_parse_refuses_them(tmp_path, monkeypatch, name, size):
+    data = MALFORMED[name].encode("utf-8")
+    with pytest.raises(etree.XMLSyntaxError) as parsed:
+        etree.fromstring(data, etree.XMLParser(resolve_entities=False, load_dtd=False, no_network=True))
+    message = parsed.value.msg
+    expected = (f"elements nested deeper than {MAX_DEPTH} levels are refused (line {parsed.value.lineno})"
+                if "depth" in message else f"XML entities are refused (line {parsed.value.lineno}: {message})"
+                if "Entity" in message else f"malformed XML at line {parsed.value.lineno}: {message}")
+    if size:
+        monkeypatch.setattr(xml, "CHUNK_BYTES", size)
+    path = write(tmp_path, "bad.xml", data)
+    with pytest.raises(OcrFormatError) as caught:
+        read(path)
+    assert str(caught.value) == f"{path}: {expected}"
 
 
 def test_billion_laughs_and_entity_declarations_are_refused_at_any_size(tmp_path):

@@ -95,10 +95,11 @@ class _EntityScan:
     """Finds the first named entity other than XML's five in a file read chunk by chunk (a
     reference cut by a chunk boundary included; UTF-16 decoded as it comes)."""
 
-    def __init__(self, path: Any, first: bytes) -> None:
+    def __init__(self, path: Any, handle: Any) -> None:
         self.path, self.carry = path, b""
         codec = {b"\xff\xfe": "utf-16-le", b"<\x00": "utf-16-le", b"\xfe\xff": "utf-16-be", b"\x00<": "utf-16-be"}
-        found = codec.get(first[:2])
+        found = codec.get(handle.read(2))
+        handle.seek(0)
         self.decoder = codecs.getincrementaldecoder(found)("ignore") if found else None
 
     def check(self, chunk: bytes, final: bool = False) -> None:
@@ -121,11 +122,31 @@ class _EntityScan:
         self.check(b"", final=True)
 
 
-def _parser(**options: Any) -> Any:
-    """A pull parser with the module's safe options (and ``options``)."""
-    parser = etree.XMLPullParser(**_XML_OPTIONS, **options)
+def _parser(kind: Any = etree.XMLPullParser, **options: Any) -> Any:
+    """A parser (by default a pull parser) with the module's safe options (and ``options``)."""
+    parser = kind(**_XML_OPTIONS, **options)
     parser.resolvers.add(_NoFetch())
     return parser
+
+
+class _NoTree:
+    """A parser target that builds nothing."""
+
+    def close(self) -> None:
+        return None
+
+
+def _malformed(path: Any, handle: Any, pulled: Any) -> OcrFormatError:
+    """The refusal of a file the pull parser found malformed (its error ``pulled``), worded as a
+    parse of the whole file words it: libxml2's pull parser words some errors at the end of a
+    file differently, or names another, so the file is parsed again from its start (building
+    nothing) for the error."""
+    handle.seek(0)
+    try:
+        etree.parse(handle, _parser(etree.XMLParser, target=_NoTree()))
+    except etree.XMLSyntaxError as exc:
+        return _refusal(path, exc)
+    return _refusal(path, pulled)  # pragma: no cover (both parsers find a malformed file malformed)
 
 
 def iterparse(path: Any, handle: Any, tags: Optional[Collection[str]]) -> Iterator[tuple[str, Any]]:
@@ -136,15 +157,15 @@ def iterparse(path: Any, handle: Any, tags: Optional[Collection[str]]) -> Iterat
     anywhere is refused as such even when it is malformed before that; entity declarations are
     refused once the file is parsed."""
     parser = _parser(events=("start", "end"), tag=_NO_ELEMENT if tags is not None and not tags else tags)
+    scan = _EntityScan(path, handle)
     chunk = handle.read(CHUNK_BYTES)
-    scan = _EntityScan(path, chunk)
     while True:
         scan.check(chunk, final=not chunk)
         try:
             root = parser.feed(chunk) if chunk else parser.close()
         except etree.XMLSyntaxError as exc:
             scan.check_rest(handle)
-            raise _refusal(path, exc) from None
+            raise _malformed(path, handle, exc) from None
         yield from parser.read_events()
         if not chunk:
             break
