@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import statistics
 import subprocess
@@ -37,11 +38,17 @@ path, level = sys.argv[1], sys.argv[2]
 model.MAX_FILE_BYTES = max(model.MAX_FILE_BYTES, os.path.getsize(path))  # a bound lifted: the parse is measured
 from scorekit.ocr import read
 wall, cpu = time.perf_counter(), time.process_time()
-document = read(path, level=level)
+try:
+    document = read(path, level=level)
+    error = None
+except Exception as exc:  # the peak RSS of a read that fails is reported too
+    error = f"{type(exc).__name__}: {exc}"[:80]
 wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-digest = hashlib.sha256(repr((document.text, document.segments, document.version, document.omitted)).encode()).hexdigest()
-print(json.dumps({"wall": wall, "cpu": cpu, "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-                  "chars": len(document.text), "segments": len(document.segments), "digest": digest[:16]}))
+out = {"wall": wall, "cpu": cpu, "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "error": error}
+if error is None:
+    digest = hashlib.sha256(repr((document.text, document.segments, document.version, document.omitted)).encode())
+    out.update(chars=len(document.text), segments=len(document.segments), digest=digest.hexdigest()[:16])
+print(json.dumps(out))
 """
 
 
@@ -87,8 +94,8 @@ def run(python_folder: str, path: Path, level: str) -> dict:
     """One read of ``path`` at ``level`` in a child process, with ``python_folder`` as the package."""
     env = {**os.environ, "PYTHONPATH": python_folder}
     done = subprocess.run([sys.executable, "-c", CHILD, str(path), level], env=env, capture_output=True, text=True)
-    if done.returncode:
-        return {"error": done.stderr.strip().splitlines()[-1]}
+    if done.returncode:  # killed, out of memory
+        return {"error": (done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[-1]}
     return json.loads(done.stdout)
 
 
@@ -115,9 +122,13 @@ def main() -> None:
                     for side, python_folder in sides.items():  # interleaved, round by round
                         results[side].append(run(python_folder, path, args.level))
                 for side, found in results.items():
-                    ok = [r for r in found if "error" not in r]
+                    ok = [r for r in found if r["error"] is None]
                     if not ok:
-                        print(f"| {kind} | {path.stat().st_size / 1e6:.0f} MB | {side} | {found[0]['error']} |")
+                        rss = max((r["rss_mb"] for r in found if "rss_mb" in r), default=math.nan)
+                        print(f"| {kind} | {path.stat().st_size / 1e6:.0f} MB | {side} | "
+                              f"{statistics.median(r.get('wall', math.nan) for r in found):.2f} s | "
+                              f"{statistics.median(r.get('cpu', math.nan) for r in found):.2f} s | {rss:.0f} MB | "
+                              f"failed: {found[0]['error']} |")
                         continue
                     print(f"| {kind} | {path.stat().st_size / 1e6:.0f} MB | {side} | "
                           f"{statistics.median(r['wall'] for r in ok):.2f} s | "
