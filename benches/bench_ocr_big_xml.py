@@ -112,6 +112,7 @@ def main() -> None:
     print(f"load: {os.getloadavg()}")
     print("| file | size | side | wall (median) | CPU (median) | peak RSS (max) | chars | segments | digest |")
     print("|---|---|---|---|---|---|---|---|---|")
+    ratios = []
     with tempfile.TemporaryDirectory() as folder:
         for kind in args.kinds:
             for size in args.sizes:
@@ -135,7 +136,15 @@ def main() -> None:
                           f"{statistics.median(r['cpu'] for r in ok):.2f} s | "
                           f"{max(r['rss_mb'] for r in ok):.0f} MB | {ok[0]['chars']:,} | {ok[0]['segments']:,} | "
                           f"{ok[0]['digest']} |")
+                if "before" in results:  # CPU after / before, round by round (both reads done)
+                    pairs = [(a, b) for a, b in zip(results["after"], results["before"])
+                             if a["error"] is None and b["error"] is None]
+                    if pairs:
+                        found = sorted(a["cpu"] / b["cpu"] for a, b in pairs)
+                        ratios.append(f"{kind} {path.stat().st_size / 1e6:.0f} MB: CPU after/before per round "
+                                      f"best {found[0]:.2f}, median {statistics.median(found):.2f}")
                 path.unlink()
+    print("\n".join(ratios))
     print(f"load: {os.getloadavg()}")
 
 

@@ -9,7 +9,8 @@ content of a local file. Nesting deeper than :data:`MAX_DEPTH` and libxml2's siz
 
 XML files are streamed (:func:`stream_xml`): parsed a chunk at a time, each element handed to a
 reader and freed once read, so that reading a file takes the memory of what is extracted from it,
-not of its tree. HTML (hOCR that is not well-formed XML) is parsed whole (:func:`parse_html`).
+not of its tree. hOCR is read from its whole tree: XHTML kept whole as it is streamed, HTML (hOCR
+that is not well-formed XML) parsed whole (:func:`parse_html`).
 """
 
 from __future__ import annotations
@@ -224,8 +225,11 @@ def _first_too_deep(path: Any, handle: Any) -> OcrFormatError:
         depth += {"start": 1, "end": -1}.get(event, 0)
         if depth > MAX_DEPTH:
             return OcrFormatError(path, f"elements nested deeper than {MAX_DEPTH} levels are refused", element)
-        if event == "end":
+        if event == "end":  # freed, with the siblings before it
             element.clear()
+            parent = element.getparent()
+            while parent is not None and element.getprevious() is not None:
+                del parent[0]
     raise AssertionError("no element is too deep")  # pragma: no cover (called when one is)
 
 
