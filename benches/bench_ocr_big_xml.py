@@ -4,7 +4,7 @@ Generates a PAGE-XML file (regions of lines of words, each with ``Coords`` and `
 reading order first) and an ALTO file (blocks of lines of ``String``s with boxes and ``WC``) of about
 the given sizes into a temporary folder, written piece by piece (nothing big is committed, the
 generating process stays small). Each read runs in its own child process, which reports its wall
-and CPU time, its peak RSS (``ru_maxrss``, its own: the parent that starts it is small) and a digest
+and CPU time, its peak RSS (``VmHWM``, its own: ``ru_maxrss`` would carry the parent's over) and a digest
 of the whole document (text and every segment), so that two trees can be compared output for
 output. With ``--before PATH`` (a checkout's ``python`` folder) each read also runs on that code,
 interleaved with this tree's, round by round; its file-size bound is lifted in the child so the
@@ -32,7 +32,7 @@ ALTO_NS = "http://www.loc.gov/standards/alto/ns-v4#"
 WORDS = ("Die", "Überschrift", "geht", "über", "zwei", "Zeilen", "ﬁnden", "daß", "Straße", "und", "—", "’s")
 
 CHILD = r"""
-import hashlib, json, os, resource, sys, time
+import hashlib, json, os, sys, time
 import scorekit.ocr.formats.model as model
 path, level = sys.argv[1], sys.argv[2]
 model.MAX_FILE_BYTES = max(model.MAX_FILE_BYTES, os.path.getsize(path))  # a bound lifted: the parse is measured
@@ -44,7 +44,9 @@ try:
 except Exception as exc:  # the peak RSS of a read that fails is reported too
     error = f"{type(exc).__name__}: {exc}"[:80]
 wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-out = {"wall": wall, "cpu": cpu, "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "error": error}
+# VmHWM: this process's own peak (ru_maxrss would carry the forking parent's over across exec)
+peak = next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith("VmHWM:"))
+out = {"wall": wall, "cpu": cpu, "rss_mb": peak / 1024, "error": error}
 if error is None:
     digest = hashlib.sha256(repr((document.text, document.segments, document.version, document.omitted)).encode())
     out.update(chars=len(document.text), segments=len(document.segments), digest=digest.hexdigest()[:16])
