@@ -16,7 +16,6 @@ elements and ``glyph`` the ``Glyph`` elements (ALTO 3 and later). Boxes are ``HP
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any, Optional, Union
 
 from scorekit.ocr.formats.model import OcrDocument, OcrFormatError, Segment, finite_number
@@ -64,7 +63,6 @@ class AltoReader:
         self.tags = sorted(self.releases | {self.segment_tag})
         self.lines: list[Union[str, OcrFormatError, None]] = []  # every line's text, in document order
         self.segments: list[Union[Segment, OcrFormatError, None]] = []  # every segment, in document order
-        self.spans: dict[int, range] = {}  # block and line segments: the places of their lines
         self.open_lines: list[int] = []  # the places of the open lines
         self.open_segments: list[tuple[int, int]] = []  # per open segment: its place, the number of lines before it
 
@@ -93,16 +91,21 @@ class AltoReader:
             self.lines[self.open_lines.pop()] = text
         if element.tag == self.segment_tag:
             place, lines_before = self.open_segments.pop()
-            if self.level in ("region", "line"):
-                self.spans[place] = range(lines_before, len(self.lines) if self.level == "region" else lines_before + 1)
-            self.segments[place] = self.segment(element)
+            self.segments[place] = self.segment(element, lines_before)
 
-    def segment(self, element: Any) -> Union[Segment, OcrFormatError]:
-        """The segment of ``element``, which ends now; a block's or line's text is set at the end,
-        from its lines."""
+    def segment(self, element: Any, lines_before: int) -> Union[Segment, OcrFormatError]:
+        """The segment of ``element``, which ends now (``lines_before``: the lines before it); a
+        block's or line's text is its lines' (which have ended: a line ends before its segment)."""
         level = self.level
         try:
-            text = normalize_checked(self.path, element, element.get("CONTENT", "")) if level in _CONFIDENCE else ""
+            if level in _CONFIDENCE:
+                text = normalize_checked(self.path, element, element.get("CONTENT", ""))
+            else:
+                lines = self.lines[lines_before:len(self.lines) if level == "region" else lines_before + 1]
+                for line in lines:
+                    if isinstance(line, OcrFormatError):
+                        return line  # raised first anyway, as the line's error
+                text = "\n".join(lines)  # type: ignore[arg-type]  # every line is a text
             confidence = finite_number(self.path, element, _CONFIDENCE[level], element.get(_CONFIDENCE[level])) \
                 if level in _CONFIDENCE else None
             return Segment(element.get("ID"), level, text, _box(self.path, element), None, confidence)
@@ -117,8 +120,5 @@ class AltoReader:
             for item in found:
                 if isinstance(item, OcrFormatError):
                     raise item
-        lines: list[str] = self.lines  # type: ignore[assignment]  # every item is a text now
-        segments: list[Segment] = self.segments  # type: ignore[assignment]
-        for place, span in self.spans.items():
-            segments[place] = replace(segments[place], text="\n".join(lines[i] for i in span))
-        return OcrDocument(str(self.path), "alto", "\n".join(lines), tuple(segments), self.version)
+        return OcrDocument(str(self.path), "alto", "\n".join(self.lines), tuple(self.segments),  # type: ignore
+                           self.version)

@@ -258,7 +258,7 @@ def stream_xml(path: Any, handle: Any, choose: Callable[[Any], Any]) -> Any:
             reader.end(element)
             if (releases is None or element.tag in releases) \
                     and not (kept and next(element.iterancestors(*kept), None) is not None):
-                too_deep = _release(element, reader, kept) or too_deep
+                too_deep = _release(element, reader, kept, releases) or too_deep
         elif reader is None:  # pragma: no cover (iterparse refuses a file without a root element)
             raise OcrFormatError(path, "malformed XML: no root element")
         else:  # "close": what is left of the tree
@@ -268,9 +268,10 @@ def stream_xml(path: Any, handle: Any, choose: Callable[[Any], Any]) -> Any:
     return reader
 
 
-def _release(element: Any, reader: Any, kept: tuple[str, ...]) -> bool:
+def _release(element: Any, reader: Any, kept: tuple[str, ...], releases: Any) -> bool:
     """Takes the ended ``element`` and the siblings before it back to the first kept one out of
-    the tree (see :func:`stream_xml`); whether one of them held an element too deep."""
+    the tree (see :func:`stream_xml`); whether one of them held an element too deep. A sibling
+    the reader released is already empty (and was checked then)."""
     leaving = [element]
     previous = element.getprevious()
     while previous is not None and previous.tag not in kept:
@@ -278,8 +279,9 @@ def _release(element: Any, reader: Any, kept: tuple[str, ...]) -> bool:
         previous = previous.getprevious()
     too_deep = False
     for gone in leaving:
-        too_deep = too_deep or _too_deep(gone)
-        reader.leaving(gone)
+        if gone is element or (releases is not None and gone.tag not in releases):
+            too_deep = too_deep or _too_deep(gone)
+            reader.leaving(gone)
     parent = element.getparent()
     for gone in leaving[1:]:
         parent.remove(gone)
