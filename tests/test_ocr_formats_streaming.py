@@ -117,6 +117,52 @@ def test_big_files_read_as_a_whole_tree_reads_them(big_files, name):
         assert [(s.id, s.text, s.box, s.confidence) for s in lines] == tree_segments(path, "line")
 
 
+IRREGULAR_ALTO = {  # words or glyphs outside a line, lines in lines: not ALTO's schema, read in document order
+    "string-in-block": '<TextBlock ID="b"><String ID="s0" CONTENT="a"/><TextLine ID="t"><String ID="s1" CONTENT="b"/>'
+                       '</TextLine><String ID="s2" CONTENT="c"/></TextBlock>',
+    "string-before-block": '<String ID="s0" CONTENT="a"/><TextBlock ID="b"><TextLine ID="t"><String ID="s1" CONTENT="b">'
+                           '<Glyph ID="g1" CONTENT="b"/></String></TextLine></TextBlock><Glyph ID="g2" CONTENT="z"/>',
+    "nested-lines": '<TextBlock><TextLine ID="t1"><String ID="s1" CONTENT="a"><Glyph ID="g1" CONTENT="a"/>'
+                    '<TextLine ID="t2"><String ID="s2" CONTENT="b"><Glyph ID="g2" CONTENT="b"/></String></TextLine>'
+                    '</String><String ID="s3" CONTENT="c"/></TextLine></TextBlock>',
+    "regular": '<TextBlock><TextLine ID="t1"><String ID="s1" CONTENT="a"><Glyph ID="g1" CONTENT="a"/></String><SP/>'
+               '<String ID="s2" CONTENT="b"/></TextLine></TextBlock>',
+}
+
+
+@pytest.mark.parametrize("name", sorted(IRREGULAR_ALTO))
+@pytest.mark.parametrize("level, tag", [("word", "String"), ("glyph", "Glyph")])
+def test_alto_words_and_glyphs_anywhere_are_read_in_document_order(tmp_path, monkeypatch, name, level, tag):
+    path = write(tmp_path, "a.xml", f'<alto xmlns="{ALTO_NS}"><Layout><Page><PrintSpace>{IRREGULAR_ALTO[name]}'
+                                    "</PrintSpace></Page></Layout></alto>")
+    streams = []
+    stream = xml.stream_xml
+    monkeypatch.setattr(xml, "stream_xml", lambda *args: streams.append(1) or stream(*args))
+    document = read(path, level=level)
+    tree = etree.parse(str(path))
+    assert [(s.id, s.text) for s in document.segments] == [(e.get("ID"), e.get("CONTENT"))
+                                                           for e in tree.iter(f"{{{ALTO_NS}}}{tag}")]
+    assert document.text == oracle(path, "line")
+    line = f"{{{ALTO_NS}}}TextLine"
+    irregular = any(next(e.iterancestors(line), None) is None for e in tree.iter(f"{{{ALTO_NS}}}{tag}")) or any(
+        next(e.iterancestors(line), None) is not None for e in tree.iter(line))
+    assert len(streams) == 1 + irregular and (name != "regular" or not irregular)  # a regular file is read once
+
+
+def test_what_a_line_reads_stays_when_an_element_inside_it_is_freed(tmp_path):
+    # found by comparing with the whole-tree reader on random nestings: a region or block inside a
+    # line, freed when it ends, took the words before it out of the line
+    words = '<Word id="w{0}"><TextEquiv><Unicode>w{0}</Unicode></TextEquiv></Word>'
+    inner = '<TextRegion id="inner"><TextEquiv><Unicode>in</Unicode></TextEquiv></TextRegion>'
+    page_path = write(tmp_path, "p.xml", page(f'<TextRegion id="r"><TextLine id="l">{words.format(1)}{inner}'
+                                              f'{words.format(2)}</TextLine></TextRegion>'))
+    assert read(page_path, level="word").text == "w1 w2"
+    alto_path = write(tmp_path, "a.xml", f'<alto xmlns="{ALTO_NS}"><TextBlock><TextLine><String CONTENT="a"/>'
+                                         '<TextBlock><TextLine><String CONTENT="b"/></TextLine></TextBlock>'
+                                         '<String CONTENT="c"/></TextLine></TextBlock></alto>')
+    assert read(alto_path).text == oracle(alto_path, "line") == "a c\nb"
+
+
 def outcome(path, level):
     """The document read, or the refusal's message."""
     try:

@@ -47,27 +47,36 @@ class AltoReader:
     """Reads one ALTO document as :func:`~scorekit.ocr.formats.xml.stream_xml` hands it over:
     each line's text when the line ends, each segment when its element ends (both kept in
     document order); :meth:`document` gives the :class:`OcrDocument`, or raises the first error
-    a whole-tree read would raise (the first unreadable line, else the first unreadable segment)."""
+    a whole-tree read would raise (the first unreadable line, else the first unreadable segment).
+
+    Words and glyphs are read from their line's subtree when the line ends (one parser event per
+    word would cost more than the rest of the read). That is their document order when every
+    ``String`` (``Glyph``) lies in a ``TextLine`` and lines do not nest, as ALTO's schema has it;
+    a file where one does not is read again with ``by_event``: one event per word or glyph."""
 
     format = "alto"
 
-    def __init__(self, path: Any, root: Any, level: Optional[str]) -> None:
+    def __init__(self, path: Any, root: Any, level: Optional[str], by_event: bool = False) -> None:
         namespace = root.tag.partition("}")[0].lstrip("{") if root.tag.startswith("{") else None
         self.error = None if namespace in NAMESPACES else OcrFormatError(
             path, f"unknown ALTO namespace {namespace!r} (read: {', '.join(NAMESPACES)})", root)
         self.path, self.level, self.version = path, level or "line", NAMESPACES.get(namespace or "")
         ns = "{" + str(namespace) + "}"
         self.line_tag, self.segment_tag, self.string_tag = ns + "TextLine", ns + _ELEMENT[self.level], ns + "String"
-        # lines and blocks leave the tree once read (a line's strings with it); nothing is kept longer
-        self.releases, self.kept = frozenset((self.line_tag, ns + "TextBlock")), frozenset[str]()
-        self.tags = sorted(self.releases | {self.segment_tag})
+        # lines and blocks leave the tree once read; strings stay until their line has read them
+        self.releases, self.kept = frozenset((self.line_tag, ns + "TextBlock")), frozenset((self.string_tag,))
+        self.from_lines = self.level in _CONFIDENCE and not by_event
+        self.tags = sorted(self.releases | (set() if self.from_lines else {self.segment_tag}))
+        self.read_line: Any = None  # the line whose words or glyphs were just read
+        self.irregular = False  # a word or glyph outside a line, or lines in lines: read again by event
         self.lines: list[Union[str, OcrFormatError, None]] = []  # every line's text, in document order
         self.segments: list[Union[Segment, OcrFormatError, None]] = []  # every segment, in document order
         self.open_lines: list[int] = []  # the places of the open lines
         self.open_segments: list[tuple[int, int]] = []  # per open segment: its place, the number of lines before it
 
     def leaving(self, element: Any) -> None:
-        pass
+        if self.from_lines and element is not self.read_line and next(element.iter(self.segment_tag), None) is not None:
+            self.irregular = True
 
     def start(self, element: Any) -> None:
         if self.error is not None:
@@ -89,6 +98,11 @@ class AltoReader:
             except OcrFormatError as error:
                 text = error
             self.lines[self.open_lines.pop()] = text
+            if self.from_lines:
+                self.read_line = element
+                if next(element.iterancestors(self.line_tag), None) is not None:
+                    self.irregular = True
+                self.segments.extend(self.segment(e, 0) for e in element.iter(self.segment_tag))
         if element.tag == self.segment_tag:
             place, lines_before = self.open_segments.pop()
             self.segments[place] = self.segment(element, lines_before)
@@ -116,6 +130,12 @@ class AltoReader:
         """The document read (module docs); what cannot be read raises its error."""
         if self.error is not None:
             raise self.error
+        if self.irregular:
+            from scorekit.ocr.formats.xml import stream_xml
+
+            with open(self.path, "rb") as handle:
+                reader = stream_xml(self.path, handle, lambda root: AltoReader(self.path, root, self.level, True))
+            return reader.document()
         for found in (self.lines, self.segments):
             for item in found:
                 if isinstance(item, OcrFormatError):

@@ -95,7 +95,8 @@ class PageReader:
         self.ns = ns = "{" + str(namespace) + "}"
         self.releases = frozenset(ns + name for name in _REGIONS + ("TextLine",))
         self.tags = sorted(self.releases | {ns + "ReadingOrder"})
-        self.kept = frozenset(ns + name for name in ("TextEquiv", "Coords", "ReadingOrder"))
+        # what a unit reads of its children (words and glyphs are read from their line's subtree)
+        self.kept = frozenset(ns + name for name in ("TextEquiv", "Coords", "ReadingOrder", "Word", "Glyph"))
         self.regions: list[_Region] = []   # every TextRegion, in document order
         self.open_regions: list[tuple[_Region, list[Result]]] = []  # with the results of their lines
         self.ids: Counter = Counter()  # the ids in the file: once the reading order is read, those it names
