@@ -16,8 +16,9 @@ __all__ = ["LEVELS", "MAX_FILE_BYTES", "Segment", "OcrDocument", "OcrFormatError
 #: The text-equiv levels, coarsest first (dinglehopper's ``--textequiv-level``).
 LEVELS = ("region", "line", "word", "glyph")
 
-#: Files larger than this are refused before they are read (a parsed XML tree takes several times
-#: its file's size in memory; one page, even with every glyph, is a few megabytes).
+#: Files read whole (plain text, hOCR) larger than this are refused before they are read (a parsed
+#: tree takes several times its file's size in memory; one page, even with every glyph, is a few
+#: megabytes). PAGE-XML and ALTO are streamed, in the memory of what is read from them, at any size.
 MAX_FILE_BYTES = 256 * 1024 * 1024
 
 Box = tuple[float, float, float, float]
@@ -107,7 +108,7 @@ def bounding_box(points: Polygon) -> Box:
 
 
 def read_bytes(path: Any) -> bytes:
-    """The content of the file ``path``; a file larger than :data:`MAX_FILE_BYTES` is an
+    """The content of the file ``path``, read whole; a file larger than :data:`MAX_FILE_BYTES` is an
     :class:`OcrFormatError`."""
     with open(path, "rb") as handle:
         data = handle.read(MAX_FILE_BYTES + 1)

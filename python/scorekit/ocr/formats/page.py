@@ -23,16 +23,16 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from typing import Any, Optional
+from typing import Any, NamedTuple, Optional, Union
 
 from lxml import etree
 
 from scorekit.ocr.formats.model import (LEVELS, OcrDocument, OcrFormatError, Segment, bounding_box,
-                                        finite_number)
+                                        describe_element, finite_number)
 from scorekit.ocr.formats.normalization import normalize_checked
 from scorekit.ocr.formats.xml import localname
 
-__all__ = ["NAMESPACES", "read_page"]
+__all__ = ["NAMESPACES", "PageReader"]
 
 #: The PAGE content namespaces read, with the version each names.
 NAMESPACES = {
@@ -45,70 +45,146 @@ _METADATA = ("UserDefined", "Labels")
 #: The element each level's text comes from, and the joiner between its units inside the parent.
 _ELEMENT = {"line": "TextLine", "word": "Word", "glyph": "Glyph"}
 _JOINER = {"line": "\n", "word": " ", "glyph": ""}
-#: Every ``id`` attribute's value in a document (plain strings: faster than lxml's "smart" ones).
-_IDS = etree.XPath("//@id", smart_strings=False)
+#: The kinds of region of PAGE 2013 to 2019 (each leaves the tree once read, with what it holds).
+_REGIONS = ("TextRegion", "ImageRegion", "LineDrawingRegion", "GraphicRegion", "TableRegion", "ChartRegion",
+            "MapRegion", "SeparatorRegion", "MathsRegion", "ChemRegion", "MusicRegion", "AdvertRegion",
+            "NoiseRegion", "UnknownRegion", "CustomRegion")
+#: The ``id`` attributes' values in an element and the elements it holds (plain strings: faster).
+_IDS = etree.XPath("descendant-or-self::*/@id", smart_strings=False)
+#: What a region or line reads as: its text and segments, or why it cannot be read.
+Result = Union[tuple[str, list[Segment]], OcrFormatError]
 
 
-class _Reader:
-    """One PAGE document being read at one level."""
+class _Entry(NamedTuple):
+    """An element of the reading order, kept once the element itself is freed: its local name,
+    attributes, where it is (for errors) and its child elements."""
 
-    def __init__(self, path: Any, root: Any, level: str) -> None:
+    name: str
+    attributes: dict[str, str]
+    where: str
+    children: tuple["_Entry", ...]
+
+
+def _entry(element: Any) -> _Entry:
+    return _Entry(localname(element), dict(element.attrib), describe_element(element),
+                  tuple(_entry(child) for child in element if isinstance(child.tag, str)))
+
+
+class _Region:
+    """A ``TextRegion`` met in the file: its id, line and, once it has ended, what it reads as."""
+
+    __slots__ = ("id", "line", "result")
+
+    def __init__(self, element: Any) -> None:
+        self.id, self.line = element.get("id"), element.sourceline
+        self.result: Result = OcrFormatError("", "not read")  # what it reads as, set at its end
+
+
+class PageReader:
+    """Reads one PAGE document at one level as :func:`~scorekit.ocr.formats.xml.stream_xml` hands
+    it over (module docs); :meth:`document` gives the :class:`OcrDocument`."""
+
+    format = "page"
+
+    def __init__(self, path: Any, root: Any, level: Optional[str]) -> None:
+        self.path, self.level = path, level or "region"
         namespace = root.tag.partition("}")[0].lstrip("{") if root.tag.startswith("{") else None
-        if namespace not in NAMESPACES:
-            raise OcrFormatError(path, f"unknown PAGE namespace {namespace!r} (read: "
-                                       f"{', '.join(sorted(NAMESPACES.values()))})", root)
-        self.path, self.root, self.level = path, root, level
-        self.version = NAMESPACES[namespace]
-        self.ns = "{" + namespace + "}"
+        self.error = None if namespace in NAMESPACES else OcrFormatError(
+            path, f"unknown PAGE namespace {namespace!r} (read: {', '.join(sorted(NAMESPACES.values()))})", root)
+        self.version = NAMESPACES.get(namespace or "")
+        self.ns = ns = "{" + str(namespace) + "}"
+        self.releases = frozenset(ns + name for name in _REGIONS + ("TextLine",))
+        self.tags = sorted(self.releases | {ns + "ReadingOrder"})
+        # what a unit reads of its children (words and glyphs are read from their line's subtree)
+        self.kept = frozenset(ns + name for name in ("TextEquiv", "Coords", "ReadingOrder", "Word", "Glyph"))
+        self.regions: list[_Region] = []   # every TextRegion, in document order
+        self.open_regions: list[tuple[_Region, list[Result]]] = []  # with the results of their lines
+        self.ids: Counter = Counter()  # the ids in the file: once the reading order is read, those it names
+        self.named: Optional[set[str]] = None  # the ids the reading order names
+        self.order_element: Any = None
+        self.order: Optional[_Entry] = None
+
+    def start(self, element: Any) -> None:
+        if element.tag == self.ns + "TextRegion":
+            region = _Region(element)
+            self.regions.append(region)
+            self.open_regions.append((region, []))
+        elif element.tag == self.ns + "ReadingOrder" and self.order_element is None:
+            self.order_element = element
+
+    def end(self, element: Any) -> None:
+        if self.error is not None:
+            return
+        if element.tag == self.ns + "TextRegion":
+            region, lines = self.open_regions.pop()
+            region.result = self.result(element, "region") if self.level == "region" else _joined(lines, "\n")
+        elif element.tag == self.ns + "TextLine":
+            if self.level != "region" and element.getparent().tag == self.ns + "TextRegion":
+                self.open_regions[-1][1].append(self.result(element, "line"))
+        elif element is self.order_element:
+            self.order = _entry(element)
+            self.named = {entry.attributes["regionRef"] for entry in _entries(self.order)
+                          if "regionRef" in entry.attributes}
+            self.ids = Counter({ident: n for ident, n in self.ids.items() if ident in self.named})
+
+    def leaving(self, element: Any) -> None:
+        """Counts the ids in ``element``, which leaves the tree (those the reading order names, once read)."""
+        for ident in _IDS(element):
+            if self.named is None or ident in self.named:
+                self.ids[ident] += 1
+
+    def result(self, element: Any, level: str) -> Result:
+        """What ``element`` reads as at ``self.level`` (its error, if it cannot be read)."""
+        try:
+            return self.unit(element, level)
+        except OcrFormatError as error:
+            return error
 
     # ----------------------------------------------------------------------------- reading order
-    def regions(self) -> tuple[list[Any], list[Any]]:
+    def ordered_regions(self) -> tuple[list[_Region], list[_Region]]:
         """The text regions in reading order, and the text regions the reading order leaves out."""
-        every = list(self.root.iter(self.ns + "TextRegion"))
-        order = next(self.root.iter(self.ns + "ReadingOrder"), None)
-        if order is None:
-            return every, []
-        ids = Counter(_IDS(self.root))
-        text_regions: dict[str, Any] = {}
-        for region in every:
-            text_regions.setdefault(region.get("id"), region)
-        ordered: list[Any] = []
-        for group in order:
-            if isinstance(group.tag, str):
-                ordered.extend(self._group(group, ids, text_regions))
+        if self.order is None:
+            return self.regions, []
+        text_regions: dict[Optional[str], _Region] = {}
+        for region in self.regions:
+            text_regions.setdefault(region.id, region)
+        ordered: list[_Region] = []
+        for group in self.order.children:
+            ordered.extend(self._group(group, text_regions))
         reached = {id(r) for r in ordered}
-        return ordered, [r for r in every if id(r) not in reached]
+        return ordered, [r for r in self.regions if id(r) not in reached]
 
-    def _group(self, group: Any, ids: Counter, text_regions: dict[str, Any]) -> list[Any]:
-        name = localname(group)
-        children = [c for c in group if isinstance(c.tag, str) and localname(c) not in _METADATA]
-        if name in _ORDERED:
-            indexed = [c for c in children if c.get("index") is not None]
+    def _group(self, group: _Entry, text_regions: dict[Optional[str], _Region]) -> list[_Region]:
+        children = [c for c in group.children if c.name not in _METADATA]
+        if group.name in _ORDERED:
+            indexed = [c for c in children if c.attributes.get("index") is not None]
             children = sorted(indexed, key=lambda c: self._index(c))
-        elif name not in _UNORDERED:
-            raise OcrFormatError(self.path, "is not an OrderedGroup or UnorderedGroup of the reading order", group)
+        elif group.name not in _UNORDERED:
+            raise OcrFormatError(self.path, "is not an OrderedGroup or UnorderedGroup of the reading order", group.where)
         regions = []
         for child in children:
-            if localname(child) in _ORDERED + _UNORDERED:
-                regions.extend(self._group(child, ids, text_regions))
+            if child.name in _ORDERED + _UNORDERED:
+                regions.extend(self._group(child, text_regions))
                 continue
-            ref = child.get("regionRef")
+            ref = child.attributes.get("regionRef")
             if ref is None:
-                raise OcrFormatError(self.path, "reading order entry without a regionRef", child)
-            if not ids[ref]:
-                raise OcrFormatError(self.path, f"reading order names region {ref!r}, which is not in the file", child)
-            if ids[ref] > 1:
-                raise OcrFormatError(self.path, f"reading order names region {ref!r}, but {ids[ref]} elements "
-                                                f"have that id", child)
+                raise OcrFormatError(self.path, "reading order entry without a regionRef", child.where)
+            if not self.ids[ref]:
+                raise OcrFormatError(self.path, f"reading order names region {ref!r}, which is not in the file",
+                                     child.where)
+            if self.ids[ref] > 1:
+                raise OcrFormatError(self.path, f"reading order names region {ref!r}, but {self.ids[ref]} elements "
+                                                f"have that id", child.where)
             if ref in text_regions:  # a reference to another kind of region adds nothing
                 regions.append(text_regions[ref])
         return regions
 
-    def _index(self, child: Any) -> int:
+    def _index(self, child: _Entry) -> int:
         try:
-            return int(child.get("index"))
+            return int(child.attributes["index"])
         except ValueError:
-            raise OcrFormatError(self.path, f"index={child.get('index')!r} is not an integer", child) from None
+            raise OcrFormatError(self.path, f"index={child.attributes['index']!r} is not an integer",
+                                 child.where) from None
 
     # ------------------------------------------------------------------------------------- text
     def text_equiv(self, element: Any) -> tuple[str, Optional[float]]:
@@ -168,27 +244,42 @@ class _Reader:
             segments.extend(found)
         return _JOINER[below].join(texts), segments
 
+    def document(self) -> OcrDocument:
+        """The document read (module docs); what cannot be read raises its error."""
+        if self.error is not None:
+            raise self.error
+        ordered, left_out = self.ordered_regions()
+        texts, segments = [], []
+        for region in ordered:
+            result = region.result
+            if isinstance(result, OcrFormatError):
+                raise result
+            text, found = result
+            if text:
+                texts.append(text)
+                segments.extend(found)
+        omitted = tuple(r.id or f"line {r.line}" for r in left_out if _has_text(r))
+        return OcrDocument(str(self.path), "page", "\n".join(texts), tuple(segments), self.version, omitted)
 
-def read_page(path: Any, root: Any, level: Optional[str]) -> OcrDocument:
-    """The :class:`OcrDocument` of the PAGE document ``root`` read from ``path`` at ``level``
-    (``None``: ``region``, dinglehopper's default)."""
-    reader = _Reader(path, root, level or "region")
-    ordered, left_out = reader.regions()
-    texts, segments = [], []
-    for region in ordered:
-        text, found = reader.unit(region, "region")
-        if text:
-            texts.append(text)
-            segments.extend(found)
-    omitted = tuple(r.get("id") or f"line {r.sourceline}" for r in left_out if _has_text(reader, r))
-    return OcrDocument(str(path), "page", "\n".join(texts), tuple(segments), reader.version, omitted)
+
+def _joined(results: list[Result], joiner: str) -> Result:
+    """The results of a region's lines joined, or the first one's error."""
+    for result in results:
+        if isinstance(result, OcrFormatError):
+            return result
+    return joiner.join(text for text, _ in results), [s for _, found in results for s in found]  # type: ignore[misc]
 
 
-def _has_text(reader: _Reader, region: Any) -> bool:
+def _entries(entry: _Entry) -> Any:
+    """``entry`` and every entry below it."""
+    yield entry
+    for child in entry.children:
+        yield from _entries(child)
+
+
+def _has_text(region: _Region) -> bool:
     """Whether a region the reading order leaves out holds text. Its text is not part of the
     document, so what would make it unreadable (text that normalisation leaves unstable, bad
     coordinates) is not an error here, as in dinglehopper, which never reads it: it is listed."""
-    try:
-        return bool(reader.unit(region, "region")[0])
-    except OcrFormatError:
-        return True
+    result = region.result
+    return isinstance(result, OcrFormatError) or bool(result[0])
