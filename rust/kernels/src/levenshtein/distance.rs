@@ -260,95 +260,149 @@ pub(crate) fn myers_pruned(
     vn: &mut Vec<u64>,
     mut visit: impl FnMut(usize, usize, &[u64], &[u64]),
 ) -> Result<(usize, usize, usize), TryReserveError> {
-    let words = m.div_ceil(64);
-    let final_bit = ((m - 1) % 64) as u32;
-    let end = |b: usize| (64 * (b + 1)).min(m);
-    let budget = prune.budget as isize;
-    fill(vp, words, !0)?;
-    fill(vn, words, 0)?;
-    let (mut first, mut last) = band.blocks(1, m);
-    // Bottom values of the first and last computed blocks (column 0: D[i][0] = i).
-    let (mut top, mut score) = (end(first), end(last));
+    let pass = Pass::new(m, band, Some(prune));
+    let mut st = pass.start(vp, vn)?;
     for (col, &c) in text.iter().enumerate() {
-        let j = col + 1;
-        let (static_first, static_last) = band.blocks(j, m);
-        while first < static_first.min(last) {
-            first += 1;
-            top = (top as isize + block_delta(vp[first], vn[first], first, m)) as usize;
-        }
-        let mut state = RowState {
-            first,
-            last,
-            top,
-            score,
-        };
-        match masks.row(c) {
-            Row::Absent => pruned_row(
-                vp,
-                vn,
-                &mut state,
-                static_last,
-                words,
-                final_bit,
-                m,
-                j,
-                &prune,
-                |_| 0,
-            ),
-            Row::Dense(eqs) => pruned_row(
-                vp,
-                vn,
-                &mut state,
-                static_last,
-                words,
-                final_bit,
-                m,
-                j,
-                &prune,
-                |b| eqs[b],
-            ),
-            Row::Sparse(blocks, bits) => pruned_row(
-                vp,
-                vn,
-                &mut state,
-                static_last,
-                words,
-                final_bit,
-                m,
-                j,
-                &prune,
-                |b| blocks.binary_search(&(b as u32)).map_or(0, |e| bits[e]),
-            ),
-        }
-        RowState {
-            first,
-            last,
-            top,
-            score,
-        } = state;
-        // Drop the bottom and top blocks no optimal path can use.
-        // (Only when the block above's bottom cell is out of reach too, so that the block is not
-        // entered again in the next column: no drop-and-enter churn.)
-        while last > first && prune.block_bound(last, end(last), score, j) > budget {
-            let above = (score as isize - block_delta(vp[last], vn[last], last, m)) as usize;
-            if prune.cell_bound(end(last - 1), above, j) <= budget {
-                break;
-            }
-            score = above;
-            last -= 1;
-        }
-        if first == last {
-            top = score;
-        }
-        while first < last && prune.block_bound(first, end(first), top, j) > budget {
-            first += 1;
-            top = (top as isize + block_delta(vp[first], vn[first], first, m)) as usize;
-        }
-        visit(col, first, &vp[first..=last], &vn[first..=last]);
+        pass.column(masks, c, &mut st, vp, vn, col + 1);
+        visit(
+            col,
+            st.first,
+            &vp[st.first..=st.last],
+            &vn[st.first..=st.last],
+        );
     }
-    Ok((score, first, last))
+    Ok((st.score, st.first, st.last))
 }
 
+/// Two passes of [`myers_pruned`] with the same pattern length, band and budget (`None`: no
+/// pruning, every block of the band) over their own masks and texts, run column by column
+/// together: a Hirschberg split's forward and backward passes. One pass alone waits on each block
+/// step's carry chain (the next block needs the delta leaving this one); the two passes' steps
+/// are independent, so the processor overlaps them. Each pass computes exactly what it computes
+/// alone. Returns each pass's `(D', first, last)` as [`myers_pruned`] does.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn myers_pruned_pair(
+    masks: [&PatternMasks; 2],
+    m: usize,
+    texts: [&[u32]; 2],
+    band: Band,
+    prune: Option<Prune>,
+    [vp_a, vp_b]: [&mut Vec<u64>; 2],
+    [vn_a, vn_b]: [&mut Vec<u64>; 2],
+) -> Result<[(usize, usize, usize); 2], TryReserveError> {
+    let pass = Pass::new(m, band, prune);
+    // The masks of a symbol absent from a pattern: zero in every block.
+    let mut zeros = Vec::new();
+    fill(&mut zeros, pass.words, 0)?;
+    let dense = |row| match row {
+        Row::Absent => Some(&zeros[..]),
+        Row::Dense(eqs) => Some(eqs),
+        Row::Sparse(..) => None,
+    };
+    let (mut st_a, mut st_b) = (pass.start(vp_a, vn_a)?, pass.start(vp_b, vn_b)?);
+    let both = texts[0].len().min(texts[1].len());
+    for (col, (&c_a, &c_b)) in texts[0].iter().zip(texts[1]).enumerate() {
+        let j = col + 1;
+        match (dense(masks[0].row(c_a)), dense(masks[1].row(c_b))) {
+            (Some(eq_a), Some(eq_b)) => {
+                let static_last = pass.begin_column(&mut st_a, vp_a, vn_a, j);
+                pass.begin_column(&mut st_b, vp_b, vn_b, j);
+                let [h_a, h_b] =
+                    pass.advance_pair((&mut st_a, vp_a, vn_a, eq_a), (&mut st_b, vp_b, vn_b, eq_b));
+                pass.end_column(&mut st_a, vp_a, vn_a, j, static_last, h_a, |b| eq_a[b]);
+                pass.end_column(&mut st_b, vp_b, vn_b, j, static_last, h_b, |b| eq_b[b]);
+            }
+            _ => {
+                pass.column(masks[0], c_a, &mut st_a, vp_a, vn_a, j);
+                pass.column(masks[1], c_b, &mut st_b, vp_b, vn_b, j);
+            }
+        }
+    }
+    // The longer text's last column, if any, alone.
+    for (col, &c) in texts[0].iter().enumerate().skip(both) {
+        pass.column(masks[0], c, &mut st_a, vp_a, vn_a, col + 1);
+    }
+    for (col, &c) in texts[1].iter().enumerate().skip(both) {
+        pass.column(masks[1], c, &mut st_b, vp_b, vn_b, col + 1);
+    }
+    Ok([
+        (st_a.score, st_a.first, st_a.last),
+        (st_b.score, st_b.first, st_b.last),
+    ])
+}
+
+/// Block steps of two passes at once: block `k` of `a` and block `k` of `b` (each the blocks
+/// `vp`, `vn` and their masks `eq`, all of one length) with their own horizontal deltas `h_*`
+/// (in: entering the first block; out: leaving the last). Leaving bit 63 of every block.
+#[inline(always)]
+fn block_steps_pair(
+    (vp_a, vn_a, eq_a): (&mut [u64], &mut [u64], &[u64]),
+    (vp_b, vn_b, eq_b): (&mut [u64], &mut [u64], &[u64]),
+    h_a: &mut (u64, u64),
+    h_b: &mut (u64, u64),
+) {
+    #[cfg(target_arch = "x86_64")]
+    if crate::simd::avx2() {
+        // SAFETY: the processor supports AVX2 (simd::avx2 checked it just above).
+        unsafe { block_steps_pair_avx2((vp_a, vn_a, eq_a), (vp_b, vn_b, eq_b), h_a, h_b) };
+        return;
+    }
+    let blocks_a = vp_a.iter_mut().zip(vn_a.iter_mut()).zip(eq_a);
+    let blocks_b = vp_b.iter_mut().zip(vn_b.iter_mut()).zip(eq_b);
+    for (((p_a, n_a), &e_a), ((p_b, n_b), &e_b)) in blocks_a.zip(blocks_b) {
+        block_step(e_a, p_a, n_a, &mut h_a.0, &mut h_a.1, 63);
+        block_step(e_b, p_b, n_b, &mut h_b.0, &mut h_b.1, 63);
+    }
+}
+
+/// [`block_steps_pair`] with the two passes in the two 64-bit lanes of one 128-bit vector: the
+/// same operations as [`block_step`] on both lanes (each lane's add carries within the lane), so
+/// the pair costs one step's instructions.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn block_steps_pair_avx2(
+    (vp_a, vn_a, eq_a): (&mut [u64], &mut [u64], &[u64]),
+    (vp_b, vn_b, eq_b): (&mut [u64], &mut [u64], &[u64]),
+    h_a: &mut (u64, u64),
+    h_b: &mut (u64, u64),
+) {
+    use std::arch::x86_64::*;
+    let pair = |a: u64, b: u64| _mm_set_epi64x(b as i64, a as i64);
+    let ones = _mm_set1_epi64x(-1);
+    let (mut hp, mut hn) = (pair(h_a.0, h_b.0), pair(h_a.1, h_b.1));
+    let blocks_a = vp_a.iter_mut().zip(vn_a.iter_mut()).zip(eq_a);
+    let blocks_b = vp_b.iter_mut().zip(vn_b.iter_mut()).zip(eq_b);
+    for (((p_a, n_a), &e_a), ((p_b, n_b), &e_b)) in blocks_a.zip(blocks_b) {
+        let (p, n, eq) = (pair(*p_a, *p_b), pair(*n_a, *n_b), pair(e_a, e_b));
+        let x = _mm_or_si128(eq, hn);
+        let sum = _mm_add_epi64(_mm_and_si128(x, p), p);
+        let d0 = _mm_or_si128(_mm_or_si128(_mm_xor_si128(sum, p), x), n);
+        let h_pos = _mm_or_si128(n, _mm_andnot_si128(_mm_or_si128(d0, p), ones));
+        let h_neg = _mm_and_si128(d0, p);
+        let h_pos_s = _mm_or_si128(_mm_slli_epi64::<1>(h_pos), hp);
+        let h_neg_s = _mm_or_si128(_mm_slli_epi64::<1>(h_neg), hn);
+        hp = _mm_srli_epi64::<63>(h_pos);
+        hn = _mm_srli_epi64::<63>(h_neg);
+        let p = _mm_or_si128(h_neg_s, _mm_andnot_si128(_mm_or_si128(d0, h_pos_s), ones));
+        let n = _mm_and_si128(h_pos_s, d0);
+        (*p_a, *p_b) = (
+            _mm_cvtsi128_si64(p) as u64,
+            _mm_extract_epi64::<1>(p) as u64,
+        );
+        (*n_a, *n_b) = (
+            _mm_cvtsi128_si64(n) as u64,
+            _mm_extract_epi64::<1>(n) as u64,
+        );
+    }
+    *h_a = (_mm_cvtsi128_si64(hp) as u64, _mm_cvtsi128_si64(hn) as u64);
+    *h_b = (
+        _mm_extract_epi64::<1>(hp) as u64,
+        _mm_extract_epi64::<1>(hn) as u64,
+    );
+}
+
+/// Where a pruned pass stands after a column: its first and last computed blocks and the `D'`
+/// values at their last rows.
 struct RowState {
     first: usize,
     last: usize,
@@ -356,68 +410,287 @@ struct RowState {
     score: usize,
 }
 
-/// One column of [`myers_pruned`]: advance the computed blocks, then enter blocks below while
-/// an optimal path may enter them.
-#[allow(clippy::too_many_arguments)]
-#[inline(always)]
-fn pruned_row(
-    vp: &mut [u64],
-    vn: &mut [u64],
-    st: &mut RowState,
-    static_last: usize,
+/// The fixed parameters of a pruned pass: the pattern's length and blocks, the band, and the
+/// budget (`None`: every block of the band is computed, none dropped).
+#[derive(Clone, Copy)]
+struct Pass {
+    m: usize,
     words: usize,
     final_bit: u32,
-    m: usize,
-    j: usize,
-    prune: &Prune,
-    eq: impl Fn(usize) -> u64,
-) {
-    let (mut hp, mut hn) = (1u64, 0u64);
-    let bit = |b: usize| if b + 1 == words { final_bit } else { 63 };
-    let (first, last) = (st.first, st.last);
-    if first < last {
+    band: Band,
+    prune: Option<Prune>,
+}
+
+impl Pass {
+    fn new(m: usize, band: Band, prune: Option<Prune>) -> Pass {
+        Pass {
+            m,
+            words: m.div_ceil(64),
+            final_bit: ((m - 1) % 64) as u32,
+            band,
+            prune,
+        }
+    }
+
+    /// Last pattern row of block `b`.
+    #[inline(always)]
+    fn end(&self, b: usize) -> usize {
+        (64 * (b + 1)).min(self.m)
+    }
+
+    /// The bit of block `b` whose horizontal delta goes on to the block below (or is the last
+    /// row's).
+    #[inline(always)]
+    fn out_bit(&self, b: usize) -> u32 {
+        if b + 1 == self.words {
+            self.final_bit
+        } else {
+            63
+        }
+    }
+
+    /// Cell `(i, j)` of value `s` may be on an optimal path.
+    #[inline(always)]
+    fn reachable(&self, i: usize, s: usize, j: usize) -> bool {
+        self.prune
+            .is_none_or(|p| p.cell_bound(i, s, j) <= p.budget as isize)
+    }
+
+    /// No row of block `b` (last row's value `s`) in column `j` can be on an optimal path.
+    #[inline(always)]
+    fn unreachable_block(&self, b: usize, s: usize, j: usize) -> bool {
+        self.prune
+            .is_some_and(|p| p.block_bound(b, self.end(b), s, j) > p.budget as isize)
+    }
+
+    /// The state before the first column (`D[i][0] = i`), with the buffers reset.
+    fn start(&self, vp: &mut Vec<u64>, vn: &mut Vec<u64>) -> Result<RowState, TryReserveError> {
+        fill(vp, self.words, !0)?;
+        fill(vn, self.words, 0)?;
+        let (first, last) = self.band.blocks(1, self.m);
+        Ok(RowState {
+            first,
+            last,
+            top: self.end(first),
+            score: self.end(last),
+        })
+    }
+
+    /// Column `j` (1-based) of text symbol `c`, whatever the layout of its masks.
+    #[inline(always)]
+    fn column(
+        &self,
+        masks: &PatternMasks,
+        c: u32,
+        st: &mut RowState,
+        vp: &mut [u64],
+        vn: &mut [u64],
+        j: usize,
+    ) {
+        let static_last = self.begin_column(st, vp, vn, j);
+        match masks.row(c) {
+            Row::Absent => self.column_with(st, vp, vn, j, static_last, |_| 0),
+            Row::Dense(eqs) => self.column_with(st, vp, vn, j, static_last, |b| eqs[b]),
+            Row::Sparse(blocks, bits) => self.column_with(st, vp, vn, j, static_last, |b| {
+                blocks.binary_search(&(b as u32)).map_or(0, |e| bits[e])
+            }),
+        }
+    }
+
+    /// Column `j` whose masks are `eq(block)`.
+    #[inline(always)]
+    fn column_with(
+        &self,
+        st: &mut RowState,
+        vp: &mut [u64],
+        vn: &mut [u64],
+        j: usize,
+        static_last: usize,
+        eq: impl Fn(usize) -> u64,
+    ) {
+        let mut h = (1u64, 0u64);
+        let body = self.advance_first(st, vp, vn, &eq, &mut h);
+        for b in body..st.last {
+            block_step(eq(b), &mut vp[b], &mut vn[b], &mut h.0, &mut h.1, 63);
+        }
+        let last = st.last;
+        let bit = self.out_bit(last);
+        block_step(
+            eq(last),
+            &mut vp[last],
+            &mut vn[last],
+            &mut h.0,
+            &mut h.1,
+            bit,
+        );
+        self.end_column(st, vp, vn, j, static_last, h, eq);
+    }
+
+    /// Leave the blocks above the band of column `j`; returns the band's last block there.
+    #[inline(always)]
+    fn begin_column(&self, st: &mut RowState, vp: &[u64], vn: &[u64], j: usize) -> usize {
+        let (static_first, static_last) = self.band.blocks(j, self.m);
+        while st.first < static_first.min(st.last) {
+            st.first += 1;
+            st.top = (st.top as isize + block_delta(vp[st.first], vn[st.first], st.first, self.m))
+                as usize;
+        }
+        static_last
+    }
+
+    /// Advance the first computed block when it is not also the last (updating `top`); returns
+    /// the next block to advance. `h` is the horizontal delta entering it and leaving it.
+    #[inline(always)]
+    fn advance_first(
+        &self,
+        st: &mut RowState,
+        vp: &mut [u64],
+        vn: &mut [u64],
+        eq: impl Fn(usize) -> u64,
+        h: &mut (u64, u64),
+    ) -> usize {
+        let first = st.first;
+        if first == st.last {
+            return first;
+        }
         block_step(
             eq(first),
             &mut vp[first],
             &mut vn[first],
-            &mut hp,
-            &mut hn,
+            &mut h.0,
+            &mut h.1,
             63,
         );
-        st.top = (st.top as isize + hp as isize - hn as isize) as usize;
-        for b in first + 1..last {
-            block_step(eq(b), &mut vp[b], &mut vn[b], &mut hp, &mut hn, 63);
-        }
+        st.top = (st.top as isize + h.0 as isize - h.1 as isize) as usize;
+        first + 1
     }
-    block_step(
-        eq(last),
-        &mut vp[last],
-        &mut vn[last],
-        &mut hp,
-        &mut hn,
-        bit(last),
-    );
-    // `prev`: the last block's bottom value in the previous column.
-    let mut prev = st.score;
-    st.score = (st.score as isize + hp as isize - hn as isize) as usize;
-    let budget = prune.budget as isize;
-    while st.last < static_last {
-        let e = 64 * (st.last + 1);
-        if prune.cell_bound(e, prev, j - 1) > budget && prune.cell_bound(e, st.score, j) > budget {
-            break;
+
+    /// Advance the computed blocks of two passes in one column, block steps interleaved; returns
+    /// the horizontal delta leaving each pass's last block.
+    #[inline(always)]
+    fn advance_pair(
+        &self,
+        (st_a, vp_a, vn_a, eq_a): (&mut RowState, &mut [u64], &mut [u64], &[u64]),
+        (st_b, vp_b, vn_b, eq_b): (&mut RowState, &mut [u64], &mut [u64], &[u64]),
+    ) -> [(u64, u64); 2] {
+        let (mut h_a, mut h_b) = ((1u64, 0u64), (1u64, 0u64));
+        let body_a = self.advance_first(st_a, vp_a, vn_a, |b| eq_a[b], &mut h_a);
+        let body_b = self.advance_first(st_b, vp_b, vn_b, |b| eq_b[b], &mut h_b);
+        let (last_a, last_b) = (st_a.last, st_b.last);
+        let both = (last_a - body_a).min(last_b - body_b);
+        let a = (
+            &mut vp_a[body_a..body_a + both],
+            &mut vn_a[body_a..body_a + both],
+            &eq_a[body_a..body_a + both],
+        );
+        let b = (
+            &mut vp_b[body_b..body_b + both],
+            &mut vn_b[body_b..body_b + both],
+            &eq_b[body_b..body_b + both],
+        );
+        block_steps_pair(a, b, &mut h_a, &mut h_b);
+        for b in body_a + both..last_a {
+            block_step(
+                eq_a[b],
+                &mut vp_a[b],
+                &mut vn_a[b],
+                &mut h_a.0,
+                &mut h_a.1,
+                63,
+            );
         }
-        let b = st.last + 1;
-        let rows = (64 * (b + 1)).min(m) - 64 * b;
-        vp[b] = !0;
-        vn[b] = 0;
-        // The entered block's previous column: +1 per row below the bottom value above it.
-        prev += rows;
-        block_step(eq(b), &mut vp[b], &mut vn[b], &mut hp, &mut hn, bit(b));
+        for b in body_b + both..last_b {
+            block_step(
+                eq_b[b],
+                &mut vp_b[b],
+                &mut vn_b[b],
+                &mut h_b.0,
+                &mut h_b.1,
+                63,
+            );
+        }
+        let (bit_a, bit_b) = (self.out_bit(last_a), self.out_bit(last_b));
+        block_step(
+            eq_a[last_a],
+            &mut vp_a[last_a],
+            &mut vn_a[last_a],
+            &mut h_a.0,
+            &mut h_a.1,
+            bit_a,
+        );
+        block_step(
+            eq_b[last_b],
+            &mut vp_b[last_b],
+            &mut vn_b[last_b],
+            &mut h_b.0,
+            &mut h_b.1,
+            bit_b,
+        );
+        [h_a, h_b]
+    }
+
+    /// Finish column `j` once its computed blocks are advanced (`h` leaving the last one): enter
+    /// blocks below while an optimal path may enter them, then drop the bottom and top blocks no
+    /// optimal path can use.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn end_column(
+        &self,
+        st: &mut RowState,
+        vp: &mut [u64],
+        vn: &mut [u64],
+        j: usize,
+        static_last: usize,
+        (mut hp, mut hn): (u64, u64),
+        eq: impl Fn(usize) -> u64,
+    ) {
+        // `prev`: the last block's bottom value in the previous column.
+        let mut prev = st.score;
+        st.score = (st.score as isize + hp as isize - hn as isize) as usize;
+        while st.last < static_last {
+            let e = 64 * (st.last + 1);
+            if !self.reachable(e, prev, j - 1) && !self.reachable(e, st.score, j) {
+                break;
+            }
+            let b = st.last + 1;
+            vp[b] = !0;
+            vn[b] = 0;
+            // The entered block's previous column: +1 per row below the bottom value above it.
+            prev += self.end(b) - 64 * b;
+            block_step(
+                eq(b),
+                &mut vp[b],
+                &mut vn[b],
+                &mut hp,
+                &mut hn,
+                self.out_bit(b),
+            );
+            if st.first == st.last {
+                st.top = st.score;
+            }
+            st.score = (prev as isize + hp as isize - hn as isize) as usize;
+            st.last = b;
+        }
+        // (A bottom block is dropped only when the block above's bottom cell is out of reach
+        // too, so that it is not entered again in the next column: no drop-and-enter churn.)
+        while st.last > st.first && self.unreachable_block(st.last, st.score, j) {
+            let last = st.last;
+            let above =
+                (st.score as isize - block_delta(vp[last], vn[last], last, self.m)) as usize;
+            if self.reachable(self.end(last - 1), above, j) {
+                break;
+            }
+            st.score = above;
+            st.last -= 1;
+        }
         if st.first == st.last {
             st.top = st.score;
         }
-        st.score = (prev as isize + hp as isize - hn as isize) as usize;
-        st.last = b;
+        while st.first < st.last && self.unreachable_block(st.first, st.top, j) {
+            st.first += 1;
+            st.top = (st.top as isize + block_delta(vp[st.first], vn[st.first], st.first, self.m))
+                as usize;
+        }
     }
 }
 
@@ -752,6 +1025,125 @@ mod tests {
                     }
                 }
             }
+        }
+    }
+
+    #[test]
+    fn paired_passes_compute_what_each_pass_computes_alone() {
+        // A Hirschberg split's forward and backward passes run together (`myers_pruned_pair`)
+        // end in the same blocks, scores and bit words as each run alone: pruned by the exact
+        // distance or a larger budget, or unpruned as `myers_banded` (budget ≥ the first one);
+        // texts of equal lengths and one longer; dense and sparse masks (mixed columns take the
+        // one-pass path). With SIMD on this reaches the AVX2 pair step, with it off the portable.
+        let mut rng = Rng(4242);
+        for case in 0..240 {
+            let alphabet: &[u32] = if case % 2 == 0 {
+                &[1, 2, 3]
+            } else {
+                &[4, 5, 6, 7, 8, 9, 10]
+            };
+            let a = rng.seq(900, alphabet);
+            let b = rng.seq(900, alphabet);
+            if a.len() < 2 || b.len() < 2 {
+                continue;
+            }
+            let (m, n) = (a.len(), b.len());
+            let d = reference::distance(&a, &b);
+            let mid = n / 2;
+            let ra: Vec<u32> = a.iter().rev().copied().collect();
+            let rb: Vec<u32> = b[mid..].iter().rev().copied().collect();
+            let texts = [&b[..mid], &rb[..]];
+            let mut masks = [PatternMasks::default(), PatternMasks::default()];
+            masks[0].force_sparse = case % 3 == 0;
+            masks[1].force_sparse = case % 5 == 0;
+            masks[0].build(&a).unwrap();
+            masks[1].build(&ra).unwrap();
+            let k = [d, d + 1 + rng.below(50), first_budget(m, n)][case % 3];
+            let band = Band::tight(m, n, k);
+            let prune = (k >= d && case % 4 != 3).then(|| Prune::new(m, n, k));
+            let (mut vp, mut vn) = ([Vec::new(), Vec::new()], [Vec::new(), Vec::new()]);
+            let [vp0, vp1] = &mut vp;
+            let [vn0, vn1] = &mut vn;
+            let paired = myers_pruned_pair(
+                [&masks[0], &masks[1]],
+                m,
+                texts,
+                band,
+                prune,
+                [vp0, vp1],
+                [vn0, vn1],
+            )
+            .unwrap();
+            for side in 0..2 {
+                let (mut vp1, mut vn1) = (Vec::new(), Vec::new());
+                let alone = match prune {
+                    Some(prune) => myers_pruned(
+                        &masks[side],
+                        m,
+                        texts[side],
+                        band,
+                        prune,
+                        &mut vp1,
+                        &mut vn1,
+                        |_, _, _, _| {},
+                    )
+                    .unwrap(),
+                    None => {
+                        let score = myers_banded(
+                            &masks[side],
+                            m,
+                            texts[side],
+                            band,
+                            &mut vp1,
+                            &mut vn1,
+                            |_, _, _, _| {},
+                        )
+                        .unwrap();
+                        let (first, last) = band.blocks(texts[side].len(), m);
+                        (score, first, last)
+                    }
+                };
+                assert_eq!(paired[side], alone, "case {case} side {side}");
+                let (_, first, last) = alone;
+                assert_eq!(vp[side][first..=last], vp1[first..=last], "case {case}");
+                assert_eq!(vn[side][first..=last], vn1[first..=last], "case {case}");
+            }
+        }
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn avx2_pair_step_equals_two_block_steps() {
+        // Whatever the switch says: the vector step against the scalar one on random words.
+        if !std::is_x86_feature_detected!("avx2") {
+            return;
+        }
+        let mut rng = Rng(17);
+        for len in [0, 1, 2, 7, 64] {
+            let mut words = |k: usize| (0..len).map(|_| rng.next() >> k).collect::<Vec<u64>>();
+            let (mut vp_a, mut vn_a, eq_a) = (words(0), words(3), words(1));
+            let (mut vp_b, mut vn_b, eq_b) = (words(2), words(0), words(5));
+            let (mut h_a, mut h_b) = ((1u64, 0u64), (0u64, 1u64));
+            let (mut want_vp_a, mut want_vn_a) = (vp_a.clone(), vn_a.clone());
+            let (mut want_vp_b, mut want_vn_b) = (vp_b.clone(), vn_b.clone());
+            let (mut want_h_a, mut want_h_b) = (h_a, h_b);
+            for k in 0..len {
+                let (hp, hn) = &mut want_h_a;
+                block_step(eq_a[k], &mut want_vp_a[k], &mut want_vn_a[k], hp, hn, 63);
+                let (hp, hn) = &mut want_h_b;
+                block_step(eq_b[k], &mut want_vp_b[k], &mut want_vn_b[k], hp, hn, 63);
+            }
+            // SAFETY: the processor supports AVX2 (checked at the top of the test).
+            unsafe {
+                block_steps_pair_avx2(
+                    (&mut vp_a, &mut vn_a, &eq_a),
+                    (&mut vp_b, &mut vn_b, &eq_b),
+                    &mut h_a,
+                    &mut h_b,
+                )
+            };
+            assert_eq!((vp_a, vn_a, h_a), (want_vp_a, want_vn_a, want_h_a));
+            assert_eq!((vp_b, vn_b, h_b), (want_vp_b, want_vn_b, want_h_b));
         }
     }
 
