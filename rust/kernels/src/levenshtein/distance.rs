@@ -275,11 +275,14 @@ pub(crate) fn myers_pruned(
 }
 
 /// Two passes of [`myers_pruned`] with the same pattern length, band and budget (`None`: no
-/// pruning, every block of the band) over their own masks and texts, run column by column
-/// together: a Hirschberg split's forward and backward passes. One pass alone waits on each block
-/// step's carry chain (the next block needs the delta leaving this one); the two passes' steps
-/// are independent, so the processor overlaps them. Each pass computes exactly what it computes
-/// alone. Returns each pass's `(D', first, last)` as [`myers_pruned`] does.
+/// pruning, every block of the band) over their own masks and texts, run together: a Hirschberg
+/// split's forward and backward passes. One pass alone waits on each block step's carry chain
+/// (the next block needs the delta leaving this one); the two passes' steps are independent, and
+/// so are those of two consecutive columns one block apart ([`Pass::two_columns_pair`]), so the
+/// processor overlaps four chains (in one AVX2 vector where available). Each pass computes a
+/// superset of the blocks [`myers_pruned`] computes, so its values keep the guarantees the
+/// callers read: upper bounds, exact wherever an optimal path runs inside the computed blocks.
+/// Returns each pass's `(D', first, last)` as [`myers_pruned`] does.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn myers_pruned_pair(
     masks: [&PatternMasks; 2],
@@ -301,20 +304,34 @@ pub(crate) fn myers_pruned_pair(
     };
     let (mut st_a, mut st_b) = (pass.start(vp_a, vn_a)?, pass.start(vp_b, vn_b)?);
     let both = texts[0].len().min(texts[1].len());
-    for (col, (&c_a, &c_b)) in texts[0].iter().zip(texts[1]).enumerate() {
+    let rows = |col: usize| {
+        let (row_a, row_b) = (masks[0].row(texts[0][col]), masks[1].row(texts[1][col]));
+        dense(row_a).zip(dense(row_b))
+    };
+    let mut col = 0;
+    while col < both {
         let j = col + 1;
-        match (dense(masks[0].row(c_a)), dense(masks[1].row(c_b))) {
-            (Some(eq_a), Some(eq_b)) => {
-                let static_last = pass.begin_column(&mut st_a, vp_a, vn_a, j);
-                pass.begin_column(&mut st_b, vp_b, vn_b, j);
-                let [h_a, h_b] =
-                    pass.advance_pair((&mut st_a, vp_a, vn_a, eq_a), (&mut st_b, vp_b, vn_b, eq_b));
-                pass.end_column(&mut st_a, vp_a, vn_a, j, static_last, h_a, |b| eq_a[b]);
-                pass.end_column(&mut st_b, vp_b, vn_b, j, static_last, h_b, |b| eq_b[b]);
+        match (rows(col), (col + 1 < both).then(|| rows(col + 1)).flatten()) {
+            (Some((eq_a, eq_b)), Some((next_a, next_b))) => {
+                pass.two_columns_pair(
+                    (&mut st_a, vp_a, vn_a, [eq_a, next_a]),
+                    (&mut st_b, vp_b, vn_b, [eq_b, next_b]),
+                    j,
+                );
+                col += 2;
             }
-            _ => {
-                pass.column(masks[0], c_a, &mut st_a, vp_a, vn_a, j);
-                pass.column(masks[1], c_b, &mut st_b, vp_b, vn_b, j);
+            (Some((eq_a, eq_b)), None) => {
+                pass.column_pair(
+                    (&mut st_a, vp_a, vn_a, eq_a),
+                    (&mut st_b, vp_b, vn_b, eq_b),
+                    j,
+                );
+                col += 1;
+            }
+            (None, _) => {
+                pass.column(masks[0], texts[0][col], &mut st_a, vp_a, vn_a, j);
+                pass.column(masks[1], texts[1][col], &mut st_b, vp_b, vn_b, j);
+                col += 1;
             }
         }
     }
@@ -399,6 +416,147 @@ fn block_steps_pair_avx2(
         _mm_extract_epi64::<1>(hp) as u64,
         _mm_extract_epi64::<1>(hn) as u64,
     );
+}
+
+/// One pass of a pair: its state, blocks and the masks of its text symbol(s).
+type Lane<'a, E> = (&'a mut RowState, &'a mut [u64], &'a mut [u64], E);
+
+/// The first steps of [`Pass::two_columns_pair`] for one pass whose first block `f` has at least
+/// two blocks below it: column `j`'s blocks `f` and `f + 1`, and column `j + 1`'s block `f` (both
+/// columns' `top`). Returns the deltas leaving column `j`'s block `f + 1` and column `j + 1`'s
+/// block `f`.
+#[inline(always)]
+fn lead_in(
+    st: &mut RowState,
+    vp: &mut [u64],
+    vn: &mut [u64],
+    [eq, next]: [&[u64]; 2],
+) -> [(u64, u64); 2] {
+    let f = st.first;
+    let (mut h, mut h1) = ((1u64, 0u64), (1u64, 0u64));
+    block_step(eq[f], &mut vp[f], &mut vn[f], &mut h.0, &mut h.1, 63);
+    st.top = (st.top as isize + h.0 as isize - h.1 as isize) as usize;
+    block_step(
+        eq[f + 1],
+        &mut vp[f + 1],
+        &mut vn[f + 1],
+        &mut h.0,
+        &mut h.1,
+        63,
+    );
+    block_step(next[f], &mut vp[f], &mut vn[f], &mut h1.0, &mut h1.1, 63);
+    st.top = (st.top as isize + h1.0 as isize - h1.1 as isize) as usize;
+    [h, h1]
+}
+
+/// The lockstep of [`Pass::two_columns_pair`] over blocks `2..len` of two passes (their blocks
+/// from the first on, `vp`, `vn` and the masks of the two text symbols): at step `t`, block `t`
+/// of column `j` and block `t − 1` of column `j + 1` of each pass. `h` holds each pass's deltas
+/// `[column j, column j + 1]`, in and out. On return, blocks `..len − 1` hold column `j + 1` and
+/// blocks `len − 1..` column `j`.
+#[inline(always)]
+fn two_columns_steps(
+    (vp_a, vn_a, [eq_a, next_a]): (&mut [u64], &mut [u64], [&[u64]; 2]),
+    (vp_b, vn_b, [eq_b, next_b]): (&mut [u64], &mut [u64], [&[u64]; 2]),
+    h_a: &mut [(u64, u64); 2],
+    h_b: &mut [(u64, u64); 2],
+) {
+    #[cfg(target_arch = "x86_64")]
+    if crate::simd::avx2() {
+        // SAFETY: the processor supports AVX2 (simd::avx2 checked it just above).
+        unsafe {
+            two_columns_steps_avx2(
+                (vp_a, vn_a, [eq_a, next_a]),
+                (vp_b, vn_b, [eq_b, next_b]),
+                h_a,
+                h_b,
+            )
+        };
+        return;
+    }
+    let [(hp_a, hn_a), (hp_a1, hn_a1)] = h_a;
+    let [(hp_b, hn_b), (hp_b1, hn_b1)] = h_b;
+    for t in 2..vp_a.len() {
+        block_step(eq_a[t], &mut vp_a[t], &mut vn_a[t], hp_a, hn_a, 63);
+        block_step(eq_b[t], &mut vp_b[t], &mut vn_b[t], hp_b, hn_b, 63);
+        block_step(
+            next_a[t - 1],
+            &mut vp_a[t - 1],
+            &mut vn_a[t - 1],
+            hp_a1,
+            hn_a1,
+            63,
+        );
+        block_step(
+            next_b[t - 1],
+            &mut vp_b[t - 1],
+            &mut vn_b[t - 1],
+            hp_b1,
+            hn_b1,
+            63,
+        );
+    }
+}
+
+/// [`two_columns_steps`] in the four 64-bit lanes of one 256-bit vector: `[a column j, a column
+/// j + 1, b column j, b column j + 1]`. Column `j`'s output words pass to column `j + 1`'s lane
+/// for the next step inside each 128-bit half (one unpack), so they are not stored until the end.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn two_columns_steps_avx2(
+    (vp_a, vn_a, [eq_a, next_a]): (&mut [u64], &mut [u64], [&[u64]; 2]),
+    (vp_b, vn_b, [eq_b, next_b]): (&mut [u64], &mut [u64], [&[u64]; 2]),
+    h_a: &mut [(u64, u64); 2],
+    h_b: &mut [(u64, u64); 2],
+) {
+    use std::arch::x86_64::*;
+    let len = vp_a.len().min(vp_b.len());
+    // Words `[x, ·, y, ·]`: lanes 0 and 2 (the column `j` lanes).
+    let even = |x: u64, y: u64| _mm256_set_epi64x(0, y as i64, 0, x as i64);
+    let lanes = |w: [u64; 4]| _mm256_set_epi64x(w[3] as i64, w[2] as i64, w[1] as i64, w[0] as i64);
+    let lane = |v: __m256i, k: usize| -> u64 {
+        let half = if k < 2 {
+            _mm256_castsi256_si128(v)
+        } else {
+            _mm256_extracti128_si256::<1>(v)
+        };
+        (if k.is_multiple_of(2) {
+            _mm_cvtsi128_si64(half)
+        } else {
+            _mm_extract_epi64::<1>(half)
+        }) as u64
+    };
+    let ones = _mm256_set1_epi64x(-1);
+    let mut hp = lanes([h_a[0].0, h_a[1].0, h_b[0].0, h_b[1].0]);
+    let mut hn = lanes([h_a[0].1, h_a[1].1, h_b[0].1, h_b[1].1]);
+    // Column `j`'s words of block 1 (written by the lead-in), for column `j + 1`'s first step.
+    let (mut out_p, mut out_n) = (even(vp_a[1], vp_b[1]), even(vn_a[1], vn_b[1]));
+    for t in 2..len {
+        let p = _mm256_unpacklo_epi64(even(vp_a[t], vp_b[t]), out_p);
+        let n = _mm256_unpacklo_epi64(even(vn_a[t], vn_b[t]), out_n);
+        let eq = lanes([eq_a[t], next_a[t - 1], eq_b[t], next_b[t - 1]]);
+        let x = _mm256_or_si256(eq, hn);
+        let sum = _mm256_add_epi64(_mm256_and_si256(x, p), p);
+        let d0 = _mm256_or_si256(_mm256_or_si256(_mm256_xor_si256(sum, p), x), n);
+        let h_pos = _mm256_or_si256(n, _mm256_andnot_si256(_mm256_or_si256(d0, p), ones));
+        let h_neg = _mm256_and_si256(d0, p);
+        let h_pos_s = _mm256_or_si256(_mm256_slli_epi64::<1>(h_pos), hp);
+        let h_neg_s = _mm256_or_si256(_mm256_slli_epi64::<1>(h_neg), hn);
+        hp = _mm256_srli_epi64::<63>(h_pos);
+        hn = _mm256_srli_epi64::<63>(h_neg);
+        out_p = _mm256_or_si256(
+            h_neg_s,
+            _mm256_andnot_si256(_mm256_or_si256(d0, h_pos_s), ones),
+        );
+        out_n = _mm256_and_si256(h_pos_s, d0);
+        (vp_a[t - 1], vp_b[t - 1]) = (lane(out_p, 1), lane(out_p, 3));
+        (vn_a[t - 1], vn_b[t - 1]) = (lane(out_n, 1), lane(out_n, 3));
+    }
+    // Column `j`'s last words, kept in the vector until now.
+    (vp_a[len - 1], vp_b[len - 1]) = (lane(out_p, 0), lane(out_p, 2));
+    (vn_a[len - 1], vn_b[len - 1]) = (lane(out_n, 0), lane(out_n, 2));
+    *h_a = [(lane(hp, 0), lane(hn, 0)), (lane(hp, 1), lane(hn, 1))];
+    *h_b = [(lane(hp, 2), lane(hn, 2)), (lane(hp, 3), lane(hn, 3))];
 }
 
 /// Where a pruned pass stands after a column: its first and last computed blocks and the `D'`
@@ -629,12 +787,122 @@ impl Pass {
         [h_a, h_b]
     }
 
+    /// Column `j` of two passes, their block steps interleaved.
+    #[inline(always)]
+    fn column_pair(&self, a: Lane<'_, &[u64]>, b: Lane<'_, &[u64]>, j: usize) {
+        let ((st_a, vp_a, vn_a, eq_a), (st_b, vp_b, vn_b, eq_b)) = (a, b);
+        let static_last = self.begin_column(st_a, vp_a, vn_a, j);
+        self.begin_column(st_b, vp_b, vn_b, j);
+        let [h_a, h_b] = self.advance_pair((st_a, vp_a, vn_a, eq_a), (st_b, vp_b, vn_b, eq_b));
+        self.end_column(st_a, vp_a, vn_a, j, static_last, h_a, |b| eq_a[b]);
+        self.end_column(st_b, vp_b, vn_b, j, static_last, h_b, |b| eq_b[b]);
+    }
+
+    /// Columns `j` and `j + 1` of two passes (`eq`: the masks of the two text symbols): four
+    /// independent carry chains. Column `j + 1` follows one block behind column `j` (its block
+    /// `b` needs column `j`'s block `b` and its own block `b − 1`), so block `b + 1` of column `j`
+    /// and block `b` of column `j + 1`, of both passes, advance together.
+    ///
+    /// Column `j + 1` starts where column `j` started and takes every block column `j` ends
+    /// with (its blocks are not dropped, and the blocks above the band of column `j + 1` are left
+    /// only at column `j + 2`): a superset of the blocks [`myers_pruned`] computes, each from a
+    /// valid previous column, so every value is still an upper bound, exact wherever an optimal
+    /// path runs inside the computed blocks (the reads the callers make, see [`myers_pruned`]).
+    fn two_columns_pair(&self, a: Lane<'_, [&[u64]; 2]>, b: Lane<'_, [&[u64]; 2]>, j: usize) {
+        let ((st_a, vp_a, vn_a, [eq_a, next_a]), (st_b, vp_b, vn_b, [eq_b, next_b])) = (a, b);
+        let static_last = self.begin_column(st_a, vp_a, vn_a, j);
+        self.begin_column(st_b, vp_b, vn_b, j);
+        // Column `j` of each needs three blocks for the lockstep below; narrower: one at a time.
+        let steps = (st_a.last - st_a.first).min(st_b.last - st_b.first);
+        if steps < 2 {
+            self.column_pair((st_a, vp_a, vn_a, eq_a), (st_b, vp_b, vn_b, eq_b), j);
+            self.column_pair(
+                (st_a, vp_a, vn_a, next_a),
+                (st_b, vp_b, vn_b, next_b),
+                j + 1,
+            );
+            return;
+        }
+        let (f_a, f_b) = (st_a.first, st_b.first);
+        let h_a = lead_in(st_a, vp_a, vn_a, [eq_a, next_a]);
+        let h_b = lead_in(st_b, vp_b, vn_b, [eq_b, next_b]);
+        let (mut h_a, mut h_b) = (h_a, h_b);
+        two_columns_steps(
+            (
+                &mut vp_a[f_a..f_a + steps],
+                &mut vn_a[f_a..f_a + steps],
+                [&eq_a[f_a..f_a + steps], &next_a[f_a..f_a + steps]],
+            ),
+            (
+                &mut vp_b[f_b..f_b + steps],
+                &mut vn_b[f_b..f_b + steps],
+                [&eq_b[f_b..f_b + steps], &next_b[f_b..f_b + steps]],
+            ),
+            &mut h_a,
+            &mut h_b,
+        );
+        let static_next = self.band.blocks(j + 1, self.m).1;
+        for (st, vp, vn, [eq, next], f, h) in [
+            (st_a, vp_a, vn_a, [eq_a, next_a], f_a, h_a),
+            (st_b, vp_b, vn_b, [eq_b, next_b], f_b, h_b),
+        ] {
+            let [(mut hp, mut hn), (mut hp1, mut hn1)] = h;
+            // Column `j` from block `f + steps` on, and the blocks it enters…
+            let last = st.last;
+            for b in f + steps..last {
+                block_step(eq[b], &mut vp[b], &mut vn[b], &mut hp, &mut hn, 63);
+            }
+            let bit = self.out_bit(last);
+            block_step(
+                eq[last],
+                &mut vp[last],
+                &mut vn[last],
+                &mut hp,
+                &mut hn,
+                bit,
+            );
+            self.enter_below(st, vp, vn, j, static_last, (hp, hn), |b| eq[b]);
+            // …then column `j + 1` from block `f + steps − 1` to column `j`'s last.
+            let last = st.last;
+            for b in f + steps - 1..last {
+                block_step(next[b], &mut vp[b], &mut vn[b], &mut hp1, &mut hn1, 63);
+            }
+            let bit = self.out_bit(last);
+            block_step(
+                next[last],
+                &mut vp[last],
+                &mut vn[last],
+                &mut hp1,
+                &mut hn1,
+                bit,
+            );
+            self.end_column(st, vp, vn, j + 1, static_next, (hp1, hn1), |b| next[b]);
+        }
+    }
+
     /// Finish column `j` once its computed blocks are advanced (`h` leaving the last one): enter
     /// blocks below while an optimal path may enter them, then drop the bottom and top blocks no
     /// optimal path can use.
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
     fn end_column(
+        &self,
+        st: &mut RowState,
+        vp: &mut [u64],
+        vn: &mut [u64],
+        j: usize,
+        static_last: usize,
+        h: (u64, u64),
+        eq: impl Fn(usize) -> u64,
+    ) {
+        self.enter_below(st, vp, vn, j, static_last, h, eq);
+        self.drop_unreachable(st, vp, vn, j);
+    }
+
+    /// The score of column `j` from `h` leaving its last block, and the blocks entered below.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn enter_below(
         &self,
         st: &mut RowState,
         vp: &mut [u64],
@@ -671,6 +939,11 @@ impl Pass {
             st.score = (prev as isize + hp as isize - hn as isize) as usize;
             st.last = b;
         }
+    }
+
+    /// Drop the bottom and top blocks of column `j` no optimal path can use.
+    #[inline(always)]
+    fn drop_unreachable(&self, st: &mut RowState, vp: &[u64], vn: &[u64], j: usize) {
         // (A bottom block is dropped only when the block above's bottom cell is out of reach
         // too, so that it is not entered again in the next column: no drop-and-enter churn.)
         while st.last > st.first && self.unreachable_block(st.last, st.score, j) {
@@ -1029,13 +1302,17 @@ mod tests {
     }
 
     #[test]
-    fn paired_passes_compute_what_each_pass_computes_alone() {
-        // A Hirschberg split's forward and backward passes run together (`myers_pruned_pair`)
-        // end in the same blocks, scores and bit words as each run alone: pruned by the exact
-        // distance or a larger budget, or unpruned as `myers_banded` (budget ≥ the first one);
-        // texts of equal lengths and one longer; dense and sparse masks (mixed columns take the
-        // one-pass path). With SIMD on this reaches the AVX2 pair step, with it off the portable.
+    fn paired_passes_keep_every_optimal_cell_exact() {
+        // A Hirschberg split's forward and backward passes run together (`myers_pruned_pair`,
+        // two columns at a time where the band has three blocks or more, one at a time
+        // otherwise): in each pass's final column every value read from its blocks is at least
+        // the plain DP's, and equal at every row an optimal path crosses the split row in (all
+        // inside the computed blocks) when the budget is at least the distance — pruned, or
+        // unpruned as the split's first pass; texts of equal lengths and one longer; dense and
+        // sparse masks (sparse columns take the one-pass path). With SIMD on this reaches the
+        // AVX2 steps, with it off the portable ones.
         let mut rng = Rng(4242);
+        let mut optimal_rows = 0;
         for case in 0..240 {
             let alphabet: &[u32] = if case % 2 == 0 {
                 &[1, 2, 3]
@@ -1048,10 +1325,13 @@ mod tests {
                 continue;
             }
             let (m, n) = (a.len(), b.len());
-            let d = reference::distance(&a, &b);
+            let full = reference::matrix(&a, &b);
+            let d = full[m][n];
             let mid = n / 2;
             let ra: Vec<u32> = a.iter().rev().copied().collect();
             let rb: Vec<u32> = b[mid..].iter().rev().copied().collect();
+            let rev_all: Vec<u32> = b.iter().rev().copied().collect();
+            let rev = reference::matrix(&ra, &rev_all);
             let texts = [&b[..mid], &rb[..]];
             let mut masks = [PatternMasks::default(), PatternMasks::default()];
             masks[0].force_sparse = case % 3 == 0;
@@ -1074,41 +1354,46 @@ mod tests {
                 [vn0, vn1],
             )
             .unwrap();
-            for side in 0..2 {
-                let (mut vp1, mut vn1) = (Vec::new(), Vec::new());
-                let alone = match prune {
-                    Some(prune) => myers_pruned(
-                        &masks[side],
-                        m,
-                        texts[side],
-                        band,
-                        prune,
-                        &mut vp1,
-                        &mut vn1,
-                        |_, _, _, _| {},
-                    )
-                    .unwrap(),
-                    None => {
-                        let score = myers_banded(
-                            &masks[side],
-                            m,
-                            texts[side],
-                            band,
-                            &mut vp1,
-                            &mut vn1,
-                            |_, _, _, _| {},
-                        )
-                        .unwrap();
-                        let (first, last) = band.blocks(texts[side].len(), m);
-                        (score, first, last)
-                    }
+            for (side, &(score, first, last)) in paired.iter().enumerate() {
+                // The true value of the pass's row `i`, and whether an optimal path crosses
+                // the split row there.
+                let truth = |i: usize| match side {
+                    0 => (full[i][mid], full[i][mid] + rev[m - i][n - mid] == d),
+                    _ => (rev[i][n - mid], full[m - i][mid] + rev[i][n - mid] == d),
                 };
-                assert_eq!(paired[side], alone, "case {case} side {side}");
-                let (_, first, last) = alone;
-                assert_eq!(vp[side][first..=last], vp1[first..=last], "case {case}");
-                assert_eq!(vn[side][first..=last], vn1[first..=last], "case {case}");
+                let mut bottoms = Vec::new();
+                block_bottoms(&vp[side], &vn[side], m, (first, last), score, &mut bottoms).unwrap();
+                for blk in first..=last {
+                    let (bvp, bvn) = (vp[side][blk], vn[side][blk]);
+                    let mut v = bottoms[blk];
+                    for i in (64 * blk + 1..=(64 * (blk + 1)).min(m)).rev() {
+                        let (want, optimal) = truth(i);
+                        assert!(v >= want, "case {case} side {side}: below the truth at {i}");
+                        if optimal && k >= d {
+                            assert_eq!(v, want, "case {case} side {side}: optimal row {i}");
+                            optimal_rows += 1;
+                        }
+                        let bit = (i - 1) % 64;
+                        v = v + (bvn >> bit & 1) as usize - (bvp >> bit & 1) as usize;
+                    }
+                }
+                if k >= d {
+                    for i in 1..=m {
+                        if truth(i).1 {
+                            let blk = (i - 1) / 64;
+                            assert!(
+                                (first..=last).contains(&blk),
+                                "case {case}: row {i} dropped"
+                            );
+                        }
+                    }
+                }
             }
         }
+        assert!(
+            optimal_rows > 10_000,
+            "only {optimal_rows} optimal rows checked"
+        );
     }
 
     #[cfg(target_arch = "x86_64")]
@@ -1144,6 +1429,49 @@ mod tests {
             };
             assert_eq!((vp_a, vn_a, h_a), (want_vp_a, want_vn_a, want_h_a));
             assert_eq!((vp_b, vn_b, h_b), (want_vp_b, want_vn_b, want_h_b));
+        }
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn avx2_two_column_steps_equal_the_scalar_schedule() {
+        // Whatever the switch says: the vector lockstep against its schedule in scalar steps
+        // (block `t` of column `j` and block `t − 1` of column `j + 1`, from `t = 2`).
+        if !std::is_x86_feature_detected!("avx2") {
+            return;
+        }
+        let mut rng = Rng(23);
+        for len in [2, 3, 4, 9, 70] {
+            let mut words = |k: usize| (0..len).map(|_| rng.next() >> k).collect::<Vec<u64>>();
+            let (vp_a, vn_a, eq_a, next_a) = (words(0), words(2), words(1), words(3));
+            let (vp_b, vn_b, eq_b, next_b) = (words(1), words(0), words(4), words(2));
+            let (h_a, h_b) = ([(1u64, 0u64), (0, 1)], [(0u64, 0u64), (1, 0)]);
+            let (mut want_a, mut want_b) =
+                ((vp_a.clone(), vn_a.clone()), (vp_b.clone(), vn_b.clone()));
+            let (mut want_h_a, mut want_h_b) = (h_a, h_b);
+            for t in 2..len {
+                for ((vp, vn), h, [eq, next]) in [
+                    (&mut want_a, &mut want_h_a, [&eq_a, &next_a]),
+                    (&mut want_b, &mut want_h_b, [&eq_b, &next_b]),
+                ] {
+                    block_step(eq[t], &mut vp[t], &mut vn[t], &mut h[0].0, &mut h[0].1, 63);
+                    let (p, n) = (&mut vp[t - 1], &mut vn[t - 1]);
+                    block_step(next[t - 1], p, n, &mut h[1].0, &mut h[1].1, 63);
+                }
+            }
+            let (mut got_a, mut got_b) = ((vp_a, vn_a), (vp_b, vn_b));
+            let (mut got_h_a, mut got_h_b) = (h_a, h_b);
+            // SAFETY: the processor supports AVX2 (checked at the top of the test).
+            unsafe {
+                two_columns_steps_avx2(
+                    (&mut got_a.0, &mut got_a.1, [&eq_a, &next_a]),
+                    (&mut got_b.0, &mut got_b.1, [&eq_b, &next_b]),
+                    &mut got_h_a,
+                    &mut got_h_b,
+                )
+            };
+            assert_eq!((got_a, got_h_a), (want_a, want_h_a), "len {len}");
+            assert_eq!((got_b, got_h_b), (want_b, want_h_b), "len {len}");
         }
     }
 
