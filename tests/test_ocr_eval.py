@@ -294,15 +294,15 @@ def test_ocr_eval_loads_only_its_own_parser(pair_files):
 
 def test_ocr_eval_json_of_a_page_imports_only_what_it_uses(pair_files, tmp_path):
     """``python -m scorekit ocr-eval GT OCR --json`` on a PAGE pair (a whole process) loads neither
-    the package's data model and canonicalisation (``scorekit/__init__`` imports them on first
-    access) nor ``importlib.resources`` (only the demo reads package data), nor the other
-    subcommands; and it still scores the page."""
+    rapidfuzz (the word accuracy's LCS is a kernel of its own), nor the package's data model and
+    canonicalisation (``scorekit/__init__`` imports them on first access), nor ``importlib.resources``
+    (only the demo reads package data), nor the other subcommands; and it still scores the page."""
     import subprocess
     import sys
 
     gt, ocr = pair_files["page"]
     out = tmp_path / "out.json"
-    unwanted = ("scorekit.base", "scorekit.canonicalize", "importlib.resources", "scorekit.ocr_pages.cli",
+    unwanted = ("rapidfuzz", "scorekit.base", "scorekit.canonicalize", "importlib.resources", "scorekit.ocr_pages.cli",
                 "scorekit.cases.cli", "scorekit.flowcharts.cli", "scorekit.facade")
     code = ("import runpy, sys\n"
             "sys.argv = ['scorekit', 'ocr-eval', sys.argv[1], sys.argv[2], '--json', sys.argv[3]]\n"

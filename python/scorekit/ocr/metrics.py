@@ -25,7 +25,6 @@ from dataclasses import dataclass
 from typing import Any, Optional, Sequence
 
 import numpy as np
-from rapidfuzz.distance import LCSseq
 
 from scorekit._graphemes import grapheme_packer, import_regex
 from scorekit._kernels import levenshtein as lev
@@ -157,10 +156,16 @@ def _word_ids(gt_words: Sequence[str], ocr_words: Sequence[str]) -> tuple[np.nda
     return ids(gt_words), ids(ocr_words)
 
 
-def _distance(a: np.ndarray, b: np.ndarray) -> int:
+def _one_pair(batch, a: np.ndarray, b: np.ndarray) -> int:
+    """A pair kernel of :mod:`scorekit._kernels.levenshtein` (``distance_batch``, ``lcs_length_batch``)
+    on the one pair ``(a, b)``."""
     offsets_a = np.array([0, len(a)], dtype=np.int64)
     offsets_b = np.array([0, len(b)], dtype=np.int64)
-    return int(lev.distance_batch(a, offsets_a, b, offsets_b)[0])
+    return int(batch(a, offsets_a, b, offsets_b)[0])
+
+
+def _distance(a: np.ndarray, b: np.ndarray) -> int:
+    return _one_pair(lev.distance_batch, a, b)
 
 
 def bag_distance(gt_words: Sequence[str], ocr_words: Sequence[str]) -> int:
@@ -318,7 +323,7 @@ def compare_texts(gt: str, ocr: str, metrics: Sequence[str] = DEFAULT_METRICS,
             a, b = _word_ids(gt_words, ocr_words)
             fields["word_edits"] = _distance(a, b)
             fields["wer"] = error_rate(fields["word_edits"], len(a), empty_reference)
-            fields["word_accuracy"] = LCSseq.similarity(a.tolist(), b.tolist()) / len(a) if len(a) else None
+            fields["word_accuracy"] = _one_pair(lev.lcs_length_batch, a, b) / len(a) if len(a) else None
         if "bow" in wanted:
             fields["bow_wer"] = error_rate(bag_distance(gt_words, ocr_words), len(gt_words), empty_reference)
     if "fca" in wanted:
