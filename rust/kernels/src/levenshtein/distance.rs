@@ -278,8 +278,8 @@ pub(crate) fn myers_pruned(
 /// pruning, every block of the band) over their own masks and texts, run together: a Hirschberg
 /// split's forward and backward passes. One pass alone waits on each block step's carry chain
 /// (the next block needs the delta leaving this one); the two passes' steps are independent, and
-/// so are those of two consecutive columns one block apart ([`Pass::two_columns_pair`]), so the
-/// processor overlaps four chains (in one AVX2 vector where available). Each pass computes a
+/// so are those of consecutive columns one block apart ([`Pass::columns_pair`]), so the
+/// processor overlaps eight chains (in two AVX2 vectors where available). Each pass computes a
 /// superset of the blocks [`myers_pruned`] computes, so its values keep the guarantees the
 /// callers read: upper bounds, exact wherever an optimal path runs inside the computed blocks.
 /// Returns each pass's `(D', first, last)` as [`myers_pruned`] does.
@@ -311,16 +311,27 @@ pub(crate) fn myers_pruned_pair(
     let mut col = 0;
     while col < both {
         let j = col + 1;
-        match (rows(col), (col + 1 < both).then(|| rows(col + 1)).flatten()) {
-            (Some((eq_a, eq_b)), Some((next_a, next_b))) => {
-                pass.two_columns_pair(
-                    (&mut st_a, vp_a, vn_a, [eq_a, next_a]),
-                    (&mut st_b, vp_b, vn_b, [eq_b, next_b]),
-                    j,
-                );
-                col += 2;
-            }
-            (Some((eq_a, eq_b)), None) => {
+        // The next `COLUMNS` columns together when all their masks are dense.
+        let group = (col + COLUMNS <= both)
+            .then(|| {
+                let mut masks = [(&zeros[..], &zeros[..]); COLUMNS];
+                for (k, slot) in masks.iter_mut().enumerate() {
+                    *slot = rows(col + k)?;
+                }
+                Some(masks)
+            })
+            .flatten();
+        if let Some(group) = group {
+            pass.columns_pair(
+                (&mut st_a, vp_a, vn_a, group.map(|(eq, _)| eq)),
+                (&mut st_b, vp_b, vn_b, group.map(|(_, eq)| eq)),
+                j,
+            );
+            col += COLUMNS;
+            continue;
+        }
+        match (rows(col), ()) {
+            (Some((eq_a, eq_b)), ()) => {
                 pass.column_pair(
                     (&mut st_a, vp_a, vn_a, eq_a),
                     (&mut st_b, vp_b, vn_b, eq_b),
@@ -328,7 +339,7 @@ pub(crate) fn myers_pruned_pair(
                 );
                 col += 1;
             }
-            (None, _) => {
+            (None, ()) => {
                 pass.column(masks[0], texts[0][col], &mut st_a, vp_a, vn_a, j);
                 pass.column(masks[1], texts[1][col], &mut st_b, vp_b, vn_b, j);
                 col += 1;
@@ -421,98 +432,77 @@ fn block_steps_pair_avx2(
 /// One pass of a pair: its state, blocks and the masks of its text symbol(s).
 type Lane<'a, E> = (&'a mut RowState, &'a mut [u64], &'a mut [u64], E);
 
-/// The first steps of [`Pass::two_columns_pair`] for one pass whose first block `f` has at least
-/// two blocks below it: column `j`'s blocks `f` and `f + 1`, and column `j + 1`'s block `f` (both
-/// columns' `top`). Returns the deltas leaving column `j`'s block `f + 1` and column `j + 1`'s
-/// block `f`.
+/// Columns advanced together by [`Pass::columns_pair`].
+const COLUMNS: usize = 4;
+
+/// The first steps of [`Pass::columns_pair`] for one pass whose first block `f` has at least
+/// `COLUMNS` blocks below it: at step `t < COLUMNS`, block `f + t − c` of every column `c ≤ t`
+/// (the `top` of each column with its block `f`). Returns the delta leaving each column's last
+/// block so far.
 #[inline(always)]
 fn lead_in(
     st: &mut RowState,
     vp: &mut [u64],
     vn: &mut [u64],
-    [eq, next]: [&[u64]; 2],
-) -> [(u64, u64); 2] {
+    eqs: [&[u64]; COLUMNS],
+) -> [(u64, u64); COLUMNS] {
     let f = st.first;
-    let (mut h, mut h1) = ((1u64, 0u64), (1u64, 0u64));
-    block_step(eq[f], &mut vp[f], &mut vn[f], &mut h.0, &mut h.1, 63);
-    st.top = (st.top as isize + h.0 as isize - h.1 as isize) as usize;
-    block_step(
-        eq[f + 1],
-        &mut vp[f + 1],
-        &mut vn[f + 1],
-        &mut h.0,
-        &mut h.1,
-        63,
-    );
-    block_step(next[f], &mut vp[f], &mut vn[f], &mut h1.0, &mut h1.1, 63);
-    st.top = (st.top as isize + h1.0 as isize - h1.1 as isize) as usize;
-    [h, h1]
+    let mut h = [(1u64, 0u64); COLUMNS];
+    for t in 0..COLUMNS {
+        for (c, (hp, hn)) in h.iter_mut().enumerate().take(t + 1) {
+            let b = f + t - c;
+            block_step(eqs[c][b], &mut vp[b], &mut vn[b], hp, hn, 63);
+            if b == f {
+                st.top = (st.top as isize + *hp as isize - *hn as isize) as usize;
+            }
+        }
+    }
+    h
 }
 
-/// The lockstep of [`Pass::two_columns_pair`] over blocks `2..len` of two passes (their blocks
-/// from the first on, `vp`, `vn` and the masks of the two text symbols): at step `t`, block `t`
-/// of column `j` and block `t − 1` of column `j + 1` of each pass. `h` holds each pass's deltas
-/// `[column j, column j + 1]`, in and out. On return, blocks `..len − 1` hold column `j + 1` and
-/// blocks `len − 1..` column `j`.
+/// The lockstep of [`Pass::columns_pair`] over steps `COLUMNS..len` of two passes (their blocks
+/// from the first on, `vp`, `vn` and the masks of the columns' text symbols): at step `t`, block
+/// `t − c` of every column `c` of each pass. `h` holds each pass's deltas per column, in and out.
+/// On return every block holds the last column that advanced it.
 #[inline(always)]
-fn two_columns_steps(
-    (vp_a, vn_a, [eq_a, next_a]): (&mut [u64], &mut [u64], [&[u64]; 2]),
-    (vp_b, vn_b, [eq_b, next_b]): (&mut [u64], &mut [u64], [&[u64]; 2]),
-    h_a: &mut [(u64, u64); 2],
-    h_b: &mut [(u64, u64); 2],
+fn columns_steps(
+    (vp_a, vn_a, eqs_a): (&mut [u64], &mut [u64], [&[u64]; COLUMNS]),
+    (vp_b, vn_b, eqs_b): (&mut [u64], &mut [u64], [&[u64]; COLUMNS]),
+    h_a: &mut [(u64, u64); COLUMNS],
+    h_b: &mut [(u64, u64); COLUMNS],
 ) {
     #[cfg(target_arch = "x86_64")]
     if crate::simd::avx2() {
         // SAFETY: the processor supports AVX2 (simd::avx2 checked it just above).
-        unsafe {
-            two_columns_steps_avx2(
-                (vp_a, vn_a, [eq_a, next_a]),
-                (vp_b, vn_b, [eq_b, next_b]),
-                h_a,
-                h_b,
-            )
-        };
+        unsafe { columns_steps_avx2((vp_a, vn_a, eqs_a), (vp_b, vn_b, eqs_b), h_a, h_b) };
         return;
     }
-    let [(hp_a, hn_a), (hp_a1, hn_a1)] = h_a;
-    let [(hp_b, hn_b), (hp_b1, hn_b1)] = h_b;
-    for t in 2..vp_a.len() {
-        block_step(eq_a[t], &mut vp_a[t], &mut vn_a[t], hp_a, hn_a, 63);
-        block_step(eq_b[t], &mut vp_b[t], &mut vn_b[t], hp_b, hn_b, 63);
-        block_step(
-            next_a[t - 1],
-            &mut vp_a[t - 1],
-            &mut vn_a[t - 1],
-            hp_a1,
-            hn_a1,
-            63,
-        );
-        block_step(
-            next_b[t - 1],
-            &mut vp_b[t - 1],
-            &mut vn_b[t - 1],
-            hp_b1,
-            hn_b1,
-            63,
-        );
+    for t in COLUMNS..vp_a.len() {
+        for c in 0..COLUMNS {
+            let b = t - c;
+            let (hp, hn) = &mut h_a[c];
+            block_step(eqs_a[c][b], &mut vp_a[b], &mut vn_a[b], hp, hn, 63);
+            let (hp, hn) = &mut h_b[c];
+            block_step(eqs_b[c][b], &mut vp_b[b], &mut vn_b[b], hp, hn, 63);
+        }
     }
 }
 
-/// [`two_columns_steps`] in the four 64-bit lanes of one 256-bit vector: `[a column j, a column
-/// j + 1, b column j, b column j + 1]`. Column `j`'s output words pass to column `j + 1`'s lane
-/// for the next step inside each 128-bit half (one unpack), so they are not stored until the end.
+/// [`columns_steps`] in two 256-bit vectors of four 64-bit lanes: `x` = `[a column 0, a column
+/// 1, b column 0, b column 1]`, `y` = the same of columns 2 and 3. A column's output words go to
+/// the next column's lane for the next step without leaving the registers (one unpack into `x`,
+/// one byte shift from `x` and `y` into `y`, both inside 128-bit halves); only column 3's are
+/// stored, and the others' last words at the end.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-fn two_columns_steps_avx2(
-    (vp_a, vn_a, [eq_a, next_a]): (&mut [u64], &mut [u64], [&[u64]; 2]),
-    (vp_b, vn_b, [eq_b, next_b]): (&mut [u64], &mut [u64], [&[u64]; 2]),
-    h_a: &mut [(u64, u64); 2],
-    h_b: &mut [(u64, u64); 2],
+fn columns_steps_avx2(
+    (vp_a, vn_a, eqs_a): (&mut [u64], &mut [u64], [&[u64]; COLUMNS]),
+    (vp_b, vn_b, eqs_b): (&mut [u64], &mut [u64], [&[u64]; COLUMNS]),
+    h_a: &mut [(u64, u64); COLUMNS],
+    h_b: &mut [(u64, u64); COLUMNS],
 ) {
     use std::arch::x86_64::*;
     let len = vp_a.len().min(vp_b.len());
-    // Words `[x, ·, y, ·]`: lanes 0 and 2 (the column `j` lanes).
-    let even = |x: u64, y: u64| _mm256_set_epi64x(0, y as i64, 0, x as i64);
     let lanes = |w: [u64; 4]| _mm256_set_epi64x(w[3] as i64, w[2] as i64, w[1] as i64, w[0] as i64);
     let lane = |v: __m256i, k: usize| -> u64 {
         let half = if k < 2 {
@@ -527,36 +517,80 @@ fn two_columns_steps_avx2(
         }) as u64
     };
     let ones = _mm256_set1_epi64x(-1);
-    let mut hp = lanes([h_a[0].0, h_a[1].0, h_b[0].0, h_b[1].0]);
-    let mut hn = lanes([h_a[0].1, h_a[1].1, h_b[0].1, h_b[1].1]);
-    // Column `j`'s words of block 1 (written by the lead-in), for column `j + 1`'s first step.
-    let (mut out_p, mut out_n) = (even(vp_a[1], vp_b[1]), even(vn_a[1], vn_b[1]));
-    for t in 2..len {
-        let p = _mm256_unpacklo_epi64(even(vp_a[t], vp_b[t]), out_p);
-        let n = _mm256_unpacklo_epi64(even(vn_a[t], vn_b[t]), out_n);
-        let eq = lanes([eq_a[t], next_a[t - 1], eq_b[t], next_b[t - 1]]);
-        let x = _mm256_or_si256(eq, hn);
+    // One Hyyrö block step on four lanes; returns the new `vp`, `vn`.
+    let step = |p: __m256i, n: __m256i, eq: __m256i, hp: &mut __m256i, hn: &mut __m256i| {
+        let x = _mm256_or_si256(eq, *hn);
         let sum = _mm256_add_epi64(_mm256_and_si256(x, p), p);
         let d0 = _mm256_or_si256(_mm256_or_si256(_mm256_xor_si256(sum, p), x), n);
         let h_pos = _mm256_or_si256(n, _mm256_andnot_si256(_mm256_or_si256(d0, p), ones));
         let h_neg = _mm256_and_si256(d0, p);
-        let h_pos_s = _mm256_or_si256(_mm256_slli_epi64::<1>(h_pos), hp);
-        let h_neg_s = _mm256_or_si256(_mm256_slli_epi64::<1>(h_neg), hn);
-        hp = _mm256_srli_epi64::<63>(h_pos);
-        hn = _mm256_srli_epi64::<63>(h_neg);
-        out_p = _mm256_or_si256(
+        let h_pos_s = _mm256_or_si256(_mm256_slli_epi64::<1>(h_pos), *hp);
+        let h_neg_s = _mm256_or_si256(_mm256_slli_epi64::<1>(h_neg), *hn);
+        *hp = _mm256_srli_epi64::<63>(h_pos);
+        *hn = _mm256_srli_epi64::<63>(h_neg);
+        let vp = _mm256_or_si256(
             h_neg_s,
             _mm256_andnot_si256(_mm256_or_si256(d0, h_pos_s), ones),
         );
-        out_n = _mm256_and_si256(h_pos_s, d0);
-        (vp_a[t - 1], vp_b[t - 1]) = (lane(out_p, 1), lane(out_p, 3));
-        (vn_a[t - 1], vn_b[t - 1]) = (lane(out_n, 1), lane(out_n, 3));
+        (vp, _mm256_and_si256(h_pos_s, d0))
+    };
+    let h = |k: usize, c: usize| [h_a[c].0, h_a[c + 1].0, h_b[c].0, h_b[c + 1].0][k];
+    let g = |k: usize, c: usize| [h_a[c].1, h_a[c + 1].1, h_b[c].1, h_b[c + 1].1][k];
+    let (mut hp_x, mut hn_x) = (
+        lanes([0, 1, 2, 3].map(|k| h(k, 0))),
+        lanes([0, 1, 2, 3].map(|k| g(k, 0))),
+    );
+    let (mut hp_y, mut hn_y) = (
+        lanes([0, 1, 2, 3].map(|k| h(k, 2))),
+        lanes([0, 1, 2, 3].map(|k| g(k, 2))),
+    );
+    // Each column's last words of the lead-in (column `c`: block `COLUMNS − 1 − c`); column 3's
+    // lanes are not read.
+    let words = |v: &[u64], w: &[u64]| lanes([v[3], v[2], w[3], w[2]]);
+    let (mut out_px, mut out_nx) = (words(vp_a, vp_b), words(vn_a, vn_b));
+    let (mut out_py, mut out_ny) = (
+        lanes([vp_a[1], 0, vp_b[1], 0]),
+        lanes([vn_a[1], 0, vn_b[1], 0]),
+    );
+    for t in COLUMNS..len {
+        let fresh_p = lanes([vp_a[t], 0, vp_b[t], 0]);
+        let fresh_n = lanes([vn_a[t], 0, vn_b[t], 0]);
+        let p_x = _mm256_unpacklo_epi64(fresh_p, out_px);
+        let n_x = _mm256_unpacklo_epi64(fresh_n, out_nx);
+        let p_y = _mm256_alignr_epi8::<8>(out_py, out_px);
+        let n_y = _mm256_alignr_epi8::<8>(out_ny, out_nx);
+        let eq_x = lanes([eqs_a[0][t], eqs_a[1][t - 1], eqs_b[0][t], eqs_b[1][t - 1]]);
+        let eq_y = lanes([
+            eqs_a[2][t - 2],
+            eqs_a[3][t - 3],
+            eqs_b[2][t - 2],
+            eqs_b[3][t - 3],
+        ]);
+        (out_px, out_nx) = step(p_x, n_x, eq_x, &mut hp_x, &mut hn_x);
+        (out_py, out_ny) = step(p_y, n_y, eq_y, &mut hp_y, &mut hn_y);
+        (vp_a[t - 3], vp_b[t - 3]) = (lane(out_py, 1), lane(out_py, 3));
+        (vn_a[t - 3], vn_b[t - 3]) = (lane(out_ny, 1), lane(out_ny, 3));
     }
-    // Column `j`'s last words, kept in the vector until now.
-    (vp_a[len - 1], vp_b[len - 1]) = (lane(out_p, 0), lane(out_p, 2));
-    (vn_a[len - 1], vn_b[len - 1]) = (lane(out_n, 0), lane(out_n, 2));
-    *h_a = [(lane(hp, 0), lane(hn, 0)), (lane(hp, 1), lane(hn, 1))];
-    *h_b = [(lane(hp, 2), lane(hn, 2)), (lane(hp, 3), lane(hn, 3))];
+    // Columns 0, 1 and 2's last words, kept in the vectors until now.
+    for (c, v, k) in [(0, out_px, 0), (1, out_px, 1), (2, out_py, 0)] {
+        let b = len - 1 - c;
+        vp_a[b] = lane(v, k);
+        vp_b[b] = lane(v, k + 2);
+    }
+    for (c, v, k) in [(0, out_nx, 0), (1, out_nx, 1), (2, out_ny, 0)] {
+        let b = len - 1 - c;
+        vn_a[b] = lane(v, k);
+        vn_b[b] = lane(v, k + 2);
+    }
+    for (c, hp, hn, k) in [
+        (0, hp_x, hn_x, 0),
+        (1, hp_x, hn_x, 1),
+        (2, hp_y, hn_y, 0),
+        (3, hp_y, hn_y, 1),
+    ] {
+        h_a[c] = (lane(hp, k), lane(hn, k));
+        h_b[c] = (lane(hp, k + 2), lane(hn, k + 2));
+    }
 }
 
 /// Where a pruned pass stands after a column: its first and last computed blocks and the `D'`
@@ -798,85 +832,83 @@ impl Pass {
         self.end_column(st_b, vp_b, vn_b, j, static_last, h_b, |b| eq_b[b]);
     }
 
-    /// Columns `j` and `j + 1` of two passes (`eq`: the masks of the two text symbols): four
-    /// independent carry chains. Column `j + 1` follows one block behind column `j` (its block
-    /// `b` needs column `j`'s block `b` and its own block `b − 1`), so block `b + 1` of column `j`
-    /// and block `b` of column `j + 1`, of both passes, advance together.
+    /// Columns `j .. j + COLUMNS` of two passes (`eqs`: the masks of their text symbols): eight
+    /// independent carry chains. Each column follows one block behind the one before (its block
+    /// `b` needs the previous column's block `b` and its own block `b − 1`), so at each step
+    /// block `t − c` of every column `c` of both passes advances.
     ///
-    /// Column `j + 1` starts where column `j` started and takes every block column `j` ends
-    /// with (its blocks are not dropped, and the blocks above the band of column `j + 1` are left
-    /// only at column `j + 2`): a superset of the blocks [`myers_pruned`] computes, each from a
-    /// valid previous column, so every value is still an upper bound, exact wherever an optimal
-    /// path runs inside the computed blocks (the reads the callers make, see [`myers_pruned`]).
-    fn two_columns_pair(&self, a: Lane<'_, [&[u64]; 2]>, b: Lane<'_, [&[u64]; 2]>, j: usize) {
-        let ((st_a, vp_a, vn_a, [eq_a, next_a]), (st_b, vp_b, vn_b, [eq_b, next_b])) = (a, b);
-        let static_last = self.begin_column(st_a, vp_a, vn_a, j);
+    /// Every column starts where column `j` started and takes every block the column before it
+    /// ends with (no block is dropped before the last column, and the blocks above the band are
+    /// left only at column `j + COLUMNS`): a superset of the blocks [`myers_pruned`] computes,
+    /// each from a valid previous column, so every value is still an upper bound, exact wherever
+    /// an optimal path runs inside the computed blocks (the reads the callers make).
+    fn columns_pair(
+        &self,
+        a: Lane<'_, [&[u64]; COLUMNS]>,
+        b: Lane<'_, [&[u64]; COLUMNS]>,
+        j: usize,
+    ) {
+        let ((st_a, vp_a, vn_a, eqs_a), (st_b, vp_b, vn_b, eqs_b)) = (a, b);
+        self.begin_column(st_a, vp_a, vn_a, j);
         self.begin_column(st_b, vp_b, vn_b, j);
-        // Column `j` of each needs three blocks for the lockstep below; narrower: one at a time.
+        // The lockstep needs `COLUMNS + 1` blocks in column `j` of each; narrower: one at a time.
         let steps = (st_a.last - st_a.first).min(st_b.last - st_b.first);
-        if steps < 2 {
-            self.column_pair((st_a, vp_a, vn_a, eq_a), (st_b, vp_b, vn_b, eq_b), j);
-            self.column_pair(
-                (st_a, vp_a, vn_a, next_a),
-                (st_b, vp_b, vn_b, next_b),
-                j + 1,
-            );
+        if steps < COLUMNS {
+            for c in 0..COLUMNS {
+                let (a, b) = (
+                    (&mut *st_a, &mut *vp_a, &mut *vn_a, eqs_a[c]),
+                    (&mut *st_b, &mut *vp_b, &mut *vn_b, eqs_b[c]),
+                );
+                self.column_pair(a, b, j + c);
+            }
             return;
         }
         let (f_a, f_b) = (st_a.first, st_b.first);
-        let h_a = lead_in(st_a, vp_a, vn_a, [eq_a, next_a]);
-        let h_b = lead_in(st_b, vp_b, vn_b, [eq_b, next_b]);
-        let (mut h_a, mut h_b) = (h_a, h_b);
-        two_columns_steps(
+        let mut h_a = lead_in(st_a, vp_a, vn_a, eqs_a);
+        let mut h_b = lead_in(st_b, vp_b, vn_b, eqs_b);
+        columns_steps(
             (
                 &mut vp_a[f_a..f_a + steps],
                 &mut vn_a[f_a..f_a + steps],
-                [&eq_a[f_a..f_a + steps], &next_a[f_a..f_a + steps]],
+                eqs_a.map(|eq| &eq[f_a..f_a + steps]),
             ),
             (
                 &mut vp_b[f_b..f_b + steps],
                 &mut vn_b[f_b..f_b + steps],
-                [&eq_b[f_b..f_b + steps], &next_b[f_b..f_b + steps]],
+                eqs_b.map(|eq| &eq[f_b..f_b + steps]),
             ),
             &mut h_a,
             &mut h_b,
         );
-        let static_next = self.band.blocks(j + 1, self.m).1;
-        for (st, vp, vn, [eq, next], f, h) in [
-            (st_a, vp_a, vn_a, [eq_a, next_a], f_a, h_a),
-            (st_b, vp_b, vn_b, [eq_b, next_b], f_b, h_b),
+        for (st, vp, vn, eqs, f, h) in [
+            (st_a, vp_a, vn_a, eqs_a, f_a, h_a),
+            (st_b, vp_b, vn_b, eqs_b, f_b, h_b),
         ] {
-            let [(mut hp, mut hn), (mut hp1, mut hn1)] = h;
-            // Column `j` from block `f + steps` on, and the blocks it enters…
-            let last = st.last;
-            for b in f + steps..last {
-                block_step(eq[b], &mut vp[b], &mut vn[b], &mut hp, &mut hn, 63);
+            // Each column in turn from where the lockstep left it to the last block of the one
+            // before, entering blocks below; the last column also drops.
+            for (c, (eq, h)) in eqs.into_iter().zip(h).enumerate() {
+                let (mut hp, mut hn) = h;
+                let last = st.last;
+                for b in f + steps - c..last {
+                    block_step(eq[b], &mut vp[b], &mut vn[b], &mut hp, &mut hn, 63);
+                }
+                let bit = self.out_bit(last);
+                block_step(
+                    eq[last],
+                    &mut vp[last],
+                    &mut vn[last],
+                    &mut hp,
+                    &mut hn,
+                    bit,
+                );
+                let static_last = self.band.blocks(j + c, self.m).1;
+                let eq = |b: usize| eq[b];
+                if c + 1 < COLUMNS {
+                    self.enter_below(st, vp, vn, j + c, static_last, (hp, hn), eq);
+                } else {
+                    self.end_column(st, vp, vn, j + c, static_last, (hp, hn), eq);
+                }
             }
-            let bit = self.out_bit(last);
-            block_step(
-                eq[last],
-                &mut vp[last],
-                &mut vn[last],
-                &mut hp,
-                &mut hn,
-                bit,
-            );
-            self.enter_below(st, vp, vn, j, static_last, (hp, hn), |b| eq[b]);
-            // …then column `j + 1` from block `f + steps − 1` to column `j`'s last.
-            let last = st.last;
-            for b in f + steps - 1..last {
-                block_step(next[b], &mut vp[b], &mut vn[b], &mut hp1, &mut hn1, 63);
-            }
-            let bit = self.out_bit(last);
-            block_step(
-                next[last],
-                &mut vp[last],
-                &mut vn[last],
-                &mut hp1,
-                &mut hn1,
-                bit,
-            );
-            self.end_column(st, vp, vn, j + 1, static_next, (hp1, hn1), |b| next[b]);
         }
     }
 
@@ -1304,8 +1336,7 @@ mod tests {
     #[test]
     fn paired_passes_keep_every_optimal_cell_exact() {
         // A Hirschberg split's forward and backward passes run together (`myers_pruned_pair`,
-        // two columns at a time where the band has three blocks or more, one at a time
-        // otherwise): in each pass's final column every value read from its blocks is at least
+        // `COLUMNS` columns at a time where the band has more blocks, one at a time otherwise): in each pass's final column every value read from its blocks is at least
         // the plain DP's, and equal at every row an optimal path crosses the split row in (all
         // inside the computed blocks) when the budget is at least the distance — pruned, or
         // unpruned as the split's first pass; texts of equal lengths and one longer; dense and
@@ -1434,38 +1465,50 @@ mod tests {
 
     #[cfg(target_arch = "x86_64")]
     #[test]
-    fn avx2_two_column_steps_equal_the_scalar_schedule() {
+    fn avx2_column_steps_equal_the_scalar_schedule() {
         // Whatever the switch says: the vector lockstep against its schedule in scalar steps
-        // (block `t` of column `j` and block `t − 1` of column `j + 1`, from `t = 2`).
+        // (block `t − c` of every column `c`, from `t = COLUMNS`).
         if !std::is_x86_feature_detected!("avx2") {
             return;
         }
         let mut rng = Rng(23);
-        for len in [2, 3, 4, 9, 70] {
+        for len in [COLUMNS, COLUMNS + 1, COLUMNS + 2, 9, 70] {
             let mut words = |k: usize| (0..len).map(|_| rng.next() >> k).collect::<Vec<u64>>();
-            let (vp_a, vn_a, eq_a, next_a) = (words(0), words(2), words(1), words(3));
-            let (vp_b, vn_b, eq_b, next_b) = (words(1), words(0), words(4), words(2));
-            let (h_a, h_b) = ([(1u64, 0u64), (0, 1)], [(0u64, 0u64), (1, 0)]);
-            let (mut want_a, mut want_b) =
-                ((vp_a.clone(), vn_a.clone()), (vp_b.clone(), vn_b.clone()));
+            let (vp_a, vn_a, vp_b, vn_b) = (words(0), words(2), words(1), words(0));
+            let eqs_a: Vec<Vec<u64>> = (0..COLUMNS).map(|c| words(c + 1)).collect();
+            let eqs_b: Vec<Vec<u64>> = (0..COLUMNS).map(|c| words(5 - c)).collect();
+            let h_a = [(1u64, 0u64), (0, 1), (0, 0), (1, 0)];
+            let h_b = [(0u64, 0u64), (1, 0), (0, 1), (1, 0)];
+            let mut want_a = (vp_a.clone(), vn_a.clone());
+            let mut want_b = (vp_b.clone(), vn_b.clone());
             let (mut want_h_a, mut want_h_b) = (h_a, h_b);
-            for t in 2..len {
-                for ((vp, vn), h, [eq, next]) in [
-                    (&mut want_a, &mut want_h_a, [&eq_a, &next_a]),
-                    (&mut want_b, &mut want_h_b, [&eq_b, &next_b]),
-                ] {
-                    block_step(eq[t], &mut vp[t], &mut vn[t], &mut h[0].0, &mut h[0].1, 63);
-                    let (p, n) = (&mut vp[t - 1], &mut vn[t - 1]);
-                    block_step(next[t - 1], p, n, &mut h[1].0, &mut h[1].1, 63);
+            for t in COLUMNS..len {
+                for c in 0..COLUMNS {
+                    let b = t - c;
+                    for ((vp, vn), h, e) in [
+                        (&mut want_a, &mut want_h_a, &eqs_a),
+                        (&mut want_b, &mut want_h_b, &eqs_b),
+                    ] {
+                        let (hp, hn) = &mut h[c];
+                        block_step(e[c][b], &mut vp[b], &mut vn[b], hp, hn, 63);
+                    }
                 }
             }
             let (mut got_a, mut got_b) = ((vp_a, vn_a), (vp_b, vn_b));
             let (mut got_h_a, mut got_h_b) = (h_a, h_b);
             // SAFETY: the processor supports AVX2 (checked at the top of the test).
             unsafe {
-                two_columns_steps_avx2(
-                    (&mut got_a.0, &mut got_a.1, [&eq_a, &next_a]),
-                    (&mut got_b.0, &mut got_b.1, [&eq_b, &next_b]),
+                columns_steps_avx2(
+                    (
+                        &mut got_a.0,
+                        &mut got_a.1,
+                        std::array::from_fn(|c| &eqs_a[c][..]),
+                    ),
+                    (
+                        &mut got_b.0,
+                        &mut got_b.1,
+                        std::array::from_fn(|c| &eqs_b[c][..]),
+                    ),
                     &mut got_h_a,
                     &mut got_h_b,
                 )
