@@ -125,6 +125,7 @@ def _boundary_pattern():
     return import_regex("OCR word segmentation needs the regex package").compile(r"(?wV1)\b")
 
 
+@functools.lru_cache(maxsize=4096)
 def _is_word(segment: str) -> bool:
     """Whether dinglehopper keeps a word-boundary segment: some character is not whitespace,
     punctuation, a mark, a symbol or a Cc/Cf control (categories from this Python's unicodedata)."""
@@ -145,7 +146,8 @@ def words(text: str) -> list[str]:
     >>> words("Hello, world!  ¿Qué tal? 3.14")
     ['Hello', 'world', 'Qué', 'tal', '3.14']
     """
-    return [w for w in _boundary_pattern().split(text) if w and _is_word(w)]
+    # Most segments start with a letter or digit; the others (spaces, punctuation) repeat: cached.
+    return [w for w in _boundary_pattern().split(text) if w and (w[0].isalnum() or _is_word(w))]
 
 
 def _word_ids(gt_words: Sequence[str], ocr_words: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
