@@ -362,6 +362,30 @@ fn prefix_distances(
     Ok(())
 }
 
+/// Split passes run together ([`myers_pruned_pair`]) when their band spans this many blocks.
+const PAIRED_MIN_BLOCKS: usize = 8;
+
+/// One split pass alone: [`myers_pruned`] with `prune`, else [`myers_banded`]; returns `D'` at
+/// the last row of the final column's last computed block, and its first and last blocks.
+fn one_pass(
+    masks: &PatternMasks,
+    m: usize,
+    text: &[u32],
+    band: Band,
+    prune: Option<Prune>,
+    vp: &mut Vec<u64>,
+    vn: &mut Vec<u64>,
+) -> Result<(usize, usize, usize), TryReserveError> {
+    match prune {
+        Some(prune) => myers_pruned(masks, m, text, band, prune, vp, vn, |_, _, _, _| {}),
+        None => {
+            let score = myers_banded(masks, m, text, band, vp, vn, |_, _, _, _| {})?;
+            let (first, last) = band.blocks(text.len(), m);
+            Ok((score, first, last))
+        }
+    }
+}
+
 /// Result of one Hirschberg split pass.
 struct Split {
     /// The minimal forward + backward total found (an upper bound of the distance; the distance
@@ -409,17 +433,42 @@ fn hirschberg_split(
         rev2.extend(s2[mid2..].iter().rev());
         build_masks(&mut ws.dist.masks, ws.ids, s1)?;
         build_masks(&mut ws.rev_masks, ws.ids, &rev1)?;
-        // The forward and the backward pass together; the tight band is its own reverse, so the
-        // backward pass uses the same one.
-        let [fwd, bwd] = myers_pruned_pair(
-            [&ws.dist.masks, &ws.rev_masks],
-            m,
-            [&s2[..mid2], &rev2],
-            band,
-            prune,
-            [&mut ws.block_vp, &mut ws.rev_vp],
-            [&mut ws.block_vn, &mut ws.rev_vn],
-        )?;
+        // The tight band is its own reverse, so the backward pass uses the same one. Passes over
+        // a wide band run together; over a narrow one (a few blocks per column, low distances)
+        // the per-column work of running them together costs more than it saves: one by one.
+        let (texts, masks) = ([&s2[..mid2], &rev2[..]], [&ws.dist.masks, &ws.rev_masks]);
+        let [fwd, bwd] = if band.above + band.below >= 64 * PAIRED_MIN_BLOCKS {
+            myers_pruned_pair(
+                masks,
+                m,
+                texts,
+                band,
+                prune,
+                [&mut ws.block_vp, &mut ws.rev_vp],
+                [&mut ws.block_vn, &mut ws.rev_vn],
+            )?
+        } else {
+            [
+                one_pass(
+                    masks[0],
+                    m,
+                    texts[0],
+                    band,
+                    prune,
+                    &mut ws.block_vp,
+                    &mut ws.block_vn,
+                )?,
+                one_pass(
+                    masks[1],
+                    m,
+                    texts[1],
+                    band,
+                    prune,
+                    &mut ws.rev_vp,
+                    &mut ws.rev_vn,
+                )?,
+            ]
+        };
         let (vp, vn) = (&ws.block_vp[..], &ws.block_vn[..]);
         prefix_distances((vp, vn), m, mid2, fwd, &mut ws.bottoms, &mut forward)?;
         let (vp, vn) = (&ws.rev_vp[..], &ws.rev_vn[..]);
@@ -877,6 +926,9 @@ mod tests {
             (2048, 10, &small),
             (4000, 30, &wide),
             (2300, 250, &small),
+            // High distances: bands wide enough for the split passes to run together.
+            (3000, 400, &small),
+            (2600, 600, &wide),
         ];
         for (len, rate, alphabet) in cases {
             let a = page(&mut rng, len, alphabet);
