@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from rapidfuzz.distance import Levenshtein
+from rapidfuzz.distance import LCSseq, Levenshtein
 
 from scorekit._kernels import levenshtein as lev
 from scorekit._kernels import levenshtein_numba
@@ -159,6 +159,30 @@ def random_schwa_case(rng, max_len=40):
     jg = {k for k in range(len(g) + 1) if rng.random() < 0.15}
     jp = {k for k in range(len(p) + 1) if rng.random() < 0.15}
     return g, p, jg, jp
+
+
+# --------------------------------------------------------------------------------------------------
+# longest common subsequence
+# --------------------------------------------------------------------------------------------------
+
+def test_lcs_length_matches_rapidfuzz(backend):
+    """Short and long pairs (one block and many, block edges), low and wide alphabets (dense and
+    sparse masks), large uint32 values, empty sides and affixes."""
+    rng = random.Random(32)
+    pairs = (random_pairs(rng, 2000, 30) + random_pairs(rng, 300, 300) + random_pairs(rng, 20, 3000)
+             + [("", ""), ("abc", ""), ("", "xyz"), ("a" * 64, "a" * 65), ("ab" * 100, "ba" * 100)])
+    for alphabet in ("ab", ALPHABETS["mixed"]):
+        a = "".join(rng.choice(alphabet) for _ in range(rng.randint(5_000, 6_000)))
+        pairs += [(a, mutate(rng, a, alphabet, 2000)), (a[:3000], a)]
+    # 40,000 symbols of 20,000 kinds: a dense mask table would take ~100 MB, so the masks are sparse.
+    wide = "".join(chr(0x4E00 + rng.randrange(20_000)) for _ in range(40_000))
+    pairs.append((wide, "".join(chr(0x4E00 + rng.randrange(20_000)) for _ in range(30_000))))
+    got = lev.lcs_length_batch(*pack([a for a, _ in pairs]), *pack([b for _, b in pairs]))
+    assert got.tolist() == [LCSseq.similarity(a, b) for a, b in pairs]
+    ids = np.array([0, 2**32 - 1, 5, 2**31, 0, 7] * 30, dtype=np.uint32)
+    other = np.array([2**32 - 1, 0, 7, 5, 2**31, 1] * 25, dtype=np.uint32)
+    got = lev.lcs_length_batch(ids, np.array([0, 180]), other, np.array([0, 150]))
+    assert got.tolist() == [LCSseq.similarity(ids.tolist(), other.tolist())]
 
 
 # --------------------------------------------------------------------------------------------------

@@ -292,6 +292,29 @@ def test_ocr_eval_loads_only_its_own_parser(pair_files):
     assert cli.main(["ocr-eval", "--help"]) == 0 and cli.main(["cer", "a", "b"]) == 0   # the others still parse
 
 
+def test_ocr_eval_json_of_a_page_imports_only_what_it_uses(pair_files, tmp_path):
+    """``python -m scorekit ocr-eval GT OCR --json`` on a PAGE pair (a whole process) loads neither
+    rapidfuzz (the word accuracy's LCS is a kernel of its own), nor the package's data model and
+    canonicalisation (``scorekit/__init__`` imports them on first access), nor ``importlib.resources``
+    (only the demo reads package data), nor the other subcommands; and it still scores the page."""
+    import subprocess
+    import sys
+
+    gt, ocr = pair_files["page"]
+    out = tmp_path / "out.json"
+    unwanted = ("rapidfuzz", "scorekit.base", "scorekit.canonicalize", "importlib.resources", "scorekit.ocr_pages.cli",
+                "scorekit.cases.cli", "scorekit.flowcharts.cli", "scorekit.facade")
+    code = ("import runpy, sys\n"
+            "sys.argv = ['scorekit', 'ocr-eval', sys.argv[1], sys.argv[2], '--json', sys.argv[3]]\n"
+            "try:\n    runpy.run_module('scorekit', run_name='__main__', alter_sys=True)\n"
+            "except SystemExit as e:\n    assert e.code == 0, e.code\n"
+            f"print(sorted(m for m in {unwanted!r} if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", code, str(gt), str(ocr), str(out)], capture_output=True, text=True,
+                          check=True, env={**__import__("os").environ, "PYTHONPATH": str(Path(cli.__file__).parents[1])})
+    assert done.stdout.splitlines()[-1] == "[]"
+    assert json.loads(out.read_text(encoding="utf-8"))["n_characters"] > 0
+
+
 @pytest.mark.parametrize("keep_diffs", [0, 1])
 def test_alignment_runs_only_for_kept_diffs(pair_files, monkeypatch, keep_diffs):
     """Without a report the diff's runs are not built (confusions and classes come from the same

@@ -1,9 +1,9 @@
 """scorekit: exact, fast evaluation of extraction systems against gold.
 
 The top level mirrors the reference kit ``ek`` (``import scorekit as ek`` runs its documented
-examples). This module owns only the public names: the cheap, stdlib-only data model, registry
-and canonicalisation are imported eagerly; everything that loads NumPy or the kernels (the facade,
-metrics, batch API) is imported on first access.
+examples). This module owns only the public names, each imported on first access: the data model,
+registry and canonicalisation too (stdlib-only, but a command that needs none of them, such as
+``scorekit ocr-eval``, would pay for ``dataclasses``, ``inspect`` and their imports at every start).
 
 >>> import scorekit as ek
 >>> round(ek.score("hello wrld", "hello world").value, 3)   # CER by default
@@ -15,41 +15,75 @@ metrics, batch API) is imported on first access.
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from scorekit import canonicalize, registry
-from scorekit.base import (
-    AnnotatedExtraction,
-    Calibrator,
-    ConfidenceSource,
-    CostWeight,
-    Decision,
-    DecisionPolicy,
-    EdgeType,
-    FieldEstimate,
-    FieldSpec,
-    Finding,
-    GraphGrammar,
-    Metric,
-    NodePath,
-    NodeType,
-    Normalizer,
-    OcrBackend,
-    Provenance,
-    QualityReport,
-    Report,
-    Score,
-    Severity,
-    Signal,
-    TypeRef,
-    Validator,
-    default_cost_weight,
-)
-from scorekit.canonicalize import Canonicalizer, default_canonicalizer
-from scorekit.registry import check_requirements, get, names, register, requires_extra, resolve
+if TYPE_CHECKING:  # the names below are imported on first access (see ``_LAZY``)
+    from scorekit import canonicalize, registry
+    from scorekit.base import (
+        AnnotatedExtraction,
+        Calibrator,
+        ConfidenceSource,
+        CostWeight,
+        Decision,
+        DecisionPolicy,
+        EdgeType,
+        FieldEstimate,
+        FieldSpec,
+        Finding,
+        GraphGrammar,
+        Metric,
+        NodePath,
+        NodeType,
+        Normalizer,
+        OcrBackend,
+        Provenance,
+        QualityReport,
+        Report,
+        Score,
+        Severity,
+        Signal,
+        TypeRef,
+        Validator,
+        default_cost_weight,
+    )
+    from scorekit.canonicalize import Canonicalizer, default_canonicalizer
+    from scorekit.registry import check_requirements, get, names, register, requires_extra, resolve
 
 #: Names imported on first access: public name -> module that defines it.
 _LAZY = {
+    "AnnotatedExtraction": "scorekit.base",
+    "Calibrator": "scorekit.base",
+    "ConfidenceSource": "scorekit.base",
+    "CostWeight": "scorekit.base",
+    "Decision": "scorekit.base",
+    "DecisionPolicy": "scorekit.base",
+    "EdgeType": "scorekit.base",
+    "FieldEstimate": "scorekit.base",
+    "FieldSpec": "scorekit.base",
+    "Finding": "scorekit.base",
+    "GraphGrammar": "scorekit.base",
+    "Metric": "scorekit.base",
+    "NodePath": "scorekit.base",
+    "NodeType": "scorekit.base",
+    "Normalizer": "scorekit.base",
+    "OcrBackend": "scorekit.base",
+    "Provenance": "scorekit.base",
+    "QualityReport": "scorekit.base",
+    "Report": "scorekit.base",
+    "Score": "scorekit.base",
+    "Severity": "scorekit.base",
+    "Signal": "scorekit.base",
+    "TypeRef": "scorekit.base",
+    "Validator": "scorekit.base",
+    "default_cost_weight": "scorekit.base",
+    "Canonicalizer": "scorekit.canonicalize",
+    "default_canonicalizer": "scorekit.canonicalize",
+    "check_requirements": "scorekit.registry",
+    "get": "scorekit.registry",
+    "names": "scorekit.registry",
+    "register": "scorekit.registry",
+    "requires_extra": "scorekit.registry",
+    "resolve": "scorekit.registry",
     "score": "scorekit.facade",
     "evaluate": "scorekit.facade",
     "evaluate_arrow": "scorekit.arrow",
@@ -142,8 +176,8 @@ _LAZY = {
     "pass_hat_k": "scorekit.agents",
 }
 #: Subpackages importable as attributes (``ek.metrics``, ``ek.batch`` …).
-_SUBMODULES = ("metrics", "batch", "text", "facade", "trees", "flows", "agents", "qe", "graphs", "ocr", "harness", "validate",
-               "stores", "tools", "arrow")
+_SUBMODULES = ("canonicalize", "registry", "metrics", "batch", "text", "facade", "trees", "flows", "agents", "qe",
+               "graphs", "ocr", "harness", "validate", "stores", "tools", "arrow")
 
 
 def _version() -> str:

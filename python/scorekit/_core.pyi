@@ -25,6 +25,7 @@ __all__ = [
     "schwa_distance_batch",
     "levenshtein_editops",
     "best_substring_batch",
+    "lcs_length_batch",
     "pack_texts",
     "pack_pairs",
     "pack_joined",
@@ -112,6 +113,9 @@ class GraphemePacker:
 
 def levenshtein_distance_batch(a_values: _U32, a_offsets: _I64, b_values: _U32, b_offsets: _I64, threads: int) -> _I64:
     """Unit-cost Levenshtein distance of every pair; shape (n,)."""
+
+def lcs_length_batch(a_values: _U32, a_offsets: _I64, b_values: _U32, b_offsets: _I64, threads: int) -> _I64:
+    """Length of a longest common subsequence of every pair; shape (n,)."""
 
 def levenshtein_alignment_batch(ref_values: _U32, ref_offsets: _I64, hyp_values: _U32, hyp_offsets: _I64, threads: int) -> _I64:
     """Columns hits, substitutions, deletions, insertions; shape (n, 4); ties broken as rapidfuzz's editops."""

@@ -35,7 +35,6 @@ import os
 import signal
 import sys
 import time
-from importlib import resources
 from typing import Any, BinaryIO, Iterator, NoReturn, Optional, Sequence
 
 from scorekit.errors import ScorekitError
@@ -414,6 +413,8 @@ def _cmd_eval_text(args: argparse.Namespace) -> int:
 
 def load_sample_corpus() -> list[tuple[str, str, str]]:
     """The packaged sample corpus: (prediction, reference, slice) triples."""
+    from importlib import resources  # with tempfile, shutil, pathlib: only the demo reads package data
+
     path = resources.files("scorekit") / "data" / "sample_corpus.jsonl"
     with path.open("r", encoding="utf-8") as f:
         return [(r["prediction"], r["reference"], r["slice"]) for r in map(json.loads, f)]

@@ -2,8 +2,9 @@
 
 Owns the kernel contract for edit distances over packed ``uint32`` sequences (code points, or token
 ids): plain distance, the alignment breakdown (hits/substitutions/deletions/insertions), word-level
-alignment with in-kernel tokenisation, the schwa-forgiving distance, single-pair edit operations, and
-the best substring of a text for a whole pattern (approximate matching, used by ``scorekit.ocr.fca``).
+alignment with in-kernel tokenisation, the schwa-forgiving distance, single-pair edit operations,
+the best substring of a text for a whole pattern (approximate matching, used by ``scorekit.ocr.fca``),
+and the length of a longest common subsequence (dinglehopper's word accuracy, ``scorekit.ocr.metrics``).
 It does not canonicalise text or build Python result objects (that is ``scorekit.metrics.strings``).
 
 Batch layout (docs/architecture.md): pair ``k`` is ``values[offsets[k]:offsets[k+1]]`` on each side;
@@ -43,6 +44,12 @@ def distance_batch(a_values, a_offsets, b_values, b_offsets, threads: int = 0) -
     """Unit-cost Levenshtein distance of every pair; ``int64[n]``."""
     threads = _kernels.resolve_threads(threads)
     return _impl().levenshtein_distance_batch(a_values, a_offsets, b_values, b_offsets, threads)
+
+
+def lcs_length_batch(a_values, a_offsets, b_values, b_offsets, threads: int = 0) -> np.ndarray:
+    """Length of a longest common subsequence of every pair (rapidfuzz's ``LCSseq.similarity``); ``int64[n]``."""
+    threads = _kernels.resolve_threads(threads)
+    return _impl().lcs_length_batch(a_values, a_offsets, b_values, b_offsets, threads)
 
 
 def alignment_batch(ref_values, ref_offsets, hyp_values, hyp_offsets, threads: int = 0) -> np.ndarray:

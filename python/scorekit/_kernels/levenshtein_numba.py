@@ -13,6 +13,8 @@ Owns, over packed ``uint32`` sequences (see :mod:`scorekit._kernels.levenshtein`
 * ``schwa_distance_batch``: the schwa-forgiving distance (docs/decisions.md#schwa-forgiving-distance).
 * ``best_substring_batch``: the substring of a text closest to a whole pattern (both text ends free),
   a plain row dynamic program carrying each cell's substring start.
+* ``lcs_length_batch``: the length of a longest common subsequence, bit-parallel (Allison-Dix /
+  Hyyrö) over the shorter side's blocks.
 
 It does not canonicalise text and builds no Python result objects. Every pair is computed
 independently, so no result depends on the number of threads.
@@ -46,6 +48,7 @@ __all__ = [
     "schwa_distance_batch",
     "levenshtein_editops",
     "best_substring_batch",
+    "lcs_length_batch",
 ]
 
 #: Code points ``c`` with ``chr(c).isspace()``: the separators of Python's ``str.split()``.
@@ -390,6 +393,58 @@ def _distance(a, b, scratch):
     if a.shape[0] <= 64:
         return _word_pass(a, b, scratch)
     return _blocked_distance(a, b)
+
+
+@_jit
+def _lcs(a, b):
+    """Length of a longest common subsequence, as ``rust/kernels/src/levenshtein/lcs.rs``: the
+    zero bits of ``V' = (V + (V & M)) | (V & ~M)`` over the shorter side, the addition's carry
+    passed from block to block."""
+    p, s = _affix_lengths(a, b)
+    a = a[p:a.shape[0] - s]
+    b = b[p:b.shape[0] - s]
+    if a.shape[0] > b.shape[0]:
+        a, b = b, a
+    m = a.shape[0]
+    if m == 0:
+        return p + s
+    direct, keys, slots = _map_new(m)
+    pm, starts, blocks, bits = _block_masks(a, direct, keys, slots)
+    sparse = starts.shape[0] > 0
+    index = np.empty(b.shape[0], dtype=np.int64)
+    _map_lookup(b, direct, keys, slots, index)
+    words = (m + 63) >> 6
+    v = np.full(words, _ALL, dtype=np.uint64)
+    for j in range(b.shape[0]):
+        k = index[j]
+        if k < 0:
+            continue
+        carry = np.uint64(0)
+        e = end = 0
+        if sparse:
+            e, end = starts[k], starts[k + 1]
+        for blk in range(words):
+            eq = np.uint64(0)
+            if not sparse:
+                eq = pm[k, blk]
+            elif e < end and blocks[e] == blk:
+                eq = bits[e]
+                e += 1
+            x = v[blk]
+            u = x & eq
+            s1 = x + u
+            s2 = s1 + carry
+            carry = _ONE if s1 < x or s2 < s1 else np.uint64(0)
+            v[blk] = s2 | (x - u)
+    zeros = 0
+    for blk in range(words):
+        w = ~v[blk]
+        if blk == words - 1 and m & 63:
+            w &= (_ONE << np.uint64(m & 63)) - _ONE
+        while w:
+            w &= w - _ONE
+            zeros += 1
+    return p + s + zeros
 
 
 # --------------------------------------------------------------------------------------------------
@@ -748,6 +803,12 @@ def _distance_chunk(a_values, a_offsets, b_values, b_offsets, lo, hi, out):
 
 
 @_jit
+def _lcs_chunk(a_values, a_offsets, b_values, b_offsets, lo, hi, out):
+    for k in range(lo, hi):
+        out[k] = _lcs(a_values[a_offsets[k]:a_offsets[k + 1]], b_values[b_offsets[k]:b_offsets[k + 1]])
+
+
+@_jit
 def _best_substring(pattern, text, cost, start):
     """``(d, start, end)`` as ``rust/kernels/src/levenshtein/substring.rs``: cells compare as
     ``(cost, start)``; the last end of least cost."""
@@ -930,6 +991,11 @@ def _pair_batch(chunk_kernel, width, names, a_values, a_offsets, b_values, b_off
 def levenshtein_distance_batch(a_values, a_offsets, b_values, b_offsets, threads=0) -> np.ndarray:
     """Unit-cost Levenshtein distance of every pair; ``int64[n]``."""
     return _pair_batch(_distance_chunk, 0, ("a", "b"), a_values, a_offsets, b_values, b_offsets, threads)
+
+
+def lcs_length_batch(a_values, a_offsets, b_values, b_offsets, threads=0) -> np.ndarray:
+    """Length of a longest common subsequence of every pair; ``int64[n]``."""
+    return _pair_batch(_lcs_chunk, 0, ("a", "b"), a_values, a_offsets, b_values, b_offsets, threads)
 
 
 def best_substring_batch(pattern_values, pattern_offsets, text_values, text_offsets, threads=0) -> np.ndarray:

@@ -380,7 +380,8 @@ CONFUSIONS_SHOWN = 50
 
 
 def top_confusions(confusions: Counter) -> list[tuple[tuple[str, str], int]]:
-    return sorted(confusions.items(), key=lambda kv: (-kv[1], kv[0]))[:CONFUSIONS_SHOWN]
+    # (heapq.nsmallest is sorted(...)[:n] without sorting them all.)
+    return heapq.nsmallest(CONFUSIONS_SHOWN, confusions.items(), key=lambda kv: (-kv[1], kv[0]))
 
 
 def to_json(evaluation: Evaluation) -> dict[str, Any]:

@@ -25,7 +25,6 @@ from dataclasses import dataclass
 from typing import Any, Optional, Sequence
 
 import numpy as np
-from rapidfuzz.distance import LCSseq
 
 from scorekit._graphemes import grapheme_packer, import_regex
 from scorekit._kernels import levenshtein as lev
@@ -126,6 +125,7 @@ def _boundary_pattern():
     return import_regex("OCR word segmentation needs the regex package").compile(r"(?wV1)\b")
 
 
+@functools.lru_cache(maxsize=4096)
 def _is_word(segment: str) -> bool:
     """Whether dinglehopper keeps a word-boundary segment: some character is not whitespace,
     punctuation, a mark, a symbol or a Cc/Cf control (categories from this Python's unicodedata)."""
@@ -146,7 +146,8 @@ def words(text: str) -> list[str]:
     >>> words("Hello, world!  ¿Qué tal? 3.14")
     ['Hello', 'world', 'Qué', 'tal', '3.14']
     """
-    return [w for w in _boundary_pattern().split(text) if w and _is_word(w)]
+    # Most segments start with a letter or digit; the others (spaces, punctuation) repeat: cached.
+    return [w for w in _boundary_pattern().split(text) if w and (w[0].isalnum() or _is_word(w))]
 
 
 def _word_ids(gt_words: Sequence[str], ocr_words: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
@@ -157,16 +158,28 @@ def _word_ids(gt_words: Sequence[str], ocr_words: Sequence[str]) -> tuple[np.nda
     return ids(gt_words), ids(ocr_words)
 
 
-def _distance(a: np.ndarray, b: np.ndarray) -> int:
+def _one_pair(batch, a: np.ndarray, b: np.ndarray) -> int:
+    """A pair kernel of :mod:`scorekit._kernels.levenshtein` (``distance_batch``, ``lcs_length_batch``)
+    on the one pair ``(a, b)``."""
     offsets_a = np.array([0, len(a)], dtype=np.int64)
     offsets_b = np.array([0, len(b)], dtype=np.int64)
-    return int(lev.distance_batch(a, offsets_a, b, offsets_b)[0])
+    return int(batch(a, offsets_a, b, offsets_b)[0])
+
+
+def _distance(a: np.ndarray, b: np.ndarray) -> int:
+    return _one_pair(lev.distance_batch, a, b)
 
 
 def bag_distance(gt_words: Sequence[str], ocr_words: Sequence[str]) -> int:
     """``max(|G − O|, |O − G|)`` on the word multisets: the edit distance between two bags."""
-    g, o = Counter(gt_words), Counter(ocr_words)
-    return max(sum((g - o).values()), sum((o - g).values()))
+    return _bag_distance(*_word_ids(gt_words, ocr_words))
+
+
+def _bag_distance(a: np.ndarray, b: np.ndarray) -> int:
+    """:func:`bag_distance` of two word-id arrays (:func:`_word_ids`)."""
+    size = int(max(a.max(initial=0), b.max(initial=0))) + 1
+    surplus = np.bincount(a, minlength=size).astype(np.int64) - np.bincount(b, minlength=size)
+    return int(max(surplus[surplus > 0].sum(), -surplus[surplus < 0].sum()))
 
 
 def bow_wer(gt: str, ocr: str, empty_reference: str = "inf") -> float:
@@ -204,8 +217,8 @@ _RUN_NAMES = ("equal", "replace", "delete", "insert")
 _ABSENT = np.uint64(0xFFFFFFFF)
 
 
-def _confusions(gt: str, ocr: str, gt_starts: list, ocr_starts: list, kind: np.ndarray, at_g: np.ndarray,
-                at_o: np.ndarray, gt_ids: np.ndarray, ocr_ids: np.ndarray) -> Counter:
+def _confusions(gt: str, ocr: str, gt_starts: np.ndarray, ocr_starts: np.ndarray, kind: np.ndarray,
+                at_g: np.ndarray, at_o: np.ndarray, gt_ids: np.ndarray, ocr_ids: np.ndarray) -> Counter:
     """``(gt_grapheme, ocr_grapheme)`` counts of the edits, ``""`` for the absent side, in the order
     of their first edit (equal graphemes have equal ids: one packer serves both texts)."""
     has_g, has_o = kind != lev.OP_INSERT, kind != lev.OP_DELETE
@@ -214,12 +227,18 @@ def _confusions(gt: str, ocr: str, gt_starts: list, ocr_starts: list, kind: np.n
     codes = g_id.astype(np.uint64) << np.uint64(32) | o_id.astype(np.uint64)
     _, first, counts = np.unique(codes, return_index=True, return_counts=True)
     order = np.argsort(first)
+    first, counts = first[order], counts[order]
+    # Each distinct confusion's graphemes, sliced at its first edit (an absent side's position,
+    # possibly past the end, is clamped and not used).
+    n_g, n_o = len(gt_starts) - 1, len(ocr_starts) - 1
+    i, j = at_g[first], at_o[first]
+    pieces = zip(has_g[first].tolist(), gt_starts[np.minimum(i, n_g)].tolist(),
+                 gt_starts[np.minimum(i + 1, n_g)].tolist(), has_o[first].tolist(),
+                 ocr_starts[np.minimum(j, n_o)].tolist(), ocr_starts[np.minimum(j + 1, n_o)].tolist(),
+                 counts.tolist())
     confusions: Counter = Counter()
-    for k, n in zip(first[order].tolist(), counts[order].tolist()):
-        i, j = int(at_g[k]), int(at_o[k])
-        key = (gt[gt_starts[i]:gt_starts[i + 1]] if has_g[k] else "",
-               ocr[ocr_starts[j]:ocr_starts[j + 1]] if has_o[k] else "")
-        confusions[key] = n
+    for in_g, g0, g1, in_o, o0, o1, n in pieces:
+        confusions[(gt[g0:g1] if in_g else "", ocr[o0:o1] if in_o else "")] = n
     return confusions
 
 
@@ -263,15 +282,14 @@ def _details(gt: str, ocr: str, gt_starts: np.ndarray, ocr_starts: np.ndarray, o
              gt_ids: np.ndarray, ocr_ids: np.ndarray) -> tuple[Counter, dict]:
     """Confusions and per-class accuracy from the edit script ``ops``."""
     kind, at_g, at_o = ops[:, 0], ops[:, 1], ops[:, 2]
-    starts_g, starts_o = gt_starts.tolist(), ocr_starts.tolist()
-    confusions = _confusions(gt, ocr, starts_g, starts_o, kind, at_g, at_o, gt_ids, ocr_ids)
+    confusions = _confusions(gt, ocr, gt_starts, ocr_starts, kind, at_g, at_o, gt_ids, ocr_ids)
     wrong = np.zeros(len(gt_ids), dtype=bool)
     wrong[at_g[kind != lev.OP_INSERT]] = True
     classes = {name: {"count": 0, "errors": 0, "accuracy": None} for name in CHAR_CLASSES}
     if len(gt_ids):
-        distinct, inverse = np.unique(gt_ids, return_inverse=True)
-        first = {int(k): gt[starts_g[at]] for k, at in zip(distinct, np.unique(inverse, return_index=True)[1])}
-        kinds = np.array([CHAR_CLASSES.index(_char_class(first[int(k)])) for k in distinct])[inverse]
+        # A grapheme's class is its first code point's, read at its first occurrence.
+        _, first, inverse = np.unique(gt_ids, return_index=True, return_inverse=True)
+        kinds = np.array([CHAR_CLASSES.index(_char_class(gt[at])) for at in gt_starts[first].tolist()])[inverse]
         counts = np.bincount(kinds, minlength=len(CHAR_CLASSES))
         errors = np.bincount(kinds[wrong], minlength=len(CHAR_CLASSES))
         for k, name in enumerate(CHAR_CLASSES):
@@ -314,13 +332,13 @@ def compare_texts(gt: str, ocr: str, metrics: Sequence[str] = DEFAULT_METRICS,
     if wanted & {"wer", "bow"}:
         gt_words, ocr_words = words(gt), words(ocr)
         fields["n_words"] = len(gt_words)
+        a, b = _word_ids(gt_words, ocr_words)
         if "wer" in wanted:
-            a, b = _word_ids(gt_words, ocr_words)
             fields["word_edits"] = _distance(a, b)
             fields["wer"] = error_rate(fields["word_edits"], len(a), empty_reference)
-            fields["word_accuracy"] = LCSseq.similarity(a.tolist(), b.tolist()) / len(a) if len(a) else None
+            fields["word_accuracy"] = _one_pair(lev.lcs_length_batch, a, b) / len(a) if len(a) else None
         if "bow" in wanted:
-            fields["bow_wer"] = error_rate(bag_distance(gt_words, ocr_words), len(gt_words), empty_reference)
+            fields["bow_wer"] = error_rate(_bag_distance(a, b), len(gt_words), empty_reference)
     if "fca" in wanted:
         from scorekit.ocr.fca import flexible_character_accuracy
 

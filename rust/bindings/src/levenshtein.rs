@@ -12,8 +12,9 @@ use pyo3::exceptions::{PyMemoryError, PyValueError};
 use pyo3::prelude::*;
 use rayon::prelude::*;
 use scorekit_kernels::levenshtein::{
-    align, best_substring, distance, editops, schwa_distance, word_alignment, AlignWorkspace,
-    DistanceWorkspace, SchwaError, SchwaWorkspace, SubstringWorkspace, WordWorkspace,
+    align, best_substring, distance, editops, lcs_length, schwa_distance, word_alignment,
+    AlignWorkspace, DistanceWorkspace, LcsWorkspace, SchwaError, SchwaWorkspace,
+    SubstringWorkspace, WordWorkspace,
 };
 
 use crate::parallel::{
@@ -153,6 +154,35 @@ fn levenshtein_distance_batch<'py>(
             DistanceWorkspace::new,
             |ws, a, b, row| {
                 row[0] = distance(ws, a, b)? as i64;
+                Ok(())
+            },
+        )?;
+        Ok(out.into_pyarray(py))
+    })
+}
+
+#[pyfunction]
+fn lcs_length_batch<'py>(
+    py: Python<'py>,
+    a_values: PyReadonlyArray1<'py, u32>,
+    a_offsets: PyReadonlyArray1<'py, i64>,
+    b_values: PyReadonlyArray1<'py, u32>,
+    b_offsets: PyReadonlyArray1<'py, i64>,
+    threads: usize,
+) -> PyResult<Bound<'py, PyArray1<i64>>> {
+    guarded(|| {
+        let (out, _) = pair_rows(
+            py,
+            &a_values,
+            &a_offsets,
+            &b_values,
+            &b_offsets,
+            ("a", "b"),
+            threads,
+            1,
+            LcsWorkspace::new,
+            |ws, a, b, row| {
+                row[0] = lcs_length(ws, a, b)? as i64;
                 Ok(())
             },
         )?;
@@ -372,5 +402,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(schwa_distance_batch, m)?)?;
     m.add_function(wrap_pyfunction!(levenshtein_editops, m)?)?;
     m.add_function(wrap_pyfunction!(best_substring_batch, m)?)?;
+    m.add_function(wrap_pyfunction!(lcs_length_batch, m)?)?;
     Ok(())
 }

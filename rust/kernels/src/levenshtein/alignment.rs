@@ -25,10 +25,10 @@ use std::collections::TryReserveError;
 
 use super::common_affix;
 use super::distance::{
-    block_bottoms, first_budget, hyyro_step, myers_banded, myers_pruned, next_budget, Band,
-    DistanceWorkspace, Prune,
+    block_bottoms, first_budget, hyyro_step, myers_banded, myers_pruned, myers_pruned_pair,
+    next_budget, Band, DistanceWorkspace, Prune,
 };
-use super::pattern::{fill, ShortMasks};
+use super::pattern::{fill, PatternMasks, ShortMasks};
 
 /// Kind of one edit operation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -127,6 +127,11 @@ pub struct AlignWorkspace {
     short: ShortMasks,
     block_vp: Vec<u64>,
     block_vn: Vec<u64>,
+    /// The backward pass of a Hirschberg split (run with the forward one): the reversed
+    /// pattern's masks and its blocks.
+    rev_masks: PatternMasks,
+    rev_vp: Vec<u64>,
+    rev_vn: Vec<u64>,
     /// Hirschberg splits: the reversed halves, the forward and backward prefix distances, and the
     /// block bottoms they are read from.
     rev1: Vec<u32>,
@@ -252,11 +257,15 @@ fn run<S: OpSink>(
     result
 }
 
-/// Build the masks of `pattern` (symbols, or ids while aligning an encoded problem).
-fn build_masks(ws: &mut AlignWorkspace, pattern: &[u32]) -> Result<(), TryReserveError> {
-    match ws.ids {
-        Some(ids) => ws.dist.masks.build_ids(pattern, ids),
-        None => ws.dist.masks.build(pattern),
+/// Build the masks of `pattern` (symbols, or ids below `ids` while aligning an encoded problem).
+fn build_masks(
+    masks: &mut PatternMasks,
+    ids: Option<usize>,
+    pattern: &[u32],
+) -> Result<(), TryReserveError> {
+    match ids {
+        Some(ids) => masks.build_ids(pattern, ids),
+        None => masks.build(pattern),
     }
 }
 
@@ -323,42 +332,26 @@ fn align_part<S: OpSink>(
     )
 }
 
-/// Upper bounds of the distances from the pattern's prefixes to `text` inside `band`:
-/// `out[i]` ≥ D(pattern[..i], text) for `i ∈ 0..=m` (`usize::MAX` outside the band's blocks),
-/// equal wherever an optimal path to `(i, text.len())` lies in the band's blocks.
+/// Upper bounds of the distances from the pattern's prefixes (`m` symbols) to a text of
+/// `text_len` symbols, from a pass's final column (blocks `first..=last` of `vp`/`vn`, `score` at
+/// the last row of block `last`): `out[i]` ≥ D(pattern[..i], text) for `i ∈ 0..=m` (`usize::MAX`
+/// outside the computed blocks), equal wherever an optimal path to `(i, text_len)` lies in the
+/// computed blocks.
 fn prefix_distances(
-    ws: &mut AlignWorkspace,
-    pattern: &[u32],
-    text: &[u32],
-    band: Band,
-    prune: Option<Prune>,
+    (vp, vn): (&[u64], &[u64]),
+    m: usize,
+    text_len: usize,
+    (score, first, last): (usize, usize, usize),
+    bottoms: &mut Vec<usize>,
     out: &mut Vec<usize>,
 ) -> Result<(), TryReserveError> {
-    let m = pattern.len();
-    build_masks(ws, pattern)?;
-    let (masks, vp, vn) = (&ws.dist.masks, &mut ws.block_vp, &mut ws.block_vn);
-    let (score, first, last) = match prune {
-        Some(prune) => myers_pruned(masks, m, text, band, prune, vp, vn, |_, _, _, _| {})?,
-        None => {
-            let score = myers_banded(masks, m, text, band, vp, vn, |_, _, _, _| {})?;
-            let (first, last) = band.blocks(text.len(), m);
-            (score, first, last)
-        }
-    };
-    block_bottoms(
-        &ws.block_vp,
-        &ws.block_vn,
-        m,
-        (first, last),
-        score,
-        &mut ws.bottoms,
-    )?;
+    block_bottoms(vp, vn, m, (first, last), score, bottoms)?;
     fill(out, m + 1, usize::MAX)?;
-    out[0] = text.len();
+    out[0] = text_len;
     for b in first..=last {
         let end = (64 * (b + 1)).min(m);
-        let (vp, vn) = (ws.block_vp[b], ws.block_vn[b]);
-        let mut v = ws.bottoms[b];
+        let (vp, vn) = (vp[b], vn[b]);
+        let mut v = bottoms[b];
         out[end] = v;
         for i in (64 * b + 1..=end).rev() {
             let bit = (i - 1) % 64;
@@ -367,6 +360,30 @@ fn prefix_distances(
         }
     }
     Ok(())
+}
+
+/// Split passes run together ([`myers_pruned_pair`]) when their band spans this many blocks.
+const PAIRED_MIN_BLOCKS: usize = 8;
+
+/// One split pass alone: [`myers_pruned`] with `prune`, else [`myers_banded`]; returns `D'` at
+/// the last row of the final column's last computed block, and its first and last blocks.
+fn one_pass(
+    masks: &PatternMasks,
+    m: usize,
+    text: &[u32],
+    band: Band,
+    prune: Option<Prune>,
+    vp: &mut Vec<u64>,
+    vn: &mut Vec<u64>,
+) -> Result<(usize, usize, usize), TryReserveError> {
+    match prune {
+        Some(prune) => myers_pruned(masks, m, text, band, prune, vp, vn, |_, _, _, _| {}),
+        None => {
+            let score = myers_banded(masks, m, text, band, vp, vn, |_, _, _, _| {})?;
+            let (first, last) = band.blocks(text.len(), m);
+            Ok((score, first, last))
+        }
+    }
 }
 
 /// Result of one Hirschberg split pass.
@@ -408,15 +425,54 @@ fn hirschberg_split(
     let mut rev1 = std::mem::take(&mut ws.rev1);
     let mut rev2 = std::mem::take(&mut ws.rev2);
     let result = (|| {
-        prefix_distances(ws, s1, &s2[..mid2], band, prune, &mut forward)?;
         fill(&mut rev1, 0, 0)?;
         rev1.try_reserve(m)?;
         rev1.extend(s1.iter().rev());
         fill(&mut rev2, 0, 0)?;
         rev2.try_reserve(n - mid2)?;
         rev2.extend(s2[mid2..].iter().rev());
-        // The tight band is its own reverse, so the backward pass uses the same one.
-        prefix_distances(ws, &rev1, &rev2, band, prune, &mut backward)?;
+        build_masks(&mut ws.dist.masks, ws.ids, s1)?;
+        build_masks(&mut ws.rev_masks, ws.ids, &rev1)?;
+        // The tight band is its own reverse, so the backward pass uses the same one. Passes over
+        // a wide band run together; over a narrow one (a few blocks per column, low distances)
+        // the per-column work of running them together costs more than it saves: one by one.
+        let (texts, masks) = ([&s2[..mid2], &rev2[..]], [&ws.dist.masks, &ws.rev_masks]);
+        let [fwd, bwd] = if band.above + band.below >= 64 * PAIRED_MIN_BLOCKS {
+            myers_pruned_pair(
+                masks,
+                m,
+                texts,
+                band,
+                prune,
+                [&mut ws.block_vp, &mut ws.rev_vp],
+                [&mut ws.block_vn, &mut ws.rev_vn],
+            )?
+        } else {
+            [
+                one_pass(
+                    masks[0],
+                    m,
+                    texts[0],
+                    band,
+                    prune,
+                    &mut ws.block_vp,
+                    &mut ws.block_vn,
+                )?,
+                one_pass(
+                    masks[1],
+                    m,
+                    texts[1],
+                    band,
+                    prune,
+                    &mut ws.rev_vp,
+                    &mut ws.rev_vn,
+                )?,
+            ]
+        };
+        let (vp, vn) = (&ws.block_vp[..], &ws.block_vn[..]);
+        prefix_distances((vp, vn), m, mid2, fwd, &mut ws.bottoms, &mut forward)?;
+        let (vp, vn) = (&ws.rev_vp[..], &ws.rev_vn[..]);
+        prefix_distances((vp, vn), m, n - mid2, bwd, &mut ws.bottoms, &mut backward)?;
         let (mut total, mut mid1) = (usize::MAX, 0);
         for i in 0..=m {
             let t = forward[i].saturating_add(backward[m - i]);
@@ -481,7 +537,7 @@ fn fill_rows(
             let masks = &ws.short;
             ws.word_rows.extend(s2.iter().map(|&c| row(masks.get(c))));
         } else {
-            build_masks(ws, s1)?;
+            build_masks(&mut ws.dist.masks, ws.ids, s1)?;
             let masks = &ws.dist.masks;
             ws.word_rows
                 .extend(s2.iter().map(|&c| row(masks.single(c))));
@@ -492,7 +548,7 @@ fn fill_rows(
     ws.vn.clear();
     ws.first_word.clear();
     ws.row_start.clear();
-    build_masks(ws, s1)?;
+    build_masks(&mut ws.dist.masks, ws.ids, s1)?;
     // A known distance, or a previous pass's result, is at least the distance: such passes prune.
     let (mut k, mut proven) = match known {
         Some(d) => (d, true),
@@ -870,6 +926,9 @@ mod tests {
             (2048, 10, &small),
             (4000, 30, &wide),
             (2300, 250, &small),
+            // High distances: bands wide enough for the split passes to run together.
+            (3000, 400, &small),
+            (2600, 600, &wide),
         ];
         for (len, rate, alphabet) in cases {
             let a = page(&mut rng, len, alphabet);

@@ -260,95 +260,341 @@ pub(crate) fn myers_pruned(
     vn: &mut Vec<u64>,
     mut visit: impl FnMut(usize, usize, &[u64], &[u64]),
 ) -> Result<(usize, usize, usize), TryReserveError> {
-    let words = m.div_ceil(64);
-    let final_bit = ((m - 1) % 64) as u32;
-    let end = |b: usize| (64 * (b + 1)).min(m);
-    let budget = prune.budget as isize;
-    fill(vp, words, !0)?;
-    fill(vn, words, 0)?;
-    let (mut first, mut last) = band.blocks(1, m);
-    // Bottom values of the first and last computed blocks (column 0: D[i][0] = i).
-    let (mut top, mut score) = (end(first), end(last));
+    let pass = Pass::new(m, band, Some(prune));
+    let mut st = pass.start(vp, vn)?;
     for (col, &c) in text.iter().enumerate() {
-        let j = col + 1;
-        let (static_first, static_last) = band.blocks(j, m);
-        while first < static_first.min(last) {
-            first += 1;
-            top = (top as isize + block_delta(vp[first], vn[first], first, m)) as usize;
-        }
-        let mut state = RowState {
-            first,
-            last,
-            top,
-            score,
-        };
-        match masks.row(c) {
-            Row::Absent => pruned_row(
-                vp,
-                vn,
-                &mut state,
-                static_last,
-                words,
-                final_bit,
-                m,
-                j,
-                &prune,
-                |_| 0,
-            ),
-            Row::Dense(eqs) => pruned_row(
-                vp,
-                vn,
-                &mut state,
-                static_last,
-                words,
-                final_bit,
-                m,
-                j,
-                &prune,
-                |b| eqs[b],
-            ),
-            Row::Sparse(blocks, bits) => pruned_row(
-                vp,
-                vn,
-                &mut state,
-                static_last,
-                words,
-                final_bit,
-                m,
-                j,
-                &prune,
-                |b| blocks.binary_search(&(b as u32)).map_or(0, |e| bits[e]),
-            ),
-        }
-        RowState {
-            first,
-            last,
-            top,
-            score,
-        } = state;
-        // Drop the bottom and top blocks no optimal path can use.
-        // (Only when the block above's bottom cell is out of reach too, so that the block is not
-        // entered again in the next column: no drop-and-enter churn.)
-        while last > first && prune.block_bound(last, end(last), score, j) > budget {
-            let above = (score as isize - block_delta(vp[last], vn[last], last, m)) as usize;
-            if prune.cell_bound(end(last - 1), above, j) <= budget {
-                break;
-            }
-            score = above;
-            last -= 1;
-        }
-        if first == last {
-            top = score;
-        }
-        while first < last && prune.block_bound(first, end(first), top, j) > budget {
-            first += 1;
-            top = (top as isize + block_delta(vp[first], vn[first], first, m)) as usize;
-        }
-        visit(col, first, &vp[first..=last], &vn[first..=last]);
+        pass.column(masks, c, &mut st, vp, vn, col + 1);
+        visit(
+            col,
+            st.first,
+            &vp[st.first..=st.last],
+            &vn[st.first..=st.last],
+        );
     }
-    Ok((score, first, last))
+    Ok((st.score, st.first, st.last))
 }
 
+/// Two passes of [`myers_pruned`] with the same pattern length, band and budget (`None`: no
+/// pruning, every block of the band) over their own masks and texts, run together: a Hirschberg
+/// split's forward and backward passes. One pass alone waits on each block step's carry chain
+/// (the next block needs the delta leaving this one); the two passes' steps are independent, and
+/// so are those of consecutive columns one block apart ([`Pass::columns_pair`]), so the
+/// processor overlaps eight chains (in two AVX2 vectors where available). Each pass computes a
+/// superset of the blocks [`myers_pruned`] computes, so its values keep the guarantees the
+/// callers read: upper bounds, exact wherever an optimal path runs inside the computed blocks.
+/// Returns each pass's `(D', first, last)` as [`myers_pruned`] does.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn myers_pruned_pair(
+    masks: [&PatternMasks; 2],
+    m: usize,
+    texts: [&[u32]; 2],
+    band: Band,
+    prune: Option<Prune>,
+    [vp_a, vp_b]: [&mut Vec<u64>; 2],
+    [vn_a, vn_b]: [&mut Vec<u64>; 2],
+) -> Result<[(usize, usize, usize); 2], TryReserveError> {
+    let pass = Pass::new(m, band, prune);
+    // The masks of a symbol absent from a pattern: zero in every block.
+    let mut zeros = Vec::new();
+    fill(&mut zeros, pass.words, 0)?;
+    let dense = |row| match row {
+        Row::Absent => Some(&zeros[..]),
+        Row::Dense(eqs) => Some(eqs),
+        Row::Sparse(..) => None,
+    };
+    let (mut st_a, mut st_b) = (pass.start(vp_a, vn_a)?, pass.start(vp_b, vn_b)?);
+    let both = texts[0].len().min(texts[1].len());
+    let rows = |col: usize| {
+        let (row_a, row_b) = (masks[0].row(texts[0][col]), masks[1].row(texts[1][col]));
+        dense(row_a).zip(dense(row_b))
+    };
+    let mut col = 0;
+    while col < both {
+        let j = col + 1;
+        // The next `COLUMNS` columns together when all their masks are dense.
+        let group = (col + COLUMNS <= both)
+            .then(|| {
+                let mut masks = [(&zeros[..], &zeros[..]); COLUMNS];
+                for (k, slot) in masks.iter_mut().enumerate() {
+                    *slot = rows(col + k)?;
+                }
+                Some(masks)
+            })
+            .flatten();
+        if let Some(group) = group {
+            pass.columns_pair(
+                (&mut st_a, vp_a, vn_a, group.map(|(eq, _)| eq)),
+                (&mut st_b, vp_b, vn_b, group.map(|(_, eq)| eq)),
+                j,
+            );
+            col += COLUMNS;
+            continue;
+        }
+        match (rows(col), ()) {
+            (Some((eq_a, eq_b)), ()) => {
+                pass.column_pair(
+                    (&mut st_a, vp_a, vn_a, eq_a),
+                    (&mut st_b, vp_b, vn_b, eq_b),
+                    j,
+                );
+                col += 1;
+            }
+            (None, ()) => {
+                pass.column(masks[0], texts[0][col], &mut st_a, vp_a, vn_a, j);
+                pass.column(masks[1], texts[1][col], &mut st_b, vp_b, vn_b, j);
+                col += 1;
+            }
+        }
+    }
+    // The longer text's last column, if any, alone.
+    for (col, &c) in texts[0].iter().enumerate().skip(both) {
+        pass.column(masks[0], c, &mut st_a, vp_a, vn_a, col + 1);
+    }
+    for (col, &c) in texts[1].iter().enumerate().skip(both) {
+        pass.column(masks[1], c, &mut st_b, vp_b, vn_b, col + 1);
+    }
+    Ok([
+        (st_a.score, st_a.first, st_a.last),
+        (st_b.score, st_b.first, st_b.last),
+    ])
+}
+
+/// Block steps of two passes at once: block `k` of `a` and block `k` of `b` (each the blocks
+/// `vp`, `vn` and their masks `eq`, all of one length) with their own horizontal deltas `h_*`
+/// (in: entering the first block; out: leaving the last). Leaving bit 63 of every block.
+#[inline(always)]
+fn block_steps_pair(
+    (vp_a, vn_a, eq_a): (&mut [u64], &mut [u64], &[u64]),
+    (vp_b, vn_b, eq_b): (&mut [u64], &mut [u64], &[u64]),
+    h_a: &mut (u64, u64),
+    h_b: &mut (u64, u64),
+) {
+    #[cfg(target_arch = "x86_64")]
+    if crate::simd::avx2() {
+        // SAFETY: the processor supports AVX2 (simd::avx2 checked it just above).
+        unsafe { block_steps_pair_avx2((vp_a, vn_a, eq_a), (vp_b, vn_b, eq_b), h_a, h_b) };
+        return;
+    }
+    let blocks_a = vp_a.iter_mut().zip(vn_a.iter_mut()).zip(eq_a);
+    let blocks_b = vp_b.iter_mut().zip(vn_b.iter_mut()).zip(eq_b);
+    for (((p_a, n_a), &e_a), ((p_b, n_b), &e_b)) in blocks_a.zip(blocks_b) {
+        block_step(e_a, p_a, n_a, &mut h_a.0, &mut h_a.1, 63);
+        block_step(e_b, p_b, n_b, &mut h_b.0, &mut h_b.1, 63);
+    }
+}
+
+/// [`block_steps_pair`] with the two passes in the two 64-bit lanes of one 128-bit vector: the
+/// same operations as [`block_step`] on both lanes (each lane's add carries within the lane), so
+/// the pair costs one step's instructions.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn block_steps_pair_avx2(
+    (vp_a, vn_a, eq_a): (&mut [u64], &mut [u64], &[u64]),
+    (vp_b, vn_b, eq_b): (&mut [u64], &mut [u64], &[u64]),
+    h_a: &mut (u64, u64),
+    h_b: &mut (u64, u64),
+) {
+    use std::arch::x86_64::*;
+    let pair = |a: u64, b: u64| _mm_set_epi64x(b as i64, a as i64);
+    let ones = _mm_set1_epi64x(-1);
+    let (mut hp, mut hn) = (pair(h_a.0, h_b.0), pair(h_a.1, h_b.1));
+    let blocks_a = vp_a.iter_mut().zip(vn_a.iter_mut()).zip(eq_a);
+    let blocks_b = vp_b.iter_mut().zip(vn_b.iter_mut()).zip(eq_b);
+    for (((p_a, n_a), &e_a), ((p_b, n_b), &e_b)) in blocks_a.zip(blocks_b) {
+        let (p, n, eq) = (pair(*p_a, *p_b), pair(*n_a, *n_b), pair(e_a, e_b));
+        let x = _mm_or_si128(eq, hn);
+        let sum = _mm_add_epi64(_mm_and_si128(x, p), p);
+        let d0 = _mm_or_si128(_mm_or_si128(_mm_xor_si128(sum, p), x), n);
+        let h_pos = _mm_or_si128(n, _mm_andnot_si128(_mm_or_si128(d0, p), ones));
+        let h_neg = _mm_and_si128(d0, p);
+        let h_pos_s = _mm_or_si128(_mm_slli_epi64::<1>(h_pos), hp);
+        let h_neg_s = _mm_or_si128(_mm_slli_epi64::<1>(h_neg), hn);
+        hp = _mm_srli_epi64::<63>(h_pos);
+        hn = _mm_srli_epi64::<63>(h_neg);
+        let p = _mm_or_si128(h_neg_s, _mm_andnot_si128(_mm_or_si128(d0, h_pos_s), ones));
+        let n = _mm_and_si128(h_pos_s, d0);
+        (*p_a, *p_b) = (
+            _mm_cvtsi128_si64(p) as u64,
+            _mm_extract_epi64::<1>(p) as u64,
+        );
+        (*n_a, *n_b) = (
+            _mm_cvtsi128_si64(n) as u64,
+            _mm_extract_epi64::<1>(n) as u64,
+        );
+    }
+    *h_a = (_mm_cvtsi128_si64(hp) as u64, _mm_cvtsi128_si64(hn) as u64);
+    *h_b = (
+        _mm_extract_epi64::<1>(hp) as u64,
+        _mm_extract_epi64::<1>(hn) as u64,
+    );
+}
+
+/// One pass of a pair: its state, blocks and the masks of its text symbol(s).
+type Lane<'a, E> = (&'a mut RowState, &'a mut [u64], &'a mut [u64], E);
+
+/// Columns advanced together by [`Pass::columns_pair`].
+const COLUMNS: usize = 4;
+
+/// The first steps of [`Pass::columns_pair`] for one pass whose first block `f` has at least
+/// `COLUMNS` blocks below it: at step `t < COLUMNS`, block `f + t − c` of every column `c ≤ t`
+/// (the `top` of each column with its block `f`). Returns the delta leaving each column's last
+/// block so far.
+#[inline(always)]
+fn lead_in(
+    st: &mut RowState,
+    vp: &mut [u64],
+    vn: &mut [u64],
+    eqs: [&[u64]; COLUMNS],
+) -> [(u64, u64); COLUMNS] {
+    let f = st.first;
+    let mut h = [(1u64, 0u64); COLUMNS];
+    for t in 0..COLUMNS {
+        for (c, (hp, hn)) in h.iter_mut().enumerate().take(t + 1) {
+            let b = f + t - c;
+            block_step(eqs[c][b], &mut vp[b], &mut vn[b], hp, hn, 63);
+            if b == f {
+                st.top = (st.top as isize + *hp as isize - *hn as isize) as usize;
+            }
+        }
+    }
+    h
+}
+
+/// The lockstep of [`Pass::columns_pair`] over steps `COLUMNS..len` of two passes (their blocks
+/// from the first on, `vp`, `vn` and the masks of the columns' text symbols): at step `t`, block
+/// `t − c` of every column `c` of each pass. `h` holds each pass's deltas per column, in and out.
+/// On return every block holds the last column that advanced it.
+#[inline(always)]
+fn columns_steps(
+    (vp_a, vn_a, eqs_a): (&mut [u64], &mut [u64], [&[u64]; COLUMNS]),
+    (vp_b, vn_b, eqs_b): (&mut [u64], &mut [u64], [&[u64]; COLUMNS]),
+    h_a: &mut [(u64, u64); COLUMNS],
+    h_b: &mut [(u64, u64); COLUMNS],
+) {
+    #[cfg(target_arch = "x86_64")]
+    if crate::simd::avx2() {
+        // SAFETY: the processor supports AVX2 (simd::avx2 checked it just above).
+        unsafe { columns_steps_avx2((vp_a, vn_a, eqs_a), (vp_b, vn_b, eqs_b), h_a, h_b) };
+        return;
+    }
+    for t in COLUMNS..vp_a.len() {
+        for c in 0..COLUMNS {
+            let b = t - c;
+            let (hp, hn) = &mut h_a[c];
+            block_step(eqs_a[c][b], &mut vp_a[b], &mut vn_a[b], hp, hn, 63);
+            let (hp, hn) = &mut h_b[c];
+            block_step(eqs_b[c][b], &mut vp_b[b], &mut vn_b[b], hp, hn, 63);
+        }
+    }
+}
+
+/// [`columns_steps`] in two 256-bit vectors of four 64-bit lanes: `x` = `[a column 0, a column
+/// 1, b column 0, b column 1]`, `y` = the same of columns 2 and 3. A column's output words go to
+/// the next column's lane for the next step without leaving the registers (one unpack into `x`,
+/// one byte shift from `x` and `y` into `y`, both inside 128-bit halves); only column 3's are
+/// stored, and the others' last words at the end.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn columns_steps_avx2(
+    (vp_a, vn_a, eqs_a): (&mut [u64], &mut [u64], [&[u64]; COLUMNS]),
+    (vp_b, vn_b, eqs_b): (&mut [u64], &mut [u64], [&[u64]; COLUMNS]),
+    h_a: &mut [(u64, u64); COLUMNS],
+    h_b: &mut [(u64, u64); COLUMNS],
+) {
+    use std::arch::x86_64::*;
+    let len = vp_a.len().min(vp_b.len());
+    let lanes = |w: [u64; 4]| _mm256_set_epi64x(w[3] as i64, w[2] as i64, w[1] as i64, w[0] as i64);
+    let lane = |v: __m256i, k: usize| -> u64 {
+        let half = if k < 2 {
+            _mm256_castsi256_si128(v)
+        } else {
+            _mm256_extracti128_si256::<1>(v)
+        };
+        (if k.is_multiple_of(2) {
+            _mm_cvtsi128_si64(half)
+        } else {
+            _mm_extract_epi64::<1>(half)
+        }) as u64
+    };
+    let ones = _mm256_set1_epi64x(-1);
+    // One Hyyrö block step on four lanes; returns the new `vp`, `vn`.
+    let step = |p: __m256i, n: __m256i, eq: __m256i, hp: &mut __m256i, hn: &mut __m256i| {
+        let x = _mm256_or_si256(eq, *hn);
+        let sum = _mm256_add_epi64(_mm256_and_si256(x, p), p);
+        let d0 = _mm256_or_si256(_mm256_or_si256(_mm256_xor_si256(sum, p), x), n);
+        let h_pos = _mm256_or_si256(n, _mm256_andnot_si256(_mm256_or_si256(d0, p), ones));
+        let h_neg = _mm256_and_si256(d0, p);
+        let h_pos_s = _mm256_or_si256(_mm256_slli_epi64::<1>(h_pos), *hp);
+        let h_neg_s = _mm256_or_si256(_mm256_slli_epi64::<1>(h_neg), *hn);
+        *hp = _mm256_srli_epi64::<63>(h_pos);
+        *hn = _mm256_srli_epi64::<63>(h_neg);
+        let vp = _mm256_or_si256(
+            h_neg_s,
+            _mm256_andnot_si256(_mm256_or_si256(d0, h_pos_s), ones),
+        );
+        (vp, _mm256_and_si256(h_pos_s, d0))
+    };
+    let h = |k: usize, c: usize| [h_a[c].0, h_a[c + 1].0, h_b[c].0, h_b[c + 1].0][k];
+    let g = |k: usize, c: usize| [h_a[c].1, h_a[c + 1].1, h_b[c].1, h_b[c + 1].1][k];
+    let (mut hp_x, mut hn_x) = (
+        lanes([0, 1, 2, 3].map(|k| h(k, 0))),
+        lanes([0, 1, 2, 3].map(|k| g(k, 0))),
+    );
+    let (mut hp_y, mut hn_y) = (
+        lanes([0, 1, 2, 3].map(|k| h(k, 2))),
+        lanes([0, 1, 2, 3].map(|k| g(k, 2))),
+    );
+    // Each column's last words of the lead-in (column `c`: block `COLUMNS − 1 − c`); column 3's
+    // lanes are not read.
+    let words = |v: &[u64], w: &[u64]| lanes([v[3], v[2], w[3], w[2]]);
+    let (mut out_px, mut out_nx) = (words(vp_a, vp_b), words(vn_a, vn_b));
+    let (mut out_py, mut out_ny) = (
+        lanes([vp_a[1], 0, vp_b[1], 0]),
+        lanes([vn_a[1], 0, vn_b[1], 0]),
+    );
+    for t in COLUMNS..len {
+        let fresh_p = lanes([vp_a[t], 0, vp_b[t], 0]);
+        let fresh_n = lanes([vn_a[t], 0, vn_b[t], 0]);
+        let p_x = _mm256_unpacklo_epi64(fresh_p, out_px);
+        let n_x = _mm256_unpacklo_epi64(fresh_n, out_nx);
+        let p_y = _mm256_alignr_epi8::<8>(out_py, out_px);
+        let n_y = _mm256_alignr_epi8::<8>(out_ny, out_nx);
+        let eq_x = lanes([eqs_a[0][t], eqs_a[1][t - 1], eqs_b[0][t], eqs_b[1][t - 1]]);
+        let eq_y = lanes([
+            eqs_a[2][t - 2],
+            eqs_a[3][t - 3],
+            eqs_b[2][t - 2],
+            eqs_b[3][t - 3],
+        ]);
+        (out_px, out_nx) = step(p_x, n_x, eq_x, &mut hp_x, &mut hn_x);
+        (out_py, out_ny) = step(p_y, n_y, eq_y, &mut hp_y, &mut hn_y);
+        (vp_a[t - 3], vp_b[t - 3]) = (lane(out_py, 1), lane(out_py, 3));
+        (vn_a[t - 3], vn_b[t - 3]) = (lane(out_ny, 1), lane(out_ny, 3));
+    }
+    // Columns 0, 1 and 2's last words, kept in the vectors until now.
+    for (c, v, k) in [(0, out_px, 0), (1, out_px, 1), (2, out_py, 0)] {
+        let b = len - 1 - c;
+        vp_a[b] = lane(v, k);
+        vp_b[b] = lane(v, k + 2);
+    }
+    for (c, v, k) in [(0, out_nx, 0), (1, out_nx, 1), (2, out_ny, 0)] {
+        let b = len - 1 - c;
+        vn_a[b] = lane(v, k);
+        vn_b[b] = lane(v, k + 2);
+    }
+    for (c, hp, hn, k) in [
+        (0, hp_x, hn_x, 0),
+        (1, hp_x, hn_x, 1),
+        (2, hp_y, hn_y, 0),
+        (3, hp_y, hn_y, 1),
+    ] {
+        h_a[c] = (lane(hp, k), lane(hn, k));
+        h_b[c] = (lane(hp, k + 2), lane(hn, k + 2));
+    }
+}
+
+/// Where a pruned pass stands after a column: its first and last computed blocks and the `D'`
+/// values at their last rows.
 struct RowState {
     first: usize,
     last: usize,
@@ -356,68 +602,400 @@ struct RowState {
     score: usize,
 }
 
-/// One column of [`myers_pruned`]: advance the computed blocks, then enter blocks below while
-/// an optimal path may enter them.
-#[allow(clippy::too_many_arguments)]
-#[inline(always)]
-fn pruned_row(
-    vp: &mut [u64],
-    vn: &mut [u64],
-    st: &mut RowState,
-    static_last: usize,
+/// The fixed parameters of a pruned pass: the pattern's length and blocks, the band, and the
+/// budget (`None`: every block of the band is computed, none dropped).
+#[derive(Clone, Copy)]
+struct Pass {
+    m: usize,
     words: usize,
     final_bit: u32,
-    m: usize,
-    j: usize,
-    prune: &Prune,
-    eq: impl Fn(usize) -> u64,
-) {
-    let (mut hp, mut hn) = (1u64, 0u64);
-    let bit = |b: usize| if b + 1 == words { final_bit } else { 63 };
-    let (first, last) = (st.first, st.last);
-    if first < last {
+    band: Band,
+    prune: Option<Prune>,
+}
+
+impl Pass {
+    fn new(m: usize, band: Band, prune: Option<Prune>) -> Pass {
+        Pass {
+            m,
+            words: m.div_ceil(64),
+            final_bit: ((m - 1) % 64) as u32,
+            band,
+            prune,
+        }
+    }
+
+    /// Last pattern row of block `b`.
+    #[inline(always)]
+    fn end(&self, b: usize) -> usize {
+        (64 * (b + 1)).min(self.m)
+    }
+
+    /// The bit of block `b` whose horizontal delta goes on to the block below (or is the last
+    /// row's).
+    #[inline(always)]
+    fn out_bit(&self, b: usize) -> u32 {
+        if b + 1 == self.words {
+            self.final_bit
+        } else {
+            63
+        }
+    }
+
+    /// Cell `(i, j)` of value `s` may be on an optimal path.
+    #[inline(always)]
+    fn reachable(&self, i: usize, s: usize, j: usize) -> bool {
+        self.prune
+            .is_none_or(|p| p.cell_bound(i, s, j) <= p.budget as isize)
+    }
+
+    /// No row of block `b` (last row's value `s`) in column `j` can be on an optimal path.
+    #[inline(always)]
+    fn unreachable_block(&self, b: usize, s: usize, j: usize) -> bool {
+        self.prune
+            .is_some_and(|p| p.block_bound(b, self.end(b), s, j) > p.budget as isize)
+    }
+
+    /// The state before the first column (`D[i][0] = i`), with the buffers reset.
+    fn start(&self, vp: &mut Vec<u64>, vn: &mut Vec<u64>) -> Result<RowState, TryReserveError> {
+        fill(vp, self.words, !0)?;
+        fill(vn, self.words, 0)?;
+        let (first, last) = self.band.blocks(1, self.m);
+        Ok(RowState {
+            first,
+            last,
+            top: self.end(first),
+            score: self.end(last),
+        })
+    }
+
+    /// Column `j` (1-based) of text symbol `c`, whatever the layout of its masks.
+    #[inline(always)]
+    fn column(
+        &self,
+        masks: &PatternMasks,
+        c: u32,
+        st: &mut RowState,
+        vp: &mut [u64],
+        vn: &mut [u64],
+        j: usize,
+    ) {
+        let static_last = self.begin_column(st, vp, vn, j);
+        match masks.row(c) {
+            Row::Absent => self.column_with(st, vp, vn, j, static_last, |_| 0),
+            Row::Dense(eqs) => self.column_with(st, vp, vn, j, static_last, |b| eqs[b]),
+            Row::Sparse(blocks, bits) => self.column_with(st, vp, vn, j, static_last, |b| {
+                blocks.binary_search(&(b as u32)).map_or(0, |e| bits[e])
+            }),
+        }
+    }
+
+    /// Column `j` whose masks are `eq(block)`.
+    #[inline(always)]
+    fn column_with(
+        &self,
+        st: &mut RowState,
+        vp: &mut [u64],
+        vn: &mut [u64],
+        j: usize,
+        static_last: usize,
+        eq: impl Fn(usize) -> u64,
+    ) {
+        let mut h = (1u64, 0u64);
+        let body = self.advance_first(st, vp, vn, &eq, &mut h);
+        for b in body..st.last {
+            block_step(eq(b), &mut vp[b], &mut vn[b], &mut h.0, &mut h.1, 63);
+        }
+        let last = st.last;
+        let bit = self.out_bit(last);
+        block_step(
+            eq(last),
+            &mut vp[last],
+            &mut vn[last],
+            &mut h.0,
+            &mut h.1,
+            bit,
+        );
+        self.end_column(st, vp, vn, j, static_last, h, eq);
+    }
+
+    /// Leave the blocks above the band of column `j`; returns the band's last block there.
+    #[inline(always)]
+    fn begin_column(&self, st: &mut RowState, vp: &[u64], vn: &[u64], j: usize) -> usize {
+        let (static_first, static_last) = self.band.blocks(j, self.m);
+        while st.first < static_first.min(st.last) {
+            st.first += 1;
+            st.top = (st.top as isize + block_delta(vp[st.first], vn[st.first], st.first, self.m))
+                as usize;
+        }
+        static_last
+    }
+
+    /// Advance the first computed block when it is not also the last (updating `top`); returns
+    /// the next block to advance. `h` is the horizontal delta entering it and leaving it.
+    #[inline(always)]
+    fn advance_first(
+        &self,
+        st: &mut RowState,
+        vp: &mut [u64],
+        vn: &mut [u64],
+        eq: impl Fn(usize) -> u64,
+        h: &mut (u64, u64),
+    ) -> usize {
+        let first = st.first;
+        if first == st.last {
+            return first;
+        }
         block_step(
             eq(first),
             &mut vp[first],
             &mut vn[first],
-            &mut hp,
-            &mut hn,
+            &mut h.0,
+            &mut h.1,
             63,
         );
-        st.top = (st.top as isize + hp as isize - hn as isize) as usize;
-        for b in first + 1..last {
-            block_step(eq(b), &mut vp[b], &mut vn[b], &mut hp, &mut hn, 63);
+        st.top = (st.top as isize + h.0 as isize - h.1 as isize) as usize;
+        first + 1
+    }
+
+    /// Advance the computed blocks of two passes in one column, block steps interleaved; returns
+    /// the horizontal delta leaving each pass's last block.
+    #[inline(always)]
+    fn advance_pair(
+        &self,
+        (st_a, vp_a, vn_a, eq_a): (&mut RowState, &mut [u64], &mut [u64], &[u64]),
+        (st_b, vp_b, vn_b, eq_b): (&mut RowState, &mut [u64], &mut [u64], &[u64]),
+    ) -> [(u64, u64); 2] {
+        let (mut h_a, mut h_b) = ((1u64, 0u64), (1u64, 0u64));
+        let body_a = self.advance_first(st_a, vp_a, vn_a, |b| eq_a[b], &mut h_a);
+        let body_b = self.advance_first(st_b, vp_b, vn_b, |b| eq_b[b], &mut h_b);
+        let (last_a, last_b) = (st_a.last, st_b.last);
+        let both = (last_a - body_a).min(last_b - body_b);
+        let a = (
+            &mut vp_a[body_a..body_a + both],
+            &mut vn_a[body_a..body_a + both],
+            &eq_a[body_a..body_a + both],
+        );
+        let b = (
+            &mut vp_b[body_b..body_b + both],
+            &mut vn_b[body_b..body_b + both],
+            &eq_b[body_b..body_b + both],
+        );
+        block_steps_pair(a, b, &mut h_a, &mut h_b);
+        for b in body_a + both..last_a {
+            block_step(
+                eq_a[b],
+                &mut vp_a[b],
+                &mut vn_a[b],
+                &mut h_a.0,
+                &mut h_a.1,
+                63,
+            );
+        }
+        for b in body_b + both..last_b {
+            block_step(
+                eq_b[b],
+                &mut vp_b[b],
+                &mut vn_b[b],
+                &mut h_b.0,
+                &mut h_b.1,
+                63,
+            );
+        }
+        let (bit_a, bit_b) = (self.out_bit(last_a), self.out_bit(last_b));
+        block_step(
+            eq_a[last_a],
+            &mut vp_a[last_a],
+            &mut vn_a[last_a],
+            &mut h_a.0,
+            &mut h_a.1,
+            bit_a,
+        );
+        block_step(
+            eq_b[last_b],
+            &mut vp_b[last_b],
+            &mut vn_b[last_b],
+            &mut h_b.0,
+            &mut h_b.1,
+            bit_b,
+        );
+        [h_a, h_b]
+    }
+
+    /// Column `j` of two passes, their block steps interleaved.
+    #[inline(always)]
+    fn column_pair(&self, a: Lane<'_, &[u64]>, b: Lane<'_, &[u64]>, j: usize) {
+        let ((st_a, vp_a, vn_a, eq_a), (st_b, vp_b, vn_b, eq_b)) = (a, b);
+        let static_last = self.begin_column(st_a, vp_a, vn_a, j);
+        self.begin_column(st_b, vp_b, vn_b, j);
+        let [h_a, h_b] = self.advance_pair((st_a, vp_a, vn_a, eq_a), (st_b, vp_b, vn_b, eq_b));
+        self.end_column(st_a, vp_a, vn_a, j, static_last, h_a, |b| eq_a[b]);
+        self.end_column(st_b, vp_b, vn_b, j, static_last, h_b, |b| eq_b[b]);
+    }
+
+    /// Columns `j .. j + COLUMNS` of two passes (`eqs`: the masks of their text symbols): eight
+    /// independent carry chains. Each column follows one block behind the one before (its block
+    /// `b` needs the previous column's block `b` and its own block `b − 1`), so at each step
+    /// block `t − c` of every column `c` of both passes advances.
+    ///
+    /// Every column starts where column `j` started and takes every block the column before it
+    /// ends with (no block is dropped before the last column, and the blocks above the band are
+    /// left only at column `j + COLUMNS`): a superset of the blocks [`myers_pruned`] computes,
+    /// each from a valid previous column, so every value is still an upper bound, exact wherever
+    /// an optimal path runs inside the computed blocks (the reads the callers make).
+    fn columns_pair(
+        &self,
+        a: Lane<'_, [&[u64]; COLUMNS]>,
+        b: Lane<'_, [&[u64]; COLUMNS]>,
+        j: usize,
+    ) {
+        let ((st_a, vp_a, vn_a, eqs_a), (st_b, vp_b, vn_b, eqs_b)) = (a, b);
+        self.begin_column(st_a, vp_a, vn_a, j);
+        self.begin_column(st_b, vp_b, vn_b, j);
+        // The lockstep needs `COLUMNS + 1` blocks in column `j` of each; narrower: one at a time.
+        let steps = (st_a.last - st_a.first).min(st_b.last - st_b.first);
+        if steps < COLUMNS {
+            for c in 0..COLUMNS {
+                let (a, b) = (
+                    (&mut *st_a, &mut *vp_a, &mut *vn_a, eqs_a[c]),
+                    (&mut *st_b, &mut *vp_b, &mut *vn_b, eqs_b[c]),
+                );
+                self.column_pair(a, b, j + c);
+            }
+            return;
+        }
+        let (f_a, f_b) = (st_a.first, st_b.first);
+        let mut h_a = lead_in(st_a, vp_a, vn_a, eqs_a);
+        let mut h_b = lead_in(st_b, vp_b, vn_b, eqs_b);
+        columns_steps(
+            (
+                &mut vp_a[f_a..f_a + steps],
+                &mut vn_a[f_a..f_a + steps],
+                eqs_a.map(|eq| &eq[f_a..f_a + steps]),
+            ),
+            (
+                &mut vp_b[f_b..f_b + steps],
+                &mut vn_b[f_b..f_b + steps],
+                eqs_b.map(|eq| &eq[f_b..f_b + steps]),
+            ),
+            &mut h_a,
+            &mut h_b,
+        );
+        for (st, vp, vn, eqs, f, h) in [
+            (st_a, vp_a, vn_a, eqs_a, f_a, h_a),
+            (st_b, vp_b, vn_b, eqs_b, f_b, h_b),
+        ] {
+            // Each column in turn from where the lockstep left it to the last block of the one
+            // before, entering blocks below; the last column also drops.
+            for (c, (eq, h)) in eqs.into_iter().zip(h).enumerate() {
+                let (mut hp, mut hn) = h;
+                let last = st.last;
+                for b in f + steps - c..last {
+                    block_step(eq[b], &mut vp[b], &mut vn[b], &mut hp, &mut hn, 63);
+                }
+                let bit = self.out_bit(last);
+                block_step(
+                    eq[last],
+                    &mut vp[last],
+                    &mut vn[last],
+                    &mut hp,
+                    &mut hn,
+                    bit,
+                );
+                let static_last = self.band.blocks(j + c, self.m).1;
+                let eq = |b: usize| eq[b];
+                if c + 1 < COLUMNS {
+                    self.enter_below(st, vp, vn, j + c, static_last, (hp, hn), eq);
+                } else {
+                    self.end_column(st, vp, vn, j + c, static_last, (hp, hn), eq);
+                }
+            }
         }
     }
-    block_step(
-        eq(last),
-        &mut vp[last],
-        &mut vn[last],
-        &mut hp,
-        &mut hn,
-        bit(last),
-    );
-    // `prev`: the last block's bottom value in the previous column.
-    let mut prev = st.score;
-    st.score = (st.score as isize + hp as isize - hn as isize) as usize;
-    let budget = prune.budget as isize;
-    while st.last < static_last {
-        let e = 64 * (st.last + 1);
-        if prune.cell_bound(e, prev, j - 1) > budget && prune.cell_bound(e, st.score, j) > budget {
-            break;
+
+    /// Finish column `j` once its computed blocks are advanced (`h` leaving the last one): enter
+    /// blocks below while an optimal path may enter them, then drop the bottom and top blocks no
+    /// optimal path can use.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn end_column(
+        &self,
+        st: &mut RowState,
+        vp: &mut [u64],
+        vn: &mut [u64],
+        j: usize,
+        static_last: usize,
+        h: (u64, u64),
+        eq: impl Fn(usize) -> u64,
+    ) {
+        self.enter_below(st, vp, vn, j, static_last, h, eq);
+        self.drop_unreachable(st, vp, vn, j);
+    }
+
+    /// The score of column `j` from `h` leaving its last block, and the blocks entered below.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn enter_below(
+        &self,
+        st: &mut RowState,
+        vp: &mut [u64],
+        vn: &mut [u64],
+        j: usize,
+        static_last: usize,
+        (mut hp, mut hn): (u64, u64),
+        eq: impl Fn(usize) -> u64,
+    ) {
+        // `prev`: the last block's bottom value in the previous column.
+        let mut prev = st.score;
+        st.score = (st.score as isize + hp as isize - hn as isize) as usize;
+        while st.last < static_last {
+            let e = 64 * (st.last + 1);
+            if !self.reachable(e, prev, j - 1) && !self.reachable(e, st.score, j) {
+                break;
+            }
+            let b = st.last + 1;
+            vp[b] = !0;
+            vn[b] = 0;
+            // The entered block's previous column: +1 per row below the bottom value above it.
+            prev += self.end(b) - 64 * b;
+            block_step(
+                eq(b),
+                &mut vp[b],
+                &mut vn[b],
+                &mut hp,
+                &mut hn,
+                self.out_bit(b),
+            );
+            if st.first == st.last {
+                st.top = st.score;
+            }
+            st.score = (prev as isize + hp as isize - hn as isize) as usize;
+            st.last = b;
         }
-        let b = st.last + 1;
-        let rows = (64 * (b + 1)).min(m) - 64 * b;
-        vp[b] = !0;
-        vn[b] = 0;
-        // The entered block's previous column: +1 per row below the bottom value above it.
-        prev += rows;
-        block_step(eq(b), &mut vp[b], &mut vn[b], &mut hp, &mut hn, bit(b));
+    }
+
+    /// Drop the bottom and top blocks of column `j` no optimal path can use.
+    #[inline(always)]
+    fn drop_unreachable(&self, st: &mut RowState, vp: &[u64], vn: &[u64], j: usize) {
+        // (A bottom block is dropped only when the block above's bottom cell is out of reach
+        // too, so that it is not entered again in the next column: no drop-and-enter churn.)
+        while st.last > st.first && self.unreachable_block(st.last, st.score, j) {
+            let last = st.last;
+            let above =
+                (st.score as isize - block_delta(vp[last], vn[last], last, self.m)) as usize;
+            if self.reachable(self.end(last - 1), above, j) {
+                break;
+            }
+            st.score = above;
+            st.last -= 1;
+        }
         if st.first == st.last {
             st.top = st.score;
         }
-        st.score = (prev as isize + hp as isize - hn as isize) as usize;
-        st.last = b;
+        while st.first < st.last && self.unreachable_block(st.first, st.top, j) {
+            st.first += 1;
+            st.top = (st.top as isize + block_delta(vp[st.first], vn[st.first], st.first, self.m))
+                as usize;
+        }
     }
 }
 
@@ -752,6 +1330,191 @@ mod tests {
                     }
                 }
             }
+        }
+    }
+
+    #[test]
+    fn paired_passes_keep_every_optimal_cell_exact() {
+        // A Hirschberg split's forward and backward passes run together (`myers_pruned_pair`,
+        // `COLUMNS` columns at a time where the band has more blocks, one at a time otherwise): in each pass's final column every value read from its blocks is at least
+        // the plain DP's, and equal at every row an optimal path crosses the split row in (all
+        // inside the computed blocks) when the budget is at least the distance — pruned, or
+        // unpruned as the split's first pass; texts of equal lengths and one longer; dense and
+        // sparse masks (sparse columns take the one-pass path). With SIMD on this reaches the
+        // AVX2 steps, with it off the portable ones.
+        let mut rng = Rng(4242);
+        let mut optimal_rows = 0;
+        for case in 0..240 {
+            let alphabet: &[u32] = if case % 2 == 0 {
+                &[1, 2, 3]
+            } else {
+                &[4, 5, 6, 7, 8, 9, 10]
+            };
+            let a = rng.seq(900, alphabet);
+            let b = rng.seq(900, alphabet);
+            if a.len() < 2 || b.len() < 2 {
+                continue;
+            }
+            let (m, n) = (a.len(), b.len());
+            let full = reference::matrix(&a, &b);
+            let d = full[m][n];
+            let mid = n / 2;
+            let ra: Vec<u32> = a.iter().rev().copied().collect();
+            let rb: Vec<u32> = b[mid..].iter().rev().copied().collect();
+            let rev_all: Vec<u32> = b.iter().rev().copied().collect();
+            let rev = reference::matrix(&ra, &rev_all);
+            let texts = [&b[..mid], &rb[..]];
+            let mut masks = [PatternMasks::default(), PatternMasks::default()];
+            masks[0].force_sparse = case % 3 == 0;
+            masks[1].force_sparse = case % 5 == 0;
+            masks[0].build(&a).unwrap();
+            masks[1].build(&ra).unwrap();
+            let k = [d, d + 1 + rng.below(50), first_budget(m, n)][case % 3];
+            let band = Band::tight(m, n, k);
+            let prune = (k >= d && case % 4 != 3).then(|| Prune::new(m, n, k));
+            let (mut vp, mut vn) = ([Vec::new(), Vec::new()], [Vec::new(), Vec::new()]);
+            let [vp0, vp1] = &mut vp;
+            let [vn0, vn1] = &mut vn;
+            let paired = myers_pruned_pair(
+                [&masks[0], &masks[1]],
+                m,
+                texts,
+                band,
+                prune,
+                [vp0, vp1],
+                [vn0, vn1],
+            )
+            .unwrap();
+            for (side, &(score, first, last)) in paired.iter().enumerate() {
+                // The true value of the pass's row `i`, and whether an optimal path crosses
+                // the split row there.
+                let truth = |i: usize| match side {
+                    0 => (full[i][mid], full[i][mid] + rev[m - i][n - mid] == d),
+                    _ => (rev[i][n - mid], full[m - i][mid] + rev[i][n - mid] == d),
+                };
+                let mut bottoms = Vec::new();
+                block_bottoms(&vp[side], &vn[side], m, (first, last), score, &mut bottoms).unwrap();
+                for blk in first..=last {
+                    let (bvp, bvn) = (vp[side][blk], vn[side][blk]);
+                    let mut v = bottoms[blk];
+                    for i in (64 * blk + 1..=(64 * (blk + 1)).min(m)).rev() {
+                        let (want, optimal) = truth(i);
+                        assert!(v >= want, "case {case} side {side}: below the truth at {i}");
+                        if optimal && k >= d {
+                            assert_eq!(v, want, "case {case} side {side}: optimal row {i}");
+                            optimal_rows += 1;
+                        }
+                        let bit = (i - 1) % 64;
+                        v = v + (bvn >> bit & 1) as usize - (bvp >> bit & 1) as usize;
+                    }
+                }
+                if k >= d {
+                    for i in 1..=m {
+                        if truth(i).1 {
+                            let blk = (i - 1) / 64;
+                            assert!(
+                                (first..=last).contains(&blk),
+                                "case {case}: row {i} dropped"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+        assert!(
+            optimal_rows > 10_000,
+            "only {optimal_rows} optimal rows checked"
+        );
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn avx2_pair_step_equals_two_block_steps() {
+        // Whatever the switch says: the vector step against the scalar one on random words.
+        if !std::is_x86_feature_detected!("avx2") {
+            return;
+        }
+        let mut rng = Rng(17);
+        for len in [0, 1, 2, 7, 64] {
+            let mut words = |k: usize| (0..len).map(|_| rng.next() >> k).collect::<Vec<u64>>();
+            let (mut vp_a, mut vn_a, eq_a) = (words(0), words(3), words(1));
+            let (mut vp_b, mut vn_b, eq_b) = (words(2), words(0), words(5));
+            let (mut h_a, mut h_b) = ((1u64, 0u64), (0u64, 1u64));
+            let (mut want_vp_a, mut want_vn_a) = (vp_a.clone(), vn_a.clone());
+            let (mut want_vp_b, mut want_vn_b) = (vp_b.clone(), vn_b.clone());
+            let (mut want_h_a, mut want_h_b) = (h_a, h_b);
+            for k in 0..len {
+                let (hp, hn) = &mut want_h_a;
+                block_step(eq_a[k], &mut want_vp_a[k], &mut want_vn_a[k], hp, hn, 63);
+                let (hp, hn) = &mut want_h_b;
+                block_step(eq_b[k], &mut want_vp_b[k], &mut want_vn_b[k], hp, hn, 63);
+            }
+            // SAFETY: the processor supports AVX2 (checked at the top of the test).
+            unsafe {
+                block_steps_pair_avx2(
+                    (&mut vp_a, &mut vn_a, &eq_a),
+                    (&mut vp_b, &mut vn_b, &eq_b),
+                    &mut h_a,
+                    &mut h_b,
+                )
+            };
+            assert_eq!((vp_a, vn_a, h_a), (want_vp_a, want_vn_a, want_h_a));
+            assert_eq!((vp_b, vn_b, h_b), (want_vp_b, want_vn_b, want_h_b));
+        }
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn avx2_column_steps_equal_the_scalar_schedule() {
+        // Whatever the switch says: the vector lockstep against its schedule in scalar steps
+        // (block `t − c` of every column `c`, from `t = COLUMNS`).
+        if !std::is_x86_feature_detected!("avx2") {
+            return;
+        }
+        let mut rng = Rng(23);
+        for len in [COLUMNS, COLUMNS + 1, COLUMNS + 2, 9, 70] {
+            let mut words = |k: usize| (0..len).map(|_| rng.next() >> k).collect::<Vec<u64>>();
+            let (vp_a, vn_a, vp_b, vn_b) = (words(0), words(2), words(1), words(0));
+            let eqs_a: Vec<Vec<u64>> = (0..COLUMNS).map(|c| words(c + 1)).collect();
+            let eqs_b: Vec<Vec<u64>> = (0..COLUMNS).map(|c| words(5 - c)).collect();
+            let h_a = [(1u64, 0u64), (0, 1), (0, 0), (1, 0)];
+            let h_b = [(0u64, 0u64), (1, 0), (0, 1), (1, 0)];
+            let mut want_a = (vp_a.clone(), vn_a.clone());
+            let mut want_b = (vp_b.clone(), vn_b.clone());
+            let (mut want_h_a, mut want_h_b) = (h_a, h_b);
+            for t in COLUMNS..len {
+                for c in 0..COLUMNS {
+                    let b = t - c;
+                    for ((vp, vn), h, e) in [
+                        (&mut want_a, &mut want_h_a, &eqs_a),
+                        (&mut want_b, &mut want_h_b, &eqs_b),
+                    ] {
+                        let (hp, hn) = &mut h[c];
+                        block_step(e[c][b], &mut vp[b], &mut vn[b], hp, hn, 63);
+                    }
+                }
+            }
+            let (mut got_a, mut got_b) = ((vp_a, vn_a), (vp_b, vn_b));
+            let (mut got_h_a, mut got_h_b) = (h_a, h_b);
+            // SAFETY: the processor supports AVX2 (checked at the top of the test).
+            unsafe {
+                columns_steps_avx2(
+                    (
+                        &mut got_a.0,
+                        &mut got_a.1,
+                        std::array::from_fn(|c| &eqs_a[c][..]),
+                    ),
+                    (
+                        &mut got_b.0,
+                        &mut got_b.1,
+                        std::array::from_fn(|c| &eqs_b[c][..]),
+                    ),
+                    &mut got_h_a,
+                    &mut got_h_b,
+                )
+            };
+            assert_eq!((got_a, got_h_a), (want_a, want_h_a), "len {len}");
+            assert_eq!((got_b, got_h_b), (want_b, want_h_b), "len {len}");
         }
     }
 

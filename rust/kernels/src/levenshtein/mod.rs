@@ -1,7 +1,8 @@
 //! Levenshtein family: bit-parallel distance, the alignment breakdown (with rapidfuzz-compatible
 //! tie-breaking, so counts equal jiwer's), word tokenisation for WER, and the schwa-forgiving
-//! distance (free insertion/deletion of designated code points at join positions), and the best
-//! substring of a text for a whole pattern (approximate matching).
+//! distance (free insertion/deletion of designated code points at join positions), the best
+//! substring of a text for a whole pattern (approximate matching), and the longest common
+//! subsequence.
 //!
 //! All sequences are `&[u32]`: Unicode code points, or interned token ids. Memory is linear in
 //! the input (see `pattern` and `alignment`), and every buffer is grown fallibly: running out of
@@ -9,6 +10,7 @@
 
 mod alignment;
 mod distance;
+mod lcs;
 mod pattern;
 mod schwa;
 mod substring;
@@ -16,6 +18,7 @@ mod words;
 
 pub use alignment::{align, editops, AlignWorkspace, AlignmentCounts, EditOp, EditOpKind};
 pub use distance::{distance, DistanceWorkspace};
+pub use lcs::{lcs_length, LcsWorkspace};
 pub use schwa::{schwa_distance, schwa_distance_rows, SchwaError, SchwaWorkspace};
 pub use substring::{best_substring, SubstringWorkspace};
 pub use words::{is_python_whitespace, split_words, word_alignment, WordAlignment, WordWorkspace};
