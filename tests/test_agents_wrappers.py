@@ -134,6 +134,9 @@ def test_run_inspect_keeps_two_logs_of_one_task_name_apart(monkeypatch):
     # distinct names that still meet on one id: the task "a" with sample "b/c" and the task "a/b" with sample "c"
     with pytest.raises(InvalidValueError, match=r"two logs give task id 'a/b/c' at epoch 1"):
         run_inspect("t", eval_fn=FakeInspect([log("a", sample("b/c", 1, "C")), log("a/b", sample("c", 1, "I"))]))
+    # ... also at different epochs: two tasks' samples would count as trials of one (Hypothesis found it)
+    with pytest.raises(InvalidValueError, match=r"two logs give task id 'a/b/c' at epoch 1"):
+        run_inspect("t", eval_fn=FakeInspect([log("a", sample("b/c", 2, "C")), log("a/b", sample("c", 1, "I"))]))
 
 
 def test_run_inspect_failures_and_warnings(tmp_path):

@@ -46,7 +46,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Optional
 
 from scorekit.agents.base import as_call, is_episode
-from scorekit.agents.bridge import DEFAULT_SUCCESS_THRESHOLD, episodes_from_inspect_log, _repeated_trial
+from scorekit.agents.bridge import DEFAULT_SUCCESS_THRESHOLD, episodes_from_inspect_log
 from scorekit.base import GraphGrammar, Score
 from scorekit.errors import InvalidTypeError, InvalidValueError, describe
 from scorekit.registry import requires_extra
@@ -194,14 +194,17 @@ def _task_prefixes(logs: list) -> list[str]:
     return names
 
 
-def _refuse_pooled_ids(episodes: list) -> None:
-    repeat = _repeated_trial((episode.task_id, episode.meta["epoch"]) for episode in episodes)
-    if repeat is not None:
-        again = episodes[repeat[1]]
-        raise InvalidValueError(
-            f"run_inspect: two logs give task id {again.task_id!r} at epoch {again.meta['epoch']!r} (their task names "
-            "and sample ids spell one id, e.g. 'a' + 'b/c' and 'a/b' + 'c'); rename a task so that their samples do "
-            "not pool")
+def _refuse_pooled_ids(per_log: list) -> None:
+    """Refuse a task id that two logs both produce, at any epochs: their samples would count as
+    trials of one task (a trial repeated within one log is refused when the log is read)."""
+    owner: dict = {}
+    for index, log_episodes in enumerate(per_log):
+        for episode in log_episodes:
+            if owner.setdefault(episode.task_id, index) != index:
+                raise InvalidValueError(
+                    f"run_inspect: two logs give task id {episode.task_id!r} at epoch {episode.meta['epoch']!r} (their "
+                    "task names and sample ids spell one id, e.g. 'a' + 'b/c' and 'a/b' + 'c'); rename a task so that "
+                    "their samples do not pool")
 
 
 def run_inspect(tasks: Any, *, model: Any = None, epochs: Optional[int] = None, scorer: Optional[str] = None,
@@ -265,13 +268,13 @@ def run_inspect(tasks: Any, *, model: Any = None, epochs: Optional[int] = None, 
         if failures:
             raise RuntimeError(f"run_inspect: {len(failures)} of {len(logs)} Inspect eval(s) did not "
                                f"succeed: {failures}")
-        episodes = [episode for log, prefix in zip(logs, _task_prefixes(logs))
-                    for episode in episodes_from_inspect_log(log, scorer=scorer, success_threshold=threshold,
-                                                             task_prefix=prefix)]
+        per_log = [list(episodes_from_inspect_log(log, scorer=scorer, success_threshold=threshold, task_prefix=prefix))
+                   for log, prefix in zip(logs, _task_prefixes(logs))]
     finally:
         if temporary is not None:
             shutil.rmtree(temporary, ignore_errors=True)
-    _refuse_pooled_ids(episodes)
+    _refuse_pooled_ids(per_log)
+    episodes = [episode for log_episodes in per_log for episode in log_episodes]
     ungraded = sum(episode.success is None for episode in episodes)
     if not episodes or ungraded:
         warnings.warn(f"run_inspect: {len(episodes)} episode(s), {ungraded} ungraded (no scalar score). "
