@@ -30,6 +30,7 @@ __all__ = [
     "pack_joined",
     "read_floats",
     "read_bools",
+    "fuse_probabilities",
     "tree_distance_batch",
     "tree_mapping",
     "flow_metrics_batch",
@@ -56,6 +57,9 @@ __all__ = [
     "isotonic_fit",
     "conformal_fit",
     "kth_smallest",
+    "listed_conformal_quantile",
+    "listed_conformal_fit",
+    "listed_bins",
     "group_sums",
     "utf8_pair_counts",
     "utf8_normalize",
@@ -79,6 +83,10 @@ def read_floats(values: list[object] | tuple[object, ...]) -> _F64 | None:
 
 def read_bools(values: list[object] | tuple[object, ...]) -> npt.NDArray[np.bool_] | None:
     """An exact list/tuple of True and False as a bool array; None for anything else."""
+
+def fuse_probabilities(probs: object, minimum: bool) -> float | None:
+    """The mean (or the first smallest) of an exact non-empty dict's values when every one is an
+    exact float in [0, 1]; None for anything else."""
 
 def text_pair_counts(reference: str, hypothesis: str, mode: str, unit: str = "char") -> tuple[int, int, int, int]:
     """(ref_len, substitutions, deletions, insertions) of one pair, ``mode`` "cer" or "wer"; takes the
@@ -300,6 +308,15 @@ def conformal_fit(probs: _F64, correct: npt.NDArray[np.bool_], alpha: float, thr
     """(q, every row's 1 - p with NaN for rows left out, rows kept) of the split-conformal fit."""
 def kth_smallest(values: _F64, k: int) -> float:
     """The k-th smallest (0-based) of the values other than NaN, by selection."""
+def listed_conformal_quantile(scores: object, alpha: float) -> float | None:
+    """The conformal quantile of an exact list/tuple of floats other than NaN, alpha in [0, 1];
+    None for anything else."""
+def listed_conformal_fit(probs: object, correct: object, alpha: float) -> tuple[float, list[float], int] | None:
+    """conformal_fit of an exact list/tuple of floats and one of bools as long (scores in a list);
+    None for anything else, a probability outside [0, 1] or alpha outside [0, 1]."""
+def listed_bins(probs: object, correct: object, n_bins: int) -> tuple[list[int], list[float], list[float], int] | None:
+    """(counts, sums, hits, n) per bin in use of an exact list/tuple of floats and one of bools as
+    long; None for anything else."""
 
 # --- Arrow text path (rust/bindings/src/arrow_text.rs; contract in scorekit._kernels.utf8) --------
 #: A UTF-8 column as Arrow lays it out: (data, int32 or int64 offsets, validity bitmap or None,

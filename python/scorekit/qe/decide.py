@@ -62,6 +62,7 @@ from typing import Any, Optional, Union
 
 import numpy as np
 
+from scorekit import _kernels
 from scorekit._kernels.conformal import conformal_fit, kth_smallest
 from scorekit._packing import bools_of, floats_of
 from scorekit.base import Decision
@@ -361,6 +362,11 @@ def split_conformal_quantile(scores: Sequence[float], alpha: float) -> float:
     >>> split_conformal_quantile([0.5], 0.1)
     inf
     """
+    core = _kernels.compiled()
+    if core is not None and type(alpha) is float:  # a list of floats other than NaN, alpha in [0, 1]
+        q = core.listed_conformal_quantile(scores, alpha)
+        if q is not None:
+            return q
     alpha = _alpha(alpha)
     if type(scores) is list and len(scores) < _SMALL_SET and {*map(type, scores)} <= {float} and not any(map(math.isnan, scores)):
         return _conformal_quantile(scores, alpha)
@@ -401,18 +407,18 @@ class CalibrationScores(Sequence[float]):
 
     __slots__ = ("_rows", "_n", "_ascending")
 
-    def __init__(self, rows: np.ndarray, n: int) -> None:
-        """``rows``: the scores in any order, NaN in the places of rows that do not calibrate;
-        ``n``: how many are not NaN."""
-        self._rows: Optional[np.ndarray] = rows
+    def __init__(self, rows: Union[np.ndarray, list[float]], n: int) -> None:
+        """``rows``: the scores in any order (an array, or a list of floats for a short fit), NaN
+        in the places of rows that do not calibrate; ``n``: how many are not NaN."""
+        self._rows: Union[np.ndarray, list[float], None] = rows
         self._n = n
         self._ascending: Optional[np.ndarray] = None
 
     @classmethod
     def of(cls, scores: Iterable[float]) -> "CalibrationScores":
         """The scores of a sequence of numbers (NaN is not a score)."""
-        if type(scores) is list and not scores:  # an unfitted gate's default: nothing to read
-            return cls(_NO_SCORES, 0)
+        if type(scores) is list and not scores:  # nothing to read
+            return _UNFITTED
         rows = _floats(scores, "_cal")
         if np.isnan(rows).any():
             raise InvalidValueError("must not be NaN", field=f"_cal[{int(np.argmax(np.isnan(rows)))}]")
@@ -459,6 +465,13 @@ class CalibrationScores(Sequence[float]):
         return (type(self), (self.ascending(), self._n))
 
 
+_UNFITTED = CalibrationScores(_NO_SCORES, 0)  # shared by every unfitted gate (its sort is idempotent)
+
+
+def _unfitted() -> CalibrationScores:
+    return _UNFITTED
+
+
 @dataclass
 class ConformalGate:
     """Split-conformal accept/flag with a finite-sample **marginal** guarantee.
@@ -488,10 +501,10 @@ class ConformalGate:
     alpha: float = DEFAULT_ALPHA
     nonconformity: Callable[[float], float] = _one_minus
     q: float = math.inf
-    _cal: Sequence[float] = field(default_factory=list)
+    _cal: Sequence[float] = field(default_factory=_unfitted)
 
     def __post_init__(self) -> None:
-        if not isinstance(self._cal, CalibrationScores):
+        if self._cal is not _UNFITTED and not isinstance(self._cal, CalibrationScores):
             self._cal = CalibrationScores.of(self._cal)
 
     def fit(self, probs: Sequence[float], correct: Sequence[bool]) -> "ConformalGate":
@@ -500,8 +513,18 @@ class ConformalGate:
         Non-finite confidences are dropped (a NaN would otherwise corrupt the quantile).
         Warns (:class:`SmallCalibrationWarning`) when too few correct items leave ``q = inf``.
         """
-        alpha = _alpha(self.alpha)
-        if self.nonconformity is _one_minus:
+        alpha = self.alpha
+        if type(alpha) is not float or not 0.0 <= alpha <= 1.0:  # checked as _alpha checks it
+            alpha = _alpha(alpha)
+        core = _kernels.compiled()
+        fitted = None
+        if (self.nonconformity is _one_minus and core is not None and type(probs) is list
+                and len(probs) < _SMALL_SET):  # short lists of floats and bools: no arrays
+            fitted = core.listed_conformal_fit(probs, correct, alpha)
+        if fitted is not None:
+            self.q, rows, n = fitted
+            self._cal = CalibrationScores(rows, n) if n else _UNFITTED  # no score: as unfitted
+        elif self.nonconformity is _one_minus:
             p, c = _floats(probs, "probs"), _labels(correct)
             _same_length(len(p), len(c), "correct")
             try:
@@ -512,9 +535,8 @@ class ConformalGate:
         else:
             p, c = _calibration_rows(probs, correct)
             self._calibrate(p[c], alpha)
-        if self._too_small(alpha):
-            warnings.warn(f"ConformalGate.fit: {_too_small_message(len(self._cal), alpha)}",
-                          SmallCalibrationWarning, stacklevel=2)
+        if alpha > 0 and self.q == math.inf:  # _too_small
+            warnings.warn(_conformal_fit_warning(self._cal._n, alpha), SmallCalibrationWarning, stacklevel=2)
         return self
 
     def _calibrate(self, correct_probs: np.ndarray, alpha: float) -> None:
@@ -537,6 +559,11 @@ class ConformalGate:
         if n == 0:
             return 1.0
         return (1 + self._cal.count_at_least(s)) / (n + 1)
+
+
+@functools.lru_cache(maxsize=256)  # formatted once per (n, alpha > 0): a short fit warns every time
+def _conformal_fit_warning(n: int, alpha: float) -> str:
+    return f"ConformalGate.fit: {_too_small_message(n, alpha)}"
 
 
 def _too_small_message(n: int, alpha: float, *, who: str = "") -> str:

@@ -4,9 +4,11 @@
 use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
+use pyo3::types::PyList;
 use scorekit_kernels::conformal::{self, ConformalError};
 use scorekit_kernels::one_thread;
 
+use crate::packing::{read_exact_bools, read_exact_floats};
 use crate::parallel::{guarded, run_detached, run_here, two_threads, JoinFn, TWO_THREADS_FROM};
 
 /// The split-conformal fit of the nonconformity `1 - p` of the rows with a correct outcome and a
@@ -39,15 +41,7 @@ fn conformal_fit<'py>(
         }
         let fit_by = |join: JoinFn| {
             let (scores, n) = conformal::nonconformity_rows_by(p, c, join)?;
-            // Python's math.ceil((n + 1) * (1 - alpha)): the same two roundings.
-            let rank = ((n + 1) as f64 * (1.0 - alpha)).ceil();
-            let q = if n == 0 || rank > n as f64 {
-                f64::INFINITY
-            } else if rank < 1.0 {
-                f64::NEG_INFINITY
-            } else {
-                conformal::kth_smallest_counted(&scores, n, rank as usize - 1, join)
-            };
+            let q = quantile(&scores, n, alpha, join);
             Ok::<_, ConformalError>((q, scores, n))
         };
         // Below TWO_THREADS_FROM rows the fit runs on the calling thread: handing a short fit to
@@ -64,6 +58,73 @@ fn conformal_fit<'py>(
             }
             Err(e) => Err(PyValueError::new_err(e.to_string())),
         }
+    })
+}
+
+/// The score of rank `ceil((n + 1)(1 - alpha))` among the `n` values of `scores` other than NaN
+/// (Python's `math.ceil((n + 1) * (1 - alpha))`: the same two roundings); `inf` above `n`, `-inf`
+/// below 1.
+fn quantile(scores: &[f64], n: usize, alpha: f64, join: JoinFn) -> f64 {
+    let rank = ((n + 1) as f64 * (1.0 - alpha)).ceil();
+    if n == 0 || rank > n as f64 {
+        f64::INFINITY
+    } else if rank < 1.0 {
+        f64::NEG_INFINITY
+    } else {
+        conformal::kth_smallest_counted(scores, n, rank as usize - 1, join)
+    }
+}
+
+/// `split_conformal_quantile` of `scores` read straight from Python: the fit's quantile of the
+/// scores when `alpha` is in `[0, 1]` and `scores` is exactly a `list` or `tuple` whose every item
+/// is exactly a `float` other than NaN; else `None` (the caller checks `alpha`, reads the scores
+/// and names what is wrong).
+#[pyfunction]
+fn listed_conformal_quantile(
+    py: Python<'_>,
+    scores: &Bound<'_, PyAny>,
+    alpha: f64,
+) -> PyResult<Option<f64>> {
+    guarded(|| {
+        if !(0.0..=1.0).contains(&alpha) {
+            return Ok(None);
+        }
+        let Some(values) = read_exact_floats(py, scores).filter(|v| !v.iter().any(|x| x.is_nan()))
+        else {
+            return Ok(None);
+        };
+        let n = values.len();
+        if n < TWO_THREADS_FROM {
+            Ok(Some(quantile(&values, n, alpha, one_thread)))
+        } else {
+            run_here(py, || quantile(&values, n, alpha, one_thread)).map(Some)
+        }
+    })
+}
+
+/// [`conformal_fit`] of short lists read straight from Python, for the small-input path:
+/// `(q, scores, n)` with the scores in a `list`, when `probs` is exactly a `list` or `tuple` of
+/// `float`s, `correct` one of `True` and `False` as long, every finite probability is in `[0, 1]`
+/// and `alpha` is; else `None` (the caller reads the rows and names what is wrong).
+#[pyfunction]
+fn listed_conformal_fit<'py>(
+    py: Python<'py>,
+    probs: &Bound<'py, PyAny>,
+    correct: &Bound<'py, PyAny>,
+    alpha: f64,
+) -> PyResult<Option<(f64, Bound<'py, PyList>, usize)>> {
+    guarded(|| {
+        if !(0.0..=1.0).contains(&alpha) {
+            return Ok(None);
+        }
+        let (Some(p), Some(c)) = (read_exact_floats(py, probs), read_exact_bools(correct)) else {
+            return Ok(None);
+        };
+        let Ok((scores, n)) = conformal::nonconformity_rows_by(&p, &c, one_thread) else {
+            return Ok(None); // lengths differ, or a probability outside [0, 1]
+        };
+        let q = quantile(&scores, n, alpha, one_thread);
+        Ok(Some((q, PyList::new(py, scores)?, n)))
     })
 }
 
@@ -87,5 +148,7 @@ fn kth_smallest(py: Python<'_>, values: PyReadonlyArray1<'_, f64>, k: usize) -> 
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(conformal_fit, m)?)?;
-    m.add_function(wrap_pyfunction!(kth_smallest, m)?)
+    m.add_function(wrap_pyfunction!(kth_smallest, m)?)?;
+    m.add_function(wrap_pyfunction!(listed_conformal_quantile, m)?)?;
+    m.add_function(wrap_pyfunction!(listed_conformal_fit, m)?)
 }
