@@ -184,7 +184,10 @@ def test_cost_checks_keep_their_errors():
         cost.dollars(Cost(cached_input_tokens="3"), price)
 
 
-def test_risk_coverage_small_path_same_values(monkeypatch):
+@pytest.mark.parametrize("compiled", [True, False], ids=["compiled rows", "Python rows"])
+def test_risk_coverage_small_path_same_values(monkeypatch, compiled):
+    if not compiled:
+        monkeypatch.setattr(_kernels, "compiled", lambda: None)
     rnd = random.Random(17)
     pool = [0.0, 0.5, 1.0, 0.25, float("nan"), float("inf"), -float("inf"), -0.0]
     for n in [0, 1, 2, 5, 16, 17, 40, decide._SMALL_SET - 1]:
@@ -448,14 +451,18 @@ def fit_outcome(fit):
         warnings.simplefilter("always")
         try:
             got = repr(fit())
-        except decide.InvalidValueError as e:
-            got = f"error: {e}"
+        except (decide.InvalidValueError, decide.InvalidTypeError) as e:
+            got = f"error: {type(e).__name__}: {e}"
     return got, [str(w.message) for w in caught]
 
 
-def test_risk_control_fit_small_path_same_threshold(monkeypatch):
+@pytest.mark.parametrize("compiled", [True, False], ids=["compiled rows", "Python rows"])
+def test_risk_control_fit_small_path_same_threshold(monkeypatch, compiled):
     """A risk-control fit on short lists of floats and bools (counted in Python) gives the
-    threshold, the warnings and the errors of the NumPy path, on both sides of the threshold."""
+    threshold, the warnings and the errors of the NumPy path, on both sides of the threshold,
+    with its rows read by the compiled core or in Python."""
+    if not compiled:
+        monkeypatch.setattr(_kernels, "compiled", lambda: None)
     rnd = random.Random(23)
     pool = [0.0, 0.5, 1.0, 0.25, float("nan"), float("inf"), -float("inf"), -0.0, 1.5, -0.25]
     for n in [0, 1, 2, 3, 9, 20, 40, decide._SMALL_SET - 1, decide._SMALL_SET]:
@@ -464,7 +471,11 @@ def test_risk_control_fit_small_path_same_threshold(monkeypatch):
                      for _ in range(n)]
             flip = rnd.random()
             correct = [rnd.random() < flip for _ in range(n)]
-            target, bound = rnd.choice([0.0, 0.01, 0.05, 0.1, 0.3, 0.7, 1.0]), rnd.choice([1.0, 1.0, 2.0, 0.5])
+            target = rnd.choice([0.0, -0.0, 0.01, 0.05, 0.1, 0.3, 0.7, 1.0, 1, np.float64(0.1), math.nan, -0.1])
+            bound = rnd.choice([1.0, 1.0, 2.0, 0.5, -0.0, 3, math.inf, "1"])
+            if rnd.random() < 0.1:
+                probs = probs + [rnd.choice(ODD_VALUES)]
+                correct = correct + [rnd.choice([True, 1, 0.5])]
             outcomes = []
             for cut in (decide._SMALL_SET, 0):
                 monkeypatch.setattr(decide, "_SMALL_SET", cut)
@@ -903,3 +914,64 @@ def test_compiled_bins_same_as_full(monkeypatch, fn):
             correct = [rnd.random() < 0.5 for _ in range(n)]
             fast, full = compiled_and_not(monkeypatch, fn, probs, correct, n_bins=7)
             assert fast == full, (probs, correct, fast, full)
+
+
+def test_small_set_warnings_cached_by_exact_key():
+    """The small-set warnings are formatted once per key; ``0.0`` and ``-0.0`` keep their texts."""
+    texts = []
+    for target in [0.0, -0.0, 0.0, 0.1, 0.1]:
+        with pytest.warns(decide.SmallCalibrationWarning) as caught:
+            decide.RiskControlGate(target=target).fit([0.5], [False])
+        texts.append(str(caught[0].message))
+    assert "target=0," in texts[0] and "target=-0," in texts[1] and texts[0] == texts[2] and texts[3] == texts[4]
+    assert texts[3] == decide._risk_too_small_message.__wrapped__(1, 1.0, 0.1)
+    for n, alpha in [(0, 0.1), (3, 0.1), (3, 0.05), (0, 1e-300)]:
+        expected = f"ConformalGate.fit: {decide._too_small_message(n, alpha)}"
+        for _ in range(2):
+            with pytest.warns(decide.SmallCalibrationWarning) as caught:
+                decide.ConformalGate(alpha=alpha).fit([0.9] * n + [0.1], [True] * n + [False])
+            assert str(caught[0].message) == expected
+
+
+@needs_core
+@pytest.mark.parametrize("fn", ["geo_mean", "length_normalized", "min_prob", "mean_prob"])
+def test_compiled_logprob_check_same_as_python(monkeypatch, fn):
+    """The compiled check that a list (or tuple) holds only floats lets the same lists through as
+    the Python one: same bits, same errors."""
+    from scorekit.qe import signals
+    aggregate = getattr(signals, fn)
+    rnd = random.Random(65)
+    for n in [0, 1, 2, 20, 300]:
+        for odd in [0.0, 0.05, 0.5]:
+            logps = [rnd.choice(LOGP_POOL + ODD_VALUES) if rnd.random() < odd else -rnd.expovariate(3.0) for _ in range(n)]
+            for rows in [logps, tuple(logps)]:
+                fast, full = compiled_and_not(monkeypatch, aggregate, rows)
+                assert fast == full, (rows, fast, full)
+    for n in [1, 2, 20]:
+        for logps in one_odd_each(rnd, n):
+            fast, full = compiled_and_not(monkeypatch, aggregate, [-x for x in logps if type(x) is float] + logps)
+            assert fast == full, (logps, fast, full)
+
+
+@pytest.mark.parametrize("check", ["benford_findings", "zscore_anomaly_findings"])
+def test_short_float_columns_answered_unread_others_still_read(check):
+    """Fewer floats than ``min_n`` give nothing at once; other values are still read with
+    ``float()`` (which may fail or tell), as before."""
+    from scorekit import validate
+    fn = getattr(validate, check)
+    reads = []
+
+    class Told:
+        def __float__(self):
+            reads.append(1)
+            return 5.0
+
+    assert fn([1.0, math.nan, -0.0], min_n=4) == [] and fn((), min_n=1) == []
+    assert fn([1.0, Told(), 2.0], min_n=4) == [] and reads == [1]
+
+    class Refuses:
+        def __float__(self):
+            raise RuntimeError("refused")
+
+    with pytest.raises(RuntimeError, match="refused"):
+        fn([1.0, Refuses()], min_n=30)

@@ -31,6 +31,7 @@ __all__ = [
     "read_floats",
     "read_bools",
     "fuse_probabilities",
+    "exact_floats",
     "tree_distance_batch",
     "tree_mapping",
     "flow_metrics_batch",
@@ -60,6 +61,8 @@ __all__ = [
     "listed_conformal_quantile",
     "listed_conformal_fit",
     "listed_bins",
+    "listed_sorted_rows",
+    "listed_risk_fit",
     "group_sums",
     "utf8_pair_counts",
     "utf8_normalize",
@@ -83,6 +86,9 @@ def read_floats(values: list[object] | tuple[object, ...]) -> _F64 | None:
 
 def read_bools(values: list[object] | tuple[object, ...]) -> npt.NDArray[np.bool_] | None:
     """An exact list/tuple of True and False as a bool array; None for anything else."""
+
+def exact_floats(values: object) -> bool:
+    """Whether values is an exact list/tuple of exact floats (NaN and ±inf included)."""
 
 def fuse_probabilities(probs: object, minimum: bool) -> float | None:
     """The mean (or the first smallest) of an exact non-empty dict's values when every one is an
@@ -317,6 +323,11 @@ def listed_conformal_fit(probs: object, correct: object, alpha: float) -> tuple[
 def listed_bins(probs: object, correct: object, n_bins: int) -> tuple[list[int], list[float], list[float], int] | None:
     """(counts, sums, hits, n) per bin in use of an exact list/tuple of floats and one of bools as
     long; None for anything else."""
+def listed_sorted_rows(probs: object, correct: object, limit: int) -> tuple[list[tuple[float, bool]], int] | None:
+    """The finite rows as (p, wrong), ascending, and how many are wrong, of fewer than limit floats
+    in [0, 1] (no -0.0) and as many bools; None for anything else."""
+def listed_risk_fit(probs: object, correct: object, limit: int, bound: float, target: float) -> tuple[int, float] | None:
+    """(n, lam) of the 0/1-loss risk-control fit over the rows listed_sorted_rows reads; None otherwise."""
 
 # --- Arrow text path (rust/bindings/src/arrow_text.rs; contract in scorekit._kernels.utf8) --------
 #: A UTF-8 column as Arrow lays it out: (data, int32 or int64 offsets, validity bitmap or None,

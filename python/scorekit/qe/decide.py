@@ -704,24 +704,27 @@ class RiskControlGate:
 
         Warns (:class:`SmallCalibrationWarning`) when ``n`` is too small for any threshold to
         qualify (``loss_bound / (n + 1) > target``)."""
-        target = _non_negative(self.target, "target")
-        bound = _non_negative(self.loss_bound, "loss_bound")
-        small = _small_sorted_rows(probs, correct) if self.loss is _zero_one_loss and bound >= 1.0 else None
+        target, bound = self.target, self.loss_bound
+        if type(target) is not float or not 0.0 <= target < math.inf:  # checked as _non_negative checks
+            target = _non_negative(target, "target")
+        if type(bound) is not float or not 0.0 <= bound < math.inf:
+            bound = _non_negative(bound, "loss_bound")
+        small = _small_risk_fit(probs, correct, bound, target) if self.loss is _zero_one_loss and bound >= 1.0 else None
         if small is None:
             p = _probabilities(probs)
             losses = _losses(self.loss, correct, bound)
             _same_length(len(p), len(losses), "correct")
             finite = np.isfinite(p)
             p, losses = p[finite], losses[finite]
-        n = len(p) if small is None else len(small)
+        n = len(p) if small is None else small[0]
         if (0.0 + bound) / (n + 1) > target:
-            warnings.warn(f"RiskControlGate.fit: {_risk_too_small_message(n, bound, target)}",
-                          SmallCalibrationWarning, stacklevel=2)
-        if n == 0:  # no evidence: the bound is loss_bound itself (the reference keeps lam = 1.0, accepting p = 1)
-            self.lam = 0.0 if bound <= target else _ACCEPT_NOTHING
-            return self
+            message = (_risk_too_small_message if target else _risk_too_small_message.__wrapped__)(n, bound, target)
+            warnings.warn(message, SmallCalibrationWarning, stacklevel=2)
         if small is not None:
-            self.lam = _small_risk_threshold(small, bound, target)
+            self.lam = small[1]
+            return self
+        if n == 0:
+            self.lam = _empty_fit_threshold(bound, target)
             return self
         rows = _SortedRows.of(p, losses)
         distinct, starts = rows.distinct()
@@ -745,26 +748,49 @@ class RiskControlGate:
         return Decision.ACCEPT if _confidence(confidence) >= self.lam else Decision.FLAG
 
 
-def _small_risk_threshold(rows: list[tuple[float, bool]], bound: float, target: float) -> float:
+def _empty_fit_threshold(bound: float, target: float) -> float:
+    """A risk-control fit without rows: no evidence, the bound is ``loss_bound`` itself (the
+    reference keeps ``lam = 1.0``, accepting ``p = 1``)."""
+    return 0.0 if bound <= target else _ACCEPT_NOTHING
+
+
+def _small_risk_fit(probs: Any, correct: Any, bound: float, target: float) -> Optional[tuple[int, float]]:
+    """``(n, lam)`` of :meth:`RiskControlGate.fit` with the 0/1 loss on the rows
+    :func:`_small_sorted_rows` reads (by :func:`_small_risk_threshold`, or the compiled core's
+    one call that counts as it does); ``None`` for the other inputs."""
+    core = _kernels.compiled()
+    if core is not None:
+        return core.listed_risk_fit(probs, correct, _SMALL_SET, bound, target)
+    small = _small_sorted_rows(probs, correct)
+    if small is None:
+        return None
+    rows, wrong = small
+    return len(rows), _small_risk_threshold(rows, wrong, bound, target) if rows else _empty_fit_threshold(bound, target)
+
+
+def _small_risk_threshold(rows: list[tuple[float, bool]], wrong: int, bound: float, target: float) -> float:
     """:meth:`RiskControlGate.fit`'s threshold for the 0/1 loss over the rows of
-    :func:`_small_sorted_rows` (not empty): the same integer counts and float operations, in
-    Python. ``lam = 0.0`` first, then each distinct probability, ascending."""
-    n = len(rows)
-    wrong = sum(w for _, w in rows)  # incorrect rows at or above the candidate
+    :func:`_small_sorted_rows` (not empty; ``wrong`` of them incorrect): the same integer counts
+    and float operations, in Python. ``lam = 0.0`` first, then each distinct probability,
+    ascending."""
+    n = len(rows)  # wrong: the incorrect rows at or above the candidate
     if (n * (wrong / n) + bound) / (n + 1) <= target:
         return 0.0
-    i = 0
-    while i < n:
-        lam = rows[i][0]
-        if (n * (wrong / n) + bound) / (n + 1) <= target:
-            return lam
-        while i < n and rows[i][0] == lam:
-            wrong -= rows[i][1]
-            i += 1
+    last = None
+    for lam, w in rows:
+        if lam != last:  # the first row at this probability: a candidate
+            if (n * (wrong / n) + bound) / (n + 1) <= target:
+                return lam
+            last = lam
+        wrong -= w
     return _ACCEPT_NOTHING
 
 
+@functools.lru_cache(maxsize=256)  # formatted once per key: a short fit warns every time
 def _risk_too_small_message(n: int, bound: float, target: float) -> str:
+    """The warning of a fit too small for ``target``. Equal floats are one key, so a ``target``
+    of ``-0.0`` or ``0.0`` (whose texts differ) is formatted through ``__wrapped__``; ``bound`` is
+    positive here."""
     guess = bound / target if target > 0 else math.inf
     if target == 0.0:
         needed = "a target of 0 can never be met (the bound is at least loss_bound/(n+1) > 0)"
@@ -775,16 +801,21 @@ def _risk_too_small_message(n: int, bound: float, target: float) -> str:
         while bound / (need + 1) > target:
             need += 1
         needed = f"at least {need} items are needed"
-    return (f"{n} calibration item(s): the finite-sample bound is at least loss_bound/(n+1) = "
+    return (f"RiskControlGate.fit: {n} calibration item(s): the finite-sample bound is at least "
+            f"loss_bound/(n+1) = "
             f"{bound / (n + 1):.4g} > target={target:g}, so no threshold qualifies and nothing is "
             f"accepted; {needed}")
 
 
-def _small_sorted_rows(probs: Any, correct: Any) -> Optional[list[tuple[float, bool]]]:
-    """The finite rows of short lists of floats and bools as ``(p, wrong)``, ascending, for the
-    small-input paths (the same integer counts and divisions as NumPy's, so the same values).
-    ``None`` when the full path must read the input (other types, longer lists, a finite value
-    outside ``[0, 1]``, a ``-0.0``, whose place among equal zeros NumPy's sort decides)."""
+def _small_sorted_rows(probs: Any, correct: Any) -> Optional[tuple[list[tuple[float, bool]], int]]:
+    """The finite rows of short lists of floats and bools as ``(p, wrong)``, ascending, and how
+    many are wrong, for the small-input paths (the same integer counts and divisions as NumPy's,
+    so the same values). ``None`` when the full path must read the input (other types, longer
+    lists, a finite value outside ``[0, 1]``, a ``-0.0``, whose place among equal zeros NumPy's
+    sort decides). The compiled core reads them in one pass (lists or tuples)."""
+    core = _kernels.compiled()
+    if core is not None:
+        return core.listed_sorted_rows(probs, correct, _SMALL_SET)
     if not (type(probs) is list and type(correct) is list and len(probs) == len(correct) < _SMALL_SET
             and {*map(type, probs)} <= {float} and {*map(type, correct)} <= {bool}):
         return None
@@ -793,16 +824,17 @@ def _small_sorted_rows(probs: Any, correct: Any) -> Optional[list[tuple[float, b
     rows = sorted((x, not ok) for x, ok in zip(probs, correct) if -math.inf < x < math.inf)
     if rows and (rows[0][0] < 0.0 or rows[-1][0] > 1.0):
         return None
-    return rows
+    return rows, sum(w for _, w in rows)
 
 
 def _small_risk_coverage(probs: Any, correct: Any) -> Optional[list[dict]]:
     """:func:`risk_coverage_curve` at every distinct probability, in Python, for the inputs
     :func:`_small_sorted_rows` reads; ``None`` for the others."""
-    rows = _small_sorted_rows(probs, correct)
-    if rows is None:
+    small = _small_sorted_rows(probs, correct)
+    if small is None:
         return None
-    n, wrong = len(rows), sum(w for _, w in rows)  # wrong: incorrect rows at or above the threshold
+    rows, wrong = small  # wrong: incorrect rows at or above the threshold
+    n = len(rows)
     curve, i = [], 0
     while i < n:
         tau, accepted = rows[i][0], n - i

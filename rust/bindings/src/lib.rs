@@ -53,6 +53,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(packing::read_floats, m)?)?;
     m.add_function(wrap_pyfunction!(packing::read_bools, m)?)?;
     m.add_function(wrap_pyfunction!(packing::fuse_probabilities, m)?)?;
+    m.add_function(wrap_pyfunction!(packing::exact_floats, m)?)?;
     tree::register(m)?;
     flows::register(m)?;
     align::register(m)?;

@@ -429,6 +429,19 @@ pub(crate) fn read_exact_floats(py: Python<'_>, values: &Bound<'_, PyAny>) -> Op
         .collect()
 }
 
+/// Whether `values` is exactly a `list` or `tuple` whose every item is exactly a `float` (NaN and
+/// ±inf included): a check that reads no value. No Python code runs.
+#[pyfunction]
+pub fn exact_floats(values: &Bound<'_, PyAny>) -> bool {
+    let Some((sequence, len, tuple)) = exact_items(values) else {
+        return false;
+    };
+    let float = std::ptr::addr_of_mut!(ffi::PyFloat_Type);
+    // SAFETY: as in `read_floats`: `k < len` items of an exact list or tuple, the GIL held; only
+    // their types are read.
+    (0..len).all(|k| unsafe { ffi::Py_TYPE(item_ptr(&sequence, k, tuple)) } == float)
+}
+
 /// The items of `values` when it is exactly a `list` or `tuple` of `True` and `False` only; else
 /// `None`. No Python code runs.
 pub(crate) fn read_exact_bools(values: &Bound<'_, PyAny>) -> Option<Vec<bool>> {
