@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use pyo3::prelude::*;
 
-use crate::packing::{read_exact_bools, read_exact_floats};
+use crate::packing::read_exact_rows;
 use crate::parallel::guarded;
 
 /// Per bin in use, ascending: row counts, sums of probabilities, numbers correct; and the rows.
@@ -26,10 +26,10 @@ fn listed_bins(
     n_bins: u64,
 ) -> PyResult<Option<Bins>> {
     guarded(|| {
-        let (Some(p), Some(c)) = (read_exact_floats(py, probs), read_exact_bools(correct)) else {
+        let Some((p, c)) = read_exact_rows(py, probs, correct) else {
             return Ok(None);
         };
-        if p.len() != c.len() || n_bins == 0 || n_bins > 1 << 53 {
+        if n_bins == 0 || n_bins > 1 << 53 {
             return Ok(None);
         }
         let mut bins: BTreeMap<u64, (u64, f64, f64)> = BTreeMap::new();
@@ -69,16 +69,17 @@ fn sorted_rows(
     correct: &Bound<'_, PyAny>,
     limit: usize,
 ) -> Option<SortedRows> {
-    let (p, c) = (read_exact_floats(py, probs)?, read_exact_bools(correct)?);
-    if p.len() != c.len() || p.len() >= limit {
+    let (p, c) = read_exact_rows(py, probs, correct)?;
+    if p.len() >= limit {
         return None;
     }
-    let mut rows: Vec<(f64, bool)> = p
-        .iter()
-        .zip(&c)
-        .filter(|(x, _)| x.is_finite())
-        .map(|(&x, &ok)| (x, !ok))
-        .collect();
+    let mut rows = Vec::with_capacity(p.len());
+    rows.extend(
+        p.iter()
+            .zip(&c)
+            .filter(|(x, _)| x.is_finite())
+            .map(|(&x, &ok)| (x, !ok)),
+    );
     let odd =
         |&(x, _): &(f64, bool)| !(0.0..=1.0).contains(&x) || (x == 0.0 && x.is_sign_negative());
     if rows.iter().any(odd) {

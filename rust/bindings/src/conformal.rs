@@ -8,7 +8,7 @@ use pyo3::types::PyList;
 use scorekit_kernels::conformal::{self, ConformalError};
 use scorekit_kernels::one_thread;
 
-use crate::packing::{read_exact_bools, read_exact_floats};
+use crate::packing::{read_exact_floats, read_exact_rows};
 use crate::parallel::{guarded, run_detached, run_here, two_threads, JoinFn, TWO_THREADS_FROM};
 
 /// The split-conformal fit of the nonconformity `1 - p` of the rows with a correct outcome and a
@@ -117,11 +117,11 @@ fn listed_conformal_fit<'py>(
         if !(0.0..=1.0).contains(&alpha) {
             return Ok(None);
         }
-        let (Some(p), Some(c)) = (read_exact_floats(py, probs), read_exact_bools(correct)) else {
+        let Some((p, c)) = read_exact_rows(py, probs, correct) else {
             return Ok(None);
         };
         let Ok((scores, n)) = conformal::nonconformity_rows_by(&p, &c, one_thread) else {
-            return Ok(None); // lengths differ, or a probability outside [0, 1]
+            return Ok(None); // a probability outside [0, 1]
         };
         let q = quantile(&scores, n, alpha, one_thread);
         Ok(Some((q, PyList::new(py, scores)?, n)))

@@ -423,10 +423,23 @@ impl FloatReader {
 pub(crate) fn read_exact_floats(py: Python<'_>, values: &Bound<'_, PyAny>) -> Option<Vec<f64>> {
     let (sequence, len, tuple) = exact_items(values)?;
     let reader = FloatReader::new(py);
-    // SAFETY: as in `read_floats`: `k < len` items of an exact list or tuple, the GIL held.
-    (0..len)
-        .map(|k| unsafe { reader.exact(item_ptr(&sequence, k, tuple)) })
-        .collect()
+    let mut out = Vec::with_capacity(len);
+    for k in 0..len {
+        // SAFETY: as in `read_floats`: `k < len` items of an exact list or tuple, the GIL held.
+        out.push(unsafe { reader.exact(item_ptr(&sequence, k, tuple)) }?);
+    }
+    Some(out)
+}
+
+/// Calibration rows: `probs` read by [`read_exact_floats`], `correct` by [`read_exact_bools`], when
+/// both are read and as long; else `None`.
+pub(crate) fn read_exact_rows(
+    py: Python<'_>,
+    probs: &Bound<'_, PyAny>,
+    correct: &Bound<'_, PyAny>,
+) -> Option<(Vec<f64>, Vec<bool>)> {
+    let (p, c) = (read_exact_floats(py, probs)?, read_exact_bools(correct)?);
+    (p.len() == c.len()).then_some((p, c))
 }
 
 /// Whether `values` is exactly a `list` or `tuple` whose every item is exactly a `float` (NaN and
@@ -448,13 +461,13 @@ pub(crate) fn read_exact_bools(values: &Bound<'_, PyAny>) -> Option<Vec<bool>> {
     let (sequence, len, tuple) = exact_items(values)?;
     // SAFETY: the singletons are live for the interpreter's life.
     let (yes, no) = unsafe { (ffi::Py_True(), ffi::Py_False()) };
-    (0..len)
-        .map(|k| {
-            // SAFETY: as in `read_floats`; only the pointer is compared.
-            let item = unsafe { item_ptr(&sequence, k, tuple) };
-            (item == yes || item == no).then_some(item == yes)
-        })
-        .collect()
+    let mut out = Vec::with_capacity(len); // (collecting an Option grows the vector step by step)
+    for k in 0..len {
+        // SAFETY: as in `read_floats`; only the pointer is compared.
+        let item = unsafe { item_ptr(&sequence, k, tuple) };
+        out.push((item == yes || item == no).then_some(item == yes)?);
+    }
+    Some(out)
 }
 
 /// The mean of the values of `probs` (with `minimum`, the first smallest, as `min` picks it) when
