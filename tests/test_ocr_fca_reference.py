@@ -1,11 +1,15 @@
-"""The flexible character accuracy's batched greedy runs (``scorekit.ocr.fca.fca_errors``) against
-the one-run-at-a-time implementation they replaced (issue #32), kept here as the reference: the
-same fewest errors, exactly, on random noisy pages of several sizes and error rates."""
+"""The flexible character accuracy's greedy runs (``scorekit.ocr.fca.fca_errors``, the compiled
+kernel ``scorekit._kernels.fca`` on both backends) against two oracles (issue #32): the Python
+implementation that advanced the runs one at a time with merging (kept here as the reference),
+the same fewest errors, exactly, on random noisy pages of several sizes and error rates; and, on
+every tiny page, each coefficient combination's run by the definition, alone."""
 
 from __future__ import annotations
 
 import bisect
+import itertools
 import random
+from functools import lru_cache
 from typing import NamedTuple, Sequence
 
 import numpy as np
@@ -13,6 +17,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from fuzz_harness import levenshtein_dp
+from scorekit._kernels import BACKENDS, use_backend
 from scorekit._kernels import levenshtein as lev
 from scorekit._packing import offsets_of
 from scorekit.ocr.fca import COEFFICIENTS, fca_errors
@@ -168,18 +174,28 @@ def page(rnd: random.Random, size: int, rate: float):
     return ids
 
 
+def on_both_backends(gt, ocr, coefficients=COEFFICIENTS) -> int:
+    """``fca_errors`` on every backend, checked equal."""
+    found = []
+    for backend in BACKENDS:
+        with use_backend(backend):
+            found.append(fca_errors(gt, ocr, coefficients))
+    assert len(set(found)) == 1, dict(zip(BACKENDS, found))
+    return found[0]
+
+
 @pytest.mark.parametrize("size, rate, pages", [(60, 0.1, 40), (60, 0.5, 40), (300, 0.05, 12), (300, 0.3, 12),
                                                (300, 0.9, 12), (1200, 0.2, 3), (1200, 0.5, 3)])
 def test_fca_errors_equal_the_reference_on_random_noisy_pages(size, rate, pages):
     rnd = random.Random(size * 1000 + int(rate * 100))
     for _ in range(pages):
         gt, ocr = page(rnd, size, rate)
-        assert fca_errors(gt, ocr) == reference_errors(gt, ocr)
+        assert on_both_backends(gt, ocr) == reference_errors(gt, ocr)
 
 
 def test_fca_errors_equal_the_reference_on_a_noisy_page_of_two_thousand_characters():
     gt, ocr = page(random.Random(32), 2000, 0.5)
-    assert fca_errors(gt, ocr) == reference_errors(gt, ocr)
+    assert on_both_backends(gt, ocr) == reference_errors(gt, ocr)
 
 
 def test_fca_errors_equal_the_reference_with_other_coefficients():
@@ -187,7 +203,18 @@ def test_fca_errors_equal_the_reference_with_other_coefficients():
     for _ in range(20):
         gt, ocr = page(rnd, 200, 0.4)
         coefficients = [tuple(rnd.randint(0, 40) for _ in range(4)) for _ in range(rnd.randint(1, 30))]
-        assert fca_errors(gt, ocr, coefficients) == reference_errors(gt, ocr, coefficients)
+        assert on_both_backends(gt, ocr, coefficients) == reference_errors(gt, ocr, coefficients)
+
+
+def test_fca_errors_equal_the_reference_on_pages_with_empty_lines():
+    """The reference took empty lines as pieces, the kernel leaves them out: the same errors (an
+    empty piece is matched at no cost and changes nothing on the other side)."""
+    rnd = random.Random(3)
+    for _ in range(150):
+        gt, ocr = ([np.array([rnd.randrange(3) for _ in range(rnd.choice([0, 0, 1, 2, 3, 5]))], dtype=np.uint32)
+                    for _ in range(rnd.randint(0, 5))] for _ in range(2))
+        coefficients = [tuple(rnd.randint(0, 10) for _ in range(4)) for _ in range(rnd.randint(1, 6))]
+        assert on_both_backends(gt, ocr, coefficients) == reference_errors(gt, ocr, coefficients)
 
 
 lines = st.lists(st.lists(st.integers(0, 3), min_size=1, max_size=15), min_size=0, max_size=8)
@@ -197,7 +224,75 @@ lines = st.lists(st.lists(st.integers(0, 3), min_size=1, max_size=15), min_size=
 @given(lines, lines)
 def test_fca_errors_equal_the_reference_on_generated_pages(gt, ocr):
     gt, ocr = [np.array(x, dtype=np.uint32) for x in gt], [np.array(x, dtype=np.uint32) for x in ocr]
-    assert fca_errors(gt, ocr) == reference_errors(gt, ocr)
+    assert on_both_backends(gt, ocr) == reference_errors(gt, ocr)
+
+
+# --- every tiny page, against each combination's run alone ------------------------------------
+
+
+@lru_cache(maxsize=None)
+def best_substring(pattern: tuple, text: tuple) -> tuple[int, int, int]:
+    """Every substring of ``text`` tried: the least distance to ``pattern``, then the last end,
+    then the earliest start."""
+    d, last_end, start = min((levenshtein_dp(pattern, text[s:e]), -e, s)
+                             for e in range(len(text) + 1) for s in range(e + 1))
+    return d, start, -last_end
+
+
+def one_run(gt: list[tuple], ocr: list[tuple], c: tuple[int, int, int, int]) -> int:
+    """One combination's greedy matching by the definition (docs/ocr-metrics.md): pieces
+    ``(line, start, end)``, the longest ground-truth piece first, the first OCR piece of least
+    penalty, what is left of the longer piece put back."""
+    gp = [(k, 0, len(x)) for k, x in enumerate(gt) if x]
+    op = [(k, 0, len(x)) for k, x in enumerate(ocr) if x]
+    errors = 0
+    while gp and op:
+        gp.sort(key=lambda p: (p[1] - p[2], p[0], p[1]))
+        gl, gs, ge = gp.pop(0)
+        g = gt[gl][gs:ge]
+        options = []
+        for ol, os_, oe in op:
+            o = ocr[ol][os_:oe]
+            a, b = len(g), len(o)
+            d, s, e = best_substring(g, o) if a <= b else best_substring(o, g)
+            options.append((c[0] * d + c[1] * abs(a - b) + c[2] * min(s, max(a, b) - e) - c[3] * min(a, b), d, s, e))
+        k = min(range(len(op)), key=lambda i: options[i][0])
+        _, d, s, e = options[k]
+        ol, os_, oe = op.pop(k)
+        errors += d
+        if ge - gs <= oe - os_:
+            op[k:k] = [p for p in ((ol, os_, os_ + s), (ol, os_ + e, oe)) if p[2] > p[1]]
+        else:
+            gp += [p for p in ((gl, gs, gs + s), (gl, gs + e, ge)) if p[2] > p[1]]
+    return errors + sum(p[2] - p[1] for p in gp + op)
+
+
+TINY_LINES = ["a", "b", "aa", "ab", "ba", "bb"]
+TINY_PAGES = [list(p) for n in range(3) for p in itertools.product(TINY_LINES, repeat=n)]
+#: Combinations that pull the choice apart: one term alone, two against each other, and a sample
+#: of the paper's grid.
+TINY_COEFFICIENTS = [(1, 0, 0, 0), (0, 1, 0, 0), (0, 0, 1, 0), (0, 0, 0, 1), (0, 0, 0, 0), (1, 0, 0, 5),
+                     (0, 2, 0, 3), (3, 0, 1, 1), (10**6, 10**6, 10**6, 10**6), *COEFFICIENTS[::97]]
+
+
+def test_fca_errors_equal_each_combinations_run_on_every_tiny_page():
+    """Every page of up to two lines a side from ``a``, ``b``, ``aa`` … ``bb`` (43 × 43 pages)."""
+    for gt, ocr in itertools.product(TINY_PAGES, repeat=2):
+        expected = min(one_run([tuple(x) for x in gt], [tuple(x) for x in ocr], c) for c in TINY_COEFFICIENTS)
+        ids = [np.array([ord(ch) for ch in x], dtype=np.uint32) for x in gt], \
+            [np.array([ord(ch) for ch in x], dtype=np.uint32) for x in ocr]
+        assert on_both_backends(*ids, TINY_COEFFICIENTS) == expected, (gt, ocr)
+
+
+def test_fca_errors_equal_each_combinations_run_on_random_small_pages():
+    """Pages of up to four lines of up to five letters, the paper's whole grid."""
+    rnd = random.Random(11)
+    for _ in range(25):
+        gt, ocr = ([tuple(rnd.choice("abc") for _ in range(rnd.randint(1, 5))) for _ in range(rnd.randint(1, 4))]
+                   for _ in range(2))
+        expected = min(one_run(gt, ocr, c) for c in COEFFICIENTS)
+        assert on_both_backends([np.array([ord(ch) for ch in x], dtype=np.uint32) for x in gt],
+                                [np.array([ord(ch) for ch in x], dtype=np.uint32) for x in ocr]) == expected
 
 
 # --- the size guard --------------------------------------------------------------------------------
@@ -209,7 +304,7 @@ def test_fca_refuses_a_page_above_max_line_pairs_before_any_work(monkeypatch):
 
     assert fca.MAX_LINE_PAIRS == 250_000
     assert flexible_character_accuracy("ab\n" * 500, "ab\n" * 500) == 1.0  # 500 × 500: at the limit
-    monkeypatch.setattr(fca, "_Side", None)  # the guard answers before the matching starts
+    monkeypatch.setattr(fca, "fca_kernel", None)  # the guard answers before the matching starts
     with pytest.raises(InputTooLargeError, match=r"501 ground-truth lines × 500 OCR lines = 250,500 line pairs, "
                                                  r"above MAX_LINE_PAIRS=250,000"):
         flexible_character_accuracy("ab\n" * 501, "ab\n" * 500)
@@ -227,3 +322,10 @@ def test_fca_refuses_a_page_above_max_character_pairs(monkeypatch):
         fca.flexible_character_accuracy("abc\nd", "abc\nd")
     with pytest.raises(InputTooLargeError, match="MAX_CHARACTER_PAIRS"):
         fca.fca_errors([np.zeros(4, np.uint32)], [np.zeros(4, np.uint32)])
+
+
+def test_fca_errors_refuses_coefficient_rows_that_are_not_four_long():
+    line = [np.array([1, 2, 3], dtype=np.uint32)]
+    for rows in ([(1, 2, 3, 4, 5, 6)] * 2, [(1, 2)] * 2, [(1, 2, 3)] * 4):  # 12 or 4 numbers: not re-cut into rows of 4
+        with pytest.raises(ValueError):
+            fca_errors(line, line, rows)

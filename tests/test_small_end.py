@@ -3,19 +3,23 @@ random inputs on both sides of its threshold, and the calls they serve stay chea
 
 from __future__ import annotations
 
+import importlib
 import math
+import numbers
 import os
 import random
 import subprocess
 import sys
 import warnings
+from collections import Counter
+from decimal import Decimal
 from fractions import Fraction
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from scorekit import _kernels, _sums, interrater
+from scorekit import _kernels, interrater
 from scorekit.agents import Cost, cost
 from scorekit.qe import calibrate, decide
 
@@ -43,14 +47,29 @@ def same_bits(x: float, y: float) -> bool:
     return repr(x) == repr(y)  # floats' repr round-trips: equal reprs, equal bits (and -0.0 apart)
 
 
+def exact_kappa(a: list, b: list) -> float:
+    """Cohen's kappa by its definition in exact arithmetic (labels as ``Counter`` keys them, an
+    agreement where ``x == y``), rounded once."""
+    n = len(a)
+    if n == 0:
+        return 1.0
+    count_a, count_b = Counter(a), Counter(b)
+    p_o = Fraction(sum(1 for x, y in zip(a, b) if x == y), n)
+    p_e = sum((Fraction(count_a[k] * count_b[k], n * n) for k in count_a if k in count_b), Fraction(0))
+    return 1.0 if p_e == 1 else float((p_o - p_e) / (1 - p_e))
+
+
 @pytest.mark.parametrize("labels", LABEL_SETS, ids=repr)
-def test_kappa_small_path_same_bits(monkeypatch, labels):
+def test_kappa_paths_correctly_rounded(monkeypatch, labels):
+    """Both paths (counted in Python below 512 items with at most 8 shared labels, NumPy's counts
+    otherwise) give kappa correctly rounded: the exact value of its definition rounded once."""
     rnd = random.Random(31)
     for n in [1, 2, 3, 5, 8, 20, 63, 200, interrater._SMALL_ITEMS - 1]:
         for _ in range(20):
             a, b = draw(rnd, labels, n), draw(rnd, labels, n)
             small, full = both_paths(monkeypatch, interrater.cohen_kappa, a, b)
-            assert same_bits(small, full), (labels, n, a, b, small, full)
+            exact = exact_kappa(a, b)
+            assert same_bits(small, exact) and same_bits(full, exact), (labels, n, a, b, small, full, exact)
 
 
 @pytest.mark.parametrize("labels", LABEL_SETS, ids=repr)
@@ -85,7 +104,7 @@ class NoNumpy:
 
 def test_small_kappa_and_alpha_skip_numpy(monkeypatch):
     monkeypatch.setattr(interrater, "np", NoNumpy())
-    assert interrater.cohen_kappa([1, 1, 0, 0, 1], [1, 1, 0, 1, 1]) == 0.5454545454545455
+    assert interrater.cohen_kappa([1, 1, 0, 0, 1], [1, 1, 0, 1, 1]) == 0.5454545454545454  # 6/11, rounded once
     assert interrater.cohen_kappa(list("abca"), list("abcb")) == 0.6363636363636364
     ratings = [[1, 2, 3, 3, None], [1, 2, 4, 3, 5], [2, 2, 4, 3, 5]]
     assert interrater.krippendorff_alpha(ratings) == 0.6578947368421053
@@ -401,9 +420,9 @@ def platt_rows(rnd: random.Random, n: int) -> tuple[list, list]:
     return xs, [rnd.random() < flip for _ in range(n)]
 
 
-def test_platt_sums_same_bits_as_plain_numpy(monkeypatch):
-    """The Platt sums (in Python below 8 rows, else five terms in one buffer added by one
-    reduction) equal each term summed alone, over and under the threshold and across blocks."""
+def test_platt_sums_same_bits_as_plain_numpy():
+    """The NumPy path's Platt sums (five terms in one buffer added by one reduction) equal each term
+    summed alone, across blocks."""
     rnd = random.Random(16)
     sizes = [1, 2, 5, 7, 8, 9, 20, 63, 64, 129, 1000]
     for n in sizes + [calibrate._BLOCK + 5]:
@@ -413,36 +432,46 @@ def test_platt_sums_same_bits_as_plain_numpy(monkeypatch):
             mu, a, bc = float(np.mean(x)) if x.size else 0.0, rnd.uniform(-40, 40), rnd.uniform(-5, 5)
             with np.errstate(all="ignore"):
                 want = numpy_platt_sums(x, mu, a, bc)
-                for cut in (calibrate._NUMPY_SEQUENTIAL_BELOW, 0):
-                    monkeypatch.setattr(calibrate, "_NUMPY_SEQUENTIAL_BELOW", cut)
-                    got = calibrate._platt_half_sums(x, mu, a, bc)
-                    assert all(map(same_bits, got, want)), (n, cut, got, want)
+                got = calibrate._platt_half_sums(x, mu, a, bc)
+            assert all(map(same_bits, got, want)), (n, got, want)
 
 
-def test_platt_fit_small_path_same_bits(monkeypatch):
-    """A Platt fit on fewer than 8 listed rows (in Python) gives the bits of the NumPy path, and
-    the same errors and warnings."""
+def close(x: float, y: float, rel: float) -> bool:
+    return x == y or abs(x - y) <= rel * max(abs(x), abs(y))
+
+
+def test_platt_fit_kernel_path_against_numpy_path(monkeypatch):
+    """A Platt fit below ``_KERNEL_ROWS`` rows (the compiled kernel, on lists read in the same call
+    or on arrays) gives the NumPy path's ``a`` and ``b`` to a relative 1e-9 (the sums differ in
+    their last bits: the kernel's are compensated), and the same errors and warnings."""
     rnd = random.Random(8)
-    for n in [0, 1, 2, 3, 5, 7, 8, 9, 12, 20]:
-        for _ in range(60):
+    for n in [0, 1, 2, 3, 5, 7, 8, 9, 12, 20, 130]:
+        for _ in range(60 if n < 100 else 5):
             xs, cs = platt_rows(rnd, n)
             max_iter = rnd.choice([100, 100, 3, 1, 0])
             results = []
-            for cut in (calibrate._NUMPY_SEQUENTIAL_BELOW, 0):
-                monkeypatch.setattr(calibrate, "_NUMPY_SEQUENTIAL_BELOW", cut)
+            for cut, read in ((calibrate._KERNEL_ROWS, list), (calibrate._KERNEL_ROWS, tuple), (0, list)):
+                monkeypatch.setattr(calibrate, "_KERNEL_ROWS", cut)
                 with warnings.catch_warnings(record=True) as caught:
                     warnings.simplefilter("always")
                     try:
-                        cal = calibrate.PlattCalibrator(max_iter=max_iter).fit(xs, cs)
-                        got = (repr(cal.a), repr(cal.b))
+                        cal = calibrate.PlattCalibrator(max_iter=max_iter).fit(read(xs), read(cs))
+                        got = (cal.a, cal.b)
                     except calibrate.InvalidValueError as e:
                         got = str(e)
                 results.append((got, [str(w.message) for w in caught]))
-            assert results[0] == results[1], (xs, cs, max_iter, results)
+            (kernel, kernel_warned), (tupled, tupled_warned), (numpy, numpy_warned) = results
+            assert kernel_warned == tupled_warned == numpy_warned and kernel == tupled, (xs, cs, results)
+            if isinstance(kernel, str) or isinstance(numpy, str):
+                assert kernel == numpy, (xs, cs, max_iter, results)
+            else:
+                assert close(kernel[0], numpy[0], 1e-9) and close(kernel[1], numpy[1], 1e-9), (xs, cs, results)
     with pytest.raises(calibrate.InvalidValueError, match="2 scores but 1 labels"):
         calibrate.PlattCalibrator().fit([0.5, 0.6], [True])
-    with pytest.raises(calibrate.InvalidValueError, match="overflowed"):
-        calibrate.PlattCalibrator().fit([1e300, -1e300, 1e300], [True, False, False])
+    with pytest.raises(calibrate.InvalidValueError, match=r"overflowed \(scores reach 1e\+300"):
+        calibrate.PlattCalibrator().fit([1e300, -1e300, math.nan, 1e300], [True, False, True, False])
+    with pytest.raises(calibrate.InvalidValueError, match=r"overflowed \(scores reach 1e\+300"):
+        calibrate.PlattCalibrator().fit(iter([1e300, -1e300, math.inf, 1e300]), np.array([1, 0, 1, 0]))
 
 
 def fit_outcome(fit):
@@ -492,18 +521,6 @@ def test_short_risk_control_fit_skips_numpy(monkeypatch):
     assert decide.RiskControlGate(target=0.5).fit([0.9, float("nan")], [False, True]).lam == 1 + 1e-9  # (1 + 1) / 2
 
 
-def test_numpy_sum_in_python_same_bits():
-    rnd = random.Random(12)
-    pool = [0.0, -0.0, 1e16, -1e16, 1.0, math.inf, -math.inf, math.nan]
-    for n in range(129):
-        for _ in range(40):
-            values = [rnd.choice(pool) if rnd.random() < 0.1 else rnd.uniform(-1, 1) * 10 ** rnd.randrange(-3, 17)
-                      for _ in range(n)]
-            with np.errstate(invalid="ignore"):
-                want = float(np.add.reduce(np.array(values, dtype=np.float64)))
-            assert same_bits(_sums.numpy_sum(values), want), values
-
-
 def interval_cell(rnd: random.Random, kind: float):
     r = rnd.random()
     if r < 0.1:
@@ -519,31 +536,70 @@ def interval_cell(rnd: random.Random, kind: float):
     return rnd.choice([1e100, -1e100, 1e101, 3.0, 1e-300, 2**60, 2**53 + 1, math.inf, 10**400, "x"])
 
 
-@pytest.mark.parametrize("cut", [interrater._SMALL_INTERVAL_CELLS, 129])
-def test_interval_alpha_small_path_same_bits(monkeypatch, cut):
-    """Interval alpha in Python (tables of fewer than ``cut`` cells and 8 raters) gives the bits
-    and the errors of the NumPy path; at ``cut = 129`` the pooled sums reach NumPy's 128-value block."""
-    rnd = random.Random(cut)
+def exact_interval_alpha(table) -> float:
+    """Interval alpha from its definition in exact arithmetic on the cells' float values (a unit's
+    ordered pairs are ``2 m sum((v - mean)**2)``, over ``m - 1``; the pooled values' likewise),
+    rounded once."""
+    units = [[Fraction(float(v)) for v in col if v is not None and v == v] for col in zip(*table)]
+    units = [u for u in units if len(u) >= 2]
+    pooled = [v for u in units for v in u]
+
+    def pairs(values):
+        mean = sum(values) / len(values)
+        return 2 * len(values) * sum((v - mean) ** 2 for v in values)
+    if not pooled or min(pooled) == max(pooled):
+        return 1.0
+    observed = sum(pairs(u) / (len(u) - 1) for u in units)
+    return float(1 - (len(pooled) - 1) * observed / pairs(pooled))
+
+
+def cell(rnd: random.Random, kind: float, complete: bool):
+    """An :func:`interval_cell`, not a missing one when the table is ``complete``."""
+    value = interval_cell(rnd, kind)
+    while complete and (value is None or value != value):
+        value = interval_cell(rnd, kind)
+    return value
+
+
+def test_interval_alpha_paths_against_exact_arithmetic(monkeypatch):
+    """Interval alpha in Python (tables of fewer than 128 cells and 8 raters, in integers) is the
+    exact value of the definition rounded once, with missing cells or without, and gives the NumPy
+    path's errors; the NumPy path agrees with the exact value to 1e-12 (relative to the larger of
+    1 and ``(n - 1) D_o / D_e``)."""
+    rnd = random.Random(48)
+    cut = interrater._SMALL_INTERVAL_CELLS
     for raters in [1, 2, 3, 5, 7, 8]:
-        for items in [1, 2, 3, 5, 9, 15, 16, 17, 25, 42, 64]:
-            for _ in range(12):
+        for items in [1, 2, 3, 5, 9, 16, 25, 42]:
+            for complete in (False, True) * 6:
                 kind = rnd.random()
-                table = [[interval_cell(rnd, kind) for _ in range(items)] for _ in range(raters)]
+                table = [[cell(rnd, kind, complete) for _ in range(items)] for _ in range(raters)]
                 outcomes = []
                 for threshold in (cut, 0):
                     monkeypatch.setattr(interrater, "_SMALL_INTERVAL_CELLS", threshold)
                     try:
-                        outcomes.append(repr(interrater.krippendorff_alpha(table, level="interval")))
+                        outcomes.append(interrater.krippendorff_alpha(table, level="interval"))
                     except (interrater.InvalidValueError, interrater.InvalidTypeError) as e:
                         outcomes.append(f"{type(e).__name__}: {e}")
-                assert outcomes[0] == outcomes[1], (table, outcomes)
+                if any(isinstance(o, str) for o in outcomes):
+                    assert outcomes[0] == outcomes[1], (table, outcomes)
+                    continue
+                exact = exact_interval_alpha(table)
+                small, full = outcomes
+                if raters < interrater._SMALL_INTERVAL_RATERS and raters * items < cut:
+                    assert same_bits(small, exact), (table, small, exact)
+                assert abs(full - exact) <= 1e-12 * max(1.0, abs(1.0 - exact)), (table, full, exact)
 
 
 def test_small_interval_alpha_skips_numpy(monkeypatch):
+    """Interval alpha on tables of up to 127 cells (it was 47) runs without NumPy, complete or not."""
+    rnd = random.Random(5)
+    complete = [[rnd.randrange(97, 100) for _ in range(20)] for _ in range(3)]  # the bench's 20 items
+    holes = [[None if rnd.random() < 0.2 else rnd.uniform(-5, 5) for _ in range(18)] for _ in range(7)]
     monkeypatch.setattr(interrater, "np", NoNumpy())
     ratings = [[1, 2, 3, 3, None], [1, 2, 4, 3, 5], [2, 2, 4, 3, 5]]
-    assert interrater.krippendorff_alpha(ratings, level="interval") == pytest.approx(
-        reference_interval_alpha(ratings), rel=1e-12)
+    for table in (ratings, complete, holes):
+        assert interrater.krippendorff_alpha(table, level="interval") == pytest.approx(
+            reference_interval_alpha(table), rel=1e-12)
     assert interrater.krippendorff_alpha([[1.5, 1.5], [1.5, None]], level="interval") == 1.0
 
 
@@ -693,35 +749,21 @@ def test_kappa_string_labels_skip_the_type_scan(monkeypatch):
     assert len(calls) <= 4
 
 
-def test_small_platt_sums_same_bits_as_numpy_terms():
-    """The one-pass Python step (NumPy's ``exp`` called per value) against the terms built and
-    summed by NumPy, on 0 to 7 rows, with overflowing, NaN and infinite arguments, and no warning."""
-    rnd = random.Random(48)
-    extremes = [0.0, -0.0, 1e-300, 700.0, -700.0, 745.5, -745.5, 1e300, float("inf"), float("nan")]
-    for _ in range(4000):
-        n = rnd.randrange(0, calibrate._NUMPY_SEQUENTIAL_BELOW)
-        xc = [rnd.choice(extremes) if rnd.random() < 0.1 else rnd.uniform(-3, 3) for _ in range(n)]
-        a = rnd.choice(extremes) if rnd.random() < 0.1 else rnd.uniform(-40, 40)
-        bc = rnd.choice(extremes) if rnd.random() < 0.1 else rnd.uniform(-40, 40)
-        with warnings.catch_warnings():
-            warnings.simplefilter("error")  # an overflowing exp stays quiet, as in the NumPy path
-            got = calibrate._small_platt_sums(xc, a, bc)
-        with np.errstate(all="ignore"):
-            want = numpy_platt_sums(np.array(xc, dtype=np.float64), 0.0, a, bc)
-        assert all(map(same_bits, got, want)), (xc, a, bc, got, want)
+def test_short_platt_fit_uses_no_numpy(monkeypatch):
+    """A Platt fit on lists of floats and bools is read and fitted by the compiled kernel in one
+    call: no NumPy (the fourth round's Python path called NumPy's ``exp`` on every value of every
+    step), the same ``a`` and ``b`` as on arrays, the same warning."""
+    rnd = random.Random(49)
+    cases = [([0.3], [True]), ([0.3, math.nan], [False, True])] + [platt_rows(rnd, n) for n in (2, 7, 20, 300)]
+    expected = [fit_outcome(lambda: calibrate.PlattCalibrator().fit(np.array(x), np.array(c))) for x, c in cases]
 
-
-def test_small_platt_step_builds_no_array(monkeypatch):
-    """A Platt step on a few rows calls NumPy's ``exp`` on each value and builds no array (it
-    built one per step and five lists of terms)."""
-    class OnlyExp:
-        exp = staticmethod(np.exp)
-
+    class NoNumpy:
         def __getattr__(self, name):
-            raise AssertionError(f"numpy.{name} used in a short Platt step")
-    expected = numpy_platt_sums(np.array([0.25, -0.5, 0.125]), 0.0, 1.5, -0.25)
-    monkeypatch.setattr(calibrate, "np", OnlyExp())
-    assert calibrate._small_platt_sums([0.25, -0.5, 0.125], 1.5, -0.25) == expected
+            raise AssertionError(f"numpy.{name} used in a short Platt fit")
+    monkeypatch.setattr(calibrate, "np", NoNumpy())
+    for (x, c), want in zip(cases, expected):
+        if "overflowed" not in want[0]:
+            assert fit_outcome(lambda: calibrate.PlattCalibrator().fit(x, c)) == want
 
 
 #: Labels whose equality is subtle: bools beside 0 and 1, integral floats, -0.0, NaN objects, NumPy
@@ -733,14 +775,16 @@ KAPPA_LABELS = st.sampled_from(["a", "b", "", 0, 1, 2, True, False, 1.0, 0.0, -0
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.tuples(KAPPA_LABELS, KAPPA_LABELS), min_size=1, max_size=12),
        st.sampled_from([1, 7, 60]))
-def test_fuzz_kappa_small_paths_same_bits(pairs, repeat):
-    """Kappa's Python paths (one item, fewer than 512) give the NumPy path's bits, on either side
-    of 512 items (``repeat`` copies of the pairs), and the NumPy path counts integers exactly when
-    every label is an ``int`` or ``bool`` within int64, whichever label is first."""
+def test_fuzz_kappa_paths_correctly_rounded(pairs, repeat):
+    """Kappa's Python paths (one item, fewer than 512) and the NumPy path give kappa correctly
+    rounded (:func:`exact_kappa`), on either side of 512 items (``repeat`` copies of the pairs),
+    and the NumPy path counts integers exactly when every label is an ``int`` or ``bool`` within
+    int64, whichever label is first."""
     a, b = [x for x, _ in pairs] * repeat, [y for _, y in pairs] * repeat
     with pytest.MonkeyPatch.context() as m:
         small, full = both_paths(m, interrater.cohen_kappa, a, b)
-    assert same_bits(small, full), (a, b, small, full)
+    exact = exact_kappa(a, b)
+    assert same_bits(small, exact) and same_bits(full, exact), (a, b, small, full, exact)
     integers = {*map(type, a), *map(type, b)} <= {int, bool} and all(-2**63 <= v < 2**63 for v in a + b)
     assert (interrater._integer_counts(a, b) is not None) == integers, (a, b)
 
@@ -761,7 +805,7 @@ ODD_VALUES = [0.0, -0.0, 1.0, 0.5, 1e-300, 5e-324, 1 - 2**-53, math.nan, math.in
               np.bool_(True), Fraction(1, 3), FloatKind(0.5), "0.5", None, complex(0.5, 0)]
 
 
-def outcome(fn, *args, **kwargs):
+def outcome_and_warnings(fn, *args, **kwargs):
     """What a call gives: the value's repr (or the error's type and message) and its warnings."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -773,11 +817,11 @@ def outcome(fn, *args, **kwargs):
 
 
 def compiled_and_not(monkeypatch, fn, *args, **kwargs):
-    """``outcome`` with the compiled readers, then without them."""
-    fast = outcome(fn, *args, **kwargs)
+    """``outcome_and_warnings`` with the compiled readers, then without them."""
+    fast = outcome_and_warnings(fn, *args, **kwargs)
     with monkeypatch.context() as m:
         m.setattr(_kernels, "compiled", lambda: None)
-        full = outcome(fn, *args, **kwargs)
+        full = outcome_and_warnings(fn, *args, **kwargs)
     return fast, full
 
 
@@ -975,3 +1019,267 @@ def test_short_float_columns_answered_unread_others_still_read(check):
 
     with pytest.raises(RuntimeError, match="refused"):
         fn([1.0, Refuses()], min_n=30)
+
+
+# Fifth round (branch fix/smallend-agents): the agents' scalar calls check plain ints and floats in
+# one test and take the full checks for anything else. Each is compared with the code it replaced
+# (written out below) on the same inputs: the same value by repr, or the same exception and message.
+
+rel = importlib.import_module("scorekit.agents.reliability")  # (the package's reliability() hides it)
+
+def outcome(fn, *args, **kwargs) -> str:
+    """``repr`` of what ``fn`` returns, or the type and message of what it raises."""
+    try:
+        return repr(fn(*args, **kwargs))
+    except Exception as e:  # noqa: BLE001 - the exception itself is what is compared
+        return f"{type(e).__name__}: {e}"
+
+
+class Int(int):
+    """An int subclass: not a plain int, so it takes the full checks."""
+
+
+#: Counts and numbers that are unusual in some way, beside plain small ints.
+ODD_NUMBERS = [0, 1, 2, 3, 5, -1, -2, True, False, 2**53 + 1, 2**70, rel.MAX_TRIALS,
+               rel.MAX_TRIALS + 1, 1.0, 2.5, -0.0, 0.0, math.nan, math.inf, -math.inf, "3", None,
+               np.int64(4), np.float64(2.0), Int(3), Fraction(3, 1)]
+
+
+def checked_pass_at_k(n, c, k):
+    n, c, k = rel._counts(n, c, k)  # the code before the one-test path
+    if n - c < k:
+        return 1.0
+    return 1 - math.comb(n - c, k) / math.comb(n, k)
+
+
+def checked_pass_hat_k(n, c, k):
+    n, c, k = rel._counts(n, c, k)
+    if c < k:
+        return 0.0
+    return math.comb(c, k) / math.comb(n, k)
+
+
+def test_pass_k_one_test_path_same_values_and_errors():
+    rnd = random.Random(55)
+    cases = [(n, c, k) for n in ODD_NUMBERS for c in ODD_NUMBERS[:12] for k in ODD_NUMBERS[:8]]
+    for _ in range(20000):
+        n = rnd.choice([rnd.randrange(0, 40), rnd.randrange(0, 3000), rel.MAX_TRIALS - rnd.randrange(3)])
+        cases.append((n, rnd.randrange(-2, n + 3), rnd.randrange(-1, min(n, 60) + 3)))
+    for n, c, k in cases:
+        assert outcome(rel.pass_at_k, n=n, c=c, k=k) == outcome(checked_pass_at_k, n, c, k), (n, c, k)
+        assert outcome(rel.pass_hat_k, n=n, c=c, k=k) == outcome(checked_pass_hat_k, n, c, k), (n, c, k)
+
+
+def clamped_wilson(successes, n, z=rel.DEFAULT_Z):
+    if n <= 0:  # the code before the clamps without min/max
+        return (0.0, 1.0)
+    if not 0 <= successes <= n:
+        raise ValueError(f"wilson_interval: successes must be in [0, n]; got successes={successes}, n={n}")
+    p = successes / n
+    z2 = z * z
+    denom = 1 + z2 / n
+    center = (p + z2 / (2 * n)) / denom
+    margin = (z / denom) * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n))
+    return (max(0.0, center - margin), min(1.0, center + margin))
+
+
+def clamped_newcombe(sa, na, sb, nb, z=rel.DEFAULT_Z):
+    if na <= 0 or nb <= 0:
+        return (-1.0, 1.0)
+    l_a, u_a = clamped_wilson(sa, na, z)
+    l_b, u_b = clamped_wilson(sb, nb, z)
+    p_a, p_b = sa / na, sb / nb
+    delta = p_a - p_b
+    lower = delta - math.sqrt((p_a - l_a) ** 2 + (u_b - p_b) ** 2)
+    upper = delta + math.sqrt((u_a - p_a) ** 2 + (p_b - l_b) ** 2)
+    return (max(-1.0, lower), min(1.0, upper))
+
+
+def test_wilson_and_newcombe_clamps_same_values_and_errors():
+    """The bounds clamped by comparisons give ``max``/``min``'s values: ``-0.0``, NaN (from a NaN or
+    infinite ``z``), bounds past 0 and 1, and the errors."""
+    rnd = random.Random(56)
+    odd_z = [0.0, -0.0, 1e-300, 1e300, -1.96, math.nan, math.inf, -math.inf]
+    for _ in range(20000):
+        n = rnd.choice([rnd.randrange(-1, 30), rnd.uniform(0, 30), rnd.choice(ODD_NUMBERS[:20])])
+        s = rnd.choice([rnd.randrange(-1, 32), rnd.uniform(-1, 31), rnd.choice(ODD_NUMBERS[:20])])
+        z = rnd.choice(odd_z) if rnd.random() < 0.2 else rnd.uniform(0, 4)
+        assert outcome(rel.wilson_interval, s, n, z=z) == outcome(clamped_wilson, s, n, z), (s, n, z)
+        n2, s2 = rnd.randrange(0, 30), rnd.randrange(-1, 31)
+        assert (outcome(rel.newcombe_difference, s, n, s2, n2, z=z)
+                == outcome(clamped_newcombe, s, n, s2, n2, z)), (s, n, s2, n2, z)
+    assert rel.wilson_interval(0, 10) == clamped_wilson(0, 10) and rel.wilson_interval(0, 10)[0] == 0.0
+
+
+def checked_cost_of_pass(total_cost, n_success):
+    # the code before the one-test path
+    if type(total_cost) not in (float, int) and (isinstance(total_cost, bool)
+                                                 or not isinstance(total_cost, numbers.Real)):
+        raise cost.InvalidTypeError(f"cost_of_pass: total_cost must be a number, got {total_cost!r}")
+    if not (math.isfinite(total_cost) and total_cost >= 0):
+        raise cost.InvalidValueError(f"cost_of_pass: total_cost must be finite and >= 0, got {total_cost!r}")
+    if type(n_success) is not int and (isinstance(n_success, bool) or not isinstance(n_success, numbers.Integral)):
+        raise cost.InvalidTypeError(f"cost_of_pass: n_success must be an integer count, got {n_success!r}")
+    if n_success < 0:
+        raise cost.InvalidValueError(f"cost_of_pass: n_success must be >= 0, got {n_success}")
+    if n_success == 0:
+        return math.inf
+    try:
+        return total_cost / n_success
+    except OverflowError:
+        raise cost.InvalidValueError("cost_of_pass: n_success is beyond the float range (an integer of "
+                                     f"{n_success.bit_length()} bits)") from None
+
+
+def test_cost_of_pass_one_test_path_same_values_and_errors():
+    rnd = random.Random(57)
+    spends = ODD_NUMBERS + [1e308, 5e-324, 10**400, Fraction(1, 3), np.float32(0.5)]
+    counts = ODD_NUMBERS + [2**1100, -(2**1100)]
+    cases = [(t, s) for t in spends for s in counts]
+    cases += [(rnd.uniform(0, 1e6) * rnd.choice([1, -1, 1e-300, 1e300]), rnd.randrange(-3, 100)) for _ in range(5000)]
+    for t, s in cases:
+        assert outcome(cost.cost_of_pass, t, s) == outcome(checked_cost_of_pass, t, s), (t, s)
+
+
+#: Token counts of every kind the full checks tell apart, plain counts most often.
+ODD_TOKENS = [0, 0, 0, 1, 7, 1200, 2**53 + 1, 10**400, -1, True, False, 2.5, -0.0, 0.0, math.nan, math.inf,
+              "3", None, np.int64(5), Int(4), Fraction(1, 2)]
+
+
+def test_dollars_one_test_path_same_values_and_errors():
+    """``dollars`` against its full path ``_checked_dollars`` (the code before, rates read from the
+    properties), on counts of every kind, plain and integer rates, names and wrong prices."""
+    rnd = random.Random(58)
+    prices = [cost.per_million(2.5, 10.0), cost.per_million(2.5, 10.0, cached_input=1.25, reasoning=40.0),
+              cost.ModelPrice(input=1, output=3), cost.ModelPrice(input=1e-300, output=1e300, cached_input=0.0),
+              cost.ModelPrice(), "m", "unknown", 3.0, None]
+    table = {"m": prices[1]}
+    for _ in range(20000):
+        counts = [rnd.choice(ODD_TOKENS) if rnd.random() < 0.3 else rnd.randrange(0, 5000) for _ in range(4)]
+        c = Cost(*counts) if rnd.random() < 0.95 else rnd.choice([None, "cost", (1, 2)])
+        price, batch = rnd.choice(prices), rnd.random() < 0.3
+        assert (outcome(cost.dollars, c, price, prices=table, batch=batch)
+                == outcome(cost._checked_dollars, c, price, table, batch)), (c, price, batch)
+    for p in prices[:5]:  # the rates worked out once are the properties' values, when all are floats
+        rates = (p.input, p.output, cost.DEFAULT_CACHE_DISCOUNT * p.input if p.cached_input is None else p.cached_input,
+                 p.output if p.reasoning is None else p.reasoning)
+        assert p._float_rates == (rates if p is not prices[2] else None)
+    bare = object.__new__(cost.ModelPrice)  # made without __post_init__ (as an older pickle): the full path
+    vars(bare).update(input=1e-6, output=2e-6, cached_input=None, reasoning=None)
+    assert bare._float_rates is None
+    assert cost.dollars(Cost(10, 20, 3), bare) == cost._checked_dollars(Cost(10, 20, 3), bare, None, False)
+
+
+def test_judge_validation_reads_lists_as_before():
+    """Two lists skip ``as_labels`` and the first item labelled by both ends the search: the same
+    result as tuples and arrays, and the same error when no item has both labels."""
+    from scorekit.agents import judge_validation
+    rnd = random.Random(59)
+    labels = ["a", "b", None, math.nan, 1, 2.0, True]
+    for n in [1, 2, 3, 20, 200]:
+        for _ in range(40):
+            a, b = [rnd.choice(labels) for _ in range(n)], [rnd.choice(labels) for _ in range(n)]
+            if rnd.random() < 0.3:  # mostly missing: often no item labelled by both
+                a = [None if rnd.random() < 0.9 else x for x in a]
+            want = outcome(judge_validation, tuple(a), np.array(b, dtype=object))
+            assert outcome(judge_validation, a, b) == want, (a, b)
+            none_by_both = all(interrater.is_missing(x) or interrater.is_missing(y) for x, y in zip(a, b))
+            assert want.startswith("InvalidValueError: judge_validation: none of") == none_by_both, (a, b)
+    with pytest.raises(interrater.InvalidValueError, match="same items"):
+        judge_validation(["a"], ["a", "b"])
+
+
+#: Argument values: plain ones (their own keys without a canonicalizer) and values ``norm_value``
+#: changes or refuses (lists and tuples as tuples, NumPy scalars and Decimals by value, dicts).
+ARG_VALUES = ["Cat ", "cat", 1, 1.0, True, -0.0, math.nan, None, b"x", Fraction(1, 2), 2**70,
+              [1, "a"], ("a",), {"k": [1]}, np.int64(1), np.float64(0.5), Decimal("1.0"), Int(1)]
+
+
+def test_plain_arguments_are_their_own_normal_form():
+    """Without a canonicalizer, calls whose argument values are all plain keep their dicts (each
+    value is its own key); otherwise every call's arguments are normalised: the same names, order
+    and values as normalising each value, with or without a canonicalizer."""
+    from scorekit.agents import toolcalls
+    rnd = random.Random(60)
+    plain = {str, int, float, bool, type(None), bytes, Fraction}
+    for _ in range(3000):
+        calls = [("t", {f"a{i}": rnd.choice(ARG_VALUES[:10] if rnd.random() < 0.7 else ARG_VALUES)
+                        for i in range(rnd.randrange(0, 4))}) for _ in range(rnd.randrange(0, 4))]
+        for c in (None, str.casefold):
+            got = toolcalls._normalised(calls, c, "pred")
+            want = [{k: toolcalls.norm_value(v, c) for k, v in args.items()} for _, args in calls]
+            assert repr(got) == repr(want), calls  # the same names in the same order, the same values
+            kept = c is None and all(type(v) in plain for _, args in calls for v in args.values())
+            assert all(g is args for g, (_, args) in zip(got, calls)) == kept or not calls, calls
+    loop: list = []
+    loop.append(loop)
+    with pytest.raises(interrater.InvalidValueError, match=r"^pred\.steps\[1\]\.args\['q'\] contains itself"):
+        toolcalls._normalised([("s", {"q": 1}), ("s", {"q": loop})], None, "pred")
+
+
+def test_match_calls_unpaired_as_before():
+    """The pairs by name when no name repeats, and the calls left unpaired, against the sets of
+    paired indices the code used before, on random calls with repeated and distinct tool names."""
+    from scorekit.agents import match_calls, toolcalls
+    rnd = random.Random(61)
+    for _ in range(2000):
+        calls = [[(rnd.choice("abcd"), {"q": rnd.randrange(3)}) for _ in range(rnd.randrange(0, 5))] for _ in range(2)]
+        pairs, up, ug = match_calls(*calls)
+        p_calls, g_calls, pn, gn = toolcalls._read(*calls, None)
+        index_pairs = toolcalls._assign(p_calls, g_calls, pn, gn)
+        used_p, used_g = {i for i, _ in index_pairs}, {j for _, j in index_pairs}
+        names = [[t for t, _ in side] for side in calls]
+        if all(len(set(side)) == len(side) for side in names):  # no name repeats: paired by name
+            assert index_pairs == [(i, names[1].index(t)) for i, t in enumerate(names[0]) if t in names[1]]
+        for one, other, flip in ((0, 1, False), (1, 0, True)):
+            if len(set(names[one])) == len(names[one]):  # each call on this side takes the first exact match
+                want = sorted((k, min((m for m, t in enumerate(names[other]) if t == name),  # of its name, else
+                                      key=lambda m: (calls[other][m][1] != calls[one][k][1], m)))  # the first
+                              for k, name in enumerate(names[one]) if name in names[other])
+                assert sorted((j, i) if flip else (i, j) for i, j in index_pairs) == want
+        assert pairs == [(p_calls[i], g_calls[j]) for i, j in index_pairs]
+        assert up == [c for i, c in enumerate(p_calls) if i not in used_p]
+        assert ug == [c for j, c in enumerate(g_calls) if j not in used_g]
+
+
+def test_episode_dollars_same_as_price_of_then_dollars():
+    """The model's rate looked up in a dict without calling ``price_of``: the same dollars, and
+    ``price_of``'s error for an unknown model, for other mappings and without ``prices``."""
+    from types import MappingProxyType
+
+    from scorekit.agents.base import Episode, RunProvenance
+    rnd = random.Random(62)
+    table = {"m": cost.per_million(2.5, 10.0), "": cost.per_million(1.0, 1.0), "n": cost.ModelPrice(input=1, output=2)}
+    tables = [table, MappingProxyType(table), {}, None, {"other": table["m"]}]
+    for _ in range(3000):
+        run = rnd.choice([None, RunProvenance(model=rnd.choice(["m", "n", "", "x"]))])
+        episode = Episode(cost=rnd.choice([None, Cost(rnd.randrange(0, 9000), rnd.randrange(0, 900), rnd.randrange(0, 3))]),
+                          run=run)
+        prices, batch = rnd.choice(tables), rnd.random() < 0.3
+        given_price = rnd.choice([None, None, table["m"]])
+
+        def before():
+            if episode.cost is None:
+                return 0.0
+            p = given_price
+            if p is None:
+                p = cost.price_of((episode.run.model if episode.run else "") or "", prices=prices)
+            return cost._checked_dollars(episode.cost, p, None, batch)
+        got = outcome(cost.episode_dollars, episode, prices=prices, price=given_price, batch=batch)
+        assert got == outcome(before), (episode, prices, given_price, batch)
+
+
+#: Counts of every kind: small and huge ints, bools, floats (NaN, ±inf, -0.0), an int subclass.
+ANY_COUNT = st.one_of(st.integers(-3, 70), st.integers(-2**80, 2**80), st.integers(rel.MAX_TRIALS - 2, rel.MAX_TRIALS + 2),
+                      st.booleans(), st.floats(allow_nan=True), st.integers(0, 9).map(Int), st.none())
+
+
+@settings(max_examples=500, deadline=None)
+@given(ANY_COUNT, ANY_COUNT, ANY_COUNT,
+       st.one_of(st.floats(-1e6, 1e6), st.sampled_from([math.inf, -math.inf, math.nan, -0.0, 1e308]), ANY_COUNT))
+def test_fuzz_scalar_calls_same_as_their_full_checks(n, c, k, spend):
+    """pass@k, pass^k on any three counts and cost_of_pass on any spend and count: the value or
+    the error of the code before."""
+    assert outcome(rel.pass_at_k, n=n, c=c, k=k) == outcome(checked_pass_at_k, n, c, k)
+    assert outcome(rel.pass_hat_k, n=n, c=c, k=k) == outcome(checked_pass_hat_k, n, c, k)
+    assert outcome(cost.cost_of_pass, spend, c) == outcome(checked_cost_of_pass, spend, c)

@@ -1,7 +1,7 @@
-"""asv suite: agent reliability, cost reports and bootstrap intervals (``scorekit.agents``) on the
-synthetic suites of ``benches/bench_agents.py``; the bootstrap kernels alone; ``peakmem_*`` shows
-that the bootstrap's memory does not grow with the resamples; ``track_*`` pins the pass^k interval
-of a fixed suite."""
+"""asv suite: agent reliability, cost reports (of a list, and of the recorded episodes of a run) and
+bootstrap intervals (``scorekit.agents``) on the synthetic suites of ``benches/bench_agents.py``; the
+bootstrap kernels alone; ``peakmem_*`` shows that the bootstrap's memory does not grow with the
+resamples; ``track_*`` pins the pass^k interval of a fixed suite."""
 
 import sys
 import warnings
@@ -44,9 +44,16 @@ class CostReport:
 
     def setup(self, episodes):
         self.episodes, self.prices = build(agents, episodes // 5, 5)
+        self.recorded = agents.RecordedEpisodes(self.episodes)  # report.episodes of run_suite
 
     def time_cost_report_priced(self, episodes):
         agents.cost_report(self.episodes, prices=self.prices)
+
+    def time_cost_report_recorded_priced(self, episodes):
+        agents.cost_report(self.recorded, prices=self.prices)
+
+    def time_recorded_episodes(self, episodes):
+        agents.RecordedEpisodes(self.episodes)
 
     def time_cost_report_unpriced(self, episodes):
         agents.cost_report(self.episodes)

@@ -1,10 +1,14 @@
 //! ROVER: the slot network keeps every hypothesis (an engine's column, NULLs removed, is its
 //! hypothesis), each winner is NULL or a token of its slot, vote shares lie in [0, 1] and scores
-//! are finite for confidences in [0, 1]. Malformed packed input is an error, never a panic.
+//! are finite for confidences in [0, 1]. Malformed packed input is an error, never a panic. The
+//! word reader of plain-text hypotheses splits as Python's `str.split()` does and numbers the
+//! words in order of first appearance.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use scorekit_fuzz::Input;
+use scorekit_kernels::levenshtein::is_python_whitespace;
+use scorekit_kernels::rover::words::WordIds;
 use scorekit_kernels::rover::{rover, NULL};
 
 fuzz_target!(|data: &[u8]| {
@@ -64,5 +68,39 @@ fuzz_target!(|data: &[u8]| {
         extreme[input.below(6)],
         extreme[input.below(6)],
         None,
+    );
+
+    // Plain-text hypotheses: words between Python whitespace, ids in order of first appearance.
+    const CHARS: [char; 8] = [
+        'a', 'b', ' ', '\t', '\u{a0}', '\u{2028}', '\u{200b}', '\u{1c}',
+    ];
+    let mut words = WordIds::new(true);
+    let (mut ids, mut expected) = (Vec::new(), Vec::new());
+    for _ in 0..input.below(4) {
+        let text: String = (0..input.below(16))
+            .map(|_| CHARS[input.below(CHARS.len())])
+            .collect();
+        words.push_text(&text, &mut ids).expect("few words");
+        let mut word = String::new();
+        for c in text.chars().chain([' ']) {
+            if is_python_whitespace(c as u32) {
+                if !word.is_empty() {
+                    expected.push(std::mem::take(&mut word));
+                }
+            } else {
+                word.push(c);
+            }
+        }
+    }
+    let vocabulary = words.into_words().expect("kept");
+    let mut next = 0;
+    for (&id, word) in ids.iter().zip(&expected) {
+        assert_eq!(&*vocabulary[id as usize], word.as_str());
+        assert!(id <= next, "ids in order of first appearance");
+        next = next.max(id + 1);
+    }
+    assert_eq!(
+        (ids.len(), vocabulary.len()),
+        (expected.len(), next as usize)
     );
 });

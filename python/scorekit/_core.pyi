@@ -63,6 +63,9 @@ __all__ = [
     "listed_bins",
     "listed_sorted_rows",
     "listed_risk_fit",
+    "platt_fit",
+    "platt_fit_listed",
+    "fca_errors",
     "group_sums",
     "utf8_pair_counts",
     "utf8_normalize",
@@ -309,6 +312,13 @@ def float_sum(values: _F64, compensated: bool) -> float:
 def isotonic_fit(scores: _F64, correct: npt.NDArray[np.bool_], threads: int = 0) -> tuple[_F64, _F64]:
     """(distinct scores ascending, pooled accuracy at each) of the pool-adjacent-violators fit."""
 
+# --- platt (the Platt fit; contract in scorekit._kernels.platt) -----------------------------------
+def platt_fit(scores: _F64, correct: npt.NDArray[np.bool_], max_iter: int) -> tuple[float, float, int, int]:
+    """(a, b, rows with a finite score, correct ones) of the Platt fit."""
+
+def platt_fit_listed(scores: object, correct: object, max_iter: int) -> tuple[float, float, int, int] | None:
+    """platt_fit of plain lists or tuples read in the same call; None for any other input."""
+
 # --- conformal (split-conformal fits; contract in scorekit._kernels.conformal) -------------------
 def conformal_fit(probs: _F64, correct: npt.NDArray[np.bool_], alpha: float, threads: int = 0) -> tuple[float, _F64, int]:
     """(q, every row's 1 - p with NaN for rows left out, rows kept) of the split-conformal fit."""
@@ -328,6 +338,10 @@ def listed_sorted_rows(probs: object, correct: object, limit: int) -> tuple[list
     in [0, 1] (no -0.0) and as many bools; None for anything else."""
 def listed_risk_fit(probs: object, correct: object, limit: int, bound: float, target: float) -> tuple[int, float] | None:
     """(n, lam) of the 0/1-loss risk-control fit over the rows listed_sorted_rows reads; None otherwise."""
+
+# --- fca (the flexible character accuracy's greedy matching; contract in scorekit._kernels.fca) ---
+def fca_errors(gt_values: _U32, gt_offsets: _I64, ocr_values: _U32, ocr_offsets: _I64, coefficients: _I64) -> int:
+    """The fewest errors of the greedy line matching over the coefficient rows (int64, shape (n, 4))."""
 
 # --- Arrow text path (rust/bindings/src/arrow_text.rs; contract in scorekit._kernels.utf8) --------
 #: A UTF-8 column as Arrow lays it out: (data, int32 or int64 offsets, validity bitmap or None,
@@ -374,6 +388,8 @@ def cases_step_score(actual: Any, expected: Any, step_name: str, classes: tuple[
 # --- episode reader of scorekit.agents.cost (rust/bindings/src/episodes.rs) -----------------------
 def cost_columns(
     episodes: list[Any], cost_type: type, models: dict[Any, int] | None = None,
+    exact: tuple[type, type] | None = None,
 ) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.uintp], _I64, _F64, npt.NDArray[np.uint32]] | None:
     """(outcomes, costed indices, counts, latencies, model ids) of a cost report, or None when an
-    episode needs the Python path."""
+    episode needs the Python path; with ``exact=(episode_type, run_type)`` (and ``models``), also
+    None for an episode, a costed episode's run or its model not exactly of its type (``str``)."""

@@ -39,13 +39,13 @@ import numpy as np
 
 from scorekit.errors import InvalidValueError, describe
 
-__all__ = ["MAX_DEPTH", "ValueInterner", "exact_key"]
+__all__ = ["MAX_DEPTH", "SELF_KEYED", "ValueInterner", "exact_key"]
 
 #: Deepest nesting of containers accepted in a value.
 MAX_DEPTH = 100
 
 #: Types whose value is its own key (NaN floats included: the interner tests ``key == key``).
-_SELF_KEYED = frozenset({str, int, float, bool, type(None), bytes, Fraction})
+SELF_KEYED = frozenset({str, int, float, bool, type(None), bytes, Fraction})
 _EXACT_NUMPY_FLOATS = (np.float16, np.float32, np.float64)
 
 
@@ -71,14 +71,14 @@ class _Tagged:
 def exact_key(value: Any) -> Any:
     """The key of ``value`` under the module's equality rule: two values are equal exactly when
     their keys are ``==`` (keys of NaN-like values are unequal to themselves)."""
-    if type(value) in _SELF_KEYED:
+    if type(value) in SELF_KEYED:
         return value
     return _key(value, 0, set())
 
 
 def _key(value: Any, depth: int, open_ids: set) -> Any:
     t = type(value)
-    if t in _SELF_KEYED:
+    if t in SELF_KEYED:
         return value
     if t is Decimal:
         return float("nan") if value.is_snan() else value

@@ -9,9 +9,10 @@ Krippendorff's alpha is computed without building the coincidence matrix: the ob
 disagreements are sums over pairs of values, and for the nominal, ordinal and interval levels those
 sums have closed forms (value counts, sums of squares), evaluated with NumPy in time linear in the
 number of ratings. The ratio level has no closed form; its sums run over pairs of distinct values in
-bounded-memory NumPy blocks (quadratic work, see :func:`krippendorff_alpha`). Results agree with
-the reference kit ``ek`` to a relative 1e-9; they can differ in the last bits because the sums are
-added in another order.
+bounded-memory NumPy blocks (quadratic work, see :func:`krippendorff_alpha`); interval alpha on
+small tables is computed in exact integer arithmetic. Results agree with the reference kit ``ek``
+to a relative 1e-9; they can differ in the last bits because the sums are added in another order
+(Cohen's kappa and small interval alpha are correctly rounded; ``ek``'s floats may be a bit off).
 
 >>> krippendorff_alpha([[1, 1, 1, 1], [1, 1, 1, 1]])     # two raters, perfect agreement
 1.0
@@ -25,17 +26,17 @@ added in another order.
 
 from __future__ import annotations
 
+import math
 import numbers
 import operator
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from decimal import Decimal
 from itertools import chain
 from typing import Any, Optional, Union
 
 import numpy as np
 
-from scorekit._sums import NUMPY_SEQUENTIAL_BELOW, numpy_sum
 from scorekit.errors import InputTooLargeError, InvalidTypeError, InvalidValueError, describe
 
 __all__ = ["LEVELS", "RATIO_MAX_DISTINCT", "percent_agreement", "cohen_kappa", "krippendorff_alpha", "as_labels",
@@ -55,14 +56,18 @@ _PLAIN_NUMBERS = frozenset({float, int, bool, type(None)})
 # Small inputs are counted in Python, where NumPy's fixed cost per call would outweigh the work:
 # Cohen's kappa below this many items, nominal alpha below this many cells of these types.
 _SMALL_ITEMS = 512
+#: Cohen's kappa counts each label shared by both raters with ``list.count`` up to this many.
+_SMALL_SHARED = 8
 _PLAIN_LABELS = _PLAIN_NUMBERS | {str}
 _INTEGER_TYPES = frozenset({int, bool})
-# Interval alpha below this many cells is computed in Python (from there on NumPy's path is the
-# faster); it must stay at most NUMPY_BLOCK + 1, the most values numpy_sum adds as NumPy does.
-_SMALL_INTERVAL_CELLS = 48
-# Interval values up to this magnitude keep every square and sum of a small table finite.
-_SMALL_MAGNITUDE = 1e100
+# Interval alpha below this many cells and raters is computed in Python, in exact integer
+# arithmetic; from there NumPy's path is the faster.
+_SMALL_INTERVAL_CELLS = 128
+_SMALL_INTERVAL_RATERS = 8
 _NUMERIC_KINDS = "biuf"
+_LIST = {list}
+#: Integers up to this magnitude are their own float64 values.
+_EXACT_INTS = 2**53
 _EQ = operator.eq
 
 
@@ -162,62 +167,53 @@ def _tally(values: Sequence[Any]) -> dict[Any, int]:
     return counts
 
 
-def _small_counts(a: Sequence[Any], b: Sequence[Any]) -> Optional[tuple[float, int]]:
-    """``p_e`` of :func:`cohen_kappa` and the number of agreements, counted in Python for plain
-    labels: the terms :func:`_shared_counts` gives, in its order, added left to right as NumPy adds
-    fewer than 8 terms, so the same bits; ``None`` for other labels, or when NumPy would add 8 terms
-    or more."""
+def _small_counts(a: Sequence[Any], b: Sequence[Any]) -> Optional[tuple[int, int]]:
+    """``(chance, agreements)`` of :func:`cohen_kappa` counted in Python: ``chance`` is the sum over
+    the labels both raters used of the product of their counts (an integer, exact), counted by
+    ``list.count`` for at most ``_SMALL_SHARED`` shared labels; ``None`` when more are shared
+    (the counting would be quadratic). Counts by ``==`` as ``Counter`` does (equal labels are one
+    label, a NaN object only equals itself); an unhashable label is the named error."""
     if len(a) == 1 and type(a[0]) in _PLAIN_LABELS and type(b[0]) in _PLAIN_LABELS:
-        x, y = a[0], b[0]  # one label shared (p_e = 1 * 1) or none (p_e = 0), as a dict tells them
-        return (1.0 if x is y or x == y else 0.0), int(x == y)
-    types = {*map(type, a), *map(type, b)}
-    if not types <= _PLAIN_LABELS:
+        x, y = a[0], b[0]  # one label shared (1 * 1) or none, as a set tells them
+        return (1 if x is y or x == y else 0), int(x == y)
+    try:
+        shared = set(a).intersection(b)
+    except TypeError:
+        raise _not_hashable(chain(a, b)) from None
+    if len(shared) > _SMALL_SHARED:
         return None
-    n = len(a)
-    first_a, first_b = dict.fromkeys(a), dict.fromkeys(b)  # keys in Counter's order
-    shared: Iterable[Any] = first_a.keys() & first_b.keys()
-    terms = len(shared)
-    if types <= _INTEGER_TYPES:
-        labels = first_a.keys() | first_b.keys()
-        lo, hi = min(labels), max(labels)
-        if -2**63 <= lo and hi < 2**63:  # _integer_counts: one term per id, ids in label order
-            terms = hi - lo + 1 if hi - lo <= 4 * 2 * n else len(labels)
-            shared = sorted(shared)
-    if terms >= NUMPY_SEQUENTIAL_BELOW:
-        return None
-    p_e = 0.0
-    for label in shared:
-        p_e += (a.count(label) / n) * (b.count(label) / n)
-    return p_e, sum(map(_EQ, a, b))  # plain labels compare to bools, which sum to the count
+    return sum(map(operator.mul, map(a.count, shared), map(b.count, shared))), _agreements(a, b)
 
 
 def cohen_kappa(rater_a: Sequence[Any], rater_b: Sequence[Any]) -> float:
     """Cohen's kappa for two raters on nominal labels (chance-corrected agreement).
 
     ``(p_o - p_e) / (1 - p_e)`` with ``p_o`` the fraction of equal labels and ``p_e`` the sum over
-    labels of the product of the two raters' label frequencies; ``1.0`` for no items or when
+    labels of the product of the two raters' label frequencies (computed in integers and divided
+    once: correctly rounded); ``1.0`` for no items or when
     ``p_e`` is 1 (both raters always give the same single label). Use it only for exactly two
     raters, nominal (hashable) labels and complete data; :func:`krippendorff_alpha` covers the rest.
 
     >>> cohen_kappa([1, 0, 1, 0], [0, 1, 0, 1])
     -1.0
     >>> cohen_kappa([1, 1, 0, 0, 1], [1, 1, 0, 1, 1])
-    0.5454545454545455
+    0.5454545454545454
     """
     a, b = _two_raters(rater_a, rater_b)
     n = len(a)
     if n == 0:
         return 1.0
-    small = _small_counts(a, b) if n < _SMALL_ITEMS else None
-    if small is None:
+    counted = _small_counts(a, b) if n < _SMALL_ITEMS else None
+    if counted is None:
         count_a, count_b, agreements = _shared_counts(a, b)
-        p_e = float(((count_a / n) * (count_b / n)).sum())
+        chance = int(count_a @ count_b)  # at most n**2: exact in int64
     else:
-        p_e, agreements = small
-    p_o = agreements / n
-    if p_e == 1.0:
+        chance, agreements = counted
+    # p_o = agreements / n and p_e = chance / n**2; (p_o - p_e) / (1 - p_e) in integers, divided
+    # once: correctly rounded.
+    if chance == n * n:
         return 1.0
-    return (p_o - p_e) / (1.0 - p_e)
+    return (agreements * n - chance) / (n * n - chance)
 
 
 # --------------------------------------------------------------------------------------------
@@ -232,6 +228,10 @@ def _numeric_array(value: Any) -> bool:
 def _table(reliability_data: Any) -> Union[np.ndarray, tuple[list[Any], int, int]]:
     """A numeric 2-D array (one row per rater), or ``(cells, raters, items)`` with ``cells`` the
     flat row-major list of every cell."""
+    if type(reliability_data) is list and reliability_data and {*map(type, reliability_data)} == _LIST:
+        widths = {*map(len, reliability_data)}
+        if len(widths) == 1:  # a list of lists of one length, the common case, before the checks
+            return list(chain.from_iterable(reliability_data)), len(reliability_data), widths.pop()
     if _numeric_array(reliability_data):
         if reliability_data.ndim != 2:
             raise InvalidValueError(f"must be 2-dimensional (raters x items), got shape "
@@ -414,54 +414,67 @@ def _small_nominal(cells: list[Any], raters: int, items: int) -> float:
     return _alpha(n, observed, expected)
 
 
-def _small_interval_columns(cells: list[Any], raters: int, items: int) -> Optional[list[list[Any]]]:
-    """The pairable items of a small table of plain numbers as columns of floats (``None`` where a
-    cell is missing), for :func:`_small_interval`; ``None`` when the NumPy path must read the
-    table: too many cells or raters for sums Python adds as NumPy does, other types, or a value
-    that is infinite, too large for a float or large enough for a square to overflow."""
-    if (raters >= NUMPY_SEQUENTIAL_BELOW or len(cells) >= _SMALL_INTERVAL_CELLS
-            or not set(map(type, cells)) <= _PLAIN_NUMBERS):
+def _small_interval_cells(cells: list[Any], raters: int) -> Optional[list[Any]]:
+    """The float64 values of the cells of a small table of plain numbers (the values the NumPy path
+    reads) as integers on one scale (a float is an integer over a power of two: every cell is
+    ``k / 2**e`` for one ``e``, exactly; ``None`` where a cell is missing), for
+    :func:`_small_interval`; ``None`` when the NumPy path must read the table:
+    too many cells or raters, other types, an infinite value or an int past the float range (the
+    NumPy path names them)."""
+    types = set(map(type, cells))
+    if raters >= _SMALL_INTERVAL_RATERS or len(cells) >= _SMALL_INTERVAL_CELLS or not types <= _PLAIN_NUMBERS:
         return None
+    present = [v for v in cells if v is not None and v == v]  # NaN is missing
     try:
-        floats = [None if is_missing(v) else float(v) for v in cells]
+        if present and (math.isinf(float(max(present))) or math.isinf(float(min(present)))):
+            return None
     except OverflowError:
         return None
-    if any(v is not None and not abs(v) <= _SMALL_MAGNITUDE for v in floats):
-        return None
-    columns = [floats[item::items] for item in range(items)]
-    return [col for col in columns if raters - col.count(None) >= 2]
+    if types <= _INTEGER_TYPES and -_EXACT_INTS <= min(present) and max(present) <= _EXACT_INTS:
+        return cells  # ints and bools that are their float64 values: integers already
+    ratios = [None if v is None or v != v else float(v).as_integer_ratio() for v in cells]
+    scale = max((q for _, q in filter(None, ratios)), default=1)  # the largest power of two
+    return [None if r is None else r[0] * (scale // r[1]) for r in ratios]
 
 
-def _small_squared_pairs(present: list[float], add: Callable[[list[float]], float]) -> float:
-    """:func:`_squared_pairs` of one column's present values, its sums added by ``add``."""
-    m = len(present)
-    mean = add(present) / m
-    distance = [abs(v - mean) for v in present]
-    nearest = present[distance.index(min(distance))]  # the first of the closest, as argmin
-    d = [v - nearest for v in present]
-    return max(2.0 * m * add([e * e for e in d]) - 2.0 * add(d) ** 2, 0.0)  # as np.maximum
+def _squares(values: list[int]) -> int:
+    return sum(map(operator.mul, values, values))
 
 
-def _small_interval(columns: list[list[Any]], raters: int) -> float:
-    """:func:`_interval` in Python on :func:`_small_interval_columns`: the same operations, each
-    column's sums over its (fewer than 8) raters left to right and the pooled values' sums as
-    NumPy adds them (:func:`~scorekit._sums.numpy_sum`), so the same bits."""
-    if not columns:
-        return 1.0
-    pooled = [col[r] for r in range(raters) for col in columns if col[r] is not None]  # values[present]
-    if min(pooled) == max(pooled):
-        return 1.0
-    expected = _small_squared_pairs(pooled, numpy_sum)
-    totals: dict[int, float] = {}
-    for col in columns:
-        present = [v for v in col if v is not None]
-        m = len(present)
-        totals[m] = totals.get(m, 0.0) + _small_squared_pairs(present, numpy_sum)
-    observed = 0.0
-    for m in sorted(totals):
-        if totals[m]:
-            observed += totals[m] / (m - 1)
-    return _alpha(len(pooled), observed, expected)
+def _pairs(values: list[int]) -> int:
+    """The sum of ``(v_i - v_j)**2`` over ordered pairs of ``values``: ``2 (m sum(v**2) - sum(v)**2)``."""
+    total = sum(values)
+    return 2 * (len(values) * _squares(values) - total * total)
+
+
+def _small_interval(cells: list[Any], raters: int, items: int) -> float:
+    """Interval alpha in exact integer arithmetic on :func:`_small_interval_cells`, divided once:
+    correctly rounded. ``D_o``: on a complete table every unit holds every rater, so the units'
+    ordered pairs add up to twice the sum over pairs of raters ``(i, j)`` of
+    ``sum((row_i - row_j)**2)``, over ``raters - 1``; with missing cells each unit's pairs are over
+    its ``m - 1``, and the sizes' totals are brought to one denominator. ``D_e``: the pooled
+    values' pairs. ``1 - (n - 1) D_o / D_e`` is one fraction of integers."""
+    if None not in cells:
+        if raters < 2 or min(cells) == max(cells):
+            return 1.0
+        pooled = cells
+        rows = [cells[r * items:(r + 1) * items] for r in range(raters)]
+        totals = {raters: 2 * sum(_squares(list(map(operator.sub, rows[i], rows[j])))
+                                  for i in range(raters) for j in range(i + 1, raters))}
+    else:
+        units = [[v for v in cells[item::items] if v is not None] for item in range(items)]
+        units = [unit for unit in units if len(unit) >= 2]
+        pooled = list(chain.from_iterable(units))
+        if not pooled or min(pooled) == max(pooled):
+            return 1.0
+        totals = {}
+        for unit in units:
+            totals[len(unit)] = totals.get(len(unit), 0) + _pairs(unit)
+    # D_o = sum(totals[m] / (m - 1)) = observed / common, with common the lcm of the (m - 1)s.
+    common = math.lcm(*(m - 1 for m in totals))
+    observed = sum(total * (common // (m - 1)) for m, total in totals.items())
+    expected = _pairs(pooled) * common
+    return (expected - (len(pooled) - 1) * observed) / expected
 
 
 def _nearest_to_mean(values: np.ndarray, present: np.ndarray, sizes: np.ndarray) -> np.ndarray:
@@ -480,8 +493,14 @@ def _squared_pairs(values: np.ndarray, present: np.ndarray, sizes: np.ndarray) -
 
 def _interval(values: np.ndarray, present: np.ndarray, sizes: np.ndarray) -> float:
     pooled = values[present]
-    if pooled.min() == pooled.max():
+    low, high = pooled.min(), pooled.max()
+    if low == high:
         return 1.0
+    # alpha is the same for values scaled by any factor; a power of two scales every difference,
+    # square and sum exactly, so bringing the largest magnitude to [0.5, 1) changes no bit where
+    # nothing underflowed or overflowed, and keeps tiny (1e-160) or huge values from doing so
+    exponent = math.frexp(max(-float(low), float(high)))[1]
+    values, pooled = np.ldexp(values, -exponent), np.ldexp(pooled, -exponent)
     n = pooled.size
     expected = float(_squared_pairs(pooled[:, None], np.ones((n, 1), dtype=bool), np.array([n]))[0])
     return _alpha(n, _disagreement(_squared_pairs(values, present, sizes), sizes), expected)
@@ -590,12 +609,16 @@ def krippendorff_alpha(reliability_data: Any, *, level: str = "nominal") -> floa
             and set(map(type, table[0])) <= _PLAIN_LABELS):
         return _small_nominal(*table)
     if level == "interval" and not isinstance(table, np.ndarray):
-        columns = _small_interval_columns(*table)
-        if columns is not None:
-            return _small_interval(columns, table[1])
+        exact = _small_interval_cells(table[0], table[1])
+        if exact is not None:
+            return _small_interval(exact, table[1], table[2])
     with np.errstate(all="ignore"):
         if level in ("interval", "ratio"):
             values = _numbers(table, level)
+            small = level == "interval" and values.size < _SMALL_INTERVAL_CELLS
+            exact = _small_interval_cells(values.ravel().tolist(), values.shape[0]) if small else None
+            if exact is not None:  # an array, or cells of other types, read as float64: as a list of them
+                return _small_interval(exact, *values.shape)
             present = ~np.isnan(values)
         else:
             codes = _label_codes(table, ordered=level == "ordinal")

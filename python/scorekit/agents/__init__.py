@@ -40,6 +40,7 @@ from scorekit.agents.bridge import (
 from scorekit.agents.compare import AgentComparison, compare_agents, sign_test
 from scorekit.agents.cost import (
     ModelPrice,
+    RecordedEpisodes,
     UnknownModelPrice,
     cost_of_pass,
     cost_report,
@@ -88,7 +89,7 @@ __all__ = [
     "pass_at_k", "pass_hat_k", "reliability", "ReliabilityReport", "wilson_interval", "bootstrap_ci",
     "mean_standard_error",
     "newcombe_difference", "difference_upper_bound",
-    "ModelPrice", "per_million", "dollars", "episode_dollars", "cost_of_pass", "cost_report",
+    "ModelPrice", "per_million", "dollars", "episode_dollars", "cost_of_pass", "cost_report", "RecordedEpisodes",
     "load_prices", "price_of", "UnknownModelPrice",
     "TaskSuccessMetric", "CostPerSuccessMetric", "Checker", "output_match", "final_state_match", "recorded_success",
     "run_suite", "save_agent_baseline", "load_agent_baseline", "agent_regression_gate", "AgentGateResult",

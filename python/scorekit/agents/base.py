@@ -12,6 +12,7 @@ variables, and episodes. It computes no score (see :mod:`scorekit.agents.toolcal
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -313,6 +314,18 @@ class Episode:
     def graded(self, success: Optional[bool]) -> Episode:
         """A copy with ``success`` set (``meta`` shallow-copied); never mutates ``self``."""
         return dataclasses.replace(self, success=success, meta=dict(self.meta))
+
+
+def copy_episode(episode: Episode) -> Episode:
+    """A shallow copy of ``episode`` with its own ``meta`` dict: a plain :class:`Episode` through its
+    constructor (faster than :func:`copy.copy`), a subclass by :func:`copy.copy`, with whatever
+    attributes it adds."""
+    if type(episode) is Episode:
+        return Episode(episode.task_id, episode.trajectory, episode.output, episode.final_state, episode.cost,
+                       episode.success, episode.run, episode.provenance, dict(episode.meta))
+    copied = copy.copy(episode)
+    copied.meta = dict(episode.meta)
+    return copied
 
 
 def is_episode(x: Any) -> bool:

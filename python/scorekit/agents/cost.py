@@ -8,7 +8,9 @@ Cost-of-Pass is total spend over successes: failed runs' spend stays in the nume
 
 For many episodes, :func:`cost_report` and :func:`episode_dollars_array` read them column by column
 (a compiled reader takes each attribute once; NumPy prices the columns) and give the same figures,
-bit for bit, as pricing one episode at a time.
+bit for bit, as pricing one episode at a time. A :class:`RecordedEpisodes` (the episodes of a
+:func:`~scorekit.agents.run_suite` run, which cannot change) keeps the columns read when it was
+made, and its reports read those instead of the episodes.
 
 >>> from scorekit.agents.base import Cost
 >>> round(dollars(Cost(input_tokens=1_000_000, output_tokens=200_000), per_million(1.0, 5.0)), 4)
@@ -19,24 +21,25 @@ bit for bit, as pricing one episode at a time.
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 import numbers
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Optional, Union
 
 import numpy as np
 
 from scorekit import _kernels
-from scorekit.agents.base import Cost
+from scorekit.agents.base import Cost, Episode, RunProvenance, copy_episode
 from scorekit.errors import InvalidTypeError, InvalidValueError
 
 __all__ = [
     "DEFAULT_CACHE_DISCOUNT", "DEFAULT_BATCH_DISCOUNT", "UnknownModelPrice", "ModelPrice",
     "per_million", "dollars", "price_of", "load_prices", "cost_of_pass", "episode_dollars",
-    "cost_report", "episode_dollars_array",
+    "cost_report", "episode_dollars_array", "RecordedEpisodes",
 ]
 
 DEFAULT_CACHE_DISCOUNT = 0.1
@@ -70,6 +73,9 @@ class ModelPrice:
     output: float = 0.0
     cached_input: Optional[float] = None
     reasoning: Optional[float] = None
+    #: set by __post_init__ (below); ``None`` here for an instance made without it (e.g. unpickled
+    #: from an older version): dollars() then takes its full path
+    _float_rates = None
 
     def __post_init__(self) -> None:
         _rate("input", self.input)
@@ -78,6 +84,10 @@ class ModelPrice:
             _rate("cached_input", self.cached_input)
         if self.reasoning is not None:
             _rate("reasoning", self.reasoning)
+        # the four rates dollars() multiplies by, worked out once when all are floats (the common
+        # case, which dollars() takes in a few tests); not a field: not compared, shown or copied
+        rates = (self.input, self.output, self.cached_rate, self.reasoning_rate)
+        object.__setattr__(self, "_float_rates", rates if all(type(r) is float for r in rates) else None)
 
     @property
     def cached_rate(self) -> float:
@@ -122,17 +132,6 @@ def price_of(model: str, *, prices: Optional[Mapping[str, ModelPrice]] = None) -
     )
 
 
-def _check_tokens(cost: Cost) -> None:
-    inf = math.inf
-    try:  # False for NaN too; spelled out, as a generator costs more than these four tests
-        ok = (0 <= cost.input_tokens < inf and 0 <= cost.output_tokens < inf
-              and 0 <= cost.cached_input_tokens < inf and 0 <= cost.reasoning_tokens < inf)
-    except TypeError:
-        raise InvalidTypeError(f"dollars: token counts must be numbers, got {cost!r}") from None
-    if not ok:
-        raise InvalidValueError(f"dollars: token counts must be finite and >= 0, got {cost!r}")
-
-
 def dollars(cost: Cost, price: Union[ModelPrice, str], *,
             prices: Optional[Mapping[str, ModelPrice]] = None, batch: bool = False) -> float:
     """USD of one :class:`Cost` at ``price`` (a :class:`ModelPrice`, or a model name looked up in
@@ -141,13 +140,42 @@ def dollars(cost: Cost, price: Union[ModelPrice, str], *,
     >>> dollars(Cost(input_tokens=1000), "m", prices={"m": per_million(1, 1)})
     0.001
     """
+    # the common case (float rates, int counts) in a few tests; anything else takes _checked_dollars' checks
+    if type(price) is ModelPrice and type(cost) is Cost:
+        rates = price._float_rates
+        tokens = cost.input_tokens  # (one by one: four at once would build a tuple)
+        out = cost.output_tokens
+        cached = cost.cached_input_tokens
+        reasoning = cost.reasoning_tokens
+        if (rates is not None and type(tokens) is int and type(out) is int and type(cached) is int
+                and type(reasoning) is int and tokens >= 0 and out >= 0 and cached >= 0 and reasoning >= 0):
+            # the float rate first (float * int converts the count at once; the same product either
+            # way round); a zero count's term is +0.0 onto a float sum >= +0.0: left out, as is * 1.0
+            total = rates[0] * tokens + rates[1] * out
+            if cached:
+                total += rates[2] * cached
+            if reasoning:
+                total += rates[3] * reasoning
+            return total * DEFAULT_BATCH_DISCOUNT if batch else total
+    return _checked_dollars(cost, price, prices, batch)
+
+
+def _checked_dollars(cost: Any, price: Any, prices: Optional[Mapping[str, ModelPrice]], batch: bool) -> float:
+    """:func:`dollars` with every check (a name looked up, the types, the token counts)."""
     if isinstance(price, str):
         price = price_of(price, prices=prices)
     elif not isinstance(price, ModelPrice):
         raise InvalidTypeError(f"dollars: price must be a ModelPrice or a model name, got {price!r}")
     if not isinstance(cost, Cost):
         raise InvalidTypeError(f"dollars: cost must be a Cost, got {cost!r}")
-    _check_tokens(cost)
+    inf = math.inf
+    try:  # False for NaN too; spelled out, as a generator costs more than these four tests
+        ok = (0 <= cost.input_tokens < inf and 0 <= cost.output_tokens < inf
+              and 0 <= cost.cached_input_tokens < inf and 0 <= cost.reasoning_tokens < inf)
+    except TypeError:
+        raise InvalidTypeError(f"dollars: token counts must be numbers, got {cost!r}") from None
+    if not ok:
+        raise InvalidValueError(f"dollars: token counts must be finite and >= 0, got {cost!r}")
     total = (cost.input_tokens * price.input + cost.output_tokens * price.output
              + cost.cached_input_tokens * price.cached_rate + cost.reasoning_tokens * price.reasoning_rate)
     return total * (DEFAULT_BATCH_DISCOUNT if batch else 1.0)
@@ -219,16 +247,18 @@ def cost_of_pass(total_cost: float, n_success: int) -> float:
     >>> cost_of_pass(10.0, 4), cost_of_pass(10.0, 0)
     (2.5, inf)
     """
-    # float and int first: the ABC checks cost more than the division
-    if type(total_cost) not in (float, int) and (isinstance(total_cost, bool)
-                                                 or not isinstance(total_cost, numbers.Real)):
-        raise InvalidTypeError(f"cost_of_pass: total_cost must be a number, got {total_cost!r}")
-    if not (math.isfinite(total_cost) and total_cost >= 0):
-        raise InvalidValueError(f"cost_of_pass: total_cost must be finite and >= 0, got {total_cost!r}")
-    if type(n_success) is not int and (isinstance(n_success, bool) or not isinstance(n_success, numbers.Integral)):
-        raise InvalidTypeError(f"cost_of_pass: n_success must be an integer count, got {n_success!r}")
-    if n_success < 0:
-        raise InvalidValueError(f"cost_of_pass: n_success must be >= 0, got {n_success}")
+    # a float spend and an int count in one test (the checks below, for exactly these types)
+    if not (type(total_cost) is float and type(n_success) is int and 0.0 <= total_cost < math.inf and n_success >= 0):
+        if type(total_cost) not in (float, int) and (isinstance(total_cost, bool)
+                                                     or not isinstance(total_cost, numbers.Real)):
+            raise InvalidTypeError(f"cost_of_pass: total_cost must be a number, got {total_cost!r}")
+        if not (math.isfinite(total_cost) and total_cost >= 0):
+            raise InvalidValueError(f"cost_of_pass: total_cost must be finite and >= 0, got {total_cost!r}")
+        if type(n_success) is not int and (isinstance(n_success, bool)
+                                           or not isinstance(n_success, numbers.Integral)):
+            raise InvalidTypeError(f"cost_of_pass: n_success must be an integer count, got {n_success!r}")
+        if n_success < 0:
+            raise InvalidValueError(f"cost_of_pass: n_success must be >= 0, got {n_success}")
     if n_success == 0:
         return math.inf
     try:
@@ -246,7 +276,9 @@ def episode_dollars(episode: Any, *, prices: Optional[Mapping[str, ModelPrice]] 
     if cost is None:
         return 0.0
     if price is None:
-        price = price_of((episode.run.model if episode.run else "") or "", prices=prices)
+        model = (episode.run.model if episode.run else "") or ""
+        # a dict that has the model: price_of's lookup without the call; otherwise price_of (its error)
+        price = prices[model] if type(prices) is dict and model in prices else price_of(model, prices=prices)
     return dollars(cost, price, batch=batch)
 
 
@@ -298,17 +330,24 @@ def _columns(eps: list, prices: Optional[Mapping[str, ModelPrice]], price: Any) 
         rates = _rate_rows(model_ids, by_model, prices, price)
         if rates is None or (counts.size and counts.min() < 0):
             return None
-        dollars = np.zeros(len(eps), dtype=np.float64)
-        # the operations of dollars(), in its order: ((in + out) + cached) + reasoning
-        dollars[costed] = (counts[:, 0] * rates[:, 0] + counts[:, 1] * rates[:, 1]
-                           + counts[:, 2] * rates[:, 2] + counts[:, 3] * rates[:, 3])
+        dollars = _dollars(len(eps), costed, counts, rates)
     return _Columns(outcomes, counts, latencies.tolist(), dollars)
 
 
-def _rate_rows(model_ids: np.ndarray, by_model: Optional[dict], prices: Optional[Mapping[str, ModelPrice]],
+def _dollars(n: int, costed: np.ndarray, counts: np.ndarray, rates: np.ndarray) -> np.ndarray:
+    """Per-episode dollars of ``n`` episodes (0.0 without a cost): the ``costed`` ones' counts
+    times their rates (one row for all, or one per costed episode), with the operations of
+    :func:`dollars`, in its order: ((in + out) + cached) + reasoning."""
+    out = np.zeros(n, dtype=np.float64)
+    out[costed] = (counts[:, 0] * rates[:, 0] + counts[:, 1] * rates[:, 1]
+                   + counts[:, 2] * rates[:, 2] + counts[:, 3] * rates[:, 3])
+    return out
+
+
+def _rate_rows(model_ids: np.ndarray, by_model: Optional[Iterable], prices: Optional[Mapping[str, ModelPrice]],
                price: Any) -> Optional[np.ndarray]:
     """The rates each costed episode is priced at (one row, or one per episode), or ``None`` (see
-    :func:`_columns`); ``by_model``: each model the reader met, with its id."""
+    :func:`_columns`); ``by_model``: each model the reader met, in id order (``None``: at ``price``)."""
     if by_model is None:
         plain = _plain_rates(price)
         return None if plain is None else np.array([plain], dtype=np.float64)
@@ -333,6 +372,146 @@ def _token_total(counts: np.ndarray) -> int:
     return sum(int(x) for x in counts.ravel())
 
 
+@dataclass(frozen=True, eq=False, repr=False)
+class _Recorded:
+    """The cost columns of a :class:`RecordedEpisodes`, and each total that needs no rate."""
+
+    costed: np.ndarray        # the indices of the episodes with a cost
+    counts: np.ndarray        # (costed episodes, 4) int64 token counts, in Cost's field order
+    model_ids: np.ndarray     # per costed episode, the index of its model in ``models``
+    models: tuple             # the models met (exact ``str``), in id order
+    n_success: int
+    mean_latency: Optional[float]
+    tokens: int
+    negative: bool            # a count < 0: a priced report takes the list path, which refuses it
+
+
+def _record(episodes: tuple) -> Optional[_Recorded]:
+    """The columns of ``episodes`` (the record's own copies), or ``None`` without the compiled
+    backend or when an episode needs the list path (see :func:`_columns`), is ungraded, or holds
+    something that could change once read: an episode not exactly an :class:`Episode`, a run not
+    exactly a :class:`RunProvenance`, a model not exactly a ``str`` (a cost is exactly a frozen
+    :class:`Cost` with ``int`` counts and a ``float`` latency, as :func:`_columns` requires). The
+    totals that need no rate are computed here, as :func:`cost_report` computes them."""
+    core = _kernels.compiled()
+    if core is None:
+        return None
+    models: dict = {}
+    read = core.cost_columns(list(episodes), Cost, models, (Episode, RunProvenance))
+    if read is None:
+        return None
+    outcomes, costed, counts, latencies, model_ids = read
+    if np.any(outcomes == 2):
+        return None
+    counts = counts.reshape(len(costed), 4)
+    for column in (costed, counts, model_ids):
+        column.flags.writeable = False
+    latencies = latencies.tolist()
+    return _Recorded(costed, counts, model_ids, tuple(models), n_success=int(np.count_nonzero(outcomes == 1)),
+                     mean_latency=sum(latencies) / len(latencies) if latencies else None,
+                     tokens=_token_total(counts), negative=bool(counts.size and counts.min() < 0))
+
+
+def _detached(episode: Episode, runs: Optional[dict] = None) -> Episode:
+    """A copy of ``episode`` that shares no object a cost report reads with it:
+    :func:`~scorekit.agents.base.copy_episode`, and for a plain :class:`Episode` a copy of its cost
+    (exactly a :class:`Cost`) and of its run (exactly a :class:`RunProvenance`) too, which even
+    ``object.__setattr__`` on the originals cannot reach. ``runs``: ``{id(run): (run, copy)}`` of
+    the runs met so far (episodes that shared a run share its copy; holding the run keeps its id
+    its own)."""
+    copied = copy_episode(episode)
+    if type(copied) is Episode:
+        cost = copied.cost
+        if type(cost) is Cost:  # its constructor: twice as fast as copy.copy
+            copied.cost = Cost(cost.input_tokens, cost.output_tokens, cost.cached_input_tokens, cost.reasoning_tokens,
+                               cost.retries, cost.latency_s)
+        run = copied.run
+        if type(run) is RunProvenance:
+            if runs is None:
+                copied.run = copy.copy(run)
+            else:
+                if id(run) not in runs:
+                    runs[id(run)] = (run, copy.copy(run))
+                copied.run = runs[id(run)][1]
+    return copied
+
+
+class RecordedEpisodes(Sequence):
+    """The episodes of a run, in order, as an immutable sequence that keeps their cost columns:
+    ``report.episodes`` of :func:`~scorekit.agents.run_suite` and
+    :func:`~scorekit.agents.harness.score_episodes`.
+
+    It holds its own copies of the episodes it is given, taken once, and hands out a fresh copy
+    each time one is read (:func:`_detached`: the episode, its cost and its run): changing an
+    episode read from it, or one it was made from, does not change it. So the cost columns read
+    from its copies when it is made stay what reading them gives, and :func:`cost_report` and
+    :func:`episode_dollars_array`, given exactly a ``RecordedEpisodes``, use them instead of
+    reading every episode. Columns are kept on the compiled backend, for graded episodes that are
+    exactly :class:`Episode` objects whose run is ``None`` or exactly a :class:`RunProvenance`
+    with a ``str`` model and whose cost the column reader takes (see :func:`cost_report`);
+    otherwise the reports read its copies one by one.
+
+    >>> eps = RecordedEpisodes([Episode("a", cost=Cost(input_tokens=10**6), success=True)])
+    >>> len(eps), eps[0].task_id, cost_report(eps, price=per_million(2, 0))["total_dollars"]
+    (1, 'a', 2.0)
+    >>> eps[0].success = False          # a copy: the record is unchanged
+    >>> eps[0].success
+    True
+    """
+
+    __slots__ = ("_episodes", "_recorded")
+
+    def __init__(self, episodes: Iterable[Episode] = ()) -> None:
+        items: list = []
+        runs: dict = {}
+        for i, episode in enumerate(episodes):
+            if not isinstance(episode, Episode):
+                raise InvalidTypeError(f"RecordedEpisodes holds Episodes, got {type(episode).__name__} at position {i}")
+            items.append(_detached(episode, runs))
+        object.__setattr__(self, "_episodes", tuple(items))
+        object.__setattr__(self, "_recorded", _record(self._episodes))
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError("RecordedEpisodes is immutable")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError("RecordedEpisodes is immutable")
+
+    def __reduce__(self) -> tuple:
+        return (RecordedEpisodes, (self._episodes,))
+
+    def __len__(self) -> int:
+        return len(self._episodes)
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            runs: dict = {}
+            return tuple(_detached(e, runs) for e in self._episodes[i])
+        return _detached(self._episodes[i])
+
+    def __iter__(self) -> Iterator[Episode]:
+        runs: dict = {}
+        return (_detached(e, runs) for e in self._episodes)
+
+    def __repr__(self) -> str:
+        return f"RecordedEpisodes(<{len(self._episodes)} episodes>)"
+
+    def _priced(self, prices: Optional[Mapping[str, ModelPrice]], price: Any) -> Optional[tuple]:
+        """``(columns, per-episode dollars, or None when unpriced)``, or ``None`` when the columns
+        cannot give them (none kept, another backend now, a rate the columns do not take)."""
+        recorded = self._recorded
+        if recorded is None or _kernels.compiled() is None:
+            return None
+        if price is None and prices is None:
+            return recorded, None
+        if recorded.negative:
+            return None
+        rates = _rate_rows(recorded.model_ids, None if price is not None else recorded.models, prices, price)
+        if rates is None:
+            return None
+        return recorded, _dollars(len(self._episodes), recorded.costed, recorded.counts, rates)
+
+
 def episode_dollars_array(episodes: Iterable[Any], *, prices: Optional[Mapping[str, ModelPrice]] = None,
                           price: Optional[ModelPrice] = None) -> np.ndarray:
     """:func:`episode_dollars` of every episode, as a float64 array (bit-identical values, the same
@@ -343,7 +522,13 @@ def episode_dollars_array(episodes: Iterable[Any], *, prices: Optional[Mapping[s
     >>> episode_dollars_array(eps, prices={"m": per_million(3, 15)})
     array([3., 0.])
     """
-    eps = episodes if type(episodes) is list else list(episodes)
+    if type(episodes) is RecordedEpisodes:
+        recorded = None if price is None and prices is None else episodes._priced(prices, price)
+        if recorded is not None:
+            return recorded[1]
+        eps = list(episodes._episodes)  # its own copies, read as any list (not copied once more)
+    else:
+        eps = episodes if type(episodes) is list else list(episodes)
     columns = None if price is None and prices is None else _columns(eps, prices, price)
     if columns is not None and columns.dollars is not None:
         return columns.dollars
@@ -355,7 +540,8 @@ def cost_report(episodes: Iterable[Any], *, prices: Optional[Mapping[str, ModelP
     """Success rate, dollars, Cost-of-Pass, mean latency and tokens of graded episodes.
 
     Without rates (``price`` and ``prices`` both None) the dollar figures are ``None``, never 0.0.
-    Sums run left to right in episode order, as the reference's ``sum`` does.
+    Sums run left to right in episode order, as the reference's ``sum`` does. Given exactly a
+    :class:`RecordedEpisodes`, it uses the cost columns recorded with it when it has them.
 
     >>> from scorekit.agents.base import Episode
     >>> eps = [Episode(task_id="a", cost=Cost(input_tokens=1_000_000), success=True),
@@ -366,7 +552,16 @@ def cost_report(episodes: Iterable[Any], *, prices: Optional[Mapping[str, ModelP
     >>> cost_report(eps)["cost_per_success"] is None
     True
     """
-    eps = episodes if type(episodes) is list else list(episodes)
+    if type(episodes) is RecordedEpisodes:
+        recorded = episodes._priced(prices, price)
+        if recorded is not None:
+            columns, dollars_each = recorded
+            total = None if dollars_each is None else sum(dollars_each.tolist(), 0.0)
+            return _report(len(episodes), columns.n_success, total, columns.mean_latency, columns.tokens,
+                           dollars_each is not None)
+        eps = list(episodes._episodes)  # its own copies, read as any list (not copied once more)
+    else:
+        eps = episodes if type(episodes) is list else list(episodes)
     if len(eps) <= SMALL_REPORT:
         report = _cost_report_small(eps, prices, price)
         return report if report is not None else _cost_report_one_by_one(eps, prices, price)

@@ -20,7 +20,6 @@ refuses to compare runs made under different conditions (user simulator, suite v
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import inspect
 import itertools
@@ -35,8 +34,8 @@ from typing import Any, Optional, Union
 
 import numpy as np
 
-from scorekit.agents.base import Episode, RunProvenance, TaskSpec, suite_grammar
-from scorekit.agents.cost import ModelPrice, cost_report, episode_dollars_array
+from scorekit.agents.base import Episode, RunProvenance, TaskSpec, copy_episode, suite_grammar
+from scorekit.agents.cost import ModelPrice, RecordedEpisodes, cost_report, episode_dollars_array
 from scorekit.agents.metrics import resolve_checker
 from scorekit.agents.reliability import (
     DEFAULT_Z, MAX_TRIALS, ReliabilityReport, _se_from_ci, bootstrap_ci, difference_upper_bound, mean_standard_error,
@@ -196,14 +195,10 @@ def _as_episode(result: Any, task: TaskSpec, trial_run: RunProvenance) -> Episod
             f"run_suite: the agent ran task {task.task_id!r} but returned an episode of task "
             f"{result.task_id!r}; the task the harness ran is the task scored (leave Episode.task_id "
             "empty or set it to the task's id)")
-    if type(result) is Episode:  # a shallow copy, as dataclasses.replace makes (and faster)
-        return Episode(task.task_id, result.trajectory, result.output, result.final_state,
-                       result.cost, result.success, result.run or trial_run, result.provenance, dict(result.meta))
-    if isinstance(result, Episode):  # a subclass, with whatever attributes it adds
-        episode = copy.copy(result)
+    if isinstance(result, Episode):
+        episode = copy_episode(result)
         episode.task_id = task.task_id
         episode.run = result.run or trial_run
-        episode.meta = dict(result.meta)
         return episode
     if hasattr(result, "trajectory") and hasattr(result, "task_id"):
         raise TypeError(
@@ -221,13 +216,14 @@ def _value_weighted_success(tasks: list[TaskSpec], outcomes: list[list[bool]]) -
     return num / den if den else 0.0
 
 
-def _cost_ci(episodes: list[Episode], price: Optional[ModelPrice],
+def _cost_ci(episodes: list[Episode], recorded: RecordedEpisodes, price: Optional[ModelPrice],
              prices: Optional[Mapping[str, ModelPrice]]) -> tuple:
+    """The bootstrap interval of the cost per success; ``recorded``: the same episodes, recorded."""
     if price is None and prices is None:
         return (None, None)
     if not episodes:
         return (math.nan, math.nan)
-    spend = episode_dollars_array(episodes, prices=prices, price=price)
+    spend = episode_dollars_array(recorded, prices=prices, price=price)
     wins = np.fromiter((1.0 if e.success else 0.0 for e in episodes), np.float64, len(episodes))
     return bootstrap_ci(np.column_stack((spend, wins)), "ratio")
 
@@ -354,12 +350,15 @@ def _suite_report(task_list: list[TaskSpec], per_task: list[list[Episode]], k: i
                   price: Optional[ModelPrice], prices: Optional[Mapping[str, ModelPrice]],
                   metrics: Optional[Mapping[str, Any]], grammar: Any) -> ReliabilityReport:
     """The report of graded episodes, ``per_task[i]`` being the trials of ``task_list[i]``:
-    reliability, cost (with its bootstrap interval), slices, provenance and the extra metrics."""
+    reliability, cost (with its bootstrap interval), slices, provenance, the extra metrics and the
+    episodes, recorded (their cost columns read once, for the cost figures here and any later)."""
     episodes = [episode for trials in per_task for episode in trials]
+    recorded = RecordedEpisodes(episodes)
     slices = {t.task_id: t.slice for t in task_list if t.slice is not None}
-    costs = cost_report(episodes, prices=prices, price=price)
-    costs["cost_ci"] = _cost_ci(episodes, price, prices)
+    costs = cost_report(recorded, prices=prices, price=price)
+    costs["cost_ci"] = _cost_ci(episodes, recorded, price, prices)
     report = reliability(episodes, k=k, slices=slices or None, cost=costs)
+    report.episodes = recorded
     report.detail["episodes"] = len(episodes)
     report.detail["provenance"] = provenance
     report.detail["value_weighted_success"] = _value_weighted_success(

@@ -167,10 +167,15 @@ def judge_validation(judge_labels: Sequence[Any], human_labels: Sequence[Any], *
     >>> judge_validation([1, 2, 3, 4], [1, 2, 3, 5], level="interval")
     {'n': 4, 'alpha': 0.9369369369369369, 'percent_agreement': 0.75, 'verdict': 'good'}
     """
-    judge, human = list(as_labels(judge_labels, "judge_labels")), list(as_labels(human_labels, "human_labels"))
+    # (two lists, the common case, skip the calls to as_labels, which would return them as they are)
+    judge = list(judge_labels if type(judge_labels) is list else as_labels(judge_labels, "judge_labels"))
+    human = list(human_labels if type(human_labels) is list else as_labels(human_labels, "human_labels"))
     if len(judge) != len(human):
         raise InvalidValueError("judge and human must label the same items")
-    if all(is_missing(j) or is_missing(h) for j, h in zip(judge, human)):
+    for j, h in zip(judge, human):  # (a loop: all() over a generator costs more)
+        if not (is_missing(j) or is_missing(h)):
+            break  # an item labelled by both
+    else:
         raise InvalidValueError(f"judge_validation: none of the {len(judge)} items has both a judge and a human "
                                 "label; there is nothing to certify the judge on")
     alpha = krippendorff_alpha([judge, human], level=level)

@@ -39,7 +39,7 @@ DEFAULT_Z = 1.96
 #: Most trials ``n`` of one task that :func:`pass_at_k` / :func:`pass_hat_k` take: their exact
 #: binomials take a fraction of a second at this size and minutes (or forever) far above it.
 MAX_TRIALS = 100_000
-
+_comb, _sqrt = math.comb, math.sqrt
 
 
 def _counts(n: Any, c: Any, k: Any) -> tuple[int, int, int]:
@@ -71,10 +71,16 @@ def pass_at_k(*, n: int, c: int, k: int) -> float:
     >>> pass_at_k(n=10, c=10, k=5)
     1.0
     """
-    n, c, k = _counts(n, c, k)
-    if n - c < k:
-        return 1.0
-    return 1 - math.comb(n - c, k) / math.comb(n, k)
+    # plain ints within _counts' bounds, tested in as few comparisons as each branch needs
+    if type(n) is int and type(c) is int and type(k) is int and 0 <= c and n <= MAX_TRIALS:
+        d = n - c
+        if k <= d:
+            if k > 0:
+                return 1.0 - _comb(d, k) / _comb(n, k)
+        elif d >= 0 and k <= n:  # fewer failures than k (0 <= d < k): a success is certain
+            return 1.0
+    n, c, k = _counts(n, c, k)  # anything else: the full checks and their errors, then the path above
+    return pass_at_k(n=n, c=c, k=k)
 
 
 def pass_hat_k(*, n: int, c: int, k: int) -> float:
@@ -85,10 +91,14 @@ def pass_hat_k(*, n: int, c: int, k: int) -> float:
     >>> pass_hat_k(n=8, c=4, k=2)
     0.21428571428571427
     """
+    if type(n) is int and type(c) is int and type(k) is int and n <= MAX_TRIALS:  # as in pass_at_k
+        if k <= c:
+            if k > 0 and c <= n:
+                return _comb(c, k) / _comb(n, k)
+        elif c >= 0 and k <= n:  # fewer successes than k (0 <= c < k)
+            return 0.0
     n, c, k = _counts(n, c, k)
-    if c < k:
-        return 0.0
-    return math.comb(c, k) / math.comb(n, k)
+    return pass_hat_k(n=n, c=c, k=k)
 
 
 def wilson_interval(successes: float, n: float, *, z: float = DEFAULT_Z) -> tuple[float, float]:
@@ -106,8 +116,10 @@ def wilson_interval(successes: float, n: float, *, z: float = DEFAULT_Z) -> tupl
     z2 = z * z
     denom = 1 + z2 / n
     center = (p + z2 / (2 * n)) / denom
-    margin = (z / denom) * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n))
-    return (max(0.0, center - margin), min(1.0, center + margin))
+    margin = (z / denom) * _sqrt(p * (1 - p) / n + z2 / (4 * n * n))
+    lower, upper = center - margin, center + margin
+    # max(0.0, lower) and min(1.0, upper) (a NaN or -0.0 bound gives the constant, as there) without the calls
+    return (lower if lower > 0.0 else 0.0, upper if upper < 1.0 else 1.0)
 
 
 def newcombe_difference(successes_a: float, n_a: float, successes_b: float, n_b: float, *,
@@ -127,9 +139,9 @@ def newcombe_difference(successes_a: float, n_a: float, successes_b: float, n_b:
     l_b, u_b = wilson_interval(successes_b, n_b, z=z)
     p_a, p_b = successes_a / n_a, successes_b / n_b
     delta = p_a - p_b
-    lower = delta - math.sqrt((p_a - l_a) ** 2 + (u_b - p_b) ** 2)
-    upper = delta + math.sqrt((u_a - p_a) ** 2 + (p_b - l_b) ** 2)
-    return (max(-1.0, lower), min(1.0, upper))
+    lower = delta - _sqrt((p_a - l_a) ** 2 + (u_b - p_b) ** 2)
+    upper = delta + _sqrt((u_a - p_a) ** 2 + (p_b - l_b) ** 2)
+    return (lower if lower > -1.0 else -1.0, upper if upper < 1.0 else 1.0)  # as in wilson_interval
 
 
 def _se_from_ci(ci: Any, z: float) -> Optional[float]:
@@ -166,7 +178,10 @@ class ReliabilityReport:
 
     ``success_rate`` is micro over all counted trials; ``pass_at_k`` / ``pass_hat_k`` are means
     over tasks of the per-task estimators, ``None`` when no task had k trials. ``float(report)``
-    is the headline reliability ``pass_hat_k`` (``nan`` when not measurable).
+    is the headline reliability ``pass_hat_k`` (``nan`` when not measurable). ``episodes``: the
+    graded episodes of a :func:`~scorekit.agents.run_suite` or
+    :func:`~scorekit.agents.harness.score_episodes` report, as a
+    :class:`~scorekit.agents.cost.RecordedEpisodes` (empty otherwise).
     """
 
     k: int = 1
@@ -184,6 +199,7 @@ class ReliabilityReport:
     per_slice: dict = field(default_factory=dict)
     cost: dict = field(default_factory=dict)
     detail: dict = field(default_factory=dict)
+    episodes: Sequence = field(default=(), repr=False, compare=False)
 
     def __float__(self) -> float:
         return math.nan if self.pass_hat_k is None else float(self.pass_hat_k)

@@ -25,11 +25,12 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import Any, Optional
 
 import numpy as np
 
-from scorekit._interning import MAX_DEPTH, exact_key
+from scorekit._interning import MAX_DEPTH, SELF_KEYED, exact_key
 from scorekit._weights import grammar_weight
 from scorekit.agents.base import as_call
 from scorekit.base import GraphGrammar, Score
@@ -50,6 +51,7 @@ LEVELS = ("call", "arg")
 PAIRINGS = ("greedy", "optimal")
 #: The :attr:`CallOutcome.outcome` values.
 OUTCOMES = ("exact", "wrong_args", "spurious", "missed")
+_TOOL = itemgetter(0)  # a call's tool name
 _TOO_LARGE = "the grammar weights are too large: the weighted counts exceed the float64 range"
 
 
@@ -148,10 +150,11 @@ def _assign(pred: list[Call], gold: list[Call], pn: list[dict], gn: list[dict],
             gain: Optional[Gain] = None) -> list[tuple[int, int]]:
     """Index pairs ``(i, j)`` of the assignment (sorted), on already-normalised arguments ``pn``/``gn``:
     the greedy rule, or with ``gain`` the optimal pairing for that gain."""
-    gold_by_tool, pred_by_tool = _by_tool(gold), _by_tool(pred)
-    if len(gold_by_tool) == len(gold) and len(pred_by_tool) == len(pred):
+    gold_at = {tool: j for j, (tool, _) in enumerate(gold)}
+    if len(gold_at) == len(gold) and len(set(map(_TOOL, pred))) == len(pred):
         # as many names as calls: every tool occurs at most once per side: pair by name, whatever the arguments
-        return [(i, gold_by_tool[tool][0]) for i, (tool, _) in enumerate(pred) if tool in gold_by_tool]
+        return [(i, gold_at[tool]) for i, (tool, _) in enumerate(pred) if tool in gold_at]
+    gold_by_tool, pred_by_tool = _by_tool(gold), _by_tool(pred)
     candidates = []
     for tool, p_idx in pred_by_tool.items():
         for i in p_idx:
@@ -216,11 +219,25 @@ def _match_gain(pn: list[dict], gn: list[dict]) -> Gain:
 
 
 def _read(pred: Iterable, gold: Iterable, canon: Canon):
-    p_calls = [as_call(x) for x in pred]
-    g_calls = [as_call(x) for x in gold]
-    pn = [_norm_args(args, canon, "pred", s) for s, (_, args) in enumerate(p_calls)]
-    gn = [_norm_args(args, canon, "gold", s) for s, (_, args) in enumerate(g_calls)]
-    return p_calls, g_calls, pn, gn
+    p_calls = list(map(as_call, pred))
+    g_calls = list(map(as_call, gold))
+    return p_calls, g_calls, _normalised(p_calls, canon, "pred"), _normalised(g_calls, canon, "gold")
+
+
+def _normalised(calls: list[Call], canon: Canon, side: str) -> list[dict]:
+    """The arguments of each call (a dict, from :func:`as_call`) normalised by :func:`_norm_args`;
+    without ``canon``, a dict whose values are all plain (each its own key) as it is (only ever read)."""
+    normed = []
+    for step, (_, args) in enumerate(calls):
+        if canon is None:
+            for v in args.values():
+                if type(v) not in SELF_KEYED:
+                    break
+            else:  # every value plain
+                normed.append(args)
+                continue
+        normed.append(_norm_args(args, canon, side, step))
+    return normed
 
 
 def match_calls(pred: Iterable, gold: Iterable, *, canon: Canon = None, pairing: str = "greedy"):
@@ -248,13 +265,16 @@ def match_calls(pred: Iterable, gold: Iterable, *, canon: Canon = None, pairing:
     optimal = check_pairing(pairing) == "optimal"
     p_calls, g_calls, pn, gn = _read(pred, gold, canon)
     pairs = _assign(p_calls, g_calls, pn, gn, _match_gain(pn, gn) if optimal else None)
-    used_p = {i for i, _ in pairs}
-    used_g = {j for _, j in pairs}
-    return (
-        [(p_calls[i], g_calls[j]) for i, j in pairs],
-        [c for i, c in enumerate(p_calls) if i not in used_p],
-        [c for j, c in enumerate(g_calls) if j not in used_g],
-    )
+    used_p, used_g = zip(*pairs) if pairs else ((), ())
+    return [(p_calls[i], g_calls[j]) for i, j in pairs], _unpaired(p_calls, used_p), _unpaired(g_calls, used_g)
+
+
+def _unpaired(calls: list[Call], used: tuple[int, ...]) -> list[Call]:
+    """The calls whose index is not in ``used`` (distinct indices): none when all are used."""
+    if len(used) == len(calls):
+        return []
+    used_set = set(used)
+    return [c for i, c in enumerate(calls) if i not in used_set]
 
 
 class _Weights:

@@ -21,9 +21,10 @@ True
 >>> round(cal(0.95), 4), round(cal(0.5), 4)
 (0.5089, 0.2746)
 
-The fits give the reference's results with NumPy instead of Python loops over the rows: Platt runs
-the reference's Newton iteration (same start, step and stopping rule) with its sums vectorised and
-the scores centred, starting large sets from a fit on a sample; isotonic runs in the compiled
+The fits give the reference's results without Python loops over the rows: Platt runs the
+reference's Newton iteration (same start, step and stopping rule) on centred scores, in the compiled
+``platt`` kernel below ``_KERNEL_ROWS`` rows (:mod:`scorekit._kernels.platt`, compensated sums) and
+with NumPy's vectorised ``exp`` from there, starting large sets from a fit on a sample; isotonic runs in the compiled
 ``isotonic`` kernel (one radix sort, one stack pass of pool-adjacent-violators with exact integer
 comparisons; :mod:`scorekit._kernels.isotonic`) and keeps its knots in NumPy (:class:`Knots`); temperature runs
 the reference's golden-section search, evaluating each point
@@ -60,6 +61,7 @@ Decisions where the reference is silent or accidental:
 from __future__ import annotations
 
 import bisect
+import functools
 import inspect
 import math
 import operator
@@ -75,8 +77,9 @@ import numpy as np
 from scorekit import _kernels
 from scorekit._kernels import available_cores
 from scorekit._kernels.isotonic import isotonic_fit
+from scorekit._kernels.platt import platt_fit, platt_fit_listed
 from scorekit._packing import bools_of, floats_of
-from scorekit._sums import NUMPY_SEQUENTIAL_BELOW, numpy_sum
+from scorekit._sums import NUMPY_SEQUENTIAL_BELOW
 from scorekit.errors import InvalidTypeError, InvalidValueError, ScorekitError, describe
 from scorekit.qe.decide import SmallCalibrationWarning
 from scorekit.registry import get, names, register, requires_extra
@@ -116,8 +119,6 @@ _RIDGE = 1e-10
 _WEIGHT_FLOOR = 1e-12
 _SINGULAR = 1e-18
 _STEP_TOL = 1e-9
-# NumPy's exp of a float below this cannot overflow (exp(709) is about 8.2e307).
-_EXP_FINITE_BELOW = 709.0
 #: Probabilities are clamped to [_P_CLAMP, 1 - _P_CLAMP] inside the temperature NLL.
 _P_CLAMP = 1e-12
 #: Rows per block of the Platt and temperature sums (the block's temporaries stay in cache).
@@ -131,8 +132,13 @@ _SAMPLE_EVERY = 16
 #: Below this many rows, lists of floats and bools are binned in Python: NumPy's fixed cost per
 #: call is larger than the work.
 _SMALL_ROWS = 64
-#: Platt and temperature fits on fewer listed rows run in Python, their sums added as NumPy adds
-#: so few: left to right.
+#: Platt fits on fewer rows run in the compiled kernel (``scorekit._kernels.platt``); from there
+#: NumPy's vectorised ``exp`` makes the NumPy passes the faster.
+_KERNEL_ROWS = 4096
+#: The most Newton steps a Platt fit takes (the kernel's count is an unsigned 64-bit integer).
+_MOST_STEPS = 2**63
+#: Temperature fits on fewer listed rows run in Python, their sums added as NumPy adds so few:
+#: left to right.
 _NUMPY_SEQUENTIAL_BELOW = NUMPY_SEQUENTIAL_BELOW
 _FLOAT, _BOOL = frozenset({float}), frozenset({bool})
 _NAN_MESSAGE = "calibrated probability is NaN (was the raw score non-finite?)"
@@ -223,6 +229,11 @@ def _rows(scores: Any, correct: Any, owner: str, *, noun: str = "scores") -> tup
     """Checked ``(scores, correct)`` of equal length, without the rows whose score is not finite."""
     x, c = _floats(scores, noun), _labels(correct)
     _same_length(owner, x.size, c.size, noun)
+    return _finite_rows(x, c)
+
+
+def _finite_rows(x: np.ndarray, c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(x, c)`` without the rows whose score ``x`` is not finite."""
     finite = np.isfinite(x)
     return (x, c) if np.count_nonzero(finite) == x.size else (x[finite], c[finite])  # cheaper than all()
 
@@ -281,11 +292,20 @@ def _sigmoid_array(z: np.ndarray) -> np.ndarray:
 # --------------------------------------------------------------------------------------------
 
 
+def _outcomes(c: Any) -> tuple[int, int]:
+    """The rows of labels ``c`` (an array, or a list of bools), in all and correct."""
+    return len(c), c.count(True) if type(c) is list else int(np.count_nonzero(c))
+
+
 def _smallness(c: Any, *, min_rows: int = 0) -> Optional[str]:
-    """Why a calibration set with labels ``c`` (an array, or a list of bools) is too small for a
-    reliable fit, or None."""
-    n = len(c)
-    n_correct = c.count(True) if type(c) is list else int(np.count_nonzero(c))
+    """Why a calibration set with labels ``c`` is too small for a reliable fit, or None."""
+    return _small_reason(*_outcomes(c), min_rows)
+
+
+@functools.lru_cache(maxsize=256)
+def _small_reason(n: int, n_correct: int, min_rows: int = 0) -> Optional[str]:
+    """Why a calibration set of ``n`` rows, ``n_correct`` of them correct, is too small for a
+    reliable fit, or None (cached: a small set's reason is formatted once)."""
     fewest = min(n_correct, n - n_correct)
     if n == 0:
         return "no rows with a finite score"
@@ -300,11 +320,17 @@ def _smallness(c: Any, *, min_rows: int = 0) -> Optional[str]:
     return None
 
 
+@functools.lru_cache(maxsize=256)
+def _small_set_message(owner: str, n: int, n_correct: int, min_rows: int = 0) -> Optional[str]:
+    """The :class:`SmallCalibrationWarning` of ``owner``'s fit on such a set, or None (cached)."""
+    reason = _small_reason(n, n_correct, min_rows)
+    return None if reason is None else f"{owner}: the calibration set is too small for a reliable fit: {reason}"
+
+
 def _warn_if_small(owner: str, c: Any, *, min_rows: int = 0) -> None:
-    reason = _smallness(c, min_rows=min_rows)
-    if reason is not None:
-        warnings.warn(f"{owner}: the calibration set is too small for a reliable fit: {reason}",
-                      SmallCalibrationWarning, stacklevel=3)
+    message = _small_set_message(owner, *_outcomes(c), min_rows)
+    if message is not None:
+        warnings.warn(message, SmallCalibrationWarning, stacklevel=3)
 
 
 def _fit_quietly(factory: Callable[[], Any], scores: np.ndarray, correct: np.ndarray) -> tuple[Any, bool]:
@@ -367,8 +393,6 @@ def _platt_half_sums(x: np.ndarray, mu: float, a: float, bc: float) -> tuple[flo
     ``(p xc, p, w xc², w xc, w)``, block by block, the five terms in the rows of one block-sized
     buffer added by one reduction (each row as ``row.sum()`` adds it). Products are summed with
     NumPy's own loops, not BLAS ``dot``, whose threads stall on a busy machine."""
-    if x.size < _NUMPY_SEQUENTIAL_BELOW:
-        return _small_platt_sums([v - mu for v in x.tolist()], a, bc)
     sums = [0.0] * 5
     size = min(_BLOCK, x.size)
     xc_buf, terms_buf = np.empty(size), np.empty((5, size))
@@ -401,55 +425,6 @@ def _short_rows(scores: Any, correct: Any) -> Optional[tuple[list, list]]:
         return scores, correct
     keep = list(map(math.isfinite, scores))
     return [v for v, k in zip(scores, keep) if k], [c for c, k in zip(correct, keep) if k]
-
-
-def _small_platt_sums(xc: list, a: float, bc: float) -> tuple[float, ...]:
-    """:func:`_platt_half_sums` of fewer than ``_NUMPY_SEQUENTIAL_BELOW`` centred scores, in Python with
-    the same operations: the five sums in one pass, each left to right onto ``0.0`` as NumPy adds so
-    few values; only ``exp`` is NumPy's (it may differ from ``math.exp`` by an ulp), called on each
-    value, which gives the bits of the call on the array (quietly where it may overflow, as there)."""
-    exp, floor = np.exp, _WEIGHT_FLOOR
-    px = ps = h00 = h01 = h11 = 0.0
-    for v in xc:
-        z = v * -a - bc
-        p = 1.0 / ((float(exp(z)) if z < _EXP_FINITE_BELOW else _quiet_exp(z)) + 1.0)
-        w = p - p * p
-        if w < floor:  # np.maximum: NaN stays NaN
-            w = floor
-        wx = w * v
-        px += p * v
-        ps += p
-        h00 += wx * v
-        h01 += wx
-        h11 += w
-    return px, ps, h00, h01, h11
-
-
-def _quiet_exp(z: float) -> float:
-    """NumPy's ``exp`` of ``z`` without the overflow warning (inf, NaN or a large ``z``)."""
-    with np.errstate(over="ignore", invalid="ignore"):
-        return float(np.exp(z))
-
-
-def _small_platt_fit(xs: list, cs: list, max_iter: int) -> tuple[float, float]:
-    """:func:`_platt_fit` of fewer than ``_NUMPY_SEQUENTIAL_BELOW`` finite scores ``xs`` and bools
-    ``cs`` in Python (:func:`_small_platt_sums`), giving the same bits."""
-    n = len(xs)
-    n_pos = cs.count(True)
-    n_neg = n - n_pos
-    a, b = 0.0, (math.log((n_pos + 1) / (n_neg + 1)) if n_neg > 0 else 0.0)
-    if n == 0 or max_iter == 0:
-        return a, b
-    mu = numpy_sum(xs) / n
-    if not math.isfinite(mu):
-        mu = min(xs) / 2 + max(xs) / 2
-    t_pos, t_neg = (n_pos + 1) / (n_pos + 2), 1.0 / (n_neg + 2)
-    xc = [v - mu for v in xs]
-    total, correct_sum = numpy_sum(xc), numpy_sum([v * k for v, k in zip(xc, cs)])
-    tx = t_pos * correct_sum + t_neg * (total - correct_sum)
-    ts = t_pos * n_pos + t_neg * (n - n_pos)
-    a, bc, _ = _newton_steps(lambda a, bc: _small_platt_sums(xc, a, bc), tx, ts, mu, a, b + a * mu, max_iter)
-    return _platt_result(a, bc - a * mu, lambda: max(map(abs, xs)))
 
 
 def _newton(x: np.ndarray, c: np.ndarray, targets: tuple[float, float], mu: float, a: float, bc: float,
@@ -556,20 +531,35 @@ class PlattCalibrator:
     kind: str = "platt"
 
     def __post_init__(self) -> None:
-        self.a = _finite(self.a, "PlattCalibrator a")
-        self.b = _finite(self.b, "PlattCalibrator b")
-        self.max_iter = _whole(self.max_iter, "PlattCalibrator max_iter", minimum=0)
+        a, b, steps = self.a, self.b, self.max_iter
+        if type(a) is float and type(b) is float and a - a == 0.0 and b - b == 0.0 and type(steps) is int and steps >= 0:
+            return  # finite floats and a count, the common case, before the checks
+        self.a = _finite(a, "PlattCalibrator a")
+        self.b = _finite(b, "PlattCalibrator b")
+        self.max_iter = _whole(steps, "PlattCalibrator max_iter", minimum=0)
 
     def fit(self, scores: Sequence[float], correct: Sequence[bool]) -> "PlattCalibrator":
         """Fit ``a, b`` to maximise the likelihood of ``correct`` given ``scores``."""
-        short = _short_rows(scores, correct)
-        if short is not None:  # in Python, the same bits
-            x, c = short
-            self.a, self.b = _small_platt_fit(x, c, self.max_iter)
-        else:
-            x, c = _rows(scores, correct, "PlattCalibrator.fit")
-            self.a, self.b = _platt_fit(x, c, self.max_iter)
-        _warn_if_small("PlattCalibrator.fit", c)
+        steps = self.max_iter if self.max_iter < _MOST_STEPS else _MOST_STEPS
+        fit = platt_fit_listed(scores, correct, steps) if type(scores) is list and len(scores) < _KERNEL_ROWS else None
+        x: Any = scores  # the scores as read, for the overflow error
+        if fit is None:
+            x, c = _floats(scores, "scores"), _labels(correct)
+            _same_length("PlattCalibrator.fit", x.size, c.size)
+            if x.size >= _KERNEL_ROWS:
+                x, c = _finite_rows(x, c)
+                a, b = _platt_fit(x, c, steps)
+                fit = a, b, *_outcomes(c)
+            else:  # the compiled fit, which leaves out the rows whose score is not finite
+                fit = platt_fit(x, c, steps)
+        a, b, n, n_correct = fit
+        if not (a - a == 0.0 and b - b == 0.0):  # either is infinite or NaN
+            x = np.asarray(x, dtype=np.float64)
+            _platt_result(a, b, lambda: float(np.max(np.abs(x[np.isfinite(x)]))))
+        self.a, self.b = a, b
+        message = _small_set_message("PlattCalibrator.fit", n, n_correct)
+        if message is not None:
+            warnings.warn(message, SmallCalibrationWarning, stacklevel=2)
         return self
 
     def __call__(self, raw_score: float) -> float:

@@ -19,7 +19,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyFloat, PyList, PyString};
 use pyo3::{ffi, Borrowed};
-use scorekit_kernels::anls::{assign, Arena, Key, Kind, Leaf, Node, ScoreError, Scorer, NULL};
+use scorekit_kernels::anls::{assign, Arena, Key, Kind, Leaf, ScoreError, Scorer, NULL};
 use scorekit_kernels::exact_i64;
 
 use crate::bootstrap::summation;
@@ -157,11 +157,8 @@ struct Reader<'a, 'py> {
 impl<'a, 'py> Reader<'a, 'py> {
     /// A new leaf with raw text `raw`: its node.
     fn new_leaf(&mut self, leaf: Leaf, raw: Bound<'py, PyAny>) -> u32 {
-        let raw_id = self.raws.len() as u32;
         self.raws.push(raw);
-        self.arena.leaves.push(leaf);
-        self.arena.nodes.push(Node::leaf(raw_id));
-        self.arena.nodes.len() as u32 - 1
+        self.arena.push_leaf(leaf)
     }
 
     fn text(&mut self, text: Borrowed<'a, 'py, PyAny>) -> Step<u32> {
@@ -274,32 +271,12 @@ impl<'a, 'py> Reader<'a, 'py> {
 
     /// The container whose children are on the stack from `mark` on.
     fn container(&mut self, kind: Type, mark: usize) -> u32 {
-        let arena = &mut self.arena;
-        let start = arena.kids.len() as u32;
-        let mut size = 0;
-        for (node, key) in self.stack.drain(mark..) {
-            let weight = arena.nodes[node as usize].weight();
-            size = if kind == Type::Tuple {
-                weight.max(size)
-            } else {
-                size + weight
-            };
-            arena.kids.push(node);
-            arena.keys.push(key);
-        }
         let kind = match kind {
             Type::List => Kind::List,
             Type::Dict => Kind::Dict,
             _ => Kind::Tuple,
         };
-        let len = arena.kids.len() as u32 - start;
-        arena.nodes.push(Node {
-            kind,
-            start,
-            len,
-            size,
-        });
-        arena.nodes.len() as u32 - 1
+        self.arena.push_container(kind, self.stack.drain(mark..))
     }
 
     /// The gold node of item `(pred, gold)`: the gold as read, or, in the reference's

@@ -14,9 +14,10 @@ use numpy::ndarray::Array2;
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::exceptions::{PyMemoryError, PyValueError};
 use pyo3::prelude::*;
+use scorekit_kernels::groups;
 use scorekit_kernels::text_columns::{
-    normalize_text, score_pair, CodePointSet, FoldTable, KnownUtf8, LayoutError, Level,
-    PairOutcome, PairWorkspace, Side, Step, TextColumn, TextOutcome, UnicodeTables,
+    normalize_column, score_pair, CodePointSet, FoldTable, KnownUtf8, LayoutError, Level,
+    NormalizedColumn, PairOutcome, PairWorkspace, Side, Step, TextColumn, UnicodeTables,
 };
 
 use crate::levenshtein::fill_rows;
@@ -272,34 +273,14 @@ fn utf8_normalize<'py>(
         let tables = unicode_tables(&tables, &steps)?;
         let arrays = ColumnArrays::extract(column, "column")?;
         let column = arrays.view("column")?;
-        let (data, offsets, status) = run_here(py, || {
-            let mut ws = PairWorkspace::new();
-            let (mut data, mut offsets, mut status) = (Vec::new(), vec![0i64], Vec::new());
-            for k in 0..column.len() {
-                let bytes = column.item(k);
-                let code = match normalize_text(&mut ws, &steps, &tables, bytes) {
-                    Ok(TextOutcome::Done) => {
-                        let text: String = ws
-                            .text()
-                            .iter()
-                            .filter_map(|&c| char::from_u32(c))
-                            .collect();
-                        data.extend_from_slice(text.as_bytes());
-                        0
-                    }
-                    Ok(TextOutcome::NeedsCaller) => {
-                        data.extend_from_slice(bytes);
-                        1
-                    }
-                    Ok(TextOutcome::InvalidUtf8) => 2,
-                    Err(e) => return Err(format!("row {k}: out of memory ({e})")),
-                };
-                offsets.push(data.len() as i64);
-                status.push(code);
-            }
-            Ok((data, offsets, status))
+        let NormalizedColumn {
+            data,
+            offsets,
+            status,
+        } = run_here(py, || {
+            normalize_column((0..column.len()).map(|k| column.item(k)), &steps, &tables)
         })?
-        .map_err(PyMemoryError::new_err)?;
+        .map_err(|(k, e)| PyMemoryError::new_err(format!("row {k}: out of memory ({e})")))?;
         Ok((
             data.into_pyarray(py),
             offsets.into_pyarray(py),
@@ -308,11 +289,12 @@ fn utf8_normalize<'py>(
     })
 }
 
-/// Column sums of `rows` per group: `int64[groups + 1, w + 2]` for `w` columns; row `g` sums the
-/// rows whose code is `g`, the last row sums every row; column `w` counts the rows and column
-/// `w + 1` holds the first of them (-1 when there is none), so that the caller can list the groups
-/// in order of first appearance. A code of -1 (or no `codes`) puts a row in no group; any other
-/// code outside `0..groups` is a `ValueError`. Sums wrap around as NumPy's `int64` does.
+/// Column sums of `rows` per group (the kernel's `groups::group_sums`): `int64[groups + 1, w + 2]`
+/// for `w` columns; row `g` sums the rows whose code is `g`, the last row sums every row; column
+/// `w` counts the rows and column `w + 1` holds the first of them (-1 when there is none), so that
+/// the caller can list the groups in order of first appearance. A code of -1 (or no `codes`) puts
+/// a row in no group; any other code outside `0..groups` is a `ValueError`. Sums wrap around as
+/// NumPy's `int64` does.
 #[pyfunction]
 #[pyo3(signature = (rows, codes, groups))]
 fn group_sums<'py>(
@@ -324,54 +306,18 @@ fn group_sums<'py>(
     guarded(|| {
         let rows = rows.as_array();
         let (n, w) = rows.dim();
-        let codes = codes.as_ref().map(|c| c.as_array());
-        if let Some(codes) = codes {
+        let rows = rows.as_standard_layout();
+        let codes = codes.as_ref().map(|c| c.as_array().to_vec());
+        if let Some(codes) = &codes {
             same_count(n, codes.len(), "rows", "codes")?;
         }
-        // Each row goes to one bucket (its group, or the last bucket for none); the buckets' sums
-        // then make the row of every row. Row of a bucket: w sums, the count, the first row.
-        let width = w + 2;
-        let mut buckets = vec![0i64; (groups + 1) * width];
-        for bucket in buckets.chunks_exact_mut(width) {
-            bucket[w + 1] = -1;
-        }
-        let filled = py.detach(|| {
-            for (k, row) in rows.outer_iter().enumerate() {
-                let code = codes.map_or(-1, |c| c[k]);
-                let bucket = match usize::try_from(code) {
-                    Ok(g) if g < groups => g,
-                    _ if code == -1 => groups,
-                    _ => {
-                        return Err(format!(
-                            "codes[{k}] is {code}: codes must be -1 or below {groups}"
-                        ))
-                    }
-                };
-                let acc = &mut buckets[bucket * width..(bucket + 1) * width];
-                for (a, &v) in acc.iter_mut().zip(row.iter()) {
-                    *a = a.wrapping_add(v);
-                }
-                if acc[w] == 0 {
-                    acc[w + 1] = k as i64;
-                }
-                acc[w] += 1;
-            }
-            Ok(())
-        });
-        filled.map_err(PyValueError::new_err)?;
-        let mut out = Array2::<i64>::zeros((groups + 1, width));
-        for (g, bucket) in buckets.chunks_exact(width).enumerate() {
-            let mut total = out.row_mut(groups);
-            for (a, &v) in total.iter_mut().zip(&bucket[..=w]) {
-                *a = a.wrapping_add(v);
-            }
-            if g < groups {
-                out.row_mut(g)
-                    .assign(&numpy::ndarray::ArrayView1::from(bucket));
-            }
-        }
-        out[[groups, w + 1]] = if n > 0 { 0 } else { -1 };
-        Ok(out.into_pyarray(py))
+        let rows = rows.as_slice().expect("a standard-layout array");
+        let sums = py
+            .detach(|| groups::group_sums(rows, (n, w), codes.as_deref(), groups))
+            .map_err(|e| PyValueError::new_err(e.to_string()))?;
+        Array2::from_shape_vec((groups + 1, w + 2), sums)
+            .map(|a| a.into_pyarray(py))
+            .map_err(|e| PyValueError::new_err(e.to_string()))
     })
 }
 

@@ -11,17 +11,18 @@
 //! uses, so both accept and reject exactly the same inputs.
 
 use foldhash::HashMap as FastMap;
-use hashbrown::HashTable;
 use numpy::{IntoPyArray, PyArray1};
 use pyo3::exceptions::PyValueError;
 use pyo3::ffi;
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
-use scorekit_kernels::align::{call_mass, CallKernel, CallScratch, CallTable};
+use scorekit_kernels::align::{
+    ranks_by_bytes, ranks_of_order, CallRows, CallScratch, CallTableBuilder, SortedArguments,
+};
 use scorekit_kernels::bootstrap::Summation;
 use scorekit_kernels::canon::{canonicalize_ascii, AsciiStep};
-use scorekit_kernels::exact_i64;
+use scorekit_kernels::interning::{Native, NativeIndex, Num};
 
 use crate::bootstrap::summation;
 use crate::objects::prefetch;
@@ -29,7 +30,7 @@ use crate::parallel::guarded;
 
 /// A value as an interner keeps it (to give it back to Python).
 enum Key {
-    /// A string: the range of its text in the interner's `text`.
+    /// A string: where the interner's index keeps its text.
     Str(std::ops::Range<usize>),
     Int(i64),
     Float(f64),
@@ -39,30 +40,18 @@ enum Key {
 }
 
 impl Key {
-    /// The value as a Python object (`text`: the interner's string texts).
-    fn to_object(&self, py: Python<'_>, text: &str) -> PyResult<Py<PyAny>> {
+    /// The value as a Python object (`index`: the interner's, which keeps the string texts).
+    fn to_object(&self, py: Python<'_>, index: &NativeIndex) -> PyResult<Py<PyAny>> {
         Ok(match self {
-            Key::Str(range) => PyString::new(py, &text[range.clone()]).into_any().unbind(),
+            Key::Str(range) => PyString::new(py, index.text(range.clone()))
+                .into_any()
+                .unbind(),
             Key::Int(x) => x.into_pyobject(py)?.into_any().unbind(),
             Key::Float(x) => PyFloat::new(py, *x).into_any().unbind(),
             Key::None => py.None(),
             Key::Object(o) => o.clone_ref(py),
         })
     }
-}
-
-/// Numbers by value: an integral float within `i64` is the int it equals (Python's `2.0 == 2`).
-#[derive(Clone, Copy, PartialEq, Eq, Hash)]
-enum Num {
-    Int(i64),
-    Float(u64),
-}
-
-/// A native value: the kinds whose `==` is decided here without calling Python.
-enum Native<'a> {
-    Str(&'a str),
-    Num(Num),
-    None,
 }
 
 /// `Some(native)` for `str`, `int` within `i64`, `bool`, non-NaN `float` and `None`; `Err(())` for a
@@ -81,14 +70,10 @@ fn classify<'a>(v: &'a Bound<'_, PyAny>) -> Result<Option<Native<'a>>, ()> {
         return Ok(i.extract::<i64>().ok().map(|x| Native::Num(Num::Int(x))));
     }
     if let Ok(f) = v.cast_exact::<PyFloat>() {
-        let x = f.value();
-        if x.is_nan() {
-            return Err(());
-        }
-        if let Some(n) = exact_i64(x) {
-            return Ok(Some(Native::Num(Num::Int(n))));
-        }
-        return Ok(Some(Native::Num(Num::Float(x.to_bits()))));
+        // NaN equals nothing
+        return Num::of_float(f.value())
+            .map(|n| Some(Native::Num(n)))
+            .ok_or(());
     }
     Ok(None)
 }
@@ -159,18 +144,15 @@ impl SeenObjects {
 }
 
 /// Values → dense ids (`0, 1, 2, …` in first-seen order) under the equality rule of
-/// `scorekit._interning` (native values are compared here exactly as that rule compares them).
+/// `scorekit._interning` (native values are found by the kernel's `NativeIndex`, which compares
+/// them exactly as that rule does).
 ///
-/// Native values are interned in Rust maps (and remembered by address); any other value goes to a
+/// Native values are indexed by value (and remembered by address); any other value goes to a
 /// Python `ValueInterner` (the fallback). From the first fallback value on, every native value is registered with the fallback
 /// too, so values equal across the two kinds (a NumPy integer and an `int`) share one id.
 struct Interner {
-    /// `(hash, id)` of every interned string (its text is `keys[id]`).
-    strings: HashTable<(u64, u32)>,
-    /// The texts of the interned strings, one after the other (one allocation for all of them).
-    text: String,
-    numbers: FastMap<Num, u32>,
-    none: Option<u32>,
+    /// The native values interned, by value (and the texts of the strings).
+    index: NativeIndex,
     seen: SeenObjects,
     keys: Vec<Key>,
     interner_type: Py<PyAny>,
@@ -182,10 +164,7 @@ struct Interner {
 impl Interner {
     fn new(interner_type: Py<PyAny>) -> Self {
         Interner {
-            strings: HashTable::with_capacity(64),
-            text: String::new(),
-            numbers: presized(),
-            none: None,
+            index: NativeIndex::default(),
             seen: SeenObjects::default(),
             keys: Vec::new(),
             interner_type,
@@ -196,10 +175,7 @@ impl Interner {
 
     /// Forget every value (keeping the allocations).
     fn reset(&mut self) {
-        self.strings.clear();
-        self.text.clear();
-        self.numbers.clear();
-        self.none = None;
+        self.index.clear();
         self.seen.reset();
         self.keys.clear();
         self.fallback = None;
@@ -241,7 +217,7 @@ impl Interner {
             if matches!(self.keys[id], Key::Object(_)) {
                 continue; // NaN-like values are never found again
             }
-            let obj = self.keys[id].to_object(py, &self.text)?;
+            let obj = self.keys[id].to_object(py, &self.index)?;
             let local: usize = fallback
                 .call_method1(py, intern!(py, "id"), (obj,))?
                 .extract(py)?;
@@ -260,32 +236,20 @@ impl Interner {
         v: Option<&Bound<'_, PyAny>>,
         native: Native<'_>,
     ) -> PyResult<u32> {
-        let hash = match &native {
-            Native::Str(s) => hash_text(s),
-            _ => 0,
+        let absent = match self.index.find(&native) {
+            Ok(id) => return Ok(id),
+            Err(absent) => absent,
         };
-        let found = match &native {
-            Native::Str(s) => self.string_id(s, hash),
-            Native::Num(n) => self.numbers.get(n).copied(),
-            Native::None => self.none,
-        };
-        if let Some(id) = found {
-            return Ok(id);
-        }
-        let key = match &native {
-            Native::Str(s) => {
-                let start = self.text.len();
-                self.text.push_str(s);
-                Key::Str(start..self.text.len())
-            }
-            Native::Num(Num::Int(x)) => Key::Int(*x),
-            Native::Num(Num::Float(bits)) => Key::Float(f64::from_bits(*bits)),
+        let key = match native {
+            Native::Str(s) => Key::Str(self.index.keep_text(s)),
+            Native::Num(Num::Int(x)) => Key::Int(x),
+            Native::Num(Num::Float(bits)) => Key::Float(f64::from_bits(bits)),
             Native::None => Key::None,
         };
         let id = if self.fallback.is_some() {
             let obj = match v {
                 Some(v) => v.clone(),
-                None => key.to_object(py, &self.text)?.into_bound(py),
+                None => key.to_object(py, &self.index)?.into_bound(py),
             };
             self.via_fallback(py, &obj, key)?.0
         } else {
@@ -295,37 +259,29 @@ impl Interner {
             Native::Str(s) => {
                 // the fallback may have matched an equal value of another kind: such a string is
                 // not indexed here (the fallback answers it every time)
-                if self.text_of(id) == Some(s) {
-                    self.strings.insert_unique(hash, (hash, id), |&(h, _)| h);
+                if let Key::Str(range) = &self.keys[id as usize] {
+                    if self.index.text(range.clone()) == s {
+                        self.index.insert_text(range.clone(), id, absent);
+                    }
                 }
             }
-            Native::Num(n) => {
-                self.numbers.insert(n, id);
-            }
-            Native::None => self.none = Some(id),
+            _ => self.index.insert(&native, id),
         }
         Ok(id)
-    }
-
-    /// The id of the string `s` (hash `hash`), if interned.
-    fn string_id(&self, s: &str, hash: u64) -> Option<u32> {
-        self.strings
-            .find(hash, |&(h, id)| h == hash && self.text_of(id) == Some(s))
-            .map(|&(_, id)| id)
     }
 
     /// The text of value `id` if it is a string kept here.
     #[inline]
     fn text_of(&self, id: u32) -> Option<&str> {
         match &self.keys[id as usize] {
-            Key::Str(range) => Some(&self.text[range.clone()]),
+            Key::Str(range) => Some(self.index.text(range.clone())),
             _ => None,
         }
     }
 
     /// Value `id` as a Python object.
     fn object(&self, py: Python<'_>, id: usize) -> PyResult<Py<PyAny>> {
-        self.keys[id].to_object(py, &self.text)
+        self.keys[id].to_object(py, &self.index)
     }
 
     /// The id of the canonical string `s`.
@@ -426,43 +382,6 @@ fn prefetch_items(calls: &Bound<'_, PyAny>) {
     }
 }
 
-/// The hash of an interned string's text.
-#[inline]
-fn hash_text(text: &str) -> u64 {
-    use std::hash::BuildHasher;
-    foldhash::fast::FixedState::default().hash_one(text)
-}
-
-/// The hash of a call key (fixed seed: the memo of one packer only).
-#[inline]
-fn hash_key(key: &[u32]) -> u64 {
-    use std::hash::BuildHasher;
-    foldhash::fast::FixedState::default().hash_one(key)
-}
-
-/// The growing call table (see `scorekit._kernels.align`): one row per distinct call.
-#[derive(Clone, Default)]
-struct Rows {
-    tools: Vec<u32>,
-    mass: Vec<f64>,
-    offsets: Vec<i64>,
-    names: Vec<u32>,
-    values: Vec<u32>,
-    weights: Vec<f64>,
-}
-
-impl Rows {
-    fn clear(&mut self) {
-        self.tools.clear();
-        self.mass.clear();
-        self.offsets.clear();
-        self.offsets.push(0);
-        self.names.clear();
-        self.values.clear();
-        self.weights.clear();
-    }
-}
-
 type TableArrays<'py> = (
     Bound<'py, PyArray1<u32>>,
     Bound<'py, PyArray1<f64>>,
@@ -471,13 +390,6 @@ type TableArrays<'py> = (
     Bound<'py, PyArray1<u32>>,
     Bound<'py, PyArray1<f64>>,
 );
-
-/// The arguments of the call table in the kernel's order (see `CallPacker::sorted_arguments`).
-struct SortedArguments {
-    names: Vec<u32>,
-    values: Vec<u32>,
-    weights: Vec<f64>,
-}
 
 /// One packed side of a batch: call ids and per-trajectory offsets.
 struct Side {
@@ -494,40 +406,25 @@ const MIN_CHUNK_PAIRS: usize = 8;
 /// A chunk of a batch's pairs packed into their own call table, owned so that any thread can
 /// score them.
 struct PackedChunk {
-    rows: Rows,
+    rows: CallRows,
     sorted: SortedArguments,
     a: Side,
     b: Side,
 }
 
-/// The Needleman–Wunsch distance of every pair packed into `rows` (`sorted`: their arguments in
 /// The predicted and the gold trajectories of a run of pairs.
 type PairSides<'a, 'py> = (&'a [Bound<'py, PyAny>], &'a [Bound<'py, PyAny>]);
 
-/// the kernel's order) as sides `a` and `b`; ids are valid by construction.
+/// The distances of the pairs of a packed chunk (the kernel's
+/// [`CallRows::pair_distances`]).
 fn score_packed(
-    rows: &Rows,
+    rows: &CallRows,
     sorted: &SortedArguments,
     a: &Side,
     b: &Side,
     scratch: &mut CallScratch,
 ) -> Vec<f64> {
-    let table = CallTable {
-        tools: &rows.tools,
-        mass: &rows.mass,
-        arg_offsets: &rows.offsets,
-        arg_names: &sorted.names,
-        arg_values: &sorted.values,
-        arg_weights: &sorted.weights,
-    };
-    let kernel = CallKernel::new(table);
-    (0..a.offsets.len() - 1)
-        .map(|k| {
-            let calls_a = &a.ids[a.offsets[k] as usize..a.offsets[k + 1] as usize];
-            let calls_b = &b.ids[b.offsets[k] as usize..b.offsets[k + 1] as usize];
-            kernel.distance(calls_a, calls_b, scratch)
-        })
-        .collect()
+    rows.pair_distances(sorted, (&a.ids, &a.offsets), (&b.ids, &b.offsets), scratch)
 }
 
 type ScoredPairs<'py> = (
@@ -576,10 +473,10 @@ pub struct CallPacker {
     raw_seen: SeenObjects,
     raw_strings: FastMap<Box<[u8]>, u32>,
     canon_buffer: Vec<u8>,
-    /// `[tool, name, value, name, value, …]` of a call → its row, as `(hash of the key, row)`:
-    /// keys are not stored, but compared with the rows' own tool, names and values.
-    memo: HashTable<(u64, u32)>,
-    rows: Rows,
+    /// The call table: one row per distinct `[tool, name, value, name, value, …]`.
+    table: CallTableBuilder,
+    /// The argument weights of the call being added.
+    weights_buffer: Vec<f64>,
     /// Kernel buffers of batches scored on the calling thread.
     scratch: CallScratch,
 }
@@ -681,7 +578,7 @@ impl CallPacker {
             }
         }
         if known {
-            if let Some(row) = self.memo_row(key, hash_key(key)) {
+            if let Ok(row) = self.table.find(key) {
                 return Some(row);
             }
         }
@@ -696,24 +593,6 @@ impl CallPacker {
             )
         }));
         None
-    }
-
-    /// The memoised row whose call key is `key` (hash `hash`).
-    fn memo_row(&self, key: &[u32], hash: u64) -> Option<u32> {
-        let rows = &self.rows;
-        let same = |row: u32| {
-            let r = row as usize;
-            let (lo, hi) = (rows.offsets[r] as usize, rows.offsets[r + 1] as usize);
-            rows.tools[r] == key[0]
-                && 2 * (hi - lo) == key.len() - 1
-                && key[1..]
-                    .chunks_exact(2)
-                    .zip(rows.names[lo..hi].iter().zip(&rows.values[lo..hi]))
-                    .all(|(k, (&name, &value))| k[0] == name && k[1] == value)
-        };
-        self.memo
-            .find(hash, |&(h, row)| h == hash && same(row))
-            .map(|&(_, row)| row)
     }
 
     /// The row of call `(tool, items)`, added to the table if new; `(item, step)` locate the call
@@ -740,44 +619,30 @@ impl CallPacker {
             memoisable &= shared;
             key.push(vid);
         }
-        let hash = hash_key(key);
-        if memoisable {
-            if let Some(row) = self.memo_row(key, hash) {
-                return Ok(row);
+        // a call holding a value equal to nothing (a NaN) is not memoised
+        let memo = if memoisable {
+            match self.table.find(key) {
+                Ok(row) => return Ok(row),
+                Err(new) => Some(new),
             }
-        }
-        let rows = &mut self.rows;
-        let row = rows.tools.len() as u32;
-        let first_weight = rows.weights.len();
-        let tool_weight = match &self.weights {
-            None => {
-                rows.weights.extend(std::iter::repeat_n(1.0, items.len()));
-                1.0
-            }
+        } else {
+            None
+        };
+        let (tool_weight, arg_weights) = match &self.weights {
+            None => (1.0, None),
             Some((tool_weight, arg_weight)) => {
                 let t: f64 = tool_weight.call1(py, (tool,))?.extract(py)?;
+                self.weights_buffer.clear();
                 for (name, _) in items {
                     let w: f64 = arg_weight.call1(py, (tool, name))?.extract(py)?;
-                    rows.weights.push(w);
+                    self.weights_buffer.push(w);
                 }
-                t
+                (t, Some(&self.weights_buffer[..]))
             }
         };
-        rows.mass.push(call_mass(
-            tool_weight,
-            &rows.weights[first_weight..],
-            self.summation,
-        ));
-        rows.tools.push(key[0]);
-        for pair in key[1..].chunks_exact(2) {
-            rows.names.push(pair[0]);
-            rows.values.push(pair[1]);
-        }
-        rows.offsets.push(rows.names.len() as i64);
-        if memoisable {
-            self.memo.insert_unique(hash, (hash, row), |&(h, _)| h);
-        }
-        Ok(row)
+        Ok(self
+            .table
+            .add(key, tool_weight, arg_weights, self.summation, memo))
     }
 
     /// Pack `pairs` (the batch's pairs from `first_item` on) into a fresh call table (this
@@ -817,8 +682,7 @@ impl CallPacker {
         self.values.reset();
         self.raw_seen.reset();
         self.raw_strings.clear();
-        self.memo.clear();
-        self.rows.clear();
+        self.table.clear();
     }
 
     /// Read, intern and add to the table the calls of `trajectories`.
@@ -867,7 +731,7 @@ impl CallPacker {
                         self.row_by_identity(&tool, dict, &mut key, &mut entries, &mut items);
                     if let Some(row) = found {
                         ids.push(row);
-                        total += self.rows.mass[row as usize];
+                        total += self.table.rows().mass[row as usize];
                         continue;
                     }
                 } else {
@@ -878,7 +742,7 @@ impl CallPacker {
                 }
                 let row = self.row(py, &tool, &items, &mut key, (item, step))?;
                 ids.push(row);
-                total += self.rows.mass[row as usize];
+                total += self.table.rows().mass[row as usize];
             }
             totals.append(total)?;
             lengths.append(ids.len() - start)?;
@@ -895,66 +759,32 @@ impl CallPacker {
         name_key: &Bound<'_, PyAny>,
     ) -> PyResult<SortedArguments> {
         let rank = self.name_ranks(py, name_key)?;
-        let rows = &self.rows;
-        let n_args = rows.names.len();
-        let mut sorted = SortedArguments {
-            names: Vec::with_capacity(n_args),
-            values: Vec::with_capacity(n_args),
-            weights: Vec::with_capacity(n_args),
-        };
-        let mut order: Vec<usize> = Vec::new();
-        for w in rows.offsets.windows(2) {
-            let (lo, hi) = (w[0] as usize, w[1] as usize);
-            order.clear();
-            order.extend(lo..hi);
-            // calls have a few arguments: an insertion sort
-            for k in 1..order.len() {
-                let mut q = k;
-                while q > 0
-                    && rank[rows.names[order[q - 1]] as usize] > rank[rows.names[order[q]] as usize]
-                {
-                    order.swap(q - 1, q);
-                    q -= 1;
-                }
-            }
-            for &t in &order {
-                sorted.names.push(rank[rows.names[t] as usize]);
-                sorted.values.push(rows.values[t]);
-                sorted.weights.push(rows.weights[t]);
-            }
-        }
-        Ok(sorted)
+        Ok(self.table.rows().sorted_arguments(&rank))
     }
 
     /// Rank of every argument-name id in the twin's `_name_key` order.
     fn name_ranks(&self, py: Python<'_>, name_key: &Bound<'_, PyAny>) -> PyResult<Vec<u32>> {
         let names = &self.names;
-        let keys = &names.keys;
-        let mut order: Vec<usize> = (0..keys.len()).collect();
-        let texts: Vec<&[u8]> = (0..keys.len() as u32)
+        let n = names.keys.len();
+        let texts: Vec<&[u8]> = (0..n as u32)
             .filter_map(|id| names.text_of(id).map(str::as_bytes))
             .collect();
-        if texts.len() == keys.len() {
+        if texts.len() == n {
             // strings sort by code point, which is the byte order of their UTF-8
-            order.sort_by(|&x, &y| texts[x].cmp(texts[y]));
-        } else {
-            let sort_keys = PyList::empty(py);
-            for id in 0..keys.len() {
-                sort_keys.append(name_key.call1((names.object(py, id)?,))?)?;
-            }
-            let kwargs = PyDict::new(py);
-            kwargs.set_item("key", sort_keys.getattr("__getitem__")?)?;
-            let sorted = py
-                .import("builtins")?
-                .getattr("sorted")?
-                .call((PyList::new(py, 0..keys.len())?,), Some(&kwargs))?;
-            order = sorted.extract()?;
+            return Ok(ranks_by_bytes(&texts));
         }
-        let mut rank = vec![0u32; keys.len()];
-        for (r, &k) in order.iter().enumerate() {
-            rank[k] = r as u32;
+        let sort_keys = PyList::empty(py);
+        for id in 0..n {
+            sort_keys.append(name_key.call1((names.object(py, id)?,))?)?;
         }
-        Ok(rank)
+        let kwargs = PyDict::new(py);
+        kwargs.set_item("key", sort_keys.getattr("__getitem__")?)?;
+        let order: Vec<usize> = py
+            .import("builtins")?
+            .getattr("sorted")?
+            .call((PyList::new(py, 0..n)?,), Some(&kwargs))?
+            .extract()?;
+        Ok(ranks_of_order(&order))
     }
 }
 
@@ -1002,8 +832,6 @@ impl CallPacker {
                     ))
                 }
             };
-            let mut rows = Rows::default();
-            rows.offsets.push(0);
             Ok(CallPacker {
                 step_type,
                 calls_of,
@@ -1020,8 +848,8 @@ impl CallPacker {
                 raw_seen: SeenObjects::default(),
                 raw_strings: presized(),
                 canon_buffer: Vec::new(),
-                memo: HashTable::with_capacity(64),
-                rows,
+                table: CallTableBuilder::default(),
+                weights_buffer: Vec::new(),
                 scratch: CallScratch::default(),
             })
         })
@@ -1092,7 +920,7 @@ impl CallPacker {
                     (&g_totals, &g_lengths),
                     name_key,
                 )?;
-                let raws = score_packed(&self.rows, &sorted, &a, &b, &mut self.scratch);
+                let raws = score_packed(self.table.rows(), &sorted, &a, &b, &mut self.scratch);
                 return Ok((
                     PyList::new(py, raws)?,
                     p_totals,
@@ -1115,7 +943,7 @@ impl CallPacker {
                         name_key,
                     )?;
                     Ok(PackedChunk {
-                        rows: self.rows.clone(),
+                        rows: self.table.rows().clone(),
                         sorted,
                         a,
                         b,
@@ -1165,7 +993,7 @@ impl CallPacker {
     ) -> PyResult<TableArrays<'py>> {
         guarded(|| {
             let sorted = self.sorted_arguments(py, name_key)?;
-            let rows = &self.rows;
+            let rows = self.table.rows();
             Ok((
                 rows.tools.clone().into_pyarray(py),
                 rows.mass.clone().into_pyarray(py),

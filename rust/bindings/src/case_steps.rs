@@ -1,8 +1,9 @@
 //! Binding of the step walker of `scorekit.cases` (`scoring.score_step` without comparators,
 //! greedy matching; `scorekit._kernels.cases.step_score`): reads one step's expected and actual
 //! values and builds the step's `StepScore` with its `FieldScore`s, in the order and with the
-//! values the Python scorer gives them. Equality is the record reader's (`Scalar::equals`, the
-//! keys its interner ids follow); pairing and sums are the `records` kernels'.
+//! values the Python scorer gives them. Equality, pairing and scores are the kernels'
+//! (`record_values`: `Scalar::equals`, `scalar_list_match`, `record_list_match`, `mean_score`);
+//! this module walks the Python values and builds the result objects.
 //!
 //! Read here: expected values that are plain `dict`s with `str` keys, plain `list`s and the
 //! scalars of the record reader (`None`, `bool`, 64-bit `int`, `float`, `str`, `"$ignore"`), up
@@ -15,10 +16,10 @@ use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyFloat, PyList, PyString};
-use scorekit_kernels::records;
+use scorekit_kernels::record_values::{mean_score, record_list_match, scalar_list_match, Scalar};
 
 use crate::parallel::guarded;
-use crate::records::{classify, err, read_records, scalar_ids, snapshot, Leaf, Read, Scalar};
+use crate::records::{classify, err, read_records, snapshot, Leaf, Read};
 
 /// Nesting below which a step is walked here (deeper ones take the general path).
 const MAX_DEPTH: usize = 64;
@@ -200,8 +201,6 @@ impl<'py> Walker<'_, 'py> {
                 actual.is_empty(),
             );
         }
-        let pairs: Vec<(usize, usize, f64)>;
-        let wild_slots;
         // the expected items as scalars (`None`: "$ignore") and the actual ones, when all are
         let scalars = expected
             .iter()
@@ -212,56 +211,31 @@ impl<'py> Walker<'_, 'py> {
             })
             .collect::<Option<Vec<_>>>()
             .zip(actual.iter().map(as_scalar).collect::<Option<Vec<_>>>());
-        if let Some((scored, scalars)) = scalars {
-            let (e_ids, a_ids) = scalar_ids(&scored, &scalars);
-            pairs = records::multiset_pairs(&e_ids, &a_ids)
-                .into_iter()
-                .map(|(j, i)| (j, i, 1.0))
-                .collect();
-            wild_slots = scored.iter().filter(|s| s.is_none()).count();
+        let list_match = if let Some((scored, scalars)) = scalars {
+            scalar_list_match(&scored, &scalars)
         } else {
             let plain: Vec<usize> = (0..expected.len())
                 .filter(|&j| !is_ignore(&expected[j]))
                 .collect();
             let records: Vec<Bound<'py, PyAny>> =
                 plain.iter().map(|&j| expected[j].clone()).collect();
-            let Some(Read {
-                e,
-                a,
-                p,
-                rows,
-                cols,
-            }) = read_records(&records, &actual)?
-            else {
+            let Some(Read { e, a, p, cols, .. }) = read_records(&records, &actual)? else {
                 return Ok(false);
             };
-            let counts = records::scored_paths(&e, p, rows);
-            let keep: Vec<usize> = (0..rows).filter(|&r| counts[r] > 0).collect();
-            let m = records::match_matrix_of(&e, &a, p, (rows, cols)).map_err(err)?;
-            let kept: Vec<f64> = keep
-                .iter()
-                .flat_map(|&r| m[r * cols..(r + 1) * cols].iter().copied())
-                .collect();
-            let chosen = if cols == 0 || keep.is_empty() {
-                Vec::new()
-            } else {
-                records::greedy_pairs(&kept, keep.len(), cols).map_err(err)?
-            };
-            pairs = chosen
-                .iter()
-                .enumerate()
-                .filter(|&(_, &i)| i >= 0)
-                .map(|(r, &i)| (plain[keep[r]], i as usize, kept[r * cols + i as usize]))
-                .collect();
-            wild_slots = expected.len() - keep.len();
-        }
-        let wildcards = wild_slots.min(actual.len() - pairs.len());
-        let scores: Vec<f64> = pairs.iter().map(|p| p.2).collect();
-        let (precision, recall, f1) =
-            records::list_scores(&scores, wildcards, expected.len(), actual.len());
+            record_list_match(expected.len(), &plain, (&e, &a), p, cols).map_err(err)?
+        };
+        let (wildcards, precision, recall, f1) = (
+            list_match.wildcards,
+            list_match.precision,
+            list_match.recall,
+            list_match.f1,
+        );
         let pairs = PyList::new(
             self.py,
-            pairs.iter().map(|&(j, i, score)| (j, i, self.float(score))),
+            list_match
+                .pairs
+                .iter()
+                .map(|&(j, i, score)| (j, i, self.float(score))),
         )?;
         let matched = self.list_match.call1((
             intern!(self.py, "greedy"),
@@ -325,11 +299,9 @@ fn cases_step_score<'py>(
         if !walker.score(actual, expected, 0)? {
             return Ok(None);
         }
-        let (score, status) = if walker.scored.is_empty() {
-            (0.0, intern!(py, "ignored"))
-        } else {
-            let mean = records::fsum(&walker.scored) / walker.scored.len() as f64;
-            (mean, intern!(py, "scored"))
+        let (score, status) = match mean_score(&walker.scored) {
+            None => (0.0, intern!(py, "ignored")),
+            Some(mean) => (mean, intern!(py, "scored")),
         };
         let leaves = PyList::new(py, walker.leaves)?;
         step_score

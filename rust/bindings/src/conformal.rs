@@ -9,12 +9,12 @@ use scorekit_kernels::conformal::{self, ConformalError};
 use scorekit_kernels::one_thread;
 
 use crate::packing::{read_exact_floats, read_exact_rows};
-use crate::parallel::{guarded, run_detached, run_here, two_threads, JoinFn, TWO_THREADS_FROM};
+use crate::parallel::{guarded, run_detached, run_here, two_threads, TWO_THREADS_FROM};
 
 /// The split-conformal fit of the nonconformity `1 - p` of the rows with a correct outcome and a
 /// finite probability (`probs`: float64 array, `correct`: bool array of the same length):
-/// `(q, scores, n)`. `q` is the score of rank `ceil((n + 1)(1 - alpha))` among those `n` scores
-/// (`inf` above `n`, `-inf` below 1), found by selection; `scores` holds every row's score, NaN
+/// `(q, scores, n)` (the kernel's `conformal::fit_by`). `q` is the score of rank
+/// `ceil((n + 1)(1 - alpha))` among those `n` scores (`inf` above `n`, `-inf` below 1); `scores` holds every row's score, NaN
 /// for the rows left out. A finite probability outside `[0, 1]` raises `ValueError(row, value)`
 /// for the first such row.
 /// `threads`: as for the batch kernels (0 = every core); the fit uses two at most.
@@ -39,17 +39,12 @@ fn conformal_fit<'py>(
                 "alpha must be in [0, 1], got {alpha}"
             )));
         }
-        let fit_by = |join: JoinFn| {
-            let (scores, n) = conformal::nonconformity_rows_by(p, c, join)?;
-            let q = quantile(&scores, n, alpha, join);
-            Ok::<_, ConformalError>((q, scores, n))
-        };
         // Below TWO_THREADS_FROM rows the fit runs on the calling thread: handing a short fit to
         // a pool thread costs more than the fit.
         let fit = if p.len() < TWO_THREADS_FROM {
-            run_here(py, || fit_by(one_thread))?
+            run_here(py, || conformal::fit_by(p, c, alpha, one_thread))?
         } else {
-            run_detached(py, threads, || fit_by(two_threads))?
+            run_detached(py, threads, || conformal::fit_by(p, c, alpha, two_threads))?
         };
         match fit {
             Ok((q, scores, n)) => Ok((q, scores.into_pyarray(py), n)),
@@ -61,24 +56,10 @@ fn conformal_fit<'py>(
     })
 }
 
-/// The score of rank `ceil((n + 1)(1 - alpha))` among the `n` values of `scores` other than NaN
-/// (Python's `math.ceil((n + 1) * (1 - alpha))`: the same two roundings); `inf` above `n`, `-inf`
-/// below 1.
-fn quantile(scores: &[f64], n: usize, alpha: f64, join: JoinFn) -> f64 {
-    let rank = ((n + 1) as f64 * (1.0 - alpha)).ceil();
-    if n == 0 || rank > n as f64 {
-        f64::INFINITY
-    } else if rank < 1.0 {
-        f64::NEG_INFINITY
-    } else {
-        conformal::kth_smallest_counted(scores, n, rank as usize - 1, join)
-    }
-}
-
 /// `split_conformal_quantile` of `scores` read straight from Python: the fit's quantile of the
-/// scores when `alpha` is in `[0, 1]` and `scores` is exactly a `list` or `tuple` whose every item
-/// is exactly a `float` other than NaN; else `None` (the caller checks `alpha`, reads the scores
-/// and names what is wrong).
+/// scores (the kernel's `conformal::quantile`) when `alpha` is in `[0, 1]` and `scores` is exactly
+/// a `list` or `tuple` whose every item is exactly a `float` other than NaN; else `None` (the
+/// caller checks `alpha`, reads the scores and names what is wrong).
 #[pyfunction]
 fn listed_conformal_quantile(
     py: Python<'_>,
@@ -95,9 +76,9 @@ fn listed_conformal_quantile(
         };
         let n = values.len();
         if n < TWO_THREADS_FROM {
-            Ok(Some(quantile(&values, n, alpha, one_thread)))
+            Ok(Some(conformal::quantile(&values, n, alpha, one_thread)))
         } else {
-            run_here(py, || quantile(&values, n, alpha, one_thread)).map(Some)
+            run_here(py, || conformal::quantile(&values, n, alpha, one_thread)).map(Some)
         }
     })
 }
@@ -120,10 +101,9 @@ fn listed_conformal_fit<'py>(
         let Some((p, c)) = read_exact_rows(py, probs, correct) else {
             return Ok(None);
         };
-        let Ok((scores, n)) = conformal::nonconformity_rows_by(&p, &c, one_thread) else {
+        let Ok((q, scores, n)) = conformal::fit_by(&p, &c, alpha, one_thread) else {
             return Ok(None); // a probability outside [0, 1]
         };
-        let q = quantile(&scores, n, alpha, one_thread);
         Ok(Some((q, PyList::new(py, scores)?, n)))
     })
 }

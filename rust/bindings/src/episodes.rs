@@ -8,6 +8,11 @@
 //! `None` latency. For anything else, and on any error raised while reading, it returns `None`, and
 //! the Python path (the reference these columns are tested against) reads the list again and
 //! raises the reference's error (a `KeyboardInterrupt` and other non-`Exception` errors propagate).
+//!
+//! With `exact=(episode_type, run_type)` it reads only what cannot change once read (the columns
+//! of `scorekit.agents.cost.RecordedEpisodes`, kept for later reports): every episode exactly of
+//! `episode_type` (no property can run code while it is read), every costed episode's run `None`
+//! or exactly of `run_type` (frozen), its model exactly a `str`.
 
 use numpy::IntoPyArray;
 use pyo3::exceptions::PyException;
@@ -51,26 +56,42 @@ fn plain_count(value: &Bound<'_, PyAny>) -> Option<i64> {
     value.extract::<i64>().ok()
 }
 
-/// The model an episode is priced at, as the reference finds it: `(run.model if run else "") or ""`.
-fn model_of<'py>(episode: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+/// The types [`cost_columns`] requires with `exact`: the episode's, and its run's (or `None`).
+type Exact<'py> = (Bound<'py, PyType>, Bound<'py, PyType>);
+
+/// The model an episode is priced at, as the reference finds it: `(run.model if run else "") or ""`;
+/// `None` when, with `exact`, the run or the model is not of the required type.
+fn model_of<'py>(
+    episode: &Bound<'py, PyAny>,
+    exact: Option<&Exact<'py>>,
+) -> PyResult<Option<Bound<'py, PyAny>>> {
     let py = episode.py();
     let run = episode.getattr(intern!(py, "run"))?;
+    if let Some((_, run_type)) = exact {
+        if !run.is_none() && !run.get_type().is(run_type) {
+            return Ok(None);
+        }
+    }
     if run.is_none() || !run.is_truthy()? {
-        return Ok(PyString::new(py, "").into_any());
+        return Ok(Some(PyString::new(py, "").into_any()));
     }
     let model = run.getattr(intern!(py, "model"))?;
-    Ok(if model.is_truthy()? {
+    if exact.is_some() && !model.is_exact_instance_of::<PyString>() {
+        return Ok(None);
+    }
+    Ok(Some(if model.is_truthy()? {
         model
     } else {
         PyString::new(py, "").into_any()
-    })
+    }))
 }
 
 /// Reads `episodes` into `columns`; `Ok(false)` when an episode needs the Python path.
-fn read(
-    episodes: &Bound<'_, PyList>,
-    cost_type: &Bound<'_, PyType>,
-    models: Option<&Bound<'_, PyDict>>,
+fn read<'py>(
+    episodes: &Bound<'py, PyList>,
+    cost_type: &Bound<'py, PyType>,
+    models: Option<&Bound<'py, PyDict>>,
+    exact: Option<&Exact<'py>>,
     columns: &mut Columns,
 ) -> PyResult<bool> {
     let py = episodes.py();
@@ -84,6 +105,11 @@ fn read(
     // the length is read again each time: Python code run by a lookup may change the list
     while k < episodes.len() {
         let episode = episodes.get_item(k)?;
+        if let Some((episode_type, _)) = exact {
+            if !episode.get_type().is(episode_type) {
+                return Ok(false);
+            }
+        }
         let Some(code) = outcome(&episode.getattr(intern!(py, "success"))?) else {
             return Ok(false);
         };
@@ -106,7 +132,9 @@ fn read(
                 return Ok(false);
             }
             if let Some(models) = models {
-                let model = model_of(&episode)?;
+                let Some(model) = model_of(&episode, exact)? else {
+                    return Ok(false);
+                };
                 let id = match models.get_item(&model)? {
                     Some(id) => id.extract::<u32>()?,
                     None => {
@@ -129,19 +157,21 @@ fn read(
 /// `0` failed, `1` passed, `2` ungraded, one per episode; the indices of the episodes with a cost;
 /// their token counts (`len(costed) * 4`, in `Cost`'s field order); the latencies that are not
 /// `None`, in order; and, when `models` (a dict, filled here with each model met and its id, in
-/// order of first appearance) is given, the model id of each costed episode.
+/// order of first appearance) is given, the model id of each costed episode. `exact`: see the
+/// module's documentation (`None` when an episode, run or model is not of the type it requires).
 #[pyfunction]
-#[pyo3(signature = (episodes, cost_type, models=None))]
+#[pyo3(signature = (episodes, cost_type, models=None, exact=None))]
 #[allow(clippy::type_complexity)]
 fn cost_columns<'py>(
     py: Python<'py>,
     episodes: &Bound<'py, PyList>,
     cost_type: &Bound<'py, PyType>,
     models: Option<&Bound<'py, PyDict>>,
+    exact: Option<Exact<'py>>,
 ) -> PyResult<Option<Bound<'py, PyAny>>> {
     guarded(|| {
         let mut columns = Columns::default();
-        match read(episodes, cost_type, models, &mut columns) {
+        match read(episodes, cost_type, models, exact.as_ref(), &mut columns) {
             Ok(true) => {}
             Ok(false) => return Ok(None),
             // the Python path reads the list again and raises the reference's error, in its order

@@ -25,6 +25,7 @@ mod calls;
 mod case_steps;
 mod conformal;
 mod episodes;
+mod fca;
 mod flows;
 mod ged;
 mod graphemes;
@@ -33,6 +34,7 @@ mod levenshtein;
 mod objects;
 mod packing;
 mod parallel;
+mod platt;
 mod records;
 mod rover;
 mod tags;
@@ -68,7 +70,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     episodes::register(m)?;
     isotonic::register(m)?;
     conformal::register(m)?;
+    platt::register(m)?;
     arrow_text::register(m)?;
     tags::register(m)?;
+    fca::register(m)?;
     Ok(())
 }

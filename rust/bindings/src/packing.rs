@@ -321,40 +321,41 @@ pub fn read_floats<'py>(
     py: Python<'py>,
     values: &Bound<'py, PyAny>,
 ) -> PyResult<Option<Bound<'py, PyArray1<f64>>>> {
-    guarded(|| {
-        let Some((sequence, len, tuple)) = exact_items(values) else {
-            return Ok(None);
-        };
-        let mut out = Vec::with_capacity(len);
-        for k in 0..len {
-            // SAFETY: `k < len` items of an exact list or tuple; the GIL is held and no Python code
-            // runs between reading the length and the items. Type checks precede each conversion,
-            // and a failed int conversion's exception is cleared.
-            let value = unsafe {
-                let item = item_ptr(&sequence, k, tuple);
-                let kind = ffi::Py_TYPE(item);
-                if kind == std::ptr::addr_of_mut!(ffi::PyFloat_Type) {
-                    ffi::PyFloat_AsDouble(item)
-                } else if item == ffi::Py_True() {
-                    1.0
-                } else if item == ffi::Py_False() {
-                    0.0
-                } else if kind == std::ptr::addr_of_mut!(ffi::PyLong_Type) {
-                    let mut overflow = 0;
-                    let n = ffi::PyLong_AsLongLongAndOverflow(item, &mut overflow);
-                    if overflow != 0 || (n == -1 && !ffi::PyErr_Occurred().is_null()) {
-                        ffi::PyErr_Clear();
-                        return Ok(None);
-                    }
-                    n as f64
-                } else {
-                    return Ok(None);
+    guarded(|| Ok(floats_in(values).map(|out| out.into_pyarray(py))))
+}
+
+/// The items [`read_floats`] reads, as a `Vec`, or `None`.
+pub fn floats_in(values: &Bound<'_, PyAny>) -> Option<Vec<f64>> {
+    let (sequence, len, tuple) = exact_items(values)?;
+    let mut out = Vec::with_capacity(len);
+    for k in 0..len {
+        // SAFETY: `k < len` items of an exact list or tuple; the GIL is held and no Python code
+        // runs between reading the length and the items. Type checks precede each conversion,
+        // and a failed int conversion's exception is cleared.
+        let value = unsafe {
+            let item = item_ptr(&sequence, k, tuple);
+            let kind = ffi::Py_TYPE(item);
+            if kind == std::ptr::addr_of_mut!(ffi::PyFloat_Type) {
+                ffi::PyFloat_AsDouble(item)
+            } else if item == ffi::Py_True() {
+                1.0
+            } else if item == ffi::Py_False() {
+                0.0
+            } else if kind == std::ptr::addr_of_mut!(ffi::PyLong_Type) {
+                let mut overflow = 0;
+                let n = ffi::PyLong_AsLongLongAndOverflow(item, &mut overflow);
+                if overflow != 0 || (n == -1 && !ffi::PyErr_Occurred().is_null()) {
+                    ffi::PyErr_Clear();
+                    return None;
                 }
-            };
-            out.push(value);
-        }
-        Ok(Some(out.into_pyarray(py)))
-    })
+                n as f64
+            } else {
+                return None;
+            }
+        };
+        out.push(value);
+    }
+    Some(out)
 }
 
 /// The items of `values` as a bool array when `values` is exactly a `list` or `tuple` of `True`
@@ -364,7 +365,27 @@ pub fn read_bools<'py>(
     py: Python<'py>,
     values: &Bound<'py, PyAny>,
 ) -> PyResult<Option<Bound<'py, PyArray1<bool>>>> {
-    guarded(|| Ok(read_exact_bools(values).map(|out| out.into_pyarray(py))))
+    guarded(|| Ok(bools_in(values).map(|out| out.into_pyarray(py))))
+}
+
+/// The items [`read_bools`] reads, as a `Vec`, or `None`.
+pub fn bools_in(values: &Bound<'_, PyAny>) -> Option<Vec<bool>> {
+    let (sequence, len, tuple) = exact_items(values)?;
+    // SAFETY: the singletons are live for the interpreter's life.
+    let (yes, no) = unsafe { (ffi::Py_True(), ffi::Py_False()) };
+    let mut out = Vec::with_capacity(len);
+    for k in 0..len {
+        // SAFETY: as in `floats_in`; only the pointer is compared.
+        let item = unsafe { item_ptr(&sequence, k, tuple) };
+        if item == yes {
+            out.push(true);
+        } else if item == no {
+            out.push(false);
+        } else {
+            return None;
+        }
+    }
+    Some(out)
 }
 
 /// `PyFloatObject`: `PyObject_HEAD`, then the value. Not part of the limited API, so
@@ -431,14 +452,14 @@ pub(crate) fn read_exact_floats(py: Python<'_>, values: &Bound<'_, PyAny>) -> Op
     Some(out)
 }
 
-/// Calibration rows: `probs` read by [`read_exact_floats`], `correct` by [`read_exact_bools`], when
+/// Calibration rows: `probs` read by [`read_exact_floats`], `correct` by [`bools_in`], when
 /// both are read and as long; else `None`.
 pub(crate) fn read_exact_rows(
     py: Python<'_>,
     probs: &Bound<'_, PyAny>,
     correct: &Bound<'_, PyAny>,
 ) -> Option<(Vec<f64>, Vec<bool>)> {
-    let (p, c) = (read_exact_floats(py, probs)?, read_exact_bools(correct)?);
+    let (p, c) = (read_exact_floats(py, probs)?, bools_in(correct)?);
     (p.len() == c.len()).then_some((p, c))
 }
 
@@ -453,21 +474,6 @@ pub fn exact_floats(values: &Bound<'_, PyAny>) -> bool {
     // SAFETY: as in `read_floats`: `k < len` items of an exact list or tuple, the GIL held; only
     // their types are read.
     (0..len).all(|k| unsafe { ffi::Py_TYPE(item_ptr(&sequence, k, tuple)) } == float)
-}
-
-/// The items of `values` when it is exactly a `list` or `tuple` of `True` and `False` only; else
-/// `None`. No Python code runs.
-pub(crate) fn read_exact_bools(values: &Bound<'_, PyAny>) -> Option<Vec<bool>> {
-    let (sequence, len, tuple) = exact_items(values)?;
-    // SAFETY: the singletons are live for the interpreter's life.
-    let (yes, no) = unsafe { (ffi::Py_True(), ffi::Py_False()) };
-    let mut out = Vec::with_capacity(len); // (collecting an Option grows the vector step by step)
-    for k in 0..len {
-        // SAFETY: as in `read_floats`; only the pointer is compared.
-        let item = unsafe { item_ptr(&sequence, k, tuple) };
-        out.push((item == yes || item == no).then_some(item == yes)?);
-    }
-    Some(out)
 }
 
 /// The mean of the values of `probs` (with `minimum`, the first smallest, as `min` picks it) when

@@ -1,5 +1,7 @@
 //! Bindings of the `records` kernel: reading two lists of records (Python dicts) into value-id
-//! rows, then the item score matrix and greedy pairing (`scorekit._kernels.cases`).
+//! rows, then the item score matrix and greedy pairing (`scorekit._kernels.cases`). Equality,
+//! value ids and the expected leaf paths are the kernel's (`record_values`); this module reads
+//! the Python values into them.
 //!
 //! The reader handles the common shape only and answers `None` for anything else, which the
 //! caller then scores with the general (Python) rules: expected records must be plain dicts with
@@ -8,44 +10,19 @@
 //! those scalars, and containers (which equal no scalar). Equality of ids is the JSON equality of
 //! docs/cases.md: booleans apart from numbers, `1 == 1.0`, NaN equal to nothing.
 
-use foldhash::HashMap as FastMap;
-use hashbrown::HashTable;
-
 use numpy::{
     IntoPyArray, PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray2, PyUntypedArrayMethods,
 };
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyFrozenSet, PyInt, PyList, PySet, PyString, PyTuple};
-use scorekit_kernels::{exact_i64, records};
+use scorekit_kernels::record_values::{Paths, Scalar, ValueIds, NEVER, ROOT};
+use scorekit_kernels::records;
 
 use crate::parallel::guarded;
 
 /// Nesting below which expected records are read here (deeper ones take the general path).
 const MAX_DEPTH: usize = 64;
-/// The id of a value that equals nothing (a container, NaN).
-pub(crate) const NEVER: i64 = -2;
-/// An expected path the record does not score.
-pub(crate) const UNSCORED: i64 = -1;
-
-/// Value ids: equal values share one id.
-#[derive(Default)]
-pub(crate) struct Interner {
-    strings: FastMap<String, i64>,
-    ints: FastMap<i64, i64>,
-    floats: FastMap<u64, i64>,
-    next: i64,
-}
-
-/// A scalar leaf, borrowed.
-pub(crate) enum Scalar<'a> {
-    None,
-    Bool(bool),
-    Int(i64),
-    Float(f64),
-    Str(&'a str),
-}
-
 /// What a leaf value is: a scalar, a container (equal to no scalar), or unsupported here.
 pub(crate) enum Leaf<'a> {
     Scalar(Scalar<'a>),
@@ -86,171 +63,21 @@ pub(crate) fn classify<'a>(v: &'a Bound<'_, PyAny>) -> Leaf<'a> {
     Leaf::Unsupported
 }
 
-/// What a scalar is equal by: equal keys are equal values (`1 == 1.0`, booleans apart from
-/// numbers); NaN has no key, it equals nothing. The interner gives equal keys one id.
-#[derive(PartialEq, Eq, Hash)]
-enum Key<'a> {
-    None,
-    Bool(bool),
-    Int(i64),
-    Float(u64),
-    Str(&'a str),
+/// The expected side: the kernel's path tree and, per node, its key as a Python string (to look
+/// the node up in the actual records).
+struct ExpectedPaths<'py> {
+    paths: Paths,
+    keys: Vec<Bound<'py, PyString>>,
 }
 
-impl<'a> Scalar<'a> {
-    fn key(&self) -> Option<Key<'a>> {
-        Some(match *self {
-            Scalar::None => Key::None,
-            Scalar::Bool(b) => Key::Bool(b),
-            Scalar::Int(x) => Key::Int(x),
-            Scalar::Float(f) if f.is_nan() => return None,
-            Scalar::Float(f) => match exact_i64(f) {
-                Some(x) => Key::Int(x),
-                None => Key::Float(f.to_bits()),
-            },
-            Scalar::Str(t) => Key::Str(t),
-        })
-    }
-
-    /// Whether two scalars are equal (their ids would be), without interning them.
-    pub(crate) fn equals(&self, other: &Scalar<'_>) -> bool {
-        self.key().is_some_and(|k| other.key() == Some(k))
-    }
-}
-
-/// Value ids of the items of two scalar lists, equal values sharing one: an expected item that
-/// is `None` (not scored) has `UNSCORED`, NaN an id of its own, an actual value equal to no
-/// expected one `NEVER`. The strings are borrowed, not copied (a list's own interner).
-pub(crate) fn scalar_ids(
-    expected: &[Option<Scalar<'_>>],
-    actual: &[Scalar<'_>],
-) -> (Vec<i64>, Vec<i64>) {
-    let mut ids: FastMap<Key<'_>, i64> =
-        FastMap::with_capacity_and_hasher(expected.len(), Default::default());
-    let mut e = Vec::with_capacity(expected.len());
-    for (j, item) in expected.iter().enumerate() {
-        let fresh = j as i64; // an id no earlier item took
-        e.push(match item.as_ref().map(Scalar::key) {
-            None => UNSCORED,
-            Some(None) => fresh,
-            Some(Some(key)) => *ids.entry(key).or_insert(fresh),
-        });
-    }
-    let a = actual
-        .iter()
-        .map(|s| {
-            s.key()
-                .and_then(|key| ids.get(&key).copied())
-                .unwrap_or(NEVER)
-        })
-        .collect();
-    (e, a)
-}
-
-impl Interner {
-    fn fresh(&mut self) -> i64 {
-        self.next += 1;
-        self.next - 1
-    }
-
-    /// The id of an expected value (new values get new ids; NaN always a new one).
-    pub(crate) fn intern(&mut self, s: &Scalar<'_>) -> i64 {
-        match s.key() {
-            None => self.fresh(),
-            // ids 0..3 are reserved for None, False, True (see `new`)
-            Some(Key::None) => 0,
-            Some(Key::Bool(b)) => 1 + b as i64,
-            Some(Key::Int(x)) => self.intern_int(x),
-            Some(Key::Float(bits)) => {
-                if let Some(&id) = self.floats.get(&bits) {
-                    return id;
-                }
-                let id = self.fresh();
-                self.floats.insert(bits, id);
-                id
-            }
-            Some(Key::Str(t)) => {
-                if let Some(&id) = self.strings.get(t) {
-                    return id;
-                }
-                let id = self.fresh();
-                self.strings.insert(t.to_owned(), id);
-                id
-            }
-        }
-    }
-
-    fn intern_int(&mut self, x: i64) -> i64 {
-        if let Some(&id) = self.ints.get(&x) {
-            return id;
-        }
-        let id = self.fresh();
-        self.ints.insert(x, id);
-        id
-    }
-
-    /// The id of an actual value: an expected value's id, or `NEVER`.
-    pub(crate) fn lookup(&self, s: &Scalar<'_>) -> i64 {
-        match s.key() {
-            None => NEVER,
-            Some(Key::None) => 0,
-            Some(Key::Bool(b)) => 1 + b as i64,
-            Some(Key::Int(x)) => self.ints.get(&x).copied().unwrap_or(NEVER),
-            Some(Key::Float(bits)) => self.floats.get(&bits).copied().unwrap_or(NEVER),
-            Some(Key::Str(t)) => self.strings.get(t).copied().unwrap_or(NEVER),
-        }
-    }
-
-    pub(crate) fn new() -> Self {
-        Interner {
-            next: 3,
-            ..Default::default()
-        }
-    }
-}
-
-/// The expected side: a tree of path nodes (a node is a key under its parent node) and, per
-/// record, the id of each scored leaf.
-struct Paths<'py> {
-    /// (parent node or usize::MAX for the record itself, key) of every node, parents first.
-    nodes: Vec<(usize, Bound<'py, PyString>)>,
-    texts: Vec<String>,
-    index: HashTable<usize>,
-    /// (record, node, id) of every scored leaf.
-    leaves: Vec<(usize, usize, i64)>,
-}
-
-fn node_hash(parent: usize, text: &str) -> u64 {
-    use std::hash::BuildHasher;
-    foldhash::fast::FixedState::default().hash_one((parent, text))
-}
-
-impl<'py> Paths<'py> {
-    fn node(&mut self, parent: usize, key: &Bound<'py, PyString>, text: &str) -> usize {
-        let hash = node_hash(parent, text);
-        let (nodes, texts) = (&self.nodes, &self.texts);
-        if let Some(&n) = self
-            .index
-            .find(hash, |&n| nodes[n].0 == parent && texts[n] == text)
-        {
-            return n;
-        }
-        let n = self.nodes.len();
-        self.nodes.push((parent, key.clone()));
-        self.texts.push(text.to_owned());
-        let (nodes, texts) = (&self.nodes, &self.texts);
-        self.index
-            .insert_unique(hash, n, |&m| node_hash(nodes[m].0, &texts[m]));
-        n
-    }
-
+impl<'py> ExpectedPaths<'py> {
     /// Read one expected record (a dict at `parent`); false if it is not of the supported shape.
     fn read(
         &mut self,
         record: usize,
         parent: usize,
         d: &Bound<'py, PyDict>,
-        ids: &mut Interner,
+        ids: &mut ValueIds,
         depth: usize,
     ) -> bool {
         if depth > MAX_DEPTH {
@@ -267,10 +94,13 @@ impl<'py> Paths<'py> {
             let Ok(key) = key.cast_exact::<PyString>().cloned() else {
                 return false;
             };
-            let Ok(text) = key.to_str().map(str::to_owned) else {
+            let Ok(text) = key.to_str() else {
                 return false;
             };
-            let node = self.node(parent, &key, &text);
+            let (node, new) = self.paths.node(parent, text);
+            if new {
+                self.keys.push(key.clone());
+            }
             if let Ok(inner) = value.cast_exact::<PyDict>() {
                 if !self.read(record, node, inner, ids, depth + 1) {
                     return false;
@@ -281,7 +111,7 @@ impl<'py> Paths<'py> {
                 Leaf::Scalar(Scalar::Str("$ignore")) => {}
                 Leaf::Scalar(s) => {
                     let id = ids.intern(&s);
-                    self.leaves.push((record, node, id));
+                    self.paths.add_leaf(record, node, id);
                 }
                 _ => return false,
             }
@@ -312,39 +142,31 @@ pub(crate) fn read_records<'py>(
     expected: &[Bound<'py, PyAny>],
     actual: &[Bound<'py, PyAny>],
 ) -> PyResult<Option<Read>> {
-    let mut ids = Interner::new();
-    let mut paths = Paths {
-        nodes: Vec::new(),
-        texts: Vec::new(),
-        index: HashTable::new(),
-        leaves: Vec::new(),
+    let mut ids = ValueIds::default();
+    let mut paths = ExpectedPaths {
+        paths: Paths::default(),
+        keys: Vec::new(),
     };
     for (r, item) in expected.iter().enumerate() {
         let Ok(d) = item.cast_exact::<PyDict>() else {
             return Ok(None);
         };
-        if !paths.read(r, usize::MAX, d, &mut ids, 0) {
+        if !paths.read(r, ROOT, d, &mut ids, 0) {
             return Ok(None);
         }
     }
-    let p = paths.nodes.len();
-    let mut e = vec![UNSCORED; expected.len() * p];
-    for &(r, node, id) in &paths.leaves {
-        e[r * p + node] = id;
-    }
-    let mut is_leaf = vec![false; p];
-    for &(_, node, _) in &paths.leaves {
-        is_leaf[node] = true;
-    }
+    let p = paths.paths.len();
+    let e = paths.paths.expected_ids(expected.len());
+    let is_leaf = paths.paths.is_leaf();
     let mut a = vec![NEVER; actual.len() * p];
     let mut values: Vec<Option<Bound<'py, PyAny>>> = Vec::with_capacity(p);
     for (i, item) in actual.iter().enumerate() {
         values.clear();
-        for (parent, key) in &paths.nodes {
-            let source = if *parent == usize::MAX {
+        for (&parent, key) in paths.paths.parents().iter().zip(&paths.keys) {
+            let source = if parent == ROOT {
                 Some(item)
             } else {
-                values[*parent].as_ref()
+                values[parent].as_ref()
             };
             let value = match source {
                 None => None,
@@ -368,7 +190,7 @@ pub(crate) fn read_records<'py>(
                 continue; // no record scores this node as a leaf
             }
             a[i * p + node] = match value {
-                None => 0, // missing: compared with None
+                None => ids.lookup(&Scalar::None), // missing: compared with None
                 Some(v) => match classify(v) {
                     Leaf::Scalar(s) => ids.lookup(&s),
                     Leaf::Container => NEVER,

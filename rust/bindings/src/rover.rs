@@ -2,17 +2,17 @@
 //! parallel run of a batch of problems. No alignment or voting logic lives here.
 //!
 //! Also the compiled reader of plain-text hypotheses ([`rover_read_texts`]), whose Python twin is
-//! the unit reader of `scorekit.qe.rover`: it splits each `str` as `str.split()` does and interns
-//! the words in order of first appearance, so both give the same arrays.
+//! the unit reader of `scorekit.qe.rover`: it hands each `str` to the kernel's `WordIds`, which
+//! splits it as `str.split()` does and interns the words in order of first appearance, so both
+//! give the same arrays.
 
-use foldhash::HashMap as FastMap;
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString};
 use pyo3::{ffi, Borrowed};
 use rayon::prelude::*;
-use scorekit_kernels::levenshtein::is_python_whitespace;
+use scorekit_kernels::rover::words::WordIds;
 use scorekit_kernels::rover::{self, RoverBatch, Workspace};
 
 use crate::bootstrap::summation;
@@ -173,7 +173,7 @@ fn rover_read_texts<'py>(
             hypotheses.extend((0..engines.len()).map(|i| item(engines, i)));
             item_offsets.push(hypotheses.len() as i64);
         }
-        let mut words = Words::new(vocab);
+        let mut words = WordIds::new(vocab);
         let mut ids = Vec::new();
         let mut engine_offsets = Vec::with_capacity(hypotheses.len() + 1);
         engine_offsets.push(0i64);
@@ -187,15 +187,12 @@ fn rover_read_texts<'py>(
             let Ok(text) = string.to_str() else {
                 return Ok(None); // a lone surrogate
             };
-            for word in text
-                .split(|c: char| is_python_whitespace(c as u32))
-                .filter(|w| !w.is_empty())
-            {
-                ids.push(words.id(word)?);
-            }
+            words
+                .push_text(text, &mut ids)
+                .map_err(|e| PyValueError::new_err(e.to_string()))?;
             engine_offsets.push(ids.len() as i64);
         }
-        let vocabulary = match words.list {
+        let vocabulary = match words.into_words() {
             Some(list) => Some(PyList::new(py, list.iter().map(|w| &**w))?),
             None => None,
         };
@@ -218,38 +215,6 @@ fn item<'a, 'py>(list: Borrowed<'a, 'py, PyList>, k: usize) -> Borrowed<'a, 'py,
             list.py(),
             ffi::PyList_GetItem(list.as_ptr(), k as ffi::Py_ssize_t),
         )
-    }
-}
-
-/// Word → id in order of first appearance (and the words themselves, when asked for).
-struct Words {
-    ids: FastMap<Box<str>, u32>,
-    list: Option<Vec<Box<str>>>,
-}
-
-impl Words {
-    fn new(keep: bool) -> Self {
-        Words {
-            ids: FastMap::default(),
-            list: keep.then(Vec::new),
-        }
-    }
-
-    fn id(&mut self, word: &str) -> PyResult<u32> {
-        if let Some(&id) = self.ids.get(word) {
-            return Ok(id);
-        }
-        let id = u32::try_from(self.ids.len())
-            .ok()
-            .filter(|&id| id != rover::NULL)
-            .ok_or_else(|| {
-                PyValueError::new_err("hypotheses hold too many distinct words (2**32 - 1)")
-            })?;
-        self.ids.insert(word.into(), id);
-        if let Some(list) = &mut self.list {
-            list.push(word.into());
-        }
-        Ok(id)
     }
 }
 

@@ -152,6 +152,45 @@ impl Arena {
         }
     }
 
+    /// A new leaf (its raw id the next one): its node.
+    #[inline]
+    pub fn push_leaf(&mut self, leaf: Leaf) -> u32 {
+        let raw = self.leaves.len() as u32;
+        self.leaves.push(leaf);
+        self.nodes.push(Node::leaf(raw));
+        self.nodes.len() as u32 - 1
+    }
+
+    /// A new list, dict or tuple over `children` (`(node, key)`, keys used under a dict only):
+    /// its node. Its size is the sum of the children's weights, for a tuple their largest.
+    pub fn push_container(
+        &mut self,
+        kind: Kind,
+        children: impl IntoIterator<Item = (u32, Key)>,
+    ) -> u32 {
+        debug_assert!(matches!(kind, Kind::List | Kind::Dict | Kind::Tuple));
+        let start = self.kids.len() as u32;
+        let mut size = 0;
+        for (node, key) in children {
+            let weight = self.nodes[node as usize].weight();
+            size = if kind == Kind::Tuple {
+                weight.max(size)
+            } else {
+                size + weight
+            };
+            self.kids.push(node);
+            self.keys.push(key);
+        }
+        let len = self.kids.len() as u32 - start;
+        self.nodes.push(Node {
+            kind,
+            start,
+            len,
+            size,
+        });
+        self.nodes.len() as u32 - 1
+    }
+
     /// Add item `(gold, pred)`: list its leaf pairs and key matches, in the order the scorer
     /// uses them (a list comparison beyond `max_cells` lists nothing: scoring stops there).
     pub fn add_item(&mut self, gold: u32, pred: u32) {
@@ -737,6 +776,40 @@ mod tests {
                 .collect();
             go(&t, n_rows, 0, n_cols, &mut vec![false; n_rows])
         }
+    }
+
+    #[test]
+    fn containers_count_their_leaves() {
+        let mut arena = Arena::new(100);
+        let (a, b) = (
+            arena.push_leaf(Leaf::Int(1)),
+            arena.push_leaf(Leaf::Text { empty: false }),
+        );
+        assert_eq!((a, b), (1, 2));
+        assert_eq!(arena.nodes[2], Node::leaf(1));
+        let list = arena.push_container(
+            Kind::List,
+            [(a, Key::Null), (b, Key::Null), (NULL, Key::Null)],
+        );
+        assert_eq!(arena.nodes[list as usize].size, 3);
+        let dict = arena.push_container(Kind::Dict, [(list, Key::Text(0)), (a, Key::Int(2))]);
+        assert_eq!(arena.nodes[dict as usize].size, 4);
+        assert_eq!(arena.keys[3..], [Key::Text(0), Key::Int(2)]);
+        let tuple = arena.push_container(
+            Kind::Tuple,
+            [(a, Key::Null), (dict, Key::Null), (list, Key::Null)],
+        );
+        let node = arena.nodes[tuple as usize];
+        assert_eq!((node.size, node.start, node.len), (4, 5, 3));
+        assert_eq!(arena.kids, [a, b, NULL, list, a, a, dict, list]);
+        let empty = arena.push_container(Kind::List, []);
+        assert_eq!(
+            (
+                arena.nodes[empty as usize].size,
+                arena.nodes[empty as usize].len
+            ),
+            (0, 0)
+        );
     }
 
     #[test]

@@ -212,6 +212,35 @@ fn with_avx2<R>(work: impl FnOnce() -> R) -> R {
 
 /// Below this many values the selection gathers and selects among all of them directly.
 const DIRECT_BELOW: usize = 1 << 14;
+/// The split-conformal fit at miscoverage `alpha` (in `[0, 1]`): `(q, scores, n)`, the
+/// [`nonconformity_rows_by`] scores and their count, and `q` the score of rank
+/// `ceil((n + 1)(1 - alpha))` among them (1-based; `inf` above `n` or without scores, `-inf`
+/// below 1), found by selection. The rank is computed with the same two roundings as Python's
+/// `math.ceil((n + 1) * (1 - alpha))`.
+pub fn fit_by(
+    probs: &[f64],
+    correct: &[bool],
+    alpha: f64,
+    join: impl Join,
+) -> Result<(f64, Vec<f64>, usize), ConformalError> {
+    let (scores, n) = nonconformity_rows_by(probs, correct, &join)?;
+    let q = quantile(&scores, n, alpha, join);
+    Ok((q, scores, n))
+}
+
+/// The score of rank `ceil((n + 1)(1 - alpha))` (1-based, the rank of [`fit_by`]) among the `n`
+/// values of `scores` other than NaN; `inf` above `n` or without scores, `-inf` below 1.
+pub fn quantile(scores: &[f64], n: usize, alpha: f64, join: impl Join) -> f64 {
+    let rank = ((n + 1) as f64 * (1.0 - alpha)).ceil();
+    if n == 0 || rank > n as f64 {
+        f64::INFINITY
+    } else if rank < 1.0 {
+        f64::NEG_INFINITY
+    } else {
+        kth_smallest_counted(scores, n, rank as usize - 1, join)
+    }
+}
+
 /// Scores in the pivot sample (at most; evenly spaced, NaN ones skipped).
 const SAMPLE: usize = 1 << 14;
 /// Half-width of the pivot bracket in sample positions, as a multiple of the sample's square
@@ -433,6 +462,46 @@ mod tests {
                 .collect();
             assert_eq!(portable, (below, keys));
         }
+    }
+
+    #[test]
+    fn the_fit_takes_the_conformal_rank() {
+        // scores of the correct rows: 0.25, 0.5, 0.75 (the 0.6 row is wrong, the NaN row skipped)
+        let probs = [0.75, 0.5, 0.4, 0.25, f64::NAN];
+        let correct = [true, true, false, true, true];
+        let fit = |alpha| fit_by(&probs, &correct, alpha, one_thread).unwrap();
+        let (q, scores, n) = fit(0.5);
+        assert_eq!(n, 3);
+        assert_eq!(bits(&scores), bits(&[0.25, 0.5, f64::NAN, 0.75, f64::NAN]));
+        assert_eq!(q, 0.5); // rank ceil(4 * 0.5) = 2
+        assert_eq!(fit(0.3).0, 0.75); // ceil(4 * 0.7) = ceil(2.8) = 3
+        assert_eq!(fit(0.2).0, f64::INFINITY); // ceil(3.2) = 4 > 3
+        assert_eq!(fit(1.0).0, f64::NEG_INFINITY); // rank 0
+        assert_eq!(fit(0.0).0, f64::INFINITY);
+        // Python: math.ceil((2 + 1) * (1 - 0.9)) == 1 (0.1 is 0.09999999999999998 here)
+        let (q, _, n) = fit_by(&[0.5, 0.25], &[true, true], 0.9, one_thread).unwrap();
+        assert_eq!((q, n), (0.5, 2));
+        assert_eq!(fit_by(&[], &[], 0.1, one_thread).unwrap().0, f64::INFINITY);
+        assert_eq!(
+            fit_by(&[1.5], &[false], 0.1, one_thread),
+            Err(ConformalError::OutOfRange { row: 0, value: 1.5 })
+        );
+    }
+
+    #[test]
+    fn the_quantile_takes_the_fit_rank_of_scores_given_directly() {
+        // what split_conformal_quantile asks of a list of scores (NaN in a row left out)
+        let scores = [0.75, -0.0, f64::NAN, 0.25, f64::NEG_INFINITY];
+        let q = |alpha| quantile(&scores, 4, alpha, one_thread);
+        // ascending: -inf, -0.0, 0.25, 0.75
+        assert_eq!(q(0.7), 0.0); // rank ceil(5 * 0.30000000000000004) = 2: the zero, as 0.0
+        assert!(q(0.7).is_sign_positive());
+        assert_eq!(q(0.5), 0.25); // ceil(2.5) = 3
+        assert_eq!(q(0.3), 0.75); // ceil(3.5) = 4
+        assert_eq!(q(0.1), f64::INFINITY); // ceil(4.5) = 5 > 4
+        assert_eq!(q(0.9), f64::NEG_INFINITY); // ceil(0.5) = 1
+        assert_eq!(q(1.0), f64::NEG_INFINITY); // rank 0
+        assert_eq!(quantile(&[], 0, 0.5, one_thread), f64::INFINITY);
     }
 
     #[test]

@@ -666,6 +666,50 @@ pub fn normalize_text(
     Ok(TextOutcome::Done)
 }
 
+/// A column normalised by [`normalize_column`]: item `k` is `data[offsets[k]..offsets[k + 1]]`
+/// (UTF-8), with `status[k]` 0 (normalised), 1 (left to the caller, its text unchanged) or 2 (not
+/// UTF-8, an empty text).
+#[derive(Debug, Default, PartialEq)]
+pub struct NormalizedColumn {
+    pub data: Vec<u8>,
+    pub offsets: Vec<i64>,
+    pub status: Vec<i8>,
+}
+
+/// Every item of a column through `steps` ([`normalize_text`]); `Err((k, e))` when out of memory
+/// at item `k`.
+pub fn normalize_column<'a>(
+    items: impl Iterator<Item = &'a [u8]>,
+    steps: &[Step],
+    tables: &UnicodeTables<'_>,
+) -> Result<NormalizedColumn, (usize, TryReserveError)> {
+    let mut ws = PairWorkspace::new();
+    let mut out = NormalizedColumn {
+        offsets: vec![0],
+        ..Default::default()
+    };
+    for (k, bytes) in items.enumerate() {
+        let code = match normalize_text(&mut ws, steps, tables, bytes).map_err(|e| (k, e))? {
+            TextOutcome::Done => {
+                let mut utf8 = [0; 4];
+                for c in ws.text().iter().filter_map(|&c| char::from_u32(c)) {
+                    out.data
+                        .extend_from_slice(c.encode_utf8(&mut utf8).as_bytes());
+                }
+                0
+            }
+            TextOutcome::NeedsCaller => {
+                out.data.extend_from_slice(bytes);
+                1
+            }
+            TextOutcome::InvalidUtf8 => 2,
+        };
+        out.offsets.push(out.data.len() as i64);
+        out.status.push(code);
+    }
+    Ok(out)
+}
+
 /// Score one pair of UTF-8 texts: decode, normalise both sides by `steps`, align the gold
 /// (reference) with the prediction at `level` (an error only when out of memory). Sides `known`
 /// to be UTF-8 are not validated again.
@@ -1055,6 +1099,33 @@ mod tests {
             deletions: c.deletions,
             insertions: c.insertions,
         })
+    }
+
+    #[test]
+    fn a_column_normalises_item_by_item() {
+        let mut unassigned = vec![0u8; 0x378 / 8 + 1];
+        unassigned[0x378 / 8] |= 1 << (0x378 % 8); // U+0378 is unassigned
+        let tables = UnicodeTables {
+            unassigned: CodePointSet { bits: &unassigned },
+            ..Default::default()
+        };
+        let items: [&[u8]; 5] = [
+            b"  a \t b ",
+            "e\u{301}!".as_bytes(),
+            b"\xff",
+            b"",
+            "x\u{378} ".as_bytes(),
+        ];
+        let steps = [Step::Nfc, Step::CollapseWhitespace];
+        let column = normalize_column(items.into_iter(), &steps, &tables).unwrap();
+        assert_eq!(
+            column.data,
+            ["a b", "\u{e9}!", "", "", "x\u{378} "].concat().as_bytes()
+        );
+        assert_eq!(column.offsets, [0, 3, 6, 6, 6, 10]);
+        assert_eq!(column.status, [0, 0, 2, 0, 1]);
+        let empty = normalize_column(std::iter::empty(), &steps, &tables).unwrap();
+        assert_eq!((empty.offsets, empty.data.len()), (vec![0], 0));
     }
 
     #[test]

@@ -27,7 +27,12 @@
 
 use crate::bootstrap::{RunningSum, Summation};
 
+pub mod table;
 pub mod unit;
+
+pub use table::{
+    ranks_by_bytes, ranks_of_order, CallRows, CallTableBuilder, NewCall, SortedArguments,
+};
 
 /// Operation code of an aligned pair (equal or substituted elements).
 pub const OP_MATCH: i64 = 0;

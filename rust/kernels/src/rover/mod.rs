@@ -21,6 +21,8 @@
 
 use crate::bootstrap::{sum, Summation};
 
+pub mod words;
+
 /// Token id of a NULL entry (an engine with no token in that slot).
 pub const NULL: u32 = u32::MAX;
 
