@@ -14,7 +14,6 @@ use crate::parallel::guarded;
 /// caller reads the rows and names what is wrong).
 #[pyfunction]
 fn listed_bins(
-    py: Python<'_>,
     probs: &Bound<'_, PyAny>,
     correct: &Bound<'_, PyAny>,
     n_bins: u64,
@@ -23,7 +22,7 @@ fn listed_bins(
         if n_bins == 0 || n_bins > 1 << 53 {
             return Ok(None);
         }
-        Ok(read_exact_rows(py, probs, correct).map(|(p, c)| calibration::bins(&p, &c, n_bins)))
+        Ok(read_exact_rows(probs, correct).map(|(p, c)| calibration::bins(&p, &c, n_bins)))
     })
 }
 
@@ -31,12 +30,11 @@ fn listed_bins(
 /// exactly a `list` or `tuple` of fewer than `limit` `float`s and `correct` one of `True` and
 /// `False` as long; else `None`.
 fn sorted_rows(
-    py: Python<'_>,
     probs: &Bound<'_, PyAny>,
     correct: &Bound<'_, PyAny>,
     limit: usize,
 ) -> Option<SortedRows> {
-    let (p, c) = read_exact_rows(py, probs, correct)?;
+    let (p, c) = read_exact_rows(probs, correct)?;
     if p.len() >= limit {
         return None;
     }
@@ -47,12 +45,11 @@ fn sorted_rows(
 /// `(p, wrong)` tuples) and how many are wrong, or `None` (the caller reads the rows with NumPy).
 #[pyfunction]
 fn listed_sorted_rows(
-    py: Python<'_>,
     probs: &Bound<'_, PyAny>,
     correct: &Bound<'_, PyAny>,
     limit: usize,
 ) -> PyResult<Option<SortedRows>> {
-    guarded(|| Ok(sorted_rows(py, probs, correct, limit)))
+    guarded(|| Ok(sorted_rows(probs, correct, limit)))
 }
 
 /// `_small_risk_fit` (in `scorekit.qe.decide`): `(n, lam)` of `RiskControlGate.fit` with the 0/1
@@ -60,7 +57,6 @@ fn listed_sorted_rows(
 /// (the caller reads the rows with NumPy).
 #[pyfunction]
 fn listed_risk_fit(
-    py: Python<'_>,
     probs: &Bound<'_, PyAny>,
     correct: &Bound<'_, PyAny>,
     limit: usize,
@@ -68,7 +64,7 @@ fn listed_risk_fit(
     target: f64,
 ) -> PyResult<Option<(usize, f64)>> {
     guarded(|| {
-        Ok(sorted_rows(py, probs, correct, limit).map(|(rows, wrong)| {
+        Ok(sorted_rows(probs, correct, limit).map(|(rows, wrong)| {
             (
                 rows.len(),
                 calibration::risk_threshold(&rows, wrong, bound, target),

@@ -70,7 +70,7 @@ fn listed_conformal_quantile(
         if !(0.0..=1.0).contains(&alpha) {
             return Ok(None);
         }
-        let Some(values) = read_exact_floats(py, scores).filter(|v| !v.iter().any(|x| x.is_nan()))
+        let Some(values) = read_exact_floats(scores).filter(|v| !v.iter().any(|x| x.is_nan()))
         else {
             return Ok(None);
         };
@@ -98,7 +98,7 @@ fn listed_conformal_fit<'py>(
         if !(0.0..=1.0).contains(&alpha) {
             return Ok(None);
         }
-        let Some((p, c)) = read_exact_rows(py, probs, correct) else {
+        let Some((p, c)) = read_exact_rows(probs, correct) else {
             return Ok(None);
         };
         let Ok((q, scores, n)) = conformal::fit_by(&p, &c, alpha, one_thread) else {

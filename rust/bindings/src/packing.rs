@@ -7,9 +7,8 @@ use numpy::{IntoPyArray, PyArray1};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyFloat, PyList, PySequence, PyString, PyTuple};
+use pyo3::types::{PyDict, PyList, PySequence, PyString, PyTuple};
 use pyo3::Borrowed;
-use std::sync::OnceLock;
 
 use crate::parallel::guarded;
 
@@ -388,66 +387,24 @@ pub fn bools_in(values: &Bound<'_, PyAny>) -> Option<Vec<bool>> {
     Some(out)
 }
 
-/// `PyFloatObject`: `PyObject_HEAD`, then the value. Not part of the limited API, so
-/// [`FloatReader::new`] checks it once against `PyFloat_AsDouble` before it is relied on (whose
-/// call costs more than the rest of a value's reading in [`fuse_probabilities`]).
-#[repr(C)]
-struct FloatObject {
-    head: ffi::PyObject,
-    value: f64,
-}
-
-/// Reads the value of an exact `float` without a call when the running interpreter lays floats
-/// out as [`FloatObject`] (probed once), through `PyFloat_AsDouble` otherwise.
-#[derive(Clone, Copy)]
-pub(crate) struct FloatReader {
-    direct: bool,
-}
-
-impl FloatReader {
-    pub(crate) fn new(py: Python<'_>) -> Self {
-        static DIRECT: OnceLock<bool> = OnceLock::new();
-        let direct = *DIRECT.get_or_init(|| {
-            let probe = PyFloat::new(py, -0.123_456_789_012_345_67);
-            // SAFETY: `probe` is a live exact float, at least a header and a double long in
-            // every CPython; the read only decides whether the layout is used.
-            let (read, called) = unsafe {
-                let ptr = probe.as_ptr();
-                (
-                    (*(ptr as *const FloatObject)).value,
-                    ffi::PyFloat_AsDouble(ptr),
-                )
-            };
-            read.to_bits() == called.to_bits() && called == -0.123_456_789_012_345_67
-        });
-        FloatReader { direct }
-    }
-
-    /// The value of `item` when its type is exactly `float`, else `None`.
-    ///
-    /// # Safety
-    /// `item` is a live object and the GIL is held.
-    pub(crate) unsafe fn exact(self, item: *mut ffi::PyObject) -> Option<f64> {
-        if ffi::Py_TYPE(item) != std::ptr::addr_of_mut!(ffi::PyFloat_Type) {
-            return None;
-        }
-        Some(if self.direct {
-            (*(item as *const FloatObject)).value
-        } else {
-            ffi::PyFloat_AsDouble(item)
-        })
-    }
+/// The value of `item` when its type is exactly `float` (read through `PyFloat_AsDouble`, the API
+/// call: never from the object's memory layout), else `None`.
+///
+/// # Safety
+/// `item` is a live object and the GIL is held.
+pub(crate) unsafe fn exact_float(item: *mut ffi::PyObject) -> Option<f64> {
+    (ffi::Py_TYPE(item) == std::ptr::addr_of_mut!(ffi::PyFloat_Type))
+        .then(|| ffi::PyFloat_AsDouble(item))
 }
 
 /// The items of `values` when it is exactly a `list` or `tuple` whose every item is exactly a
 /// `float` (NaN and ±inf included); else `None`. No Python code runs.
-pub(crate) fn read_exact_floats(py: Python<'_>, values: &Bound<'_, PyAny>) -> Option<Vec<f64>> {
+pub(crate) fn read_exact_floats(values: &Bound<'_, PyAny>) -> Option<Vec<f64>> {
     let (sequence, len, tuple) = exact_items(values)?;
-    let reader = FloatReader::new(py);
     let mut out = Vec::with_capacity(len);
     for k in 0..len {
         // SAFETY: as in `read_floats`: `k < len` items of an exact list or tuple, the GIL held.
-        out.push(unsafe { reader.exact(item_ptr(&sequence, k, tuple)) }?);
+        out.push(unsafe { exact_float(item_ptr(&sequence, k, tuple)) }?);
     }
     Some(out)
 }
@@ -455,11 +412,10 @@ pub(crate) fn read_exact_floats(py: Python<'_>, values: &Bound<'_, PyAny>) -> Op
 /// Calibration rows: `probs` read by [`read_exact_floats`], `correct` by [`bools_in`], when
 /// both are read and as long; else `None`.
 pub(crate) fn read_exact_rows(
-    py: Python<'_>,
     probs: &Bound<'_, PyAny>,
     correct: &Bound<'_, PyAny>,
 ) -> Option<(Vec<f64>, Vec<bool>)> {
-    let (p, c) = (read_exact_floats(py, probs)?, bools_in(correct)?);
+    let (p, c) = (read_exact_floats(probs)?, bools_in(correct)?);
     (p.len() == c.len()).then_some((p, c))
 }
 
@@ -482,20 +438,19 @@ pub fn exact_floats(values: &Bound<'_, PyAny>) -> bool {
 /// `sum(values) / len(values)`. Else `None`: the caller checks each value and names the bad one.
 /// No Python code runs.
 #[pyfunction]
-pub fn fuse_probabilities(py: Python<'_>, probs: &Bound<'_, PyAny>, minimum: bool) -> Option<f64> {
+pub fn fuse_probabilities(probs: &Bound<'_, PyAny>, minimum: bool) -> Option<f64> {
     let dict = probs.cast_exact::<PyDict>().ok()?;
     let count = dict.len();
     if count == 0 {
         return None;
     }
-    let reader = FloatReader::new(py);
     let (mut pos, mut key, mut value) = (0, std::ptr::null_mut(), std::ptr::null_mut());
     let mut fused = if minimum { f64::INFINITY } else { 0.0 };
     // SAFETY: `dict` is a live exact dict and the GIL is held; PyDict_Next lends its keys and
     // values, and no Python code runs (nothing can change the dict) while they are read.
     while unsafe { ffi::PyDict_Next(dict.as_ptr(), &mut pos, &mut key, &mut value) } != 0 {
         // SAFETY: `value` is a live value lent by the dict (above).
-        let p = unsafe { reader.exact(value) }?;
+        let p = unsafe { exact_float(value) }?;
         if !(0.0..=1.0).contains(&p) {
             return None;
         }
