@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from scorekit import interrater
+from scorekit import _kernels, interrater
 from scorekit.agents import Cost, cost
 from scorekit.qe import calibrate, decide
 
@@ -117,8 +117,9 @@ def test_conformal_quantile_small_path_same_value(monkeypatch):
         for alpha in [0.0, 0.05, 0.1, 0.5, 1.0]:
             for _ in range(10):
                 scores = [rnd.choice(pool) if rnd.random() < 0.3 else rnd.random() for _ in range(n)]
-                small = decide.split_conformal_quantile(scores, alpha)
                 with monkeypatch.context() as m:
+                    m.setattr(_kernels, "compiled", lambda: None)  # the Python small path
+                    small = decide.split_conformal_quantile(scores, alpha)
                     m.setattr(decide, "_SMALL_SET", 0)
                     full = decide.split_conformal_quantile(scores, alpha)
                 assert same_bits(small, full), (scores, alpha, small, full)
@@ -175,8 +176,9 @@ def test_binned_small_path_same_bits(monkeypatch, fn):
             for _ in range(8):
                 probs = [rnd.choice(specials) if rnd.random() < 0.2 else rnd.random() for _ in range(n)]
                 correct = [rnd.random() < 0.5 for _ in range(n)]
-                small = fn(probs, correct, n_bins=n_bins)
                 with monkeypatch.context() as m:
+                    m.setattr(_kernels, "compiled", lambda: None)  # the Python small path
+                    small = fn(probs, correct, n_bins=n_bins)
                     m.setattr(calibrate, "_SMALL_ROWS", 0)
                     full = fn(probs, correct, n_bins=n_bins)
                 assert repr(small) == repr(full), (probs, correct, n_bins)
@@ -201,7 +203,10 @@ def test_cost_checks_keep_their_errors():
         cost.dollars(Cost(cached_input_tokens="3"), price)
 
 
-def test_risk_coverage_small_path_same_values(monkeypatch):
+@pytest.mark.parametrize("compiled", [True, False], ids=["compiled rows", "Python rows"])
+def test_risk_coverage_small_path_same_values(monkeypatch, compiled):
+    if not compiled:
+        monkeypatch.setattr(_kernels, "compiled", lambda: None)
     rnd = random.Random(17)
     pool = [0.0, 0.5, 1.0, 0.25, float("nan"), float("inf"), -float("inf"), -0.0]
     for n in [0, 1, 2, 5, 16, 17, 40, decide._SMALL_SET - 1]:
@@ -475,14 +480,18 @@ def fit_outcome(fit):
         warnings.simplefilter("always")
         try:
             got = repr(fit())
-        except decide.InvalidValueError as e:
-            got = f"error: {e}"
+        except (decide.InvalidValueError, decide.InvalidTypeError) as e:
+            got = f"error: {type(e).__name__}: {e}"
     return got, [str(w.message) for w in caught]
 
 
-def test_risk_control_fit_small_path_same_threshold(monkeypatch):
+@pytest.mark.parametrize("compiled", [True, False], ids=["compiled rows", "Python rows"])
+def test_risk_control_fit_small_path_same_threshold(monkeypatch, compiled):
     """A risk-control fit on short lists of floats and bools (counted in Python) gives the
-    threshold, the warnings and the errors of the NumPy path, on both sides of the threshold."""
+    threshold, the warnings and the errors of the NumPy path, on both sides of the threshold,
+    with its rows read by the compiled core or in Python."""
+    if not compiled:
+        monkeypatch.setattr(_kernels, "compiled", lambda: None)
     rnd = random.Random(23)
     pool = [0.0, 0.5, 1.0, 0.25, float("nan"), float("inf"), -float("inf"), -0.0, 1.5, -0.25]
     for n in [0, 1, 2, 3, 9, 20, 40, decide._SMALL_SET - 1, decide._SMALL_SET]:
@@ -491,7 +500,11 @@ def test_risk_control_fit_small_path_same_threshold(monkeypatch):
                      for _ in range(n)]
             flip = rnd.random()
             correct = [rnd.random() < flip for _ in range(n)]
-            target, bound = rnd.choice([0.0, 0.01, 0.05, 0.1, 0.3, 0.7, 1.0]), rnd.choice([1.0, 1.0, 2.0, 0.5])
+            target = rnd.choice([0.0, -0.0, 0.01, 0.05, 0.1, 0.3, 0.7, 1.0, 1, np.float64(0.1), math.nan, -0.1])
+            bound = rnd.choice([1.0, 1.0, 2.0, 0.5, -0.0, 3, math.inf, "1"])
+            if rnd.random() < 0.1:
+                probs = probs + [rnd.choice(ODD_VALUES)]
+                correct = correct + [rnd.choice([True, 1, 0.5])]
             outcomes = []
             for cut in (decide._SMALL_SET, 0):
                 monkeypatch.setattr(decide, "_SMALL_SET", cut)
@@ -774,6 +787,238 @@ def test_fuzz_kappa_paths_correctly_rounded(pairs, repeat):
     assert same_bits(small, exact) and same_bits(full, exact), (a, b, small, full, exact)
     integers = {*map(type, a), *map(type, b)} <= {int, bool} and all(-2**63 <= v < 2**63 for v in a + b)
     assert (interrater._integer_counts(a, b) is not None) == integers, (a, b)
+
+
+# Sixth round: the compiled readers of plain lists and dicts (`scorekit._core`) against the checked
+# Python/NumPy paths they short-cut, with `_kernels.compiled` switched off.
+
+needs_core = pytest.mark.skipif(_kernels.compiled() is None, reason="needs the compiled core")
+
+
+class FloatKind(float):
+    pass
+
+
+#: Values of every kind the readers must refuse to the full path or read exactly.
+ODD_VALUES = [0.0, -0.0, 1.0, 0.5, 1e-300, 5e-324, 1 - 2**-53, math.nan, math.inf, -math.inf, 1.5, -0.1,
+              True, False, 0, 1, 2, 2**53 + 1, 2**64, -(10**400), np.float64(0.25), np.float32(0.5),
+              np.bool_(True), Fraction(1, 3), FloatKind(0.5), "0.5", None, complex(0.5, 0)]
+
+
+def outcome_and_warnings(fn, *args, **kwargs):
+    """What a call gives: the value's repr (or the error's type and message) and its warnings."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            value = repr(fn(*args, **kwargs))
+        except Exception as exc:  # compared, not hidden: both paths must raise the same
+            value = (type(exc), str(exc))
+    return value, [(w.category, str(w.message)) for w in caught]
+
+
+def compiled_and_not(monkeypatch, fn, *args, **kwargs):
+    """``outcome_and_warnings`` with the compiled readers, then without them."""
+    fast = outcome_and_warnings(fn, *args, **kwargs)
+    with monkeypatch.context() as m:
+        m.setattr(_kernels, "compiled", lambda: None)
+        full = outcome_and_warnings(fn, *args, **kwargs)
+    return fast, full
+
+
+def mostly_floats(rnd: random.Random, n: int, odd: float = 0.1) -> list:
+    return [rnd.choice(ODD_VALUES) if rnd.random() < odd else rnd.random() for _ in range(n)]
+
+
+def one_odd_each(rnd: random.Random, n: int):
+    """Lists of ``n`` floats in [0, 1] with one of the odd values at a random place, each once."""
+    for odd in ODD_VALUES:
+        values = [rnd.random() for _ in range(n)]
+        values[rnd.randrange(n)] = odd
+        yield values
+
+
+@needs_core
+@pytest.mark.parametrize("fuse", [calibrate.mean_probability, calibrate.min_probability])
+def test_compiled_fusion_same_as_checked(monkeypatch, fuse):
+    rnd = random.Random(61)
+    for n in [0, 1, 2, 3, 7, 20, 63, 2000]:
+        for odd in [0.0, 0.02, 0.3]:
+            for _ in range(12):
+                probs = {f"s{i}": v for i, v in enumerate(mostly_floats(rnd, n, odd))}
+                fast, full = compiled_and_not(monkeypatch, fuse, probs)
+                assert fast == full, (probs, fast, full)
+    for n in [1, 2, 20]:
+        for values in one_odd_each(rnd, n):
+            probs = {f"s{i}": v for i, v in enumerate(values)}
+            fast, full = compiled_and_not(monkeypatch, fuse, probs)
+            assert fast == full, (probs, fast, full)
+    for other in [[0.5], (0.5,), {0.5: 0.5}.keys(), {"a": 0.5}.items()]:
+        assert compiled_and_not(monkeypatch, fuse, other)[0] == compiled_and_not(monkeypatch, fuse, other)[1]
+
+
+@needs_core
+def test_compiled_fusion_reads_plain_dicts_without_the_checks(monkeypatch):
+    """A dict of floats in [0, 1] is fused by the compiled pass alone (the left-to-right sum:
+    ``sum`` of these three is not ``math.fsum``'s), anything else by the checks."""
+    def checked(*args):
+        raise RuntimeError("checked")
+
+    probs = {"a": 0.1, "b": 0.2, "c": 0.3}
+    monkeypatch.setattr(calibrate, "_probabilities_of", checked)
+    assert calibrate.mean_probability(probs) == (0.1 + 0.2 + 0.3) / 3 != math.fsum(probs.values()) / 3
+    assert calibrate.min_probability({"a": 0.0, "b": -0.0}) is not None
+    assert repr(calibrate.min_probability({"a": -0.0, "b": 0.0})) == "-0.0"
+    assert repr(calibrate.mean_probability({"a": -0.0})) == "0.0"
+    with pytest.raises(RuntimeError, match="checked"):
+        calibrate.mean_probability({"a": 0.5, "b": 1})
+
+
+def quantile_alphas():
+    return [0.0, -0.0, 0.05, 0.1, 0.5, 1.0, 1.5, -0.1, math.nan, True, 1, np.float64(0.1), "0.1", None]
+
+
+@needs_core
+def test_compiled_conformal_quantile_same_as_full(monkeypatch):
+    rnd = random.Random(62)
+    for n in [0, 1, 2, 9, 10, 20, decide._SMALL_SET - 1, decide._SMALL_SET, 300, 3000]:
+        for alpha in quantile_alphas():
+            for odd in [0.0, 0.05, 0.5]:
+                scores = mostly_floats(rnd, n, odd)
+                for rows in [scores, tuple(scores)]:
+                    fast, full = compiled_and_not(monkeypatch, decide.split_conformal_quantile, rows, alpha)
+                    assert fast == full, (rows, alpha, fast, full)
+    for n in [1, 2, 20]:
+        for scores in one_odd_each(rnd, n):
+            fast, full = compiled_and_not(monkeypatch, decide.split_conformal_quantile, scores, 0.0)
+            assert fast == full, (scores, fast, full)
+
+
+def gate_rows(rnd: random.Random, n: int, odd: float) -> tuple[list, list]:
+    probs = [rnd.choice([0.0, -0.0, 1.0, 0.5, math.nan, math.inf, -math.inf]) if rnd.random() < 0.2
+             else rnd.random() for _ in range(n)]
+    probs = [rnd.choice(ODD_VALUES) if rnd.random() < odd else p for p in probs]
+    correct = [rnd.random() < 0.7 for _ in range(n)]
+    correct = [rnd.choice([1, 0, 2, np.bool_(True), None, 0.5]) if rnd.random() < odd else c for c in correct]
+    return probs, correct
+
+
+def conformal_fit_outcome(alpha, probs, correct):
+    gate = decide.ConformalGate(alpha=alpha).fit(probs, correct)
+    return gate.q, list(gate._cal), len(gate._cal), [gate.p_value(p) for p in (0.0, 0.3, 0.9, 1.0)]
+
+
+@needs_core
+def test_compiled_conformal_fit_same_as_full(monkeypatch):
+    rnd = random.Random(63)
+    for n in [0, 1, 2, 5, 9, 10, 20, decide._SMALL_SET - 1, decide._SMALL_SET, 200]:
+        for alpha in quantile_alphas():
+            for odd in [0.0, 0.05, 0.4]:
+                probs, correct = gate_rows(rnd, n, odd)
+                for rows in [(probs, correct), (tuple(probs), correct), (probs, correct[:-1] + [True, False])]:
+                    fast, full = compiled_and_not(monkeypatch, conformal_fit_outcome, alpha, *rows)
+                    assert fast == full, (alpha, rows, fast, full)
+    for n in [1, 2, 20]:
+        for probs in one_odd_each(rnd, n):
+            for correct in [[True] * n, [rnd.random() < 0.5 for _ in range(n)]]:
+                fast, full = compiled_and_not(monkeypatch, conformal_fit_outcome, 0.5, probs, correct)
+                assert fast == full, (probs, correct, fast, full)
+                odd_correct = correct[:]
+                odd_correct[rnd.randrange(n)] = rnd.choice(probs)
+                fast, full = compiled_and_not(monkeypatch, conformal_fit_outcome, 0.5, correct, odd_correct)
+                assert fast == full, (correct, odd_correct, fast, full)
+
+
+@needs_core
+def test_short_conformal_fit_builds_no_array(monkeypatch):
+    """A short fit of plain lists is read by the compiled core alone: no NumPy array is made."""
+    monkeypatch.setattr(decide, "_floats", lambda *a: pytest.fail("read the rows with NumPy"))
+    gate = decide.ConformalGate(alpha=0.2).fit([0.9, 0.8, 0.7, 0.6, 0.55], [True] * 5)
+    assert gate.q == 0.44999999999999996 and list(gate._cal) == [0.09999999999999998, 0.19999999999999996,
+                                                              0.30000000000000004, 0.4, 0.44999999999999996]
+    with pytest.warns(decide.SmallCalibrationWarning, match="0 correct calibration item"):
+        assert decide.ConformalGate(alpha=0.1).fit([0.3], [False])._cal == []
+
+
+@needs_core
+@pytest.mark.parametrize("fn", [calibrate.expected_calibration_error, calibrate.reliability_curve])
+def test_compiled_bins_same_as_full(monkeypatch, fn):
+    rnd = random.Random(64)
+    for n in [0, 1, 2, 7, 20, calibrate._SMALL_ROWS - 1, calibrate._SMALL_ROWS, 500]:
+        for n_bins in [1, 3, 10, 1000, 2**40, 2**53, 2**53 + 1, 0, True, 2.0]:
+            for odd in [0.0, 0.3]:
+                probs, correct = gate_rows(rnd, n, odd)
+                for rows in [(probs, correct), (tuple(probs), tuple(correct)), (probs, correct + [True])]:
+                    fast, full = compiled_and_not(monkeypatch, fn, *rows, n_bins=n_bins)
+                    assert fast == full, (rows, n_bins, fast, full)
+                    with monkeypatch.context() as m:
+                        m.setattr(calibrate, "_SMALL_ROWS", 0)  # and the NumPy path
+                        assert fast == compiled_and_not(monkeypatch, fn, *rows, n_bins=n_bins)[1]
+    for n in [1, 2, 20]:
+        for probs in one_odd_each(rnd, n):
+            correct = [rnd.random() < 0.5 for _ in range(n)]
+            fast, full = compiled_and_not(monkeypatch, fn, probs, correct, n_bins=7)
+            assert fast == full, (probs, correct, fast, full)
+
+
+def test_small_set_warnings_cached_by_exact_key():
+    """The small-set warnings are formatted once per key; ``0.0`` and ``-0.0`` keep their texts."""
+    texts = []
+    for target in [0.0, -0.0, 0.0, 0.1, 0.1]:
+        with pytest.warns(decide.SmallCalibrationWarning) as caught:
+            decide.RiskControlGate(target=target).fit([0.5], [False])
+        texts.append(str(caught[0].message))
+    assert "target=0," in texts[0] and "target=-0," in texts[1] and texts[0] == texts[2] and texts[3] == texts[4]
+    assert texts[3] == decide._risk_too_small_message.__wrapped__(1, 1.0, 0.1)
+    for n, alpha in [(0, 0.1), (3, 0.1), (3, 0.05), (0, 1e-300)]:
+        expected = f"ConformalGate.fit: {decide._too_small_message(n, alpha)}"
+        for _ in range(2):
+            with pytest.warns(decide.SmallCalibrationWarning) as caught:
+                decide.ConformalGate(alpha=alpha).fit([0.9] * n + [0.1], [True] * n + [False])
+            assert str(caught[0].message) == expected
+
+
+@needs_core
+@pytest.mark.parametrize("fn", ["geo_mean", "length_normalized", "min_prob", "mean_prob"])
+def test_compiled_logprob_check_same_as_python(monkeypatch, fn):
+    """The compiled check that a list (or tuple) holds only floats lets the same lists through as
+    the Python one: same bits, same errors."""
+    from scorekit.qe import signals
+    aggregate = getattr(signals, fn)
+    rnd = random.Random(65)
+    for n in [0, 1, 2, 20, 300]:
+        for odd in [0.0, 0.05, 0.5]:
+            logps = [rnd.choice(LOGP_POOL + ODD_VALUES) if rnd.random() < odd else -rnd.expovariate(3.0) for _ in range(n)]
+            for rows in [logps, tuple(logps)]:
+                fast, full = compiled_and_not(monkeypatch, aggregate, rows)
+                assert fast == full, (rows, fast, full)
+    for n in [1, 2, 20]:
+        for logps in one_odd_each(rnd, n):
+            fast, full = compiled_and_not(monkeypatch, aggregate, [-x for x in logps if type(x) is float] + logps)
+            assert fast == full, (logps, fast, full)
+
+
+@pytest.mark.parametrize("check", ["benford_findings", "zscore_anomaly_findings"])
+def test_short_float_columns_answered_unread_others_still_read(check):
+    """Fewer floats than ``min_n`` give nothing at once; other values are still read with
+    ``float()`` (which may fail or tell), as before."""
+    from scorekit import validate
+    fn = getattr(validate, check)
+    reads = []
+
+    class Told:
+        def __float__(self):
+            reads.append(1)
+            return 5.0
+
+    assert fn([1.0, math.nan, -0.0], min_n=4) == [] and fn((), min_n=1) == []
+    assert fn([1.0, Told(), 2.0], min_n=4) == [] and reads == [1]
+
+    class Refuses:
+        def __float__(self):
+            raise RuntimeError("refused")
+
+    with pytest.raises(RuntimeError, match="refused"):
+        fn([1.0, Refuses()], min_n=30)
 
 
 # Fifth round (branch fix/smallend-agents): the agents' scalar calls check plain ints and floats in

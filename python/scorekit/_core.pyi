@@ -31,6 +31,8 @@ __all__ = [
     "pack_joined",
     "read_floats",
     "read_bools",
+    "fuse_probabilities",
+    "exact_floats",
     "tree_distance_batch",
     "tree_mapping",
     "flow_metrics_batch",
@@ -57,6 +59,11 @@ __all__ = [
     "isotonic_fit",
     "conformal_fit",
     "kth_smallest",
+    "listed_conformal_quantile",
+    "listed_conformal_fit",
+    "listed_bins",
+    "listed_sorted_rows",
+    "listed_risk_fit",
     "platt_fit",
     "platt_fit_listed",
     "fca_errors",
@@ -83,6 +90,13 @@ def read_floats(values: list[object] | tuple[object, ...]) -> _F64 | None:
 
 def read_bools(values: list[object] | tuple[object, ...]) -> npt.NDArray[np.bool_] | None:
     """An exact list/tuple of True and False as a bool array; None for anything else."""
+
+def exact_floats(values: object) -> bool:
+    """Whether values is an exact list/tuple of exact floats (NaN and ±inf included)."""
+
+def fuse_probabilities(probs: object, minimum: bool) -> float | None:
+    """The mean (or the first smallest) of an exact non-empty dict's values when every one is an
+    exact float in [0, 1]; None for anything else."""
 
 def text_pair_counts(reference: str, hypothesis: str, mode: str, unit: str = "char") -> tuple[int, int, int, int]:
     """(ref_len, substitutions, deletions, insertions) of one pair, ``mode`` "cer" or "wer"; takes the
@@ -314,6 +328,20 @@ def conformal_fit(probs: _F64, correct: npt.NDArray[np.bool_], alpha: float, thr
     """(q, every row's 1 - p with NaN for rows left out, rows kept) of the split-conformal fit."""
 def kth_smallest(values: _F64, k: int) -> float:
     """The k-th smallest (0-based) of the values other than NaN, by selection."""
+def listed_conformal_quantile(scores: object, alpha: float) -> float | None:
+    """The conformal quantile of an exact list/tuple of floats other than NaN, alpha in [0, 1];
+    None for anything else."""
+def listed_conformal_fit(probs: object, correct: object, alpha: float) -> tuple[float, list[float], int] | None:
+    """conformal_fit of an exact list/tuple of floats and one of bools as long (scores in a list);
+    None for anything else, a probability outside [0, 1] or alpha outside [0, 1]."""
+def listed_bins(probs: object, correct: object, n_bins: int) -> tuple[list[int], list[float], list[float], int] | None:
+    """(counts, sums, hits, n) per bin in use of an exact list/tuple of floats and one of bools as
+    long; None for anything else."""
+def listed_sorted_rows(probs: object, correct: object, limit: int) -> tuple[list[tuple[float, bool]], int] | None:
+    """The finite rows as (p, wrong), ascending, and how many are wrong, of fewer than limit floats
+    in [0, 1] (no -0.0) and as many bools; None for anything else."""
+def listed_risk_fit(probs: object, correct: object, limit: int, bound: float, target: float) -> tuple[int, float] | None:
+    """(n, lam) of the 0/1-loss risk-control fit over the rows listed_sorted_rows reads; None otherwise."""
 
 # --- fca (the flexible character accuracy's greedy matching; contract in scorekit._kernels.fca) ---
 def fca_errors(gt_values: _U32, gt_offsets: _I64, ocr_values: _U32, ocr_offsets: _I64, coefficients: _I64) -> int:

@@ -785,6 +785,8 @@ def _finite_floats(numbers_: Any, name: str, min_n: int, *,
                 return (keep, values[keep]) if len(keep) and len(keep) >= min_n else None
         if isinstance(numbers_, (str, bytes)) or not isinstance(numbers_, Iterable):
             raise InvalidTypeError(f"must be an iterable of numbers, got {describe(numbers_)}", field=name)
+    elif len(numbers_) < min_n and not [x for x in numbers_ if type(x) is not float]:
+        return None  # too few values, floats: float() of each would give it back, nothing to read
     positions, values = [], []
     for i, x in enumerate(numbers_):
         try:

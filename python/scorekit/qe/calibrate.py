@@ -74,6 +74,7 @@ from typing import Any, Optional
 
 import numpy as np
 
+from scorekit import _kernels
 from scorekit._kernels import available_cores
 from scorekit._kernels.isotonic import isotonic_fit
 from scorekit._kernels.platt import platt_fit, platt_fit_listed
@@ -1001,6 +1002,11 @@ def mean_probability(probs: Mapping[str, float]) -> float:
     >>> mean_probability({"judge": 0.9, "logprob": 0.7})
     0.8
     """
+    core = _kernels.compiled()
+    if core is not None:  # a dict of floats in [0, 1], read and added in one compiled pass
+        mean = core.fuse_probabilities(probs, False)
+        if mean is not None:
+            return mean
     values = _probabilities_of(probs, "mean_probability")
     return sum(values) / len(values)
 
@@ -1013,6 +1019,11 @@ def min_probability(probs: Mapping[str, float]) -> float:
     >>> min_probability({"judge": 0.9, "logprob": 0.7})
     0.7
     """
+    core = _kernels.compiled()
+    if core is not None:  # as in mean_probability
+        least = core.fuse_probabilities(probs, True)
+        if least is not None:
+            return least
     return min(_probabilities_of(probs, "min_probability"))
 
 
@@ -1213,7 +1224,12 @@ def _binned(probs: Any, correct: Any, n_bins: Any, owner: str, *, what: str = "n
     n_bins = _whole(n_bins, what, minimum=1)
     if n_bins > 2**53:
         raise InvalidValueError(f"must be at most 2**53, got {n_bins}", field=what)
-    if _plain_short(probs, correct):
+    core = _kernels.compiled()
+    if core is not None:  # lists of floats and bools, binned in one compiled pass
+        binned = core.listed_bins(probs, correct, n_bins)
+        if binned is not None:
+            return binned
+    elif _plain_short(probs, correct):
         return _small_binned(probs, correct, n_bins)
     p, c = _rows(probs, correct, owner, noun="probs")
     p = np.clip(p, 0.0, 1.0)

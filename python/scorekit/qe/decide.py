@@ -62,6 +62,7 @@ from typing import Any, Optional, Union
 
 import numpy as np
 
+from scorekit import _kernels
 from scorekit._kernels.conformal import conformal_fit, kth_smallest
 from scorekit._packing import bools_of, floats_of
 from scorekit.base import Decision
@@ -361,6 +362,11 @@ def split_conformal_quantile(scores: Sequence[float], alpha: float) -> float:
     >>> split_conformal_quantile([0.5], 0.1)
     inf
     """
+    core = _kernels.compiled()
+    if core is not None and type(alpha) is float:  # a list of floats other than NaN, alpha in [0, 1]
+        q = core.listed_conformal_quantile(scores, alpha)
+        if q is not None:
+            return q
     alpha = _alpha(alpha)
     if type(scores) is list and len(scores) < _SMALL_SET and {*map(type, scores)} <= {float} and not any(map(math.isnan, scores)):
         return _conformal_quantile(scores, alpha)
@@ -401,18 +407,18 @@ class CalibrationScores(Sequence[float]):
 
     __slots__ = ("_rows", "_n", "_ascending")
 
-    def __init__(self, rows: np.ndarray, n: int) -> None:
-        """``rows``: the scores in any order, NaN in the places of rows that do not calibrate;
-        ``n``: how many are not NaN."""
-        self._rows: Optional[np.ndarray] = rows
+    def __init__(self, rows: Union[np.ndarray, list[float]], n: int) -> None:
+        """``rows``: the scores in any order (an array, or a list of floats for a short fit), NaN
+        in the places of rows that do not calibrate; ``n``: how many are not NaN."""
+        self._rows: Union[np.ndarray, list[float], None] = rows
         self._n = n
         self._ascending: Optional[np.ndarray] = None
 
     @classmethod
     def of(cls, scores: Iterable[float]) -> "CalibrationScores":
         """The scores of a sequence of numbers (NaN is not a score)."""
-        if type(scores) is list and not scores:  # an unfitted gate's default: nothing to read
-            return cls(_NO_SCORES, 0)
+        if type(scores) is list and not scores:  # nothing to read
+            return _UNFITTED
         rows = _floats(scores, "_cal")
         if np.isnan(rows).any():
             raise InvalidValueError("must not be NaN", field=f"_cal[{int(np.argmax(np.isnan(rows)))}]")
@@ -459,6 +465,13 @@ class CalibrationScores(Sequence[float]):
         return (type(self), (self.ascending(), self._n))
 
 
+_UNFITTED = CalibrationScores(_NO_SCORES, 0)  # shared by every unfitted gate (its sort is idempotent)
+
+
+def _unfitted() -> CalibrationScores:
+    return _UNFITTED
+
+
 @dataclass
 class ConformalGate:
     """Split-conformal accept/flag with a finite-sample **marginal** guarantee.
@@ -488,10 +501,10 @@ class ConformalGate:
     alpha: float = DEFAULT_ALPHA
     nonconformity: Callable[[float], float] = _one_minus
     q: float = math.inf
-    _cal: Sequence[float] = field(default_factory=list)
+    _cal: Sequence[float] = field(default_factory=_unfitted)
 
     def __post_init__(self) -> None:
-        if not isinstance(self._cal, CalibrationScores):
+        if self._cal is not _UNFITTED and not isinstance(self._cal, CalibrationScores):
             self._cal = CalibrationScores.of(self._cal)
 
     def fit(self, probs: Sequence[float], correct: Sequence[bool]) -> "ConformalGate":
@@ -500,8 +513,18 @@ class ConformalGate:
         Non-finite confidences are dropped (a NaN would otherwise corrupt the quantile).
         Warns (:class:`SmallCalibrationWarning`) when too few correct items leave ``q = inf``.
         """
-        alpha = _alpha(self.alpha)
-        if self.nonconformity is _one_minus:
+        alpha = self.alpha
+        if type(alpha) is not float or not 0.0 <= alpha <= 1.0:  # checked as _alpha checks it
+            alpha = _alpha(alpha)
+        core = _kernels.compiled()
+        fitted = None
+        if (self.nonconformity is _one_minus and core is not None and type(probs) is list
+                and len(probs) < _SMALL_SET):  # short lists of floats and bools: no arrays
+            fitted = core.listed_conformal_fit(probs, correct, alpha)
+        if fitted is not None:
+            self.q, rows, n = fitted
+            self._cal = CalibrationScores(rows, n) if n else _UNFITTED  # no score: as unfitted
+        elif self.nonconformity is _one_minus:
             p, c = _floats(probs, "probs"), _labels(correct)
             _same_length(len(p), len(c), "correct")
             try:
@@ -512,9 +535,8 @@ class ConformalGate:
         else:
             p, c = _calibration_rows(probs, correct)
             self._calibrate(p[c], alpha)
-        if self._too_small(alpha):
-            warnings.warn(f"ConformalGate.fit: {_too_small_message(len(self._cal), alpha)}",
-                          SmallCalibrationWarning, stacklevel=2)
+        if alpha > 0 and self.q == math.inf:  # _too_small
+            warnings.warn(_conformal_fit_warning(self._cal._n, alpha), SmallCalibrationWarning, stacklevel=2)
         return self
 
     def _calibrate(self, correct_probs: np.ndarray, alpha: float) -> None:
@@ -537,6 +559,11 @@ class ConformalGate:
         if n == 0:
             return 1.0
         return (1 + self._cal.count_at_least(s)) / (n + 1)
+
+
+@functools.lru_cache(maxsize=256)  # formatted once per (n, alpha > 0): a short fit warns every time
+def _conformal_fit_warning(n: int, alpha: float) -> str:
+    return f"ConformalGate.fit: {_too_small_message(n, alpha)}"
 
 
 def _too_small_message(n: int, alpha: float, *, who: str = "") -> str:
@@ -677,24 +704,27 @@ class RiskControlGate:
 
         Warns (:class:`SmallCalibrationWarning`) when ``n`` is too small for any threshold to
         qualify (``loss_bound / (n + 1) > target``)."""
-        target = _non_negative(self.target, "target")
-        bound = _non_negative(self.loss_bound, "loss_bound")
-        small = _small_sorted_rows(probs, correct) if self.loss is _zero_one_loss and bound >= 1.0 else None
+        target, bound = self.target, self.loss_bound
+        if type(target) is not float or not 0.0 <= target < math.inf:  # checked as _non_negative checks
+            target = _non_negative(target, "target")
+        if type(bound) is not float or not 0.0 <= bound < math.inf:
+            bound = _non_negative(bound, "loss_bound")
+        small = _small_risk_fit(probs, correct, bound, target) if self.loss is _zero_one_loss and bound >= 1.0 else None
         if small is None:
             p = _probabilities(probs)
             losses = _losses(self.loss, correct, bound)
             _same_length(len(p), len(losses), "correct")
             finite = np.isfinite(p)
             p, losses = p[finite], losses[finite]
-        n = len(p) if small is None else len(small)
+        n = len(p) if small is None else small[0]
         if (0.0 + bound) / (n + 1) > target:
-            warnings.warn(f"RiskControlGate.fit: {_risk_too_small_message(n, bound, target)}",
-                          SmallCalibrationWarning, stacklevel=2)
-        if n == 0:  # no evidence: the bound is loss_bound itself (the reference keeps lam = 1.0, accepting p = 1)
-            self.lam = 0.0 if bound <= target else _ACCEPT_NOTHING
-            return self
+            message = (_risk_too_small_message if target else _risk_too_small_message.__wrapped__)(n, bound, target)
+            warnings.warn(message, SmallCalibrationWarning, stacklevel=2)
         if small is not None:
-            self.lam = _small_risk_threshold(small, bound, target)
+            self.lam = small[1]
+            return self
+        if n == 0:
+            self.lam = _empty_fit_threshold(bound, target)
             return self
         rows = _SortedRows.of(p, losses)
         distinct, starts = rows.distinct()
@@ -718,26 +748,49 @@ class RiskControlGate:
         return Decision.ACCEPT if _confidence(confidence) >= self.lam else Decision.FLAG
 
 
-def _small_risk_threshold(rows: list[tuple[float, bool]], bound: float, target: float) -> float:
+def _empty_fit_threshold(bound: float, target: float) -> float:
+    """A risk-control fit without rows: no evidence, the bound is ``loss_bound`` itself (the
+    reference keeps ``lam = 1.0``, accepting ``p = 1``)."""
+    return 0.0 if bound <= target else _ACCEPT_NOTHING
+
+
+def _small_risk_fit(probs: Any, correct: Any, bound: float, target: float) -> Optional[tuple[int, float]]:
+    """``(n, lam)`` of :meth:`RiskControlGate.fit` with the 0/1 loss on the rows
+    :func:`_small_sorted_rows` reads (by :func:`_small_risk_threshold`, or the compiled core's
+    one call that counts as it does); ``None`` for the other inputs."""
+    core = _kernels.compiled()
+    if core is not None:
+        return core.listed_risk_fit(probs, correct, _SMALL_SET, bound, target)
+    small = _small_sorted_rows(probs, correct)
+    if small is None:
+        return None
+    rows, wrong = small
+    return len(rows), _small_risk_threshold(rows, wrong, bound, target) if rows else _empty_fit_threshold(bound, target)
+
+
+def _small_risk_threshold(rows: list[tuple[float, bool]], wrong: int, bound: float, target: float) -> float:
     """:meth:`RiskControlGate.fit`'s threshold for the 0/1 loss over the rows of
-    :func:`_small_sorted_rows` (not empty): the same integer counts and float operations, in
-    Python. ``lam = 0.0`` first, then each distinct probability, ascending."""
-    n = len(rows)
-    wrong = sum(w for _, w in rows)  # incorrect rows at or above the candidate
+    :func:`_small_sorted_rows` (not empty; ``wrong`` of them incorrect): the same integer counts
+    and float operations, in Python. ``lam = 0.0`` first, then each distinct probability,
+    ascending."""
+    n = len(rows)  # wrong: the incorrect rows at or above the candidate
     if (n * (wrong / n) + bound) / (n + 1) <= target:
         return 0.0
-    i = 0
-    while i < n:
-        lam = rows[i][0]
-        if (n * (wrong / n) + bound) / (n + 1) <= target:
-            return lam
-        while i < n and rows[i][0] == lam:
-            wrong -= rows[i][1]
-            i += 1
+    last = None
+    for lam, w in rows:
+        if lam != last:  # the first row at this probability: a candidate
+            if (n * (wrong / n) + bound) / (n + 1) <= target:
+                return lam
+            last = lam
+        wrong -= w
     return _ACCEPT_NOTHING
 
 
+@functools.lru_cache(maxsize=256)  # formatted once per key: a short fit warns every time
 def _risk_too_small_message(n: int, bound: float, target: float) -> str:
+    """The warning of a fit too small for ``target``. Equal floats are one key, so a ``target``
+    of ``-0.0`` or ``0.0`` (whose texts differ) is formatted through ``__wrapped__``; ``bound`` is
+    positive here."""
     guess = bound / target if target > 0 else math.inf
     if target == 0.0:
         needed = "a target of 0 can never be met (the bound is at least loss_bound/(n+1) > 0)"
@@ -748,16 +801,21 @@ def _risk_too_small_message(n: int, bound: float, target: float) -> str:
         while bound / (need + 1) > target:
             need += 1
         needed = f"at least {need} items are needed"
-    return (f"{n} calibration item(s): the finite-sample bound is at least loss_bound/(n+1) = "
+    return (f"RiskControlGate.fit: {n} calibration item(s): the finite-sample bound is at least "
+            f"loss_bound/(n+1) = "
             f"{bound / (n + 1):.4g} > target={target:g}, so no threshold qualifies and nothing is "
             f"accepted; {needed}")
 
 
-def _small_sorted_rows(probs: Any, correct: Any) -> Optional[list[tuple[float, bool]]]:
-    """The finite rows of short lists of floats and bools as ``(p, wrong)``, ascending, for the
-    small-input paths (the same integer counts and divisions as NumPy's, so the same values).
-    ``None`` when the full path must read the input (other types, longer lists, a finite value
-    outside ``[0, 1]``, a ``-0.0``, whose place among equal zeros NumPy's sort decides)."""
+def _small_sorted_rows(probs: Any, correct: Any) -> Optional[tuple[list[tuple[float, bool]], int]]:
+    """The finite rows of short lists of floats and bools as ``(p, wrong)``, ascending, and how
+    many are wrong, for the small-input paths (the same integer counts and divisions as NumPy's,
+    so the same values). ``None`` when the full path must read the input (other types, longer
+    lists, a finite value outside ``[0, 1]``, a ``-0.0``, whose place among equal zeros NumPy's
+    sort decides). The compiled core reads them in one pass (lists or tuples)."""
+    core = _kernels.compiled()
+    if core is not None:
+        return core.listed_sorted_rows(probs, correct, _SMALL_SET)
     if not (type(probs) is list and type(correct) is list and len(probs) == len(correct) < _SMALL_SET
             and {*map(type, probs)} <= {float} and {*map(type, correct)} <= {bool}):
         return None
@@ -766,16 +824,17 @@ def _small_sorted_rows(probs: Any, correct: Any) -> Optional[list[tuple[float, b
     rows = sorted((x, not ok) for x, ok in zip(probs, correct) if -math.inf < x < math.inf)
     if rows and (rows[0][0] < 0.0 or rows[-1][0] > 1.0):
         return None
-    return rows
+    return rows, sum(w for _, w in rows)
 
 
 def _small_risk_coverage(probs: Any, correct: Any) -> Optional[list[dict]]:
     """:func:`risk_coverage_curve` at every distinct probability, in Python, for the inputs
     :func:`_small_sorted_rows` reads; ``None`` for the others."""
-    rows = _small_sorted_rows(probs, correct)
-    if rows is None:
+    small = _small_sorted_rows(probs, correct)
+    if small is None:
         return None
-    n, wrong = len(rows), sum(w for _, w in rows)  # wrong: incorrect rows at or above the threshold
+    rows, wrong = small  # wrong: incorrect rows at or above the threshold
+    n = len(rows)
     curve, i = [], 0
     while i < n:
         tau, accepted = rows[i][0], n - i

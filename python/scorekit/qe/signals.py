@@ -39,6 +39,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from scorekit import _kernels
 from scorekit.errors import InvalidTypeError, InvalidValueError, describe
 from scorekit.registry import get, register
 
@@ -101,8 +102,10 @@ def _floats(values: Any, what: str, *, skip_none: bool = False) -> list[float]:
 
 def _clean_logps(logps: Iterable[float]) -> list[float]:
     """The log-probabilities that count, cleaned (see the module docstring)."""
-    if type(logps) is not list or [x for x in logps if type(x) is not float]:
-        logps = _floats(logps, "logps")  # a list of floats (the common case) is read as it is
+    core = _kernels.compiled()  # a list of floats (the common case) is read as it is
+    if not (core.exact_floats(logps) if core is not None
+            else type(logps) is list and not [x for x in logps if type(x) is not float]):
+        logps = _floats(logps, "logps")
     return [(lp if lp <= 0.0 else 0.0) if lp > _MINUS_INF else _LOG_FLOOR
             for lp in logps if lp < _INF]  # NaN < inf is false: NaN is dropped
 

@@ -20,6 +20,7 @@ mod align;
 mod anls;
 mod arrow_text;
 mod bootstrap;
+mod calibration;
 mod calls;
 mod case_steps;
 mod conformal;
@@ -53,6 +54,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(packing::pack_joined, m)?)?;
     m.add_function(wrap_pyfunction!(packing::read_floats, m)?)?;
     m.add_function(wrap_pyfunction!(packing::read_bools, m)?)?;
+    m.add_function(wrap_pyfunction!(packing::fuse_probabilities, m)?)?;
+    m.add_function(wrap_pyfunction!(packing::exact_floats, m)?)?;
     tree::register(m)?;
     flows::register(m)?;
     align::register(m)?;
@@ -63,6 +66,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     records::register(m)?;
     case_steps::register(m)?;
     bootstrap::register(m)?;
+    calibration::register(m)?;
     episodes::register(m)?;
     isotonic::register(m)?;
     conformal::register(m)?;

@@ -7,7 +7,7 @@ use numpy::{IntoPyArray, PyArray1};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::types::{PyList, PySequence, PyString, PyTuple};
+use pyo3::types::{PyDict, PyList, PySequence, PyString, PyTuple};
 use pyo3::Borrowed;
 
 use crate::parallel::guarded;
@@ -385,4 +385,80 @@ pub fn bools_in(values: &Bound<'_, PyAny>) -> Option<Vec<bool>> {
         }
     }
     Some(out)
+}
+
+/// The value of `item` when its type is exactly `float` (read through `PyFloat_AsDouble`, the API
+/// call: never from the object's memory layout), else `None`.
+///
+/// # Safety
+/// `item` is a live object and the GIL is held.
+pub(crate) unsafe fn exact_float(item: *mut ffi::PyObject) -> Option<f64> {
+    (ffi::Py_TYPE(item) == std::ptr::addr_of_mut!(ffi::PyFloat_Type))
+        .then(|| ffi::PyFloat_AsDouble(item))
+}
+
+/// The items of `values` when it is exactly a `list` or `tuple` whose every item is exactly a
+/// `float` (NaN and ±inf included); else `None`. No Python code runs.
+pub(crate) fn read_exact_floats(values: &Bound<'_, PyAny>) -> Option<Vec<f64>> {
+    let (sequence, len, tuple) = exact_items(values)?;
+    let mut out = Vec::with_capacity(len);
+    for k in 0..len {
+        // SAFETY: as in `read_floats`: `k < len` items of an exact list or tuple, the GIL held.
+        out.push(unsafe { exact_float(item_ptr(&sequence, k, tuple)) }?);
+    }
+    Some(out)
+}
+
+/// Calibration rows: `probs` read by [`read_exact_floats`], `correct` by [`bools_in`], when
+/// both are read and as long; else `None`.
+pub(crate) fn read_exact_rows(
+    probs: &Bound<'_, PyAny>,
+    correct: &Bound<'_, PyAny>,
+) -> Option<(Vec<f64>, Vec<bool>)> {
+    let (p, c) = (read_exact_floats(probs)?, bools_in(correct)?);
+    (p.len() == c.len()).then_some((p, c))
+}
+
+/// Whether `values` is exactly a `list` or `tuple` whose every item is exactly a `float` (NaN and
+/// ±inf included): a check that reads no value. No Python code runs.
+#[pyfunction]
+pub fn exact_floats(values: &Bound<'_, PyAny>) -> bool {
+    let Some((sequence, len, tuple)) = exact_items(values) else {
+        return false;
+    };
+    let float = std::ptr::addr_of_mut!(ffi::PyFloat_Type);
+    // SAFETY: as in `read_floats`: `k < len` items of an exact list or tuple, the GIL held; only
+    // their types are read.
+    (0..len).all(|k| unsafe { ffi::Py_TYPE(item_ptr(&sequence, k, tuple)) } == float)
+}
+
+/// The mean of the values of `probs` (with `minimum`, the first smallest, as `min` picks it) when
+/// `probs` is exactly a non-empty `dict` whose every value is exactly a `float` in `[0, 1]` (so
+/// not NaN); the mean is the values added left to right onto `0.0`, divided by their count, as
+/// `sum(values) / len(values)`. Else `None`: the caller checks each value and names the bad one.
+/// No Python code runs.
+#[pyfunction]
+pub fn fuse_probabilities(probs: &Bound<'_, PyAny>, minimum: bool) -> Option<f64> {
+    let dict = probs.cast_exact::<PyDict>().ok()?;
+    let count = dict.len();
+    if count == 0 {
+        return None;
+    }
+    let (mut pos, mut key, mut value) = (0, std::ptr::null_mut(), std::ptr::null_mut());
+    let mut fused = if minimum { f64::INFINITY } else { 0.0 };
+    // SAFETY: `dict` is a live exact dict and the GIL is held; PyDict_Next lends its keys and
+    // values, and no Python code runs (nothing can change the dict) while they are read.
+    while unsafe { ffi::PyDict_Next(dict.as_ptr(), &mut pos, &mut key, &mut value) } != 0 {
+        // SAFETY: `value` is a live value lent by the dict (above).
+        let p = unsafe { exact_float(value) }?;
+        if !(0.0..=1.0).contains(&p) {
+            return None;
+        }
+        if !minimum {
+            fused += p;
+        } else if p < fused {
+            fused = p;
+        }
+    }
+    Some(if minimum { fused } else { fused / count as f64 })
 }

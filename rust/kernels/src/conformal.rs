@@ -224,15 +224,21 @@ pub fn fit_by(
     join: impl Join,
 ) -> Result<(f64, Vec<f64>, usize), ConformalError> {
     let (scores, n) = nonconformity_rows_by(probs, correct, &join)?;
+    let q = quantile(&scores, n, alpha, join);
+    Ok((q, scores, n))
+}
+
+/// The score of rank `ceil((n + 1)(1 - alpha))` (1-based, the rank of [`fit_by`]) among the `n`
+/// values of `scores` other than NaN; `inf` above `n` or without scores, `-inf` below 1.
+pub fn quantile(scores: &[f64], n: usize, alpha: f64, join: impl Join) -> f64 {
     let rank = ((n + 1) as f64 * (1.0 - alpha)).ceil();
-    let q = if n == 0 || rank > n as f64 {
+    if n == 0 || rank > n as f64 {
         f64::INFINITY
     } else if rank < 1.0 {
         f64::NEG_INFINITY
     } else {
-        kth_smallest_counted(&scores, n, rank as usize - 1, join)
-    };
-    Ok((q, scores, n))
+        kth_smallest_counted(scores, n, rank as usize - 1, join)
+    }
 }
 
 /// Scores in the pivot sample (at most; evenly spaced, NaN ones skipped).
@@ -480,6 +486,22 @@ mod tests {
             fit_by(&[1.5], &[false], 0.1, one_thread),
             Err(ConformalError::OutOfRange { row: 0, value: 1.5 })
         );
+    }
+
+    #[test]
+    fn the_quantile_takes_the_fit_rank_of_scores_given_directly() {
+        // what split_conformal_quantile asks of a list of scores (NaN in a row left out)
+        let scores = [0.75, -0.0, f64::NAN, 0.25, f64::NEG_INFINITY];
+        let q = |alpha| quantile(&scores, 4, alpha, one_thread);
+        // ascending: -inf, -0.0, 0.25, 0.75
+        assert_eq!(q(0.7), 0.0); // rank ceil(5 * 0.30000000000000004) = 2: the zero, as 0.0
+        assert!(q(0.7).is_sign_positive());
+        assert_eq!(q(0.5), 0.25); // ceil(2.5) = 3
+        assert_eq!(q(0.3), 0.75); // ceil(3.5) = 4
+        assert_eq!(q(0.1), f64::INFINITY); // ceil(4.5) = 5 > 4
+        assert_eq!(q(0.9), f64::NEG_INFINITY); // ceil(0.5) = 1
+        assert_eq!(q(1.0), f64::NEG_INFINITY); // rank 0
+        assert_eq!(quantile(&[], 0, 0.5, one_thread), f64::INFINITY);
     }
 
     #[test]

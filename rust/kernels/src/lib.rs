@@ -7,6 +7,7 @@
 pub mod align;
 pub mod anls;
 pub mod bootstrap;
+pub mod calibration;
 pub mod canon;
 pub mod conformal;
 pub mod fca;
