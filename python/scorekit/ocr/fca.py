@@ -4,9 +4,10 @@ accuracy measure for reading-order-independent evaluation", Pattern Recognition 
 (docs/ocr-metrics.md#flexible-character-accuracy, docs/decisions.md#ocr-fca).
 
 Owns the line matching and its penalty. Both texts are NFC-normalised, cut into lines
-(``str.splitlines``, empty lines dropped) and the lines into grapheme clusters. Repeatedly, the
-longest remaining ground-truth piece is matched with the OCR piece of lowest penalty: the shorter
-of the two is aligned with its best substring in the longer one (the fewest edits, free ends), the
+(``str.splitlines``, empty lines dropped) and the lines into grapheme clusters. Repeatedly, every
+ground-truth piece of the longest remaining length finds the OCR piece of lowest penalty, and the
+pair of lowest penalty (the first ground-truth piece in line order among equal ones) is matched:
+the shorter of the two is aligned with its best substring in the longer one (the fewest edits, free ends), the
 matched parts are removed and what is left of the longer one goes back as pieces. When one side is
 used up, what is left on the other counts as errors. This runs once per coefficient combination of
 :data:`COEFFICIENTS` (one run per distinct sequence of choices) and the fewest errors are taken:

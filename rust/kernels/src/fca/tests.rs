@@ -64,7 +64,8 @@ fn one_run(gt: &[Vec<u32>], ocr: &[Vec<u32>], c: [i64; 4]) -> u64 {
     while !gp.is_empty() && !op.is_empty() {
         gp.sort_by_key(|&(line, start, end)| (Reverse(end - start), line, start));
         let longest = gp[0].2 - gp[0].1;
-        let mut chosen: Option<(i64, usize, usize, (usize, usize, usize))> = None;
+        let mut chosen: Option<(i64, usize, usize)> = None;
+        let mut aligned = (0, 0, 0);
         for (t, &(gl, gs, ge)) in gp.iter().enumerate() {
             if ge - gs != longest {
                 break;
@@ -80,12 +81,13 @@ fn one_run(gt: &[Vec<u32>], ocr: &[Vec<u32>], c: [i64; 4]) -> u64 {
                 };
                 let offset = (s as i64).min(a.max(b) - e as i64);
                 let p = c[0] * d as i64 + c[1] * (a - b).abs() + c[2] * offset - c[3] * a.min(b);
-                if chosen.is_none_or(|(least, _, _, _)| p < least) {
-                    chosen = Some((p, t, k, (d, s, e)));
+                if chosen.is_none_or(|(least, _, _)| p < least) {
+                    chosen = Some((p, t, k));
+                    aligned = (d, s, e);
                 }
             }
         }
-        let (_, t, k, (d, s, e)) = chosen.unwrap();
+        let ((_, t, k), (d, s, e)) = (chosen.unwrap(), aligned);
         let (gl, gs, ge) = gp.remove(t);
         let (ol, os, oe) = op.remove(k);
         errors += d as u64;
