@@ -40,7 +40,7 @@ COEFFICIENTS = tuple(itertools.product(range(15, 31, 5), range(0, 24, 3), range(
 MAX_COEFFICIENT = fca_kernel.MAX_COEFFICIENT
 #: The most ground-truth lines × OCR lines a page may have (about 500 lines on each side). The
 #: greedy runs' work grows with the line pairs times the number of distinct runs, which grows with
-#: the noise: 452 lines at 50 % noise take about 6 s and 180 MB, 1,504 lines about 80 s and 1.5 GB
+#: the noise: 452 lines at 50 % noise take about 14 s and 260 MB, 1,504 lines more than 80 s and 1.5 GB
 #: (docs/ocr-metrics.md#flexible-character-accuracy).
 MAX_LINE_PAIRS = 250_000
 #: The most ground-truth characters × OCR characters a page may have (about 31,600 on each side):
