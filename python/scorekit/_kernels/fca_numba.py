@@ -3,11 +3,12 @@
 The matching of ``rust/kernels/src/fca.rs`` (see :mod:`scorekit._kernels.fca`) with the same
 layout: pieces numbered on first sight through open-addressing tables, each step's runs as rows
 of piece numbers in two arenas, runs taken by their first ground-truth piece so that a stamp
-array asks for each distinct pair's alignment once per step, equal states merged by a hash
-checked for equality. The alignments are the Levenshtein twin's best substring. Where it differs
-from the Rust kernel, for simplicity: the known alignments are one table keyed by the pair (not
-one small table per ground-truth piece, fetched ahead), and every buffer is sized at the start
-of a step for the most that step can add, so the helpers never grow one. Validation happens
+array asks for each distinct pair's alignment once per step (a run's other longest pieces ask
+pair by pair), equal states merged by a hash checked for equality. The alignments are the
+Levenshtein twin's best substring. Where it differs from the Rust kernel, for simplicity: the
+known alignments are one table keyed by the pair (not one small table per ground-truth piece,
+fetched ahead), and every buffer is sized at the start of a step for the most that step can add,
+so the helpers never grow one. Validation happens
 here in Python, with the Rust messages."""
 
 from __future__ import annotations

@@ -18,7 +18,8 @@
 //! are short rows of numbers and equal states have equal rows. Each alignment is computed once:
 //! within a step the runs are taken by their first ground-truth piece, and a run's OCR pieces find
 //! their rows through a per-step stamp array, which asks the ground-truth piece's table of known
-//! alignments once per distinct pair.
+//! alignments once per distinct pair; the run's other longest pieces ask their own tables pair
+//! by pair.
 
 use std::collections::TryReserveError;
 use std::fmt;
