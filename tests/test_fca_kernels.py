@@ -34,8 +34,10 @@ def errors(run, gt, ocr, coefficients=GRID):
 def test_hand_computed(run):
     assert errors(run, ["first line", "second line"], ["second line", "first line"]) == 0
     assert errors(run, ["abc", "def"], ["def", "abx"]) == 1  # fca 1 - 1/6 (docs/ocr-metrics.md)
-    # `b` takes one `b` of `bb` for free, the other is then matched with `a`: 2, where 1 is possible.
-    assert errors(run, ["bb", "a"], ["b", "a"]) == 2
+    # `b` takes one `b` of `bb` for free; the `b` left and `a` are then equally long, and of the two
+    # the paper's step 3 matches `a` with `a` (penalty lower): 1 (the first in line order, `b`
+    # with `a`, gave 2).
+    assert errors(run, ["bb", "a"], ["b", "a"]) == 1
     # One term alone decides: by the edit distance `xyz` goes with `xyzq`, by the length with `abc`.
     assert errors(run, ["xyz"], ["abc", "xyzq"], np.array([[1, 0, 0, 0]])) == 1 + 3
     assert errors(run, ["xyz"], ["abc", "xyzq"], np.array([[0, 1, 0, 0]])) == 3 + 4

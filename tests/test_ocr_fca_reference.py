@@ -1,8 +1,9 @@
 """The flexible character accuracy's greedy runs (``scorekit.ocr.fca.fca_errors``, the compiled
 kernel ``scorekit._kernels.fca`` on both backends) against two oracles (issue #32): the Python
-implementation that advanced the runs one at a time with merging (kept here as the reference),
-the same fewest errors, exactly, on random noisy pages of several sizes and error rates; and, on
-every tiny page, each coefficient combination's run by the definition, alone."""
+implementation that advanced the runs one at a time with merging (kept here as the reference,
+with the paper's step 3: every ground-truth piece of the longest length tried), the same fewest
+errors, exactly, on random noisy pages of several sizes and error rates; and, on every tiny page,
+each coefficient combination's run by the definition, alone."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ from scorekit._kernels import levenshtein as lev
 from scorekit._packing import offsets_of
 from scorekit.ocr.fca import COEFFICIENTS, fca_errors
 
-# --- the reference: scorekit.ocr.fca as it was before the batched runs ---------------------------
+# --- the reference: scorekit.ocr.fca's runs one at a time, merged by state ------------------------
 
 
 class Piece(NamedTuple):
@@ -92,13 +93,13 @@ class _Matcher:
         keys, rows = self.known[g]
         return rows[np.searchsorted(keys, numbers)]
 
-    def apply(self, gt: tuple, ocr: tuple, c: int, row: Sequence[int]):
-        g, o = gt[0], self.ocr_pieces[ocr[c]]
+    def apply(self, gt: tuple, t: int, ocr: tuple, c: int, row: Sequence[int]):
+        g, o = gt[t], self.ocr_pieces[ocr[c]]
         d, _, _, _, s, e = row
         if g.length <= o.length:
             rest = (Piece(o.line, o.start, o.start + s), Piece(o.line, o.start + e, o.end))
-            return gt[1:], ocr[:c] + tuple(self.number(p) for p in rest if p.length) + ocr[c + 1:], d
-        left = list(gt[1:])
+            return gt[:t] + gt[t + 1:], ocr[:c] + tuple(self.number(p) for p in rest if p.length) + ocr[c + 1:], d
+        left = list(gt[:t] + gt[t + 1:])
         for p in (Piece(g.line, g.start, g.start + s), Piece(g.line, g.start + e, g.end)):
             if p.length:
                 bisect.insort(left, p, key=_longest_first)
@@ -107,6 +108,11 @@ class _Matcher:
 
 def _longest_first(p: Piece):
     return -p.length, p.line, p.start
+
+
+def _candidates(gt: tuple) -> tuple:
+    """The ground-truth pieces a step tries: all of the longest length, in line order."""
+    return tuple(p for p in gt if p.length == gt[0].length)
 
 
 def reference_errors(gt_lines, ocr_lines, coefficients=COEFFICIENTS) -> int:
@@ -124,13 +130,16 @@ def reference_errors(gt_lines, ocr_lines, coefficients=COEFFICIENTS) -> int:
             else:
                 total = errors + sum(p.length for p in gt) + sum(matcher.ocr_pieces[o].length for o in ocr)
                 best = total if best is None else min(best, total)
-        matcher.align([(gt[0], numbers) for (gt, _), (_, _, numbers) in active.items()])
+        matcher.align([(g, numbers) for (gt, _), (_, _, numbers) in active.items() for g in _candidates(gt)])
         runs = {}
         for (gt, ocr), (errors, coef, numbers) in active.items():
-            rows = matcher.rows(gt[0], numbers)
+            # Candidate t's rows t·n … t·n + n − 1: the first least penalty is each candidate's
+            # first best OCR piece, then the first candidate among equal penalties.
+            rows = np.concatenate([matcher.rows(g, numbers) for g in _candidates(gt)])
             choice = (rows[:, :4] * sign @ coef.T).argmin(axis=0)
             for c in np.unique(choice).tolist():
-                new_gt, new_ocr, d = matcher.apply(gt, ocr, c, rows[c].tolist())
+                t, k = divmod(c, len(ocr))
+                new_gt, new_ocr, d = matcher.apply(gt, t, ocr, k, rows[c].tolist())
                 key, group = (new_gt, new_ocr), coef[choice == c]
                 if key in runs:
                     group = np.concatenate([runs[key][1], group])
@@ -241,23 +250,25 @@ def best_substring(pattern: tuple, text: tuple) -> tuple[int, int, int]:
 
 def one_run(gt: list[tuple], ocr: list[tuple], c: tuple[int, int, int, int]) -> int:
     """One combination's greedy matching by the definition (docs/ocr-metrics.md): pieces
-    ``(line, start, end)``, the longest ground-truth piece first, the first OCR piece of least
-    penalty, what is left of the longer piece put back."""
+    ``(line, start, end)``; every ground-truth piece of the longest length finds its first OCR
+    piece of least penalty, the pair of least penalty (the first ground-truth piece in line order
+    among equal ones) is matched, what is left of the longer piece put back."""
     gp = [(k, 0, len(x)) for k, x in enumerate(gt) if x]
     op = [(k, 0, len(x)) for k, x in enumerate(ocr) if x]
     errors = 0
     while gp and op:
-        gp.sort(key=lambda p: (p[1] - p[2], p[0], p[1]))
-        gl, gs, ge = gp.pop(0)
-        g = gt[gl][gs:ge]
+        longest = max(ge - gs for _, gs, ge in gp)
         options = []
-        for ol, os_, oe in op:
-            o = ocr[ol][os_:oe]
-            a, b = len(g), len(o)
-            d, s, e = best_substring(g, o) if a <= b else best_substring(o, g)
-            options.append((c[0] * d + c[1] * abs(a - b) + c[2] * min(s, max(a, b) - e) - c[3] * min(a, b), d, s, e))
-        k = min(range(len(op)), key=lambda i: options[i][0])
-        _, d, s, e = options[k]
+        for gl, gs, ge in sorted(p for p in gp if p[2] - p[1] == longest):
+            g = gt[gl][gs:ge]
+            for k, (ol, os_, oe) in enumerate(op):
+                o = ocr[ol][os_:oe]
+                a, b = len(g), len(o)
+                d, s, e = best_substring(g, o) if a <= b else best_substring(o, g)
+                penalty = c[0] * d + c[1] * abs(a - b) + c[2] * min(s, max(a, b) - e) - c[3] * min(a, b)
+                options.append((penalty, (gl, gs), k, (gl, gs, ge), d, s, e))
+        _, _, k, (gl, gs, ge), d, s, e = min(options, key=lambda x: x[:3])
+        gp.remove((gl, gs, ge))
         ol, os_, oe = op.pop(k)
         errors += d
         if ge - gs <= oe - os_:

@@ -346,7 +346,7 @@ def test_fca_errors_bounded_by_the_exhaustive_search(gt_lines, ocr_lines):
 
 def test_fca_errors_against_the_exhaustive_search_on_random_tiny_pages():
     """How close the greedy comes (docs/ocr-metrics.md#flexible-character-accuracy): never below the
-    optimum, at it on 241 of these 300 pages and on every page whose lines are only reordered."""
+    optimum, at it on 253 of these 300 pages and on every page whose lines are only reordered."""
     rnd = random.Random(7)
     off = 0
     for _ in range(300):
@@ -356,7 +356,7 @@ def test_fca_errors_against_the_exhaustive_search_on_random_tiny_pages():
         assert greedy >= best
         off += greedy > best
         assert fca_errors(as_ids(gt), as_ids(gt[::-1])) == 0
-    assert off == 300 - 241
+    assert off == 300 - 253
 
 
 def test_more_coefficients_never_hurt():

@@ -3,11 +3,12 @@
 The matching of ``rust/kernels/src/fca.rs`` (see :mod:`scorekit._kernels.fca`) with the same
 layout: pieces numbered on first sight through open-addressing tables, each step's runs as rows
 of piece numbers in two arenas, runs taken by their first ground-truth piece so that a stamp
-array asks for each distinct pair's alignment once per step, equal states merged by a hash
-checked for equality. The alignments are the Levenshtein twin's best substring. Where it differs
-from the Rust kernel, for simplicity: the known alignments are one table keyed by the pair (not
-one small table per ground-truth piece, fetched ahead), and every buffer is sized at the start
-of a step for the most that step can add, so the helpers never grow one. Validation happens
+array asks for each distinct pair's alignment once per step (a run's other longest pieces ask
+pair by pair), equal states merged by a hash checked for equality. The alignments are the
+Levenshtein twin's best substring. Where it differs from the Rust kernel, for simplicity: the
+known alignments are one table keyed by the pair (not one small table per ground-truth piece,
+fetched ahead), and every buffer is sized at the start of a step for the most that step can add,
+so the helpers never grow one. Validation happens
 here in Python, with the Rust messages."""
 
 from __future__ import annotations
@@ -265,16 +266,24 @@ def _matching(gt_values, gt_lines, ocr_values, ocr_lines, coefficients):
             r = run_of[active[a]]
             members[fill[r]] = active[a]
             fill[r] += 1
+        # Each run's candidates: its ground-truth pieces as long as its first (the row is longest
+        # first, then by position, so they lead it in line order).
+        tied = np.ones(n_runs, np.int64)
+        for r in range(n_runs):
+            first_len = g_end[gt[gt_at[r]]] - g_start[gt[gt_at[r]]]
+            while (gt_at[r] + tied[r] < gt_at[r + 1]
+                   and g_end[gt[gt_at[r] + tied[r]]] - g_start[gt[gt_at[r] + tied[r]]] == first_len):
+                tied[r] += 1
         # Room for the most this step can add: one state per run and choice, two pieces each.
         new_states, new_pairs, new_gt, new_ocr, widest = 0, 0, 0, 0, 0
         for r in range(n_runs):
             k = ocr_at[r + 1] - ocr_at[r]
-            states = min(members_at[r + 1] - members_at[r], k)
+            states = min(members_at[r + 1] - members_at[r], tied[r] * k)
             new_states += states
-            new_pairs += k
+            new_pairs += tied[r] * k
             new_gt += states * (gt_at[r + 1] - gt_at[r] + 1)
             new_ocr += states * (k + 1)
-            widest = max(widest, k)
+            widest = max(widest, tied[r] * k)
         g_start, g_end = _grown(g_start, g_meta[0] + 2 * new_states), _grown(g_end, g_meta[0] + 2 * new_states)
         o_start, o_end = _grown(o_start, o_meta[0] + 2 * new_states), _grown(o_end, o_meta[0] + 2 * new_states)
         g_keys, g_values = _reserve(g_keys, g_values, g_meta, 2 * new_states)
@@ -328,35 +337,47 @@ def _matching(gt_values, gt_lines, ocr_values, ocr_lines, coefficients):
             for q in range(i, end):
                 r = order[q]
                 lo, hi = ocr_at[r], ocr_at[r + 1]
-                for p in range(lo, hi):
-                    o = ocr[p]
-                    row = slot[o]
-                    b_len = o_end[o] - o_start[o]
-                    short, long = min(a_len, b_len), max(a_len, b_len)
-                    features[p - lo, 0] = aligned[row, 0]
-                    features[p - lo, 1] = long - short
-                    features[p - lo, 2] = min(aligned[row, 1], long - aligned[row, 2])
-                    features[p - lo, 3] = -short
-                    rows[p - lo] = row
-                    choice_state[p - lo] = _UNSET
+                n = hi - lo
+                for t in range(tied[r]):
+                    gc = gt[gt_at[r] + t]
+                    for p in range(lo, hi):
+                        o = ocr[p]
+                        if t == 0:
+                            row = slot[o]
+                        else:
+                            row = _alignment(known, aligned, gc, o, gt_values, ocr_values, gt_pieces, ocr_pieces,
+                                             cost, first)
+                        b_len = o_end[o] - o_start[o]
+                        short, long = min(a_len, b_len), max(a_len, b_len)
+                        at = t * n + p - lo
+                        features[at, 0] = aligned[row, 0]
+                        features[at, 1] = long - short
+                        features[at, 2] = min(aligned[row, 1], long - aligned[row, 2])
+                        features[at, 3] = -short
+                        rows[at] = row
+                        choice_state[at] = _UNSET
                 for mi in range(members_at[r], members_at[r + 1]):
                     j = members[mi]
                     c0, c1, c2, c3 = coefficients[j, 0], coefficients[j, 1], coefficients[j, 2], coefficients[j, 3]
+                    # Each candidate's first OCR piece of least penalty, then the first candidate
+                    # of least penalty: one scan with a strict `<` gives both.
                     chosen = 0
                     least = np.iinfo(np.int64).max
-                    for k in range(hi - lo):
+                    for k in range(tied[r] * n):
                         pen = c0 * features[k, 0] + c1 * features[k, 1] + c2 * features[k, 2] + c3 * features[k, 3]
                         if pen < least:
                             least = pen
                             chosen = k
                     if choice_state[chosen] == _UNSET:
-                        # The state after run r matches g with its OCR piece `chosen`.
+                        # The state after run r matches its candidate t with its OCR piece `chosen % n`.
                         row = rows[chosen]
+                        t = chosen // n
                         run_errors = errors[r] + aligned[row, 0]
                         gt_lo, ocr_lo = next_gt_at[n_next], next_ocr_at[n_next]
-                        gt_hi, ocr_hi = _next_rows(gt[gt_at[r] + 1:gt_at[r + 1]], ocr[lo:hi], chosen,
-                                                   aligned[row, 1], aligned[row, 2], g, gt_pieces, ocr_pieces,
-                                                   next_gt, gt_lo, next_ocr, ocr_lo)
+                        gt_rest = np.concatenate((gt[gt_at[r]:gt_at[r] + t], gt[gt_at[r] + t + 1:gt_at[r + 1]]))
+                        gt_hi, ocr_hi = _next_rows(gt_rest, ocr[lo:hi], chosen % n,
+                                                   aligned[row, 1], aligned[row, 2], gt[gt_at[r] + t], gt_pieces,
+                                                   ocr_pieces, next_gt, gt_lo, next_ocr, ocr_lo)
                         state = _NONE
                         if gt_hi == gt_lo or ocr_hi == ocr_lo:
                             left = _length(next_gt[gt_lo:gt_hi], g_start, g_end)

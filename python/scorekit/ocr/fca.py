@@ -4,9 +4,10 @@ accuracy measure for reading-order-independent evaluation", Pattern Recognition 
 (docs/ocr-metrics.md#flexible-character-accuracy, docs/decisions.md#ocr-fca).
 
 Owns the line matching and its penalty. Both texts are NFC-normalised, cut into lines
-(``str.splitlines``, empty lines dropped) and the lines into grapheme clusters. Repeatedly, the
-longest remaining ground-truth piece is matched with the OCR piece of lowest penalty: the shorter
-of the two is aligned with its best substring in the longer one (the fewest edits, free ends), the
+(``str.splitlines``, empty lines dropped) and the lines into grapheme clusters. Repeatedly, every
+ground-truth piece of the longest remaining length finds the OCR piece of lowest penalty, and the
+pair of lowest penalty (the first ground-truth piece in line order among equal ones) is matched:
+the shorter of the two is aligned with its best substring in the longer one (the fewest edits, free ends), the
 matched parts are removed and what is left of the longer one goes back as pieces. When one side is
 used up, what is left on the other counts as errors. This runs once per coefficient combination of
 :data:`COEFFICIENTS` (one run per distinct sequence of choices) and the fewest errors are taken:
@@ -39,7 +40,7 @@ COEFFICIENTS = tuple(itertools.product(range(15, 31, 5), range(0, 24, 3), range(
 MAX_COEFFICIENT = fca_kernel.MAX_COEFFICIENT
 #: The most ground-truth lines × OCR lines a page may have (about 500 lines on each side). The
 #: greedy runs' work grows with the line pairs times the number of distinct runs, which grows with
-#: the noise: 452 lines at 50 % noise take about 6 s and 180 MB, 1,504 lines about 80 s and 1.5 GB
+#: the noise: 452 lines at 50 % noise take about 14 s and 260 MB, 1,504 lines more than 80 s and 1.5 GB
 #: (docs/ocr-metrics.md#flexible-character-accuracy).
 MAX_LINE_PAIRS = 250_000
 #: The most ground-truth characters × OCR characters a page may have (about 31,600 on each side):

@@ -3,21 +3,23 @@
 //!
 //! A *piece* is a non-empty part `values[start..end]` of one line (empty lines are no pieces). A
 //! run's state is its ground-truth pieces, longest first (then by position), and its OCR pieces in
-//! line order. Each step takes every run's first ground-truth piece `g`, aligns the shorter of `g`
-//! and each OCR piece `o` with its best substring in the longer
-//! ([`best_substring`](crate::levenshtein::best_substring)), and gives every coefficient
-//! combination of the run the `o` of least penalty `c_ed·d + c_ld·|a − b| + c_off·offset −
-//! c_len·min(a, b)` (the first in line order among equal penalties). Each distinct choice makes
-//! a new state: the matched parts removed, what is left of the longer piece put back as up to two
-//! pieces, the edits added to the errors. Equal states merge, keeping the fewer errors (all that
-//! the minimum needs); a state with one side used up is finished, its errors plus what is left
-//! on both sides. The result is the least of the finished states' errors.
+//! line order. Each step takes every run's longest ground-truth pieces (all of the first one's
+//! length), aligns the shorter of each such `g` and each OCR piece `o` with its best substring in
+//! the longer ([`best_substring`](crate::levenshtein::best_substring)), and gives every
+//! coefficient combination of the run the pair `(g, o)` of least penalty `c_ed·d + c_ld·|a − b| +
+//! c_off·offset − c_len·min(a, b)`: each `g`'s first `o` in line order among its equal
+//! penalties, then the first `g` in line order among theirs (the paper's rule). Each distinct
+//! choice makes a new state: the matched parts removed, what is left of the longer piece put back
+//! as up to two pieces, the edits added to the errors. Equal states merge, keeping the fewer
+//! errors (all that the minimum needs); a state with one side used up is finished, its errors
+//! plus what is left on both sides. The result is the least of the finished states' errors.
 //!
 //! Pieces are numbered on first sight (one number per `(start, end)` on each side), so states
 //! are short rows of numbers and equal states have equal rows. Each alignment is computed once:
 //! within a step the runs are taken by their first ground-truth piece, and a run's OCR pieces find
 //! their rows through a per-step stamp array, which asks the ground-truth piece's table of known
-//! alignments once per distinct pair.
+//! alignments once per distinct pair; the run's other longest pieces ask their own tables pair
+//! by pair.
 
 use std::collections::TryReserveError;
 use std::fmt;
@@ -495,25 +497,43 @@ impl<'a> Matching<'a> {
                 for &o in &pending {
                     slot[o as usize] = self.alignment(g, o)?;
                 }
-                let a = i64::from(self.gt.len(g));
                 for &r in &order[i..end] {
                     let r = r as usize;
+                    // The candidates: the run's ground-truth pieces as long as its first, in
+                    // line order (the row is longest first, then by position).
+                    let gt_row = runs.gt(r);
+                    let a = self.gt.len(g);
+                    let tied = gt_row.iter().take_while(|&&x| self.gt.len(x) == a).count();
+                    let a = i64::from(a);
                     let ocr = runs.ocr(r);
+                    let n = ocr.len();
                     features.clear();
                     rows.clear();
-                    for &o in ocr {
-                        let row = slot[o as usize];
-                        let [d, s, e] = row;
-                        let b = i64::from(self.ocr.len(o));
-                        let (short, long) = (a.min(b), a.max(b));
-                        let offset = i64::from(s).min(long - i64::from(e));
-                        features.push([i64::from(d), long - short, offset, -short]);
-                        rows.push(row);
+                    for (t, &gc) in gt_row[..tied].iter().enumerate() {
+                        if t > 0 {
+                            self.known_of(gc)?;
+                        }
+                        for &o in ocr {
+                            let row = if t == 0 {
+                                slot[o as usize]
+                            } else {
+                                self.alignment(gc, o)?
+                            };
+                            let [d, s, e] = row;
+                            let b = i64::from(self.ocr.len(o));
+                            let (short, long) = (a.min(b), a.max(b));
+                            let offset = i64::from(s).min(long - i64::from(e));
+                            features.push([i64::from(d), long - short, offset, -short]);
+                            rows.push(row);
+                        }
                     }
                     choice_state.clear();
-                    choice_state.resize(ocr.len(), UNSET);
+                    choice_state.resize(features.len(), UNSET);
                     for &j in &members[members_at[r]..members_at[r + 1]] {
                         let c = coefficients[j as usize];
+                        // Each candidate's first OCR piece of least penalty, then the candidate
+                        // of least penalty, the first in line order among equal ones: one scan
+                        // with a strict `<` gives both.
                         let mut chosen = 0;
                         let mut least = i64::MAX;
                         for (k, f) in features.iter().enumerate() {
@@ -527,7 +547,8 @@ impl<'a> Matching<'a> {
                             choice_state[chosen] = self.advance(
                                 &runs,
                                 r,
-                                chosen,
+                                chosen / n,
+                                chosen % n,
                                 rows[chosen],
                                 &mut next,
                                 &mut merged,
@@ -546,7 +567,7 @@ impl<'a> Matching<'a> {
         Ok(best)
     }
 
-    /// The state after run `r` matches its first ground-truth piece with its OCR piece `k`
+    /// The state after run `r` matches its ground-truth piece `t` with its OCR piece `k`
     /// (alignment `row`): added to `next` (or merged into an equal state there) and its
     /// number returned, or, when one side is used up, counted into `best` and [`NONE`] returned.
     #[allow(clippy::too_many_arguments)]
@@ -554,6 +575,7 @@ impl<'a> Matching<'a> {
         &mut self,
         runs: &Runs,
         r: usize,
+        t: usize,
         k: usize,
         row: [u32; 3],
         next: &mut Runs,
@@ -562,13 +584,14 @@ impl<'a> Matching<'a> {
         best: &mut u64,
     ) -> Result<u32, FcaError> {
         let (gt, ocr) = (runs.gt(r), runs.ocr(r));
-        let (g, o) = (gt[0], ocr[k]);
+        let (g, o) = (gt[t], ocr[k]);
         let [d, s, e] = row;
         let errors = runs.errors[r] + u64::from(d);
         next.gt.try_reserve(gt.len() + 1)?;
         next.ocr.try_reserve(ocr.len() + 1)?;
         let gt_from = next.gt.len();
-        next.gt.extend_from_slice(&gt[1..]);
+        next.gt.extend_from_slice(&gt[..t]);
+        next.gt.extend_from_slice(&gt[t + 1..]);
         if self.gt.len(g) <= self.ocr.len(o) {
             let (start, end) = (self.ocr.start[o as usize], self.ocr.end[o as usize]);
             next.ocr.extend_from_slice(&ocr[..k]);
