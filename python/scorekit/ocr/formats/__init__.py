@@ -55,10 +55,17 @@ class _Whole:
         return self.read(self.root)
 
 
-def _choose(path: Any, level: Optional[str], format: Optional[str], read: bool, root: Any) -> Any:
-    """The reader of the XML file whose root element is ``root``: with ``read``, the format's own
-    reader, unless the root names none or another than ``format``; otherwise one that keeps nothing."""
-    from scorekit.ocr.formats.xml import localname
+#: A PAGE file of more than this many parser chunks frees each text line once read (memory bounded
+#: by a line); a smaller one frees each region once read (the whole region's lines at once: a
+#: tenth of the per-element work of the streamed reader on an ordinary page; the same document).
+LINE_RELEASES_FROM = 4
+
+
+def _choose(path: Any, level: Optional[str], format: Optional[str], read: bool, root: Any, size: int) -> Any:
+    """The reader of the XML file of ``size`` bytes whose root element is ``root``: with ``read``,
+    the format's own reader, unless the root names none or another than ``format``; otherwise one
+    that keeps nothing."""
+    from scorekit.ocr.formats.xml import CHUNK_BYTES, localname
 
     name = localname(root)
     detected = {"PcGts": "page", "alto": "alto"}.get(name, "hocr" if name.lower() == "html" else None)
@@ -66,7 +73,7 @@ def _choose(path: Any, level: Optional[str], format: Optional[str], read: bool, 
         return _Whole(path, root, detected)
     if detected == "page":
         from scorekit.ocr.formats.page import PageReader
-        return PageReader(path, root, level)
+        return PageReader(path, root, level, release_lines=size > LINE_RELEASES_FROM * CHUNK_BYTES)
     if detected == "alto":
         from scorekit.ocr.formats.alto import AltoReader
         return AltoReader(path, root, level)
@@ -84,7 +91,8 @@ def _read_markup(path: Any, head: bytes, level: Optional[str], format: Optional[
 
     try:
         with open(path, "rb") as handle:
-            reader = stream_xml(path, handle, lambda root: _choose(path, level, format, read, root))
+            size = os.fstat(handle.fileno()).st_size
+            reader = stream_xml(path, handle, lambda root: _choose(path, level, format, read, root, size))
     except OcrFormatError:
         if not looks_like_html(head):
             raise

@@ -86,15 +86,17 @@ class PageReader:
 
     format = "page"
 
-    def __init__(self, path: Any, root: Any, level: Optional[str]) -> None:
+    def __init__(self, path: Any, root: Any, level: Optional[str], release_lines: bool = True) -> None:
         self.path, self.level = path, level or "region"
         namespace = root.tag.partition("}")[0].lstrip("{") if root.tag.startswith("{") else None
         self.error = None if namespace in NAMESPACES else OcrFormatError(
             path, f"unknown PAGE namespace {namespace!r} (read: {', '.join(sorted(NAMESPACES.values()))})", root)
         self.version = NAMESPACES.get(namespace or "")
         self.ns = ns = "{" + str(namespace) + "}"
-        self.releases = frozenset(ns + name for name in _REGIONS + ("TextLine",))
-        self.tags = sorted(self.releases | {ns + "ReadingOrder"})
+        # freed once read: every region, and each text line too when ``release_lines`` (big files)
+        self.releases = frozenset(ns + name for name in _REGIONS + (("TextLine",) if release_lines else ()))
+        read_lines = release_lines or self.level != "region"
+        self.tags = sorted(self.releases | {ns + "ReadingOrder"} | ({ns + "TextLine"} if read_lines else set()))
         # what a unit reads of its children (words and glyphs are read from their line's subtree)
         self.kept = frozenset(ns + name for name in ("TextEquiv", "Coords", "ReadingOrder", "Word", "Glyph"))
         self.regions: list[_Region] = []   # every TextRegion, in document order
