@@ -31,7 +31,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import tempfile
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Optional, Union
 
@@ -138,6 +137,8 @@ def write_atomically(path: PathLike, data: Union[bytes, str, Iterable[str]], *, 
     yields them, so a large document is never one string) to ``path`` through a temporary file in
     its folder, flushed to disk and renamed over it, with permission bits ``mode`` whatever the
     umask; the temporary file is removed on any error (one from ``data`` included). Returns the path."""
+    import tempfile  # here: its imports (random, shutil) cost every command's start-up ~4 ms
+
     target = Path(path)
     fd, temp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     try:
