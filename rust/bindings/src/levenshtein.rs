@@ -132,14 +132,17 @@ fn pair_rows<'py, W: Send>(
     Ok((out, n))
 }
 
-#[pyfunction]
-fn levenshtein_distance_batch<'py>(
+/// One count per pair, `count(workspace, a, b)`, as an `int64` array: the distance and LCS batches.
+#[allow(clippy::too_many_arguments)]
+fn count_per_pair<'py, W: Send>(
     py: Python<'py>,
     a_values: PyReadonlyArray1<'py, u32>,
     a_offsets: PyReadonlyArray1<'py, i64>,
     b_values: PyReadonlyArray1<'py, u32>,
     b_offsets: PyReadonlyArray1<'py, i64>,
     threads: usize,
+    init: fn() -> W,
+    count: impl Fn(&mut W, &[u32], &[u32]) -> Result<usize, TryReserveError> + Sync + Send,
 ) -> PyResult<Bound<'py, PyArray1<i64>>> {
     guarded(|| {
         let (out, _) = pair_rows(
@@ -151,14 +154,35 @@ fn levenshtein_distance_batch<'py>(
             ("a", "b"),
             threads,
             1,
-            DistanceWorkspace::new,
+            init,
             |ws, a, b, row| {
-                row[0] = distance(ws, a, b)? as i64;
+                row[0] = count(ws, a, b)? as i64;
                 Ok(())
             },
         )?;
         Ok(out.into_pyarray(py))
     })
+}
+
+#[pyfunction]
+fn levenshtein_distance_batch<'py>(
+    py: Python<'py>,
+    a_values: PyReadonlyArray1<'py, u32>,
+    a_offsets: PyReadonlyArray1<'py, i64>,
+    b_values: PyReadonlyArray1<'py, u32>,
+    b_offsets: PyReadonlyArray1<'py, i64>,
+    threads: usize,
+) -> PyResult<Bound<'py, PyArray1<i64>>> {
+    count_per_pair(
+        py,
+        a_values,
+        a_offsets,
+        b_values,
+        b_offsets,
+        threads,
+        DistanceWorkspace::new,
+        distance,
+    )
 }
 
 #[pyfunction]
@@ -170,24 +194,16 @@ fn lcs_length_batch<'py>(
     b_offsets: PyReadonlyArray1<'py, i64>,
     threads: usize,
 ) -> PyResult<Bound<'py, PyArray1<i64>>> {
-    guarded(|| {
-        let (out, _) = pair_rows(
-            py,
-            &a_values,
-            &a_offsets,
-            &b_values,
-            &b_offsets,
-            ("a", "b"),
-            threads,
-            1,
-            LcsWorkspace::new,
-            |ws, a, b, row| {
-                row[0] = lcs_length(ws, a, b)? as i64;
-                Ok(())
-            },
-        )?;
-        Ok(out.into_pyarray(py))
-    })
+    count_per_pair(
+        py,
+        a_values,
+        a_offsets,
+        b_values,
+        b_offsets,
+        threads,
+        LcsWorkspace::new,
+        lcs_length,
+    )
 }
 
 #[pyfunction]
